@@ -1,0 +1,94 @@
+"""Command-line interface: ``trtcheck <command>``.
+
+One module per command (``trtcheck/cli/<name>_cmd.py``) exporting a Click command
+named ``cli``; :data:`COMMANDS` maps command names to those modules, loaded lazily
+(Click's documented LazyGroup pattern) so ``trtcheck --help`` imports no heavy module.
+
+:func:`main` is the one error boundary: :class:`trtcheck.errors.TrtcheckError` becomes
+``error: ...`` / ``hint: ...`` on stderr and its exit code; anything else is an internal
+error (exit 4) with a request to report it; ``TRTCHECK_DEBUG=1`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from trtcheck import __version__
+from trtcheck.errors import EXIT_CODES_HELP, EXIT_INTERNAL, TrtcheckError
+
+#: command name -> module under trtcheck.cli (each defines a click command ``cli``)
+COMMANDS: dict[str, str] = {
+    "inspect": "inspect_cmd",
+    "bench": "bench_cmd",
+    "report": "report_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports each command's module only when it is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        mod = importlib.import_module(f"trtcheck.cli.{module}")
+        return mod.cli
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"],
+                                               "max_content_width": 100},
+             epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, "--version", prog_name="trtcheck")
+def cli() -> None:
+    """trtcheck: health check for TensorRT engines and ONNX models.
+
+    \b
+    Typical use:
+      trtcheck report --demo                 # full report on the built-in ResNet-18
+      trtcheck inspect model.onnx            # I/O, ops, parameters, FLOPs, lints
+      trtcheck bench model.onnx --batch 1,8  # latency and throughput per batch size
+      trtcheck report --from results.json    # re-render a report, no measurement
+    """
+
+
+def _print_error(exc: TrtcheckError) -> None:
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``trtcheck`` console script; exits the process."""
+    try:
+        rv = cli.main(args=argv, prog_name="trtcheck", standalone_mode=False)
+    except TrtcheckError as exc:
+        _print_error(exc)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:  # the boundary: never a traceback for the user
+        if os.environ.get("TRTCHECK_DEBUG"):
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo("hint: this is a bug in trtcheck; rerun with TRTCHECK_DEBUG=1 and "
+                   "report the traceback", err=True)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(rv if isinstance(rv, int) else 0)

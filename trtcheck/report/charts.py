@@ -1,0 +1,79 @@
+"""Charts for reports, drawn with matplotlib (Agg backend, no display needed).
+
+Each chart is rendered twice: SVG embedded in the HTML as a ``data:`` URI inside an
+``<img>`` (works offline; an ``<img>`` SVG cannot run script, so untrusted labels are
+inert) and PNG written beside the Markdown report. Output is deterministic: SVG ids
+are salted with a fixed value and date metadata is dropped, so re-rendering from the
+same results gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Chart:
+    """A rendered chart.
+
+    Attributes:
+        name: file stem, e.g. ``"bench-latency"`` (letters, digits, ``-``).
+        title: caption shown under the chart.
+        svg_data_uri: ``data:image/svg+xml;base64,...`` for the HTML ``<img>``.
+        png_bytes: PNG for the Markdown report (written to ``charts/<name>.png``).
+    """
+
+    name: str
+    title: str
+    svg_data_uri: str
+    png_bytes: bytes
+
+    @property
+    def png_relpath(self) -> str:
+        """Path of the PNG relative to the report folder."""
+        return f"charts/{self.name}.png"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "trtcheck"
+    plt.rcParams["svg.fonttype"] = "path"
+    return plt
+
+
+def new_figure(width_in: float = 7.0, height_in: float = 3.6) -> tuple[Any, Any]:
+    """A fresh ``(figure, axes)`` pair with the report's style."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(width_in, height_in), dpi=100)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+@dataclass
+class ChartSink:
+    """Collects charts while sections are built."""
+
+    charts: list[Chart] = field(default_factory=list)
+
+    def add(self, name: str, title: str, fig: Any) -> Chart:
+        """Render ``fig`` (a matplotlib figure) to SVG and PNG, close it, and keep it."""
+        plt = _pyplot()
+        fig.tight_layout()
+        svg = io.BytesIO()
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+        png = io.BytesIO()
+        fig.savefig(png, format="png", metadata={"Software": None})
+        plt.close(fig)
+        chart = Chart(name=name, title=title,
+                      svg_data_uri="data:image/svg+xml;base64,"
+                      + base64.b64encode(svg.getvalue()).decode("ascii"),
+                      png_bytes=png.getvalue())
+        self.charts.append(chart)
+        return chart

@@ -1,0 +1,93 @@
+"""Jinja2 environments for the report templates.
+
+Templates live in the top-level ``templates/`` folder of a source checkout and are
+shipped inside the wheel as ``trtcheck/templates`` (hatchling ``force-include``);
+:func:`templates_dir` finds either.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+from trtcheck.errors import TrtcheckError
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#])")
+
+
+def md_escape(value: Any) -> str:
+    """Escape a value for a Markdown table cell or paragraph.
+
+    Backslash-escapes Markdown punctuation, turns ``<``/``>`` into entities so no raw HTML
+    reaches the renderer, and folds newlines into spaces.
+    """
+    text = "" if value is None else str(value)
+    text = text.replace("\r", " ").replace("\n", " ")
+    text = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1),
+                                                                    "\\" + m.group(1)), text)
+    return text
+
+
+def templates_dir() -> Path:
+    """Folder holding ``report.html.j2`` and ``sections/``.
+
+    Raises:
+        TrtcheckError: (exit 4) neither the installed nor the source-checkout folder exists.
+    """
+    here = Path(__file__).resolve().parent.parent
+    for cand in (here / "templates", here.parent / "templates"):
+        if (cand / "report.html.j2").is_file():
+            return cand
+    raise TrtcheckError("report templates not found (broken installation)",
+                        "reinstall trtcheck-tool")
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "nan"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    v = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return str(value)  # pragma: no cover
+
+
+@functools.lru_cache(maxsize=2)
+def environment(markdown: bool) -> Any:
+    """The Jinja2 environment (autoescape on for HTML, the ``md`` filter for Markdown)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=not markdown,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = md_escape
+    env.filters["num"] = _fmt
+    env.filters["bytes"] = _bytes
+    return env
+
+
+def render_template(name: str, context: dict[str, Any], markdown: bool) -> str:
+    """Render template ``name`` (relative to :func:`templates_dir`)."""
+    return environment(markdown).get_template(name).render(**context)

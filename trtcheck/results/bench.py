@@ -1,0 +1,113 @@
+"""Records for latency/throughput measurements across batch sizes."""
+
+from __future__ import annotations
+
+from trtcheck.results.base import Record
+from trtcheck.results.stats import Finding, LatencyStats
+
+
+class BackendInfo(Record):
+    """Which runtime produced the numbers.
+
+    Attributes:
+        name: backend id, e.g. ``"onnxruntime"``, ``"tensorrt"``, ``"tensorrt_rtx"``,
+            ``"callable"``, ``"synthetic"``.
+        version: runtime version string.
+        device: human name of the device that executed, e.g. ``"CPU (AMD EPYC ...)"`` or
+            ``"NVIDIA H200"``.
+        providers: ONNX Runtime execution providers in priority order (empty otherwise).
+        precision: the precision the model/engine computes in, e.g. ``"fp32"``,
+            ``"fp16"``, ``"int8"``, or ``"mixed"``.
+        options: backend-specific settings that change timing (threads, graphs, ...).
+    """
+
+    name: str
+    version: str
+    device: str
+    providers: list[str] = []
+    precision: str = "fp32"
+    options: dict[str, str | int | float | bool | None] = {}
+
+
+class BenchSettings(Record):
+    """The stopping rule and inputs used for every batch size of a run.
+
+    Per batch size: warm up for ``warmup_s`` seconds (and at least ``warmup_min_iterations``
+    runs), then measure until **both** ``min_duration_s`` and ``min_samples`` are
+    reached, or until ``max_duration_s`` / ``max_samples`` stop it first.
+    """
+
+    warmup_s: float
+    warmup_min_iterations: int
+    min_duration_s: float
+    min_samples: int
+    max_duration_s: float
+    max_samples: int
+    batch_sizes: list[int]
+    input_source: str
+    seed: int | None = None
+    shapes: dict[str, list[int]] = {}
+
+
+class BatchResult(Record):
+    """Measurements at one batch size.
+
+    Attributes:
+        batch_size: samples per execution (dim 0 of the batched inputs).
+        input_shapes: the concrete input shapes executed.
+        samples_ms: raw end-to-end latency of every measured execution, in ms,
+            in measurement order (kept so gates can bootstrap and reports can re-derive).
+        warmup_samples_ms: latency of the warm-up executions, in ms.
+        components_ms: optional raw per-execution components measured by the backend,
+            keyed by the standard names ``h2d_ms``, ``gpu_compute_ms``, ``d2h_ms``,
+            ``host_enqueue_ms``; each list is aligned with ``samples_ms``.
+        stats: statistics of ``samples_ms``.
+        component_stats: statistics of each ``components_ms`` entry.
+        throughput_queries_per_s: executions per second, ``1000 / stats.median_ms``.
+        throughput_samples_per_s: samples per second,
+            ``batch_size * throughput_queries_per_s``.
+        scaling_efficiency: ``samples_per_s(b) / (b * samples_per_s(1))`` relative to
+            batch 1 of the same run (``None`` when batch 1 was not measured);
+            1.0 means batching gave nothing, larger than 1 is impossible in theory
+            (reported as measured).
+        measured_duration_s: wall time spent in the measured executions.
+        stopped_by: which rule ended measurement (``"min_reached"``, ``"max_duration"``,
+            ``"max_samples"``).
+        warnings: stability warnings (pyperf-style) with a remedy each.
+    """
+
+    batch_size: int
+    input_shapes: dict[str, list[int]]
+    samples_ms: list[float]
+    warmup_samples_ms: list[float] = []
+    components_ms: dict[str, list[float]] = {}
+    stats: LatencyStats
+    component_stats: dict[str, LatencyStats] = {}
+    throughput_queries_per_s: float
+    throughput_samples_per_s: float
+    scaling_efficiency: float | None = None
+    measured_duration_s: float
+    stopped_by: str
+    warnings: list[Finding] = []
+
+
+class BenchRun(Record):
+    """One batch-size sweep of one model on one backend and precision.
+
+    ``label`` identifies the run within a results file (e.g. ``"onnxruntime-fp32"``);
+    the first run in :attr:`trtcheck.results.Results.bench` is the primary one that
+    gate paths like ``bench.batch[8].p99_ms`` refer to.
+    """
+
+    label: str
+    model_path: str
+    backend: BackendInfo
+    settings: BenchSettings
+    batches: list[BatchResult]
+
+    def batch(self, batch_size: int) -> BatchResult | None:
+        """Return the result for ``batch_size`` or ``None`` when it was not measured."""
+        for b in self.batches:
+            if b.batch_size == batch_size:
+                return b
+        return None

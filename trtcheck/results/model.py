@@ -1,0 +1,145 @@
+"""The top-level results document, its schema version and JSON load/save.
+
+Schema history (also in docs/results-schema.md; bump :data:`SCHEMA_VERSION` and add a
+line here and there for every change to any record):
+
+* ``1`` (trtcheck 0.1.0): environment, model inspection, bench runs with raw samples.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from trtcheck.errors import InputError, SchemaError
+from trtcheck.results.base import Record
+from trtcheck.results.bench import BenchRun
+from trtcheck.results.environment import Environment
+from trtcheck.results.inspection import ModelInspection
+
+SCHEMA_VERSION = 1
+"""Current version of the results JSON schema (an integer, bumped on every change)."""
+
+SCHEMA_HISTORY: dict[int, str] = {
+    1: "trtcheck 0.1.0: environment, model inspection, bench runs with raw samples",
+}
+
+
+class ToolInfo(Record):
+    """Which trtcheck wrote the file and with which command line."""
+
+    name: str = "trtcheck"
+    version: str
+    command: list[str] = []
+
+
+class Results(Record):
+    """Everything one trtcheck run produced; the only input of analysis, report and gate.
+
+    Sections are ``None`` (or empty) when the stage that fills them did not run.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    tool: ToolInfo
+    created_utc: str
+    environment: Environment
+    inspection: ModelInspection | None = None
+    bench: list[BenchRun] = []
+
+    @property
+    def primary_bench(self) -> BenchRun | None:
+        """The first bench run (the one gate paths ``bench.*`` refer to), or ``None``."""
+        return self.bench[0] if self.bench else None
+
+
+def utc_now_iso() -> str:
+    """Current UTC time as ISO 8601 with seconds, e.g. ``2026-11-29T19:21:22Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace(
+        "+00:00", "Z")
+
+
+def results_to_json(results: Results) -> str:
+    """Serialise ``results`` to indented JSON text (stable key order, ends with newline)."""
+    return results.model_dump_json(indent=2) + "\n"
+
+
+def results_from_json(text: str, source: str = "<string>") -> Results:
+    """Parse and validate a results JSON document.
+
+    Args:
+        text: the JSON text.
+        source: file name used in error messages.
+
+    Raises:
+        InputError: not JSON, or not a trtcheck results document.
+        SchemaError: a schema version this trtcheck cannot read, or fields that do not
+            match the model (the first problem is named with its JSON path).
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})",
+                         "pass a results.json written by trtcheck") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
+                         "pass a results.json written by trtcheck report/bench")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise SchemaError(f"{source}: schema_version must be a positive integer, "
+                          f"got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"{source} has results schema {version}, newer than this trtcheck reads "
+            f"({SCHEMA_VERSION})", "upgrade trtcheck (pip install -U trtcheck-tool)")
+    try:
+        return Results.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise SchemaError(f"{source}: {loc}: {err['msg']} "
+                          f"({exc.error_count()} problem(s) in all)",
+                          "the file was edited by hand or written by another tool") from None
+
+
+def load_results(path: str | os.PathLike[str]) -> Results:
+    """Read a results JSON file.
+
+    Raises:
+        InputError: missing file, a directory, unreadable, not a results file.
+        SchemaError: see :func:`results_from_json`.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"results file not found: {p}", "check the path")
+    if p.is_dir():
+        raise InputError(f"{p} is a directory, not a results file",
+                         "pass the results.json inside it")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {p}: {exc}", None) from None
+    return results_from_json(text, source=str(p))
+
+
+def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
+    """Write ``results`` as JSON atomically (temp file + rename in the same folder).
+
+    Raises:
+        InputError: the folder does not exist or is not writable.
+    """
+    p = Path(path)
+    text = results_to_json(results)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=p.parent or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                         "choose a writable output path") from None
+    return p

@@ -1,0 +1,161 @@
+"""Latency statistics and stability checks, computed one way everywhere.
+
+Percentiles are given as fractions in ``[0, 1]`` in code (``0.99``) and named ``p99``
+in results; they use linear interpolation between closest ranks (NumPy
+``method="linear"``, Hyndman & Fan 1996 type 7), the same as pyperf and perf_analyzer's
+reports.
+
+Stability rules follow pyperf's ``check`` (pyperf/_cli.py): a run is flagged when its
+standard deviation is more than 10% of the mean, when the minimum is far below the
+median, or when too few samples were taken; we add a drift check (first vs second
+half), a p99 certification check (MLPerf LoadGen early stopping) and an outlier check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from trtcheck.results.stats import Finding, LatencyStats
+
+CV_WARN = 0.10
+"""pyperf warns when std > 10% of the mean (``pyperf check``)."""
+
+MIN_VS_MEDIAN_WARN = 0.5
+"""pyperf warns when the minimum is more than 50% below the mean; we use the median."""
+
+DRIFT_WARN = 0.05
+"""Medians of the first and second half differing by more than 5%: warm-up or thermal drift."""
+
+MIN_SAMPLES_WARN = 20
+"""pyperf flags fewer than 20 values as too few for a stable mean."""
+
+
+def percentile(samples: Sequence[float] | np.ndarray, q: float) -> float:
+    """Percentile of ``samples`` for a fraction ``q`` in ``[0, 1]`` (linear interpolation).
+
+    Raises:
+        ValueError: empty samples or ``q`` outside ``[0, 1]``.
+    """
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"percentile fraction must be in [0, 1], got {q}")
+    arr = np.asarray(samples, dtype=np.float64)
+    if arr.size == 0:
+        raise ValueError("no samples")
+    return float(np.percentile(arr, q * 100.0, method="linear"))
+
+
+def summarize(samples_ms: Sequence[float] | np.ndarray) -> LatencyStats:
+    """Summary statistics of a latency sample set in milliseconds.
+
+    Args:
+        samples_ms: 1-D sequence of at least one latency, in ms.
+
+    Returns:
+        :class:`LatencyStats`; ``std_ms`` is the sample standard deviation (ddof=1,
+        0 for a single sample); ``cv`` = std / mean (0 when the mean is 0).
+
+    Raises:
+        ValueError: empty input or non-finite values.
+    """
+    arr = np.asarray(samples_ms, dtype=np.float64)
+    if arr.size == 0:
+        raise ValueError("cannot summarize zero samples")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("samples contain NaN or infinity")
+    q = np.percentile(arr, [25, 50, 75, 90, 95, 99], method="linear")
+    mean = float(arr.mean())
+    std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    median = float(q[1])
+    return LatencyStats(
+        count=int(arr.size),
+        mean_ms=mean,
+        median_ms=median,
+        min_ms=float(arr.min()),
+        max_ms=float(arr.max()),
+        std_ms=std,
+        p25_ms=float(q[0]),
+        p75_ms=float(q[2]),
+        p90_ms=float(q[3]),
+        p95_ms=float(q[4]),
+        p99_ms=float(q[5]),
+        mad_ms=float(np.median(np.abs(arr - median))),
+        iqr_ms=float(q[2] - q[0]),
+        cv=(std / mean) if mean > 0 else 0.0,
+    )
+
+
+def min_samples_to_certify(q: float, confidence: float = 0.99) -> int:
+    """Smallest sample count that can certify percentile ``q`` with no sample over it.
+
+    MLPerf LoadGen early stopping: with ``n`` samples all at or under the bound, the
+    probability that the true ``q``-quantile lies above the bound is at most ``q**n``;
+    certification needs ``q**n <= 1 - confidence``. For ``q = 0.99`` at 99% confidence
+    this gives 459 samples (the number in the LoadGen docs).
+
+    Args:
+        q: percentile as a fraction in ``(0, 1)``.
+        confidence: confidence level in ``(0, 1)``.
+
+    Raises:
+        ValueError: arguments out of range.
+    """
+    if not 0.0 < q < 1.0 or not 0.0 < confidence < 1.0:
+        raise ValueError("q and confidence must be in (0, 1)")
+    return int(math.ceil(math.log(1.0 - confidence) / math.log(q)))
+
+
+def stability_findings(samples_ms: Sequence[float] | np.ndarray,
+                       stats: LatencyStats | None = None,
+                       where: str | None = None) -> list[Finding]:
+    """pyperf-style stability warnings for one sample set, each with a remedy.
+
+    Codes: ``too-few-samples``, ``unstable-cv``, ``min-far-below-median``,
+    ``drift``, ``p99-not-certified``, ``outliers``.
+    """
+    arr = np.asarray(samples_ms, dtype=np.float64)
+    st = stats or summarize(arr)
+    out: list[Finding] = []
+    remedy_noise = ("close other programs, pin the process (taskset) and CPU frequency "
+                    "(cpupower / nvidia-smi -lgc), and raise --min-duration")
+    if st.count < MIN_SAMPLES_WARN:
+        out.append(Finding(code="too-few-samples", where=where,
+                           message=f"only {st.count} samples (fewer than {MIN_SAMPLES_WARN})",
+                           remedy="raise --min-samples or --min-duration"))
+    if st.cv > CV_WARN:
+        out.append(Finding(code="unstable-cv", where=where,
+                           message=(f"standard deviation is {st.cv:.0%} of the mean "
+                                    f"(over {CV_WARN:.0%}): the result may be unstable"),
+                           remedy=remedy_noise))
+    if st.median_ms > 0 and st.min_ms < st.median_ms * (1 - MIN_VS_MEDIAN_WARN):
+        out.append(Finding(code="min-far-below-median", where=where,
+                           message=(f"minimum {st.min_ms:.3f} ms is more than "
+                                    f"{MIN_VS_MEDIAN_WARN:.0%} below the median "
+                                    f"{st.median_ms:.3f} ms"),
+                           remedy="the machine's speed varies (turbo, throttling): " + remedy_noise))
+    if arr.size >= 2 * MIN_SAMPLES_WARN:
+        half = arr.size // 2
+        m1, m2 = float(np.median(arr[:half])), float(np.median(arr[half:]))
+        if min(m1, m2) > 0 and abs(m2 - m1) / min(m1, m2) > DRIFT_WARN:
+            out.append(Finding(code="drift", where=where,
+                               message=(f"median moved from {m1:.3f} ms (first half) to "
+                                        f"{m2:.3f} ms (second half)"),
+                               remedy="raise --warmup; check for thermal throttling or "
+                                      "other load starting during the run"))
+    need = min_samples_to_certify(0.99)
+    if st.count < need:
+        out.append(Finding(code="p99-not-certified", severity="info", where=where,
+                           message=(f"{st.count} samples cannot certify p99 "
+                                    f"(MLPerf early stopping needs >= {need})"),
+                           remedy=f"raise --min-samples to {need} for a p99 you can gate on"))
+    if st.mad_ms > 0:
+        far = int(np.sum(arr > st.median_ms + 10 * st.mad_ms))
+        if far > max(1, 0.01 * arr.size):
+            out.append(Finding(code="outliers", where=where,
+                               message=(f"{far} samples ({far / arr.size:.1%}) are more than "
+                                        f"10 MADs above the median"),
+                               remedy="look for periodic background work (GC, other "
+                                      "processes, power management); " + remedy_noise))
+    return out
