@@ -1,0 +1,1 @@
+"""Loading models and inputs: files, caches, the demo model, input generation."""

@@ -1,0 +1,27 @@
+"""Where trtcheck caches generated and downloaded models.
+
+``$TRTCHECK_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/trtcheck``, else
+``~/.cache/trtcheck``. Nothing in the cache is ever committed to the repository.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir(*parts: str) -> Path:
+    """The cache folder (or a subfolder of it), created when missing.
+
+    Raises:
+        OSError: the folder cannot be created.
+    """
+    root = os.environ.get("TRTCHECK_CACHE_DIR")
+    if root:
+        base = Path(root)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = Path(xdg) / "trtcheck" if xdg else Path.home() / ".cache" / "trtcheck"
+    p = base.joinpath(*parts)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
