@@ -1,0 +1,1 @@
+"""Measurement: bench (batch x precision) and serving (embedded batcher + load generator)."""
