@@ -181,7 +181,9 @@ class ServeConfigResult(Record):
     """One configuration (window, max batch, load) with its repeats.
 
     Headline fields are the median over repeats of each metric separately (like the seed
-    experiment); ``median_repeat`` is the repeat whose throughput is the median, whose
+    experiment); ``ok_share`` is ok requests / requests sent (requests the time bound
+    kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
+    ``median_repeat`` is the repeat whose throughput is the median, whose
     waterfall the report shows.
     """
 
