@@ -66,9 +66,14 @@ class SerialFront:
 
     Stands for the fixed per-request work of a Python serving layer (HTTP parsing,
     scheduling, copies), which one event-loop thread does for one request at a time:
-    each request holds the stage for ``cost_ms`` (a non-blocking sleep), ``concurrency``
-    requests at once (default 1: serial). Requests therefore reach the batcher at most
+    the stage has ``concurrency`` servers (default 1: serial), each busy ``cost_ms`` per
+    request, first come first served. Requests therefore reach the batcher at most
     ``concurrency / cost`` per second, as in the seed experiment.
+
+    Timing is kept on an ideal schedule: a request that arrives at ``a`` leaves at
+    ``max(a, server free) + cost``, and the server becomes free at that *scheduled*
+    time, so a late wake-up on a loaded machine delays that one request but does not
+    accumulate over the following ones. The stage sleeps without blocking the loop.
 
     Raises:
         UsageError: negative cost or concurrency < 1.
@@ -78,12 +83,16 @@ class SerialFront:
         if not cost_ms >= 0 or concurrency < 1:
             raise UsageError("per-request overhead must be >= 0 ms with concurrency >= 1")
         self.cost_s = cost_ms * 1e-3
-        self._sem = asyncio.Semaphore(concurrency)
+        self._free_at = [0.0] * concurrency
 
     async def pass_through(self) -> None:
-        """Wait for the stage, then spend ``cost_ms`` in it."""
-        async with self._sem:
-            await sleep_precise(self.cost_s)
+        """Wait for a server of the stage, then spend ``cost_ms`` in it."""
+        now = _clock()
+        free = self._free_at
+        k = min(range(len(free)), key=free.__getitem__)
+        done = max(now, free[k]) + self.cost_s
+        free[k] = done
+        await sleep_precise(done - now)
 
 
 def batch_function(target: Backend | Callable[[Any], Any]) -> Callable[[Any], Any]:
