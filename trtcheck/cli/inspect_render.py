@@ -44,6 +44,8 @@ def dim_text(d: int | str | None) -> str:
 
 def shape_text(t: TensorInfo) -> str:
     """``[batch, 3, 224, 224]`` form (``?`` for unnamed dynamic axes)."""
+    if not t.rank_known:
+        return "[unknown rank]"
     return "[" + ", ".join(dim_text(d) for d in t.shape) + "]"
 
 

@@ -118,15 +118,16 @@ def tensor_info(value_info: Any) -> TensorInfo:
 
     Non-tensor types (sequence, map, optional) get dtype ``"sequence"``/``"map"``/
     ``"optional"``/``"sparse_tensor"`` and an empty shape. A tensor of unknown rank gets an
-    empty shape too.
+    empty shape and ``rank_known=False``.
     """
     t = value_info.type
     kind = t.WhichOneof("value")
     if kind != "tensor_type":
         return TensorInfo(name=value_info.name, dtype=(kind or "undefined").replace("_type", ""),
                           shape=[])
+    dims = _dims_of(t)
     return TensorInfo(name=value_info.name, dtype=dtype_name(t.tensor_type.elem_type),
-                      shape=_dims_of(t) or [])
+                      shape=dims or [], rank_known=dims is not None)
 
 
 def _numel(dims: Any) -> int:
@@ -138,6 +139,11 @@ def _tensor_bytes(t: Any) -> int:
     if bits:
         return (_numel(t.dims) * bits + 7) // 8
     return sum(len(s) for s in t.string_data)
+
+
+def _op_key(node: Any) -> str:
+    """Op type, prefixed with its domain when not the default ONNX domain."""
+    return node.op_type if node.domain in trt.DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
 
 
 def _fmt_shape(dims: list[int]) -> str:
@@ -380,16 +386,112 @@ def _node_macs(node: Any, shape: dict[str, list[Any] | None]) -> int | None:
     return None
 
 
+#: shape-inference passes after constant folding, at most
+MAX_FOLD_ROUNDS = 4
+
+#: largest tensor (elements) that :func:`_fold_shape_values` evaluates or keeps
+FOLD_MAX_ELEMENTS = 4096
+_NO_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                      "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
+
+
+def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None]) -> int:
+    """Constant-fold the small tensors that feed shape arguments, in place.
+
+    ONNX data propagation stops at ops it does not model (e.g. ``Cast`` to int32 on a
+    ``Shape -> Slice -> Cast -> Concat -> Reshape`` chain, as PaddlePaddle exports
+    write). This evaluates, with ``onnx.reference`` one node at a time, every
+    default-domain node whose inputs are all known and small (<= FOLD_MAX_ELEMENTS
+    elements): ``Shape``/``Size`` from the inferred static shapes, ``Constant`` values,
+    and inline initializers. Folded nodes are replaced by initializers so the next
+    ``infer_shapes`` pass sees their values.
+
+    Returns:
+        the number of computing (non-``Constant``) nodes folded; 0 means another shape
+        inference pass would learn nothing new.
+    """
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    g = model.graph
+    known: dict[str, Any] = {}
+    for t in g.initializer:
+        if _numel(t.dims) <= FOLD_MAX_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL:
+            try:
+                known[t.name] = numpy_helper.to_array(t)
+            except Exception:  # exotic dtypes: leave them out
+                pass
+    folded: list[int] = []
+    for index, node in enumerate(g.node):
+        if node.domain not in trt.DEFAULT_DOMAINS or node.op_type in _NO_FOLD or not node.output:
+            continue
+        vals: list[Any] | None = None
+        try:
+            if node.op_type == "Constant":
+                attr = next((a for a in node.attribute if a.name == "value" and a.HasField("t")),
+                            None)
+                if attr is not None and _numel(attr.t.dims) <= FOLD_MAX_ELEMENTS:
+                    vals = [numpy_helper.to_array(attr.t)]
+            elif node.op_type in ("Shape", "Size"):
+                dims = _static(shape.get(node.input[0]))
+                if dims is not None:
+                    if node.op_type == "Size":
+                        vals = [np.array(_numel(dims), dtype=np.int64)]
+                    else:
+                        at = {a.name: int(a.i) for a in node.attribute}
+                        start, end = at.get("start", 0), at.get("end", len(dims))
+                        vals = [np.array(dims[start:end] if "end" in at else dims[start:],
+                                         dtype=np.int64)]
+            elif node.input and all((not i) or i in known for i in node.input):
+                if any(helper.get_attribute_value(a) is not None and a.type in (
+                        onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                        for a in node.attribute):
+                    continue
+                sub = helper.make_model(
+                    helper.make_graph([node], "fold", [], [helper.make_empty_tensor_value_info(o)
+                                                           for o in node.output],
+                                      initializer=[numpy_helper.from_array(known[i], i)
+                                                   for i in dict.fromkeys(node.input) if i]),
+                    opset_imports=list(model.opset_import), ir_version=model.ir_version)
+                out = ReferenceEvaluator(sub).run(None, {})
+                if all(np.asarray(v).size <= FOLD_MAX_ELEMENTS for v in out):
+                    vals = [np.asarray(v) for v in out]
+        except Exception:  # a node the reference evaluator cannot run: leave it
+            vals = None
+        if vals is None or len(vals) != len(node.output):
+            continue
+        for name, v in zip(node.output, vals):
+            known[name] = v
+        folded.append(index)
+    graph_outputs = {o.name for o in g.output}
+    removable = [i for i in folded if not any(o in graph_outputs for o in g.node[i].output)]
+    if not removable:
+        return 0
+    new_inits = [numpy_helper.from_array(np.asarray(known[o]), o)
+                 for i in removable for o in g.node[i].output if o]
+    computed = sum(1 for i in removable if g.node[i].op_type != "Constant")
+    for i in sorted(removable, reverse=True):
+        del g.node[i]
+    g.initializer.extend(new_inits)
+    return computed
+
+
 def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
                      how: str) -> tuple[ComputeEstimate | None, str | None]:
     """Count the MACs of Conv, ConvTranspose, Gemm and MatMul at fixed input shapes.
 
     Method: the graph inputs are set to ``input_shapes``, then
     ``onnx.shape_inference.infer_shapes(strict_mode=False, data_prop=True)`` propagates
-    shapes (data propagation resolves Shape->Gather->Reshape chains); each counted node's
+    shapes (data propagation resolves Shape->Gather->Reshape chains); while counted nodes
+    still have unknown shapes, small shape-computing nodes are constant-folded
+    (:func:`_fold_shape_values`) and inference runs again (at most
+    :data:`MAX_FOLD_ROUNDS` times). Each counted node's
     MACs come from the inferred shapes with the formulas of :func:`_node_macs`. Nodes of
     the main graph only (If/Loop/Scan bodies are listed as uncounted op types).
-    ``flops = 2 * macs``. Modifies ``model`` (its input shapes); pass a model you own.
+    ``flops = 2 * macs``. Modifies ``model`` (input shapes, folded nodes); pass a model
+    you own.
 
     Args:
         model: the model (external data need not be loaded).
@@ -409,27 +511,35 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         shp.ClearField("dim")
         for d in dims:
             shp.dim.add().dim_value = int(d)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False,
-                                                     strict_mode=False, data_prop=True)
-    except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
-        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    shape = _shape_table(inferred.graph)
+    uncounted = sorted({_op_key(n) for n in model.graph.node
+                        if not (n.domain in trt.DEFAULT_DOMAINS and n.op_type in COUNTED_OPS)})
+    folded_total = 0
+    for _round in range(MAX_FOLD_ROUNDS + 1):
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, check_type=False,
+                                                         strict_mode=False, data_prop=True)
+        except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError)
+            return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        shape = _shape_table(inferred.graph)
+        counted_nodes = [n for n in inferred.graph.node
+                         if n.domain in trt.DEFAULT_DOMAINS and n.op_type in COUNTED_OPS]
+        if _round == MAX_FOLD_ROUNDS or all(_node_macs(n, shape) is not None
+                                            for n in counted_nodes):
+            break
+        n_folded = _fold_shape_values(model, shape)
+        if n_folded == 0:
+            break
+        folded_total += n_folded
     by_op: Counter[str] = Counter()
     counted = 0
     unresolved: Counter[str] = Counter()
-    uncounted: set[str] = set()
-    for node in inferred.graph.node:
-        key = node.op_type if node.domain in trt.DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
-        if node.domain in trt.DEFAULT_DOMAINS and node.op_type in COUNTED_OPS:
-            macs = _node_macs(node, shape)
-            if macs is None:
-                unresolved[node.op_type] += 1
-            else:
-                by_op[node.op_type] += macs
-                counted += 1
+    for node in counted_nodes:
+        macs = _node_macs(node, shape)
+        if macs is None:
+            unresolved[node.op_type] += 1
         else:
-            uncounted.add(key)
+            by_op[node.op_type] += macs
+            counted += 1
     total = int(sum(by_op.values()))
     shapes_txt = ", ".join(f"{n}:{_fmt_shape(d)}" for n, d in input_shapes.items())
     method = (f"MACs of Conv, ConvTranspose, Gemm and MatMul nodes of the main graph, from "
@@ -438,6 +548,10 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
               f"ConvTranspose: N*Cin*Hin*Win*(Cout/group)*kh*kw; Gemm: M*N*K; "
               f"MatMul: prod(batch)*M*N*K. Bias adds, normalisation, pooling, activations "
               f"and elementwise ops are not counted; FLOPs = 2 x MACs.")
+    if folded_total:
+        method += (f" {folded_total} small shape-computing node(s) were constant-folded with "
+                   "onnx.reference so that shape inference could resolve Reshape/Resize "
+                   "targets.")
     if unresolved:
         method += (" Not counted because their shapes stayed unknown: "
                    + ", ".join(f"{n} {op}" for op, n in sorted(unresolved.items())) + ".")
@@ -446,7 +560,7 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         macs=total, flops=2 * total,
         macs_by_op_type=dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
         counted_nodes=counted,
-        uncounted_op_types=sorted(uncounted),
+        uncounted_op_types=uncounted,
         unresolved_nodes=int(sum(unresolved.values())),
         method=method,
     ), None
