@@ -1,0 +1,1 @@
+"""Inspection of models, TensorRT plans and trtexec exports (no execution)."""
