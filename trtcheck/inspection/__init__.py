@@ -1,1 +1,1 @@
-"""Inspection of models, TensorRT plans and trtexec exports (no execution)."""
+"""Inspection: what a model or engine is, read from its files without running it."""
