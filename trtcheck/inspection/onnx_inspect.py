@@ -46,13 +46,13 @@ from trtcheck.load.onnx_model import (
     load_onnx,
     sha256_file,
 )
+from trtcheck.load.shapes import SHAPES_SYNTAX
 from trtcheck.results.inspection import ComputeEstimate, ModelInspection, TensorInfo
 from trtcheck.results.stats import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
 
-SHAPES_SYNTAX = "--shapes NAME:1x3x224x224[,NAME2:...]"
 
 #: TensorProto.DataType name -> (numpy-style name, bits per element; 0 = variable size)
 _DTYPES: dict[str, tuple[str, int]] = {
