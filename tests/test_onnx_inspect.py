@@ -304,3 +304,33 @@ def test_ppocr_det_and_rec_macs(ppocr):
     assert rec.compute is not None and rec.compute.unresolved_nodes == 0
     assert rec.compute.macs_by_op_type["MatMul"] > 0
     assert not [f for f in rec.lints if f.severity in ("warning", "error")]
+
+
+def test_demo_resnet18_check_value(demo_model):
+    """The lead's demo ResNet-18 (trtcheck.load.demo): ~1.82 GMACs at 1x3x224x224."""
+    insp = inspect_onnx(demo_model)
+    assert insp.compute is not None
+    assert insp.compute.macs == RESNET18_MACS
+    assert insp.compute.input_shapes == {"input": [1, 3, 224, 224]}
+
+
+@pytest.mark.ppocr
+def test_shared_name_remedy_fixes_cls(ppocr, tmp_path):
+    """Applying the rename the lint suggests removes the lint (and keeps the MACs)."""
+    from onnx.tools.update_model_dims import update_inputs_outputs_dims
+
+    from trtcheck.inspection.onnx_inspect import _distinct_dims
+
+    before = inspect_onnx(ppocr["cls"], {"x": [1, 3, 48, 192]})
+    (lint,) = [f for f in before.lints if f.code == "onnx-shared-dim-name"]
+    assert "{'x': [-1, 3, 'x_axis2', 'x_axis3']}" in (lint.remedy or "")
+    m = update_inputs_outputs_dims(onnx.load(ppocr["cls"]),
+                                   {t.name: _distinct_dims(t) for t in before.inputs},
+                                   {t.name: _distinct_dims(t) for t in before.outputs})
+    p = tmp_path / "cls_renamed.onnx"
+    onnx.save(m, p)
+    after = inspect_onnx(p, {"x": [1, 3, 48, 192]})
+    assert after.inputs[0].shape[2:] == ["x_axis2", "x_axis3"]
+    assert not [f for f in after.lints if f.code == "onnx-shared-dim-name"]
+    assert after.compute is not None and before.compute is not None
+    assert after.compute.macs == before.compute.macs

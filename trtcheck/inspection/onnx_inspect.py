@@ -46,7 +46,6 @@ from trtcheck.load.onnx_model import (
     load_onnx,
     sha256_file,
 )
-from trtcheck.load.shapes import SHAPES_SYNTAX
 from trtcheck.results.inspection import ComputeEstimate, ModelInspection, TensorInfo
 from trtcheck.results.stats import Finding
 
@@ -569,7 +568,34 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
 # --------------------------------------------------------------------------- lints
 
 
-def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]]) -> list[Finding]:
+def _distinct_dims(t: TensorInfo) -> list[int | str]:
+    """``t``'s dims for ``update_inputs_outputs_dims``: ints kept, unnamed -> -1 (onnx
+    then makes a unique name), a name shared by several axes -> ``<tensor>_axis<i>``."""
+    names = [d for d in t.shape if isinstance(d, str)]
+    out: list[int | str] = []
+    for i, d in enumerate(t.shape):
+        if isinstance(d, str):
+            out.append(d if names.count(d) == 1 else f"{t.name}_axis{i}")
+        else:
+            out.append(-1 if d is None or d < 0 else d)
+    return out
+
+
+def _rename_remedy(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> str:
+    if len(inputs) + len(outputs) <= 4 and all(t.rank_known for t in inputs + outputs):
+        ins = {t.name: _distinct_dims(t) for t in inputs}
+        outs = {t.name: _distinct_dims(t) for t in outputs}
+        call = (f"onnx.tools.update_model_dims.update_inputs_outputs_dims(model, {ins!r}, "
+                f"{outs!r})")
+    else:
+        call = ("onnx.tools.update_model_dims.update_inputs_outputs_dims(model, input_dims, "
+                "output_dims) with a distinct name per dynamic axis")
+    return (f"give each axis its own dim name, e.g. {call}, then onnx.save the model; or "
+            "build TensorRT profiles with equal sizes on these axes only")
+
+
+def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]],
+                       remedy: str) -> list[Finding]:
     out: list[Finding] = []
     for t in tensors:
         axes_by_name: dict[str, list[int]] = {}
@@ -593,10 +619,7 @@ def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]]) 
                         "on those axes, so TensorRT cannot build it.")
             out.append(Finding(
                 code="onnx-shared-dim-name", severity=severity, message=msg, where=t.name,
-                remedy=("give each axis its own dim_param name (edit "
-                        "graph.input[].type.tensor_type.shape.dim[].dim_param, or re-export "
-                        "with distinct dynamic-axis names), or only build TensorRT profiles "
-                        "with equal sizes on these axes")))
+                remedy=remedy))
     return out
 
 
@@ -618,7 +641,7 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
                      f"{labels}" + ("; the compute estimate uses batch 1" if batch_only else
                                     "; the compute estimate needs them, and so do bench and "
                                     "TensorRT optimization profiles")),
-            remedy=f"give concrete sizes with {_example_shapes(inputs)} (syntax: {SHAPES_SYNTAX})",
+            remedy=f"give concrete sizes, e.g. {_example_shapes(inputs)}",
             where=t.name))
     if inputs and all(t.shape and isinstance(t.shape[0], int) and t.shape[0] > 0
                       for t in inputs):
@@ -773,7 +796,8 @@ def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
 def lint_model(model: onnx.ModelProto, inputs: list[TensorInfo], outputs: list[TensorInfo],
                opset: dict[str, int], shapes: dict[str, list[int]]) -> list[Finding]:
     """All static lints of the module table, in a fixed order."""
-    return (_lint_shared_names(inputs + outputs, shapes) + _lint_dynamic(inputs, shapes)
+    return (_lint_shared_names(inputs + outputs, shapes, _rename_remedy(inputs, outputs))
+            + _lint_dynamic(inputs, shapes)
             + _lint_dtypes(model, inputs, outputs) + _lint_ops(model) + _lint_opset(opset))
 
 
