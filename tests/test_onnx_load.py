@@ -47,6 +47,8 @@ def test_missing_file(tmp_path):
 
 def test_directory(tmp_path):
     assert "is a directory" in _err(tmp_path).message
+    onnx.save(_tiny_model(), tmp_path / "inside.onnx")
+    assert "inside.onnx" in (_err(tmp_path).hint or "")
 
 
 def test_empty_file(tmp_path):

@@ -779,7 +779,9 @@ def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
     import onnx
 
     try:
-        if model.ByteSize() > 1_800_000_000:
+        # by path when weights live in external files (the checker resolves them from
+        # the model's folder) or when the proto nears protobuf's 2 GiB limit
+        if external_data_refs(model) or model.ByteSize() > 1_800_000_000:
             onnx.checker.check_model(str(path))
         else:
             onnx.checker.check_model(model)
