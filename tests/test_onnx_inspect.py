@@ -335,3 +335,30 @@ def test_shared_name_remedy_fixes_cls(ppocr, tmp_path):
     assert not [f for f in after.lints if f.code == "onnx-shared-dim-name"]
     assert after.compute is not None and before.compute is not None
     assert after.compute.macs == before.compute.macs
+
+
+def test_op_restriction_lint(tmp_path):
+    zp = numpy_helper.from_array(np.array(3, dtype=np.int8), "zp")
+    zero = numpy_helper.from_array(np.array(0, dtype=np.int8), "zero")
+    sc = numpy_helper.from_array(np.array(0.1, dtype=np.float32), "sc")
+    roi = numpy_helper.from_array(np.array([], dtype=np.float32), "roi")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], dtype=np.float32), "scales")
+    nodes = [
+        helper.make_node("Resize", ["x", "roi", "scales"], ["r"], mode="cubic"),
+        helper.make_node("MaxPool", ["r"], ["p", "idx"], kernel_shape=[2, 2]),
+        helper.make_node("QuantizeLinear", ["p", "sc", "zp"], ["q"]),
+        helper.make_node("DequantizeLinear", ["q", "sc", "zero"], ["y"]),
+    ]
+    m = _model(nodes, [_vi("x", [1, 1, 4, 4])], [_vi("y", None), _vi("idx", None)],
+               [zp, zero, sc, roi, scales])
+    insp = inspect_onnx(_save(m, tmp_path))
+    (f,) = [f for f in insp.lints if f.code == "onnx-trt-op-restriction"]
+    assert f.severity == "error"
+    assert "Resize mode 'cubic'" in f.message and "MaxPool Indices" in f.message
+    assert "QuantizeLinear with a non-zero zero point" in f.message
+    assert "DequantizeLinear" not in f.message  # its zero point is 0
+    # a linear Resize and a one-output MaxPool are fine
+    nodes = [helper.make_node("Resize", ["x", "roi", "scales"], ["r"], mode="linear"),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2])]
+    m = _model(nodes, [_vi("x", [1, 1, 4, 4])], [_vi("y", None)], [roi, scales])
+    assert "onnx-trt-op-restriction" not in _codes(inspect_onnx(_save(m, tmp_path, "ok.onnx")))

@@ -23,6 +23,9 @@ onnx-trt-unsupported-op         error      op marked ``N`` in onnx-tensorrt's ta
 onnx-trt-unlisted-op            info       default-domain op not in that table
 onnx-custom-domain-op           warning    op outside the default domain (needs a plugin)
 onnx-trt-constant-attr          error      Constant with sparse_value/value_string(s)
+onnx-trt-op-restriction         error      node settings the table's Restrictions forbid
+                                           (Resize modes, pool dilations, TopK, Q/DQ
+                                           zero points, ScatterND reduction, LSTM)
 onnx-opset-range                warning    default opset outside TensorRT's 9..24
 onnx-checker                    warning    ``onnx.checker.check_model`` rejects the model
 onnx-shape-inference-failed     info       no MACs: shape inference raised
@@ -763,6 +766,95 @@ def _lint_ops(model: onnx.ModelProto) -> list[Finding]:
     return out
 
 
+def _small_constants(graph: Any) -> dict[str, Any]:
+    """Values of a graph's inline initializers and Constant nodes (<= FOLD_MAX_ELEMENTS)."""
+    import onnx
+    from onnx import numpy_helper
+
+    out: dict[str, Any] = {}
+    tensors = [(t.name, t) for t in graph.initializer]
+    tensors += [(n.output[0], a.t) for n in graph.node if n.op_type == "Constant" and n.output
+                for a in n.attribute if a.name == "value" and a.HasField("t")]
+    for name, t in tensors:
+        if _numel(t.dims) <= FOLD_MAX_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL:
+            try:
+                out[name] = numpy_helper.to_array(t)
+            except Exception:  # exotic dtype: not needed for the checks below
+                pass
+    return out
+
+
+def _restriction_problems(node: Any, consts: dict[str, Any]) -> list[str]:
+    """Why ``node`` breaks a restriction of onnx-tensorrt's support table (TensorRT 10.15)."""
+    import numpy as np
+    from onnx import helper
+
+    at = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    def s(name: str, default: str) -> str:
+        v = at.get(name, default)
+        return v.decode() if isinstance(v, bytes) else str(v)
+
+    op = node.op_type
+    probs: list[str] = []
+    if op == "Resize":
+        if s("mode", "nearest") not in trt.RESIZE_MODES:
+            probs.append(f"Resize mode {s('mode', 'nearest')!r} (supported: nearest, linear)")
+        ctm = s("coordinate_transformation_mode", "half_pixel")
+        if ctm not in trt.RESIZE_COORDINATE_MODES:
+            probs.append(f"Resize coordinate_transformation_mode {ctm!r}")
+        if s("mode", "nearest") == "nearest" and \
+                s("nearest_mode", "round_prefer_floor") not in trt.RESIZE_NEAREST_MODES:
+            probs.append(f"Resize nearest_mode {s('nearest_mode', '')!r}")
+        if int(at.get("antialias", 0)):
+            probs.append("Resize antialias=1 (antialiasing is not supported)")
+        if s("keep_aspect_ratio_policy", "stretch") != "stretch":
+            probs.append("Resize keep_aspect_ratio_policy other than 'stretch'")
+    elif op in ("MaxPool", "AveragePool", "LpPool"):
+        if any(int(d) != 1 for d in at.get("dilations", [])):
+            probs.append(f"{op} with dilations {list(at['dilations'])} (must be empty or all ones)")
+        if op == "MaxPool" and len(node.output) > 1 and node.output[1]:
+            probs.append("MaxPool Indices output (unsupported)")
+    elif op == "TopK":
+        if int(at.get("sorted", 1)) != 1:
+            probs.append("TopK sorted=0 (must be 1)")
+        k = consts.get(node.input[1]) if len(node.input) > 1 else None
+        if k is not None and np.asarray(k).size == 1 and int(np.asarray(k).ravel()[0]) >= trt.TOPK_MAX_K:
+            probs.append(f"TopK K={int(np.asarray(k).ravel()[0])} (must be < {trt.TOPK_MAX_K})")
+    elif op == "ScatterND" and s("reduction", "none") != "none":
+        probs.append(f"ScatterND reduction {s('reduction', 'none')!r} (only 'none')")
+    elif op == "LSTM" and (int(at.get("input_forget", 0)) or int(at.get("layout", 0))):
+        probs.append("LSTM input_forget/layout other than 0")
+    elif op in ("QuantizeLinear", "DequantizeLinear") and len(node.input) > 2 and node.input[2]:
+        zp = consts.get(node.input[2])
+        if zp is not None and np.any(np.asarray(zp).astype(np.float64) != 0):
+            probs.append(f"{op} with a non-zero zero point (must be zero)")
+    return probs
+
+
+def _lint_restrictions(model: onnx.ModelProto) -> list[Finding]:
+    found: Counter[str] = Counter()
+    for g in iter_graphs(model.graph):
+        consts: dict[str, Any] | None = None
+        for node in g.node:
+            if node.domain not in trt.DEFAULT_DOMAINS or node.op_type not in (
+                    "Resize", "MaxPool", "AveragePool", "LpPool", "TopK", "ScatterND", "LSTM",
+                    "QuantizeLinear", "DequantizeLinear"):
+                continue
+            if consts is None:
+                consts = _small_constants(g)
+            for problem in _restriction_problems(node, consts):
+                found[problem] += 1
+    if not found:
+        return []
+    items = "; ".join(f"{p} x{n}" if n > 1 else p for p, n in found.items())
+    return [Finding(code="onnx-trt-op-restriction", severity="error",
+                    message=f"TensorRT's ONNX parser rejects these node settings: {items} "
+                            f"({trt.SOURCE}, Restrictions column)",
+                    remedy="change the op's attributes at export time (e.g. Resize to "
+                           "linear/nearest with a supported coordinate mode) or replace the op")]
+
+
 def _lint_opset(opset: dict[str, int]) -> list[Finding]:
     v = opset.get("ai.onnx")
     if v is None or trt.OPSET_MIN <= v <= trt.OPSET_MAX:
@@ -800,7 +892,8 @@ def lint_model(model: onnx.ModelProto, inputs: list[TensorInfo], outputs: list[T
     """All static lints of the module table, in a fixed order."""
     return (_lint_shared_names(inputs + outputs, shapes, _rename_remedy(inputs, outputs))
             + _lint_dynamic(inputs, shapes)
-            + _lint_dtypes(model, inputs, outputs) + _lint_ops(model) + _lint_opset(opset))
+            + _lint_dtypes(model, inputs, outputs) + _lint_ops(model)
+            + _lint_restrictions(model) + _lint_opset(opset))
 
 
 # --------------------------------------------------------------------------- entry point

@@ -76,3 +76,12 @@ def support_of(op_type: str) -> str:
     if op_type in SUPPORTED_OPS:
         return "Y"
     return "unlisted"
+
+
+#: Attribute restrictions from the same table's "Restrictions" column (TensorRT 10.15).
+RESIZE_MODES = frozenset({"nearest", "linear"})
+RESIZE_COORDINATE_MODES = frozenset({"half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                     "asymmetric", "align_corners"})
+RESIZE_NEAREST_MODES = frozenset({"floor", "ceil", "round_prefer_floor", "round_prefer_ceil"})
+TOPK_MAX_K = 3840
+"""TopK: "``sorted`` must be 1. ``K`` input must be less than 3840"."""
