@@ -480,6 +480,29 @@ def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None
     return computed
 
 
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                "uint64_data", "string_data")
+
+
+def _strip_large_tensors(model: onnx.ModelProto) -> int:
+    """Drop the values of tensors above FOLD_MAX_ELEMENTS elements, in place.
+
+    Shape inference needs only their dims; dropping the bytes keeps the copies that
+    ``infer_shapes`` makes small for large models. Returns the bytes-carrying tensors
+    stripped.
+    """
+    n = 0
+    for g in iter_graphs(model.graph):
+        tensors = list(g.initializer) + [a.t for node in g.node if node.op_type == "Constant"
+                                         for a in node.attribute if a.HasField("t")]
+        for t in tensors:
+            if _numel(t.dims) > FOLD_MAX_ELEMENTS:
+                for f in _DATA_FIELDS:
+                    t.ClearField(f)
+                n += 1
+    return n
+
+
 def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
                      how: str) -> tuple[ComputeEstimate | None, str | None]:
     """Count the MACs of Conv, ConvTranspose, Gemm and MatMul at fixed input shapes.
@@ -949,6 +972,7 @@ def inspect_onnx(path: str | os.PathLike[str],
     fixed, how = concrete_shapes(inputs, shapes)
     compute: ComputeEstimate | None = None
     if fixed is not None:
+        _strip_large_tensors(model)  # values no longer needed: params and lints are done
         compute, failure = estimate_compute(model, fixed, how)
         if failure is not None:
             lints.append(Finding(code="onnx-shape-inference-failed", severity="info",
