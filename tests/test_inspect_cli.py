@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,8 +10,8 @@ from pathlib import Path
 import onnx
 import pytest
 from onnx import TensorProto, helper
-
 from onnx_builders import RESNET18_MACS, resnet18
+
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sec_inspection import render_inspection
 from trtcheck.results import ModelInspection

@@ -9,8 +9,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
 from onnx_builders import RESNET18_MACS, GraphBuilder, resnet18
+
 from trtcheck.errors import InputError
 from trtcheck.inspection.onnx_inspect import inspect_onnx
 from trtcheck.results import ModelInspection
@@ -80,7 +80,7 @@ def test_resnet18_facts(resnet_path):
     assert insp.initializer_dtypes == {"float32": len(m.graph.initializer)}
     assert insp.node_count == len(m.graph.node)
     assert insp.op_histogram["Conv"] == 20 and insp.op_histogram["Gemm"] == 1
-    assert list(insp.op_histogram)[0] == "BatchNormalization"  # sorted by count
+    assert next(iter(insp.op_histogram)) == "BatchNormalization"  # sorted by count
     assert insp.opset == {"ai.onnx": 17}
     assert insp.inputs[0].shape == ["batch", 3, 224, 224]
     assert insp.outputs[0].shape == ["batch", 1000]

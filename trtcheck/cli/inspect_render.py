@@ -14,7 +14,7 @@ from trtcheck.results.inspection import ModelInspection, TensorInfo
 TOP_OPS = 10
 
 
-def si(value: float | int | None, unit: str = "") -> str:
+def si(value: float | None, unit: str = "") -> str:
     """``1_820_000_000`` -> ``"1.82 G"`` (decimal prefixes, 3 significant digits)."""
     if value is None:
         return "-"

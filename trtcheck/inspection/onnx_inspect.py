@@ -397,6 +397,20 @@ _NO_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Rand
                       "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
 
 
+def _small_value(t: Any) -> Any:
+    """``t``'s value as a numpy array when it is inline and has <= FOLD_MAX_ELEMENTS
+    elements, else ``None`` (also for dtypes numpy_helper cannot convert)."""
+    import onnx
+    from onnx import numpy_helper
+
+    if _numel(t.dims) > FOLD_MAX_ELEMENTS or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - exotic dtypes (float4, int2...): just not folded
+        return None
+
+
 def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None]) -> int:
     """Constant-fold the small tensors that feed shape arguments, in place.
 
@@ -420,11 +434,9 @@ def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None
     g = model.graph
     known: dict[str, Any] = {}
     for t in g.initializer:
-        if _numel(t.dims) <= FOLD_MAX_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL:
-            try:
-                known[t.name] = numpy_helper.to_array(t)
-            except Exception:  # exotic dtypes: leave them out
-                pass
+        value = _small_value(t)
+        if value is not None:
+            known[t.name] = value
     folded: list[int] = []
     for index, node in enumerate(g.node):
         if node.domain not in trt.DEFAULT_DOMAINS or node.op_type in _NO_FOLD or not node.output:
@@ -460,7 +472,7 @@ def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None
                 out = ReferenceEvaluator(sub).run(None, {})
                 if all(np.asarray(v).size <= FOLD_MAX_ELEMENTS for v in out):
                     vals = [np.asarray(v) for v in out]
-        except Exception:  # a node the reference evaluator cannot run: leave it
+        except Exception:  # noqa: BLE001 - a node onnx.reference cannot run: not folded
             vals = None
         if vals is None or len(vals) != len(node.output):
             continue
@@ -543,7 +555,7 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         try:
             inferred = onnx.shape_inference.infer_shapes(model, check_type=False,
                                                          strict_mode=False, data_prop=True)
-        except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError)
+        except Exception as exc:  # noqa: BLE001 - onnx raises InferenceError, RuntimeError...
             return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         shape = _shape_table(inferred.graph)
         counted_nodes = [n for n in inferred.graph.node
@@ -791,19 +803,15 @@ def _lint_ops(model: onnx.ModelProto) -> list[Finding]:
 
 def _small_constants(graph: Any) -> dict[str, Any]:
     """Values of a graph's inline initializers and Constant nodes (<= FOLD_MAX_ELEMENTS)."""
-    import onnx
-    from onnx import numpy_helper
 
     out: dict[str, Any] = {}
     tensors = [(t.name, t) for t in graph.initializer]
     tensors += [(n.output[0], a.t) for n in graph.node if n.op_type == "Constant" and n.output
                 for a in n.attribute if a.name == "value" and a.HasField("t")]
     for name, t in tensors:
-        if _numel(t.dims) <= FOLD_MAX_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL:
-            try:
-                out[name] = numpy_helper.to_array(t)
-            except Exception:  # exotic dtype: not needed for the checks below
-                pass
+        value = _small_value(t)
+        if value is not None:
+            out[name] = value
     return out
 
 
@@ -900,7 +908,7 @@ def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
             onnx.checker.check_model(str(path))
         else:
             onnx.checker.check_model(model)
-    except Exception as exc:  # ValidationError and friends: reported, not fatal
+    except Exception as exc:  # noqa: BLE001 - ValidationError and others: a lint, not fatal
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return [Finding(code="onnx-checker", severity="warning",
                         message=f"onnx.checker.check_model (onnx {onnx.__version__}) rejects "

@@ -21,7 +21,7 @@ TOP_OPS_TABLE = 30
 _LABEL_CHARS = 40
 
 
-def _si(value: float | int | None, unit: str) -> str:
+def _si(value: float | None, unit: str) -> str:
     """``1.82e9, "MACs"`` -> ``"1.82 GMACs"`` (decimal prefixes, 3 significant digits)."""
     if value is None:
         return "-"
