@@ -803,7 +803,6 @@ def _lint_ops(model: onnx.ModelProto) -> list[Finding]:
 
 def _small_constants(graph: Any) -> dict[str, Any]:
     """Values of a graph's inline initializers and Constant nodes (<= FOLD_MAX_ELEMENTS)."""
-
     out: dict[str, Any] = {}
     tensors = [(t.name, t) for t in graph.initializer]
     tensors += [(n.output[0], a.t) for n in graph.node if n.op_type == "Constant" and n.output
