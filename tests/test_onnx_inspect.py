@@ -362,3 +362,23 @@ def test_op_restriction_lint(tmp_path):
              helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2])]
     m = _model(nodes, [_vi("x", [1, 1, 4, 4])], [_vi("y", None)], [roi, scales])
     assert "onnx-trt-op-restriction" not in _codes(inspect_onnx(_save(m, tmp_path, "ok.onnx")))
+
+
+def test_subgraphs_in_histogram_and_parameters(tmp_path):
+    def branch(name: str, op: str) -> onnx.GraphProto:
+        w = _w(f"{name}_w", [4, 4])
+        return helper.make_graph([helper.make_node(op, ["x", f"{name}_w"], [f"{name}_y"])],
+                                 name, [], [_vi(f"{name}_y", [2, 4])], initializer=[w])
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("If", ["cond"], ["y"], then_branch=branch("then", "MatMul"),
+                              else_branch=branch("else", "Add"))]
+    m = _model(nodes, [_vi("x", [2, 4]), _vi("cond", [], TensorProto.BOOL)],
+               [_vi("y", [2, 4]), _vi("h", [2, 4])], [_w("w", [4, 4])])
+    insp = inspect_onnx(_save(m, tmp_path))
+    assert insp.op_histogram == {"MatMul": 2, "Add": 1, "If": 1}
+    assert insp.node_count == 4
+    assert insp.parameter_count == 3 * 16
+    c = insp.compute
+    assert c is not None and c.macs == 2 * 4 * 4  # main graph only
+    assert "If" in c.uncounted_op_types

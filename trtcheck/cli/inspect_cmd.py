@@ -16,13 +16,11 @@ import click
 
 from trtcheck.cli.common import OutputFormat, echo_json, format_option
 from trtcheck.errors import InputError
+from trtcheck.load.onnx_model import plan_magic
 
 KIND_ONNX = "onnx"
 KIND_TRT_PLAN = "trt-plan"
 KIND_TRTEXEC_EXPORT = "trtexec-export"
-
-_PLAN_MAGICS = (b"ftrt", b"vtrt")
-
 
 def _detect_kind(path: Path) -> str:
     """What ``path`` holds, from its first bytes (not its extension).
@@ -40,7 +38,7 @@ def _detect_kind(path: Path) -> str:
             head = fh.read(64)
     except OSError:
         return KIND_ONNX
-    if head[:4] in _PLAN_MAGICS or head[4:8] in _PLAN_MAGICS:
+    if plan_magic(head) is not None:
         return KIND_TRT_PLAN
     if head.lstrip()[:1] in (b"{", b"[") or path.suffix.lower() == ".json":
         return KIND_TRTEXEC_EXPORT
