@@ -382,3 +382,15 @@ def test_subgraphs_in_histogram_and_parameters(tmp_path):
     c = insp.compute
     assert c is not None and c.macs == 2 * 4 * 4  # main graph only
     assert "If" in c.uncounted_op_types
+
+
+def test_shared_name_across_inputs_with_different_given_sizes(tmp_path):
+    m = _model([helper.make_node("Add", ["a", "b"], ["y"])],
+               [_vi("a", ["batch", 4]), _vi("b", ["batch", 4])], [_vi("y", ["batch", 4])])
+    p = _save(m, tmp_path)
+    assert not [f for f in inspect_onnx(p, {"a": [2, 4], "b": [2, 4]}).lints
+                if f.code == "onnx-shared-dim-name"]
+    (f,) = [f for f in inspect_onnx(p, {"a": [1, 4], "b": [4, 4]}).lints
+            if f.code == "onnx-shared-dim-name"]
+    assert f.severity == "error" and f.where == "a, b"
+    assert "a axis 0 = 1" in f.message and "b axis 0 = 4" in f.message

@@ -107,3 +107,29 @@ def test_supported_ops_parse_without_lints(trt, tmp_path):
         f.code == "onnx-fixed-batch" for f in inspect_onnx(p).lints)
     ok, errors, *_ = _parse(trt, m)
     assert ok, errors
+
+
+def test_shared_name_across_inputs_agrees_with_tensorrt_rtx(trt, tmp_path):
+    m = helper.make_model(helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    p = tmp_path / "shared.onnx"
+    onnx.save(m, p)
+    for (sa, sb), builds in ((((1, 4), (4, 4)), False), (((2, 4), (2, 4)), True)):
+        lints = [f for f in inspect_onnx(p, {"a": list(sa), "b": list(sb)}).lints
+                 if f.code == "onnx-shared-dim-name"]
+        assert bool(lints) is not builds
+        ok, errors, builder, network, logger = _parse(trt, m)
+        assert ok, errors
+        config = builder.create_builder_config()
+        profile = builder.create_optimization_profile()
+        profile.set_shape("a", sa, sa, sa)
+        profile.set_shape("b", sb, sb, sb)
+        config.add_optimization_profile(profile)
+        plan = builder.build_serialized_network(network, config)
+        assert (plan is not None) is builds, logger.messages
+        if not builds:
+            assert "contradictory IOptimizationProfile" in "\n".join(logger.messages)

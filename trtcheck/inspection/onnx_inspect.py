@@ -12,7 +12,8 @@ code                            severity   meaning
 ==============================  =========  ==============================================
 onnx-shared-dim-name            warning    two axes of one tensor share a dynamic dim
                                            name; TensorRT forces them equal (``error``
-                                           when the given ``--shapes`` differ there)
+                                           when the given ``--shapes`` differ there, also
+                                           across inputs sharing a name)
 onnx-dynamic-input-no-shape     warning    dynamic dims with no size given (``info``
                                            when only the batch axis is dynamic)
 onnx-fixed-batch                info       every input fixes axis 0: no batch sweep
@@ -661,6 +662,35 @@ def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]],
     return out
 
 
+def _lint_shared_names_across(inputs: list[TensorInfo],
+                              shapes: dict[str, list[int]]) -> list[Finding]:
+    """A dim name used by several inputs whose given sizes differ (e.g. ``batch`` 1 vs 4).
+
+    Sharing a name across inputs is usually intended (one batch axis); TensorRT then
+    forces those axes equal, so given shapes that differ there cannot build either.
+    """
+    sizes: dict[str, dict[str, int]] = {}
+    for t in inputs:
+        given = shapes.get(t.name)
+        if given is None:
+            continue
+        for i, d in enumerate(t.shape):
+            if isinstance(d, str):
+                sizes.setdefault(d, {})[f"{t.name} axis {i}"] = given[i]
+    out = []
+    for name, where in sizes.items():
+        tensors = {w.rsplit(" axis ", 1)[0] for w in where}
+        if len(tensors) > 1 and len(set(where.values())) > 1:
+            detail = ", ".join(f"{w} = {v}" for w, v in where.items())
+            out.append(Finding(
+                code="onnx-shared-dim-name", severity="error", where=", ".join(sorted(tensors)),
+                message=(f"dim name {name!r} is shared by several inputs but the given shapes "
+                         f"differ there ({detail}): TensorRT forces axes with one name equal, "
+                         "so it cannot build these shapes"),
+                remedy="give equal sizes to axes that share a dim name"))
+    return out
+
+
 def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> list[Finding]:
     out: list[Finding] = []
     for t in inputs:
@@ -921,7 +951,7 @@ def lint_model(model: onnx.ModelProto, inputs: list[TensorInfo], outputs: list[T
                opset: dict[str, int], shapes: dict[str, list[int]]) -> list[Finding]:
     """All static lints of the module table, in a fixed order."""
     return (_lint_shared_names(inputs + outputs, shapes, _rename_remedy(inputs, outputs))
-            + _lint_dynamic(inputs, shapes)
+            + _lint_shared_names_across(inputs, shapes) + _lint_dynamic(inputs, shapes)
             + _lint_dtypes(model, inputs, outputs) + _lint_ops(model)
             + _lint_restrictions(model) + _lint_opset(opset))
 
