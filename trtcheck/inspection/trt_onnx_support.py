@@ -2,7 +2,8 @@
 
 Source: ``docs/operators.md`` of https://github.com/onnx/onnx-tensorrt, the version for
 **TensorRT 10.15** ("TensorRT 10.15 supports operators in the inclusive range of opset 9
-to opset 24"), Apache-2.0. Each op below is listed in that file's "Operator Support
+to opset 24"; the 10.15 GA release is dated 2026-02-02 in the same repository's
+``docs/Changelog.md``), Apache-2.0. Each op below is listed in that file's "Operator Support
 Matrix" with ``Supported`` = ``N`` (:data:`UNSUPPORTED_OPS`) or ``Y``
 (:data:`SUPPORTED_OPS`). Ops in neither set are not listed there at all.
 Update both sets and :data:`SOURCE` together when a newer table is adopted.
