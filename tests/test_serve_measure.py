@@ -238,3 +238,17 @@ def test_synthetic_curve_interpolates_and_extends():
     assert SyntheticBackend({4: 2.0}).batch_time_ms(1) == pytest.approx(2.0)
     with pytest.raises(InputError):
         parse_curve("1:abc")
+
+
+def test_closed_loop_with_rejections_keeps_the_loop_running():
+    async def slow(batch):
+        await asyncio.sleep(0.005)
+        return list(batch)
+
+    run = measure_serving(slow, windows_ms=[0], max_batch_sizes=[1], loads=["closed:8:200"],
+                          repeats=1, warmup_requests=0, max_queue_size=2, max_duration_s=3.0)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert o["ok"] > 0 and o["rejected"] > 0
+    assert o["ok"] + o["rejected"] == 200 == sum(o.values())
+    assert rep.counters.rejected == o["rejected"] and rep.counters.completed == o["ok"]
