@@ -73,6 +73,8 @@ def test_waterfall_parts_sum_to_latency_and_counters_add_up():
         s = sum(rep.parts_ms[k][i] for k in rep.parts_ms)
         assert 0 <= rep.latencies_ms[i] - s < 5.0  # residual: loop wake-up, small
     assert rep.residual_median_ms is not None and rep.residual_median_ms < 1.0
+    assert len(rep.enqueue_offsets_ms) == 200 and min(rep.enqueue_offsets_ms) >= 0
+    assert len(rep.batch_sizes) == 200 and set(rep.batch_sizes) <= set(range(1, 9))
     compute = statistics.median(rep.parts_ms["compute_ms"])
     assert 0.9 < compute < 4.0  # T(b) between 1 and 2 ms, plus sleep overshoot
 

@@ -230,7 +230,11 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     if not http:
         del parts["http_ms"]
     batch_sizes: list[int] = []
+    enq: list[float] = []
     residual: list[float] = []
+    sent_idx = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
+    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent_idx) \
+        if sent_idx else 0.0
     for i in rec.indices(OK):
         t = tickets.get(i)
         if t is None or t.t_delivered == 0.0:
@@ -259,6 +263,7 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
             parts[k].append(_r(v))
         residual.append(e2e - sum(vals.values()))
         batch_sizes.append(t.batch_size)
+        enq.append(_r((t.t_enqueue - t_first) * 1e3))
     counts = rec.outcome_counts()
     errors: dict[str, int] = {}
     for i, o in enumerate(rec.outcome):
@@ -271,6 +276,7 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     duration = max(last - first, 1e-9)
     rep = ServeRepeat(
         repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=batch_sizes,
+        enqueue_offsets_ms=enq,
         outcomes=counts, errors=errors,
         latency=tstats.summarize(lat) if lat else None,
         duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,

@@ -139,6 +139,9 @@ class ServeRepeat(Record):
         parts_ms: waterfall parts of the same requests, aligned with ``latencies_ms``
             (names in :data:`WATERFALL_PARTS`; parts that do not apply are absent).
         batch_sizes: size of the batch each of those requests ran in.
+        enqueue_offsets_ms: when each of those requests entered the batcher queue, in ms
+            after the run's first send (the arrival process the batcher saw; input for
+            validating a batching simulator against this measurement).
         send_lag_ms: open loop: lag of every sent request (empty otherwise).
         outcomes: ``ok``/``error``/``rejected``/``timeout``/``not_sent`` -> count.
         errors: exception type name -> count.
@@ -159,6 +162,7 @@ class ServeRepeat(Record):
     latencies_ms: list[float]
     parts_ms: dict[str, list[float]]
     batch_sizes: list[int]
+    enqueue_offsets_ms: list[float] = []
     send_lag_ms: list[float] = []
     outcomes: dict[str, int]
     errors: dict[str, int] = {}
