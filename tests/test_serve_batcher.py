@@ -259,3 +259,24 @@ def test_default_assemble_and_split_round_trip():
     assert float(parts[1]["y"][0, 0]) == 2
     with pytest.raises(ValueError, match="rows"):
         default_split(np.zeros((3, 2)), rows)
+
+
+def test_a_broken_policy_fails_requests_instead_of_hanging():
+    class Broken(BatchingPolicy):
+        def decide(self, queued, oldest_enqueue_s, now_s):
+            raise ZeroDivisionError("bug")
+
+    async def main():
+        async def fn(batch):
+            return list(batch)
+
+        b = DynamicBatcher(fn, Broken(4, 0))
+        ts = [b.enqueue(i) for i in range(3)]
+        outs = await asyncio.wait_for(asyncio.gather(*[t.future for t in ts],
+                                                     return_exceptions=True), 2.0)
+        await b.aclose()
+        return outs, b.counters
+
+    outs, c = run(main())
+    assert all(isinstance(o, ZeroDivisionError) for o in outs)
+    assert c.failed == 3 == c.settled()

@@ -498,6 +498,25 @@ class DynamicBatcher:
                 handle.cancel()
 
     async def _worker(self) -> None:
+        try:
+            await self._worker_loop()
+        except asyncio.CancelledError:
+            self._closed = True
+            self._fail_queued()
+            raise
+        except Exception as exc:  # a bug (e.g. in a custom policy): never leave requests hanging
+            self._closed = True
+            while self._queue:
+                t = self._queue.popleft()
+                if not t.future.done():
+                    t.future.set_exception(exc)
+                    t.t_delivered = _clock()
+                    self.counters.failed += 1
+                else:
+                    self.counters.cancelled_queued += 1
+            raise
+
+    async def _worker_loop(self) -> None:
         policy = self.policy
         q = self._queue
         reasons = self.counters.decision_reasons

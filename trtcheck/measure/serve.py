@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -302,9 +301,14 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     return rep
 
 
+def _med(vals: Sequence[float]) -> float:
+    """Median over repeats (``trtcheck.stats``: linear interpolation, as everywhere)."""
+    return tstats.percentile(list(vals), 0.5)
+
+
 def _median(vals: Sequence[float | None]) -> float | None:
     v = [x for x in vals if x is not None]
-    return float(statistics.median(v)) if v else None
+    return float(_med(v)) if v else None
 
 
 def _config_result(window_ms: float, mb: int, shape: LoadShape,
@@ -313,7 +317,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
     order = sorted(range(len(reps)), key=lambda k: qps[k])
     med_idx = order[(len(order) - 1) // 2]
     total = [sum(v for k, v in r.outcomes.items() if k != "not_sent") for r in reps]
-    ok_share = statistics.median([r.outcomes.get(OK, 0) / t if t else 0.0
+    ok_share = _med([r.outcomes.get(OK, 0) / t if t else 0.0
                                   for r, t in zip(reps, total)])
     cfg = ServeConfigResult(
         window_ms=float(window_ms), max_batch_size=mb,
@@ -322,9 +326,9 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
                       concurrency=shape.concurrency, rate_per_s=shape.rate_per_s,
                       arrival=shape.arrival),
         repeats=reps, median_repeat=med_idx,
-        throughput_queries_per_s=float(statistics.median(qps)),
-        mean_batch_size=float(statistics.median([r.mean_batch_size for r in reps])),
-        max_batch_size_seen=int(statistics.median([r.max_batch_size for r in reps])),
+        throughput_queries_per_s=float(_med(qps)),
+        mean_batch_size=float(_med([r.mean_batch_size for r in reps])),
+        max_batch_size_seen=int(round(_med([r.max_batch_size for r in reps]))),
         p50_ms=_median([r.latency.median_ms if r.latency else None for r in reps]),
         p99_ms=_median([r.latency.p99_ms if r.latency else None for r in reps]),
         ok_share=ok_share,
@@ -345,7 +349,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
                     f"{cfg.send_lag_p99_ms:.2f} ms): the load generator could not keep the "
                     "schedule; latencies still count from the scheduled time",
             remedy="lower the rate, use --uvloop, or run on a less loaded machine"))
-    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / statistics.median(qps) > 0.2:
+    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / _med(qps) > 0.2:
         cfg.warnings.append(Finding(
             code="unstable-repeats", where=where,
             message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across repeats",
@@ -570,7 +574,7 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
             else:
                 fn(payload)
             samples.append(_clock() - t0)
-        t1 = max(float(np.median(samples[1:])), 1e-5)
+        t1 = max(tstats.percentile(samples[1:], 0.5), 1e-5)
         rate = min(2000.0, 1.5 / t1)
         burst = int(max(8, min(64, time_budget_s / 12 / max(t1, 1e-4))))
         dur = max(0.2, min(1.0, time_budget_s / 12))
