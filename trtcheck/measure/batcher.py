@@ -396,7 +396,9 @@ class DynamicBatcher:
                                         and not self._space_waiters):
             return self.enqueue(payload)
         self.counters.submitted += 1
-        while len(self._queue) >= self.max_queue_size or self._closed:
+        queue_behind = bool(self._space_waiters)  # others wait already: line up behind them
+        while queue_behind or len(self._queue) >= self.max_queue_size or self._closed:
+            queue_behind = False
             if self._closed:
                 self.counters.rejected += 1
                 raise BatcherClosed("the batcher is closed", "submit before aclose()")
