@@ -254,3 +254,22 @@ def test_closed_loop_with_rejections_keeps_the_loop_running():
     assert o["ok"] > 0 and o["rejected"] > 0
     assert o["ok"] + o["rejected"] == 200 == sum(o.values())
     assert rep.counters.rejected == o["rejected"] and rep.counters.completed == o["ok"]
+
+
+def test_http_front_back_pressure_and_errors_reach_the_client():
+    state = {"n": 0}
+
+    async def flaky(batch):
+        state["n"] += 1
+        await asyncio.sleep(0.002)
+        if state["n"] % 2 == 0:
+            raise RuntimeError("injected")
+        return [0] * len(batch)
+
+    run = measure_serving(flaky, windows_ms=[0], max_batch_sizes=[2], loads=["burst:30"],
+                          repeats=1, warmup_requests=0, http=True, max_queue_size=4)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert sum(o.values()) == 30 and o["rejected"] > 0 and o["error"] > 0 and o["ok"] > 0
+    assert rep.counters.rejected == o["rejected"]
+    assert rep.counters.failed == o["error"] and rep.counters.completed == o["ok"]
