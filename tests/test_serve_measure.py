@@ -273,3 +273,16 @@ def test_http_front_back_pressure_and_errors_reach_the_client():
     assert sum(o.values()) == 30 and o["rejected"] > 0 and o["error"] > 0 and o["ok"] > 0
     assert rep.counters.rejected == o["rejected"]
     assert rep.counters.failed == o["error"] and rep.counters.completed == o["ok"]
+
+
+def test_overload_in_one_run_does_not_leak_into_the_next():
+    """Runs are independent: a run whose requests time out behind the per-request stage
+    leaves nothing behind for the next repeat or configuration."""
+    be = SyntheticBackend("1:0.2", per_request_overhead_ms=10.0)
+    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[1, 8],
+                          loads=["open:400:constant:200"], repeats=2, warmup_requests=2,
+                          max_duration_s=0.5, drain_timeout_s=0.3)
+    for cfg in run.configs:
+        for rep in cfg.repeats:
+            assert rep.outcomes["timeout"] > 0  # overloaded by design: 400/s vs 100/s
+            assert 70 < rep.throughput_queries_per_s < 130, rep.throughput_queries_per_s

@@ -84,8 +84,16 @@ class SerialFront:
         self.cost_s = cost_ms * 1e-3
         self._free_at = [0.0] * concurrency
 
+    def reset(self) -> None:
+        """Forget earlier requests (all servers free now); called before every run."""
+        self._free_at = [0.0] * len(self._free_at)
+
     async def pass_through(self) -> None:
-        """Wait for a server of the stage, then spend ``cost_ms`` in it."""
+        """Wait for a server of the stage, then spend ``cost_ms`` in it.
+
+        A request cancelled while it waits keeps its place in the schedule (the server
+        would still have worked on it); :meth:`reset` clears the schedule between runs.
+        """
         now = _clock()
         free = self._free_at
         k = min(range(len(free)), key=free.__getitem__)
@@ -445,6 +453,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                            executor=executor)
                         try:
                             tgt.reset(b)
+                            if front is not None:
+                                front.reset()
                             if warmup_requests > 0:
                                 warm = LoadShape("burst", warmup_requests, label="warmup")
                                 await run_load(warm, tgt.start, max_duration_s=max_duration_s,
@@ -452,6 +462,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                                rejected_types=(QueueFull,))
                                 b.counters = BatcherCounters()
                                 tgt.reset(b)
+                                if front is not None:
+                                    front.reset()
                             rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
                                                  drain_timeout_s=drain_timeout_s, seed=seed + r,
                                                  rejected_types=(QueueFull,))
