@@ -21,6 +21,7 @@ from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.precision import PrecisionResult
 
 SCHEMA_VERSION = 1
 """Current version of the results JSON schema (an integer, bumped on every change)."""
@@ -50,6 +51,7 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    precision: PrecisionResult | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:
