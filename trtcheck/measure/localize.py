@@ -66,6 +66,17 @@ class Activations:
     max_abs: dict[str, float] = field(default_factory=dict)
     over_counts: dict[str, int] = field(default_factory=dict)
     element_counts: dict[str, int] = field(default_factory=dict)
+    consumers: dict[str, list[str]] = field(default_factory=dict)
+
+
+def consumers_of(model: Any) -> dict[str, list[str]]:
+    """Tensor name -> names of the nodes that read it (graph order)."""
+    out: dict[str, list[str]] = {}
+    for i, node in enumerate(model.graph.node):
+        for t in node.input:
+            if t:
+                out.setdefault(t, []).append(node.name or f"node_{i}")
+    return out
 
 
 def node_order(model: Any) -> list[NodeTensor]:
@@ -123,7 +134,7 @@ def collect_activations(model_path: str | os.PathLike[str], feeds: Sequence[dict
     marked = mark_all_outputs(model)
     path = Path(workdir) / (Path(model_path).stem + ".all-outputs.onnx")
     onnx.save_model(marked, str(path))
-    acts = Activations(order=order, first={})
+    acts = Activations(order=order, first={}, consumers=consumers_of(model))
     kwargs: dict[str, Any] = {"intra_op_threads": threads}
     if providers:
         kwargs["providers"] = providers
@@ -154,7 +165,10 @@ def range_overflows(acts: Activations, limit: float, exclude_nodes: Sequence[str
     Args:
         acts: from :func:`collect_activations` with the same ``limit``.
         limit: largest finite value of the target precision.
-        exclude_nodes: nodes that stay in FP32 in the variant (converter block lists).
+        exclude_nodes: nodes that stay in FP32 in the variant (converter block lists). A
+            tensor is skipped only when its producer **and** every consumer stay in FP32:
+            the converter casts a kept node's output back to FP16 for FP16 consumers, so
+            the tensor would still overflow there.
 
     Returns:
         ``(first up to 10 overflows in topological order, total count of tensors)``.
@@ -162,7 +176,9 @@ def range_overflows(acts: Activations, limit: float, exclude_nodes: Sequence[str
     skip = set(exclude_nodes)
     found: list[RangeOverflow] = []
     for nt in acts.order:
-        if nt.node in skip or nt.tensor not in acts.max_abs:
+        if nt.tensor not in acts.max_abs:
+            continue
+        if nt.node in skip and all(c in skip for c in acts.consumers.get(nt.tensor, [])):
             continue
         n = acts.over_counts.get(nt.tensor, 0)
         if n > 0:

@@ -610,7 +610,12 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
             range_overflows=overflows, range_overflow_total=total)
         if overflows:
             first = overflows[0]
-            names = ", ".join(o.node for o in overflows[:3])
+            keep: list[str] = []
+            for o in overflows[:3]:
+                for n in [o.node, *ref_acts.consumers.get(o.tensor, [])]:
+                    if n not in keep:
+                        keep.append(n)
+            names = ",".join(keep)
             findings.append(Finding(
                 code="fp16-range-overflow", severity="error", where=f"{v.label}:{first.node}",
                 message=f"{total} FP32 activation(s) exceed FP16's range: the first is "
@@ -618,8 +623,9 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                         f"{first.reference_max_abs:.4g} > 65504 in {first.overflow_count} of "
                         f"{first.element_count} elements; a runtime computing it in FP16 "
                         "(e.g. a TensorRT FP16 engine) gives inf there",
-                remedy=f"keep these nodes in FP32 (--keep-fp32-nodes {names}), or rescale the "
-                       "model (e.g. compute LayerNorm/variance in FP32)"))
+                remedy=f"keep the overflowing nodes and their consumers in FP32 "
+                       f"(--keep-fp32-nodes {names}), or rescale the model (e.g. compute "
+                       "LayerNorm/variance in FP32)"))
     passed = all(o.passed for o in outputs.values()) and not any(
         f.severity == "error" for f in findings)
     if st.localize and not passed and v.onnx_path and ref_acts is not None:
