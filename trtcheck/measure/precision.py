@@ -265,13 +265,19 @@ def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
     Returns:
         ``{output name: True when every element of every sample is within tolerance}``.
     """
-    from polygraphy.comparator import CompareFunc, Comparator, RunResults
+    from polygraphy.comparator import Comparator, RunResults
     from polygraphy.logger import G_LOGGER
 
+    try:  # Polygraphy >= 0.53 (CompareFunc.simple is deprecated there)
+        from polygraphy.comparator import SimpleCompareFunc
+    except ImportError:  # older Polygraphy
+        from polygraphy.comparator import CompareFunc
+
+        SimpleCompareFunc = CompareFunc.simple  # noqa: N806
     rr = RunResults()
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
-    func = CompareFunc.simple(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
+    func = SimpleCompareFunc(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
     with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
         acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
     verdict: dict[str, bool] = {}
