@@ -95,7 +95,7 @@ def precision_text(result: Any) -> str:
             name = o.name if len(o.name) <= 24 else o.name[:21] + "..."
             lines.append(
                 f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} {o.mean_abs_error:>9.3g} "
-                f"{_num(o.max_rel_error):>9} {_num(o.cosine_similarity, '.6f'):>10} "
+                f"{_num(o.max_rel_error):>9} {_num(o.cosine_similarity, '.7f'):>10} "
                 f"{o.outside_tolerance_fraction:>8.2%} "
                 f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
                 f"{_num(o.top1_agreement, '.0%'):>6} {'pass' if o.passed else 'FAIL':>7}")

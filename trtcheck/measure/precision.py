@@ -45,7 +45,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import format_shape, resolve_shapes
+from trtcheck.load.shapes import resolve_shapes
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.precision import (
     Localization,
@@ -273,7 +273,7 @@ def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
     except ImportError:  # older Polygraphy
         from polygraphy.comparator import CompareFunc
 
-        SimpleCompareFunc = CompareFunc.simple  # noqa: N806
+        SimpleCompareFunc = CompareFunc.simple
     rr = RunResults()
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
