@@ -42,7 +42,7 @@ def main() -> None:
     cases = [("resnet18-demo", demo_model_path(), None),
              ("ppocr-cls", _ppocr_cls(), {"x": [1, 3, 48, 192]})]
     out = {}
-    head = (f"{'model':<14} {'output':<30} {'max_abs':>9} {'mean_abs':>9} {'max_rel':>9} "
+    head = (f"{'model':<14} {'output':<30} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} {'max_rel':>9} "
             f"{'cosine':>10} {'top1':>5} {'fp32_ms':>8} {'fp16_ms':>8} {'speedup':>7} verdict")
     print(head)
     print("-" * len(head))
@@ -53,7 +53,8 @@ def main() -> None:
         for o in v.outputs.values():
             rl, vl = r.reference_latency, v.latency
             assert rl is not None and vl is not None
-            print(f"{name:<14} {o.name[:30]:<30} {o.max_abs_error:>9.3g} {o.mean_abs_error:>9.3g} "
+            print(f"{name:<14} {o.name[:30]:<30} {o.max_abs_error:>9.3g} "
+                  f"{o.rounding_floor_max_abs_error or 0:>9.3g} {o.mean_abs_error:>9.3g} "
                   f"{(o.max_rel_error or 0):>9.3g} {o.cosine_similarity or 0:>10.7f} "
                   f"{(o.top1_agreement or 0):>5.0%} {rl.median_ms:>8.3f} {vl.median_ms:>8.3f} "
                   f"{vl.speedup_vs_reference or 0:>7.2f} {'pass' if v.passed else 'FAIL'}")

@@ -210,7 +210,8 @@ def test_engine_backend_that_overflows_fails_with_nonfinite(models: dict[str, Pa
     loc = v.localization
     assert loc is not None and loc.range_overflows[0].node == OVERFLOW_NODE
     assert loc.first_failing == [] and loc.tensors_compared == 0
-    assert any("layer-wise comparison is not available" in n for n in loc.notes)
+    assert any("layer-wise comparison is not available" in n and "tensorrt" in n
+               for n in loc.notes)
 
 
 def test_engine_backend_of_safe_model_passes_with_latency(models: dict[str, Path]) -> None:
@@ -272,3 +273,26 @@ def _results_with(p: Any) -> Results:
     res = new_results(["trtcheck", "precision"])
     res.precision = p
     return res
+
+
+def test_onnx_candidate_of_another_precision_is_localised_layer_by_layer(
+        models: dict[str, Path], tmp_path: Path) -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    m = build_safe_model()
+    w = next(i for i in m.graph.initializer if i.name == "proj.weight")
+    arr = numpy_helper.to_array(w)
+    noisy = arr + np.random.default_rng(0).standard_normal(arr.shape).astype(np.float32) * 0.5 * arr.std()
+    w.CopyFrom(numpy_helper.from_array(noisy.astype(np.float32), "proj.weight"))
+    path = tmp_path / "int8-ish.onnx"
+    onnx.save_model(m, str(path))
+    r = compare_onnx_precisions(models["safe"], ["int8"], candidates={"int8": str(path)},
+                                sample_count=2)
+    v = r.variants["int8"]
+    assert not v.passed
+    assert v.built_by.startswith("given by the user")
+    loc = v.localization
+    assert loc is not None and loc.range_overflows == []  # no FP16 range check for int8
+    assert loc.tensors_compared >= 8
+    assert loc.first_failing[0].node == "proj" and loc.first_failing[0].index == 0

@@ -158,3 +158,15 @@ def test_tolerance_defaults_and_overrides() -> None:
         tolerance_for("fp16", {"*": {"max_outside_fraction": 2.0}})
     with pytest.raises(InputError, match="unknown tolerance field"):
         tolerance_for("fp16", {"*": {"tol": 1.0}})
+
+
+def test_rounding_floor_is_the_fp16_half_ulp_of_the_largest_value() -> None:
+    from trtcheck.measure.precision import rounding_floor
+
+    ref = np.array([1.0 + 2**-12, 15.0 + 2**-9, -3.0], np.float32)
+    # 15 + 2^-9 in FP16 (ulp 2^-7 at 8..16) rounds to 15: error 2^-9
+    assert rounding_floor(ref, "fp16") == pytest.approx(2**-9)
+    assert rounding_floor(np.array([1.0 + 2**-9], np.float32), "bf16") == pytest.approx(2**-9)
+    assert rounding_floor(ref, "int8") is None
+    c = compare_output("y", [ref], [ref], FP16, precision="fp16")
+    assert c.rounding_floor_max_abs_error == pytest.approx(2**-9)

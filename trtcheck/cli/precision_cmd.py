@@ -87,14 +87,15 @@ def precision_text(result: Any) -> str:
              f"inputs:    {inp.source}, {inp.sample_count} sample(s)"
              + (f", seed {inp.seed}" if inp.seed is not None else "")
              + ", shapes " + ", ".join(f"{k}:{'x'.join(map(str, v))}" for k, v in inp.shapes.items())]
-    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'mean_abs':>9} {'max_rel':>9} "
+    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} {'max_rel':>9} "
             f"{'cosine':>10} {'outside':>8} {'nan/inf':>8} {'top1':>6} {'verdict':>7}")
     lines += ["", head, "-" * len(head)]
     for v in result.variants.values():
         for o in v.outputs.values():
             name = o.name if len(o.name) <= 24 else o.name[:21] + "..."
             lines.append(
-                f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} {o.mean_abs_error:>9.3g} "
+                f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} "
+                f"{_num(o.rounding_floor_max_abs_error):>9} {o.mean_abs_error:>9.3g} "
                 f"{_num(o.max_rel_error):>9} {_num(o.cosine_similarity, '.7f'):>10} "
                 f"{o.outside_tolerance_fraction:>8.2%} "
                 f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
@@ -129,6 +130,8 @@ def precision_text(result: Any) -> str:
                              f"{r.limit_abs:g} ({r.overflow_count}/{r.element_count})")
             for n in loc.notes:
                 lines.append(f"    note: {n}")
+    lines.append("floor = max |ref - ref stored in the variant's precision| (the error of merely "
+                 "storing the FP32 output in it)")
     for n in result.notes:
         lines.append(f"note: {n}")
     lines.append(f"result: {'PASS' if result.passed else 'FAIL'}")

@@ -179,9 +179,38 @@ def _topk_agreement(refs: list[np.ndarray], cands: list[np.ndarray]
     return top1, top5, int(r.shape[0])
 
 
+def rounding_floor(ref: np.ndarray, precision: str) -> float | None:
+    """Max ``|ref - round(ref)|`` when ``ref`` itself is stored in ``precision``.
+
+    The fair baseline of an output produced in FP16/BF16: even a perfect computation
+    whose result is stored in that precision is this far from FP32 (about half a unit in
+    the last place of the largest values: ``|x| * 2^-11`` for FP16, ``|x| * 2^-8`` for
+    BF16). Elements beyond the precision's range are ignored here (the range check and
+    the NaN/Inf counts speak for them).
+
+    Returns:
+        the floor in output units, or ``None`` for other precisions (INT8/FP8 outputs are
+        scaled per engine, so there is no fixed floor).
+    """
+    r = np.asarray(ref, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if precision == "fp16":
+        r = r[np.abs(r) <= FP16_MAX]
+        rounded = r.astype(np.float16).astype(np.float64)
+    elif precision == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes comes with onnx
+            return None
+        rounded = r.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    else:
+        return None
+    return float(np.max(np.abs(rounded - r))) if r.size else 0.0
+
+
 def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
-                   tol: PrecisionTolerance, polygraphy_passed: bool | None = None
-                   ) -> OutputComparison:
+                   tol: PrecisionTolerance, polygraphy_passed: bool | None = None,
+                   precision: str | None = None) -> OutputComparison:
     """Compare one output over all samples (pooled) and judge it.
 
     Args:
@@ -190,6 +219,7 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
             sample (any numeric dtype; compared in float64).
         tol: the variant's tolerance.
         polygraphy_passed: Polygraphy's elemwise verdict, recorded as is.
+        precision: the variant's precision, for :func:`rounding_floor` (``None``: skip).
 
     Returns:
         an :class:`OutputComparison` (definitions in :mod:`trtcheck.results.precision`).
@@ -249,6 +279,7 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
         reference_nan_count=int(np.isnan(r).sum()), reference_inf_count=int(np.isinf(r).sum()),
         top1_agreement=top1, top5_agreement=top5, rows_compared=rows,
         polygraphy_elemwise_passed=polygraphy_passed,
+        rounding_floor_max_abs_error=rounding_floor(r, precision) if precision else None,
         passed=not failures, failures=failures)
 
 
@@ -530,16 +561,23 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
             log("measuring FP32 reference latency ...")
             ref_latency = _latency(ref_be, reference.model_path, feeds[0], st.bench_rule,
                                    f"{reference.label}-reference")
-    ref_acts = None
-    want_range = st.localize and st.reference_onnx and any(v.precision == "fp16" for v in variants)
     tmp = tempfile.TemporaryDirectory(prefix="trtcheck-localize-")
-    try:
-        if want_range:
+    cache: dict[str, Any] = {}
+
+    def ref_acts() -> Any:
+        """FP32 activations of every node (computed once, on first need), or None."""
+        if not (st.localize and st.reference_onnx):
+            return None
+        if "acts" not in cache:
             from trtcheck.measure.localize import collect_activations
 
-            log("checking FP32 activations against the FP16 range ...")
-            ref_acts = collect_activations(st.reference_onnx, feeds, tmp.name, limit=FP16_MAX,
-                                           providers=st.providers, threads=st.threads)
+            log("running the FP32 reference with every node output marked ...")
+            cache["acts"] = collect_activations(st.reference_onnx, feeds, tmp.name,
+                                                limit=FP16_MAX, providers=st.providers,
+                                                threads=st.threads)
+        return cache["acts"]
+
+    try:
         results: dict[str, VariantResult] = {}
         for v in variants:
             results[v.label] = _judge_variant(v, ref_in, ref_out, ref_runs, feeds, tols[v.label],
@@ -557,7 +595,8 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
 
 def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInfo],
                    ref_runs: list[dict[str, np.ndarray]], feeds: Sequence[dict[str, np.ndarray]],
-                   tol: PrecisionTolerance, st: CompareSettings, ref_acts: Any,
+                   tol: PrecisionTolerance, st: CompareSettings,
+                   ref_acts: Callable[[], Any],
                    ref_latency: PrecisionLatency | None, workdir: str,
                    log: Callable[[str], None]) -> VariantResult:
     findings: list[Finding] = []
@@ -584,7 +623,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         if refs[0].dtype.kind not in "fiub":
             continue
         outputs[name] = compare_output(name, refs, [c[name] for c in cand_runs], tol,
-                                       poly.get(name))
+                                       poly.get(name), v.precision)
     for o in outputs.values():
         new_nonfinite = (o.candidate_nan_count + o.candidate_inf_count
                          - o.reference_nan_count - o.reference_inf_count)
@@ -606,10 +645,11 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         findings.append(Finding(code="ort-cpu-fp16-upcast", severity="info", where=v.label,
                                 message=_ORT_CPU_NOTE))
     localization = None
-    if st.localize and v.precision == "fp16" and ref_acts is not None:
+    acts = ref_acts() if v.precision == "fp16" else None
+    if acts is not None:
         from trtcheck.measure.localize import range_overflows
 
-        overflows, total = range_overflows(ref_acts, FP16_MAX, v.kept_fp32_nodes)
+        overflows, total = range_overflows(acts, FP16_MAX, v.kept_fp32_nodes)
         localization = Localization(
             method="FP32 activations of every node (ONNX Runtime, all outputs marked) "
                    "checked against FP16's largest finite value 65504",
@@ -618,7 +658,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
             first = overflows[0]
             keep: list[str] = []
             for o in overflows[:3]:
-                for n in [o.node, *ref_acts.consumers.get(o.tensor, [])]:
+                for n in [o.node, *acts.consumers.get(o.tensor, [])]:
                     if n not in keep:
                         keep.append(n)
             names = ",".join(keep)
@@ -634,29 +674,30 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                        "LayerNorm/variance in FP32)"))
     passed = all(o.passed for o in outputs.values()) and not any(
         f.severity == "error" for f in findings)
-    if st.localize and not passed and v.onnx_path and ref_acts is not None:
+    if st.localize and not passed and v.onnx_path and ref_acts() is not None:
         from trtcheck.measure.localize import collect_activations, compare_layers
 
         log(f"localising the {v.label} error layer by layer ...")
         cand_acts = collect_activations(v.onnx_path, feeds[:1], workdir,
                                         providers=st.providers, threads=st.threads)
-        failing, nonfinite, n = compare_layers(ref_acts, cand_acts, tol)
-        assert localization is not None
-        localization.method = ("all node outputs marked in both ONNX graphs (Polygraphy "
-                               "MARK_ALL), run by ONNX Runtime, matched by tensor name, "
-                               "sample 0; plus the FP16 range check of the FP32 activations")
+        failing, nonfinite, n = compare_layers(ref_acts(), cand_acts, tol)
+        method = ("all node outputs marked in both ONNX graphs (Polygraphy MARK_ALL), run by "
+                  "ONNX Runtime, matched by tensor name, sample 0")
+        if localization is None:
+            localization = Localization(method=method)
+        else:
+            localization.method = method + "; plus the FP16 range check of the FP32 activations"
         localization.tensors_compared = n
         localization.first_failing = failing
         localization.first_nonfinite = nonfinite
-    elif st.localize and not passed and localization is None:
-        localization = Localization(
-            method="none", notes=["layer-wise comparison needs an ONNX model that ONNX "
-                                  "Runtime can run with all outputs marked; not available "
-                                  f"for this {info.name} variant"])
-    elif localization is not None and not v.onnx_path and not passed:
-        localization.notes.append(
-            f"layer-wise comparison is not available for this {info.name} variant (its "
-            "layers cannot be marked here); the range check speaks for it")
+    elif st.localize and not passed:
+        why = (f"its layers cannot be marked here ({info.name})" if not v.onnx_path else
+               "the reference is not an ONNX model ONNX Runtime can run with all outputs marked")
+        note = f"layer-wise comparison is not available for this variant: {why}"
+        if localization is None:
+            localization = Localization(method="none", notes=[note])
+        else:
+            localization.notes.append(note + "; the FP16 range check speaks for it")
     worst_cos = [o.cosine_similarity for o in outputs.values() if o.cosine_similarity is not None]
     worst_top1 = [o.top1_agreement for o in outputs.values() if o.top1_agreement is not None]
     return VariantResult(

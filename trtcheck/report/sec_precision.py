@@ -67,6 +67,7 @@ def _view(p: PrecisionResult) -> dict[str, Any]:
                 "poly": "-" if o.polygraphy_elemwise_passed is None else
                         ("pass" if o.polygraphy_elemwise_passed else "fail"),
                 "scale": o.reference_max_abs, "passed": o.passed, "failures": o.failures,
+                "floor": o.rounding_floor_max_abs_error,
             } for o in v.outputs.values()],
             "findings": [f for f in v.findings if f.severity != "info"],
             "infos": [f for f in v.findings if f.severity == "info"],

@@ -72,6 +72,10 @@ class OutputComparison(Record):
         polygraphy_elemwise_passed: Polygraphy ``CompareFunc.simple`` verdict
             (``check_error_stat="elemwise"``, the same atol/rtol) over every sample: no
             element outside tolerance at all.
+        rounding_floor_max_abs_error: max ``|reference - reference rounded to the variant's
+            precision|``, output units: the error of merely storing the FP32 output in
+            FP16/BF16, the fair baseline no output produced in that precision can beat
+            (``max_abs_error`` of a few times this is healthy); ``None`` for INT8/FP8.
         passed: this output's verdict under the variant's :class:`PrecisionTolerance`.
         failures: why it failed (one sentence each with the numbers), empty when passed.
     """
@@ -98,6 +102,7 @@ class OutputComparison(Record):
     top5_agreement: float | None = None
     rows_compared: int | None = None
     polygraphy_elemwise_passed: bool | None = None
+    rounding_floor_max_abs_error: float | None = None
     passed: bool
     failures: list[str] = []
 
