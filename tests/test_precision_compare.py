@@ -296,3 +296,50 @@ def test_onnx_candidate_of_another_precision_is_localised_layer_by_layer(
     assert loc is not None and loc.range_overflows == []  # no FP16 range check for int8
     assert loc.tensors_compared >= 8
     assert loc.first_failing[0].node == "proj" and loc.first_failing[0].index == 0
+
+
+def _constant_clamp_model() -> Any:
+    """y = (1000 x) / sqrt(var) with var = 1e6 in an unnamed Constant node (like PP-OCR
+    det's BatchNorm, running variance 1e7..1e8 on activations of matching scale): the FP16
+    converter clamps var to 1e4, so y comes out 10x too large."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    var = numpy_helper.from_array(np.full((4,), 1e6, np.float32), "var")
+    nodes = [helper.make_node("Constant", [], ["var"], value=var),  # no name, as p2o exports
+             helper.make_node("Sqrt", ["var"], ["std"], name="std"),
+             helper.make_node("Mul", ["x", "k"], ["xs"], name="scale_up"),
+             helper.make_node("Div", ["xs", "std"], ["y"], name="normalize")]
+    g = helper.make_graph(nodes, "clamp",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                          initializer=[numpy_helper.from_array(np.array(1000, np.float32), "k")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def test_weights_clamped_by_the_converter_are_named_and_the_remedy_works(tmp_path: Path) -> None:
+    import onnx
+
+    path = tmp_path / "clamp.onnx"
+    onnx.save_model(_constant_clamp_model(), str(path))
+    r = compare_onnx_precisions(path, ["fp16"], sample_count=2)
+    v = r.variants["fp16"]
+    assert not v.passed
+    clamp = next(f for f in v.findings if f.code == "fp16-weight-clamped")
+    assert clamp.severity == "warning" and "'var' = 1e+06" in clamp.message
+    assert "--keep-fp32-nodes std" in (clamp.remedy or "")
+    # output is off by sqrt(1e6 / 1e4) = 10x; the localisation points at the Sqrt
+    y = v.outputs["y"]
+    assert y.max_rel_error == pytest.approx(9.0, rel=1e-2)
+    assert y.rel_l2_error == pytest.approx(9.0, rel=1e-2)
+    assert y.cosine_similarity == pytest.approx(1.0)  # a pure scale error: cosine is blind
+    assert any("relative L2 error" in f for f in y.failures)
+    assert v.localization is not None
+    assert v.localization.first_failing[0].node == "std"
+    r = compare_onnx_precisions(path, ["fp16"], sample_count=2, keep_fp32_nodes=["std"])
+    v = r.variants["fp16"]
+    assert v.passed, [f.message for f in v.findings]
+    assert not [f for f in v.findings if f.code == "fp16-weight-clamped"]

@@ -170,3 +170,16 @@ def test_rounding_floor_is_the_fp16_half_ulp_of_the_largest_value() -> None:
     assert rounding_floor(ref, "int8") is None
     c = compare_output("y", [ref], [ref], FP16, precision="fp16")
     assert c.rounding_floor_max_abs_error == pytest.approx(2**-9)
+
+
+def test_relative_l2_catches_scale_errors_and_ignores_all_tiny_outputs() -> None:
+    ref = np.linspace(0.1, 2.0, 50).astype(np.float32)
+    c = compare_output("y", [ref], [ref * 1.2], FP16)
+    assert c.cosine_similarity == pytest.approx(1.0)
+    assert c.rel_l2_error == pytest.approx(0.2, rel=1e-5)
+    assert not c.passed and any("relative L2 error" in f for f in c.failures)
+    # every reference value within atol of zero: FP16 flushing 1e-8 to 0 is not a failure
+    tiny = np.full(10, 1e-8, np.float32)
+    c = compare_output("p", [tiny], [np.zeros_like(tiny)], FP16)
+    assert c.rel_l2_error == pytest.approx(1.0) and c.cosine_similarity is None
+    assert c.passed

@@ -69,7 +69,10 @@ _FP16_SOURCE = (
     "one FP16 op is good to ~1e-3 relative (torch.testing.assert_close uses rtol 1e-3 for "
     "float16), and a network output passes through tens of rounded ops, so ~20u = 1e-2 "
     "per element; Polygraphy's default atol = rtol = 1e-5 is below FP16's rounding of a "
-    "single value and fails every healthy FP16 engine")
+    "single value and fails every healthy FP16 engine. Cosine >= 0.999 bounds the "
+    "direction and relative L2 error <= 0.05 = sqrt(2 (1 - 0.999)) the magnitude (a pure "
+    "direction error at the minimum cosine has that relative L2 error), so a scale error "
+    "that atol hides in small outputs still fails")
 _BF16_SOURCE = (
     "BF16 has 7 stored mantissa bits: u = 2^-8 = 3.9e-3; torch.testing uses rtol 1.6e-2 "
     "for one bfloat16 op; ~13u = 5e-2 per element for a network output")
@@ -87,20 +90,24 @@ _FP8_SOURCE = (
 DEFAULT_TOLERANCES: dict[str, PrecisionTolerance] = {
     "fp16": PrecisionTolerance(precision="fp16", atol=1e-2, rtol=1e-2,
                                max_outside_fraction=1e-3, min_cosine_similarity=0.999,
-                               min_top1_agreement=None, source=_FP16_SOURCE),
+                               max_rel_l2_error=0.05, min_top1_agreement=None,
+                               source=_FP16_SOURCE),
     "bf16": PrecisionTolerance(precision="bf16", atol=5e-2, rtol=5e-2,
                                max_outside_fraction=1e-3, min_cosine_similarity=0.995,
-                               min_top1_agreement=None, source=_BF16_SOURCE),
+                               max_rel_l2_error=0.1, min_top1_agreement=None,
+                               source=_BF16_SOURCE),
     "int8": PrecisionTolerance(precision="int8", atol=0.1, rtol=0.1,
                                max_outside_fraction=0.05, min_cosine_similarity=0.99,
-                               min_top1_agreement=0.99, source=_INT8_SOURCE),
+                               max_rel_l2_error=0.15, min_top1_agreement=0.99,
+                               source=_INT8_SOURCE),
     "fp8": PrecisionTolerance(precision="fp8", atol=0.25, rtol=0.25,
                               max_outside_fraction=0.05, min_cosine_similarity=0.98,
-                              min_top1_agreement=0.95, source=_FP8_SOURCE),
+                              max_rel_l2_error=0.2, min_top1_agreement=0.95,
+                              source=_FP8_SOURCE),
 }
 
 _TOL_FIELDS = ("atol", "rtol", "max_outside_fraction", "min_cosine_similarity",
-               "min_top1_agreement")
+               "max_rel_l2_error", "min_top1_agreement")
 
 
 def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None = None
@@ -111,6 +118,7 @@ def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None 
         precision: one of :data:`PRECISIONS`.
         overrides: ``{precision or "*": {field: value}}``; fields are ``atol``, ``rtol``
             (>= 0), ``max_outside_fraction`` (0..1), ``min_cosine_similarity`` (-1..1),
+            ``max_rel_l2_error`` (>= 0),
             ``min_top1_agreement`` (0..1). ``"*"`` applies to every precision; a
             precision's own entry wins.
 
@@ -131,7 +139,7 @@ def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None 
             raise InputError(f"unknown tolerance field {k!r}", f"use one of {', '.join(_TOL_FIELDS)}")
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(f"tolerance {k} must be a finite number, got {v!r}")
-        if k in ("atol", "rtol") and v < 0:
+        if k in ("atol", "rtol", "max_rel_l2_error") and v < 0:
             raise InputError(f"{k} must be >= 0, got {v}")
         if k in ("max_outside_fraction", "min_top1_agreement") and not 0 <= v <= 1:
             raise InputError(f"{k} must be within 0..1, got {v}")
@@ -244,6 +252,7 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
     cos = float(np.dot(rb, cb) / (nr * nc)) if nr > 0 and nc > 0 else None
     if cos is not None:
         cos = max(-1.0, min(1.0, cos))
+    rel_l2 = float(np.linalg.norm(cb - rb) / nr) if nr > 0 else None
     outside = _outside_mask(r, c, tol.atol, tol.rtol)
     n_out = int(outside.sum())
     frac = n_out / r.size if r.size else 0.0
@@ -257,8 +266,14 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
     if frac > tol.max_outside_fraction:
         failures.append(f"{frac:.2%} of elements ({n_out}/{r.size}) outside atol={tol.atol:g} "
                         f"and rtol={tol.rtol:g} (allowed {tol.max_outside_fraction:.2%})")
-    if cos is not None and cos < tol.min_cosine_similarity:
+    # cosine and relative L2 judge an output only when some reference value is beyond
+    # atol: an output entirely within atol of zero (e.g. a sigmoid map of ~1e-8 that FP16
+    # flushes to 0) is judged by the elementwise rule alone
+    meaningful = bool(rb.size) and float(np.max(np.abs(rb))) > tol.atol
+    if meaningful and cos is not None and cos < tol.min_cosine_similarity:
         failures.append(f"cosine similarity {cos:.6f} < {tol.min_cosine_similarity:g}")
+    if meaningful and rel_l2 is not None and rel_l2 > tol.max_rel_l2_error:
+        failures.append(f"relative L2 error {rel_l2:.3g} > {tol.max_rel_l2_error:g}")
     if top1 is not None and tol.min_top1_agreement is not None and top1 < tol.min_top1_agreement:
         failures.append(f"top-1 agreement {top1:.2%} < {tol.min_top1_agreement:.2%} "
                         f"over {rows} rows")
@@ -273,7 +288,7 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
         p99_abs_error=float(np.quantile(d, 0.99)) if d.size else 0.0,
         max_rel_error=float(rel.max()) if rel.size else None,
         mean_rel_error=float(rel.mean()) if rel.size else None,
-        cosine_similarity=cos,
+        cosine_similarity=cos, rel_l2_error=rel_l2,
         outside_tolerance_count=n_out, outside_tolerance_fraction=frac,
         candidate_nan_count=int(np.isnan(c).sum()), candidate_inf_count=int(np.isinf(c).sum()),
         reference_nan_count=int(np.isnan(r).sum()), reference_inf_count=int(np.isinf(r).sum()),
@@ -334,6 +349,7 @@ class Variant:
         onnx_path: an ONNX file ONNX Runtime can run with all outputs marked (for
             layer-wise localisation), or ``None`` (engines).
         kept_fp32_nodes: nodes the builder kept in FP32.
+        build_findings: what the builder noticed (e.g. weights clamped to FP16's range).
     """
 
     label: str
@@ -343,6 +359,7 @@ class Variant:
     built_by: str
     onnx_path: str | None = None
     kept_fp32_nodes: list[str] = field(default_factory=list)
+    build_findings: list[Finding] = field(default_factory=list)
 
 
 def _fixed(d: Any) -> bool:
@@ -599,7 +616,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                    ref_acts: Callable[[], Any],
                    ref_latency: PrecisionLatency | None, workdir: str,
                    log: Callable[[str], None]) -> VariantResult:
-    findings: list[Finding] = []
+    findings: list[Finding] = list(v.build_findings)
     with v.backend as be:
         check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
         log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
@@ -705,6 +722,8 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         built_by=v.built_by, kept_fp32_nodes=list(v.kept_fp32_nodes), tolerance=tol,
         outputs=outputs,
         min_cosine_similarity=min(worst_cos) if worst_cos else None,
+        max_rel_l2_error=max((o.rel_l2_error for o in outputs.values()
+                              if o.rel_l2_error is not None), default=None),
         max_abs_error=max((o.max_abs_error for o in outputs.values()), default=0.0),
         max_outside_tolerance_fraction=max((o.outside_tolerance_fraction
                                             for o in outputs.values()), default=0.0),
@@ -718,9 +737,83 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
 # --------------------------------------------------------------------------- ONNX variants
 
 
+#: the converter's defaults (onnxconverter-common float16.convert_float_to_float16)
+CONVERTER_MAX_FINITE = 1e4
+CONVERTER_MIN_POSITIVE = 1e-7
+
+
+def clamped_weights(model: Any, blocked_nodes: set[str]) -> list[tuple[str, float, int, list[str]]]:
+    """Float constants the FP16 converter will clamp: ``|w| >= 1e4`` becomes ``+-1e4``.
+
+    Scans initializers and ``Constant`` nodes of an FP32 ONNX model (:func:`build_fp16_onnx`
+    has moved float Constant nodes into initializers before this runs). An initializer
+    read only by nodes kept in FP32 is left alone by the converter and skipped here.
+
+    Returns:
+        ``[(name, max |w|, elements clamped, nodes to keep in FP32: the Constant node
+        if any, then the readers)]`` in graph order.
+    """
+    from onnx import TensorProto, numpy_helper
+
+    consumers: dict[str, list[str]] = {}
+    for i, n in enumerate(model.graph.node):
+        for t in n.input:
+            consumers.setdefault(t, []).append(n.name or f"node_{i}")
+    tensors = [(t.name, t) for t in model.graph.initializer]
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
+                    tensors.append((n.output[0], a.t))
+    producer = {n.output[0]: (n.name or f"node_{i}") for i, n in enumerate(model.graph.node)
+                if n.op_type == "Constant" and n.output}
+    out = []
+    for name, t in tensors:
+        if t.data_type != TensorProto.FLOAT:
+            continue
+        users = consumers.get(name, [])
+        owners = [producer[name]] if name in producer else []
+        if users and all(u in blocked_nodes for u in users + owners):
+            continue
+        arr = np.abs(numpy_helper.to_array(t).astype(np.float64))
+        n_big = int(np.sum(np.isfinite(arr) & (arr >= CONVERTER_MAX_FINITE)))
+        if n_big:
+            out.append((name, float(arr[np.isfinite(arr)].max()), n_big, owners + users))
+    return out
+
+
+def _constants_to_initializers(model: Any) -> int:
+    """Move top-level float ``Constant`` nodes into initializers (same semantics).
+
+    Why: the converter keeps an *initializer* read only by FP32-kept nodes in FP32, but
+    it casts a kept ``Constant`` node's output to FP16 and back (1e6 becomes inf on the
+    way), so ``--keep-fp32-nodes`` could not protect a large constant otherwise.
+
+    Returns:
+        the number of nodes moved.
+    """
+    from onnx import TensorProto
+
+    keep, moved = [], 0
+    for n in model.graph.node:
+        value = next((a for a in n.attribute if a.name == "value"), None)
+        if (n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.attribute) == 1
+                and value is not None and value.t.data_type == TensorProto.FLOAT):
+            t = value.t
+            t.name = n.output[0]
+            model.graph.initializer.append(t)
+            moved += 1
+        else:
+            keep.append(n)
+    if moved:
+        del model.graph.node[:]
+        model.graph.node.extend(keep)
+    return moved
+
+
 def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
                     keep_fp32_ops: Sequence[str] = (), keep_fp32_nodes: Sequence[str] = ()
-                    ) -> tuple[str, list[str]]:
+                    ) -> tuple[str, list[str], list[Finding]]:
     """Convert an FP32 ONNX model to FP16 with onnxconverter-common.
 
     ``float16.convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
@@ -733,7 +826,10 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     +-1e-7 (its defaults; it warns, and we silence that warning).
 
     Returns:
-        ``(written path, names of the nodes kept in FP32)``.
+        ``(written path, names of the nodes kept in FP32, findings)``; a finding
+        ``fp16-weight-clamped`` (warning) names the constants of magnitude >= 1e4 the
+        converter clamps to +-1e4 (e.g. BatchNorm running variances of 1e7 in PP-OCR det)
+        and the nodes that read them.
 
     Raises:
         EnvironmentProblem: onnxconverter-common is not installed.
@@ -751,6 +847,12 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
         model = onnx.load(str(model_path))
     except Exception as exc:
         raise InputError(f"cannot load {model_path}: {exc}", "check the file with trtcheck inspect") from None
+    # name unnamed nodes as localisation does (node_<index>, indices of the FP32 graph) so
+    # that --keep-fp32-nodes can name them: the converter blocks by name
+    for i, n in enumerate(model.graph.node):
+        if not n.name:
+            n.name = f"node_{i}"
+    _constants_to_initializers(model)
     node_names = {n.name for n in model.graph.node}
     unknown = [n for n in keep_fp32_nodes if n not in node_names]
     if unknown:
@@ -771,8 +873,24 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                          "handle; pass a converted model with --candidate fp16=PATH") from None
     kept = [n.name for n in model.graph.node if n.op_type in set(block_ops)
             or n.name in set(keep_fp32_nodes)]
+    findings: list[Finding] = []
+    clamped = clamped_weights(model, set(kept))
+    if clamped:
+        users: list[str] = []
+        for _n, _m, _c, us in clamped:
+            users += [u for u in us if u not in users]
+        worst = max(clamped, key=lambda c: c[1])
+        findings.append(Finding(
+            code="fp16-weight-clamped", severity="warning", where=worst[0],
+            message=f"{len(clamped)} constant(s) hold values >= 1e4 that the FP16 converter "
+                    f"clamps to +-1e4 (largest: {worst[0]!r} = {worst[1]:.4g}, nodes "
+                    f"{', '.join(worst[3][:3])}); the FP16 ONNX computes with changed weights. "
+                    "A TensorRT FP16 engine of the same ONNX may not be affected (it folds "
+                    "BatchNorm into the convolution in FP32 before casting)",
+            remedy=f"keep these nodes in FP32 (--keep-fp32-nodes {','.join(users[:10])}"
+                   f"{',...' if len(users) > 10 else ''}) or fold BatchNorm/constants first"))
     onnx.save_model(m16, str(out_path))
-    return str(out_path), kept
+    return str(out_path), kept, findings
 
 
 def _ort_backend(path: str, precision: str, providers: list[str] | None,
@@ -863,13 +981,15 @@ def compare_onnx_precisions(model_path: str | os.PathLike[str],
                 if log:
                     log("converting the model to FP16 (onnxconverter-common) ...")
                 out = Path(work) / (Path(model_path).stem + ".fp16.onnx")
-                path, kept = build_fp16_onnx(model_path, out, keep_fp32_ops, keep_fp32_nodes)
+                path, kept, built = build_fp16_onnx(model_path, out, keep_fp32_ops,
+                                                    keep_fp32_nodes)
                 how = ("onnxconverter-common float16.convert_float_to_float16(keep_io_types=True) "
                        f"with its default op block list{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
                        f"{'; nodes kept in FP32: ' + ', '.join(keep_fp32_nodes) if keep_fp32_nodes else ''}"
                        "; run by ONNX Runtime")
                 variants.append(Variant(p, p, _ort_backend(path, p, providers, threads), path,
-                                        how, onnx_path=path, kept_fp32_nodes=kept))
+                                        how, onnx_path=path, kept_fp32_nodes=kept,
+                                        build_findings=built))
         with ref_backend as be:
             ref_inputs = be.input_specs()
         feeds, info = prepare_samples(ref_inputs, shapes, sample_count, seed, array_sets, values)

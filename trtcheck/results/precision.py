@@ -33,6 +33,8 @@ class PrecisionTolerance(Record):
         max_outside_fraction: largest share of elements (0..1) allowed outside
             ``atol``/``rtol`` per output.
         min_cosine_similarity: smallest cosine similarity (-1..1) allowed per output.
+        max_rel_l2_error: largest relative L2 error ``||c - r|| / ||r||`` allowed per
+            output (>= 0); the magnitude counterpart of the cosine bound.
         min_top1_agreement: smallest top-1 agreement (0..1) for classifier-like outputs,
             or ``None`` (recorded, not judged).
         source: where the defaults come from (one sentence), or ``"user"`` for overrides.
@@ -43,6 +45,7 @@ class PrecisionTolerance(Record):
     rtol: float
     max_outside_fraction: float
     min_cosine_similarity: float
+    max_rel_l2_error: float
     min_top1_agreement: float | None = None
     source: str
 
@@ -61,6 +64,9 @@ class OutputComparison(Record):
             with a non-zero reference; ``None`` when every reference element is zero.
         cosine_similarity: of the flattened outputs (1.0 = same direction), over finite
             elements; ``None`` when either side is all zeros.
+        rel_l2_error: ``||candidate - reference||_2 / ||reference||_2`` over finite
+            elements (a ratio; catches scale errors cosine cannot see); ``None`` when the
+            reference is all zeros.
         outside_tolerance_count, outside_tolerance_fraction: elements outside tolerance.
         candidate_nan_count, candidate_inf_count: non-finite elements in the candidate.
         reference_nan_count, reference_inf_count: non-finite elements in the reference.
@@ -92,6 +98,7 @@ class OutputComparison(Record):
     max_rel_error: float | None = None
     mean_rel_error: float | None = None
     cosine_similarity: float | None = None
+    rel_l2_error: float | None = None
     outside_tolerance_count: int
     outside_tolerance_fraction: float
     candidate_nan_count: int = 0
@@ -114,11 +121,11 @@ class LayerError(Record):
         index: position of the producing node in the reference graph (topological order).
         node, op_type: producing node in the reference ONNX graph.
         tensor: tensor name (the same in both graphs; the FP16 converter keeps names).
-        element_count, max_abs_error, outside_tolerance_fraction, cosine_similarity:
-            as in :class:`OutputComparison`.
+        element_count, max_abs_error, outside_tolerance_fraction, cosine_similarity,
+            rel_l2_error: as in :class:`OutputComparison`.
         reference_max_abs: largest ``|x|`` in the FP32 reference.
         range_rel_error: ``max_abs_error / reference_max_abs`` (error relative to the
-            tensor's range, a ratio; the failing rule compares it with ``rtol``).
+            tensor's range, a ratio; recorded, not judged).
         candidate_nonfinite_count: NaN/Inf elements in the candidate where the reference
             is finite.
     """
@@ -133,6 +140,7 @@ class LayerError(Record):
     range_rel_error: float
     outside_tolerance_fraction: float
     cosine_similarity: float | None = None
+    rel_l2_error: float | None = None
     candidate_nonfinite_count: int = 0
 
 
@@ -165,9 +173,10 @@ class Localization(Record):
         method: how it was found, e.g. ``"onnxruntime: all node outputs marked in both
             graphs"``.
         tensors_compared: intermediate tensors compared (0 when only the range check ran).
-        first_failing: up to 5 first tensors (topological order) outside the variant's
-            tolerance (new NaN/Inf, cosine below minimum, or range-relative error above
-            ``rtol``: see :func:`trtcheck.measure.localize.compare_layers`).
+        first_failing: up to 5 first tensors (topological order) where the computation
+            breaks: new NaN/Inf, cosine similarity below the variant's minimum or relative
+            L2 error above its maximum (see
+            :func:`trtcheck.measure.localize.compare_layers`).
         first_nonfinite: up to 5 first tensors where the candidate has NaN/Inf and the
             reference does not.
         range_overflows: up to 10 first FP32 activations beyond the precision's range
@@ -217,8 +226,9 @@ class VariantResult(Record):
         kept_fp32_nodes: nodes the builder kept in FP32 (converter block lists).
         tolerance: the bounds used.
         outputs: per-output comparison, keyed by output name.
-        min_cosine_similarity, max_abs_error, max_outside_tolerance_fraction,
-            nonfinite_count, min_top1_agreement: worst values over outputs (flat gate paths).
+        min_cosine_similarity, max_rel_l2_error, max_abs_error,
+            max_outside_tolerance_fraction, nonfinite_count, min_top1_agreement: worst
+            values over outputs (flat gate paths).
         passed: every output passed and no finding of severity ``"error"``.
         findings: NaN/Inf, range overflows, failed outputs (codes ``precision-nonfinite``,
             ``fp16-range-overflow``, ``precision-out-of-tolerance``).
@@ -235,6 +245,7 @@ class VariantResult(Record):
     tolerance: PrecisionTolerance
     outputs: dict[str, OutputComparison]
     min_cosine_similarity: float | None = None
+    max_rel_l2_error: float | None = None
     max_abs_error: float
     max_outside_tolerance_fraction: float
     nonfinite_count: int
