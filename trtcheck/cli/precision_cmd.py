@@ -18,6 +18,7 @@ from trtcheck.cli.common import (
 _TOL_OPTIONS = {
     "atol": "atol", "rtol": "rtol", "min_cosine": "min_cosine_similarity",
     "max_outside_fraction": "max_outside_fraction", "min_top1": "min_top1_agreement",
+    "max_rel_l2": "max_rel_l2_error",
 }
 
 
@@ -87,8 +88,9 @@ def precision_text(result: Any) -> str:
              f"inputs:    {inp.source}, {inp.sample_count} sample(s)"
              + (f", seed {inp.seed}" if inp.seed is not None else "")
              + ", shapes " + ", ".join(f"{k}:{'x'.join(map(str, v))}" for k, v in inp.shapes.items())]
-    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} {'max_rel':>9} "
-            f"{'cosine':>10} {'outside':>8} {'nan/inf':>8} {'top1':>6} {'verdict':>7}")
+    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} "
+            f"{'max_rel':>9} {'rel_l2':>9} {'cosine':>10} {'outside':>8} {'nan/inf':>8} "
+            f"{'top1':>6} {'verdict':>7}")
     lines += ["", head, "-" * len(head)]
     for v in result.variants.values():
         for o in v.outputs.values():
@@ -96,7 +98,8 @@ def precision_text(result: Any) -> str:
             lines.append(
                 f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} "
                 f"{_num(o.rounding_floor_max_abs_error):>9} {o.mean_abs_error:>9.3g} "
-                f"{_num(o.max_rel_error):>9} {_num(o.cosine_similarity, '.7f'):>10} "
+                f"{_num(o.max_rel_error):>9} {_num(o.rel_l2_error):>9} "
+                f"{_num(o.cosine_similarity, '.7f'):>10} "
                 f"{o.outside_tolerance_fraction:>8.2%} "
                 f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
                 f"{_num(o.top1_agreement, '.0%'):>6} {'pass' if o.passed else 'FAIL':>7}")
@@ -105,7 +108,7 @@ def precision_text(result: Any) -> str:
         t = v.tolerance
         lines.append(f"{v.label}: {'PASS' if v.passed else 'FAIL'}  (atol {t.atol:g}, rtol "
                      f"{t.rtol:g}, outside <= {t.max_outside_fraction:.2%}, cosine >= "
-                     f"{t.min_cosine_similarity:g}"
+                     f"{t.min_cosine_similarity:g}, rel L2 <= {t.max_rel_l2_error:g}"
                      + (f", top-1 >= {t.min_top1_agreement:.0%}" if t.min_top1_agreement else "")
                      + f"; built: {v.built_by})")
         if v.latency is not None:
@@ -167,6 +170,8 @@ def precision_text(result: Any) -> str:
               help="Smallest cosine similarity per output (default: fp16 0.999).")
 @click.option("--max-outside-fraction", multiple=True, metavar="[PREC=]VALUE",
               help="Largest share of elements outside atol/rtol (default: fp16 0.001).")
+@click.option("--max-rel-l2", multiple=True, metavar="[PREC=]VALUE",
+              help="Largest relative L2 error ||c - r|| / ||r|| per output (default: fp16 0.05).")
 @click.option("--min-top1", multiple=True, metavar="[PREC=]VALUE",
               help="Smallest top-1 agreement of classifier outputs (default: int8 0.99).")
 @click.option("--keep-fp32-ops", default=None, metavar="LIST",
@@ -191,7 +196,7 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
         inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],
         sample_count: int, seed: int, atol: tuple[str, ...], rtol: tuple[str, ...],
         min_cosine: tuple[str, ...], max_outside_fraction: tuple[str, ...],
-        min_top1: tuple[str, ...], keep_fp32_ops: str | None, keep_fp32_nodes: str | None,
+        max_rel_l2: tuple[str, ...], min_top1: tuple[str, ...], keep_fp32_ops: str | None, keep_fp32_nodes: str | None,
         bench: bool, no_localize: bool, backend_name: str | None, providers: str | None,
         threads: int | None, output: str | None, overwrite: bool, output_format: str) -> None:
     """Compare reduced-precision variants of MODEL with its FP32 run.
@@ -220,7 +225,7 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
     precs = [p.strip() for p in precisions.split(",") if p.strip()]
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
                                         max_outside_fraction=max_outside_fraction,
-                                        min_top1=min_top1)
+                                        min_top1=min_top1, max_rel_l2=max_rel_l2)
     cands = parse_candidates(candidates)
     array_sets = None
     if inputs_npz:

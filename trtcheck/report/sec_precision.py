@@ -37,7 +37,7 @@ def _view(p: PrecisionResult) -> dict[str, Any]:
                  "device": p.reference.device,
                  "median": rl.median_ms if rl else None, "p99": rl.p99_ms if rl else None,
                  "sps": rl.throughput_samples_per_s if rl else None, "speedup": 1.0 if rl else None,
-                 "cos": None, "max_abs": None, "outside_pct": None, "nonfinite": None,
+                 "cos": None, "rel_l2": None, "max_abs": None, "outside_pct": None, "nonfinite": None,
                  "top1": None, "verdict": "reference"})
     variants = []
     for label, v in p.variants.items():
@@ -47,7 +47,8 @@ def _view(p: PrecisionResult) -> dict[str, Any]:
                      "median": lat.median_ms if lat else None, "p99": lat.p99_ms if lat else None,
                      "sps": lat.throughput_samples_per_s if lat else None,
                      "speedup": lat.speedup_vs_reference if lat else None,
-                     "cos": v.min_cosine_similarity, "max_abs": v.max_abs_error,
+                     "cos": v.min_cosine_similarity, "rel_l2": v.max_rel_l2_error,
+                     "max_abs": v.max_abs_error,
                      "outside_pct": v.max_outside_tolerance_fraction * 100.0,
                      "nonfinite": v.nonfinite_count, "top1": v.min_top1_agreement,
                      "verdict": "pass" if v.passed else "FAIL"})
@@ -60,7 +61,7 @@ def _view(p: PrecisionResult) -> dict[str, Any]:
                 "name": o.name, "shape": "x".join(map(str, o.shape)), "max_abs": o.max_abs_error,
                 "mean_abs": o.mean_abs_error, "p99_abs": o.p99_abs_error,
                 "max_rel": o.max_rel_error, "mean_rel": o.mean_rel_error,
-                "cos": o.cosine_similarity, "outside_pct": o.outside_tolerance_fraction * 100.0,
+                "cos": o.cosine_similarity, "rel_l2": o.rel_l2_error, "outside_pct": o.outside_tolerance_fraction * 100.0,
                 "nan": o.candidate_nan_count, "inf": o.candidate_inf_count,
                 "top1": None if o.top1_agreement is None else o.top1_agreement * 100.0,
                 "top5": None if o.top5_agreement is None else o.top5_agreement * 100.0,
