@@ -42,3 +42,21 @@ def test_ppocr_cls_fp16_within_default_tolerance(ppocr: dict[str, Path]) -> None
     assert o.cosine_similarity is not None and o.cosine_similarity > 0.999
     assert o.max_abs_error < 1e-2
     assert r.inputs.shapes == {"x": [1, 3, 48, 192]}
+
+
+@pytest.mark.ppocr
+@pytest.mark.slow
+def test_ppocr_det_fp16_conversion_breaks_at_the_clamped_batchnorm(ppocr: dict[str, Path]) -> None:
+    r = compare_onnx_precisions(ppocr["det"], ["fp16"], shapes={"x": [1, 3, 320, 320]},
+                                sample_count=1, threads=1)
+    v = r.variants["fp16"]
+    assert not v.passed
+    (o,) = v.outputs.values()
+    assert o.cosine_similarity is not None and o.cosine_similarity < 0.5
+    clamp = next(f for f in v.findings if f.code == "fp16-weight-clamped")
+    assert "batch_norm_0.w_2" in clamp.message
+    assert "--keep-fp32-nodes p2o.BatchNormalization.1" in (clamp.remedy or "")
+    loc = v.localization
+    assert loc is not None and loc.range_overflow_total == 0
+    assert loc.first_failing[0].node == "p2o.BatchNormalization.1"
+    assert set(v.kept_fp32_nodes) >= {"p2o.Resize.0"}  # Resize stays FP32 (block list)
