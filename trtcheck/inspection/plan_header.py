@@ -286,6 +286,12 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
             "plan-variant", "the plan carries the tag 'ptrt', a TensorRT serialization "
             "variant (e.g. safety runtime or another OS) the standard runtime rejects",
             "rebuild with the standard TensorRT runtime on this OS", severity="warning"))
+    replacement = plan.count(b"\xef\xbf\xbd")
+    if replacement > 16 and replacement * 3 > len(plan) // 200:
+        return bad(kind, "plan-text-decoded",
+                   f"the plan went through a text decode/encode ({replacement} UTF-8 "
+                   "replacement characters U+FFFD)",
+                   "transfer and store the plan as binary (bytes), never as str", **extra)
     # completeness and text-mode damage, from the header's length field
     if header_size >= HEADER_BYTES and header_size != len(plan):
         lf = plan.count(b"\n")
@@ -313,12 +319,6 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                 "plan-trailing-bytes", f"{trailing} bytes follow the end of the plan",
                 "something appended data to the file; TensorRT ignores or rejects it",
                 severity="warning"))
-    replacement = plan.count(b"\xef\xbf\xbd")
-    if replacement > 16 and replacement * 3 > len(plan) // 200:
-        return bad(kind, "plan-text-decoded",
-                   f"the plan went through a text decode/encode ({replacement} UTF-8 "
-                   "replacement characters U+FFFD)",
-                   "transfer and store the plan as binary (bytes), never as str", **extra)
     # compare with the runtime installed here
     want = kind
     if prefer_runtime and prefer_runtime != want:
@@ -364,6 +364,12 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
             "plan-build-mismatch",
             f"build number differs: plan {built}, runtime {rt.version}",
             "usually loads; rebuild if deserialization fails", severity="info"))
+    if offset:
+        return PlanInfo(kind=kind, can_load=False, problems=problems,
+                        runtime_name=rt.name, runtime_version=rt.version,
+                        verdict=f"cannot load because {problems[0].message}; the plan inside "
+                                f"({label} {built}) matches the installed runtime once "
+                                "the prefix is removed", **base, **extra)
     return PlanInfo(kind=kind, can_load=True, problems=problems,
                     runtime_name=rt.name, runtime_version=rt.version,
                     verdict=f"can load ({label} {built} plan, runtime {rt.version}; "

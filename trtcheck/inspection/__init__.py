@@ -1,0 +1,1 @@
+"""Inspection of ONNX models, TensorRT plans and trtexec exports (no GPU needed)."""
