@@ -83,16 +83,22 @@ def assert_one_line_error(res: CliResult, code: int = 2, *needles: str) -> str:
 
 # --- TensorRT engines (issue 5): real trtexec exports and TensorRT-RTX plans -------------
 
-SHARED_EXPORTS = REPO.parent / "shared" / "data" / "trtexec-exports"
+def _shared_exports() -> Path:
+    """``<repo>/../shared/data/trtexec-exports``; ``TRTCHECK_SHARED_DIR`` overrides the
+    ``shared`` folder (for a git worktree that does not sit beside it)."""
+    shared = Path(os.environ.get("TRTCHECK_SHARED_DIR") or REPO.parent / "shared")
+    return shared / "data" / "trtexec-exports"
 
 
 @pytest.fixture(scope="session")
 def trtexec_exports() -> Path:
-    """``<repo>/../shared/data/trtexec-exports`` (real trtexec exports); FAILS if absent."""
-    if not (SHARED_EXPORTS / "resnet18-a100-fp16").is_dir():
-        pytest.fail(f"real trtexec exports not found at {SHARED_EXPORTS}: clone the shared "
-                    "data folder beside the repository (<repo>/../shared/data/trtexec-exports)")
-    return SHARED_EXPORTS
+    """The real trtexec exports (``../shared/data/trtexec-exports``); FAILS if absent."""
+    path = _shared_exports()
+    if not (path / "resnet18-a100-fp16").is_dir():
+        pytest.fail(f"real trtexec exports not found at {path}: clone the shared data "
+                    "folder beside the repository (<repo>/../shared/data/trtexec-exports) "
+                    "or set TRTCHECK_SHARED_DIR to the shared folder")
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -75,7 +75,8 @@ class EngineLayer(Record):
     Attributes:
         name: layer name (fused layers join their origins with ``" + "``).
         layer_type: TensorRT layer type (``"CaskConvolution"``, ``"Reformat"``, ...).
-        precision: the data type of the layer's first output (what it computes in).
+        precision: what the layer computes in: its weight type when it has weights (a
+            QAT convolution reads INT8 and may write FP32), else its first output's type.
         tactic: tactic (kernel) name, or the tactic value when no name is given.
         origin: ``"REFORMAT"``, ``"QDQ"``, ... when TensorRT says where it came from.
         fused_ops: names of the network layers fused into this one.
