@@ -36,7 +36,7 @@ from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTiming
 KINDS = ("build.metadata", "profile.metadata", "graph", "profile", "timing", "metadata")
 
 
-def _kind(p: Path) -> tuple[str, str] | None:
+def export_kind(p: Path) -> tuple[str, str] | None:
     """``(engine stem, kind)`` for an export file name, else ``None``."""
     name = p.name
     if not name.endswith(".json"):
@@ -62,7 +62,7 @@ def find_exports(paths: list[str | Path] | str | Path) -> dict[str, Path]:
         files.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
     groups: dict[str, dict[str, Path]] = {}
     for f in files:
-        k = _kind(f)
+        k = export_kind(f)
         if k:
             groups.setdefault(k[0], {})[k[1]] = f
     if not groups:

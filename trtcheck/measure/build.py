@@ -230,8 +230,10 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
             need_profile = True
             if t.name not in shapes:
                 raise InputError(f"input {t.name!r} has dynamic shape {dims}; a profile is "
-                                 "needed", f"pass --shapes {t.name}:MIN,OPT,MAX e.g. "
-                                 f"{t.name}:1x3x320x320,1x3x640x640,1x3x960x960")
+                                 "needed", f"pass --min-shapes/--opt-shapes/--max-shapes "
+                                 f"(e.g. --min-shapes {t.name}:"
+                                 f"{'x'.join(str(d if d > 0 else 1) for d in dims)} "
+                                 f"--max-shapes {t.name}:...), or --shapes for one fixed shape")
             mn, op, mx = shapes[t.name]
             profile.set_shape(t.name, tuple(mn), tuple(op), tuple(mx))
     unknown = set(shapes) - {t.name for t in inputs}
@@ -250,9 +252,13 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
     build_s = time.perf_counter() - t0
     if serialized is None:
         errs = [ln for ln in log_lines if ln.startswith("[ERROR]")] or log_lines
-        raise InputError(f"{runtime} failed to build {model_path.name}: "
-                         f"{(errs or ['no reason given'])[0][:400]}",
-                         "check the profile shapes (--shapes) and the model")
+        first = (errs or ["no reason given"])[0]
+        hint = "check the profile shapes (--min-shapes/--opt-shapes/--max-shapes) and the model"
+        if "contradictory IOptimizationProfile" in first or "different constant values" in first:
+            hint = ("dimensions that share one name in the ONNX model must be equal (TensorRT "
+                    "forces it): give them equal sizes in every profile shape, or rename the "
+                    "dims in the model (`trtcheck inspect MODEL` lists shared names)")
+        raise InputError(f"{runtime} failed to build {model_path.name}: {first[:400]}", hint)
     data = memoryview(serialized).tobytes()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
