@@ -88,6 +88,10 @@ def check_model_file(path: str) -> None:
                          "pass the .onnx (or .plan) file inside it")
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied", None)
+    if path.lower().endswith(".onnx"):
+        from trtcheck.load.onnx_model import load_onnx
+
+        load_onnx(path, load_external_data=False)  # one clear line for a broken file
 
 
 def measurement_options(f: F) -> F:

@@ -34,6 +34,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     from the results model alone: `trtcheck report --from results.json -o DIR`
     reproduces the report without running anything.
     """
+    import os
+
     from trtcheck.errors import UsageError
     from trtcheck.report import check_output_dir, render_report
 
@@ -55,7 +57,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                          min_samples=30, max_duration_s=10.0) if demo else None
     opts = run_options_from_cli(**measure, base_rule=base_rule)
-    check_output_dir(output, overwrite)  # fail before measuring anything
     if demo:
         from trtcheck.load.demo import demo_model_path
 
@@ -65,8 +66,15 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             opts.batch_sizes = list(DEMO_BATCHES)
     assert model is not None
     check_model_file(model)
-    results = _measure(model, opts, no_bench)
-    written = render_report(results, output, overwrite=overwrite)
+    created = not os.path.exists(output)
+    check_output_dir(output, overwrite)  # fail before measuring anything
+    try:
+        results = _measure(model, opts, no_bench)
+        written = render_report(results, output, overwrite=overwrite)
+    except BaseException:
+        if created and os.path.isdir(output) and not os.listdir(output):
+            os.rmdir(output)  # leave nothing behind that we made
+        raise
     _announce(written)
 
 
@@ -76,9 +84,7 @@ def _measure(model: str, opts: Any, no_bench: bool) -> Any:
     results = new_results()
     if model.lower().endswith(".onnx"):
         from trtcheck.inspection.onnx_inspect import inspect_onnx
-        from trtcheck.load.onnx_model import load_onnx
 
-        load_onnx(model, load_external_data=False)  # one clear line for a bad file
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
         results.inspection = inspect_onnx(model, shapes=first_shapes or None)

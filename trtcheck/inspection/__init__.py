@@ -1,1 +1,1 @@
-"""Inspection of ONNX models, TensorRT plans and trtexec exports (no GPU needed)."""
+"""Inspection: what a model or engine is, read from its files without running it."""

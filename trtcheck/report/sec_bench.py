@@ -53,6 +53,18 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
     }
 
 
+def _batch_axis(ax: Any, results: Results) -> None:
+    """Log2 x axis labelled with the measured batch sizes as plain numbers."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    sizes = sorted({b.batch_size for r in results.bench for b in r.batches})
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(s) for s in sizes])
+    ax.set_xlabel("batch size")
+
+
 def _charts(results: Results, charts: ChartSink) -> list[Any]:
     out = []
     fig, ax = new_figure()
@@ -66,8 +78,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
                 label=f"{run.label} p90")
         ax.plot(bs, [b.stats.p99_ms for b in run.batches], marker="^", linestyle=":",
                 label=f"{run.label} p99")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size")
+    _batch_axis(ax, results)
     ax.set_ylabel("latency per execution (ms)")
     ax.set_title("Latency percentiles vs batch size (band: p25-p75)")
     ax.legend(fontsize="small")
@@ -82,8 +93,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
         if base is not None:
             ax.plot(bs, [base.throughput_samples_per_s * b for b in bs], linestyle=":",
                     color="gray", label=f"{run.label} linear scaling from batch 1")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size")
+    _batch_axis(ax, results)
     ax.set_ylabel("throughput (samples/s)")
     ax.set_title("Throughput vs batch size")
     ax.legend(fontsize="small")

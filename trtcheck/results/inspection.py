@@ -42,6 +42,8 @@ class ComputeEstimate(Record):
         counted_nodes: number of nodes whose MACs were counted.
         uncounted_op_types: op types present but not counted (cheap or unknown).
         method: how the numbers were obtained, in words.
+        unresolved_nodes: nodes of a counted op type left out because their shapes
+            could not be inferred (0 when the estimate is complete for those ops).
     """
 
     input_shapes: dict[str, list[int]]
@@ -51,10 +53,18 @@ class ComputeEstimate(Record):
     counted_nodes: int
     uncounted_op_types: list[str]
     method: str
+    unresolved_nodes: int = 0
 
 
 class ModelInspection(Record):
-    """What trtcheck found in an ONNX model without running it."""
+    """What trtcheck found in an ONNX model without running it.
+
+    ``parameter_count`` counts the elements of every stored weight tensor
+    (initializers, the stored values of sparse initializers, and ``Constant`` node
+    values, in all subgraphs); ``parameter_count_by_source`` splits it by those sources
+    (keys ``"initializer"``, ``"sparse_initializer"``, ``"constant_node"``).
+    ``initializer_dtypes`` counts stored weight tensors per dtype (same sources).
+    """
 
     format: str = "onnx"
     path: str
@@ -70,6 +80,7 @@ class ModelInspection(Record):
     op_histogram: dict[str, int]
     parameter_count: int
     parameter_bytes: int
+    parameter_count_by_source: dict[str, int] = {}
     initializer_dtypes: dict[str, int]
     external_data_files: list[str] = []
     compute: ComputeEstimate | None = None

@@ -1,0 +1,1 @@
+"""Analysis: reads the results model only (advice, simulation, comparison, gate)."""
