@@ -139,7 +139,12 @@ def test_polygraphy_rtx_plan_has_same_header(trt_rtx, tiny_onnx, tmp_path):
 def test_inspect_real_plan_without_gpu(trt_rtx, tiny_onnx, tmp_path):
     r = build_engine(tiny_onnx, tmp_path / "t.plan", runtime="tensorrt_rtx", shapes=PROFILE)
     assert is_engine_input(r.plan_path) and not is_engine_input(tiny_onnx)
-    insp = inspect_engine_path(r.plan_path)
+    header_only = inspect_engine_path(r.plan_path)
+    assert "header only" in header_only.lints[-1].message
+    # with the GPU loader: TensorRT-RTX imports, then finds no GPU -> still a clean finding
+    from trtcheck.backends.tensorrt import inspect_plan_on_gpu
+
+    insp = inspect_engine_path(r.plan_path, load_engine=inspect_plan_on_gpu)
     assert insp.source == "plan" and insp.plan.can_load is True
     assert insp.memory.plan_size_bytes == r.plan_size_bytes
     notes = [f for f in insp.lints if f.code == "engine-not-loaded"]

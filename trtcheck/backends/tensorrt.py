@@ -477,3 +477,27 @@ class TensorRTBackend(Backend):
             self.context.profiler = None
             self.use_cuda_graph = graph
         return {k: v / max(1, iterations) for k, v in totals.items()}
+
+
+def inspect_plan_on_gpu(plan_path: Path, runtime: str) -> EngineInspection:
+    """Deserialize ``plan_path`` and return its engine inspection (layers, profiles,
+    memory); the ``load_engine`` hook of
+    :func:`trtcheck.inspection.engine.inspect_engine_path`.
+
+    Raises:
+        EnvironmentProblem / InputError: see :meth:`TensorRTBackend.activate`.
+    """
+    with TensorRTBackend(plan_path, runtime=runtime) as backend:
+        return backend.engine_inspection()
+
+
+def tensorrt_backend(plan_path: str | os.PathLike[str], **options: Any) -> TensorRTBackend:
+    """Registry factory ``tensorrt``: a TensorRT plan (``runtime`` option overrides)."""
+    options.setdefault("runtime", "tensorrt")
+    return TensorRTBackend(plan_path, **options)
+
+
+def tensorrt_rtx_backend(plan_path: str | os.PathLike[str], **options: Any) -> TensorRTBackend:
+    """Registry factory ``tensorrt_rtx``: a TensorRT-RTX plan."""
+    options["runtime"] = "tensorrt_rtx"
+    return TensorRTBackend(plan_path, **options)

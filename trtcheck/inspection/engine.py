@@ -11,6 +11,7 @@ says how to get layer information (``trtexec --exportLayerInfo`` on the GPU mach
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from trtcheck.errors import InputError, TrtcheckError
@@ -50,15 +51,18 @@ def is_engine_input(path: str | Path) -> bool:
 
 
 def inspect_engine_path(path: str | Path, runtime: str | None = None,
-                        use_gpu: bool = True) -> EngineInspection:
+                        load_engine: Callable[[Path, str], EngineInspection] | None = None
+                        ) -> EngineInspection:
     """Inspect an engine plan, trtexec exports or inspector JSON.
 
     Args:
         path: the file or folder.
         runtime: ``"tensorrt"``/``"tensorrt_rtx"`` to load a plan with (default: the
             plan's own kind).
-        use_gpu: try to deserialize the plan for the engine inspector when a runtime and
-            a GPU are available.
+        load_engine: ``(plan_path, runtime) -> EngineInspection`` that deserializes the
+            plan and runs the engine inspector (the CLI passes
+            :func:`trtcheck.backends.tensorrt.inspect_plan_on_gpu`; this layer may not
+            import backends). ``None``: header only.
 
     Returns:
         :class:`EngineInspection` (``source`` ``"plan"`` or ``"trtexec"``).
@@ -83,28 +87,23 @@ def inspect_engine_path(path: str | Path, runtime: str | None = None,
                             runtime_version=plan.runtime_version,
                             memory=EngineMemory(plan_size_bytes=plan.file_size_bytes))
     lints: list[Finding] = list(plan.problems)
-    if use_gpu and plan.can_load is not False:
+    why = "header only was read"
+    if load_engine is not None and plan.can_load is not False:
         try:
-            deep = _inspect_on_gpu(p, runtime or plan.kind)
+            deep = load_engine(p, runtime or plan.kind)
         except TrtcheckError as exc:
-            lints.append(Finding(
-                code="engine-not-loaded", severity="info",
-                message=f"layer information needs the engine deserialized: {exc.message}",
-                remedy="on the GPU machine run `trtexec --loadEngine=PLAN --exportLayerInfo="
-                       "PLAN.graph.json --profilingVerbosity=detailed --exportProfile="
-                       "PLAN.profile.json --exportTimes=PLAN.timing.json` and inspect those "
-                       "files here, or run trtcheck there"))
+            why = exc.message
         else:
             mem = memory_summary(deep, plan_size_bytes=plan.file_size_bytes,
                                  recorded=deep.memory)
             return deep.model_copy(update={"plan": plan, "memory": mem,
                                            "built_with_version": plan.built_with_version,
                                            "lints": lints + deep.lints})
+    lints.append(Finding(
+        code="engine-not-loaded", severity="info",
+        message=f"layer information needs the engine deserialized ({why})",
+        remedy="on the GPU machine run `trtexec --loadEngine=PLAN --exportLayerInfo="
+               "PLAN.graph.json --profilingVerbosity=detailed --exportProfile="
+               "PLAN.profile.json --exportTimes=PLAN.timing.json` and inspect those "
+               "files here, or run trtcheck there"))
     return base.model_copy(update={"lints": lints})
-
-
-def _inspect_on_gpu(path: Path, runtime: str) -> EngineInspection:
-    from trtcheck.backends.tensorrt import TensorRTBackend
-
-    with TensorRTBackend(path, runtime=runtime) as backend:
-        return backend.engine_inspection()
