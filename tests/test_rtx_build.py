@@ -170,4 +170,7 @@ def test_cli_build_preflight_inspect(trt_rtx, tiny_onnx, tmp_path, cli):
     again = cli("build", str(tiny_onnx), "--runtime", "tensorrt_rtx", "-o", str(tmp_path),
                 "--min-shapes", "x:1x3x16x16", "--max-shapes", "x:8x3x16x16")
     assert again.returncode == 2 and "not overwriting" in again.stderr
-    assert "Traceback" not in again.stderr + wrong.stderr + onnx_as_plan.stderr
+    bench = cli("bench", str(plan), "--batch", "1")  # a vtrt plan picks tensorrt_rtx
+    assert bench.returncode == 3
+    assert "no CUDA GPU" in bench.stderr or "cuda-python" in bench.stderr
+    assert "Traceback" not in again.stderr + wrong.stderr + onnx_as_plan.stderr + bench.stderr

@@ -327,7 +327,8 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
         return bad(kind, "plan-wrong-runtime",
                    f"it is a {other} {built} plan and the {asked} runtime was asked for; "
                    "the two plan formats are not interchangeable",
-                   f"use --runtime {want}, or rebuild the engine with {asked}", **extra)
+                   f"load it with {other} (`--backend {want}` for bench, `--runtime {want}` "
+                   f"for preflight/build), or rebuild the engine with {asked}", **extra)
     rt = runtimes.get(want)
     if rt is None:
         label = "TensorRT-RTX" if want == "tensorrt_rtx" else "TensorRT"
