@@ -217,3 +217,55 @@ def test_runtime_choice(monkeypatch, plan):
     assert default_runtime() == "tensorrt_rtx"
     with pytest.raises(InputError, match="unknown TensorRT runtime"):
         TensorRTBackend(plan, runtime="onnx")
+
+
+def test_cuda_timing_errors_and_buffers(fakes):
+    _, cud = fakes
+    ct.set_cudart(cud)
+    with pytest.raises(ct.CudaError) as ei:
+        ct.check((35,), "cudaFoo")
+    assert ei.value.exit_code == 3 and ei.value.code == 35 and "nvidia-smi" in ei.value.hint
+    assert ct.check((0, 7), "x") == 7 and ct.check((0, 1, 2), "x") == (1, 2)
+    cud.devices = 0
+    assert ct.device_count() == 0  # no driver: 0, not an exception
+    cud.devices = 1
+    h = ct.PinnedBuffer(16)
+    with pytest.raises(ValueError, match="does not fit"):
+        h.view(np.float32, (5,))
+    h.view(np.float32, (4,))[:] = 1.5
+    d = ct.DeviceBuffer(16)
+    s = ct.Stream()
+    timer = ct.EventTimer(s, ["copy"])
+    timer.start("copy")
+    ct.memcpy_async(d.ptr, h.ptr, 16, "h2d", s)
+    timer.end("copy")
+    assert timer.elapsed_ms("copy") == pytest.approx(16 / H2D_BYTES_PER_MS)
+    with pytest.raises(ct.CudaError):  # wrong direction: the fake checks where memory lives
+        ct.memcpy_async(d.ptr, h.ptr, 16, "d2h", s)
+    with pytest.raises(ValueError):
+        ct.memcpy_async(d.ptr, h.ptr, 16, "sideways", s)
+    timer.destroy()
+    for x in (h, d, s):
+        (x.free if hasattr(x, "free") else x.destroy)()
+    assert not cud.device_allocs and not cud.host_allocs and cud.events_live == 0
+
+
+def test_missing_cuda_python(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cuda(name, *a, **k):
+        if name == "cuda" or name.startswith("cuda."):
+            raise ImportError("no cuda")
+        return real_import(name, *a, **k)
+
+    ct.set_cudart(None)
+    monkeypatch.setattr(builtins, "__import__", no_cuda)
+    try:
+        with pytest.raises(EnvironmentProblem, match="cuda-python is not installed") as ei:
+            ct.cudart()
+        assert "trt-cu12" in ei.value.hint
+    finally:
+        monkeypatch.setattr(builtins, "__import__", real_import)
+        ct.set_cudart(None)

@@ -127,7 +127,14 @@ def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     """FP16 copy of an ONNX model with FP32 I/O (onnxconverter-common,
     ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``."""
     import onnx
-    from onnxconverter_common import float16
+
+    try:
+        from onnxconverter_common import float16
+    except ImportError:
+        raise EnvironmentProblem("onnxconverter-common is not installed (needed for FP16 "
+                                 "builds in strongly typed TensorRT)",
+                                 'pip install "trtcheck-tool[rtx]" (or the trt-cu12/trt-cu13 '
+                                 "extra), or pass an FP16 ONNX model") from None
 
     import warnings
 
