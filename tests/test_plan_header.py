@@ -245,3 +245,8 @@ def test_real_deserialize_failure_is_translated(rtx_conv_plan: Path, trt_rtx):
     err = load_failure_error(lines, str(rtx_conv_plan))
     assert err.exit_code == 3
     assert "driver" in err.message or "GPU" in err.message
+
+
+def test_zero_version_header_is_damaged():
+    info = plan_info_from_bytes(b"ftrt" + b"\x00" * 60, runtimes=TRT_10_8)
+    assert info.can_load is False and info.problems[0].code == "plan-bad-header"

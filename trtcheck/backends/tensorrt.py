@@ -152,13 +152,16 @@ class TensorRTBackend(Backend):
         """
         if self._active:
             return
-        from trtcheck.inspection.plan_header import load_failure_error, read_plan_info
+        from trtcheck.inspection.plan_header import (
+            UNUSABLE_CODES,
+            load_failure_error,
+            read_plan_info,
+        )
 
         pre = read_plan_info(self.plan_path, prefer_runtime=self.runtime)
         if pre.can_load is False:
             cls = InputError if pre.kind in NON_PLAN_KINDS or any(
-                p.code in ("plan-prefix", "plan-truncated", "plan-text-mode",
-                           "plan-text-decoded") for p in pre.problems) else EnvironmentProblem
+                p.code in UNUSABLE_CODES for p in pre.problems) else EnvironmentProblem
             hint = pre.problems[0].remedy if pre.problems else None
             raise cls(f"{self.plan_path}: {pre.verdict}", hint)
         trt = self._import_trt()

@@ -14,9 +14,6 @@ import click
 from trtcheck.cli.common import OutputFormat, echo_json, format_option
 from trtcheck.errors import EnvironmentProblem, InputError
 
-DAMAGED = ("plan-prefix", "plan-truncated", "plan-text-mode", "plan-text-decoded",
-           "plan-empty", "plan-is-onnx", "plan-is-text", "plan-lfs-pointer",
-           "plan-unknown-format")
 
 
 @click.command("preflight")
@@ -41,7 +38,7 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
       trtcheck preflight --log deserialize.log
       trtcheck preflight yolo.engine --strip-prefix -o clean.plan
     """
-    from trtcheck.inspection.plan_header import explain_load_log, read_plan_info
+    from trtcheck.inspection.plan_header import UNUSABLE_CODES, explain_load_log, read_plan_info
     from trtcheck.inspection.plan_header import strip_prefix as strip_plan_prefix
 
     if plan is None and log_file is None:
@@ -88,5 +85,5 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
     if info.can_load is False:
         first = info.problems[0] if info.problems else None
         code = first.code if first else ""
-        cls = InputError if code in DAMAGED else EnvironmentProblem
+        cls = InputError if code in UNUSABLE_CODES else EnvironmentProblem
         raise cls(f"{plan}: {info.verdict}", first.remedy if first else None)

@@ -78,7 +78,8 @@ def inspect_engine_path(path: str | Path, runtime: str | None = None,
     if p.suffix.lower() == ".json":
         return load_layer_info(p)
     plan = read_plan_info(p, prefer_runtime=runtime)
-    if plan.kind in NON_PLAN_KINDS:
+    if plan.kind in NON_PLAN_KINDS or (plan.can_load is False and plan.problems and
+                                       plan.problems[0].code == "plan-bad-header"):
         raise InputError(f"{p}: {plan.verdict}", plan.problems[0].remedy if plan.problems
                          else None)
     base = EngineInspection(source="plan", path=str(p), plan=plan, detailed=False,

@@ -85,6 +85,14 @@ INSTALL_HINTS = {
 }
 
 
+#: problem codes meaning "this file is not a usable plan" (bad input, exit 2), as opposed to
+#: "a plan for another runtime/version" (environment, exit 3)
+UNUSABLE_CODES = frozenset({
+    "plan-empty", "plan-is-onnx", "plan-is-text", "plan-lfs-pointer", "plan-unknown-format",
+    "plan-legacy", "plan-prefix", "plan-truncated", "plan-text-mode", "plan-text-decoded",
+    "plan-bad-header"})
+
+
 @dataclass(frozen=True)
 class Runtime:
     """An installed runtime found through package metadata (no import).
@@ -281,6 +289,11 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
     header_size = struct.unpack_from("<Q", plan, 16)[0]
     extra = {"plan_offset_bytes": offset, "built_with_version": built,
              "header_size_bytes": header_size}
+    if plan[24] == 0:  # no TensorRT or TensorRT-RTX release has major version 0
+        label = "TensorRT-RTX" if kind == "tensorrt_rtx" else "TensorRT"
+        return bad(kind, "plan-bad-header",
+                   f"the {label} plan header is damaged (version field {built})",
+                   "rebuild the engine or copy it again in binary mode", **extra)
     if magic == MAGIC_TRT_OTHER:
         problems.append(_problem(
             "plan-variant", "the plan carries the tag 'ptrt', a TensorRT serialization "
