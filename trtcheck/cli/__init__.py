@@ -25,7 +25,12 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
+<<<<<<< HEAD
     "precision": "precision_cmd",
+=======
+    "preflight": "preflight_cmd",
+    "build": "build_cmd",
+>>>>>>> main
 }
 
 

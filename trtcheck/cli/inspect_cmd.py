@@ -16,13 +16,11 @@ import click
 
 from trtcheck.cli.common import OutputFormat, echo_json, format_option
 from trtcheck.errors import InputError
+from trtcheck.load.onnx_model import plan_magic
 
 KIND_ONNX = "onnx"
 KIND_TRT_PLAN = "trt-plan"
 KIND_TRTEXEC_EXPORT = "trtexec-export"
-
-_PLAN_MAGICS = (b"ftrt", b"vtrt")
-
 
 def _detect_kind(path: Path) -> str:
     """What ``path`` holds, from its first bytes (not its extension).
@@ -30,9 +28,17 @@ def _detect_kind(path: Path) -> str:
     Returns:
         ``"trt-plan"`` for a TensorRT / TensorRT-RTX plan (magic ``ftrt``/``vtrt`` at
         byte 0 or 4), ``"trtexec-export"`` for a JSON file (trtexec ``--exportLayerInfo``
-        / ``--exportProfile`` / ``--exportTimes`` write JSON), else ``"onnx"``: missing
-        files, folders and anything else go to the ONNX loader, which names the problem.
+        / ``--exportProfile`` / ``--exportTimes`` write JSON) or a folder of such exports,
+        ``"trt-plan"`` too for any ``.plan``/``.engine``/``.trt`` file (the plan pre-flight
+        names what it really is), else ``"onnx"``: missing files, other folders and
+        anything else go to the ONNX loader, which names the problem.
     """
+    if path.is_dir():  # branch `trt`: a folder of trtexec exports
+        from trtcheck.inspection.engine import is_engine_input
+
+        return KIND_TRTEXEC_EXPORT if is_engine_input(path) else KIND_ONNX
+    if path.is_file() and path.suffix.lower() in (".plan", ".engine", ".trt"):
+        return KIND_TRT_PLAN  # branch `trt`: the plan pre-flight names what the file is
     if not path.is_file():
         return KIND_ONNX
     try:
@@ -40,7 +46,7 @@ def _detect_kind(path: Path) -> str:
             head = fh.read(64)
     except OSError:
         return KIND_ONNX
-    if head[:4] in _PLAN_MAGICS or head[4:8] in _PLAN_MAGICS:
+    if plan_magic(head) is not None:
         return KIND_TRT_PLAN
     if head.lstrip()[:1] in (b"{", b"[") or path.suffix.lower() == ".json":
         return KIND_TRTEXEC_EXPORT
@@ -50,33 +56,12 @@ def _detect_kind(path: Path) -> str:
 def _parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
     """``("x:1x3x224x224", "a:1x2,b:3")`` -> ``{"x": [1, 3, 224, 224], ...}``.
 
-    Interim parser until ``trtcheck.load.shapes.parse_shapes`` lands on main.
-
     Raises:
-        InputError: a malformed entry, a non-integer or non-positive dim, a name twice.
+        InputError: see :func:`trtcheck.load.shapes.parse_shapes`.
     """
-    syntax = "--shapes NAME:1x3x224x224[,NAME2:...]"
-    out: dict[str, list[int]] = {}
-    for spec in specs:
-        for entry in (e.strip() for e in spec.split(",")):
-            if not entry:
-                continue
-            name, sep, dims_text = entry.rpartition(":")
-            if not sep or not name or not dims_text:
-                raise InputError(f"bad --shapes entry {entry!r}: expected NAME:DIMS",
-                                 f"use {syntax}")
-            try:
-                dims = [int(d) for d in dims_text.lower().split("x")]
-            except ValueError:
-                raise InputError(f"bad --shapes entry {entry!r}: dims must be integers "
-                                 "separated by 'x'", f"use {syntax}") from None
-            if any(d < 1 for d in dims):
-                raise InputError(f"bad --shapes entry {entry!r}: every dim must be >= 1",
-                                 f"use {syntax}")
-            if name in out:
-                raise InputError(f"--shapes gives input {name!r} twice", f"use {syntax}")
-            out[name] = dims
-    return out
+    from trtcheck.load.shapes import parse_shapes
+
+    return parse_shapes(list(specs))
 
 
 def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
@@ -92,22 +77,20 @@ def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) 
         click.echo(render_text(insp), nl=False)
 
 
-def _not_inspectable(kind: str) -> Callable[[Path, dict[str, list[int]], str], None]:
-    def fail(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
-        what = {KIND_TRT_PLAN: "a TensorRT plan (engine)",
-                KIND_TRTEXEC_EXPORT: "a JSON file (trtexec export?)"}.get(kind, kind)
-        raise InputError(f"{path} is {what}; this trtcheck inspects ONNX models only",
-                         "pass an .onnx model")
-    return fail
+# ---- branch `trt`: TensorRT plans and trtexec exports (trtcheck/cli/engine_inspect.py) ----
+def _inspect_engine(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
+    from trtcheck.cli.engine_inspect import inspect_engine
+
+    inspect_engine(path, shapes, output_format)
 
 
-#: kind -> inspector. ---- extension point (branch `trt`): replace the two
-#: ``_not_inspectable`` entries with the engine / trtexec-export inspectors. ----
+#: kind -> inspector.
 INSPECTORS: dict[str, Callable[[Path, dict[str, list[int]], str], None]] = {
     KIND_ONNX: _inspect_onnx,
-    KIND_TRT_PLAN: _not_inspectable(KIND_TRT_PLAN),
-    KIND_TRTEXEC_EXPORT: _not_inspectable(KIND_TRTEXEC_EXPORT),
+    KIND_TRT_PLAN: _inspect_engine,
+    KIND_TRTEXEC_EXPORT: _inspect_engine,
 }
+# ---- end branch `trt` ----
 
 
 @click.command("inspect")

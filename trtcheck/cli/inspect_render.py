@@ -14,7 +14,7 @@ from trtcheck.results.inspection import ModelInspection, TensorInfo
 TOP_OPS = 10
 
 
-def si(value: float | int | None, unit: str = "") -> str:
+def si(value: float | None, unit: str = "") -> str:
     """``1_820_000_000`` -> ``"1.82 G"`` (decimal prefixes, 3 significant digits)."""
     if value is None:
         return "-"
@@ -44,6 +44,8 @@ def dim_text(d: int | str | None) -> str:
 
 def shape_text(t: TensorInfo) -> str:
     """``[batch, 3, 224, 224]`` form (``?`` for unnamed dynamic axes)."""
+    if not t.rank_known:
+        return "[unknown rank]"
     return "[" + ", ".join(dim_text(d) for d in t.shape) + "]"
 
 

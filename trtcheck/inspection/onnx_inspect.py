@@ -12,7 +12,8 @@ code                            severity   meaning
 ==============================  =========  ==============================================
 onnx-shared-dim-name            warning    two axes of one tensor share a dynamic dim
                                            name; TensorRT forces them equal (``error``
-                                           when the given ``--shapes`` differ there)
+                                           when the given ``--shapes`` differ there, also
+                                           across inputs sharing a name)
 onnx-dynamic-input-no-shape     warning    dynamic dims with no size given (``info``
                                            when only the batch axis is dynamic)
 onnx-fixed-batch                info       every input fixes axis 0: no batch sweep
@@ -23,6 +24,9 @@ onnx-trt-unsupported-op         error      op marked ``N`` in onnx-tensorrt's ta
 onnx-trt-unlisted-op            info       default-domain op not in that table
 onnx-custom-domain-op           warning    op outside the default domain (needs a plugin)
 onnx-trt-constant-attr          error      Constant with sparse_value/value_string(s)
+onnx-trt-op-restriction         error      node settings the table's Restrictions forbid
+                                           (Resize modes, pool dilations, TopK, Q/DQ
+                                           zero points, ScatterND reduction, LSTM)
 onnx-opset-range                warning    default opset outside TensorRT's 9..24
 onnx-checker                    warning    ``onnx.checker.check_model`` rejects the model
 onnx-shape-inference-failed     info       no MACs: shape inference raised
@@ -52,7 +56,6 @@ from trtcheck.results.stats import Finding
 if TYPE_CHECKING:  # pragma: no cover
     import onnx
 
-SHAPES_SYNTAX = "--shapes NAME:1x3x224x224[,NAME2:...]"
 
 #: TensorProto.DataType name -> (numpy-style name, bits per element; 0 = variable size)
 _DTYPES: dict[str, tuple[str, int]] = {
@@ -118,15 +121,16 @@ def tensor_info(value_info: Any) -> TensorInfo:
 
     Non-tensor types (sequence, map, optional) get dtype ``"sequence"``/``"map"``/
     ``"optional"``/``"sparse_tensor"`` and an empty shape. A tensor of unknown rank gets an
-    empty shape too.
+    empty shape and ``rank_known=False``.
     """
     t = value_info.type
     kind = t.WhichOneof("value")
     if kind != "tensor_type":
         return TensorInfo(name=value_info.name, dtype=(kind or "undefined").replace("_type", ""),
                           shape=[])
+    dims = _dims_of(t)
     return TensorInfo(name=value_info.name, dtype=dtype_name(t.tensor_type.elem_type),
-                      shape=_dims_of(t) or [])
+                      shape=dims or [], rank_known=dims is not None)
 
 
 def _numel(dims: Any) -> int:
@@ -138,6 +142,11 @@ def _tensor_bytes(t: Any) -> int:
     if bits:
         return (_numel(t.dims) * bits + 7) // 8
     return sum(len(s) for s in t.string_data)
+
+
+def _op_key(node: Any) -> str:
+    """Op type, prefixed with its domain when not the default ONNX domain."""
+    return node.op_type if node.domain in trt.DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
 
 
 def _fmt_shape(dims: list[int]) -> str:
@@ -380,16 +389,147 @@ def _node_macs(node: Any, shape: dict[str, list[Any] | None]) -> int | None:
     return None
 
 
+#: shape-inference passes after constant folding, at most
+MAX_FOLD_ROUNDS = 4
+
+#: largest tensor (elements) that :func:`_fold_shape_values` evaluates or keeps
+FOLD_MAX_ELEMENTS = 4096
+_NO_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                      "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
+
+
+def _small_value(t: Any) -> Any:
+    """``t``'s value as a numpy array when it is inline and has <= FOLD_MAX_ELEMENTS
+    elements, else ``None`` (also for dtypes numpy_helper cannot convert)."""
+    import onnx
+    from onnx import numpy_helper
+
+    if _numel(t.dims) > FOLD_MAX_ELEMENTS or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - exotic dtypes (float4, int2...): just not folded
+        return None
+
+
+def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None]) -> int:
+    """Constant-fold the small tensors that feed shape arguments, in place.
+
+    ONNX data propagation stops at ops it does not model (e.g. ``Cast`` to int32 on a
+    ``Shape -> Slice -> Cast -> Concat -> Reshape`` chain, as PaddlePaddle exports
+    write). This evaluates, with ``onnx.reference`` one node at a time, every
+    default-domain node whose inputs are all known and small (<= FOLD_MAX_ELEMENTS
+    elements): ``Shape``/``Size`` from the inferred static shapes, ``Constant`` values,
+    and inline initializers. Folded nodes are replaced by initializers so the next
+    ``infer_shapes`` pass sees their values.
+
+    Returns:
+        the number of computing (non-``Constant``) nodes folded; 0 means another shape
+        inference pass would learn nothing new.
+    """
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    g = model.graph
+    known: dict[str, Any] = {}
+    for t in g.initializer:
+        value = _small_value(t)
+        if value is not None:
+            known[t.name] = value
+    folded: list[int] = []
+    for index, node in enumerate(g.node):
+        if node.domain not in trt.DEFAULT_DOMAINS or node.op_type in _NO_FOLD or not node.output:
+            continue
+        vals: list[Any] | None = None
+        try:
+            if node.op_type == "Constant":
+                attr = next((a for a in node.attribute if a.name == "value" and a.HasField("t")),
+                            None)
+                if attr is not None and _numel(attr.t.dims) <= FOLD_MAX_ELEMENTS:
+                    vals = [numpy_helper.to_array(attr.t)]
+            elif node.op_type in ("Shape", "Size"):
+                dims = _static(shape.get(node.input[0]))
+                if dims is not None:
+                    if node.op_type == "Size":
+                        vals = [np.array(_numel(dims), dtype=np.int64)]
+                    else:
+                        at = {a.name: int(a.i) for a in node.attribute}
+                        start, end = at.get("start", 0), at.get("end", len(dims))
+                        vals = [np.array(dims[start:end] if "end" in at else dims[start:],
+                                         dtype=np.int64)]
+            elif node.input and all((not i) or i in known for i in node.input):
+                if any(helper.get_attribute_value(a) is not None and a.type in (
+                        onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                        for a in node.attribute):
+                    continue
+                sub = helper.make_model(
+                    helper.make_graph([node], "fold", [], [helper.make_empty_tensor_value_info(o)
+                                                           for o in node.output],
+                                      initializer=[numpy_helper.from_array(known[i], i)
+                                                   for i in dict.fromkeys(node.input) if i]),
+                    opset_imports=list(model.opset_import), ir_version=model.ir_version)
+                out = ReferenceEvaluator(sub).run(None, {})
+                if all(np.asarray(v).size <= FOLD_MAX_ELEMENTS for v in out):
+                    vals = [np.asarray(v) for v in out]
+        except Exception:  # noqa: BLE001 - a node onnx.reference cannot run: not folded
+            vals = None
+        if vals is None or len(vals) != len(node.output):
+            continue
+        for name, v in zip(node.output, vals):
+            known[name] = v
+        folded.append(index)
+    graph_outputs = {o.name for o in g.output}
+    removable = [i for i in folded if not any(o in graph_outputs for o in g.node[i].output)]
+    if not removable:
+        return 0
+    new_inits = [numpy_helper.from_array(np.asarray(known[o]), o)
+                 for i in removable for o in g.node[i].output if o]
+    computed = sum(1 for i in removable if g.node[i].op_type != "Constant")
+    for i in sorted(removable, reverse=True):
+        del g.node[i]
+    g.initializer.extend(new_inits)
+    return computed
+
+
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                "uint64_data", "string_data")
+
+
+def _strip_large_tensors(model: onnx.ModelProto) -> int:
+    """Drop the values of tensors above FOLD_MAX_ELEMENTS elements, in place.
+
+    Shape inference needs only their dims; dropping the bytes keeps the copies that
+    ``infer_shapes`` makes small for large models. Returns the bytes-carrying tensors
+    stripped.
+    """
+    n = 0
+    for g in iter_graphs(model.graph):
+        tensors = list(g.initializer) + [a.t for node in g.node if node.op_type == "Constant"
+                                         for a in node.attribute if a.HasField("t")]
+        for t in tensors:
+            if _numel(t.dims) > FOLD_MAX_ELEMENTS:
+                for f in _DATA_FIELDS:
+                    t.ClearField(f)
+                n += 1
+    return n
+
+
 def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
                      how: str) -> tuple[ComputeEstimate | None, str | None]:
     """Count the MACs of Conv, ConvTranspose, Gemm and MatMul at fixed input shapes.
 
     Method: the graph inputs are set to ``input_shapes``, then
     ``onnx.shape_inference.infer_shapes(strict_mode=False, data_prop=True)`` propagates
-    shapes (data propagation resolves Shape->Gather->Reshape chains); each counted node's
+    shapes (data propagation resolves Shape->Gather->Reshape chains); while counted nodes
+    still have unknown shapes, small shape-computing nodes are constant-folded
+    (:func:`_fold_shape_values`) and inference runs again (at most
+    :data:`MAX_FOLD_ROUNDS` times). Each counted node's
     MACs come from the inferred shapes with the formulas of :func:`_node_macs`. Nodes of
     the main graph only (If/Loop/Scan bodies are listed as uncounted op types).
-    ``flops = 2 * macs``. Modifies ``model`` (its input shapes); pass a model you own.
+    ``flops = 2 * macs``. Modifies ``model`` (input shapes, folded nodes); pass a model
+    you own.
 
     Args:
         model: the model (external data need not be loaded).
@@ -409,27 +549,35 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         shp.ClearField("dim")
         for d in dims:
             shp.dim.add().dim_value = int(d)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False,
-                                                     strict_mode=False, data_prop=True)
-    except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
-        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    shape = _shape_table(inferred.graph)
+    uncounted = sorted({_op_key(n) for n in model.graph.node
+                        if not (n.domain in trt.DEFAULT_DOMAINS and n.op_type in COUNTED_OPS)})
+    folded_total = 0
+    for _round in range(MAX_FOLD_ROUNDS + 1):
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, check_type=False,
+                                                         strict_mode=False, data_prop=True)
+        except Exception as exc:  # noqa: BLE001 - onnx raises InferenceError, RuntimeError...
+            return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        shape = _shape_table(inferred.graph)
+        counted_nodes = [n for n in inferred.graph.node
+                         if n.domain in trt.DEFAULT_DOMAINS and n.op_type in COUNTED_OPS]
+        if _round == MAX_FOLD_ROUNDS or all(_node_macs(n, shape) is not None
+                                            for n in counted_nodes):
+            break
+        n_folded = _fold_shape_values(model, shape)
+        if n_folded == 0:
+            break
+        folded_total += n_folded
     by_op: Counter[str] = Counter()
     counted = 0
     unresolved: Counter[str] = Counter()
-    uncounted: set[str] = set()
-    for node in inferred.graph.node:
-        key = node.op_type if node.domain in trt.DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
-        if node.domain in trt.DEFAULT_DOMAINS and node.op_type in COUNTED_OPS:
-            macs = _node_macs(node, shape)
-            if macs is None:
-                unresolved[node.op_type] += 1
-            else:
-                by_op[node.op_type] += macs
-                counted += 1
+    for node in counted_nodes:
+        macs = _node_macs(node, shape)
+        if macs is None:
+            unresolved[node.op_type] += 1
         else:
-            uncounted.add(key)
+            by_op[node.op_type] += macs
+            counted += 1
     total = int(sum(by_op.values()))
     shapes_txt = ", ".join(f"{n}:{_fmt_shape(d)}" for n, d in input_shapes.items())
     method = (f"MACs of Conv, ConvTranspose, Gemm and MatMul nodes of the main graph, from "
@@ -438,6 +586,10 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
               f"ConvTranspose: N*Cin*Hin*Win*(Cout/group)*kh*kw; Gemm: M*N*K; "
               f"MatMul: prod(batch)*M*N*K. Bias adds, normalisation, pooling, activations "
               f"and elementwise ops are not counted; FLOPs = 2 x MACs.")
+    if folded_total:
+        method += (f" {folded_total} small shape-computing node(s) were constant-folded with "
+                   "onnx.reference so that shape inference could resolve Reshape/Resize "
+                   "targets.")
     if unresolved:
         method += (" Not counted because their shapes stayed unknown: "
                    + ", ".join(f"{n} {op}" for op, n in sorted(unresolved.items())) + ".")
@@ -446,7 +598,7 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         macs=total, flops=2 * total,
         macs_by_op_type=dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
         counted_nodes=counted,
-        uncounted_op_types=sorted(uncounted),
+        uncounted_op_types=uncounted,
         unresolved_nodes=int(sum(unresolved.values())),
         method=method,
     ), None
@@ -455,7 +607,34 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
 # --------------------------------------------------------------------------- lints
 
 
-def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]]) -> list[Finding]:
+def _distinct_dims(t: TensorInfo) -> list[int | str]:
+    """``t``'s dims for ``update_inputs_outputs_dims``: ints kept, unnamed -> -1 (onnx
+    then makes a unique name), a name shared by several axes -> ``<tensor>_axis<i>``."""
+    names = [d for d in t.shape if isinstance(d, str)]
+    out: list[int | str] = []
+    for i, d in enumerate(t.shape):
+        if isinstance(d, str):
+            out.append(d if names.count(d) == 1 else f"{t.name}_axis{i}")
+        else:
+            out.append(-1 if d is None or d < 0 else d)
+    return out
+
+
+def _rename_remedy(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> str:
+    if len(inputs) + len(outputs) <= 4 and all(t.rank_known for t in inputs + outputs):
+        ins = {t.name: _distinct_dims(t) for t in inputs}
+        outs = {t.name: _distinct_dims(t) for t in outputs}
+        call = (f"onnx.tools.update_model_dims.update_inputs_outputs_dims(model, {ins!r}, "
+                f"{outs!r})")
+    else:
+        call = ("onnx.tools.update_model_dims.update_inputs_outputs_dims(model, input_dims, "
+                "output_dims) with a distinct name per dynamic axis")
+    return (f"give each axis its own dim name, e.g. {call}, then onnx.save the model; or "
+            "build TensorRT profiles with equal sizes on these axes only")
+
+
+def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]],
+                       remedy: str) -> list[Finding]:
     out: list[Finding] = []
     for t in tensors:
         axes_by_name: dict[str, list[int]] = {}
@@ -479,10 +658,36 @@ def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]]) 
                         "on those axes, so TensorRT cannot build it.")
             out.append(Finding(
                 code="onnx-shared-dim-name", severity=severity, message=msg, where=t.name,
-                remedy=("give each axis its own dim_param name (edit "
-                        "graph.input[].type.tensor_type.shape.dim[].dim_param, or re-export "
-                        "with distinct dynamic-axis names), or only build TensorRT profiles "
-                        "with equal sizes on these axes")))
+                remedy=remedy))
+    return out
+
+
+def _lint_shared_names_across(inputs: list[TensorInfo],
+                              shapes: dict[str, list[int]]) -> list[Finding]:
+    """A dim name used by several inputs whose given sizes differ (e.g. ``batch`` 1 vs 4).
+
+    Sharing a name across inputs is usually intended (one batch axis); TensorRT then
+    forces those axes equal, so given shapes that differ there cannot build either.
+    """
+    sizes: dict[str, dict[str, int]] = {}
+    for t in inputs:
+        given = shapes.get(t.name)
+        if given is None:
+            continue
+        for i, d in enumerate(t.shape):
+            if isinstance(d, str):
+                sizes.setdefault(d, {})[f"{t.name} axis {i}"] = given[i]
+    out = []
+    for name, where in sizes.items():
+        tensors = {w.rsplit(" axis ", 1)[0] for w in where}
+        if len(tensors) > 1 and len(set(where.values())) > 1:
+            detail = ", ".join(f"{w} = {v}" for w, v in where.items())
+            out.append(Finding(
+                code="onnx-shared-dim-name", severity="error", where=", ".join(sorted(tensors)),
+                message=(f"dim name {name!r} is shared by several inputs but the given shapes "
+                         f"differ there ({detail}): TensorRT forces axes with one name equal, "
+                         "so it cannot build these shapes"),
+                remedy="give equal sizes to axes that share a dim name"))
     return out
 
 
@@ -504,7 +709,7 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
                      f"{labels}" + ("; the compute estimate uses batch 1" if batch_only else
                                     "; the compute estimate needs them, and so do bench and "
                                     "TensorRT optimization profiles")),
-            remedy=f"give concrete sizes with {_example_shapes(inputs)} (syntax: {SHAPES_SYNTAX})",
+            remedy=f"give concrete sizes, e.g. {_example_shapes(inputs)}",
             where=t.name))
     if inputs and all(t.shape and isinstance(t.shape[0], int) and t.shape[0] > 0
                       for t in inputs):
@@ -626,6 +831,90 @@ def _lint_ops(model: onnx.ModelProto) -> list[Finding]:
     return out
 
 
+def _small_constants(graph: Any) -> dict[str, Any]:
+    """Values of a graph's inline initializers and Constant nodes (<= FOLD_MAX_ELEMENTS)."""
+    out: dict[str, Any] = {}
+    tensors = [(t.name, t) for t in graph.initializer]
+    tensors += [(n.output[0], a.t) for n in graph.node if n.op_type == "Constant" and n.output
+                for a in n.attribute if a.name == "value" and a.HasField("t")]
+    for name, t in tensors:
+        value = _small_value(t)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _restriction_problems(node: Any, consts: dict[str, Any]) -> list[str]:
+    """Why ``node`` breaks a restriction of onnx-tensorrt's support table (TensorRT 10.15)."""
+    import numpy as np
+    from onnx import helper
+
+    at = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    def s(name: str, default: str) -> str:
+        v = at.get(name, default)
+        return v.decode() if isinstance(v, bytes) else str(v)
+
+    op = node.op_type
+    probs: list[str] = []
+    if op == "Resize":
+        if s("mode", "nearest") not in trt.RESIZE_MODES:
+            probs.append(f"Resize mode {s('mode', 'nearest')!r} (supported: nearest, linear)")
+        ctm = s("coordinate_transformation_mode", "half_pixel")
+        if ctm not in trt.RESIZE_COORDINATE_MODES:
+            probs.append(f"Resize coordinate_transformation_mode {ctm!r}")
+        if s("mode", "nearest") == "nearest" and \
+                s("nearest_mode", "round_prefer_floor") not in trt.RESIZE_NEAREST_MODES:
+            probs.append(f"Resize nearest_mode {s('nearest_mode', '')!r}")
+        if int(at.get("antialias", 0)):
+            probs.append("Resize antialias=1 (antialiasing is not supported)")
+        if s("keep_aspect_ratio_policy", "stretch") != "stretch":
+            probs.append("Resize keep_aspect_ratio_policy other than 'stretch'")
+    elif op in ("MaxPool", "AveragePool", "LpPool"):
+        if any(int(d) != 1 for d in at.get("dilations", [])):
+            probs.append(f"{op} with dilations {list(at['dilations'])} (must be empty or all ones)")
+        if op == "MaxPool" and len(node.output) > 1 and node.output[1]:
+            probs.append("MaxPool Indices output (unsupported)")
+    elif op == "TopK":
+        if int(at.get("sorted", 1)) != 1:
+            probs.append("TopK sorted=0 (must be 1)")
+        k = consts.get(node.input[1]) if len(node.input) > 1 else None
+        if k is not None and np.asarray(k).size == 1 and int(np.asarray(k).ravel()[0]) >= trt.TOPK_MAX_K:
+            probs.append(f"TopK K={int(np.asarray(k).ravel()[0])} (must be < {trt.TOPK_MAX_K})")
+    elif op == "ScatterND" and s("reduction", "none") != "none":
+        probs.append(f"ScatterND reduction {s('reduction', 'none')!r} (only 'none')")
+    elif op == "LSTM" and (int(at.get("input_forget", 0)) or int(at.get("layout", 0))):
+        probs.append("LSTM input_forget/layout other than 0")
+    elif op in ("QuantizeLinear", "DequantizeLinear") and len(node.input) > 2 and node.input[2]:
+        zp = consts.get(node.input[2])
+        if zp is not None and np.any(np.asarray(zp).astype(np.float64) != 0):
+            probs.append(f"{op} with a non-zero zero point (must be zero)")
+    return probs
+
+
+def _lint_restrictions(model: onnx.ModelProto) -> list[Finding]:
+    found: Counter[str] = Counter()
+    for g in iter_graphs(model.graph):
+        consts: dict[str, Any] | None = None
+        for node in g.node:
+            if node.domain not in trt.DEFAULT_DOMAINS or node.op_type not in (
+                    "Resize", "MaxPool", "AveragePool", "LpPool", "TopK", "ScatterND", "LSTM",
+                    "QuantizeLinear", "DequantizeLinear"):
+                continue
+            if consts is None:
+                consts = _small_constants(g)
+            for problem in _restriction_problems(node, consts):
+                found[problem] += 1
+    if not found:
+        return []
+    items = "; ".join(f"{p} x{n}" if n > 1 else p for p, n in found.items())
+    return [Finding(code="onnx-trt-op-restriction", severity="error",
+                    message=f"TensorRT's ONNX parser rejects these node settings: {items} "
+                            f"({trt.SOURCE}, Restrictions column)",
+                    remedy="change the op's attributes at export time (e.g. Resize to "
+                           "linear/nearest with a supported coordinate mode) or replace the op")]
+
+
 def _lint_opset(opset: dict[str, int]) -> list[Finding]:
     v = opset.get("ai.onnx")
     if v is None or trt.OPSET_MIN <= v <= trt.OPSET_MAX:
@@ -642,11 +931,13 @@ def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
     import onnx
 
     try:
-        if model.ByteSize() > 1_800_000_000:
+        # by path when weights live in external files (the checker resolves them from
+        # the model's folder) or when the proto nears protobuf's 2 GiB limit
+        if external_data_refs(model) or model.ByteSize() > 1_800_000_000:
             onnx.checker.check_model(str(path))
         else:
             onnx.checker.check_model(model)
-    except Exception as exc:  # ValidationError and friends: reported, not fatal
+    except Exception as exc:  # noqa: BLE001 - ValidationError and others: a lint, not fatal
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return [Finding(code="onnx-checker", severity="warning",
                         message=f"onnx.checker.check_model (onnx {onnx.__version__}) rejects "
@@ -659,8 +950,10 @@ def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
 def lint_model(model: onnx.ModelProto, inputs: list[TensorInfo], outputs: list[TensorInfo],
                opset: dict[str, int], shapes: dict[str, list[int]]) -> list[Finding]:
     """All static lints of the module table, in a fixed order."""
-    return (_lint_shared_names(inputs + outputs, shapes) + _lint_dynamic(inputs, shapes)
-            + _lint_dtypes(model, inputs, outputs) + _lint_ops(model) + _lint_opset(opset))
+    return (_lint_shared_names(inputs + outputs, shapes, _rename_remedy(inputs, outputs))
+            + _lint_shared_names_across(inputs, shapes) + _lint_dynamic(inputs, shapes)
+            + _lint_dtypes(model, inputs, outputs) + _lint_ops(model)
+            + _lint_restrictions(model) + _lint_opset(opset))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -716,6 +1009,7 @@ def inspect_onnx(path: str | os.PathLike[str],
     fixed, how = concrete_shapes(inputs, shapes)
     compute: ComputeEstimate | None = None
     if fixed is not None:
+        _strip_large_tensors(model)  # values no longer needed: params and lints are done
         compute, failure = estimate_compute(model, fixed, how)
         if failure is not None:
             lints.append(Finding(code="onnx-shape-inference-failed", severity="info",

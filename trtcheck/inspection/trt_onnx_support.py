@@ -2,7 +2,8 @@
 
 Source: ``docs/operators.md`` of https://github.com/onnx/onnx-tensorrt, the version for
 **TensorRT 10.15** ("TensorRT 10.15 supports operators in the inclusive range of opset 9
-to opset 24"), Apache-2.0. Each op below is listed in that file's "Operator Support
+to opset 24"; the 10.15 GA release is dated 2026-02-02 in the same repository's
+``docs/Changelog.md``), Apache-2.0. Each op below is listed in that file's "Operator Support
 Matrix" with ``Supported`` = ``N`` (:data:`UNSUPPORTED_OPS`) or ``Y``
 (:data:`SUPPORTED_OPS`). Ops in neither set are not listed there at all.
 Update both sets and :data:`SOURCE` together when a newer table is adopted.
@@ -76,3 +77,12 @@ def support_of(op_type: str) -> str:
     if op_type in SUPPORTED_OPS:
         return "Y"
     return "unlisted"
+
+
+#: Attribute restrictions from the same table's "Restrictions" column (TensorRT 10.15).
+RESIZE_MODES = frozenset({"nearest", "linear"})
+RESIZE_COORDINATE_MODES = frozenset({"half_pixel", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                     "asymmetric", "align_corners"})
+RESIZE_NEAREST_MODES = frozenset({"floor", "ceil", "round_prefer_floor", "round_prefer_ceil"})
+TOPK_MAX_K = 3840
+"""TopK: "``sorted`` must be 1. ``K`` input must be less than 3840"."""

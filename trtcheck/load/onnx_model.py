@@ -108,8 +108,14 @@ def check_model_file(path: str | os.PathLike[str]) -> Path:
     if not p.exists():
         raise InputError(f"model file not found: {p}", "check the path")
     if p.is_dir():
-        raise InputError(f"{p} is a directory, not an ONNX model",
-                         "pass the .onnx file inside it")
+        try:
+            found = sorted(c.name for c in p.iterdir() if c.suffix.lower() == ".onnx")
+        except OSError:
+            found = []
+        hint = ("pass the .onnx file inside it" if not found else
+                f"pass one of the models inside it: {', '.join(found[:5])}"
+                + (", ..." if len(found) > 5 else ""))
+        raise InputError(f"{p} is a directory, not an ONNX model", hint)
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:

@@ -12,7 +12,7 @@ from typing import Any
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
-from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.inspection import ModelInspection, TensorInfo
 
 SECTION_ID = "inspection"
 TITLE = "Model inspection"
@@ -21,7 +21,7 @@ TOP_OPS_TABLE = 30
 _LABEL_CHARS = 40
 
 
-def _si(value: float | int | None, unit: str) -> str:
+def _si(value: float | None, unit: str) -> str:
     """``1.82e9, "MACs"`` -> ``"1.82 GMACs"`` (decimal prefixes, 3 significant digits)."""
     if value is None:
         return "-"
@@ -42,8 +42,10 @@ def _bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def _shape(shape: list[int | str | None]) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+def _shape(t: TensorInfo) -> str:
+    if not t.rank_known:
+        return "unknown rank"
+    return "[" + ", ".join("?" if d is None else str(d) for d in t.shape) + "]"
 
 
 def _chart_label(text: str) -> str:
@@ -75,7 +77,7 @@ def view_model(insp: ModelInspection) -> dict[str, Any]:
         facts.append(("External data files", ", ".join(insp.external_data_files)))
 
     def io(tensors: Any) -> list[dict[str, str]]:
-        return [{"name": t.name, "dtype": t.dtype, "shape": _shape(t.shape)} for t in tensors]
+        return [{"name": t.name, "dtype": t.dtype, "shape": _shape(t)} for t in tensors]
 
     dynamic = []
     for kind, tensors in (("input", insp.inputs), ("output", insp.outputs)):

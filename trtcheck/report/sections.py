@@ -27,7 +27,11 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
+<<<<<<< HEAD
     "sec_precision",
+=======
+    "sec_engine",
+>>>>>>> main
 ]
 
 

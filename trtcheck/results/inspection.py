@@ -14,11 +14,14 @@ class TensorInfo(Record):
         dtype: lower-case numpy-style name (``"float32"``, ``"int64"``, ``"float16"``).
         shape: one entry per axis: an ``int`` for a fixed size, a ``str`` for a named
             dynamic dimension (ONNX ``dim_param``), ``None`` for an unnamed dynamic one.
+        rank_known: ``False`` when the model gives no shape at all for the tensor (then
+            ``shape`` is empty and does not mean a scalar).
     """
 
     name: str
     dtype: str
     shape: list[int | str | None]
+    rank_known: bool = True
 
     @property
     def dynamic_axes(self) -> list[int]:
@@ -27,6 +30,8 @@ class TensorInfo(Record):
 
     def shape_text(self) -> str:
         """Human form of the shape, e.g. ``[batch, 3, 224, 224]`` (``?`` if unnamed)."""
+        if not self.rank_known:
+            return "[unknown rank]"
         parts = ["?" if d is None else str(d) for d in self.shape]
         return "[" + ", ".join(parts) + "]"
 
