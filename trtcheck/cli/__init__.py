@@ -25,12 +25,9 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
-<<<<<<< HEAD
-    "precision": "precision_cmd",
-=======
     "preflight": "preflight_cmd",
     "build": "build_cmd",
->>>>>>> main
+    "precision": "precision_cmd",
 }
 
 

@@ -27,11 +27,8 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
-<<<<<<< HEAD
-    "sec_precision",
-=======
     "sec_engine",
->>>>>>> main
+    "sec_precision",
 ]
 
 
