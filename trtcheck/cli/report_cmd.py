@@ -65,11 +65,15 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if opts.batch_sizes is None:
             opts.batch_sizes = list(DEMO_BATCHES)
     assert model is not None
-    check_model_file(model)
+    from trtcheck.inspection.engine import is_engine_input
+
+    engine_input = os.path.exists(model) and is_engine_input(model)
+    if not engine_input:
+        check_model_file(model)
     created = not os.path.exists(output)
     check_output_dir(output, overwrite)  # fail before measuring anything
     try:
-        results = _measure(model, opts, no_bench)
+        results = _measure(model, opts, no_bench, engine_input)
         written = render_report(results, output, overwrite=overwrite)
     except BaseException:
         if created and os.path.isdir(output) and not os.listdir(output):
@@ -78,11 +82,22 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     _announce(written)
 
 
-def _measure(model: str, opts: Any, no_bench: bool) -> Any:
+def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) -> Any:
     from trtcheck.measure.runner import bench_model, new_results
 
     results = new_results()
-    if model.lower().endswith(".onnx"):
+    if engine_input:
+        from trtcheck.backends.tensorrt import inspect_plan_on_gpu
+        from trtcheck.inspection.engine import inspect_engine_path
+
+        log(f"inspecting engine {model} ...")
+        runtime = opts.backend_name if opts.backend_name in ("tensorrt", "tensorrt_rtx") else None
+        results.engine = inspect_engine_path(model, runtime=runtime,
+                                             load_engine=inspect_plan_on_gpu)
+        if results.engine.source != "plan":
+            log("trtexec exports hold their own timings; nothing to benchmark")
+            return results
+    elif model.lower().endswith(".onnx"):
         from trtcheck.inspection.onnx_inspect import inspect_onnx
 
         log(f"inspecting {model} ...")
@@ -91,6 +106,9 @@ def _measure(model: str, opts: Any, no_bench: bool) -> Any:
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
     if not no_bench:
+        if engine_input:
+            log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "
+                "header/inspection-only report)")
         log(f"benchmarking {model} at batch sizes "
             f"{','.join(map(str, opts.batch_sizes or [])) or 'as given'} ...")
         results.bench.append(bench_model(model, opts))
