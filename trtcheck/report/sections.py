@@ -27,7 +27,12 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
+<<<<<<< HEAD
     "sec_serve",
+=======
+    "sec_engine",
+    "sec_precision",
+>>>>>>> main
 ]
 
 

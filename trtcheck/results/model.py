@@ -19,8 +19,10 @@ from pydantic import ValidationError
 from trtcheck.errors import InputError, SchemaError
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 
 SCHEMA_VERSION = 1
@@ -51,6 +53,8 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    engine: EngineInspection | None = None
+    precision: PrecisionResult | None = None
     serve: ServeRun | None = None
 
     @property
