@@ -25,13 +25,10 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
-<<<<<<< HEAD
-    "serve": "serve_cmd",
-=======
     "preflight": "preflight_cmd",
     "build": "build_cmd",
     "precision": "precision_cmd",
->>>>>>> main
+    "serve": "serve_cmd",
 }
 
 

@@ -27,12 +27,9 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
-<<<<<<< HEAD
-    "sec_serve",
-=======
     "sec_engine",
     "sec_precision",
->>>>>>> main
+    "sec_serve",
 ]
 
 
