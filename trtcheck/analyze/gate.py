@@ -236,8 +236,12 @@ def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else 1
-            raise InputError(f"{source}:{line}: YAML syntax error: {exc.problem}"
-                             + (f" ({exc.context})" if exc.context else ""),
+            ctx = ""
+            if exc.context:
+                ctx_line = exc.context_mark.line + 1 if exc.context_mark else None
+                ctx = f" ({exc.context}" + (f" that starts at line {ctx_line}"
+                                            if ctx_line and ctx_line != line else "") + ")"
+            raise InputError(f"{source}:{line}: YAML syntax error: {exc.problem}{ctx}",
                              "check indentation, colons and quotes on that line") from None
         except yaml.YAMLError as exc:
             raise InputError(f"{source}:1: not valid YAML: {exc}", None) from None

@@ -428,8 +428,9 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                               f"count it with len({path.text}) or select one item with [KEY]")
     if cur.kind == "record":
         names = sorted(cur.cls.model_fields) if cur.cls is not None else []
+        extra = (" (or a stats field: median_ms, p99_ms, ...)" if "stats" in names else "")
         raise MetricPathError(f"{path.text} is a record ({cur.describe()}), not a value",
-                              "name one of its fields: " + ", ".join(names[:12]))
+                              "name one of its fields: " + ", ".join(names[:14]) + extra)
     return PathInfo(leaf, cur, multi, sample_backed)
 
 

@@ -1,0 +1,202 @@
+"""trtcheck gate end to end on recorded (synthetic, seeded) results files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import gate_synth as g
+from trtcheck.analyze.gate import evaluate, parse_policy
+from trtcheck.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+BASELINE_POLICY = """\
+version: 1
+budgets:
+  - bench.batch[8].p99_ms <= 100 ms
+  - bench.batch[*].throughput_samples_per_s >= 100 samples/s
+  - metric: inspection.parameter_bytes
+    max: 100 MiB
+baseline:
+  - metric: bench.batch[*].median_ms
+    max_regression: 5%
+  - bench.batch[*].throughput_samples_per_s: 5%
+"""
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gate")
+    med = {1: 2.0, 8: 9.0}
+    out = {
+        "base": g.write(g.results(med, n=1000, seed=1), d / "base.json"),
+        "same": g.write(g.results(med, n=1000, seed=2), d / "same.json"),
+        "slow": g.write(g.results({b: m * 1.2 for b, m in med.items()}, n=1000, seed=3),
+                        d / "slow.json"),
+        "fast": g.write(g.results({b: m * 0.8 for b, m in med.items()}, n=1000, seed=4),
+                        d / "fast.json"),
+        "few": g.write(g.results(med, n=200, seed=5), d / "few.json"),
+        "other_gpu": g.write(g.results(med, n=1000, seed=6,
+                                       env=g.environment(gpu="NVIDIA A100", driver="550.1")),
+                             d / "other_gpu.json"),
+    }
+    pol = d / "policy.yaml"
+    pol.write_text(BASELINE_POLICY)
+    out["policy"] = pol
+    out["dir"] = d
+    return out
+
+
+def gate(argv, capsys):
+    with pytest.raises(SystemExit) as ei:
+        main(["gate", *map(str, argv)])
+    cap = capsys.readouterr()
+    return ei.value.code, cap.out, cap.err
+
+
+def test_clear_regression_fails_and_names_every_failure(files, capsys):
+    code, out, err = gate([files["slow"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 1
+    assert "gate FAILED" in out
+    # median of both batch sizes and throughput of both batch sizes: all collected at once
+    failing = [ln for ln in out.splitlines() if ln.strip().startswith("FAIL")]
+    assert len(failing) == 4, out
+    assert all("regressed" in ln for ln in failing)
+    assert err.startswith("error: gate failed: 4 check(s) failed")
+
+
+def test_clear_improvement_passes(files, capsys):
+    code, out, err = gate([files["fast"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 0, out + err
+    assert "gate PASSED" in out
+    assert out.count("improved") == 4
+
+
+def test_same_engine_twice_never_fails(files, capsys):
+    code, out, err = gate([files["same"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 0, out + err
+    assert "FAIL" not in out.replace("gate PASSED", "")
+
+
+def test_directions_throughput_up_is_good_latency_down_is_good(files):
+    pol = parse_policy("baseline:\n  - bench.batch[8].throughput_samples_per_s: 3%\n"
+                       "  - bench.batch[8].median_ms: 3%\n")
+    from trtcheck.results import load_results
+    base, fast, slow = (load_results(files[k]) for k in ("base", "fast", "slow"))
+    up = evaluate(pol, fast, base)
+    assert [c.verdict for c in up.checks] == ["pass", "pass"]
+    assert up.checks[0].ratio > 1.2 and up.checks[1].ratio < 0.85
+    down = evaluate(pol, slow, base)
+    assert [c.verdict for c in down.checks] == ["fail", "fail"]
+    # explicit direction overrides the name: a policy may declare any metric's direction
+    pol2 = parse_policy("baseline:\n  - metric: bench.batch[8].median_ms\n"
+                        "    max_regression: 3%\n    direction: higher\n")
+    assert evaluate(pol2, fast, base).checks[0].verdict == "fail"
+
+
+def test_p99_budget_on_too_few_samples_is_refused(files, capsys):
+    pol = files["dir"] / "p99.yaml"
+    pol.write_text("budgets:\n  - bench.batch[8].p99_ms <= 100 ms\n")
+    code, out, err = gate([files["few"], "-p", pol], capsys)
+    assert code == 1
+    assert "cannot certify p99" in out and "459" in out
+    code, out, _ = gate([files["base"], "-p", pol], capsys)
+    assert code == 0 and "p99 certified" in out
+    pol.write_text("settings:\n  on_uncertified: warn\nbudgets:\n"
+                   "  - bench.batch[8].p99_ms <= 100 ms\n")
+    code, out, _ = gate([files["few"], "-p", pol], capsys)
+    assert code == 0 and "UNCERT" in out
+
+
+def test_p99_budget_with_too_many_samples_over_bound(files):
+    from trtcheck.results import load_results
+    res = load_results(files["base"])
+    b8 = res.bench[0].batch(8)
+    import numpy as np
+    s = np.sort(np.asarray(b8.samples_ms))
+    # a bound just above the measured p99: point estimate passes, ~1% of samples are over
+    bound = float(b8.stats.p99_ms) * 1.0001
+    pol = parse_policy(f"budgets:\n  - bench.batch[8].p99_ms <= {bound}\n")
+    c = evaluate(pol, res).checks[0]
+    assert c.verdict == "not-certified"
+    assert c.over_bound == int(np.sum(s > bound)) and c.over_bound > c.max_over_allowed >= 0
+
+
+def test_environment_mismatch_warns_or_exits_3(files, capsys):
+    code, out, err = gate([files["other_gpu"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 0
+    assert "environments differ" in out and "NVIDIA A100" in out
+    pol = files["dir"] / "env.yaml"
+    pol.write_text("settings:\n  environment_mismatch: fail\n" + BASELINE_POLICY.split("\n", 1)[1])
+    code, out, err = gate([files["other_gpu"], "-p", pol, "-b", files["base"]], capsys)
+    assert code == 3
+    assert err.startswith("error: the baseline was measured on another machine")
+    assert "driver: 550.1 vs 580.65" in err
+
+
+def test_missing_metric_fails_or_warns(files, capsys):
+    pol = files["dir"] / "missing.yaml"
+    pol.write_text("budgets:\n  - bench.batch[16].p99_ms <= 100 ms\n")
+    code, out, _ = gate([files["base"], "-p", pol], capsys)
+    assert code == 1 and "present: batch_size 1, 8" in out
+    pol.write_text("settings:\n  on_missing: warn\nbudgets:\n  - bench.batch[16].p99_ms <= 100 ms\n")
+    code, out, _ = gate([files["base"], "-p", pol], capsys)
+    assert code == 0 and "MISSING" in out
+
+
+def test_junit_markdown_and_json_outputs(files, capsys):
+    junit = files["dir"] / "gate.xml"
+    md = files["dir"] / "gate.md"
+    code, out, _ = gate([files["slow"], "-p", files["policy"], "-b", files["base"],
+                         "--junit-xml", junit, "--markdown", md, "--format", "json"], capsys)
+    assert code == 1
+    rep = json.loads(out)
+    assert rep["exit_code"] == 1 and rep["passed"] is False
+    n = len(rep["checks"])
+    suite = ET.parse(junit).getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests")) == n
+    cases = suite.findall("testcase")
+    assert len(cases) == n
+    assert int(suite.get("failures")) == sum(c.find("failure") is not None for c in cases) == 4
+    text = md.read_text()
+    assert text.startswith("## ❌ trtcheck gate FAILED")
+    assert text.count("\n| ") == n + 1  # header + one row per check
+
+
+def test_refuses_to_write_over_inputs(files, capsys):
+    before = files["base"].read_bytes()
+    code, _, err = gate([files["base"], "-p", files["policy"], "-b", files["base"],
+                         "--junit-xml", files["base"]], capsys)
+    assert code == 2 and "refusing" in err
+    assert files["base"].read_bytes() == before
+
+
+def test_evaluate_is_pure_and_deterministic(files):
+    from trtcheck.results import load_results
+    pol = parse_policy(BASELINE_POLICY)
+    a, b = load_results(files["same"]), load_results(files["base"])
+    r1, r2 = evaluate(pol, a, b), evaluate(pol, a, b)
+    assert r1 == r2
+
+
+def test_real_process_exit_code_and_light_imports(files):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "trtcheck", "gate",
+                           str(files["slow"]), "-p", str(files["policy"]), "-b",
+                           str(files["base"])], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "gate FAILED" in proc.stdout
+    imported = {ln.split("|")[-1].strip().split(".")[0] for ln in proc.stderr.splitlines()
+                if ln.startswith("import time:")}
+    assert "numpy" in imported and "yaml" in imported  # sanity: the parse works
+    for heavy in ("onnxruntime", "matplotlib", "scipy", "tensorrt", "tensorrt_rtx", "torch",
+                  "onnx", "polygraphy"):
+        assert heavy not in imported, f"gate imported {heavy}"
