@@ -2,15 +2,20 @@
 
 NumPy only (no SciPy), deterministic for a given seed.
 
-* :func:`ratio_interval` - confidence interval of ``stat(new) / stat(base)`` by a
-  moving-block bootstrap (Kunsch 1989; Efron & Tibshirani 1993, ch. 13 percentile
-  interval). Blocks of ``ceil(sqrt(n))`` consecutive samples keep the slow drift and
-  interference bursts of a busy machine inside each resample, so the interval widens
-  when a run wandered; an iid bootstrap would be too narrow for such runs. A single
-  run cannot show its own run-to-run shift (clock states, placement, cache state), so
-  an assumed run-to-run coefficient of variation ``run_to_run_cv`` is folded into
-  the log-ratio (a normal term with standard deviation ``sqrt(2) * run_to_run_cv``,
-  one per run), as pyperf advises comparing several processes rather than one.
+* :func:`ratio_interval` - confidence interval of ``stat(new) / stat(base)``. The
+  standard error of the log ratio comes from a moving-block bootstrap of each run
+  (Kunsch 1989; Efron & Tibshirani 1993, ch. 6 and 12: bootstrap standard error with a
+  t interval). Blocks of consecutive samples (:func:`block_length`: ``sqrt(n)``, or
+  ``n // 5`` when the run drifted) keep the slow drift and interference bursts of a
+  busy machine inside each resample; the t quantile uses the number of blocks minus one
+  as degrees of freedom, so a drifting run with few effective blocks gets a wide
+  interval instead of a falsely precise one. A single run cannot show its own
+  run-to-run shift (clock states, placement, cache state), so an assumed run-to-run
+  coefficient of variation ``run_to_run_cv`` adds ``2 * cv**2`` to the variance of the
+  log ratio (one term per run); pyperf likewise advises comparing several processes.
+  Tail quantiles (p90 and beyond) hinge on rare bursts that one run may have missed: their
+  standard error is the larger of the separate one and one from both runs' blocks pooled
+  (the spread expected under "no change", as in a permutation test).
 * :func:`regression_verdict` - pass / fail / inconclusive for "may get worse by at most
   X%" given a direction (lower or higher is better).
 * :func:`certify_quantile` - MLPerf LoadGen early stopping: can ``n`` samples, of which
@@ -40,6 +45,10 @@ DEFAULT_RESAMPLES = 1000
 
 DEFAULT_RUN_TO_RUN_CV = 0.01
 """Assumed run-to-run variation of a statistic (1%), which one run cannot measure."""
+
+TAIL_Q = 0.1
+"""Quantiles above 0.9 (or below 0.1) are tails: their spread is also estimated from the
+two runs pooled (rare interference bursts that one run happened not to catch)."""
 
 MAX_BOOTSTRAP_SAMPLES = 4000
 """Longer sample sets are thinned (every k-th, keeping time order) before resampling so a
@@ -74,15 +83,54 @@ def _thin(x: np.ndarray, cap: int) -> np.ndarray:
     return x[::step]
 
 
+DRIFT_SD_RATIO = 1.5
+"""Segment medians spread more than 1.5x what independent samples would give: the run
+drifted (for 10 segments of independent samples the ratio exceeds 1.5 with probability
+about 2%, from the chi-square distribution with 9 degrees of freedom)."""
+
+
+def drift_ratio(x: np.ndarray, segments: int = 10) -> float:
+    """Spread of the medians of ``segments`` consecutive segments relative to independent
+    samples: ``sd(segment medians) / (1.2533 * sigma / sqrt(m))`` with ``m`` samples per
+    segment and ``sigma = 1.4826 * MAD`` (robust to outliers; 1.2533 = sqrt(pi/2) is the
+    asymptotic standard error factor of a median). About 1 for a stationary run."""
+    n = int(x.size)
+    m = n // segments
+    if m < 5:
+        return 1.0
+    med = np.median(x[: m * segments].reshape(segments, m), axis=1)
+    sigma = 1.4826 * float(np.median(np.abs(x - np.median(x))))
+    if sigma <= 0:
+        return 1.0
+    return float(np.std(med, ddof=1) / (1.2533 * sigma / math.sqrt(m)))
+
+
+def block_length(x: np.ndarray) -> int:
+    """Moving-block length for a sample series.
+
+    ``ceil(sqrt(n))`` for a stationary run (the usual order between the ``n**(1/3)``
+    optimum for variance estimation and longer choices, Kunsch 1989, Lahiri 2003); when
+    :func:`drift_ratio` exceeds :data:`DRIFT_SD_RATIO` the run wandered on a time
+    scale comparable to its length, and blocks of ``n // 5`` keep that wander inside
+    each resample, so the interval widens honestly instead of trusting a drifting run.
+    """
+    n = int(x.size)
+    base = max(1, int(math.ceil(math.sqrt(n))))
+    if n >= 50 and drift_ratio(x) > DRIFT_SD_RATIO:
+        return max(base, n // 5)
+    return base
+
+
 def _boot_stats(x: np.ndarray, stat: SampleStat, resamples: int,
-                rng: np.random.Generator) -> np.ndarray:
-    n = x.size
-    block = max(1, int(math.ceil(math.sqrt(n))))
-    if block >= n:
-        idx = rng.integers(0, n, size=(resamples, n))
+                rng: np.random.Generator, block: int, size: int | None = None) -> np.ndarray:
+    """Statistic of ``resamples`` moving-block resamples of ``x`` of ``size`` samples."""
+    total = x.size
+    n = size or total
+    if block >= total:
+        idx = rng.integers(0, total, size=(resamples, n))
     else:
         nb = int(math.ceil(n / block))
-        starts = rng.integers(0, n - block + 1, size=(resamples, nb))
+        starts = rng.integers(0, total - block + 1, size=(resamples, nb))
         idx = (starts[:, :, None] + np.arange(block)).reshape(resamples, nb * block)[:, :n]
     return np.asarray(stat.of(x[idx], axis=1), dtype=np.float64)
 
@@ -123,22 +171,65 @@ def ratio_interval(base: np.ndarray, new: np.ndarray, stat: SampleStat,
     if sa <= 0 or sb <= 0:
         raise ValueError("statistics must be positive to form a ratio")
     rng = np.random.default_rng(seed)
-    ba = _boot_stats(_thin(a, MAX_BOOTSTRAP_SAMPLES), stat, resamples, rng)
-    bb = _boot_stats(_thin(b, MAX_BOOTSTRAP_SAMPLES), stat, resamples, rng)
+    ta, tb = _thin(a, MAX_BOOTSTRAP_SAMPLES), _thin(b, MAX_BOOTSTRAP_SAMPLES)
+    la, lb = block_length(ta), block_length(tb)
+    ba = _boot_stats(ta, stat, resamples, rng, la)
+    bb = _boot_stats(tb, stat, resamples, rng, lb)
     with np.errstate(divide="ignore", invalid="ignore"):
         logr = np.log(bb) - np.log(ba)
     logr = logr[np.isfinite(logr)]
-    if run_to_run_cv > 0:
-        logr = logr + rng.normal(0.0, math.sqrt(2.0) * run_to_run_cv, logr.size)
-    alpha = 1.0 - confidence
-    lo, hi = np.quantile(logr, [alpha / 2, 1 - alpha / 2])
+    if logr.size < resamples // 2:
+        raise ValueError("bootstrap statistics were not positive")
+    var = float(np.var(logr, ddof=1))
+    blocks = min(ta.size / la, tb.size / lb)
+    if stat.kind == "quantile" and not TAIL_Q < stat.q < 1.0 - TAIL_Q:
+        # tails: rare events one run may not have seen; estimate the spread under "no
+        # change" from both runs' blocks pooled, and keep the larger standard error
+        lp = max(la, lb)
+        pooled = np.concatenate([ta, tb])
+        pa = _boot_stats(pooled, stat, resamples, rng, lp, size=ta.size)
+        pb = _boot_stats(pooled, stat, resamples, rng, lp, size=tb.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plog = np.log(pb) - np.log(pa)
+        plog = plog[np.isfinite(plog)]
+        if plog.size >= resamples // 2:
+            var = max(var, float(np.var(plog, ddof=1)))
+        blocks = min(blocks, pooled.size / lp / 2)
+    se = math.sqrt(var + 2.0 * run_to_run_cv ** 2)
+    df = max(1.0, blocks - 1.0)
+    t = t_quantile(0.5 + confidence / 2.0, df)
     ratio = sb / sa
-    return RatioInterval(ratio=ratio, low=min(float(math.exp(lo)), ratio),
-                         high=max(float(math.exp(hi)), ratio), confidence=confidence,
+    centre = math.log(ratio)
+    return RatioInterval(ratio=ratio, low=math.exp(centre - t * se),
+                         high=math.exp(centre + t * se), confidence=confidence,
                          n_base=int(a.size), n_new=int(b.size),
-                         method=(f"moving-block bootstrap ({resamples} resamples, block "
-                                 f"sqrt(n)), percentile interval, run-to-run cv "
-                                 f"{run_to_run_cv:g}"))
+                         method=(f"moving-block bootstrap standard error of the log ratio "
+                                 f"({resamples} resamples, blocks {la}/{lb} samples), "
+                                 f"run-to-run cv {run_to_run_cv:g}, Student t with "
+                                 f"{df:.0f} df"))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Quantile ``p`` (in ``(0.5, 1)``) of Student's t with ``df`` degrees of freedom.
+
+    Cornish-Fisher expansion around the normal quantile (Abramowitz & Stegun 26.7.5,
+    terms to ``df**-4``); within 0.5% of the exact value for ``df >= 3`` at the levels a
+    gate uses (e.g. 2.776 vs 2.776 for p = 0.975, df = 4); for ``df < 3`` the exact
+    closed forms (df 1: Cauchy; df 2) are used.
+    """
+    from statistics import NormalDist
+    if not 0.5 < p < 1.0:
+        raise ValueError("p must be in (0.5, 1)")
+    if df < 1.5:
+        return math.tan(math.pi * (p - 0.5))
+    if df < 3.0:
+        a = 4.0 * p * (1.0 - p)
+        return (2.0 * p - 1.0) * math.sqrt(2.0 / a)
+    z = NormalDist().inv_cdf(p)
+    v = df
+    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+            + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4))
 
 
 PASS = "pass"
