@@ -3,7 +3,8 @@
 Latencies follow a noise model of a busy 2-core machine (what our CI boxes are):
 
 * per-execution log-normal jitter (``sigma`` on the log scale, default 0.08);
-* slow drift: an AR(1) process on the log scale (coefficient 0.995, stationary
+* drift: an AR(1) process on the log scale (coefficient 0.98, i.e. a correlation
+  length of about 50 executions, stationary
   standard deviation ``drift_sigma``), as background load comes and goes;
 * bursts of interference: with probability ``burst_rate`` per execution a burst of
   5-40 executions starts whose latencies are multiplied by 1.5-4x (another process
@@ -31,7 +32,7 @@ def noisy_latencies(rng: np.random.Generator, n: int, median_ms: float, sigma: f
                     run_sigma: float = 0.01) -> np.ndarray:
     """``n`` latencies (ms) around ``median_ms`` under the noise model above."""
     shift = rng.normal(0.0, run_sigma)
-    phi = 0.995
+    phi = 0.98
     eps = rng.normal(0.0, drift_sigma * np.sqrt(1 - phi ** 2), n)
     drift = np.empty(n)
     acc = rng.normal(0.0, drift_sigma)

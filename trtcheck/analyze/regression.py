@@ -3,9 +3,10 @@
 NumPy only (no SciPy), deterministic for a given seed.
 
 * :func:`ratio_interval` - confidence interval of ``stat(new) / stat(base)``. The
-  standard error of the log ratio comes from a moving-block bootstrap of each run
-  (Kunsch 1989; Efron & Tibshirani 1993, ch. 6 and 12: bootstrap standard error with a
-  t interval). Blocks of consecutive samples (:func:`block_length`: ``sqrt(n)``, or
+  standard error of the log ratio comes from a circular block bootstrap of each run
+  (Kunsch 1989; Politis & Romano 1992, circular blocks so that the first and last
+  samples are drawn as often as the others; Efron & Tibshirani 1993, ch. 6 and 12:
+  bootstrap standard error with a t interval). Blocks of consecutive samples (:func:`block_length`: ``sqrt(n)``, or
   ``n // 5`` when the run drifted) keep the slow drift and interference bursts of a
   busy machine inside each resample; the t quantile uses the number of blocks minus one
   as degrees of freedom, so a drifting run with few effective blocks gets a wide
@@ -13,6 +14,9 @@ NumPy only (no SciPy), deterministic for a given seed.
   run-to-run shift (clock states, placement, cache state), so an assumed run-to-run
   coefficient of variation ``run_to_run_cv`` adds ``2 * cv**2`` to the variance of the
   log ratio (one term per run); pyperf likewise advises comparing several processes.
+  For central statistics (median, mean, throughput) the variance of each run is at least
+  its batch-means estimate (spread over 10 consecutive segments / 10), which catches slow
+  drift that blocks of sqrt(n) miss; the t quantile then has 9 degrees of freedom.
   Tail quantiles (p90 and beyond) hinge on rare bursts that one run may have missed: their
   standard error is the larger of the separate one and one from both runs' blocks pooled
   (the spread expected under "no change", as in a permutation test).
@@ -40,8 +44,9 @@ DEFAULT_CONFIDENCE = 0.95
 """Two-sided confidence of ratio intervals (a fail needs the whole interval past the limit,
 so the false-fail probability at the limit is at most 2.5%, far less below it)."""
 
-DEFAULT_RESAMPLES = 1000
-"""Bootstrap resamples; Efron & Tibshirani recommend >= 1000 for percentile intervals."""
+DEFAULT_RESAMPLES = 400
+"""Bootstrap resamples for a standard error; Efron & Tibshirani (1993, sec. 6.4) find 200
+enough for standard errors (percentile intervals would need >= 1000)."""
 
 DEFAULT_RUN_TO_RUN_CV = 0.01
 """Assumed run-to-run variation of a statistic (1%), which one run cannot measure."""
@@ -121,18 +126,80 @@ def block_length(x: np.ndarray) -> int:
     return base
 
 
-def _boot_stats(x: np.ndarray, stat: SampleStat, resamples: int,
-                rng: np.random.Generator, block: int, size: int | None = None) -> np.ndarray:
-    """Statistic of ``resamples`` moving-block resamples of ``x`` of ``size`` samples."""
+_BOOT_CACHE: dict[tuple[object, ...], np.ndarray] = {}
+_BOOT_CACHE_MAX = 256
+
+
+def _digest(x: np.ndarray) -> int:
+    import hashlib
+    return int.from_bytes(hashlib.blake2b(np.ascontiguousarray(x).tobytes(),
+                                          digest_size=8).digest(), "little")
+
+
+def _log_boot(x: np.ndarray, stat: SampleStat, resamples: int, seed: int, block: int,
+              size: int | None = None) -> np.ndarray:
+    """``log`` of the statistic over ``resamples`` circular block resamples of ``x``.
+
+    ``inverse_median`` is bootstrapped as the median (``log(scale / m)`` differs from
+    ``log m`` only by sign and a constant, so variances of log ratios are the same).
+    The generator is seeded from ``seed`` and the content of ``x``, so results do not
+    depend on the order in which rules are evaluated, and repeated requests (median and
+    throughput of one batch) are served from a small cache.
+    """
+    kind, q = ("mean", 0.0) if stat.kind == "mean" else ("quantile",
+                                                        0.5 if stat.kind == "inverse_median"
+                                                        else stat.q)
+    dig = _digest(x)
+    n = size or x.size
+    key = (x.size, dig, kind, q, resamples, seed, block, n)
+    hit = _BOOT_CACHE.get(key)
+    if hit is not None:
+        return hit
+    rng = np.random.default_rng([seed % (2**63), dig, n, block])
     total = x.size
-    n = size or total
+    xs = x.astype(np.float32)
     if block >= total:
         idx = rng.integers(0, total, size=(resamples, n))
     else:
         nb = int(math.ceil(n / block))
-        starts = rng.integers(0, total - block + 1, size=(resamples, nb))
+        starts = rng.integers(0, total, size=(resamples, nb))
         idx = (starts[:, :, None] + np.arange(block)).reshape(resamples, nb * block)[:, :n]
-    return np.asarray(stat.of(x[idx], axis=1), dtype=np.float64)
+        idx %= total  # circular blocks: every sample equally likely (Politis & Romano 1992)
+    res = xs[idx]
+    if kind == "mean":
+        vals = res.mean(axis=1, dtype=np.float64)
+    else:
+        vals = np.quantile(res, q, axis=1, method="linear").astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(vals)
+    if len(_BOOT_CACHE) >= _BOOT_CACHE_MAX:
+        _BOOT_CACHE.clear()
+    _BOOT_CACHE[key] = out
+    return out
+
+
+BATCH_MEANS_SEGMENTS = 10
+"""Segments for the batch-means variance floor (Schmeiser 1982 advises 10 to 30)."""
+
+
+def _batch_means_var(x: np.ndarray, stat: SampleStat) -> float:
+    """Variance of ``log stat`` of a whole run estimated from its segments:
+    ``var(log stat of each of k consecutive segments) / k`` (the batch-means method of
+    simulation output analysis; Law & Kelton, "Simulation Modeling and Analysis",
+    sec. 9.5.3). 0 when segments would be shorter than 10 samples."""
+    k = BATCH_MEANS_SEGMENTS
+    m = x.size // k
+    if m < 10:
+        return 0.0
+    seg = x[: m * k].reshape(k, m)
+    if stat.kind == "mean":
+        vals = seg.mean(axis=1)
+    else:
+        q = 0.5 if stat.kind == "inverse_median" else stat.q
+        vals = np.quantile(seg, q, axis=1, method="linear")
+    if np.any(vals <= 0):
+        return 0.0
+    return float(np.var(np.log(vals), ddof=1) / k)
 
 
 def ratio_interval(base: np.ndarray, new: np.ndarray, stat: SampleStat,
@@ -141,15 +208,19 @@ def ratio_interval(base: np.ndarray, new: np.ndarray, stat: SampleStat,
                    run_to_run_cv: float = DEFAULT_RUN_TO_RUN_CV) -> RatioInterval:
     """Confidence interval of ``stat(new) / stat(base)`` from raw samples.
 
+    ``log(ratio) +- t * se`` with ``se**2 = var_boot(log stat_new - log stat_base)
+    + 2 * run_to_run_cv**2`` (see the module docstring), ``t`` the Student quantile with
+    (number of bootstrap blocks - 1) degrees of freedom.
+
     Args:
         base, new: 1-D raw latency samples in ms, in measurement order (>= 2 each).
         stat: the statistic (median, a quantile, mean, or ``scale / median``).
         confidence: two-sided level in ``(0.5, 1)``.
-        resamples: bootstrap resamples (>= 100).
-        seed: seed of ``numpy.random.default_rng``; same inputs and seed give the same
-            interval.
+        resamples: bootstrap resamples (>= 100; standard errors need about 200,
+            Efron & Tibshirani 1993, sec. 6.4).
+        seed: base seed; same inputs and seed give the same interval.
         run_to_run_cv: assumed run-to-run coefficient of variation of the statistic
-            (>= 0), folded into the interval (see the module docstring).
+            (>= 0).
 
     Returns:
         :class:`RatioInterval`.
@@ -170,27 +241,31 @@ def ratio_interval(base: np.ndarray, new: np.ndarray, stat: SampleStat,
     sa, sb = float(stat.of(a)), float(stat.of(b))
     if sa <= 0 or sb <= 0:
         raise ValueError("statistics must be positive to form a ratio")
-    rng = np.random.default_rng(seed)
     ta, tb = _thin(a, MAX_BOOTSTRAP_SAMPLES), _thin(b, MAX_BOOTSTRAP_SAMPLES)
     la, lb = block_length(ta), block_length(tb)
-    ba = _boot_stats(ta, stat, resamples, rng, la)
-    bb = _boot_stats(tb, stat, resamples, rng, lb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logr = np.log(bb) - np.log(ba)
-    logr = logr[np.isfinite(logr)]
-    if logr.size < resamples // 2:
+    boot_a = _log_boot(ta, stat, resamples, seed, la)
+    boot_b = _log_boot(tb, stat, resamples, seed, lb)
+    if np.sum(np.isfinite(boot_a)) < resamples // 2 or np.sum(np.isfinite(boot_b)) < resamples // 2:
         raise ValueError("bootstrap statistics were not positive")
-    var = float(np.var(logr, ddof=1))
+    var_a = float(np.var(boot_a[np.isfinite(boot_a)], ddof=1))
+    var_b = float(np.var(boot_b[np.isfinite(boot_b)], ddof=1))
     blocks = min(ta.size / la, tb.size / lb)
-    if stat.kind == "quantile" and not TAIL_Q < stat.q < 1.0 - TAIL_Q:
+    tail = stat.kind == "quantile" and not TAIL_Q < stat.q < 1.0 - TAIL_Q
+    if not tail:
+        # batch means floor (Schmeiser 1982): the spread of the statistic over
+        # BATCH_MEANS_SEGMENTS consecutive segments catches drift the blocks missed
+        bm_a, bm_b = _batch_means_var(ta, stat), _batch_means_var(tb, stat)
+        if bm_a > var_a or bm_b > var_b:
+            blocks = min(blocks, float(BATCH_MEANS_SEGMENTS))
+        var_a, var_b = max(var_a, bm_a), max(var_b, bm_b)
+    var = var_a + var_b
+    if tail:
         # tails: rare events one run may not have seen; estimate the spread under "no
         # change" from both runs' blocks pooled, and keep the larger standard error
         lp = max(la, lb)
         pooled = np.concatenate([ta, tb])
-        pa = _boot_stats(pooled, stat, resamples, rng, lp, size=ta.size)
-        pb = _boot_stats(pooled, stat, resamples, rng, lp, size=tb.size)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            plog = np.log(pb) - np.log(pa)
+        plog = (_log_boot(pooled, stat, resamples, seed + 1, lp, size=tb.size)
+                - _log_boot(pooled, stat, resamples, seed + 2, lp, size=ta.size))
         plog = plog[np.isfinite(plog)]
         if plog.size >= resamples // 2:
             var = max(var, float(np.var(plog, ddof=1)))
@@ -203,7 +278,7 @@ def ratio_interval(base: np.ndarray, new: np.ndarray, stat: SampleStat,
     return RatioInterval(ratio=ratio, low=math.exp(centre - t * se),
                          high=math.exp(centre + t * se), confidence=confidence,
                          n_base=int(a.size), n_new=int(b.size),
-                         method=(f"moving-block bootstrap standard error of the log ratio "
+                         method=(f"circular block bootstrap standard error of the log ratio "
                                  f"({resamples} resamples, blocks {la}/{lb} samples), "
                                  f"run-to-run cv {run_to_run_cv:g}, Student t with "
                                  f"{df:.0f} df"))
