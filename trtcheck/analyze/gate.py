@@ -12,7 +12,7 @@ Policy format (all keys optional except at least one rule)::
     settings:
       confidence: 0.95          # two-sided level of ratio intervals, in (0.5, 1)
       certify_confidence: 0.99  # early-stopping level for percentile budgets, in (0.5, 1)
-      resamples: 400            # bootstrap resamples, 100..100000
+      resamples: 300            # bootstrap resamples, 100..100000
       seed: 0
       run_to_run_cv: 1%         # assumed run-to-run variation a single run cannot show
       on_inconclusive: warn     # warn | fail   (baseline interval straddles the limit)

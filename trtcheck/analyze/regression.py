@@ -44,7 +44,7 @@ DEFAULT_CONFIDENCE = 0.95
 """Two-sided confidence of ratio intervals (a fail needs the whole interval past the limit,
 so the false-fail probability at the limit is at most 2.5%, far less below it)."""
 
-DEFAULT_RESAMPLES = 400
+DEFAULT_RESAMPLES = 300
 """Bootstrap resamples for a standard error; Efron & Tibshirani (1993, sec. 6.4) find 200
 enough for standard errors (percentile intervals would need >= 1000)."""
 
@@ -55,7 +55,7 @@ TAIL_Q = 0.1
 """Quantiles above 0.9 (or below 0.1) are tails: their spread is also estimated from the
 two runs pooled (rare interference bursts that one run happened not to catch)."""
 
-MAX_BOOTSTRAP_SAMPLES = 4000
+MAX_BOOTSTRAP_SAMPLES = 2000
 """Longer sample sets are thinned (every k-th, keeping time order) before resampling so a
 gate stays well under a second; thinning only widens the interval (conservative)."""
 
