@@ -1,7 +1,7 @@
 """Typed errors and the documented process exit codes.
 
 Library code raises these; the CLI has exactly one boundary
-(:func:`trtcheck.cli.main`) that prints ``error: <message>`` and ``hint: <hint>`` on
+(:func:`trtcheck.cli.main`) that prints one line ``error: <message>; hint: <hint>`` on
 stderr and exits with :attr:`TrtcheckError.exit_code`.
 
 Exit codes (documented in ``trtcheck --help`` and the README):
@@ -25,9 +25,12 @@ EXIT_ENVIRONMENT = 3
 EXIT_INTERNAL = 4
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 gate or check failed; 2 bad usage or bad input; "
-    "3 environment (TensorRT missing, no GPU, engine incompatible with this "
-    "runtime/GPU); 4 internal error (please report it)."
+    "\b\nExit codes:\n"
+    "  0  ok\n"
+    "  1  gate or check failed\n"
+    "  2  bad usage or bad input\n"
+    "  3  environment: TensorRT missing, no GPU, engine incompatible with this runtime/GPU\n"
+    "  4  internal error (please report it)"
 )
 
 

@@ -1,4 +1,4 @@
-"""Analysis of results models: metric paths, regression statistics, gate, compare.
+"""Analysis: reads the results model only (advice, simulation, comparison, gate).
 
 Everything here reads only :mod:`trtcheck.results` objects and runs without a GPU,
 TensorRT or onnxruntime; statistics use NumPy only. Submodules are imported explicitly
