@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "report": "report_cmd",
     "gate": "gate_cmd",
     "compare": "compare_cmd",
+    "preflight": "preflight_cmd",
+    "build": "build_cmd",
 }
 
 

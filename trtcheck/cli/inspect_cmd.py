@@ -28,9 +28,17 @@ def _detect_kind(path: Path) -> str:
     Returns:
         ``"trt-plan"`` for a TensorRT / TensorRT-RTX plan (magic ``ftrt``/``vtrt`` at
         byte 0 or 4), ``"trtexec-export"`` for a JSON file (trtexec ``--exportLayerInfo``
-        / ``--exportProfile`` / ``--exportTimes`` write JSON), else ``"onnx"``: missing
-        files, folders and anything else go to the ONNX loader, which names the problem.
+        / ``--exportProfile`` / ``--exportTimes`` write JSON) or a folder of such exports,
+        ``"trt-plan"`` too for any ``.plan``/``.engine``/``.trt`` file (the plan pre-flight
+        names what it really is), else ``"onnx"``: missing files, other folders and
+        anything else go to the ONNX loader, which names the problem.
     """
+    if path.is_dir():  # branch `trt`: a folder of trtexec exports
+        from trtcheck.inspection.engine import is_engine_input
+
+        return KIND_TRTEXEC_EXPORT if is_engine_input(path) else KIND_ONNX
+    if path.is_file() and path.suffix.lower() in (".plan", ".engine", ".trt"):
+        return KIND_TRT_PLAN  # branch `trt`: the plan pre-flight names what the file is
     if not path.is_file():
         return KIND_ONNX
     try:
@@ -69,22 +77,20 @@ def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) 
         click.echo(render_text(insp), nl=False)
 
 
-def _not_inspectable(kind: str) -> Callable[[Path, dict[str, list[int]], str], None]:
-    def fail(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
-        what = {KIND_TRT_PLAN: "a TensorRT plan (engine)",
-                KIND_TRTEXEC_EXPORT: "a JSON file (trtexec export?)"}.get(kind, kind)
-        raise InputError(f"{path} is {what}; this trtcheck inspects ONNX models only",
-                         "pass an .onnx model")
-    return fail
+# ---- branch `trt`: TensorRT plans and trtexec exports (trtcheck/cli/engine_inspect.py) ----
+def _inspect_engine(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
+    from trtcheck.cli.engine_inspect import inspect_engine
+
+    inspect_engine(path, shapes, output_format)
 
 
-#: kind -> inspector. ---- extension point (branch `trt`): replace the two
-#: ``_not_inspectable`` entries with the engine / trtexec-export inspectors. ----
+#: kind -> inspector.
 INSPECTORS: dict[str, Callable[[Path, dict[str, list[int]], str], None]] = {
     KIND_ONNX: _inspect_onnx,
-    KIND_TRT_PLAN: _not_inspectable(KIND_TRT_PLAN),
-    KIND_TRTEXEC_EXPORT: _not_inspectable(KIND_TRTEXEC_EXPORT),
+    KIND_TRT_PLAN: _inspect_engine,
+    KIND_TRTEXEC_EXPORT: _inspect_engine,
 }
+# ---- end branch `trt` ----
 
 
 @click.command("inspect")

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from trtcheck.errors import InputError, SchemaError
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 
@@ -50,6 +51,7 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    engine: EngineInspection | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:
