@@ -131,3 +131,36 @@ def test_cli_bad_input(tmp_path, capsys):
     bad.write_text("not json")
     code, _, err = run_main(["compare", str(bad), str(bad)], capsys)
     assert code == 2 and err.startswith("error: ") and "not JSON" in err
+
+
+def test_layers_of_real_trtexec_exports(trtexec_exports):
+    """ResNet-18 on an A100: FP32 vs FP16 (same graph) and FP32 vs INT8-QAT (renumbered)."""
+    from trtcheck.inspection.trtexec import load_trtexec_export
+    fp32 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp32")
+    fp16 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp16")
+    qat = load_trtexec_export(trtexec_exports / "resnet18-a100-qat")
+    base = g.results(n=100, seed=1)
+    ra = base.model_copy(update={"engine": fp32})
+    rb = base.model_copy(update={"engine": fp16})
+    rq = base.model_copy(update={"engine": qat})
+    c = compare(ra, rb, "fp32.json", "fp16.json")
+    L = c.layers
+    assert L is not None and (L.layers_a, L.layers_b) == (len(fp32.layers), len(fp16.layers))
+    by_name = {d.name_a: d for d in L.matched}
+    conv0 = by_name["Conv_0 + Relu_1"]
+    assert conv0.matched_by == "name" and conv0.precision_b == "fp16"
+    t32 = next(x.avg_time_ms for x in fp32.layers if x.name == "Conv_0 + Relu_1")
+    t16 = next(x.avg_time_ms for x in fp16.layers if x.name == "Conv_0 + Relu_1")
+    assert conv0.delta_ms == pytest.approx(t16 - t32)
+    # every compute layer of the FP32 engine finds its FP16 twin
+    compute = [x.name for x in fp32.layers if x.layer_type not in ("Reformat", "NoOp")]
+    assert all(n in by_name for n in compute)
+    assert L.sum_a_ms == pytest.approx(sum(x.avg_time_ms for x in fp32.layers))
+    assert "Conv_0 + Relu_1" in compare_render.render_text(c)
+    # QAT renumbers every node: matched by execution order and output dims
+    q = compare(ra, rq).layers
+    pairs = {d.name_a: d.name_b for d in q.matched}
+    assert pairs["Conv_0 + Relu_1"] == "conv1.weight + QuantizeLinear_7 + Conv_9"
+    assert pairs["Conv_13 + Relu_14"].startswith("layer2.0.conv1.weight")
+    assert pairs["Conv_16 + Add_17 + Relu_18"].startswith("layer2.0.downsample.0.weight")
+    assert all(d.matched_by in ("similar-name", "order-and-type") for d in q.matched)

@@ -77,8 +77,10 @@ class RunComparison(BaseModel):
 class LayerDelta(BaseModel):
     """One engine layer matched between A and B (times from per-layer profiles, ms).
 
-    ``matched_by`` is ``name`` (identical names) or ``similar-name`` (difflib ratio
-    >= 0.8 among the layers left over, same layer type).
+    ``matched_by`` is ``name`` (identical names), ``similar-name`` (difflib ratio
+    >= 0.8 among the layers left over, same layer type) or ``order-and-type`` (the rest,
+    aligned by execution order on layer type and output dims, data-movement layers
+    left out, e.g. a QAT graph whose nodes were renumbered).
     """
 
     name_a: str
@@ -285,7 +287,8 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
         layers_note = ("layers matched by name; no per-layer times (profile the engines, "
                        "e.g. trtexec --exportProfile) so no latency deltas")
     else:
-        layers_note = ("layers matched by name (then by similar name and type); times are "
+        layers_note = ("layers matched by name, then similar name and type, then execution "
+                       "order and type; times are "
                        "per-layer profile averages, which run slower than unprofiled "
                        "inference: compare them with each other, not with bench latency")
     return Comparison(name_a=name_a, name_b=name_b,
@@ -299,6 +302,16 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                               "the whole interval is on one side of 1"))
 
 
+_DATA_MOVEMENT = ("Reformat", "NoOp", None)
+
+
+def _signature(layer: Any) -> str:
+    """Layer type and first output's dims: what stays the same when a graph is renumbered."""
+    outs = getattr(layer, "outputs", None) or []
+    dims = tuple(getattr(outs[0], "dims", ()) or ()) if outs else ()
+    return f"{layer.layer_type}{dims}"
+
+
 def compare_layers(a: Any, b: Any) -> LayerComparison | None:
     """Match the engine layers of ``a`` and ``b`` and give their time deltas.
 
@@ -306,7 +319,8 @@ def compare_layers(a: Any, b: Any) -> LayerComparison | None:
     ``avg_time_ms``) when both files have an engine section with layers; returns
     ``None`` otherwise. Layers are matched by identical name first, then greedily by
     the most similar remaining name of the same layer type (difflib ratio >= 0.8),
-    since precision changes rename fused layers only slightly.
+    since precision changes rename fused layers only slightly, and the rest by aligning
+    the two execution orders on layer type (longest matching blocks).
     """
     import difflib
     ea, eb = getattr(a, "engine", None), getattr(b, "engine", None)
@@ -326,7 +340,7 @@ def compare_layers(a: Any, b: Any) -> LayerComparison | None:
         else:
             rest_a.append(layer)
     rest_b = [x for v in by_name_b.values() for x in v]
-    unmatched_a = []
+    still_a = []
     for layer in rest_a:
         best, best_r = None, 0.8
         for cand in rest_b:
@@ -336,10 +350,28 @@ def compare_layers(a: Any, b: Any) -> LayerComparison | None:
             if r >= best_r:
                 best, best_r = cand, r
         if best is None:
-            unmatched_a.append(layer.name)
+            still_a.append(layer)
         else:
             rest_b.remove(best)
             pairs.append((layer, best, "similar-name"))
+    # what is left (e.g. QAT graphs renumber every node): align the two execution orders
+    # by layer type (difflib's longest matching blocks) and pair within matching runs
+    ids_b = {id(y) for y in rest_b}
+    ids_a = {id(x) for x in still_a}
+    order_b = [x for x in lb if id(x) in ids_b and x.layer_type not in _DATA_MOVEMENT]
+    order_a = [x for x in la if id(x) in ids_a and x.layer_type not in _DATA_MOVEMENT]
+    sm = difflib.SequenceMatcher(None, [_signature(x) for x in order_a],
+                                 [_signature(x) for x in order_b], autojunk=False)
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for blk in sm.get_matching_blocks():
+        for k in range(blk.size):
+            x, y = order_a[blk.a + k], order_b[blk.b + k]
+            pairs.append((x, y, "order-and-type"))
+            used_a.add(id(x))
+            used_b.add(id(y))
+    unmatched_a = [x.name for x in still_a if id(x) not in used_a]
+    rest_b = [y for y in rest_b if id(y) not in used_b]
     deltas = []
     for x, y, how in pairs:
         ta, tb = x.avg_time_ms, y.avg_time_ms
