@@ -133,3 +133,17 @@ def test_results_file_that_is_not_results(tmp_path, capsys):
     bad.write_text('{"hello": 1}')
     code, _, err = run_main(["gate", str(bad), "--policy", str(pol)], capsys)
     assert code == 2 and "not a trtcheck results file" in err
+
+
+def test_docs_example_policy_is_valid():
+    """The policy shown in docs/gate.md loads (every path, unit and key in it is real)."""
+    import re
+    from pathlib import Path
+
+    from trtcheck.analyze.gate import parse_policy
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "gate.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)
+    pol = parse_policy(blocks[0], source="docs/gate.md")
+    assert len(pol.rules) == 14
+    assert {r.kind for r in pol.rules} == {"budget", "baseline"}
+    assert parse_policy(blocks[1]).rules  # the false-fail benchmark's policy
