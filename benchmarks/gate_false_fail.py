@@ -31,8 +31,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent))
 
-import gate_synth as g  # noqa: E402
-from trtcheck.analyze.gate import evaluate, parse_policy  # noqa: E402
+import gate_synth as g
+
+from trtcheck.analyze.gate import evaluate, parse_policy
 
 POLICY = """\
 baseline:

@@ -21,9 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
-from trtcheck.results import (BackendInfo, BatchResult, BenchRun, BenchSettings, Environment,
-                              Finding, GpuInfo, ModelInspection, Results, TensorInfo, ToolInfo,
-                              save_results)
+from trtcheck.results import (
+    BackendInfo,
+    BatchResult,
+    BenchRun,
+    BenchSettings,
+    Environment,
+    Finding,
+    GpuInfo,
+    ModelInspection,
+    Results,
+    TensorInfo,
+    ToolInfo,
+    save_results,
+)
 from trtcheck.stats import stability_findings, summarize
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+import gate_synth as g
 import pytest
 
-import gate_synth as g
 from trtcheck.analyze.compare import compare
 from trtcheck.cli import main
 from trtcheck.report import compare_render
@@ -107,7 +107,7 @@ def test_cli_formats(pair, tmp_path, capsys):
     code, out, err = run_main(["compare", str(pa), str(pb)], capsys)
     assert code == 0
     assert "environment: NOT comparable" in out
-    assert re.search(r"^  1\s+800/800\s+median_ms\s+.*better$", out, re.M), out
+    assert re.search(r"^  1\s+800/800\s+median_ms\s+.*better$", out, re.MULTILINE), out
     code, out, _ = run_main(["compare", str(pa), str(pb), "--format", "json"], capsys)
     data = json.loads(out)
     assert data["runs"][0]["label_a"] == "onnxruntime-fp32"

@@ -7,9 +7,9 @@ runs the same experiment with more repeats and reports rates (docs/gate.md).
 
 from __future__ import annotations
 
+import gate_synth as g
 import pytest
 
-import gate_synth as g
 from trtcheck.analyze.gate import evaluate, parse_policy
 
 POLICY = parse_policy("""\

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import gate_synth as g
 import numpy as np
 import pytest
 
-import gate_synth as g
 from trtcheck.analyze import metrics as M
 from trtcheck.stats import percentile
 

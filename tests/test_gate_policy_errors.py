@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import gate_synth as g
 import pytest
 
-import gate_synth as g
 from trtcheck.cli import main
 
 OK_HEAD = "version: 1\nbudgets:\n"
@@ -33,32 +33,32 @@ CASES = [
     ("json-list", "[1, 2, 3]\n", 1, "a policy is a mapping"),
     ("empty-file", "", 1, "empty"),
     ("comments-only", "# nothing here\n", 1, "no YAML document"),
-    ("confidence-out-of-range", "settings:\n  confidence: 95\nbudgets:\n"
-     "  - bench.batch[8].p99_ms <= 5\n", 2, "must lie in (0.5, 1)"),
-    ("bad-choice", "settings:\n  on_inconclusive: maybe\nbudgets:\n"
-     "  - bench.batch[8].p99_ms <= 5\n", 2, "one of warn, fail"),
-    ("resamples-too-few", "settings:\n  resamples: 10\nbudgets:\n"
-     "  - bench.batch[8].p99_ms <= 5\n", 2, "integer in [100"),
+    ("confidence-out-of-range", ("settings:\n  confidence: 95\nbudgets:\n"
+     "  - bench.batch[8].p99_ms <= 5\n"), 2, "must lie in (0.5, 1)"),
+    ("bad-choice", ("settings:\n  on_inconclusive: maybe\nbudgets:\n"
+     "  - bench.batch[8].p99_ms <= 5\n"), 2, "one of warn, fail"),
+    ("resamples-too-few", ("settings:\n  resamples: 10\nbudgets:\n"
+     "  - bench.batch[8].p99_ms <= 5\n"), 2, "integer in [100"),
     ("budgets-not-a-list", "budgets:\n  p99: 5\n", 2, "must be a list"),
     ("no-comparison", OK_HEAD + "  - bench.batch[8].p99_ms 5 ms\n", 3, "no comparison"),
     ("mapping-typo", OK_HEAD + "  - metric: bench.batch[8].p99_ms\n    maximum: 5 ms\n", 4,
      "did you mean 'max'"),
     ("min-above-max", OK_HEAD + "  - metric: bench.batch[8].p99_ms\n    min: 9 ms\n"
      "    max: 5 ms\n", 3, "is above max"),
-    ("duplicate-key", "budgets:\n  - bench.batch[8].p99_ms <= 5\nbudgets:\n"
-     "  - bench.batch[1].p99_ms <= 5\n", 3, "duplicate key"),
+    ("duplicate-key", ("budgets:\n  - bench.batch[8].p99_ms <= 5\nbudgets:\n"
+     "  - bench.batch[1].p99_ms <= 5\n"), 3, "duplicate key"),
     ("string-ordered", OK_HEAD + "  - bench[0].backend.precision < fp16\n", 3,
      "only == and != apply"),
     ("list-not-value", OK_HEAD + "  - inspection.lints == 0\n", 3, "len(inspection.lints)"),
     ("record-not-value", OK_HEAD + "  - bench.batch[8] <= 5\n", 3, "not a value"),
-    ("regression-no-percent", "baseline:\n  - metric: bench.batch[8].p99_ms\n"
-     "    max_regression: 5\n", 3, "write a percentage"),
+    ("regression-no-percent", ("baseline:\n  - metric: bench.batch[8].p99_ms\n"
+     "    max_regression: 5\n"), 3, "write a percentage"),
     ("regression-missing", "baseline:\n  - metric: bench.batch[8].p99_ms\n", 2,
      "has no max_regression"),
     ("direction-unknown", "baseline:\n  - bench.batch[8].batch_size: 5%\n", 2,
      "direction: lower"),
-    ("bad-direction", "baseline:\n  - metric: bench.batch[8].p99_ms\n    max_regression: 5%\n"
-     "    direction: down\n", 4, "one of lower, higher"),
+    ("bad-direction", ("baseline:\n  - metric: bench.batch[8].p99_ms\n    max_regression: 5%\n"
+     "    direction: down\n"), 4, "one of lower, higher"),
     ("version-2", "version: 2\nbudgets:\n  - bench.batch[8].p99_ms <= 5\n", 1,
      "unsupported policy version"),
     ("no-rules", "version: 1\nsettings:\n  seed: 1\n", 1, "no rules"),
@@ -106,7 +106,7 @@ def test_baseline_rules_without_baseline_is_usage_error(tmp_path, results_file, 
     pol = tmp_path / "policy.yaml"
     pol.write_text("budgets:\n  - bench.batch[8].p99_ms <= 50 ms\nbaseline:\n"
                    "  - bench.batch[8].p99_ms: 5%\n")
-    code, out, err = run_main(["gate", str(results_file), "--policy", str(pol)], capsys)
+    code, _out, err = run_main(["gate", str(results_file), "--policy", str(pol)], capsys)
     assert code == 2
     assert f"{pol}:4:" in err and "--baseline" in err
 
@@ -142,7 +142,7 @@ def test_docs_example_policy_is_valid():
 
     from trtcheck.analyze.gate import parse_policy
     doc = (Path(__file__).resolve().parent.parent / "docs" / "gate.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
     pol = parse_policy(blocks[0], source="docs/gate.md")
     assert len(pol.rules) == 14
     assert {r.kind for r in pol.rules} == {"budget", "baseline"}

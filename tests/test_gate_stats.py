@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
+import gate_synth as g
 import numpy as np
 import pytest
 
-import gate_synth as g
 from trtcheck.analyze import regression as R
 from trtcheck.analyze.metrics import SampleStat
 from trtcheck.stats import min_samples_to_certify

@@ -43,7 +43,7 @@ import math
 import operator
 import re
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,13 @@ from pydantic import BaseModel
 
 from trtcheck.analyze import metrics as M
 from trtcheck.analyze import regression as R
-from trtcheck.errors import (EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_ENVIRONMENT, EXIT_OK,
-                             InputError, UsageError)
+from trtcheck.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_ENVIRONMENT,
+    EXIT_OK,
+    InputError,
+    UsageError,
+)
 
 POLICY_VERSION = 1
 
@@ -66,7 +71,7 @@ BASELINE_KEYS = ("metric", "max_regression", "direction", "name", "on_inconclusi
 OPS: dict[str, Any] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
                        ">": operator.gt, "==": operator.eq, "!=": operator.ne}
 _MAPPING_OPS = {"max": "<=", "min": ">=", "equals": "==", "not_equals": "!="}
-_EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.S)
+_EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.DOTALL)
 
 MAX_POLICY_BYTES = 1_000_000
 
@@ -276,7 +281,7 @@ def _fraction(doc: _Doc, node: Any, key: str, lo: float, hi: float,
         except ValueError:
             raise _PolicyError(_line(node), f"{key}: {v!r} is not a percentage",
                                "write e.g. 5% or 0.05") from None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise _PolicyError(_line(node), f"{key} must be a number or a percentage, got {v!r}",
                            "write e.g. 5% or 0.05")
     ok = (lo <= v if closed_lo else lo < v) and v < hi
@@ -312,9 +317,7 @@ def _build(doc: _Doc, root: Any, source: str) -> Policy:
         sm = doc.mapping(node, "settings", SETTING_KEYS)
         kw: dict[str, Any] = {}
         for key, (_, vn) in sm.items():
-            if key == "confidence":
-                kw[key] = _fraction(doc, vn, key, 0.5, 1.0)
-            elif key == "certify_confidence":
+            if key == "confidence" or key == "certify_confidence":
                 kw[key] = _fraction(doc, vn, key, 0.5, 1.0)
             elif key == "run_to_run_cv":
                 kw[key] = _fraction(doc, vn, key, 0.0, 1.0, closed_lo=True)
@@ -331,7 +334,7 @@ def _build(doc: _Doc, root: Any, source: str) -> Policy:
     for section, builder in (("budgets", _budget), ("baseline", _baseline)):
         if section not in top:
             continue
-        knode, node = top[section]
+        _knode, node = top[section]
         if isinstance(node, yaml.ScalarNode) and doc.value(node) is None:
             continue
         if not isinstance(node, yaml.SequenceNode):
@@ -578,14 +581,9 @@ def _rule_seed(seed: int, text: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(text.encode())) % (2**63)
 
 
-@dataclass
-class _Ctx:
-    policy: Policy
-    checks: list[Check] = field(default_factory=list)
-
-
 def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Check]:
-    base = dict(kind="budget", source=src, line=rule.line, rule=rule.text, name=rule.name)
+    base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
+            "name": rule.name}
     try:
         vals = M.evaluate_path(rule.path, results)
     except M.MetricMissing as exc:
@@ -634,10 +632,10 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
                 worst = cert
         if worst is not None:
             qname = f"p{stat.q * 100:g}"
-            cert_fields = dict(samples=worst.n, over_bound=worst.over,
-                               max_over_allowed=worst.max_over_allowed,
-                               min_samples_zero_over=worst.min_samples_zero_over,
-                               certified=worst.certified)
+            cert_fields = {"samples": worst.n, "over_bound": worst.over,
+                           "max_over_allowed": worst.max_over_allowed,
+                           "min_samples_zero_over": worst.min_samples_zero_over,
+                           "certified": worst.certified}
             if worst.certified:
                 return Check(**base, metric=v.path, verdict="pass", outcome="pass",
                              value=_plain(val), **cert_fields,
@@ -668,7 +666,8 @@ def _plain(v: Any) -> Any:
 
 def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
                      src: str) -> list[Check]:
-    base = dict(kind="baseline", source=src, line=rule.line, rule=rule.text, name=rule.name)
+    base = {"kind": "baseline", "source": src, "line": rule.line, "rule": rule.text,
+            "name": rule.name}
     try:
         new_vals = M.evaluate_path(rule.path, results)
     except M.MetricMissing as exc:
@@ -703,7 +702,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
     a, b = ov.value, nv.value
     limit = R.regression_limit(rule.direction, rule.max_regression)
     worse_word = "slower/larger" if rule.direction == M.LOWER else "lower"
-    common = dict(metric=nv.path, value=_plain(b), baseline_value=_plain(a))
+    common = {"metric": nv.path, "value": _plain(b), "baseline_value": _plain(a)}
     if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return Check(**base, **common, verdict="missing", outcome=rule.on_missing,
                      message=f"{nv.path}: not a number in one of the files")
@@ -828,5 +827,14 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
                       counts=counts, warnings=warnings, environment_differences=env_diff)
 
 
-__all__ = ["Check", "GateReport", "Policy", "Rule", "Settings", "environment_differences",
-           "evaluate", "load_policy", "parse_policy", "EXIT_BAD_INPUT"]
+__all__ = [
+    "Check",
+    "GateReport",
+    "Policy",
+    "Rule",
+    "Settings",
+    "environment_differences",
+    "evaluate",
+    "load_policy",
+    "parse_policy",
+]

@@ -40,6 +40,7 @@ unit (:func:`metric_unit`); budget values may carry units (:func:`parse_quantity
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import types
 import typing
@@ -136,7 +137,7 @@ def parse_path(text: str) -> MetricPath:
     raw = text.strip()
     func = None
     body = raw
-    m = re.fullmatch(r"([A-Za-z_]+)\s*\((.*)\)", raw, flags=re.S)
+    m = re.fullmatch(r"([A-Za-z_]+)\s*\((.*)\)", raw, flags=re.DOTALL)
     if m:
         func = m.group(1)
         body = m.group(2).strip()
@@ -735,7 +736,7 @@ def infer_direction(leaf: str) -> str | None:
     name = leaf.lower()
     if name == "len":
         return LOWER
-    if name.endswith("_per_s") or name.endswith("_qps") or name == "qps":
+    if name.endswith(("_per_s", "_qps")) or name == "qps":
         return HIGHER
     if re.search(r"_(ms|us|ns|s|bytes)$", name) or _PCT_RE.fullmatch(name):
         return LOWER
@@ -823,7 +824,7 @@ def parse_quantity(raw: Any, unit: Unit, what: str = "value") -> float:
     if isinstance(raw, bool) or raw is None:
         raise UnitError(f"{what} must be a number, got {raw!r}")
     if isinstance(raw, (int, float)):
-        if raw != raw or raw in (float("inf"), float("-inf")):
+        if not math.isfinite(raw):
             raise UnitError(f"{what} must be a finite number, got {raw!r}")
         return float(raw)
     if not isinstance(raw, str):

@@ -84,7 +84,7 @@ class RatioInterval:
 def _thin(x: np.ndarray, cap: int) -> np.ndarray:
     if x.size <= cap:
         return x
-    step = int(math.ceil(x.size / cap))
+    step = math.ceil(x.size / cap)
     return x[::step]
 
 
@@ -120,7 +120,7 @@ def block_length(x: np.ndarray) -> int:
     each resample, so the interval widens honestly instead of trusting a drifting run.
     """
     n = int(x.size)
-    base = max(1, int(math.ceil(math.sqrt(n))))
+    base = max(1, math.ceil(math.sqrt(n)))
     if n >= 50 and drift_ratio(x) > DRIFT_SD_RATIO:
         return max(base, n // 5)
     return base
@@ -161,7 +161,7 @@ def _log_boot(x: np.ndarray, stat: SampleStat, resamples: int, seed: int, block:
     if block >= total:
         idx = rng.integers(0, total, size=(resamples, n))
     else:
-        nb = int(math.ceil(n / block))
+        nb = math.ceil(n / block)
         starts = rng.integers(0, total, size=(resamples, nb))
         idx = (starts[:, :, None] + np.arange(block)).reshape(resamples, nb * block)[:, :n]
         idx %= total  # circular blocks: every sample equally likely (Politis & Romano 1992)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import echo_json, format_option, OutputFormat, log
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
 from trtcheck.errors import EnvironmentProblem, GateFailed, InputError
 
 

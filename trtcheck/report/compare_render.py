@@ -158,8 +158,8 @@ def render_markdown(c: Comparison) -> str:
     if v["layers"]:
         L = v["layers"]
         out += ["", "### Engine layers", "",
-                f"{e(L['counts'])}; summed layer time A/B {e(L['sum'])}; precision mix A: "
-                f"{e(L['mix_a'])}, B: {e(L['mix_b'])}", "",
+                (f"{e(L['counts'])}; summed layer time A/B {e(L['sum'])}; precision mix A: "
+                f"{e(L['mix_a'])}, B: {e(L['mix_b'])}"), "",
                 "| layer | type | precision | A | B | delta |", "|---|---|---|---:|---:|---:|"]
         for x in L["rows"]:
             out.append(f"| {e(x['name'])} | {e(x['type'])} | {e(x['precision'])} | "
