@@ -82,7 +82,7 @@ def test_computed_percentile_from_raw_samples(res):
     ("bench.batch[].p99_ms", "empty selector", None),
     ("inspection.lints[colour=red]", "no field 'colour'", None),
     ("min(inspection.lints)", "needs numbers", None),
-    ("inspection.p99_ms", "no raw samples_ms", None),
+    ("inspection.p99_ms", "no raw samples", None),
 ])
 def test_static_errors(text, needle, hint):
     with pytest.raises(M.MetricPathError) as ei:
@@ -160,3 +160,43 @@ def test_schema_paths_lists_known_metrics():
     paths = M.schema_paths()
     assert "bench[*].batches[*].stats.p99_ms" in paths
     assert "inspection.parameter_bytes" in paths
+
+
+def test_a_section_added_later_is_addressable_without_changes():
+    """A serve-like section with ``latencies_ms`` and a ``latency`` stats record works:
+    stats shorthand, computed percentiles and bootstrap-able values come for free."""
+    from trtcheck.results import LatencyStats, Results
+    from trtcheck.results.base import Record
+    from trtcheck.stats import summarize
+
+    class Repeat(Record):
+        repeat: int
+        latencies_ms: list[float]
+        latency: LatencyStats | None = None
+        throughput_queries_per_s: float
+
+    class ServeLike(Record):
+        label: str
+        repeats: list[Repeat]
+
+    class FutureResults(Results):
+        serve: ServeLike | None = None
+
+    rng = np.random.default_rng(4)
+    lat = rng.lognormal(np.log(5), 0.2, 700)
+    st = summarize(lat)
+    rep = Repeat(repeat=0, latencies_ms=list(lat), latency=st,
+                 throughput_queries_per_s=1000 / st.median_ms)
+    base = g.results(n=20)
+    fut = FutureResults(**base.model_dump(), serve=ServeLike(label="burst", repeats=[rep]))
+    for text, expect in [("serve.repeats[0].p99_ms", st.p99_ms),
+                         ("serve.repeats[0].latency.median_ms", st.median_ms),
+                         ("serve.repeats[0].p99.9_ms", percentile(lat, 0.999))]:
+        p = M.parse_path(text)
+        M.check_path(p, root=FutureResults)
+        (v,) = M.evaluate_path(p, fut)
+        assert v.value == pytest.approx(expect)
+        assert v.samples is not None and v.samples.size == 700 and v.stat is not None
+    with pytest.raises(M.MetricPathError) as ei:
+        M.check_path(M.parse_path("serve.repeets[0].p99_ms"), root=FutureResults)
+    assert "did you mean 'repeats'" in (ei.value.hint or "")

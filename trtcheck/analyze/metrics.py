@@ -52,7 +52,8 @@ from pydantic import BaseModel
 
 FUNCTIONS = ("len", "min", "max", "sum")
 KEY_FIELDS = ("batch_size", "label", "name", "code", "id", "index")
-SAMPLES_FIELD = "samples_ms"
+SAMPLES_FIELDS = ("samples_ms", "latencies_ms")
+"""Names of raw-sample fields (lists of floats, ms) that statistics derive from."""
 
 _PCT_RE = re.compile(r"p(\d+(?:\.\d+)?)_ms")
 _NAME_RE = re.compile(r"p\d+(?:\.\d+)?_ms|[A-Za-z_][A-Za-z0-9_]*")
@@ -252,6 +253,37 @@ def _key_field(cls: type | None) -> str | None:
     return None
 
 
+def _samples_field(cls: type | None) -> str | None:
+    """The raw-samples field of a record class (``samples_ms``, ``latencies_ms``), if any."""
+    if cls is None:
+        return None
+    flds = _fields(cls)
+    for name in SAMPLES_FIELDS:
+        t = flds.get(name)
+        if t is not None and t.kind == "list" and t.item is not None and t.item.numeric:
+            return name
+    return None
+
+
+def _own_samples(obj: Any) -> list[float] | None:
+    name = _samples_field(type(obj)) if isinstance(obj, BaseModel) else None
+    val = getattr(obj, name, None) if name else None
+    return val if isinstance(val, list) else None
+
+
+def _stats_field(cls: type | None) -> str | None:
+    """The latency-statistics sub-record whose fields are reachable directly: ``stats``,
+    or else the first record field that has ``median_ms`` and ``p99_ms`` (``latency``)."""
+    if cls is None:
+        return None
+    flds = _fields(cls)
+    cands = [n for n, t in flds.items() if t.kind == "record" and t.cls is not None
+             and {"median_ms", "p99_ms"} <= set(t.cls.model_fields)]
+    if "stats" in cands:
+        return "stats"
+    return cands[0] if cands else None
+
+
 def _percentile_of(name: str) -> float | None:
     m = _PCT_RE.fullmatch(name)
     return float(m.group(1)) / 100.0 if m else None
@@ -273,20 +305,21 @@ def _lookup(cls: type, name: str, has_samples: bool) -> _Step:
     for plural in (name + "s", name + "es"):
         if plural in flds and flds[plural].kind == "list":
             return _Step((plural,), flds[plural])
-    stats = flds.get("stats")
-    if stats is not None and stats.kind == "record" and stats.cls is not None:
+    sname = _stats_field(cls)
+    stats = flds.get(sname) if sname else None
+    if stats is not None and stats.cls is not None:
         sub = _fields(stats.cls)
         if name in sub:
-            return _Step(("stats", name), sub[name])
+            return _Step((sname, name), sub[name])  # type: ignore[arg-type]
     q = _percentile_of(name)
-    if q is not None and (has_samples or SAMPLES_FIELD in flds):
+    if q is not None and (has_samples or _samples_field(cls) is not None):
         if not 0.0 < q < 1.0:
             raise MetricPathError(f"percentile {name} is out of range",
                                   "percentiles must lie strictly between p0 and p100, "
                                   "e.g. p99_ms or p99.9_ms")
         return _Step((), TypeInfo("scalar", scalars=(float,)), percentile=q)
     if q is not None:
-        raise MetricPathError(f"{name}: {cls.__name__} keeps no raw samples_ms to compute "
+        raise MetricPathError(f"{name}: {cls.__name__} keeps no raw samples to compute "
                               "a percentile from", "use a percentile stored in the "
                               "results (p25, p50 as median, p75, p90, p95, p99)")
     cands = list(flds)
@@ -370,16 +403,16 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                                   if cur.kind in ("list", "dict") else None)
         step = _lookup(cur.cls, seg.name, has_samples)
         parent_fields = _fields(cur.cls)
-        parent_has_samples = SAMPLES_FIELD in parent_fields
+        parent_has_samples = _samples_field(cur.cls) is not None
         if step.percentile is not None:
             info = step.info
             sample_backed = True
         else:
             info = step.info
-            if step.fields[0] == "stats":
+            if step.fields[0] == _stats_field(cur.cls):
                 has_samples = has_samples or parent_has_samples
             elif info.kind == "record" and info.cls is not None:
-                has_samples = SAMPLES_FIELD in info.cls.model_fields
+                has_samples = _samples_field(info.cls) is not None
             sample_backed = (has_samples or parent_has_samples) and info.kind == "scalar" \
                 and _stat_kind(step.fields[-1]) is not None
         where = seg.name
@@ -399,7 +432,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                     multi = True
                 info = item
                 if info.kind == "record" and info.cls is not None:
-                    has_samples = SAMPLES_FIELD in info.cls.model_fields
+                    has_samples = _samples_field(info.cls) is not None
             elif info.kind == "dict":
                 if sel.kind == "filter":
                     raise MetricPathError(f"filter {sel.text()} cannot apply to the dict "
@@ -429,7 +462,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                               f"count it with len({path.text}) or select one item with [KEY]")
     if cur.kind == "record":
         names = sorted(cur.cls.model_fields) if cur.cls is not None else []
-        extra = (" (or a stats field: median_ms, p99_ms, ...)" if "stats" in names else "")
+        extra = (" (or a stats field: median_ms, p99_ms, ...)" if _stats_field(cur.cls) else "")
         raise MetricPathError(f"{path.text} is a record ({cur.describe()}), not a value",
                               "name one of its fields: " + ", ".join(names[:14]) + extra)
     return PathInfo(leaf, cur, multi, sample_backed)
@@ -574,9 +607,8 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
             cls = type(obj)
             has_samples = c.samples is not None
             step = _lookup(cls, seg.name, has_samples)
-            own = getattr(obj, SAMPLES_FIELD, None)
-            samples = c.samples if c.samples is not None else (
-                own if isinstance(own, list) else None)
+            own = _own_samples(obj)
+            samples = c.samples if c.samples is not None else own
             stat: SampleStat | None = None
             if step.percentile is not None:
                 if not samples:
@@ -591,10 +623,10 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     val = getattr(val, f)
                 fname = step.fields[-1]
                 if isinstance(val, BaseModel):
-                    own2 = getattr(val, SAMPLES_FIELD, None)
-                    if isinstance(own2, list):
+                    own2 = _own_samples(val)
+                    if own2 is not None:
                         samples = own2
-                    elif step.fields[0] != "stats":
+                    elif step.fields[0] != _stats_field(cls):
                         samples = None
                 sk = _stat_kind(fname)
                 if sk is not None and samples and isinstance(val, (int, float)):
@@ -617,7 +649,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                             for i, it in enumerate(v):
                                 k = _item_key(it, kf) if kf else str(i)
                                 new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"], keys + (k,),
-                                                   getattr(it, SAMPLES_FIELD, None)))
+                                                   _own_samples(it)))
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
                                 fv = getattr(it, sel.field or "", None)
@@ -625,7 +657,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                                     k = _item_key(it, kf) if kf else str(i)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),
-                                                       getattr(it, SAMPLES_FIELD, None)))
+                                                       _own_samples(it)))
                         else:
                             key = sel.key or ""
                             found = None
@@ -651,7 +683,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                                         f"{'.'.join(p)}[{key}]: no such position "
                                         f"(the list has {len(v)} items)") from None
                             new_branch.append((found, p[:-1] + [f"{p[-1]}[{key}]"], keys,
-                                               getattr(found, SAMPLES_FIELD, None)))
+                                               _own_samples(found)))
                     elif isinstance(v, dict):
                         sib = _samples_sibling(_fields(cls), seg.name)
                         sib_d = getattr(obj, sib) if sib else {}
@@ -671,8 +703,8 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                 branch = new_branch
             for v, p, keys, smp in branch:
                 if isinstance(v, BaseModel):
-                    own3 = getattr(v, SAMPLES_FIELD, None)
-                    smp2 = own3 if isinstance(own3, list) else smp
+                    own3 = _own_samples(v)
+                    smp2 = own3 if own3 is not None else smp
                     nxt.append(_Cursor(v, p, keys, smp2 if smp2 else None, None))
                 else:
                     nxt.append(_Cursor(v, p, keys, smp if smp else None,
