@@ -147,3 +147,15 @@ def test_docs_example_policy_is_valid():
     assert len(pol.rules) == 14
     assert {r.kind for r in pol.rules} == {"budget", "baseline"}
     assert parse_policy(blocks[1]).rules  # the false-fail benchmark's policy
+
+
+def test_bound_error_line(tmp_path, results_file, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("budgets:\n  - metric: bench.batch[8].p99_ms\n    name: latency\n"
+                   "    max: 5 sec\n")
+    code, _, err = run_main(["gate", str(results_file), "--policy", str(pol)], capsys)
+    assert code == 2 and f"{pol}:4:" in err
+    pol.write_text("budgets:\n  - metric: bench.batch[8].p99_ms\n    name: latency\n"
+                   "    max: 500 ms\n")
+    code, out, _ = run_main(["gate", str(results_file), "--policy", str(pol)], capsys)
+    assert code == 0 and "policy.yaml:2" in out

@@ -398,6 +398,7 @@ def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
                                "(e.g. bench.batch[8].p99_ms <= 5 ms)")
         path, info = _path(line, m.group("path"))
         pairs = [(m.group("op"), m.group("value").strip())]
+        bound_line = line
     elif isinstance(node, yaml.MappingNode):
         mp = doc.mapping(node, "a budget", BUDGET_KEYS)
         if "metric" not in mp:
@@ -413,9 +414,10 @@ def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
             raise _PolicyError(line, f"budget for {path.text} has no limit",
                                "add max:, min:, equals: or not_equals:")
         if len(pairs) > 1 and not (len(pairs) == 2 and {p[0] for p in pairs} == {"<=", ">="}):
-            raise _PolicyError(line, f"budget for {path.text} mixes {', '.join(k for k in _MAPPING_OPS if k in mp)}",
+            mixed = ", ".join(k for k in _MAPPING_OPS if k in mp)
+            raise _PolicyError(line, f"budget for {path.text} mixes {mixed}",
                                "use max: and/or min:, or equals:/not_equals: alone")
-        line = line if len(pairs) > 1 else line_k
+        bound_line = line if len(pairs) > 1 else line_k
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
         if "on_uncertified" in mp:
@@ -429,7 +431,7 @@ def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
         raise _PolicyError(line, f"{path.text} is not a single value")
     bounds = []
     for op, raw in pairs:
-        b, btext = _bound(line, raw, op, path, info)
+        b, btext = _bound(bound_line, raw, op, path, info)
         bounds.append((op, b, btext))
     if len(bounds) == 2:
         lo = next(b for b in bounds if b[0] == ">=")
@@ -488,7 +490,6 @@ def _baseline(doc: _Doc, node: Any, st: Settings) -> Rule:
         raise _PolicyError(line, f"cannot tell whether lower or higher {path.text} is better",
                            "add direction: lower or direction: higher")
     verb = "grow" if direction == M.LOWER else "drop"
-    text = f"{path.text} may {verb} by at most {reg:.3g}".rstrip() + f" ({reg * 100:g}%)"
     text = f"{path.text}: may {verb} by at most {reg * 100:g}% vs baseline"
     return Rule(kind="baseline", line=line, text=text, path=path, info=info, name=name,
                 direction=direction, max_regression=reg, on_inconclusive=on_inc,
