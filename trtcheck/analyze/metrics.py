@@ -917,7 +917,8 @@ def _unit_hint(unit: Unit) -> str:
 
 
 def format_quantity(value: Any, unit: Unit) -> str:
-    """Human form of a value in a metric's unit (``4.213 ms``, ``1.5 GiB``, ``1,234 samples/s``)."""
+    """Human form of a value in a metric's unit (``4.213 ms``, ``8.45 us``, ``1.5 GiB``,
+    ``1,234 samples/s``); durations are shown in the unit that keeps them >= 1."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     v = float(value)
@@ -927,7 +928,12 @@ def format_quantity(value: Any, unit: Unit) -> str:
                 return f"{v / f:.2f} {name}"
         return f"{v:.0f} B"
     if unit.dim == "time":
-        return f"{v:.4g} {unit.name}"
+        secs = v * unit.base  # shown in the unit that keeps 1..1000 when possible
+        if secs == 0:
+            return f"0 {unit.name}"
+        for name in ("s", "ms", "us", "ns"):
+            if abs(secs) >= _TIME_S[name] or name == "ns":
+                return f"{secs / _TIME_S[name]:.4g} {name}"
     if unit.dim == "rate":
         return f"{v:,.1f} {unit.name}"
     if isinstance(value, int):
