@@ -200,3 +200,15 @@ def test_real_process_exit_code_and_light_imports(files):
     for heavy in ("onnxruntime", "matplotlib", "scipy", "tensorrt", "tensorrt_rtx", "torch",
                   "onnx", "polygraphy"):
         assert heavy not in imported, f"gate imported {heavy}"
+
+
+def test_list_metrics_cli(files, capsys):
+    code, out, _ = gate([files["base"], "--list-metrics"], capsys)
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("bench.batch[8].p99_ms "))
+    assert line.rstrip().endswith(" ms")
+    code, out, _ = gate([files["base"], "--list-metrics", "--format", "json"], capsys)
+    items = json.loads(out)
+    assert {"path": "inspection.parameter_bytes", "value": 46_800_000} in items
+    code, _, err = gate([files["base"]], capsys)
+    assert code == 2 and "missing --policy" in err

@@ -200,3 +200,17 @@ def test_a_section_added_later_is_addressable_without_changes():
     with pytest.raises(M.MetricPathError) as ei:
         M.check_path(M.parse_path("serve.repeets[0].p99_ms"), root=FutureResults)
     assert "did you mean 'repeats'" in (ei.value.hint or "")
+
+
+def test_list_metrics_round_trips_through_the_path_language(res):
+    items = M.list_metrics(res)
+    paths = [p for p, _ in items]
+    assert "bench.batch[8].p99_ms" in paths
+    assert "bench[ort-fp16].batch[8].throughput_samples_per_s" in paths
+    assert "inspection.opset['']" in paths
+    assert not any("samples_ms" in p for p in paths)
+    for p, v in items:
+        pp = M.parse_path(p)
+        M.check_path(pp)
+        (got,) = M.evaluate_path(pp, res)
+        assert got.value == v, p

@@ -939,3 +939,63 @@ def format_quantity(value: Any, unit: Unit) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{v:.4g}"
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def list_metrics(results: Any, max_items: int = 50) -> list[tuple[str, Any]]:
+    """Every gateable value of a results document as ``(path, value)``, in model order.
+
+    Paths use the short forms a policy would (``bench.batch[8].p99_ms`` for the primary
+    run, ``bench[LABEL].batch[8].p99_ms`` for the others, stats fields directly on their
+    record); raw sample lists are left out; lists of plain values appear as ``len(...)``;
+    at most ``max_items`` entries of any one list or dict are listed.
+    """
+    out: list[tuple[str, Any]] = []
+
+    def join(prefix: str, name: str) -> str:
+        return f"{prefix}.{name}" if prefix else name
+
+    def walk(obj: Any, prefix: str) -> None:
+        cls = type(obj)
+        sfield = _stats_field(cls)
+        skip = set(SAMPLES_FIELDS) | {"warmup_samples_ms"}
+        for name, info in _fields(cls).items():
+            val = getattr(obj, name)
+            if val is None or name in skip:
+                continue
+            if name == sfield and isinstance(val, BaseModel):
+                walk(val, prefix)  # stats shorthand
+                continue
+            path = join(prefix, name)
+            if isinstance(val, BaseModel):
+                walk(val, path)
+            elif isinstance(val, list):
+                if not val or not isinstance(val[0], BaseModel):
+                    if not (info.item is not None and info.item.numeric and name.endswith("_ms")):
+                        out.append((f"len({path})", len(val)))
+                    continue
+                kf = _key_field(type(val[0]))
+                short = join(prefix, _singular(name)) if name.endswith("s") and kf not in (
+                    None, "label") else path
+                out.append((f"len({path})", len(val)))
+                for i, item in enumerate(val[:max_items]):
+                    if kf == "label":
+                        walk(item, path if i == 0 else f"{path}[{getattr(item, kf)}]")
+                    elif kf is not None:
+                        walk(item, f"{short}[{getattr(item, kf)}]")
+                    else:
+                        walk(item, f"{path}[{i}]")
+            elif isinstance(val, dict):
+                for k, v in list(val.items())[:max_items]:
+                    key = k if str(k) else "''"
+                    if isinstance(v, BaseModel):
+                        walk(v, f"{path}[{key}]")
+                    elif isinstance(v, (int, float, str, bool)):
+                        out.append((f"{path}[{key}]", v))
+            elif isinstance(val, (int, float, str, bool)):
+                out.append((path, val))
+
+    walk(results, "")
+    return out

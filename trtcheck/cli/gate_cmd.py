@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
-from trtcheck.errors import EnvironmentProblem, GateFailed, InputError
+from trtcheck.errors import EnvironmentProblem, GateFailed, InputError, UsageError
 
 
 def _write(path: str, text: str, inputs: list[str]) -> None:
@@ -28,13 +28,32 @@ def _write(path: str, text: str, inputs: list[str]) -> None:
                          "choose a writable output path") from None
 
 
+def _list(res: object, output_format: str) -> None:
+    import json
+
+    from trtcheck.analyze.metrics import format_quantity, list_metrics, metric_unit
+    items = list_metrics(res)
+    if output_format == OutputFormat.JSON.value:
+        click.echo(json.dumps([{"path": p, "value": v} for p, v in items], indent=2))
+        return
+    width = min(70, max(len(p) for p, _ in items)) if items else 0
+    for p, v in items:
+        leaf = p.rsplit(".", 1)[-1]
+        shown = str(v) if p.startswith("len(") else format_quantity(v, metric_unit(leaf))
+        if output_format == OutputFormat.MD.value:
+            click.echo(f"- `{p}` = {shown}")
+        else:
+            click.echo(f"{p:<{width}}  {shown}")
+
+
 @click.command("gate", epilog="Exit codes: 0 all checks pass (warnings allowed); 1 a check "
                "failed; 2 bad policy, results or options; 3 the baseline comes from another "
                "machine/runtime and the policy says environment_mismatch: fail. "
                "Policy format: docs/gate.md.")
 @click.argument("results", type=click.Path(dir_okay=True, path_type=str))
-@click.option("--policy", "-p", "policy_path", required=True, type=click.Path(path_type=str),
-              help="YAML policy file (budgets and baseline rules).")
+@click.option("--policy", "-p", "policy_path", default=None, type=click.Path(path_type=str),
+              help="YAML policy file (budgets and baseline rules); required unless "
+              "--list-metrics.")
 @click.option("--baseline", "-b", "baseline_path", type=click.Path(path_type=str),
               default=None, help="results.json of the engine in production, for the "
               "policy's baseline rules.")
@@ -43,14 +62,18 @@ def _write(path: str, text: str, inputs: list[str]) -> None:
               help="Also write JUnit XML (one testcase per check) for CI test tabs.")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=str), default=None,
               help="Also write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")
-def cli(results: str, policy_path: str, baseline_path: str | None, output_format: str,
-        junit_path: str | None, markdown_path: str | None) -> None:
+@click.option("--list-metrics", is_flag=True,
+              help="List every metric path of RESULTS with its value (to write a policy), "
+              "then exit.")
+def cli(results: str, policy_path: str | None, baseline_path: str | None, output_format: str,
+        junit_path: str | None, markdown_path: str | None, list_metrics: bool) -> None:
     """Gate RESULTS (a trtcheck results.json) on budgets and baseline regressions.
 
     \b
     Every check is evaluated and reported at once:
       trtcheck gate results.json --policy gate.yaml
       trtcheck gate results.json -p gate.yaml --baseline prod.json --junit-xml gate.xml
+      trtcheck gate results.json --list-metrics   # the paths a policy can use
     Regressions use a bootstrap interval of the ratio new/baseline on the raw samples:
     a check fails only when the whole interval is past the limit, and is "inconclusive"
     when it straddles it. Percentile budgets must be certifiable (MLPerf early stopping).
@@ -59,6 +82,12 @@ def cli(results: str, policy_path: str, baseline_path: str | None, output_format
     from trtcheck.report import gate_render
     from trtcheck.results import load_results
 
+    if list_metrics:
+        _list(load_results(results), output_format)
+        return
+    if policy_path is None:
+        raise UsageError("missing --policy", "pass --policy gate.yaml (see docs/gate.md), or "
+                         "--list-metrics to see the metric paths of RESULTS")
     policy = load_policy(policy_path)
     res = load_results(results)
     base = load_results(baseline_path) if baseline_path else None
