@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare_cmd",
     "preflight": "preflight_cmd",
     "build": "build_cmd",
+    "precision": "precision_cmd",
 }
 
 

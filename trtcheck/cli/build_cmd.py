@@ -63,6 +63,14 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
                          f"choose from: {', '.join(PRECISIONS)}")
     profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise InputError(f"-o {output_dir} exists and is not a directory",
+                         "pass a folder for the plans")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {output_dir}: {exc.strerror or exc}",
+                         "choose a writable -o folder") from None
     rt = runtime or default_runtime()
     results = []
     for p in precs:

@@ -33,7 +33,13 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
             if cs is not None:
                 comp_rows.append({"batch": b.batch_size, "part": key, "median": cs.median_ms,
                                   "p99": cs.p99_ms, "n": cs.count})
+    from trtcheck.analyze.engine_timing import enqueue_bound_finding
+
     findings = [w for b in run.batches for w in b.warnings]
+    for b in run.batches:  # judged at report time from the recorded components
+        extra = enqueue_bound_finding(b)
+        if extra is not None and all(w.code != extra.code for w in b.warnings):
+            findings.append(extra)
     st = run.settings
     return {
         "label": run.label,

@@ -28,6 +28,7 @@ SECTION_MODULES: list[str] = [
     "sec_inspection",
     "sec_bench",
     "sec_engine",
+    "sec_precision",
 ]
 
 

@@ -22,6 +22,7 @@ from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.precision import PrecisionResult
 
 SCHEMA_VERSION = 1
 """Current version of the results JSON schema (an integer, bumped on every change)."""
@@ -52,6 +53,7 @@ class Results(Record):
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
     engine: EngineInspection | None = None
+    precision: PrecisionResult | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:
