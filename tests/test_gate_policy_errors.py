@@ -144,7 +144,7 @@ def test_docs_example_policy_is_valid():
     doc = (Path(__file__).resolve().parent.parent / "docs" / "gate.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
     pol = parse_policy(blocks[0], source="docs/gate.md")
-    assert len(pol.rules) == 14
+    assert len(pol.rules) == 16
     assert {r.kind for r in pol.rules} == {"budget", "baseline"}
     assert parse_policy(blocks[1]).rules  # the false-fail benchmark's policy
 

@@ -751,7 +751,8 @@ LOWER = "lower"
 HIGHER = "higher"
 
 _HIGHER_WORDS = ("accuracy", "cosine", "similarity", "psnr", "snr", "top1", "top5",
-                 "efficiency", "recall", "precision_score", "f1", "iou", "map")
+                 "efficiency", "recall", "precision_score", "f1", "iou", "map", "speedup",
+                 "gain", "agreement")
 _LOWER_WORDS = ("error", "diff", "mse", "rmse", "mae", "loss", "fallback", "latency",
                 "memory", "delay", "cv", "std", "mad", "iqr", "drift", "overhead")
 
