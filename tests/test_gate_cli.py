@@ -212,3 +212,35 @@ def test_list_metrics_cli(files, capsys):
     assert {"path": "inspection.parameter_bytes", "value": 46_800_000} in items
     code, _, err = gate([files["base"]], capsys)
     assert code == 2 and "missing --policy" in err
+
+
+def test_untrusted_labels_are_escaped_in_markdown_and_junit(tmp_path, capsys):
+    evil = "x</td><script>alert(1)</script>|&"
+    res = g.write(g.results(n=500, seed=3, label=evil), tmp_path / "r.json")
+    pol = tmp_path / "p.yaml"
+    pol.write_text("budgets:\n  - bench[*].batch[1].median_ms <= 1 ms\n")
+    junit, md = tmp_path / "j.xml", tmp_path / "m.md"
+    code, _, _ = gate([res, "-p", pol, "--junit-xml", junit, "--markdown", md], capsys)
+    assert code == 1
+    text = md.read_text()
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    row = next(ln for ln in text.splitlines() if "median" in ln)
+    assert row.count(" | ") == 4  # the label's '|' cannot add a column
+    case = ET.parse(junit).getroot().find("testcase")
+    assert evil in case.get("name")  # XML-escaped on disk, intact when parsed
+
+
+def test_many_checks_stay_on_one_screen(files):
+    from trtcheck.report.gate_render import render_text
+    from trtcheck.results import load_results
+    pol = parse_policy("budgets:\n" + "".join(
+        f"  - bench.batch[*].p{q}_ms <= 1 s\n" for q in (25, 50, 75, 90, 95, 99)))
+    rep = evaluate(pol, load_results(files["base"]))
+    assert len(rep.checks) == 12
+    assert len(render_text(rep).splitlines()) == 1 + 12 + 1
+    pol = parse_policy("budgets:\n" + "".join(
+        f"  - bench.batch[*].p{q}_ms <= 1 s\n" for q in range(50, 99, 4)))
+    rep = evaluate(pol, load_results(files["base"]))
+    assert len(rep.checks) == 26 and rep.passed
+    text = render_text(rep)
+    assert len(text.splitlines()) == 1 + 13 + 1 and "(2 values)" in text

@@ -36,18 +36,31 @@ def _label(c: Check) -> str:
     return _WORD[c.outcome]
 
 
+ONE_SCREEN_CHECKS = 20
+"""Above this many checks, passing checks are folded into one line per rule."""
+
+
 def render_text(report: GateReport, width: int = 100) -> str:
-    """A one-screen summary: headline, then one line per check (failures first)."""
+    """A one-screen summary: failures, then warnings, one line each with the numbers;
+    passes one line each, or folded per rule when there are more than
+    :data:`ONE_SCREEN_CHECKS` checks; then the headline."""
     lines = [f"trtcheck gate  policy {report.policy}  results {report.results}"
              + (f"  baseline {report.baseline}" if report.baseline else "")]
     order = {"fail": 0, "warn": 1, "pass": 2}
+    fold = len(report.checks) > ONE_SCREEN_CHECKS
+    folded: dict[tuple[int, str], list[Check]] = {}
     for c in sorted(report.checks, key=lambda c: (order.get(c.outcome, 3), c.line)):
         where = c.source.rsplit("/", 1)[-1]
-        msg = c.message
-        text = f"  {_label(c):<13} {where:<16} {msg}"
+        if fold and c.outcome == "pass":
+            folded.setdefault((c.line, where), []).append(c)
+            continue
+        text = f"  {_label(c):<13} {where:<16} {c.message}"
         if len(text) > width * 2:
             text = text[: width * 2 - 3] + "..."
         lines.append(text)
+    for (_, where), cs in folded.items():
+        what = cs[0].metric if len(cs) == 1 else f"{cs[0].rule} ({len(cs)} values)"
+        lines.append(f"  {'PASS':<13} {where:<16} {what}")
     for w in report.warnings:
         if not any(w.endswith(c.message) for c in report.checks):
             lines.append(f"  note: {w}")
