@@ -127,6 +127,11 @@ def test_p99_budget_with_too_many_samples_over_bound(files):
     c = evaluate(pol, res).checks[0]
     assert c.verdict == "not-certified"
     assert c.over_bound == int(np.sum(s > bound)) and c.over_bound > c.max_over_allowed >= 0
+    # it names the tightest budget the samples do certify, and that budget passes
+    assert c.certified_bound is not None and c.certified_bound > bound
+    assert "these samples certify" in c.message
+    pol2 = parse_policy(f"budgets:\n  - bench.batch[8].p99_ms <= {c.certified_bound}\n")
+    assert evaluate(pol2, res).checks[0].verdict == "pass"
 
 
 def test_environment_mismatch_warns_or_exits_3(files, capsys):

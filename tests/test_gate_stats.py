@@ -112,3 +112,17 @@ def test_noise_model_is_what_the_docs_say():
     x = g.noisy_latencies(rng, 5000, 9.0)
     assert np.median(x) == pytest.approx(9.0, rel=0.1)
     assert np.all(x > 0)
+
+
+def test_early_stopping_bound_is_the_tightest_certified_budget():
+    rng = np.random.default_rng(8)
+    x = rng.lognormal(0, 0.3, 5000)
+    b = R.early_stopping_bound(x, 0.99, 0.99)
+    assert b is not None and b > np.percentile(x, 99)
+    assert R.certify_quantile(x, 0.99, b).certified
+    below = np.max(x[x < b])  # the next smaller sample is not enough
+    assert not R.certify_quantile(x, 0.99, below).certified
+    assert R.early_stopping_bound(x[:458], 0.99, 0.99) is None
+    lo = R.early_stopping_bound(x, 0.5, 0.99, upper=False)
+    assert lo is not None and lo < np.median(x)
+    assert R.certify_quantile(x, 0.5, lo, upper=False).certified

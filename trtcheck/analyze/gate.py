@@ -514,7 +514,8 @@ class Check(BaseModel):
         value, baseline_value: the metric in the results / baseline (metric's unit).
         ratio, ratio_low, ratio_high, confidence: baseline ratio new/base and interval.
         samples, over_bound, max_over_allowed, min_samples_zero_over, certified:
-            early-stopping certification of a percentile budget.
+            early-stopping certification of a percentile budget; certified_bound: the
+            tightest budget these samples certify (MLPerf's early-stopping estimate).
     """
 
     kind: str
@@ -537,6 +538,7 @@ class Check(BaseModel):
     max_over_allowed: int | None = None
     min_samples_zero_over: int | None = None
     certified: bool | None = None
+    certified_bound: float | None = None
 
 
 class GateReport(BaseModel):
@@ -619,6 +621,7 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
             stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
             all(op in ("<=", "<", ">=", ">") for op, _ in limits):
         worst = None
+        worst_best: float | None = None
         for op, b in limits:
             upper = op in ("<=", "<")
             lat_bound = b
@@ -631,12 +634,17 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
                                       confidence=st.certify_confidence)
             if worst is None or not cert.certified:
                 worst = cert
+                best = R.early_stopping_bound(v.samples, stat.q, st.certify_confidence,
+                                              upper=upper)
+                if best is not None and stat.kind == "inverse_median":
+                    best = stat.scale / best if best > 0 else None
+                worst_best = best
         if worst is not None:
             qname = f"p{stat.q * 100:g}"
             cert_fields = {"samples": worst.n, "over_bound": worst.over,
                            "max_over_allowed": worst.max_over_allowed,
                            "min_samples_zero_over": worst.min_samples_zero_over,
-                           "certified": worst.certified}
+                           "certified": worst.certified, "certified_bound": worst_best}
             if worst.certified:
                 return Check(**base, metric=v.path, verdict="pass", outcome="pass",
                              value=_plain(val), **cert_fields,
@@ -651,7 +659,8 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
             else:
                 why = (f"{worst.over} of {worst.n} samples lie past the bound, at most "
                        f"{worst.max_over_allowed} allowed to certify {qname} at "
-                       f"{st.certify_confidence:.0%} (MLPerf early stopping)")
+                       f"{st.certify_confidence:.0%} (MLPerf early stopping); these "
+                       f"samples certify {_fmt(worst_best, leaf, func)}")
             return Check(**base, metric=v.path, verdict="not-certified",
                          outcome=rule.on_uncertified, value=_plain(val), **cert_fields,
                          message=f"{v.path} = {shown} meets {rule.bound_text} but {why}")

@@ -438,3 +438,21 @@ def certify_quantile(samples: np.ndarray, q: float, bound: float, upper: bool = 
                          max_over_allowed=max_over_allowed(n, qq, confidence) if n else -1,
                          min_samples_zero_over=min_samples_to_certify(qq, confidence),
                          tail_probability=tail, confidence=confidence)
+
+
+def early_stopping_bound(samples: np.ndarray, q: float, confidence: float = 0.99,
+                         upper: bool = True) -> float | None:
+    """The tightest bound the samples certify for the ``q``-quantile (MLPerf LoadGen's
+    "early stopping estimate"): with ``h = max_over_allowed(n, q, confidence)``, the
+    ``(h + 1)``-th largest sample (``upper``; the ``(h + 1)``-th smallest for a lower
+    bound on the quantile, using ``1 - q``). ``None`` when ``n`` is too small to certify
+    anything. Any budget at or beyond this value is certified by
+    :func:`certify_quantile`."""
+    x = np.sort(np.asarray(samples, dtype=np.float64))
+    n = int(x.size)
+    if n == 0:
+        return None
+    h = max_over_allowed(n, q if upper else 1.0 - q, confidence)
+    if h < 0:
+        return None
+    return float(x[n - 1 - h]) if upper else float(x[h])
