@@ -164,3 +164,18 @@ def test_layers_of_real_trtexec_exports(trtexec_exports):
     assert pairs["Conv_13 + Relu_14"].startswith("layer2.0.conv1.weight")
     assert pairs["Conv_16 + Add_17 + Relu_18"].startswith("layer2.0.downsample.0.weight")
     assert all(d.matched_by in ("similar-name", "order-and-type") for d in q.matched)
+
+
+def test_two_runs_of_one_file(tmp_path, capsys):
+    r = g.results({1: 2.0, 8: 9.0}, n=400, seed=1,
+                  extra_runs=[g.bench_run("ort-fp16", {1: 1.0, 8: 4.5}, 400, seed=2)])
+    p = g.write(r, tmp_path / "r.json")
+    code, out, _ = run_main(["compare", str(p), str(p), "--run-a", "onnxruntime-fp32",
+                             "--run-b", "ort-fp16", "--format", "json"], capsys)
+    assert code == 0
+    run = json.loads(out)["runs"][0]
+    assert (run["label_a"], run["label_b"]) == ("onnxruntime-fp32", "ort-fp16")
+    med = run["batches"][1]["metrics"][0]
+    assert med["metric"] == "median_ms" and med["change"] == "better" and med["ratio"] < 0.6
+    code, _, err = run_main(["compare", str(p), str(p), "--run-b", "nope"], capsys)
+    assert code == 2 and "present: onnxruntime-fp32, ort-fp16" in err

@@ -242,9 +242,22 @@ def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed:
                        ratio=ratio, low=low, high=high, confidence=conf, change=change)
 
 
+def _select_run(res: Any, label: str | None, which: str) -> Any:
+    if label is None:
+        return res
+    from trtcheck.errors import InputError
+    for r in res.bench:
+        if r.label == label:
+            return res.model_copy(update={"bench": [r]})
+    present = ", ".join(r.label for r in res.bench) or "none"
+    raise InputError(f"no bench run labelled {label!r} in {which} (present: {present})",
+                     "pick one of the labels present")
+
+
 def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
             confidence: float = R.DEFAULT_CONFIDENCE, resamples: int = R.DEFAULT_RESAMPLES,
-            seed: int = 0, run_to_run_cv: float = R.DEFAULT_RUN_TO_RUN_CV) -> Comparison:
+            seed: int = 0, run_to_run_cv: float = R.DEFAULT_RUN_TO_RUN_CV,
+            run_a: str | None = None, run_b: str | None = None) -> Comparison:
     """Compare results ``a`` (reference) and ``b``; ratios are ``b / a``.
 
     Args:
@@ -252,11 +265,18 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
         name_a, name_b: names shown for them.
         confidence, resamples, seed, run_to_run_cv: see
             :func:`trtcheck.analyze.regression.ratio_interval`.
+        run_a, run_b: compare only the bench run with this label on that side (two runs
+            of one file can be compared: ``compare(r, r, run_a="fp32", run_b="fp16")``).
 
     Returns:
         :class:`Comparison`.
+
+    Raises:
+        InputError: ``run_a``/``run_b`` names a label that is not there.
     """
     from trtcheck.analyze.gate import environment_differences
+    a = _select_run(a, run_a, name_a)
+    b = _select_run(b, run_b, name_b)
     runs: list[RunComparison] = []
     pairs, only_a, only_b = _pair_runs(a, b)
     for ra, rb, how in pairs:

@@ -27,8 +27,14 @@ from trtcheck.errors import InputError
               "the intervals.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
               help="Bootstrap seed (same inputs and seed give the same output).")
+@click.option("--run-a", default=None, metavar="LABEL",
+              help="Compare only this bench run of A (e.g. onnxruntime-fp32).")
+@click.option("--run-b", default=None, metavar="LABEL",
+              help="Compare only this bench run of B; with A = B compares two runs of one "
+              "file.")
 def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
-        confidence: float, run_to_run_cv: float, seed: int) -> None:
+        confidence: float, run_to_run_cv: float, seed: int, run_a: str | None,
+        run_b: str | None) -> None:
     """Compare results A (reference) and B side by side.
 
     \b
@@ -37,6 +43,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
     layers matched by name with their time deltas when both files have an engine.
       trtcheck compare prod.json candidate.json
       trtcheck compare fp32.json fp16.json --format html -o compare.html
+      trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
     """
     from trtcheck.analyze.compare import compare
     from trtcheck.report import compare_render
@@ -44,7 +51,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
 
     ra, rb = load_results(a), load_results(b)
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,
-                   run_to_run_cv=run_to_run_cv)
+                   run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)
     if output_format == "json":
         text = comp.model_dump_json(indent=2) + "\n"
     elif output_format == "md":
