@@ -249,3 +249,26 @@ def test_many_checks_stay_on_one_screen(files):
     assert len(rep.checks) == 26 and rep.passed
     text = render_text(rep)
     assert len(text.splitlines()) == 1 + 13 + 1 and "(2 values)" in text
+
+
+def test_gate_on_real_engine_sections(trtexec_exports, tmp_path, capsys):
+    """Budgets and a baseline rule on engine sections from real trtexec exports."""
+    from trtcheck.inspection.trtexec import load_trtexec_export
+    base = g.results(n=100, seed=1)
+    e32 = g.write(base.model_copy(update={
+        "engine": load_trtexec_export(trtexec_exports / "resnet18-a100-fp32")}),
+        tmp_path / "fp32.json")
+    e16 = g.write(base.model_copy(update={
+        "engine": load_trtexec_export(trtexec_exports / "resnet18-a100-fp16")}),
+        tmp_path / "fp16.json")
+    pol = tmp_path / "engine.yaml"
+    pol.write_text("budgets:\n  - len(engine.layers[precision=fp32]) <= 2\n"
+                   "  - sum(engine.layers[*].avg_time_ms) <= 2 ms\n"
+                   "baseline:\n  - sum(engine.layers[*].avg_time_ms): 5%\n")
+    code, out, _ = gate([e16, "-p", pol, "-b", e32, "--format", "json"], capsys)
+    assert code == 0
+    checks = json.loads(out)["checks"]
+    assert [c["verdict"] for c in checks] == ["pass", "pass", "pass"]
+    assert checks[2]["ratio"] == pytest.approx(1.016832 / 2.123776, rel=1e-4)
+    code, out, _ = gate([e32, "-p", pol, "-b", e16], capsys)
+    assert code == 1 and out.count("FAIL") == 3

@@ -30,6 +30,12 @@ def _interval(m: MetricDelta) -> str:
     return f"[{(m.low - 1) * 100:+.1f}%, {(m.high - 1) * 100:+.1f}%]"
 
 
+def _signed(v: float | None, unit: Unit) -> str:
+    if v is None:
+        return "-"
+    return ("-" if v < 0 else "+") + format_quantity(abs(v), unit)
+
+
 def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
     """Plain view-model (strings already formatted) shared by the three formats."""
     runs = []
@@ -63,7 +69,8 @@ def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
                       else f"{d.precision_a or '-'} -> {d.precision_b or '-'}",
                       "a": format_quantity(d.time_a_ms, ms) if d.time_a_ms is not None else "-",
                       "b": format_quantity(d.time_b_ms, ms) if d.time_b_ms is not None else "-",
-                      "delta": (f"{d.delta_ms:+.4f} ms" if d.delta_ms is not None else "-"),
+                      "delta": _signed(d.delta_ms, ms),
+                      "pct": (f"{(d.ratio - 1) * 100:+.0f}%" if d.ratio is not None else "-"),
                       "matched_by": d.matched_by} for d in sel],
             "hidden": len(L.matched) - len(sel),
             "only_in_a": L.only_in_a, "only_in_b": L.only_in_b,
@@ -116,9 +123,9 @@ def render_text(c: Comparison) -> str:
         L = v["layers"]
         out.append(f"engine layers: {L['counts']}; summed layer time A/B {L['sum']}")
         out.append(f"  precision mix A: {L['mix_a']}; B: {L['mix_b']}")
-        out += _table(["layer", "type", "precision", "A", "B", "delta"],
-                      [[x["name"][:60], x["type"], x["precision"], x["a"], x["b"], x["delta"]]
-                       for x in L["rows"]])
+        out += _table(["layer", "type", "precision", "A", "B", "delta", "change"],
+                      [[x["name"][:60], x["type"], x["precision"], x["a"], x["b"], x["delta"],
+                        x["pct"]] for x in L["rows"]])
         if L["hidden"]:
             out.append(f"  ... {L['hidden']} more matched layers (see --format html)")
         if L["only_in_a"] or L["only_in_b"]:
@@ -160,10 +167,11 @@ def render_markdown(c: Comparison) -> str:
         out += ["", "### Engine layers", "",
                 (f"{e(L['counts'])}; summed layer time A/B {e(L['sum'])}; precision mix A: "
                 f"{e(L['mix_a'])}, B: {e(L['mix_b'])}"), "",
-                "| layer | type | precision | A | B | delta |", "|---|---|---|---:|---:|---:|"]
+                "| layer | type | precision | A | B | delta | change |",
+                "|---|---|---|---:|---:|---:|---:|"]
         for x in L["rows"]:
             out.append(f"| {e(x['name'])} | {e(x['type'])} | {e(x['precision'])} | "
-                       f"{e(x['a'])} | {e(x['b'])} | {e(x['delta'])} |")
+                       f"{e(x['a'])} | {e(x['b'])} | {e(x['delta'])} | {e(x['pct'])} |")
     out += ["", f"_{e(v['layers_note'])}_", "", f"_Method: {e(v['method'])}_"]
     return "\n".join(out) + "\n"
 
