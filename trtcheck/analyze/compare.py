@@ -301,8 +301,8 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                                   only_in_b=sorted(sizes_b - sizes_a)))
     layers = compare_layers(a, b)
     if layers is None:
-        layers_note = ("no layer-level comparison: it needs an engine section (trtcheck "
-                       "inspect of a plan or trtexec exports) in both files")
+        layers_note = ("no layer-level comparison: it needs an engine section in both files "
+                       "(trtcheck report of a plan or of a trtexec export folder)")
     elif layers.sum_a_ms is None or layers.sum_b_ms is None:
         layers_note = ("layers matched by name; no per-layer times (profile the engines, "
                        "e.g. trtexec --exportProfile) so no latency deltas")
