@@ -272,3 +272,12 @@ def test_gate_on_real_engine_sections(trtexec_exports, tmp_path, capsys):
     assert checks[2]["ratio"] == pytest.approx(1.016832 / 2.123776, rel=1e-4)
     code, out, _ = gate([e32, "-p", pol, "-b", e16], capsys)
     assert code == 1 and "gate FAILED: 0 passed, 0 warning(s), 3 failed" in out
+
+
+def test_report_folder_stands_for_its_results_json(files, tmp_path, capsys):
+    import shutil
+    d = tmp_path / "report"
+    d.mkdir()
+    shutil.copy(files["base"], d / "results.json")
+    code, out, _ = gate([d, "-p", files["policy"], "-b", d], capsys)
+    assert code == 0 and f"results {d / 'results.json'}" in out

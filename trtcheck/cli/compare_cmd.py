@@ -10,6 +10,14 @@ import click
 from trtcheck.errors import InputError
 
 
+def _results_path(path: str) -> str:
+    """A report folder stands for the results.json inside it (``trtcheck report -o DIR``)."""
+    p = Path(path)
+    if p.is_dir() and (p / "results.json").is_file():
+        return str(p / "results.json")
+    return path
+
+
 @click.command("compare", epilog="Exit codes: 0 compared; 2 bad input. compare never fails "
                "on a regression: use trtcheck gate for that.")
 @click.argument("a", type=click.Path(path_type=str))
@@ -49,6 +57,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
     from trtcheck.report import compare_render
     from trtcheck.results import load_results
 
+    a, b = _results_path(a), _results_path(b)
     ra, rb = load_results(a), load_results(b)
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,
                    run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)

@@ -11,6 +11,14 @@ from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
 from trtcheck.errors import EnvironmentProblem, GateFailed, InputError, UsageError
 
 
+def _results_path(path: str) -> str:
+    """A report folder stands for the results.json inside it (``trtcheck report -o DIR``)."""
+    p = Path(path)
+    if p.is_dir() and (p / "results.json").is_file():
+        return str(p / "results.json")
+    return path
+
+
 def _write(path: str, text: str, inputs: list[str]) -> None:
     p = Path(path)
     for i in inputs:
@@ -82,6 +90,9 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     from trtcheck.report import gate_render
     from trtcheck.results import load_results
 
+    results = _results_path(results)
+    if baseline_path:
+        baseline_path = _results_path(baseline_path)
     if list_metrics:
         _list(load_results(results), output_format)
         return
