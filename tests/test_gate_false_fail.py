@@ -19,7 +19,7 @@ baseline:
   - bench.batch[*].p99_ms: 10%
 """)
 MEDIANS = {1: 2.0, 8: 9.0}
-PAIRS = 15
+PAIRS = 40
 
 
 def verdicts(slowdown: float, seed0: int) -> dict[str, int]:
