@@ -316,7 +316,8 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                       environment=_env_rows(a, b), inspection=_inspection_rows(a, b),
                       runs=runs, runs_only_in_a=only_a, runs_only_in_b=only_b,
                       layers=layers, layers_note=layers_note,
-                      method=(f"ratio B/A with a {confidence:.0%} interval from a circular block bootstrap "
+                      method=(f"ratio B/A with a {confidence:.0%} interval from a circular block "
+                              "bootstrap "
                               f"standard error ({resamples} resamples, assumed run-to-run "
                               f"variation {run_to_run_cv:.0%}); 'better'/'worse' only when "
                               "the whole interval is on one side of 1"))

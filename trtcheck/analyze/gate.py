@@ -228,7 +228,8 @@ def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            raise InputError(f"{source}:{line}: not UTF-8 text", "save the policy as UTF-8") from None
+            raise InputError(f"{source}:{line}: not UTF-8 text",
+                             "save the policy as UTF-8") from None
     else:
         text = data
     if not text.strip():

@@ -240,7 +240,8 @@ def type_info(annotation: Any) -> TypeInfo:
 
 
 def _fields(cls: type) -> dict[str, TypeInfo]:
-    return {n: type_info(f.annotation) for n, f in cls.model_fields.items()}  # type: ignore[attr-defined]
+    fields = cls.model_fields  # type: ignore[attr-defined]
+    return {n: type_info(f.annotation) for n, f in fields.items()}
 
 
 def _key_field(cls: type | None) -> str | None:
@@ -694,8 +695,9 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                         else:
                             key = sel.key or ""
                             if key not in v:
+                                present = ", ".join(map(str, v)) or "none"
                                 raise MetricMissing(f"{'.'.join(p)}[{key}]: no such key "
-                                                    f"(present: {', '.join(map(str, v)) or 'none'})")
+                                                    f"(present: {present})")
                             new_branch.append((v[key], p[:-1] + [f"{p[-1]}[{key}]"], keys,
                                                sib_d.get(key)))
                     else:
@@ -713,7 +715,8 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
     out: list[Value] = []
     for c in cursors:
         arr = np.asarray(c.samples, dtype=np.float64) if c.samples and c.stat else None
-        out.append(Value(".".join(c.parts), c.keys, c.obj, arr, c.stat if arr is not None else None))
+        out.append(Value(".".join(c.parts), c.keys, c.obj, arr,
+                         c.stat if arr is not None else None))
     return out
 
 

@@ -6,11 +6,11 @@ NumPy only (no SciPy), deterministic for a given seed.
   standard error of the log ratio comes from a circular block bootstrap of each run
   (Kunsch 1989; Politis & Romano 1992, circular blocks so that the first and last
   samples are drawn as often as the others; Efron & Tibshirani 1993, ch. 6 and 12:
-  bootstrap standard error with a t interval). Blocks of consecutive samples (:func:`block_length`: ``sqrt(n)``, or
-  ``n // 5`` when the run drifted) keep the slow drift and interference bursts of a
-  busy machine inside each resample; the t quantile uses the number of blocks minus one
-  as degrees of freedom, so a drifting run with few effective blocks gets a wide
-  interval instead of a falsely precise one. A single run cannot show its own
+  bootstrap standard error with a t interval). Blocks of consecutive samples
+  (:func:`block_length`: ``sqrt(n)``, or ``n // 5`` when the run drifted) keep the
+  slow drift and interference bursts of a busy machine inside each resample; the t
+  quantile uses the number of blocks minus one as degrees of freedom, so a drifting run
+  with few effective blocks gets a wide interval instead of a falsely precise one. A single run cannot show its own
   run-to-run shift (clock states, placement, cache state), so an assumed run-to-run
   coefficient of variation ``run_to_run_cv`` adds ``2 * cv**2`` to the variance of the
   log ratio (one term per run); pyperf likewise advises comparing several processes.
@@ -52,7 +52,7 @@ DEFAULT_RUN_TO_RUN_CV = 0.01
 """Assumed run-to-run variation of a statistic (1%), which one run cannot measure."""
 
 TAIL_Q = 0.1
-"""Quantiles above 0.9 (or below 0.1) are tails: their spread is also estimated from the
+"""Quantiles at or above 0.9 (or at or below 0.1) are tails: their spread is also estimated from the
 two runs pooled (rare interference bursts that one run happened not to catch)."""
 
 MAX_BOOTSTRAP_SAMPLES = 2000

@@ -97,8 +97,9 @@ def render_text(c: Comparison) -> str:
     out = [f"trtcheck compare  A={c.name_a}  B={c.name_b}  (changes are B relative to A)"]
     out.append("environment: " + ("comparable" if c.comparable else
                                   "NOT comparable (differences marked *)"))
-    out += _table(["field", "A", "B", ""], [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
-                                            for d in v["environment"]])
+    out += _table(["field", "A", "B", ""],
+                  [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
+                   for d in v["environment"]])
     if v["inspection"]:
         out.append("model:")
         out += _table(["field", "A", "B", ""], [[d["field"], d["a"], d["b"],
@@ -154,7 +155,8 @@ def render_markdown(c: Comparison) -> str:
             out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
     for r in v["runs"]:
         out += ["", f"### Run {e(r['title'])} (matched by {e(r['matched_by'])})", ""]
-        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in r["backend"] if d["differs"]]
+        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in r["backend"]
+                 if d["differs"]]
         if diffs:
             out += ["Differs: " + "; ".join(diffs), ""]
         out += ["| batch | n A/B | metric | A | B | change | interval | verdict |",
