@@ -10,10 +10,11 @@ NumPy only (no SciPy), deterministic for a given seed.
   (:func:`block_length`: ``sqrt(n)``, or ``n // 5`` when the run drifted) keep the
   slow drift and interference bursts of a busy machine inside each resample; the t
   quantile uses the number of blocks minus one as degrees of freedom, so a drifting run
-  with few effective blocks gets a wide interval instead of a falsely precise one. A single run cannot show its own
-  run-to-run shift (clock states, placement, cache state), so an assumed run-to-run
-  coefficient of variation ``run_to_run_cv`` adds ``2 * cv**2`` to the variance of the
-  log ratio (one term per run); pyperf likewise advises comparing several processes.
+  with few effective blocks gets a wide interval instead of a falsely precise one. A
+  single run cannot show its own run-to-run shift (clock states, placement, cache
+  state), so an assumed run-to-run coefficient of variation ``run_to_run_cv`` adds
+  ``2 * cv**2`` to the variance of the log ratio (one term per run); pyperf likewise
+  advises comparing several processes.
   For central statistics (median, mean, throughput) the variance of each run is at least
   its batch-means estimate (spread over 10 consecutive segments / 10), which catches slow
   drift that blocks of sqrt(n) miss; the t quantile then has 9 degrees of freedom.
