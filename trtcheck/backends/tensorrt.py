@@ -439,7 +439,11 @@ class TensorRTBackend(Backend):
 
     def engine_inspection(self) -> EngineInspection:
         """Layers from the engine inspector (JSON), profiles and memory, linted."""
-        from trtcheck.inspection.engine_json import lint_engine, parse_layer_info, summarize
+        from trtcheck.inspection.engine_json import (
+            lint_engine,
+            parse_layer_info,
+            summarize,
+        )
 
         self._require_active()
         import json

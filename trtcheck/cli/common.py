@@ -134,3 +134,46 @@ def measurement_options(f: F) -> F:
     for opt in reversed(opts):
         f = opt(f)
     return f
+
+
+def emit_results(results: Any, output: str | None, output_format: str,
+                 text: Callable[[], str], markdown: Callable[[], str]) -> None:
+    """Save ``results`` to ``output`` (when given) and print it in ``output_format``.
+
+    ``text``/``markdown`` render lazily, so only the chosen format is built. JSON goes to
+    stdout untouched by progress lines (those go to stderr via :func:`log`).
+    """
+    if output:
+        from trtcheck.results import save_results
+
+        save_results(results, output)
+        log(f"results saved to {output}")
+    if output_format == OutputFormat.JSON.value:
+        echo_json(results)
+    elif output_format == OutputFormat.MD.value:
+        click.echo(markdown())
+    else:
+        click.echo(text())
+
+
+def check_output_file(output: str | None, overwrite: bool) -> None:
+    """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder.
+
+    Raises:
+        InputError: the file exists without ``overwrite``, is a directory, or its folder
+            is missing or not writable.
+    """
+    import os
+
+    from trtcheck.errors import InputError
+
+    if not output:
+        return
+    if os.path.isdir(output):
+        raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
+    if os.path.exists(output) and not overwrite:
+        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise InputError(f"cannot write {output}: folder missing or not writable",
+                         "choose a writable -o path")

@@ -15,7 +15,6 @@ from pathlib import Path
 import click
 
 from trtcheck.cli.common import OutputFormat, echo_json, format_option
-from trtcheck.errors import InputError
 from trtcheck.load.onnx_model import plan_magic
 
 KIND_ONNX = "onnx"

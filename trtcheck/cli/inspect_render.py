@@ -10,31 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from trtcheck.results.inspection import ModelInspection, TensorInfo
+from trtcheck.units import human_bytes, si
 
 TOP_OPS = 10
-
-
-def si(value: float | None, unit: str = "") -> str:
-    """``1_820_000_000`` -> ``"1.82 G"`` (decimal prefixes, 3 significant digits)."""
-    if value is None:
-        return "-"
-    v = float(value)
-    for prefix in ("", "K", "M", "G", "T", "P"):
-        if abs(v) < 1000 or prefix == "P":
-            text = f"{v:.0f}" if prefix == "" else f"{v:.3g}"
-            return f"{text} {prefix}{unit}".rstrip()
-        v /= 1000
-    return str(value)  # pragma: no cover
-
-
-def human_bytes(n: int) -> str:
-    """Bytes in binary units, e.g. ``535412`` -> ``"522.9 KiB"``."""
-    v = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
-        v /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def dim_text(d: int | str | None) -> str:

@@ -9,7 +9,8 @@ import click
 from trtcheck.cli.common import (
     OutputFormat,
     check_model_file,
-    echo_json,
+    check_output_file,
+    emit_results,
     format_option,
     log,
     model_path_argument,
@@ -210,14 +211,12 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
     first layers where the error starts. The reference is always FP32: ONNX Runtime on
     CPU is not an FP16 reference.
     """
-    import os
 
-    from trtcheck.errors import GateFailed, InputError, UsageError
+    from trtcheck.errors import GateFailed, UsageError
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
     from trtcheck.measure.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
-    from trtcheck.results import save_results
 
     check_model_file(model)
     if inputs_npz and inputs_dir:
@@ -234,13 +233,7 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
         from trtcheck.measure.precision import load_npz_dir
 
         array_sets = load_npz_dir(inputs_dir)
-    if output and os.path.exists(output) and not overwrite:
-        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
-    if output:
-        parent = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            raise InputError(f"cannot write {output}: folder missing or not writable",
-                             "choose a writable -o path")
+    check_output_file(output, overwrite)
     rule = None
     if bench:
         from trtcheck.measure.bench import StopRule
@@ -260,17 +253,10 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
         keep_fp32_nodes=split(keep_fp32_nodes), log=log)
     results = new_results()
     results.precision = result
-    if output:
-        save_results(results, output)
-        log(f"results saved to {output}")
-    if output_format == OutputFormat.JSON.value:
-        echo_json(results)
-    elif output_format == OutputFormat.MD.value:
-        from trtcheck.report.sec_precision import precision_markdown
+    from trtcheck.report.sec_precision import precision_markdown
 
-        click.echo(precision_markdown(results))
-    else:
-        click.echo(precision_text(result))
+    emit_results(results, output, output_format, lambda: precision_text(result),
+                 lambda: precision_markdown(results))
     if not result.passed:
         failed = [v for v in result.variants.values() if not v.passed]
         first = next((f for v in failed for f in v.findings if f.severity == "error"), None)

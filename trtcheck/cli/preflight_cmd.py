@@ -15,7 +15,6 @@ from trtcheck.cli.common import OutputFormat, echo_json, format_option
 from trtcheck.errors import EnvironmentProblem, InputError
 
 
-
 @click.command("preflight")
 @click.argument("plan", type=click.Path(path_type=Path), required=False)
 @click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
@@ -38,7 +37,11 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
       trtcheck preflight --log deserialize.log
       trtcheck preflight yolo.engine --strip-prefix -o clean.plan
     """
-    from trtcheck.inspection.plan_header import UNUSABLE_CODES, explain_load_log, read_plan_info
+    from trtcheck.inspection.plan_header import (
+        UNUSABLE_CODES,
+        explain_load_log,
+        read_plan_info,
+    )
     from trtcheck.inspection.plan_header import strip_prefix as strip_plan_prefix
 
     if plan is None and log_file is None:

@@ -6,7 +6,12 @@ from typing import Any
 
 import click
 
-from trtcheck.cli.common import check_model_file, log, measurement_options, model_path_argument
+from trtcheck.cli.common import (
+    check_model_file,
+    log,
+    measurement_options,
+    model_path_argument,
+)
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]

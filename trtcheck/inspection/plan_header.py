@@ -269,7 +269,7 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                            f"it looks like a plan from TensorRT {legacy} or older (no "
                            "magic tag; serialization version at byte 8), which TensorRT "
                            "8.6+ cannot load",
-                           f"rebuild the engine with the TensorRT installed here",
+                           "rebuild the engine with the TensorRT installed here",
                            built_with_version=legacy)
             return bad("unknown", "plan-unknown-format",
                        f"the file does not start with a TensorRT plan magic "

@@ -131,7 +131,7 @@ def _num(v: float | None, digits: int = 3) -> str:
 
 def render_text(insp: EngineInspection, top: int = TOP_LAYERS) -> str:
     """Plain-text summary for ``trtcheck inspect`` / ``trtcheck preflight`` on a terminal."""
-    from trtcheck.report.templating import _bytes
+    from trtcheck.units import human_bytes as _bytes
 
     v = engine_view(insp, top)
     lines = [f"{k + ':':20s} {val}" for k, val in v["kv"]]

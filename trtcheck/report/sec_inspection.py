@@ -13,33 +13,14 @@ from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
 from trtcheck.results.inspection import ModelInspection, TensorInfo
+from trtcheck.units import human_bytes as _bytes
+from trtcheck.units import si as _si
 
 SECTION_ID = "inspection"
 TITLE = "Model inspection"
 TOP_OPS_CHART = 15
 TOP_OPS_TABLE = 30
 _LABEL_CHARS = 40
-
-
-def _si(value: float | None, unit: str) -> str:
-    """``1.82e9, "MACs"`` -> ``"1.82 GMACs"`` (decimal prefixes, 3 significant digits)."""
-    if value is None:
-        return "-"
-    v = float(value)
-    for prefix in ("", "K", "M", "G", "T", "P"):
-        if abs(v) < 1000 or prefix == "P":
-            return f"{v:.0f} {unit}" if prefix == "" else f"{v:.3g} {prefix}{unit}"
-        v /= 1000
-    return str(value)  # pragma: no cover
-
-
-def _bytes(n: int) -> str:
-    v = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
-        v /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def _shape(t: TensorInfo) -> str:
