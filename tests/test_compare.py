@@ -117,12 +117,13 @@ def test_cli_formats(pair, tmp_path, capsys):
     code, _, err = run_main(["compare", str(pa), str(pb), "--format", "html", "-o", str(html)],
                             capsys)
     assert code == 0 and html.read_text().startswith("<!DOCTYPE html>")
-    # an existing file is not replaced without --force, and inputs never
+    # an existing file is not replaced without --overwrite, and inputs never
     code, _, err = run_main(["compare", str(pa), str(pb), "--format", "html", "-o", str(html)],
                             capsys)
-    assert code == 2 and "--force" in err
+    assert code == 2 and "--overwrite" in err
     before = pa.read_bytes()
-    code, _, err = run_main(["compare", str(pa), str(pb), "-o", str(pa), "--force"], capsys)
+    code, _, err = run_main(["compare", str(pa), str(pb), "-o", str(pa), "--overwrite"],
+                            capsys)
     assert code == 2 and "input file" in err and pa.read_bytes() == before
 
 

@@ -927,10 +927,8 @@ def format_quantity(value: Any, unit: Unit) -> str:
         return str(value)
     v = float(value)
     if unit.dim == "bytes":
-        for name, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-            if abs(v) >= f:
-                return f"{v / f:.2f} {name}"
-        return f"{v:.0f} B"
+        from trtcheck.units import human_bytes
+        return human_bytes(v)
     if unit.dim == "time":
         secs = v * unit.base  # shown in the unit that keeps 1..1000 when possible
         if secs == 0:

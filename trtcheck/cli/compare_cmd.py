@@ -26,8 +26,8 @@ def _results_path(path: str) -> str:
               default="text", show_default=True, help="Output format.")
 @click.option("--output", "-o", "output", type=click.Path(path_type=str), default=None,
               help="Write to this file instead of stdout (refuses to replace an existing "
-              "file unless --force).")
-@click.option("--force", is_flag=True, help="Replace an existing --output file.")
+              "file unless --overwrite).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
 @click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
               default=0.95, show_default=True, help="Two-sided level of the ratio intervals.")
 @click.option("--run-to-run-cv", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.01,
@@ -40,7 +40,7 @@ def _results_path(path: str) -> str:
 @click.option("--run-b", default=None, metavar="LABEL",
               help="Compare only this bench run of B; with A = B compares two runs of one "
               "file.")
-def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
+def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
         confidence: float, run_to_run_cv: float, seed: int, run_a: str | None,
         run_b: str | None) -> None:
     """Compare results A (reference) and B side by side.
@@ -54,10 +54,17 @@ def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
     """
     from trtcheck.analyze.compare import compare
+    from trtcheck.cli.common import check_output_file
     from trtcheck.report import compare_render
     from trtcheck.results import load_results
 
     a, b = _results_path(a), _results_path(b)
+    for src in (a, b):
+        if output and Path(output).exists() and Path(src).exists() \
+                and os.path.samefile(output, src):
+            raise InputError(f"refusing to write over the input file {src}",
+                             "choose another --output path")
+    check_output_file(output, overwrite)
     ra, rb = load_results(a), load_results(b)
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,
                    run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)
@@ -73,14 +80,6 @@ def cli(a: str, b: str, output_format: str, output: str | None, force: bool,
         click.echo(text, nl=False)
         return
     p = Path(output)
-    if p.is_dir():
-        raise InputError(f"{p} is a directory", "give a file path to --output")
-    for src in (a, b):
-        if p.exists() and os.path.samefile(p, src):
-            raise InputError(f"refusing to write over the input file {src}",
-                             "choose another --output path")
-    if p.exists() and not force:
-        raise InputError(f"{p} exists", "pass --force to replace it, or choose another path")
     try:
         tmp = p.with_name(f".{p.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
