@@ -281,3 +281,14 @@ def test_report_folder_stands_for_its_results_json(files, tmp_path, capsys):
     shutil.copy(files["base"], d / "results.json")
     code, out, _ = gate([d, "-p", files["policy"], "-b", d], capsys)
     assert code == 0 and f"results {d / 'results.json'}" in out
+
+
+def test_existing_summary_files_need_overwrite(files, tmp_path, capsys):
+    junit = tmp_path / "gate.xml"
+    junit.write_text("keep me")
+    code, _, err = gate([files["base"], "-p", files["policy"], "-b", files["base"],
+                         "--junit-xml", junit], capsys)
+    assert code == 2 and "--overwrite" in err and junit.read_text() == "keep me"
+    code, _, _ = gate([files["base"], "-p", files["policy"], "-b", files["base"],
+                       "--junit-xml", junit, "--overwrite"], capsys)
+    assert code == 0 and junit.read_text().startswith("<?xml")

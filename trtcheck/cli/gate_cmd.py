@@ -19,14 +19,21 @@ def _results_path(path: str) -> str:
     return path
 
 
-def _write(path: str, text: str, inputs: list[str]) -> None:
+def _check_output(path: str | None, inputs: list[str], overwrite: bool) -> None:
+    """Before any work: never an input file; an existing file only with --overwrite."""
+    from trtcheck.cli.common import check_output_file
+    if not path:
+        return
     p = Path(path)
     for i in inputs:
         if i and p.exists() and Path(i).exists() and os.path.samefile(p, i):
             raise InputError(f"refusing to write the summary over the input file {i}",
                              "choose another output path")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory", "give a file path for the summary")
+    check_output_file(path, overwrite)
+
+
+def _write(path: str, text: str) -> None:
+    p = Path(path)
     try:
         tmp = p.with_name(f".{p.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -70,11 +77,14 @@ def _list(res: object, output_format: str) -> None:
               help="Also write JUnit XML (one testcase per check) for CI test tabs.")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=str), default=None,
               help="Also write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace existing --junit-xml / --markdown files.")
 @click.option("--list-metrics", is_flag=True,
               help="List every metric path of RESULTS with its value (to write a policy), "
               "then exit.")
 def cli(results: str, policy_path: str | None, baseline_path: str | None, output_format: str,
-        junit_path: str | None, markdown_path: str | None, list_metrics: bool) -> None:
+        junit_path: str | None, markdown_path: str | None, overwrite: bool,
+        list_metrics: bool) -> None:
     """Gate RESULTS (a trtcheck results.json) on budgets and baseline regressions.
 
     \b
@@ -99,15 +109,17 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     if policy_path is None:
         raise UsageError("missing --policy", "pass --policy gate.yaml (see docs/gate.md), or "
                          "--list-metrics to see the metric paths of RESULTS")
+    inputs = [results, policy_path, baseline_path or ""]
+    _check_output(junit_path, inputs, overwrite)
+    _check_output(markdown_path, inputs, overwrite)
     policy = load_policy(policy_path)
     res = load_results(results)
     base = load_results(baseline_path) if baseline_path else None
     report = evaluate(policy, res, base, results_name=results, baseline_name=baseline_path)
-    inputs = [results, policy_path, baseline_path or ""]
     if junit_path:
-        _write(junit_path, gate_render.render_junit(report), inputs)
+        _write(junit_path, gate_render.render_junit(report))
     if markdown_path:
-        _write(markdown_path, gate_render.render_markdown(report), inputs)
+        _write(markdown_path, gate_render.render_markdown(report))
     if output_format == OutputFormat.JSON.value:
         echo_json(report)
     elif output_format == OutputFormat.MD.value:
