@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
+    "gate": "gate_cmd",
+    "compare": "compare_cmd",
     "preflight": "preflight_cmd",
     "build": "build_cmd",
     "precision": "precision_cmd",

@@ -1,0 +1,414 @@
+"""Side-by-side comparison of two results files (``trtcheck compare a.json b.json``).
+
+Builds a :class:`Comparison` view-model from two :class:`trtcheck.results.Results`:
+environments (which fields differ, whether the pair is comparable by
+:meth:`~trtcheck.results.Environment.comparable_key`), model inspection differences, and
+for every pair of bench runs (matched by label, the rest by position) the metric deltas
+per batch size with bootstrap intervals of the ratio B/A
+(:func:`trtcheck.analyze.regression.ratio_interval`). Pure: no I/O, no printing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from trtcheck.analyze import metrics as M
+from trtcheck.analyze import regression as R
+
+#: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
+BATCH_METRICS: tuple[str, ...] = ("median_ms", "p99_ms", "throughput_samples_per_s")
+
+
+class FieldDiff(BaseModel):
+    """One field of two records: values as text and whether they differ."""
+
+    field: str
+    a: str
+    b: str
+    differs: bool
+
+
+class MetricDelta(BaseModel):
+    """One metric of one batch size in runs A and B.
+
+    Attributes:
+        metric: name (``p99_ms``); unit: display unit; direction: lower/higher is better.
+        a, b: values; ratio: ``b / a``; low, high: bootstrap interval of the ratio
+            (``None`` without raw samples); confidence: its level.
+        change: ``better``, ``worse`` (interval entirely on one side of 1) or
+            ``no clear change``.
+    """
+
+    metric: str
+    unit: str
+    direction: str
+    a: float
+    b: float
+    ratio: float | None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    change: str
+
+
+class BatchComparison(BaseModel):
+    """Deltas at one batch size; ``samples_a``/``samples_b`` are the sample counts."""
+
+    batch_size: int
+    samples_a: int
+    samples_b: int
+    metrics: list[MetricDelta]
+
+
+class RunComparison(BaseModel):
+    """A pair of bench runs and their per-batch deltas."""
+
+    label_a: str
+    label_b: str
+    matched_by: str
+    backend: list[FieldDiff]
+    batches: list[BatchComparison]
+    only_in_a: list[int] = []
+    only_in_b: list[int] = []
+
+
+class LayerDelta(BaseModel):
+    """One engine layer matched between A and B (times from per-layer profiles, ms).
+
+    ``matched_by`` is ``name`` (identical names), ``similar-name`` (difflib ratio
+    >= 0.8 among the layers left over, same layer type) or ``order-and-type`` (the rest,
+    aligned by execution order on layer type and output dims, data-movement layers
+    left out, e.g. a QAT graph whose nodes were renumbered).
+    """
+
+    name_a: str
+    name_b: str
+    layer_type: str | None = None
+    precision_a: str | None = None
+    precision_b: str | None = None
+    time_a_ms: float | None = None
+    time_b_ms: float | None = None
+    delta_ms: float | None = None
+    ratio: float | None = None
+    matched_by: str
+
+
+class LayerComparison(BaseModel):
+    """Layer-level differences of two engines.
+
+    Attributes:
+        layers_a, layers_b: layer counts; matched: matched pairs (largest time change
+        first); only_in_a / only_in_b: names without a partner; sum_a_ms / sum_b_ms:
+        summed per-layer times of each engine (``None`` without profiles);
+        precision_mix_a / _b: layers per precision.
+    """
+
+    layers_a: int
+    layers_b: int
+    matched: list[LayerDelta]
+    only_in_a: list[str] = []
+    only_in_b: list[str] = []
+    sum_a_ms: float | None = None
+    sum_b_ms: float | None = None
+    precision_mix_a: dict[str, int] = {}
+    precision_mix_b: dict[str, int] = {}
+
+
+class Comparison(BaseModel):
+    """Everything ``trtcheck compare`` shows.
+
+    Attributes:
+        name_a, name_b: file names.
+        comparable: environments agree on :meth:`Environment.comparable_key`.
+        environment: environment fields side by side.
+        inspection: model facts side by side (empty when neither has an inspection).
+        runs: matched run pairs; runs_only_in_a / _b: labels without a partner.
+        layers_note: why layer-level deltas are (not) shown.
+        method: how intervals were computed.
+    """
+
+    name_a: str
+    name_b: str
+    comparable: bool
+    environment: list[FieldDiff]
+    inspection: list[FieldDiff] = []
+    runs: list[RunComparison] = []
+    runs_only_in_a: list[str] = []
+    runs_only_in_b: list[str] = []
+    layers: LayerComparison | None = None
+    layers_note: str
+    method: str
+
+
+def _s(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, list):
+        return ", ".join(_s(x) for x in v) or "-"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_s(x)}" for k, x in sorted(v.items())) or "-"
+    return str(v)
+
+
+def _diff(fields: list[tuple[str, Any, Any]]) -> list[FieldDiff]:
+    return [FieldDiff(field=f, a=_s(a), b=_s(b), differs=_s(a) != _s(b)) for f, a, b in fields]
+
+
+def _env_rows(a: Any, b: Any) -> list[FieldDiff]:
+    ea, eb = a.environment, b.environment
+    rows: list[tuple[str, Any, Any]] = [
+        ("hostname", ea.hostname, eb.hostname),
+        ("cpu_model", ea.cpu_model, eb.cpu_model),
+        ("cpu_count", ea.cpu_count, eb.cpu_count),
+        ("gpus", [g.name for g in ea.gpus], [g.name for g in eb.gpus]),
+        ("driver", ea.cuda_driver_version, eb.cuda_driver_version),
+        ("os", ea.os, eb.os),
+        ("python", ea.python_version, eb.python_version),
+        ("trtcheck", ea.trtcheck_version, eb.trtcheck_version),
+    ]
+    for pkg in sorted(set(ea.packages) | set(eb.packages)):
+        rows.append((pkg, ea.packages.get(pkg), eb.packages.get(pkg)))
+    rows.append(("git_commit", ea.git_commit, eb.git_commit))
+    return _diff(rows)
+
+
+def _inspection_rows(a: Any, b: Any) -> list[FieldDiff]:
+    ia, ib = a.inspection, b.inspection
+    if ia is None and ib is None:
+        return []
+    g = (lambda i, f: getattr(i, f) if i is not None else None)
+    rows = [(f, g(ia, f), g(ib, f)) for f in ("path", "node_count", "parameter_count",
+                                               "parameter_bytes", "file_size_bytes")]
+    sha = (lambda i: i.sha256[:16] if i is not None else None)
+    rows.insert(1, ("sha256 (first 16)", sha(ia), sha(ib)))
+    ops = sorted(set(ia.op_histogram if ia else {}) | set(ib.op_histogram if ib else {}))
+    for op in ops:
+        ca = ia.op_histogram.get(op, 0) if ia else None
+        cb = ib.op_histogram.get(op, 0) if ib else None
+        if ca != cb:
+            rows.append((f"ops.{op}", ca, cb))
+    return _diff(rows)
+
+
+def _pair_runs(a: Any, b: Any) -> tuple[list[tuple[Any, Any, str]], list[str], list[str]]:
+    by_label_b = {r.label: r for r in b.bench}
+    pairs: list[tuple[Any, Any, str]] = []
+    left_a = []
+    used_b = set()
+    for ra in a.bench:
+        rb = by_label_b.get(ra.label)
+        if rb is not None and rb.label not in used_b:
+            pairs.append((ra, rb, "label"))
+            used_b.add(rb.label)
+        else:
+            left_a.append(ra)
+    left_b = [r for r in b.bench if r.label not in used_b]
+    for ra, rb in zip(left_a, left_b):
+        pairs.append((ra, rb, "position"))
+    n = min(len(left_a), len(left_b))
+    return pairs, [r.label for r in left_a[n:]], [r.label for r in left_b[n:]]
+
+
+def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed: int,
+           run_to_run_cv: float) -> MetricDelta:
+    path = M.parse_path(f"x.{name}")
+    stat_a = M.evaluate_path(M.MetricPath(name, None, path.segments[1:]), ba)[0]
+    stat_b = M.evaluate_path(M.MetricPath(name, None, path.segments[1:]), bb)[0]
+    a, b = float(stat_a.value), float(stat_b.value)
+    direction = M.infer_direction(name) or M.LOWER
+    unit = M.metric_unit(name)
+    ratio = b / a if a > 0 else None
+    low = high = conf = None
+    if ratio is not None and stat_a.samples is not None and stat_b.samples is not None \
+            and stat_a.stat is not None and stat_b.stat is not None \
+            and stat_a.samples.size >= 2 and stat_b.samples.size >= 2:
+        try:
+            ci = R.ratio_interval(stat_a.samples, stat_b.samples, stat_b.stat,
+                                  confidence=confidence, resamples=resamples,
+                                  seed=seed + ba.batch_size * 31 + len(name),
+                                  run_to_run_cv=run_to_run_cv)
+            low, high, conf = min(ci.low, ratio), max(ci.high, ratio), confidence
+        except ValueError:
+            pass
+    change = "no clear change"
+    if low is not None and high is not None:
+        if high < 1.0:
+            change = "better" if direction == M.LOWER else "worse"
+        elif low > 1.0:
+            change = "worse" if direction == M.LOWER else "better"
+    return MetricDelta(metric=name, unit=unit.name or "", direction=direction, a=a, b=b,
+                       ratio=ratio, low=low, high=high, confidence=conf, change=change)
+
+
+def _select_run(res: Any, label: str | None, which: str) -> Any:
+    if label is None:
+        return res
+    from trtcheck.errors import InputError
+    for r in res.bench:
+        if r.label == label:
+            return res.model_copy(update={"bench": [r]})
+    present = ", ".join(r.label for r in res.bench) or "none"
+    raise InputError(f"no bench run labelled {label!r} in {which} (present: {present})",
+                     "pick one of the labels present")
+
+
+def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
+            confidence: float = R.DEFAULT_CONFIDENCE, resamples: int = R.DEFAULT_RESAMPLES,
+            seed: int = 0, run_to_run_cv: float = R.DEFAULT_RUN_TO_RUN_CV,
+            run_a: str | None = None, run_b: str | None = None) -> Comparison:
+    """Compare results ``a`` (reference) and ``b``; ratios are ``b / a``.
+
+    Args:
+        a, b: :class:`trtcheck.results.Results`.
+        name_a, name_b: names shown for them.
+        confidence, resamples, seed, run_to_run_cv: see
+            :func:`trtcheck.analyze.regression.ratio_interval`.
+        run_a, run_b: compare only the bench run with this label on that side (two runs
+            of one file can be compared: ``compare(r, r, run_a="fp32", run_b="fp16")``).
+
+    Returns:
+        :class:`Comparison`.
+
+    Raises:
+        InputError: ``run_a``/``run_b`` names a label that is not there.
+    """
+    from trtcheck.analyze.gate import environment_differences
+    a = _select_run(a, run_a, name_a)
+    b = _select_run(b, run_b, name_b)
+    runs: list[RunComparison] = []
+    pairs, only_a, only_b = _pair_runs(a, b)
+    for ra, rb, how in pairs:
+        sizes_a = {x.batch_size for x in ra.batches}
+        sizes_b = {x.batch_size for x in rb.batches}
+        batches = []
+        for bs in sorted(sizes_a & sizes_b):
+            ba, bb = ra.batch(bs), rb.batch(bs)
+            batches.append(BatchComparison(
+                batch_size=bs, samples_a=ba.stats.count, samples_b=bb.stats.count,
+                metrics=[_delta(m, ba, bb, confidence, resamples, seed, run_to_run_cv)
+                         for m in BATCH_METRICS]))
+        backend = _diff([("backend", ra.backend.name, rb.backend.name),
+                         ("version", ra.backend.version, rb.backend.version),
+                         ("device", ra.backend.device, rb.backend.device),
+                         ("precision", ra.backend.precision, rb.backend.precision),
+                         ("providers", ra.backend.providers, rb.backend.providers),
+                         ("model", ra.model_path, rb.model_path)])
+        runs.append(RunComparison(label_a=ra.label, label_b=rb.label, matched_by=how,
+                                  backend=backend, batches=batches,
+                                  only_in_a=sorted(sizes_a - sizes_b),
+                                  only_in_b=sorted(sizes_b - sizes_a)))
+    layers = compare_layers(a, b)
+    if layers is None:
+        layers_note = ("no layer-level comparison: it needs an engine section in both files "
+                       "(trtcheck report of a plan or of a trtexec export folder)")
+    elif layers.sum_a_ms is None or layers.sum_b_ms is None:
+        layers_note = ("layers matched by name; no per-layer times (profile the engines, "
+                       "e.g. trtexec --exportProfile) so no latency deltas")
+    else:
+        layers_note = ("layers matched by name, then similar name and type, then execution "
+                       "order and type; times are "
+                       "per-layer profile averages, which run slower than unprofiled "
+                       "inference: compare them with each other, not with bench latency")
+    return Comparison(name_a=name_a, name_b=name_b,
+                      comparable=not environment_differences(b, a),
+                      environment=_env_rows(a, b), inspection=_inspection_rows(a, b),
+                      runs=runs, runs_only_in_a=only_a, runs_only_in_b=only_b,
+                      layers=layers, layers_note=layers_note,
+                      method=(f"ratio B/A with a {confidence:.0%} interval from a circular block "
+                              "bootstrap "
+                              f"standard error ({resamples} resamples, assumed run-to-run "
+                              f"variation {run_to_run_cv:.0%}); 'better'/'worse' only when "
+                              "the whole interval is on one side of 1"))
+
+
+_DATA_MOVEMENT = ("Reformat", "NoOp", None)
+
+
+def _signature(layer: Any) -> str:
+    """Layer type and first output's dims: what stays the same when a graph is renumbered."""
+    outs = getattr(layer, "outputs", None) or []
+    dims = tuple(getattr(outs[0], "dims", ()) or ()) if outs else ()
+    return f"{layer.layer_type}{dims}"
+
+
+def compare_layers(a: Any, b: Any) -> LayerComparison | None:
+    """Match the engine layers of ``a`` and ``b`` and give their time deltas.
+
+    Reads ``results.engine.layers`` (fields ``name``, ``layer_type``, ``precision``,
+    ``avg_time_ms``) when both files have an engine section with layers; returns
+    ``None`` otherwise. Layers are matched by identical name first, then greedily by
+    the most similar remaining name of the same layer type (difflib ratio >= 0.8),
+    since precision changes rename fused layers only slightly, and the rest by aligning
+    the two execution orders on layer type (longest matching blocks).
+    """
+    import difflib
+    ea, eb = getattr(a, "engine", None), getattr(b, "engine", None)
+    la = list(getattr(ea, "layers", None) or [])
+    lb = list(getattr(eb, "layers", None) or [])
+    if not la or not lb:
+        return None
+    by_name_b: dict[str, list[Any]] = {}
+    for layer in lb:
+        by_name_b.setdefault(layer.name, []).append(layer)
+    pairs: list[tuple[Any, Any, str]] = []
+    rest_a = []
+    for layer in la:
+        cands = by_name_b.get(layer.name)
+        if cands:
+            pairs.append((layer, cands.pop(0), "name"))
+        else:
+            rest_a.append(layer)
+    rest_b = [x for v in by_name_b.values() for x in v]
+    still_a = []
+    for layer in rest_a:
+        best, best_r = None, 0.8
+        for cand in rest_b:
+            if cand.layer_type != layer.layer_type:
+                continue
+            r = difflib.SequenceMatcher(None, layer.name, cand.name).ratio()
+            if r >= best_r:
+                best, best_r = cand, r
+        if best is None:
+            still_a.append(layer)
+        else:
+            rest_b.remove(best)
+            pairs.append((layer, best, "similar-name"))
+    # what is left (e.g. QAT graphs renumber every node): align the two execution orders
+    # by layer type (difflib's longest matching blocks) and pair within matching runs
+    ids_b = {id(y) for y in rest_b}
+    ids_a = {id(x) for x in still_a}
+    order_b = [x for x in lb if id(x) in ids_b and x.layer_type not in _DATA_MOVEMENT]
+    order_a = [x for x in la if id(x) in ids_a and x.layer_type not in _DATA_MOVEMENT]
+    sm = difflib.SequenceMatcher(None, [_signature(x) for x in order_a],
+                                 [_signature(x) for x in order_b], autojunk=False)
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for blk in sm.get_matching_blocks():
+        for k in range(blk.size):
+            x, y = order_a[blk.a + k], order_b[blk.b + k]
+            pairs.append((x, y, "order-and-type"))
+            used_a.add(id(x))
+            used_b.add(id(y))
+    unmatched_a = [x.name for x in still_a if id(x) not in used_a]
+    rest_b = [y for y in rest_b if id(y) not in used_b]
+    deltas = []
+    for x, y, how in pairs:
+        ta, tb = x.avg_time_ms, y.avg_time_ms
+        deltas.append(LayerDelta(
+            name_a=x.name, name_b=y.name, layer_type=x.layer_type, precision_a=x.precision,
+            precision_b=y.precision, time_a_ms=ta, time_b_ms=tb,
+            delta_ms=(tb - ta) if ta is not None and tb is not None else None,
+            ratio=(tb / ta) if ta and tb is not None else None, matched_by=how))
+    deltas.sort(key=lambda d: -abs(d.delta_ms) if d.delta_ms is not None else 0.0)
+
+    def total(layers: list[Any]) -> float | None:
+        ts = [x.avg_time_ms for x in layers]
+        return float(sum(ts)) if ts and all(t is not None for t in ts) else None
+
+    return LayerComparison(layers_a=len(la), layers_b=len(lb), matched=deltas,
+                           only_in_a=unmatched_a, only_in_b=[x.name for x in rest_b],
+                           sum_a_ms=total(la), sum_b_ms=total(lb),
+                           precision_mix_a=dict(getattr(ea, "precision_mix", {}) or {}),
+                           precision_mix_b=dict(getattr(eb, "precision_mix", {}) or {}))

@@ -1,0 +1,851 @@
+"""The CI gate: a YAML policy checked against a results file (and a baseline).
+
+:func:`load_policy` parses and validates a policy file (every mistake is an
+:class:`~trtcheck.errors.InputError` naming ``file:line``); :func:`evaluate` is a pure
+function from (policy, results, baseline) to a :class:`GateReport` holding every check's
+verdict: nothing is printed and nothing raised for failing checks, so all failures are
+collected and reported at once (pytest-benchmark / pyperf style).
+
+Policy format (all keys optional except at least one rule)::
+
+    version: 1
+    settings:
+      confidence: 0.95          # two-sided level of ratio intervals, in (0.5, 1)
+      certify_confidence: 0.99  # early-stopping level for percentile budgets, in (0.5, 1)
+      resamples: 300            # bootstrap resamples, 100..100000
+      seed: 0
+      run_to_run_cv: 1%         # assumed run-to-run variation a single run cannot show
+      on_inconclusive: warn     # warn | fail   (baseline interval straddles the limit)
+      on_uncertified: fail      # warn | fail   (percentile budget met but not certifiable)
+      on_missing: fail          # warn | fail   (metric absent from the results file)
+      environment_mismatch: warn   # ignore | warn | fail (fail: exit 3)
+    budgets:                    # absolute limits
+      - bench.batch[8].p99_ms <= 5 ms
+      - bench.batch[8].throughput_samples_per_s >= 1500 samples/s
+      - metric: inspection.parameter_bytes
+        max: 100 MiB
+      - len(inspection.lints[severity=error]) == 0
+    baseline:                   # relative to --baseline results.json
+      - metric: bench.batch[*].p99_ms
+        max_regression: 5%      # may get worse by at most 5%
+      - bench.batch[8].throughput_samples_per_s: 3%    # short form
+
+Verdicts per check: ``pass``, ``fail``, ``inconclusive`` (interval straddles the limit),
+``not-certified`` (percentile budget met by the point estimate but too few samples, or
+too many over the bound, to certify it), ``missing`` (path valid but absent from the
+file). The policy maps inconclusive / not-certified / missing to a gate outcome ``warn``
+(exit 0) or ``fail`` (exit 1).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from trtcheck.analyze import metrics as M
+from trtcheck.analyze import regression as R
+from trtcheck.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_ENVIRONMENT,
+    EXIT_OK,
+    InputError,
+    UsageError,
+)
+
+POLICY_VERSION = 1
+
+TOP_KEYS = ("version", "settings", "budgets", "baseline")
+SETTING_KEYS = ("confidence", "certify_confidence", "resamples", "seed", "run_to_run_cv",
+                "on_inconclusive", "on_uncertified", "on_missing", "environment_mismatch")
+BUDGET_KEYS = ("metric", "max", "min", "equals", "not_equals", "name", "on_uncertified",
+               "on_missing")
+BASELINE_KEYS = ("metric", "max_regression", "direction", "name", "on_inconclusive",
+                 "on_missing")
+OPS: dict[str, Any] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
+                       ">": operator.gt, "==": operator.eq, "!=": operator.ne}
+_MAPPING_OPS = {"max": "<=", "min": ">=", "equals": "==", "not_equals": "!="}
+_EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.DOTALL)
+
+MAX_POLICY_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Gate settings (see the module docstring for meanings and defaults)."""
+
+    confidence: float = R.DEFAULT_CONFIDENCE
+    certify_confidence: float = 0.99
+    resamples: int = R.DEFAULT_RESAMPLES
+    seed: int = 0
+    run_to_run_cv: float = R.DEFAULT_RUN_TO_RUN_CV
+    on_inconclusive: str = "warn"
+    on_uncertified: str = "fail"
+    on_missing: str = "fail"
+    environment_mismatch: str = "warn"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One validated policy rule.
+
+    Attributes:
+        kind: ``"budget"`` or ``"baseline"``.
+        line: 1-based line of the rule in the policy file.
+        text: human form (``bench.batch[8].p99_ms <= 5 ms``).
+        path: the parsed metric path; info: what static checking found.
+        op, bound, bound_text: budget comparison (bound in the metric's unit).
+        direction, max_regression: baseline rule (fraction, e.g. 0.05).
+        on_inconclusive, on_uncertified, on_missing: ``"warn"`` or ``"fail"``.
+    """
+
+    kind: str
+    line: int
+    text: str
+    path: M.MetricPath
+    info: M.PathInfo
+    name: str | None = None
+    op: str | None = None
+    bound: Any = None
+    bound_text: str | None = None
+    direction: str | None = None
+    max_regression: float | None = None
+    on_inconclusive: str = "warn"
+    on_uncertified: str = "fail"
+    on_missing: str = "fail"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A validated gate policy: settings and rules, with the file name for messages."""
+
+    source: str
+    settings: Settings
+    rules: tuple[Rule, ...]
+
+    @property
+    def has_baseline_rules(self) -> bool:
+        return any(r.kind == "baseline" for r in self.rules)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class _PolicyError(Exception):
+    def __init__(self, line: int, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.line, self.message, self.hint = line, message, hint
+
+
+def _line(node: Any) -> int:
+    return int(node.start_mark.line) + 1 if node is not None and node.start_mark else 1
+
+
+def _did_you_mean(key: str, choices: tuple[str, ...]) -> str:
+    import difflib
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return "valid keys: " + ", ".join(choices)
+
+
+class _Doc:
+    """PyYAML node tree with line numbers and safe scalar construction."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def value(self, node: Any) -> Any:
+        return self.loader.construct_object(node, deep=True)
+
+    def mapping(self, node: Any, what: str, allowed: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
+        import yaml
+        if not isinstance(node, yaml.MappingNode):
+            raise _PolicyError(_line(node), f"{what} must be a mapping (key: value), got "
+                               f"{_kind(node)}")
+        out: dict[str, tuple[Any, Any]] = {}
+        for knode, vnode in node.value:
+            key = self.value(knode)
+            if not isinstance(key, str):
+                raise _PolicyError(_line(knode), f"{what}: keys must be text, got {key!r}")
+            if key in out:
+                raise _PolicyError(_line(knode), f"{what}: duplicate key {key!r} (first at "
+                                   f"line {_line(out[key][0])})", "remove one of them")
+            if key not in allowed:
+                raise _PolicyError(_line(knode), f"unknown key {key!r} in {what}",
+                                   _did_you_mean(key, allowed))
+            out[key] = (knode, vnode)
+        return out
+
+
+def _kind(node: Any) -> str:
+    import yaml
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return f"the value {node.value!r}" if isinstance(node, yaml.ScalarNode) else "nothing"
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and validate a policy file.
+
+    Raises:
+        InputError: (exit 2) missing/unreadable/binary file, YAML syntax errors, and every
+            schema mistake (unknown keys with a close match, wrong types, bad units,
+            percentiles out of range, unknown metric paths with close matches); the
+            message starts with ``<file>:<line>:``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"policy file not found: {p}", "check the path given to --policy")
+    if p.is_dir():
+        raise InputError(f"{p} is a directory, not a policy file", "pass a YAML file")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}", None) from None
+    return parse_policy(data, source=str(p))
+
+
+def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
+    """Parse and validate policy text (bytes or str); see :func:`load_policy`."""
+    import yaml
+    if isinstance(data, bytes):
+        if len(data) > MAX_POLICY_BYTES:
+            raise InputError(f"{source}:1: policy file is {len(data):,} bytes, too large "
+                             "for a policy", "pass the YAML policy, not a data file")
+        if b"\x00" in data[:8192]:
+            raise InputError(f"{source}:1: not a text file (binary data)",
+                             "pass a YAML policy file (see docs/gate.md)")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise InputError(f"{source}:{line}: not UTF-8 text",
+                             "save the policy as UTF-8") from None
+    else:
+        text = data
+    if not text.strip():
+        raise InputError(f"{source}:1: the policy file is empty",
+                         "add budgets: and/or baseline: rules (see docs/gate.md)")
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else 1
+            ctx = ""
+            if exc.context:
+                ctx_line = exc.context_mark.line + 1 if exc.context_mark else None
+                ctx = f" ({exc.context}" + (f" that starts at line {ctx_line}"
+                                            if ctx_line and ctx_line != line else "") + ")"
+            raise InputError(f"{source}:{line}: YAML syntax error: {exc.problem}{ctx}",
+                             "check indentation, colons and quotes on that line") from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"{source}:1: not valid YAML: {exc}", None) from None
+        if root is None:
+            raise InputError(f"{source}:1: the policy file holds no YAML document",
+                             "add budgets: and/or baseline: rules (see docs/gate.md)")
+        try:
+            return _build(_Doc(loader), root, source)
+        except _PolicyError as exc:
+            raise InputError(f"{source}:{exc.line}: {exc.message}", exc.hint) from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(f"{source}:{mark.line + 1 if mark else 1}: {exc}", None) from None
+    finally:
+        loader.dispose()
+
+
+def _choice(doc: _Doc, node: Any, key: str, choices: tuple[str, ...]) -> str:
+    v = doc.value(node)
+    if not isinstance(v, str) or v not in choices:
+        raise _PolicyError(_line(node), f"{key} must be one of {', '.join(choices)}, got {v!r}",
+                           _did_you_mean(str(v), choices) if isinstance(v, str) else None)
+    return v
+
+
+def _fraction(doc: _Doc, node: Any, key: str, lo: float, hi: float,
+              closed_lo: bool = False) -> float:
+    v = doc.value(node)
+    if isinstance(v, str) and v.strip().endswith("%"):
+        try:
+            v = float(v.strip()[:-1]) / 100.0
+        except ValueError:
+            raise _PolicyError(_line(node), f"{key}: {v!r} is not a percentage",
+                               "write e.g. 5% or 0.05") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _PolicyError(_line(node), f"{key} must be a number or a percentage, got {v!r}",
+                           "write e.g. 5% or 0.05")
+    ok = (lo <= v if closed_lo else lo < v) and v < hi
+    if not ok:
+        raise _PolicyError(_line(node), f"{key} must lie in {'[' if closed_lo else '('}"
+                           f"{lo:g}, {hi:g}), got {v:g}",
+                           "fractions are 0..1 (0.95), or write a percentage (95%)")
+    return float(v)
+
+
+def _int(doc: _Doc, node: Any, key: str, lo: int, hi: int) -> int:
+    v = doc.value(node)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise _PolicyError(_line(node), f"{key} must be an integer in [{lo}, {hi}], got {v!r}")
+    return v
+
+
+def _build(doc: _Doc, root: Any, source: str) -> Policy:
+    import yaml
+    if not isinstance(root, yaml.MappingNode):
+        raise _PolicyError(_line(root), f"a policy is a mapping with keys {', '.join(TOP_KEYS)}; "
+                           f"this file holds {_kind(root)}",
+                           "is this the right file? see docs/gate.md for the format")
+    top = doc.mapping(root, "the policy", TOP_KEYS)
+    if "version" in top:
+        v = doc.value(top["version"][1])
+        if v != POLICY_VERSION or isinstance(v, bool):
+            raise _PolicyError(_line(top["version"][1]), f"unsupported policy version {v!r}",
+                               f"this trtcheck reads version {POLICY_VERSION}")
+    st = Settings()
+    if "settings" in top:
+        node = top["settings"][1]
+        sm = doc.mapping(node, "settings", SETTING_KEYS)
+        kw: dict[str, Any] = {}
+        for key, (_, vn) in sm.items():
+            if key == "confidence" or key == "certify_confidence":
+                kw[key] = _fraction(doc, vn, key, 0.5, 1.0)
+            elif key == "run_to_run_cv":
+                kw[key] = _fraction(doc, vn, key, 0.0, 1.0, closed_lo=True)
+            elif key == "resamples":
+                kw[key] = _int(doc, vn, key, 100, 100_000)
+            elif key == "seed":
+                kw[key] = _int(doc, vn, key, 0, 2**63 - 1)
+            elif key == "environment_mismatch":
+                kw[key] = _choice(doc, vn, key, ("ignore", "warn", "fail"))
+            else:
+                kw[key] = _choice(doc, vn, key, ("warn", "fail"))
+        st = Settings(**kw)
+    rules: list[Rule] = []
+    for section, builder in (("budgets", _budget), ("baseline", _baseline)):
+        if section not in top:
+            continue
+        _knode, node = top[section]
+        if isinstance(node, yaml.ScalarNode) and doc.value(node) is None:
+            continue
+        if not isinstance(node, yaml.SequenceNode):
+            raise _PolicyError(_line(node), f"{section} must be a list of rules (lines "
+                               f"starting with '- '), got {_kind(node)}")
+        for item in node.value:
+            rules.append(builder(doc, item, st))
+    if not rules:
+        raise _PolicyError(_line(root), "the policy has no rules",
+                           "add a budgets: or baseline: list (see docs/gate.md)")
+    return Policy(source=source, settings=st, rules=tuple(rules))
+
+
+def _path(line: int, text: Any) -> tuple[M.MetricPath, M.PathInfo]:
+    if not isinstance(text, str):
+        raise _PolicyError(line, f"metric must be a path like bench.batch[8].p99_ms, got {text!r}")
+    try:
+        p = M.parse_path(text)
+        return p, M.check_path(p)
+    except M.MetricPathError as exc:
+        raise _PolicyError(line, f"unknown metric {text.strip()!r}: {exc.message}",
+                           exc.hint) from None
+
+
+def _bound(line: int, raw: Any, op: str, path: M.MetricPath, info: M.PathInfo) -> tuple[Any, str]:
+    text = str(raw).strip() if not isinstance(raw, bool) else str(raw).lower()
+    scal = info.type.scalars
+    if info.type.numeric:
+        if op not in OPS:
+            raise _PolicyError(line, f"unknown comparison {op!r}")
+        unit = M.metric_unit(info.leaf) if path.func != "len" else M.Unit("none")
+        try:
+            return M.parse_quantity(raw, unit, what=f"bound of {path.text}"), text
+        except M.UnitError as exc:
+            raise _PolicyError(line, exc.message, exc.hint) from None
+    if op not in ("==", "!="):
+        raise _PolicyError(line, f"{path.text} is {info.type.describe()}, so only == and != "
+                           f"apply (got {op})")
+    if bool in scal:
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "yes", "no"):
+            raw = raw.strip().lower() in ("true", "yes")
+        if not isinstance(raw, bool):
+            raise _PolicyError(line, f"{path.text} is true/false, got {raw!r}")
+        return raw, text
+    return (raw.strip().strip("'\"") if isinstance(raw, str) else str(raw)), text
+
+
+def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
+    import yaml
+    line = _line(node)
+    on_unc, on_miss, name = st.on_uncertified, st.on_missing, None
+    if isinstance(node, yaml.ScalarNode):
+        text = doc.value(node)
+        if not isinstance(text, str):
+            raise _PolicyError(line, f"a budget is 'PATH OP VALUE' (e.g. "
+                               f"bench.batch[8].p99_ms <= 5 ms), got {text!r}")
+        m = _EXPR_RE.match(text.strip())
+        if not m:
+            raise _PolicyError(line, f"budget {text!r} has no comparison",
+                               "write PATH <= VALUE, >=, <, >, == or != "
+                               "(e.g. bench.batch[8].p99_ms <= 5 ms)")
+        path, info = _path(line, m.group("path"))
+        pairs = [(m.group("op"), m.group("value").strip())]
+        bound_line = line
+    elif isinstance(node, yaml.MappingNode):
+        mp = doc.mapping(node, "a budget", BUDGET_KEYS)
+        if "metric" not in mp:
+            raise _PolicyError(line, "budget without 'metric'",
+                               "add metric: <path>, e.g. metric: bench.batch[8].p99_ms")
+        path, info = _path(_line(mp["metric"][1]), doc.value(mp["metric"][1]))
+        pairs = []
+        for k, op in _MAPPING_OPS.items():
+            if k in mp:
+                pairs.append((op, doc.value(mp[k][1])))
+                line_k = _line(mp[k][1])
+        if not pairs:
+            raise _PolicyError(line, f"budget for {path.text} has no limit",
+                               "add max:, min:, equals: or not_equals:")
+        if len(pairs) > 1 and not (len(pairs) == 2 and {p[0] for p in pairs} == {"<=", ">="}):
+            mixed = ", ".join(k for k in _MAPPING_OPS if k in mp)
+            raise _PolicyError(line, f"budget for {path.text} mixes {mixed}",
+                               "use max: and/or min:, or equals:/not_equals: alone")
+        bound_line = line if len(pairs) > 1 else line_k
+        if "name" in mp:
+            name = str(doc.value(mp["name"][1]))
+        if "on_uncertified" in mp:
+            on_unc = _choice(doc, mp["on_uncertified"][1], "on_uncertified", ("warn", "fail"))
+        if "on_missing" in mp:
+            on_miss = _choice(doc, mp["on_missing"][1], "on_missing", ("warn", "fail"))
+    else:
+        raise _PolicyError(line, f"a budget is a line 'PATH OP VALUE' or a mapping with "
+                           f"metric: and max:/min:, got {_kind(node)}")
+    if info.type.kind != "scalar":
+        raise _PolicyError(line, f"{path.text} is not a single value")
+    bounds = []
+    for op, raw in pairs:
+        b, btext = _bound(bound_line, raw, op, path, info)
+        bounds.append((op, b, btext))
+    if len(bounds) == 2:
+        lo = next(b for b in bounds if b[0] == ">=")
+        hi = next(b for b in bounds if b[0] == "<=")
+        if lo[1] > hi[1]:
+            raise _PolicyError(line, f"budget for {path.text}: min {lo[2]} is above max {hi[2]}")
+        op, b, btext = "range", (lo[1], hi[1]), f"{lo[2]} .. {hi[2]}"
+        text = f"{lo[2]} <= {path.text} <= {hi[2]}"
+    else:
+        op, b, btext = bounds[0]
+        text = f"{path.text} {op} {btext}"
+    return Rule(kind="budget", line=line, text=text, path=path, info=info, name=name, op=op,
+                bound=b, bound_text=btext, on_uncertified=on_unc, on_missing=on_miss)
+
+
+def _baseline(doc: _Doc, node: Any, st: Settings) -> Rule:
+    import yaml
+    line = _line(node)
+    if not isinstance(node, yaml.MappingNode):
+        raise _PolicyError(line, "a baseline rule is a mapping: metric: PATH and "
+                           "max_regression: 5% (or the short form 'PATH: 5%')",
+                           f"got {_kind(node)}")
+    keys = [doc.value(k) for k, _ in node.value]
+    name = None
+    direction = None
+    on_inc, on_miss = st.on_inconclusive, st.on_missing
+    if len(keys) == 1 and isinstance(keys[0], str) and keys[0] not in BASELINE_KEYS \
+            and re.search(r"[.(\[]", keys[0]):
+        knode, vnode = node.value[0]
+        path, info = _path(_line(knode), keys[0])
+        reg = _fraction(doc, vnode, "max_regression", 0.0, 1.0, closed_lo=True)
+    else:
+        mp = doc.mapping(node, "a baseline rule", BASELINE_KEYS)
+        if "metric" not in mp:
+            raise _PolicyError(line, "baseline rule without 'metric'",
+                               "add metric: <path>, e.g. metric: bench.batch[8].p99_ms")
+        path, info = _path(_line(mp["metric"][1]), doc.value(mp["metric"][1]))
+        if "max_regression" not in mp:
+            raise _PolicyError(line, f"baseline rule for {path.text} has no max_regression",
+                               "add max_regression: 5% (how much worse it may get)")
+        reg = _fraction(doc, mp["max_regression"][1], "max_regression", 0.0, 1.0,
+                        closed_lo=True)
+        if "direction" in mp:
+            direction = _choice(doc, mp["direction"][1], "direction", (M.LOWER, M.HIGHER))
+        if "name" in mp:
+            name = str(doc.value(mp["name"][1]))
+        if "on_inconclusive" in mp:
+            on_inc = _choice(doc, mp["on_inconclusive"][1], "on_inconclusive", ("warn", "fail"))
+        if "on_missing" in mp:
+            on_miss = _choice(doc, mp["on_missing"][1], "on_missing", ("warn", "fail"))
+    if not info.type.numeric:
+        raise _PolicyError(line, f"{path.text} is {info.type.describe()}; baseline rules "
+                           "compare numbers")
+    direction = direction or M.infer_direction(info.leaf)
+    if direction is None:
+        raise _PolicyError(line, f"cannot tell whether lower or higher {path.text} is better",
+                           "add direction: lower or direction: higher")
+    verb = "grow" if direction == M.LOWER else "drop"
+    text = f"{path.text}: may {verb} by at most {reg * 100:g}% vs baseline"
+    return Rule(kind="baseline", line=line, text=text, path=path, info=info, name=name,
+                direction=direction, max_regression=reg, on_inconclusive=on_inc,
+                on_missing=on_miss)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+class Check(BaseModel):
+    """The verdict of one rule on one metric value (JSON-serialisable).
+
+    Attributes:
+        kind: ``budget``, ``baseline`` or ``environment``.
+        source: ``policy.yaml:LINE`` of the rule.
+        rule: the rule as text; name: the rule's optional name.
+        metric: the concrete path checked (``[*]`` replaced by the key).
+        verdict: ``pass``, ``fail``, ``inconclusive``, ``not-certified``, ``missing``,
+            ``differs`` (environment) or ``same``.
+        outcome: what it means for the gate: ``pass``, ``warn`` or ``fail``.
+        message: one line with the numbers.
+        value, baseline_value: the metric in the results / baseline (metric's unit).
+        ratio, ratio_low, ratio_high, confidence: baseline ratio new/base and interval.
+        samples, over_bound, max_over_allowed, min_samples_zero_over, certified:
+            early-stopping certification of a percentile budget; certified_bound: the
+            tightest budget these samples certify (MLPerf's early-stopping estimate).
+    """
+
+    kind: str
+    source: str
+    line: int
+    rule: str
+    name: str | None = None
+    metric: str
+    verdict: str
+    outcome: str
+    message: str
+    value: float | int | str | bool | None = None
+    baseline_value: float | int | str | bool | None = None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    confidence: float | None = None
+    samples: int | None = None
+    over_bound: int | None = None
+    max_over_allowed: int | None = None
+    min_samples_zero_over: int | None = None
+    certified: bool | None = None
+    certified_bound: float | None = None
+
+
+class GateReport(BaseModel):
+    """Everything :func:`evaluate` decided.
+
+    Attributes:
+        passed: no check failed and the environment was acceptable.
+        exit_code: 0 pass, 1 a check failed, 3 the environments differ and the policy
+            says ``environment_mismatch: fail``.
+        policy, results, baseline: file names as given.
+        checks: every check, in policy order.
+        counts: checks per outcome (``pass``/``warn``/``fail``).
+        warnings: notes that do not fail the gate.
+        environment_differences: ``field: results vs baseline`` lines.
+    """
+
+    passed: bool
+    exit_code: int
+    policy: str
+    results: str
+    baseline: str | None = None
+    checks: list[Check]
+    counts: dict[str, int]
+    warnings: list[str] = []
+    environment_differences: list[str] = []
+
+
+def _fmt(v: Any, leaf: str, func: str | None) -> str:
+    if func == "len":
+        return str(v)
+    return M.format_quantity(v, M.metric_unit(leaf))
+
+
+def _outcome(verdict: str, policy_choice: str) -> str:
+    if verdict == "pass":
+        return "pass"
+    if verdict == "fail":
+        return "fail"
+    return policy_choice
+
+
+def _rule_seed(seed: int, text: str) -> int:
+    return (seed * 1_000_003 + zlib.crc32(text.encode())) % (2**63)
+
+
+def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Check]:
+    base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
+            "name": rule.name}
+    try:
+        vals = M.evaluate_path(rule.path, results)
+    except M.MetricMissing as exc:
+        return [Check(**base, metric=rule.path.text, verdict="missing",
+                      outcome=rule.on_missing, message=str(exc))]
+    if not vals:
+        return [Check(**base, metric=rule.path.text, verdict="missing", outcome=rule.on_missing,
+                      message=f"{rule.path.text} matched nothing in this results file")]
+    out = []
+    for v in vals:
+        out.append(_budget_one(rule, v, st, base))
+    return out
+
+
+def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> Check:
+    leaf, func = rule.info.leaf, rule.path.func
+    val = v.value
+    shown = _fmt(val, leaf, func)
+    if rule.op == "range":
+        lo, hi = rule.bound
+        ok = lo <= val <= hi
+        limits = [(">=", lo), ("<=", hi)]
+    else:
+        ok = bool(OPS[rule.op](val, rule.bound))
+        limits = [(rule.op, rule.bound)]
+    if not ok:
+        return Check(**base, metric=v.path, verdict="fail", outcome="fail", value=_plain(val),
+                     message=f"{v.path} = {shown}, budget {rule.bound_text}")
+    # met by the point estimate: certify percentile budgets (MLPerf early stopping)
+    stat = v.stat
+    if stat is not None and v.samples is not None and func is None and \
+            stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
+            all(op in ("<=", "<", ">=", ">") for op, _ in limits):
+        worst = None
+        worst_best: float | None = None
+        for op, b in limits:
+            upper = op in ("<=", "<")
+            lat_bound = b
+            if stat.kind == "inverse_median":
+                if b <= 0:
+                    continue
+                lat_bound = stat.scale / b  # throughput >= X  <=>  median <= scale / X
+                upper = not upper
+            cert = R.certify_quantile(v.samples, stat.q, lat_bound, upper=upper,
+                                      confidence=st.certify_confidence)
+            if worst is None or not cert.certified:
+                worst = cert
+                best = R.early_stopping_bound(v.samples, stat.q, st.certify_confidence,
+                                              upper=upper)
+                if best is not None and stat.kind == "inverse_median":
+                    best = stat.scale / best if best > 0 else None
+                worst_best = best
+        if worst is not None:
+            qname = f"p{stat.q * 100:g}"
+            cert_fields = {"samples": worst.n, "over_bound": worst.over,
+                           "max_over_allowed": worst.max_over_allowed,
+                           "min_samples_zero_over": worst.min_samples_zero_over,
+                           "certified": worst.certified, "certified_bound": worst_best}
+            if worst.certified:
+                return Check(**base, metric=v.path, verdict="pass", outcome="pass",
+                             value=_plain(val), **cert_fields,
+                             message=(f"{v.path} = {shown}, budget {rule.bound_text}; "
+                                      f"{qname} certified at {st.certify_confidence:.0%} "
+                                      f"({worst.over} of {worst.n} samples past the bound, "
+                                      f"at most {worst.max_over_allowed} allowed)"))
+            if worst.max_over_allowed < 0:
+                why = (f"{worst.n} samples cannot certify {qname} at "
+                       f"{st.certify_confidence:.0%} (MLPerf early stopping needs at least "
+                       f"{worst.min_samples_zero_over} with none past the bound)")
+            else:
+                why = (f"{worst.over} of {worst.n} samples lie past the bound, at most "
+                       f"{worst.max_over_allowed} allowed to certify {qname} at "
+                       f"{st.certify_confidence:.0%} (MLPerf early stopping); these "
+                       f"samples certify {_fmt(worst_best, leaf, func)}")
+            return Check(**base, metric=v.path, verdict="not-certified",
+                         outcome=rule.on_uncertified, value=_plain(val), **cert_fields,
+                         message=f"{v.path} = {shown} meets {rule.bound_text} but {why}")
+    return Check(**base, metric=v.path, verdict="pass", outcome="pass", value=_plain(val),
+                 message=f"{v.path} = {shown}, budget {rule.bound_text}")
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    return str(v)
+
+
+def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
+                     src: str) -> list[Check]:
+    base = {"kind": "baseline", "source": src, "line": rule.line, "rule": rule.text,
+            "name": rule.name}
+    try:
+        new_vals = M.evaluate_path(rule.path, results)
+    except M.MetricMissing as exc:
+        return [Check(**base, metric=rule.path.text, verdict="missing",
+                      outcome=rule.on_missing, message=f"results: {exc}")]
+    try:
+        old_vals = M.evaluate_path(rule.path, baseline)
+    except M.MetricMissing as exc:
+        return [Check(**base, metric=rule.path.text, verdict="missing",
+                      outcome=rule.on_missing, message=f"baseline: {exc}")]
+    old_by_key = {v.match_key: v for v in old_vals}
+    out: list[Check] = []
+    if not new_vals:
+        return [Check(**base, metric=rule.path.text, verdict="missing",
+                      outcome=rule.on_missing, message=f"{rule.path.text} matched nothing "
+                      "in the results file")]
+    for nv in new_vals:
+        ov = old_by_key.get(nv.match_key)
+        if ov is None:
+            out.append(Check(**base, metric=nv.path, verdict="missing",
+                             outcome=rule.on_missing, value=_plain(nv.value),
+                             message=f"{nv.path} is not in the baseline"))
+            continue
+        out.append(_baseline_one(rule, nv, ov, st, base))
+    return out
+
+
+def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
+                  base: dict[str, Any]) -> Check:
+    assert rule.direction is not None and rule.max_regression is not None
+    leaf, func = rule.info.leaf, rule.path.func
+    a, b = ov.value, nv.value
+    limit = R.regression_limit(rule.direction, rule.max_regression)
+    worse_word = "slower/larger" if rule.direction == M.LOWER else "lower"
+    common = {"metric": nv.path, "value": _plain(b), "baseline_value": _plain(a)}
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return Check(**base, **common, verdict="missing", outcome=rule.on_missing,
+                     message=f"{nv.path}: not a number in one of the files")
+    if a <= 0 or b < 0 or (a == 0 and b == 0):
+        # ratios need a positive baseline: compare the plain values
+        worse = (b > a) if rule.direction == M.LOWER else (b < a)
+        verdict = "fail" if worse and not math.isclose(a, b) else "pass"
+        return Check(**base, **common, verdict=verdict, outcome=_outcome(verdict, "fail"),
+                     message=f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)}")
+    if nv.samples is not None and ov.samples is not None and nv.stat is not None \
+            and ov.stat is not None and nv.stat.kind == ov.stat.kind \
+            and nv.samples.size >= 2 and ov.samples.size >= 2:
+        try:
+            ci = R.ratio_interval(ov.samples, nv.samples, nv.stat, confidence=st.confidence,
+                                  resamples=st.resamples,
+                                  seed=_rule_seed(st.seed, nv.path),
+                                  run_to_run_cv=st.run_to_run_cv)
+            ratio, low, high, conf = b / a, ci.low, ci.high, st.confidence
+            low, high = min(low, ratio), max(high, ratio)
+        except ValueError:
+            ratio = b / a
+            low = high = ratio
+            conf = None
+    else:
+        ratio = b / a
+        low = high = ratio
+        conf = None
+    verdict = R.regression_verdict(low, high, rule.direction, rule.max_regression)
+    pct = (ratio - 1.0) * 100.0
+    interval = (f" [{(low - 1) * 100:+.1f}%, {(high - 1) * 100:+.1f}%] at {conf:.0%}"
+                if conf is not None else " (no raw samples: point comparison)")
+    lim = f"limit {(limit - 1) * 100:+.1f}%"
+    if verdict == "fail":
+        what = f"regressed ({worse_word})"
+    elif verdict == "inconclusive":
+        what = "interval straddles the limit"
+    else:
+        better = (high < 1.0) if rule.direction == M.LOWER else (low > 1.0)
+        what = "improved" if better and conf is not None else "within the limit"
+    msg = (f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)} = "
+           f"{pct:+.1f}%{interval}; {lim}: {what}")
+    return Check(**base, **common, verdict=verdict,
+                 outcome=_outcome(verdict, rule.on_inconclusive),
+                 ratio=ratio, ratio_low=low, ratio_high=high, confidence=conf, message=msg)
+
+
+def environment_differences(results: Any, baseline: Any) -> list[str]:
+    """Fields of :meth:`Environment.comparable_key` that differ, as
+    ``"gpus: ['A100'] vs ['H200']"`` lines (results first, baseline second)."""
+    a = results.environment.comparable_key()
+    b = baseline.environment.comparable_key()
+    out = []
+    for k in a:
+        if k == "runtimes":
+            ra, rb = a[k], b.get(k, {})
+            for name in sorted(set(ra) | set(rb)):
+                if ra.get(name) != rb.get(name):
+                    out.append(f"{name}: {ra.get(name, 'absent')} vs {rb.get(name, 'absent')}")
+        elif a[k] != b.get(k):
+            out.append(f"{k}: {a[k]} vs {b.get(k)}")
+    return out
+
+
+def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
+             results_name: str = "results.json", baseline_name: str | None = None) -> GateReport:
+    """Check every rule of ``policy``; collect every verdict (pure: no I/O, no printing).
+
+    Args:
+        policy: from :func:`load_policy`.
+        results: the :class:`trtcheck.results.Results` to gate.
+        baseline: the baseline results for ``baseline:`` rules, or ``None``.
+        results_name, baseline_name: names used in the report.
+
+    Returns:
+        :class:`GateReport` (``exit_code`` 0, 1 or 3).
+
+    Raises:
+        UsageError: (exit 2) the policy has baseline rules but no baseline was given.
+    """
+    st = policy.settings
+    if policy.has_baseline_rules and baseline is None:
+        first = next(r for r in policy.rules if r.kind == "baseline")
+        raise UsageError(f"{policy.source}:{first.line}: the policy has baseline rules but "
+                         "no baseline results were given",
+                         "pass --baseline baseline.json (results of the engine in production)")
+    checks: list[Check] = []
+    warnings: list[str] = []
+    env_diff: list[str] = []
+    env_failed = False
+    if baseline is not None:
+        env_diff = environment_differences(results, baseline)
+        if env_diff and st.environment_mismatch != "ignore":
+            outcome = "fail" if st.environment_mismatch == "fail" else "warn"
+            env_failed = outcome == "fail"
+            checks.append(Check(kind="environment", source=f"{policy.source}", line=0,
+                                rule="results and baseline come from comparable machines",
+                                metric="environment", verdict="differs", outcome=outcome,
+                                message="environments differ: " + "; ".join(env_diff)))
+        if not policy.has_baseline_rules:
+            warnings.append("a baseline was given but the policy has no baseline rules")
+    for rule in policy.rules:
+        src = f"{policy.source}:{rule.line}"
+        if rule.kind == "budget":
+            checks.extend(_budget_checks(rule, results, st, src))
+        else:
+            checks.extend(_baseline_checks(rule, results, baseline, st, src))
+    counts = {"pass": 0, "warn": 0, "fail": 0}
+    for c in checks:
+        counts[c.outcome] = counts.get(c.outcome, 0) + 1
+    for c in checks:
+        if c.outcome == "warn":
+            warnings.append(f"{c.source}: {c.verdict}: {c.message}")
+    rule_failed = any(c.outcome == "fail" and c.kind != "environment" for c in checks)
+    if env_failed:
+        code = EXIT_ENVIRONMENT
+    elif rule_failed:
+        code = EXIT_CHECK_FAILED
+    else:
+        code = EXIT_OK
+    return GateReport(passed=code == EXIT_OK, exit_code=code, policy=policy.source,
+                      results=results_name, baseline=baseline_name, checks=checks,
+                      counts=counts, warnings=warnings, environment_differences=env_diff)
+
+
+__all__ = [
+    "Check",
+    "GateReport",
+    "Policy",
+    "Rule",
+    "Settings",
+    "environment_differences",
+    "evaluate",
+    "load_policy",
+    "parse_policy",
+]

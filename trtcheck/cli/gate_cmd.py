@@ -1,0 +1,141 @@
+"""``trtcheck gate``: check a results file against a YAML policy (and a baseline)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+from trtcheck.errors import EnvironmentProblem, GateFailed, InputError, UsageError
+
+
+def _results_path(path: str) -> str:
+    """A report folder stands for the results.json inside it (``trtcheck report -o DIR``)."""
+    p = Path(path)
+    if p.is_dir() and (p / "results.json").is_file():
+        return str(p / "results.json")
+    return path
+
+
+def _check_output(path: str | None, inputs: list[str], overwrite: bool) -> None:
+    """Before any work: never an input file; an existing file only with --overwrite."""
+    from trtcheck.cli.common import check_output_file
+    if not path:
+        return
+    p = Path(path)
+    for i in inputs:
+        if i and p.exists() and Path(i).exists() and os.path.samefile(p, i):
+            raise InputError(f"refusing to write the summary over the input file {i}",
+                             "choose another output path")
+    check_output_file(path, overwrite)
+
+
+def _write(path: str, text: str) -> None:
+    p = Path(path)
+    try:
+        tmp = p.with_name(f".{p.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                         "choose a writable output path") from None
+
+
+def _list(res: object, output_format: str) -> None:
+    import json
+
+    from trtcheck.analyze.metrics import format_quantity, list_metrics, metric_unit
+    items = list_metrics(res)
+    if output_format == OutputFormat.JSON.value:
+        click.echo(json.dumps([{"path": p, "value": v} for p, v in items], indent=2))
+        return
+    width = min(70, max(len(p) for p, _ in items)) if items else 0
+    for p, v in items:
+        leaf = p.rsplit(".", 1)[-1]
+        shown = str(v) if p.startswith("len(") else format_quantity(v, metric_unit(leaf))
+        if output_format == OutputFormat.MD.value:
+            click.echo(f"- `{p}` = {shown}")
+        else:
+            click.echo(f"{p:<{width}}  {shown}")
+
+
+@click.command("gate", epilog="Exit codes: 0 all checks pass (warnings allowed); 1 a check "
+               "failed; 2 bad policy, results or options; 3 the baseline comes from another "
+               "machine/runtime and the policy says environment_mismatch: fail. "
+               "Policy format: docs/gate.md.")
+@click.argument("results", type=click.Path(dir_okay=True, path_type=str))
+@click.option("--policy", "-p", "policy_path", default=None, type=click.Path(path_type=str),
+              help="YAML policy file (budgets and baseline rules); required unless "
+              "--list-metrics.")
+@click.option("--baseline", "-b", "baseline_path", type=click.Path(path_type=str),
+              default=None, help="results.json of the engine in production, for the "
+              "policy's baseline rules.")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
+@click.option("--junit-xml", "junit_path", type=click.Path(path_type=str), default=None,
+              help="Also write JUnit XML (one testcase per check) for CI test tabs.")
+@click.option("--markdown", "markdown_path", type=click.Path(path_type=str), default=None,
+              help="Also write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace existing --junit-xml / --markdown files.")
+@click.option("--list-metrics", is_flag=True,
+              help="List every metric path of RESULTS with its value (to write a policy), "
+              "then exit.")
+def cli(results: str, policy_path: str | None, baseline_path: str | None, output_format: str,
+        junit_path: str | None, markdown_path: str | None, overwrite: bool,
+        list_metrics: bool) -> None:
+    """Gate RESULTS (a trtcheck results.json) on budgets and baseline regressions.
+
+    \b
+    Every check is evaluated and reported at once:
+      trtcheck gate results.json --policy gate.yaml
+      trtcheck gate results.json -p gate.yaml --baseline prod.json --junit-xml gate.xml
+      trtcheck gate results.json --list-metrics   # the paths a policy can use
+    Regressions use a bootstrap interval of the ratio new/baseline on the raw samples:
+    a check fails only when the whole interval is past the limit, and is "inconclusive"
+    when it straddles it. Percentile budgets must be certifiable (MLPerf early stopping).
+    """
+    from trtcheck.analyze.gate import evaluate, load_policy
+    from trtcheck.report import gate_render
+    from trtcheck.results import load_results
+
+    results = _results_path(results)
+    if baseline_path:
+        baseline_path = _results_path(baseline_path)
+    if list_metrics:
+        _list(load_results(results), output_format)
+        return
+    if policy_path is None:
+        raise UsageError("missing --policy", "pass --policy gate.yaml (see docs/gate.md), or "
+                         "--list-metrics to see the metric paths of RESULTS")
+    inputs = [results, policy_path, baseline_path or ""]
+    _check_output(junit_path, inputs, overwrite)
+    _check_output(markdown_path, inputs, overwrite)
+    policy = load_policy(policy_path)
+    res = load_results(results)
+    base = load_results(baseline_path) if baseline_path else None
+    report = evaluate(policy, res, base, results_name=results, baseline_name=baseline_path)
+    if junit_path:
+        _write(junit_path, gate_render.render_junit(report))
+    if markdown_path:
+        _write(markdown_path, gate_render.render_markdown(report))
+    if output_format == OutputFormat.JSON.value:
+        echo_json(report)
+    elif output_format == OutputFormat.MD.value:
+        click.echo(gate_render.render_markdown(report), nl=False)
+    else:
+        click.echo(gate_render.render_text(report), nl=False)
+    if report.exit_code == 3:
+        raise EnvironmentProblem(
+            "the baseline was measured on another machine or runtime: "
+            + "; ".join(report.environment_differences),
+            "re-measure the baseline here, or set settings: environment_mismatch: warn")
+    if report.exit_code == 1:
+        failed = [c for c in report.checks if c.outcome == "fail"]
+        raise GateFailed(f"gate failed: {len(failed)} check(s) failed "
+                         f"({', '.join(c.source.rsplit('/', 1)[-1] for c in failed[:5])}"
+                         f"{', ...' if len(failed) > 5 else ''})",
+                         "see the summary above")
+    if output_format == OutputFormat.TEXT.value and report.counts.get("warn"):
+        log(f"note: {report.counts['warn']} check(s) gave warnings, not failures")

@@ -1,0 +1,184 @@
+"""Render a :class:`trtcheck.analyze.compare.Comparison` as text, Markdown or HTML.
+
+HTML comes from ``templates/compare.html.j2`` (Jinja2, autoescaped: run labels, layer
+and file names are untrusted); Markdown escapes every untrusted string with
+:func:`trtcheck.report.templating.md_escape`. Deterministic output for given inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trtcheck.analyze.compare import Comparison, MetricDelta
+from trtcheck.analyze.metrics import Unit, format_quantity, metric_unit
+
+MAX_LAYER_ROWS = 25
+"""Layer rows shown in text and Markdown (largest time change first); HTML shows all."""
+
+
+def _q(m: MetricDelta, v: float) -> str:
+    return format_quantity(v, metric_unit(m.metric))
+
+
+def _ratio(m: MetricDelta) -> str:
+    return "-" if m.ratio is None else f"{(m.ratio - 1) * 100:+.1f}%"
+
+
+def _interval(m: MetricDelta) -> str:
+    if m.low is None or m.high is None:
+        return "-"
+    return f"[{(m.low - 1) * 100:+.1f}%, {(m.high - 1) * 100:+.1f}%]"
+
+
+def _signed(v: float | None, unit: Unit) -> str:
+    if v is None:
+        return "-"
+    return ("-" if v < 0 else "+") + format_quantity(abs(v), unit)
+
+
+def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
+    """Plain view-model (strings already formatted) shared by the three formats."""
+    runs = []
+    for r in c.runs:
+        rows = []
+        for b in r.batches:
+            for m in b.metrics:
+                rows.append({"batch": b.batch_size, "n": f"{b.samples_a}/{b.samples_b}",
+                             "metric": m.metric, "a": _q(m, m.a), "b": _q(m, m.b),
+                             "delta": _ratio(m), "interval": _interval(m),
+                             "change": m.change})
+        runs.append({"title": (r.label_a if r.label_a == r.label_b
+                               else f"{r.label_a} vs {r.label_b}"),
+                     "matched_by": r.matched_by,
+                     "backend": [d.model_dump() for d in r.backend],
+                     "rows": rows, "only_in_a": r.only_in_a, "only_in_b": r.only_in_b})
+    layers = None
+    if c.layers is not None:
+        L = c.layers
+        ms = Unit("time", "ms", 1e-3)
+        sel = L.matched if max_layers is None else L.matched[:max_layers]
+        layers = {
+            "counts": f"{L.layers_a} / {L.layers_b} layers, {len(L.matched)} matched",
+            "sum": (f"{format_quantity(L.sum_a_ms, ms)} / {format_quantity(L.sum_b_ms, ms)}"
+                    if L.sum_a_ms is not None and L.sum_b_ms is not None else "-"),
+            "mix_a": ", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_a.items())) or "-",
+            "mix_b": ", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_b.items())) or "-",
+            "rows": [{"name": d.name_a if d.name_a == d.name_b else f"{d.name_a} -> {d.name_b}",
+                      "type": d.layer_type or "-",
+                      "precision": (d.precision_a or "-") if d.precision_a == d.precision_b
+                      else f"{d.precision_a or '-'} -> {d.precision_b or '-'}",
+                      "a": format_quantity(d.time_a_ms, ms) if d.time_a_ms is not None else "-",
+                      "b": format_quantity(d.time_b_ms, ms) if d.time_b_ms is not None else "-",
+                      "delta": _signed(d.delta_ms, ms),
+                      "pct": (f"{(d.ratio - 1) * 100:+.0f}%" if d.ratio is not None else "-"),
+                      "matched_by": d.matched_by} for d in sel],
+            "hidden": len(L.matched) - len(sel),
+            "only_in_a": L.only_in_a, "only_in_b": L.only_in_b,
+        }
+    return {"name_a": c.name_a, "name_b": c.name_b, "comparable": c.comparable,
+            "environment": [d.model_dump() for d in c.environment],
+            "inspection": [d.model_dump() for d in c.inspection],
+            "runs": runs, "runs_only_in_a": c.runs_only_in_a, "runs_only_in_b": c.runs_only_in_b,
+            "layers": layers, "layers_note": c.layers_note, "method": c.method}
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    out = ["  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    for r in rows:
+        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return out
+
+
+def render_text(c: Comparison) -> str:
+    """Plain-text side-by-side comparison (ratios are B/A)."""
+    v = view(c, MAX_LAYER_ROWS)
+    out = [f"trtcheck compare  A={c.name_a}  B={c.name_b}  (changes are B relative to A)"]
+    out.append("environment: " + ("comparable" if c.comparable else
+                                  "NOT comparable (differences marked *)"))
+    out += _table(["field", "A", "B", ""],
+                  [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
+                   for d in v["environment"]])
+    if v["inspection"]:
+        out.append("model:")
+        out += _table(["field", "A", "B", ""], [[d["field"], d["a"], d["b"],
+                                                 "*" if d["differs"] else ""]
+                                                for d in v["inspection"]])
+    for r in v["runs"]:
+        out.append(f"run {r['title']} (matched by {r['matched_by']})")
+        diffs = [f"{d['field']} {d['a']} -> {d['b']}" for d in r["backend"] if d["differs"]]
+        if diffs:
+            out.append("  differs: " + "; ".join(diffs))
+        out += _table(["batch", "n A/B", "metric", "A", "B", "change", "interval", "verdict"],
+                      [[str(x["batch"]), x["n"], x["metric"], x["a"], x["b"], x["delta"],
+                        x["interval"], x["change"]] for x in r["rows"]])
+        if r["only_in_a"] or r["only_in_b"]:
+            out.append(f"  batch sizes only in A: {r['only_in_a'] or '-'}; only in B: "
+                       f"{r['only_in_b'] or '-'}")
+    for lbl in v["runs_only_in_a"]:
+        out.append(f"run {lbl}: only in A")
+    for lbl in v["runs_only_in_b"]:
+        out.append(f"run {lbl}: only in B")
+    if v["layers"]:
+        L = v["layers"]
+        out.append(f"engine layers: {L['counts']}; summed layer time A/B {L['sum']}")
+        out.append(f"  precision mix A: {L['mix_a']}; B: {L['mix_b']}")
+        out += _table(["layer", "type", "precision", "A", "B", "delta", "change"],
+                      [[x["name"][:60], x["type"], x["precision"], x["a"], x["b"], x["delta"],
+                        x["pct"]] for x in L["rows"]])
+        if L["hidden"]:
+            out.append(f"  ... {L['hidden']} more matched layers (see --format html)")
+        if L["only_in_a"] or L["only_in_b"]:
+            out.append(f"  unmatched: {len(L['only_in_a'])} layer(s) only in A, "
+                       f"{len(L['only_in_b'])} only in B")
+    out.append(f"note: {v['layers_note']}")
+    out.append(f"method: {v['method']}")
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(c: Comparison) -> str:
+    """GitHub-flavoured Markdown (every untrusted string escaped)."""
+    from trtcheck.report.templating import md_escape as e
+    v = view(c, MAX_LAYER_ROWS)
+    out = [f"## trtcheck compare: {e(c.name_a)} (A) vs {e(c.name_b)} (B)", "",
+           "Environment: " + ("comparable" if c.comparable else
+                              "**not comparable** (differences in bold)"), "",
+           "| field | A | B |", "|---|---|---|"]
+    for d in v["environment"]:
+        b = "**" if d["differs"] else ""
+        out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
+    if v["inspection"]:
+        out += ["", "### Model", "", "| field | A | B |", "|---|---|---|"]
+        for d in v["inspection"]:
+            b = "**" if d["differs"] else ""
+            out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
+    for r in v["runs"]:
+        out += ["", f"### Run {e(r['title'])} (matched by {e(r['matched_by'])})", ""]
+        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in r["backend"]
+                 if d["differs"]]
+        if diffs:
+            out += ["Differs: " + "; ".join(diffs), ""]
+        out += ["| batch | n A/B | metric | A | B | change | interval | verdict |",
+                "|---:|---:|---|---:|---:|---:|---|---|"]
+        for x in r["rows"]:
+            out.append(f"| {x['batch']} | {x['n']} | {e(x['metric'])} | {e(x['a'])} | "
+                       f"{e(x['b'])} | {e(x['delta'])} | {e(x['interval'])} | {e(x['change'])} |")
+    if v["layers"]:
+        L = v["layers"]
+        out += ["", "### Engine layers", "",
+                (f"{e(L['counts'])}; summed layer time A/B {e(L['sum'])}; precision mix A: "
+                f"{e(L['mix_a'])}, B: {e(L['mix_b'])}"), "",
+                "| layer | type | precision | A | B | delta | change |",
+                "|---|---|---|---:|---:|---:|---:|"]
+        for x in L["rows"]:
+            out.append(f"| {e(x['name'])} | {e(x['type'])} | {e(x['precision'])} | "
+                       f"{e(x['a'])} | {e(x['b'])} | {e(x['delta'])} | {e(x['pct'])} |")
+    out += ["", f"_{e(v['layers_note'])}_", "", f"_Method: {e(v['method'])}_"]
+    return "\n".join(out) + "\n"
+
+
+def render_html(c: Comparison) -> str:
+    """Self-contained HTML page from ``templates/compare.html.j2`` (autoescaped)."""
+    from trtcheck.report.templating import render_template
+    return render_template("compare.html.j2", {"v": view(c, None)}, markdown=False)

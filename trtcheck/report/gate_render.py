@@ -1,0 +1,115 @@
+"""Render a :class:`trtcheck.analyze.gate.GateReport`: one-screen text, Markdown for CI
+job summaries, JUnit XML for CI test tabs (one testcase per check).
+
+Pure functions from the report to a string; no I/O. Untrusted text (metric keys such as
+run labels come from results files) is escaped for Markdown with
+:func:`trtcheck.report.templating.md_escape` and for XML by ``xml.etree``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from trtcheck.analyze.gate import Check, GateReport
+
+_WORD = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌"}
+
+
+def headline(report: GateReport) -> str:
+    """``gate PASSED: 5 passed, 1 warning, 0 failed`` (or FAILED / ENVIRONMENT)."""
+    c = report.counts
+    state = "PASSED" if report.passed else (
+        "FAILED (environment)" if report.exit_code == 3 else "FAILED")
+    return (f"gate {state}: {c.get('pass', 0)} passed, {c.get('warn', 0)} warning(s), "
+            f"{c.get('fail', 0)} failed")
+
+
+def _label(c: Check) -> str:
+    v = c.verdict
+    if c.outcome == "pass":
+        return "PASS"
+    if v in ("inconclusive", "not-certified", "missing", "differs"):
+        tag = {"inconclusive": "INCONCL", "not-certified": "UNCERT", "missing": "MISSING",
+               "differs": "ENV"}[v]
+        return f"{tag}" if c.outcome == "warn" else f"FAIL:{tag}"
+    return _WORD[c.outcome]
+
+
+ONE_SCREEN_CHECKS = 20
+"""Above this many checks, passing checks are folded into one line per rule."""
+
+
+def render_text(report: GateReport, width: int = 100) -> str:
+    """A one-screen summary: failures, then warnings, one line each with the numbers;
+    passes one line each, or folded per rule when there are more than
+    :data:`ONE_SCREEN_CHECKS` checks; then the headline."""
+    lines = [f"trtcheck gate  policy {report.policy}  results {report.results}"
+             + (f"  baseline {report.baseline}" if report.baseline else "")]
+    order = {"fail": 0, "warn": 1, "pass": 2}
+    fold = len(report.checks) > ONE_SCREEN_CHECKS
+    folded: dict[tuple[int, str], list[Check]] = {}
+    for c in sorted(report.checks, key=lambda c: (order.get(c.outcome, 3), c.line)):
+        where = c.source.rsplit("/", 1)[-1]
+        if fold and c.outcome == "pass":
+            folded.setdefault((c.line, where), []).append(c)
+            continue
+        text = f"  {_label(c):<13} {where:<16} {c.message}"
+        if len(text) > width * 2:
+            text = text[: width * 2 - 3] + "..."
+        lines.append(text)
+    for (_, where), cs in folded.items():
+        what = cs[0].metric if len(cs) == 1 else f"{cs[0].rule} ({len(cs)} values)"
+        lines.append(f"  {'PASS':<13} {where:<16} {what}")
+    for w in report.warnings:
+        if not any(w.endswith(c.message) for c in report.checks):
+            lines.append(f"  note: {w}")
+    lines.append(headline(report))
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: GateReport) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY`` and similar: a headline and a table."""
+    from trtcheck.report.templating import md_escape as e
+    icon = "✅" if report.passed else "❌"
+    out = [f"## {icon} trtcheck {e(headline(report))}", "",
+           f"Policy {e(report.policy)}, results {e(report.results)}"
+           + (f", baseline {e(report.baseline)}" if report.baseline else ""), "",
+           "| | rule | metric | verdict | details |", "|---|---|---|---|---|"]
+    for c in report.checks:
+        out.append(f"| {_ICON[c.outcome]} | {e(c.source.rsplit('/', 1)[-1])} {e(c.name or '')} "
+                   f"| {e(c.metric)} | {e(c.verdict)} | {e(c.message)} |")
+    if report.environment_differences:
+        out += ["", "**Environment differences (results vs baseline):** "
+                + "; ".join(e(d) for d in report.environment_differences)]
+    return "\n".join(out) + "\n"
+
+
+def render_junit(report: GateReport) -> str:
+    """JUnit XML: one ``testsuite`` "trtcheck gate", one ``testcase`` per check.
+
+    Failed checks carry ``<failure>``; warnings pass with the reason in ``<system-out>``
+    and a ``trtcheck.verdict`` property, so CI test tabs show them without failing.
+    """
+    suite = ET.Element("testsuite", name="trtcheck gate", tests=str(len(report.checks)),
+                       failures=str(sum(c.outcome == "fail" for c in report.checks)),
+                       errors="0", skipped="0")
+    props = ET.SubElement(suite, "properties")
+    for k, v in (("policy", report.policy), ("results", report.results),
+                 ("baseline", report.baseline or ""), ("exit_code", str(report.exit_code))):
+        ET.SubElement(props, "property", name=k, value=v)
+    for c in report.checks:
+        name = f"{c.source.rsplit('/', 1)[-1]} {c.metric}" + (f" ({c.name})" if c.name else "")
+        tc = ET.SubElement(suite, "testcase", classname=f"trtcheck.gate.{c.kind}", name=name,
+                           time="0")
+        tp = ET.SubElement(tc, "properties")
+        ET.SubElement(tp, "property", name="trtcheck.verdict", value=c.verdict)
+        ET.SubElement(tp, "property", name="trtcheck.rule", value=c.rule)
+        if c.outcome == "fail":
+            f = ET.SubElement(tc, "failure", message=c.message, type=c.verdict)
+            f.text = c.message
+        elif c.outcome == "warn":
+            so = ET.SubElement(tc, "system-out")
+            so.text = f"{c.verdict}: {c.message}"
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
