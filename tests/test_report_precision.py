@@ -24,3 +24,14 @@ def test_precision_needs_an_onnx_model(cli, rtx_conv_plan, tmp_path):
               "-o", str(tmp_path / "r"))
     assert_one_line_error(res, 2, "ONNX model")
     assert not (tmp_path / "r").exists()
+
+
+def test_report_with_serving_section(cli, ppocr, tmp_path):
+    out = tmp_path / "s"
+    res = cli("report", str(ppocr["cls"]), "--shapes", "x:1x3x48x192", "--batch", "1",
+              "--serve", "-o", str(out), *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert data["serve"] is not None
+    md = (out / "report.md").read_text()
+    assert "## Serving with dynamic batching" in md and "window ms" in md

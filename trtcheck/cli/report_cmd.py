@@ -32,9 +32,13 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("--precision", "precisions", default=None, metavar="LIST",
               help="Also compare reduced-precision variants of an ONNX model against FP32, "
                    "e.g. fp16 (see `trtcheck precision`).")
+@click.option("--serve", "serve", is_flag=True,
+              help="Also measure serving through the embedded dynamic batcher: windows "
+                   "0/2/10 ms at max batch 8 for a burst and an open loop above the "
+                   "service rate (about 25 s; see `trtcheck serve` for full sweeps).")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
-        no_bench: bool, precisions: str | None, **measure: Any) -> None:
+        no_bench: bool, precisions: str | None, serve: bool, **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
 
     Runs inspection and a batch-size sweep, then renders report.html (self-contained,
@@ -82,6 +86,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     check_output_dir(output, overwrite)  # fail before measuring anything
     try:
         results = _measure(model, opts, no_bench, engine_input)
+        if serve:
+            results.serve = _serve(model, opts)
         if precisions:
             results.precision = _precision(model, opts, precisions, engine_input)
         written = render_report(results, output, overwrite=overwrite)
@@ -123,6 +129,17 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) 
             f"{','.join(map(str, opts.batch_sizes or [])) or 'as given'} ...")
         results.bench.append(bench_model(model, opts))
     return results
+
+
+def _serve(model: str, opts: Any) -> Any:
+    from trtcheck.backends.registry import open_backend
+    from trtcheck.measure.runner import backend_kwargs
+    from trtcheck.measure.serve import default_report_sweep
+
+    log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
+    backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
+    with backend:
+        return default_report_sweep(backend, progress=log if opts.progress else None)
 
 
 def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:
