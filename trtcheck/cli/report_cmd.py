@@ -139,7 +139,8 @@ def _serve(model: str, opts: Any) -> Any:
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
     with backend:
-        return default_report_sweep(backend, progress=log if opts.progress else None)
+        return default_report_sweep(backend, progress=log if opts.progress else None,
+                                    shapes=opts.shapes or None, seed=opts.seed or 0)
 
 
 def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:

@@ -562,7 +562,9 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
 
 
 def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | None = None,
-                         time_budget_s: float = 25.0) -> ServeRun:
+                         time_budget_s: float = 25.0,
+                         shapes: dict[str, list[int]] | None = None,
+                         seed: int = 0) -> ServeRun:
     """A small serving sweep for ``trtcheck report --serve`` (well under 30 s).
 
     Measures the batch-1 time ``t1`` of ``backend`` first (median of 5 runs), then sweeps
@@ -572,14 +574,15 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
     repeat each, about 1 s of arrivals per run (time bound 2 s). The burst size and
     durations scale down when ``t1`` is large so the whole sweep stays inside
     ``time_budget_s`` (measured: 11.5 s for the demo ResNet-18 on ONNX Runtime CPU,
-    t1 ~ 70 ms, on a loaded 2-core machine).
+    t1 ~ 70 ms, on a loaded 2-core machine). ``shapes`` gives dynamic dims (as
+    ``--shapes``; axis 0 is the per-request batch of 1) and ``seed`` the input data.
     """
     was_active = backend.is_active
     if not was_active:
         backend.activate()
     try:
         fn = batch_function(backend)
-        payload = _default_payload(backend, None, 0)
+        payload = _default_payload(backend, shapes, seed)
         samples = []
         for _ in range(6):
             t0 = _clock()
@@ -596,6 +599,7 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
         loads = [f"burst:{burst}", f"open:{rate:g}:poisson:{max(16, int(rate * dur))}"]
         # the time bound leaves room for the Poisson schedule to run out by count
         return measure_serving(backend, windows_ms=(0, 2, 10), max_batch_sizes=(8,),
+                               payload=payload,
                                loads=loads, repeats=1, max_duration_s=2 * dur,
                                drain_timeout_s=min(5.0, time_budget_s / 6),
                                warmup_requests=4, progress=progress)
