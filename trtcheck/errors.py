@@ -1,7 +1,7 @@
 """Typed errors and the documented process exit codes.
 
 Library code raises these; the CLI has exactly one boundary
-(:func:`trtcheck.cli.main`) that prints ``error: <message>`` and ``hint: <hint>`` on
+(:func:`trtcheck.cli.main`) that prints one line ``error: <message>; hint: <hint>`` on
 stderr and exits with :attr:`TrtcheckError.exit_code`.
 
 Exit codes (documented in ``trtcheck --help`` and the README):

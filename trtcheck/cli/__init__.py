@@ -5,7 +5,7 @@ named ``cli``; :data:`COMMANDS` maps command names to those modules, loaded lazi
 (Click's documented LazyGroup pattern) so ``trtcheck --help`` imports no heavy module.
 
 :func:`main` is the one error boundary: :class:`trtcheck.errors.TrtcheckError` becomes
-``error: ...`` / ``hint: ...`` on stderr and its exit code; anything else is an internal
+one line ``error: <what is wrong>; hint: <what to do>`` on stderr and its exit code; anything else is an internal
 error (exit 4) with a request to report it; ``TRTCHECK_DEBUG=1`` shows tracebacks.
 """
 
@@ -58,10 +58,16 @@ def cli() -> None:
     """
 
 
-def _print_error(exc: TrtcheckError) -> None:
-    click.echo(f"error: {exc.message}", err=True)
+def format_error(exc: TrtcheckError) -> str:
+    """The one line printed for a typed error: ``error: <what>; hint: <what to do>``."""
+    message = " ".join(exc.message.split())
     if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+        return f"error: {message}; hint: {' '.join(exc.hint.split())}"
+    return f"error: {message}"
+
+
+def _print_error(exc: TrtcheckError) -> None:
+    click.echo(format_error(exc), err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,8 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the boundary: never a traceback for the user
         if os.environ.get("TRTCHECK_DEBUG"):
             raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("hint: this is a bug in trtcheck; rerun with TRTCHECK_DEBUG=1 and "
-                   "report the traceback", err=True)
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a "
+                   "bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the traceback",
+                   err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -45,3 +45,82 @@ def echo_json(obj: Any) -> None:
 def log(message: str) -> None:
     """A progress/status line for humans, on stderr."""
     click.echo(message, err=True)
+
+
+def batch_list(value: str | None) -> list[int] | None:
+    """Parse ``--batch 1,2,4`` into ``[1, 2, 4]``.
+
+    Raises:
+        click.BadParameter: not a comma-separated list of integers >= 1.
+    """
+    if value is None or value == "":
+        return None
+    try:
+        out = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers, "
+                                 "e.g. 1,2,4,8") from None
+    if not out or any(b < 1 for b in out):
+        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8")
+    return out
+
+
+def model_path_argument(required: bool = True) -> Callable[[F], F]:
+    """The MODEL argument (existence is checked by :func:`check_model_file`)."""
+    return click.argument("model", required=required, type=click.Path(dir_okay=True,
+                                                                      path_type=str))
+
+
+def check_model_file(path: str) -> None:
+    """One clear line for a missing path, a directory or an unreadable file.
+
+    Raises:
+        InputError: the path cannot be a model file.
+    """
+    import os
+
+    from trtcheck.errors import InputError
+
+    if not os.path.exists(path):
+        raise InputError(f"model file not found: {path}", "check the path")
+    if os.path.isdir(path):
+        raise InputError(f"{path} is a directory, not a model file",
+                         "pass the .onnx (or .plan) file inside it")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"cannot read {path}: permission denied", None)
+
+
+def measurement_options(f: F) -> F:
+    """Options shared by every command that runs a model (bench, report, ...)."""
+    opts = [
+        click.option("--batch", "batch", default=None, metavar="LIST",
+                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
+                          "input whose axis 0 is dynamic)."),
+        click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
+                     help="Input shapes, e.g. x:1x3x320x320 (repeatable or comma-separated)."),
+        click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
+                     help="Input values from an .npz (one array per input name)."),
+        click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
+                     help="A scalar value for an input (integer/scalar inputs), repeatable."),
+        click.option("--backend", "backend_name", default=None,
+                     help="Runtime: onnxruntime (default for .onnx)."),
+        click.option("--providers", default=None, metavar="LIST",
+                     help="ONNX Runtime execution providers, comma-separated."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="ONNX Runtime intra-op threads (default: ORT's choice)."),
+        click.option("--warmup", "warmup_s", type=click.FloatRange(min=0), default=None,
+                     help="Warm-up seconds per batch size [default: 0.5]."),
+        click.option("--min-duration", "min_duration_s", type=click.FloatRange(min=0),
+                     default=None, help="Measure at least this many seconds per batch size "
+                                        "[default: 2]."),
+        click.option("--min-samples", type=click.IntRange(min=1), default=None,
+                     help="Measure at least this many executions per batch size [default: 50]."),
+        click.option("--max-duration", "max_duration_s", type=click.FloatRange(min=0.001),
+                     default=None, help="Stop a batch size after this many seconds "
+                                        "[default: 30]."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Seed of generated input data."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f

@@ -1,0 +1,69 @@
+import numpy as np
+import pytest
+
+from trtcheck.errors import InputError
+from trtcheck.load.inputs import load_npz, make_feed, parse_input_values
+from trtcheck.load.shapes import parse_shapes, resolve_shapes
+from trtcheck.results import TensorInfo
+
+X = TensorInfo(name="x", dtype="float32", shape=["batch", 3, "h", "w"])
+IDS = TensorInfo(name="ids", dtype="int64", shape=[None, 8])
+
+
+def test_parse_shapes_forms():
+    assert parse_shapes(["x:1x3x224x224", "a:b:2x3"]) == {"x": [1, 3, 224, 224], "a:b": [2, 3]}
+    assert parse_shapes("x:1x3,y:4") == {"x": [1, 3], "y": [4]}
+    for bad in ["x", "x:", ":1x2", "x:1xa", "x:0x3", "x:1,x:2"]:
+        with pytest.raises(InputError):
+            parse_shapes(bad)
+
+
+def test_resolve_sets_batch_and_names_missing_dims():
+    assert resolve_shapes([X], {"x": [1, 3, 32, 48]}, 4) == {"x": [4, 3, 32, 48]}
+    with pytest.raises(InputError) as e:
+        resolve_shapes([X], None, 2)
+    assert "x axis 2 (h)" in e.value.message and "x axis 3 (w)" in e.value.message
+    assert "--shapes x:" in e.value.hint
+
+
+def test_resolve_rejects_mismatch():
+    with pytest.raises(InputError, match="unknown input"):
+        resolve_shapes([X], {"y": [1, 2]}, None)
+    with pytest.raises(InputError, match="2 dims but the model input has 4"):
+        resolve_shapes([X], {"x": [1, 3]}, None)
+    with pytest.raises(InputError, match="fixes it to 3"):
+        resolve_shapes([X], {"x": [1, 4, 5, 5]}, None)
+    fixed = TensorInfo(name="x", dtype="float32", shape=[1, 3])
+    with pytest.raises(InputError, match="fixed batch"):
+        resolve_shapes([fixed], None, 8)
+    assert resolve_shapes([fixed], None, 1) == {"x": [1, 3]}
+
+
+def test_feed_dtypes_and_determinism():
+    shapes = {"x": [2, 3, 4, 5], "ids": [2, 8]}
+    a = make_feed([X, IDS], shapes, seed=3)
+    b = make_feed([X, IDS], shapes, seed=3)
+    assert a["x"].dtype == np.float32 and a["x"].shape == (2, 3, 4, 5)
+    assert a["ids"].dtype == np.int64 and set(np.unique(a["ids"])) <= {0, 1}
+    assert np.array_equal(a["x"], b["x"]) and 0 <= a["x"].min() and a["x"].max() < 1
+
+
+def test_feed_user_data(tmp_path):
+    one = np.ones((1, 3, 4, 5), np.float32)
+    np.savez(tmp_path / "in.npz", x=one)
+    arrays = load_npz(tmp_path / "in.npz")
+    feed = make_feed([X, IDS], {"x": [3, 3, 4, 5], "ids": [3, 8]}, arrays=arrays,
+                     values=parse_input_values(["ids=7"]))
+    assert feed["x"].shape == (3, 3, 4, 5) and feed["x"].sum() == 180
+    assert (feed["ids"] == 7).all()
+    with pytest.raises(InputError, match="shape"):
+        make_feed([X], {"x": [2, 3, 9, 9]}, arrays=arrays)
+    with pytest.raises(InputError, match="unknown input"):
+        make_feed([X], {"x": [1, 3, 4, 5]}, values={"nope": 1})
+    with pytest.raises(InputError):
+        load_npz(tmp_path / "missing.npz")
+    (tmp_path / "bad.npz").write_text("hello")
+    with pytest.raises(InputError):
+        load_npz(tmp_path / "bad.npz")
+    with pytest.raises(InputError):
+        parse_input_values(["ids=abc"])

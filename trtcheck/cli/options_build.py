@@ -1,0 +1,33 @@
+"""Turn the shared measurement options into a :class:`~trtcheck.measure.runner.RunOptions`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trtcheck.cli.common import batch_list, progress_enabled
+
+
+def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz: str | None,
+                         input_values: tuple[str, ...], backend_name: str | None,
+                         providers: str | None, threads: int | None, warmup_s: float | None,
+                         min_duration_s: float | None, min_samples: int | None,
+                         max_duration_s: float | None, seed: int,
+                         base_rule: Any = None) -> Any:
+    """Parse and validate the shared options (raises InputError / click.BadParameter)."""
+    from trtcheck.load.inputs import load_npz, parse_input_values
+    from trtcheck.load.shapes import parse_shapes
+    from trtcheck.measure.runner import RunOptions, rule_from_options
+
+    return RunOptions(
+        batch_sizes=batch_list(batch),
+        shapes=parse_shapes(shapes),
+        arrays=load_npz(inputs_npz) if inputs_npz else None,
+        values=parse_input_values(input_values) or None,
+        backend_name=backend_name,
+        providers=[p.strip() for p in providers.split(",") if p.strip()] if providers else None,
+        threads=threads,
+        rule=rule_from_options(warmup_s, min_duration_s, min_samples, max_duration_s,
+                               base_rule),
+        seed=seed,
+        progress=progress_enabled(),
+    )

@@ -1,0 +1,102 @@
+"""``trtcheck report``: inspect + measure a model and write HTML, Markdown and JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from trtcheck.cli.common import check_model_file, log, measurement_options, model_path_argument
+
+DEFAULT_OUTPUT = "trtcheck-report"
+DEMO_BATCHES = [1, 2, 4, 8, 16]
+DEFAULT_BATCHES = [1, 2, 4, 8]
+
+
+@click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@model_path_argument(required=False)
+@click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
+                                           "cached on first use).")
+@click.option("--from", "from_json", default=None, type=click.Path(path_type=str),
+              help="Render from an existing results.json; nothing is measured.")
+@click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
+              type=click.Path(file_okay=False, path_type=str),
+              help="Output directory for report.html, report.md, charts/ and results.json.")
+@click.option("--overwrite", is_flag=True, help="Replace a report already in the output directory.")
+@click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
+@measurement_options
+def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
+        no_bench: bool, **measure: Any) -> None:
+    """Write a health report for MODEL (or --demo, or --from results.json).
+
+    Runs inspection and a batch-size sweep, then renders report.html (self-contained,
+    works offline, with charts), report.md (charts as PNG files) and results.json, all
+    from the results model alone: `trtcheck report --from results.json -o DIR`
+    reproduces the report without running anything.
+    """
+    from trtcheck.errors import UsageError
+    from trtcheck.report import check_output_dir, render_report
+
+    chosen = [x for x in (model is not None, demo, from_json is not None) if x]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one of MODEL, --demo or --from results.json",
+                         "e.g. trtcheck report --demo, or trtcheck report model.onnx -o out")
+    if from_json is not None:
+        from trtcheck.results import load_results
+
+        results = load_results(from_json)
+        written = render_report(results, output, overwrite=overwrite)
+        _announce(written)
+        return
+
+    from trtcheck.cli.options_build import run_options_from_cli
+    from trtcheck.measure.bench import StopRule
+
+    base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
+                         min_samples=30, max_duration_s=10.0) if demo else None
+    opts = run_options_from_cli(**measure, base_rule=base_rule)
+    check_output_dir(output, overwrite)  # fail before measuring anything
+    if demo:
+        from trtcheck.load.demo import demo_model_path
+
+        log("building/loading the demo ResNet-18 ...")
+        model = str(demo_model_path())
+        if opts.batch_sizes is None:
+            opts.batch_sizes = list(DEMO_BATCHES)
+    assert model is not None
+    check_model_file(model)
+    results = _measure(model, opts, no_bench)
+    written = render_report(results, output, overwrite=overwrite)
+    _announce(written)
+
+
+def _measure(model: str, opts: Any, no_bench: bool) -> Any:
+    from trtcheck.measure.runner import bench_model, new_results
+
+    results = new_results()
+    if model.lower().endswith(".onnx"):
+        from trtcheck.inspection.onnx_inspect import inspect_onnx
+        from trtcheck.load.onnx_model import load_onnx
+
+        load_onnx(model, load_external_data=False)  # one clear line for a bad file
+        log(f"inspecting {model} ...")
+        first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
+        results.inspection = inspect_onnx(model, shapes=first_shapes or None)
+        if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
+            opts.batch_sizes = list(DEFAULT_BATCHES)
+    if not no_bench:
+        log(f"benchmarking {model} at batch sizes "
+            f"{','.join(map(str, opts.batch_sizes or [])) or 'as given'} ...")
+        results.bench.append(bench_model(model, opts))
+    return results
+
+
+def _batch_axis_dynamic(inspection: Any) -> bool:
+    return bool(inspection.inputs) and all(
+        t.shape and not (isinstance(t.shape[0], int) and t.shape[0] > 0) for t in inspection.inputs)
+
+
+def _announce(written: list[Any]) -> None:
+    for p in written:
+        if p.name in ("report.html", "report.md", "results.json"):
+            log(f"wrote {p}")

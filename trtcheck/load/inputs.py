@@ -1,0 +1,153 @@
+"""Input data for runs: dtype-correct random data or user-given values.
+
+Random data (seeded, reproducible): floating inputs uniform in ``[0, 1)`` (image-like,
+never overflows FP16), integer inputs uniform in ``{0, 1}`` (valid as token ids, masks and
+indices in almost every model), booleans uniform. Give real values with
+``--inputs data.npz`` (arrays by input name) or ``--input-value name=3`` (a scalar
+broadcast to the input's shape, for integer/scalar inputs such as lengths or flags).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtcheck.errors import InputError
+from trtcheck.results.inspection import TensorInfo
+
+_ALIASES = {
+    "float": "float32", "double": "float64", "half": "float16", "bool": "bool",
+    "int": "int32", "long": "int64",
+}
+
+
+def numpy_dtype(name: str) -> np.dtype[Any]:
+    """Numpy dtype for a trtcheck dtype name (``"float32"``, ``"int64"``, ``"bfloat16"`` ...).
+
+    Raises:
+        InputError: a dtype with no numpy equivalent (strings, complex).
+    """
+    n = _ALIASES.get(name, name)
+    if n == "bfloat16":
+        try:
+            import ml_dtypes
+
+            return np.dtype(ml_dtypes.bfloat16)
+        except ImportError:  # pragma: no cover - ml_dtypes comes with onnx
+            raise InputError("bfloat16 input needs the ml_dtypes package") from None
+    try:
+        dt = np.dtype(n)
+    except TypeError:
+        raise InputError(f"input dtype {name!r} is not supported for generated data",
+                         "give the input's values with --inputs data.npz") from None
+    if dt.kind in "OUSVc":
+        raise InputError(f"input dtype {name!r} is not supported for generated data",
+                         "give the input's values with --inputs data.npz")
+    return dt
+
+
+def parse_input_values(specs: Iterable[str] | None) -> dict[str, float | int | bool]:
+    """Parse ``--input-value name=value`` options (int, float, true/false).
+
+    Raises:
+        InputError: a malformed entry.
+    """
+    out: dict[str, float | int | bool] = {}
+    for spec in specs or ():
+        name, sep, text = spec.rpartition("=")
+        if not sep or not name:
+            raise InputError(f"bad --input-value {spec!r}: expected NAME=VALUE",
+                             "e.g. --input-value seq_len=128")
+        low = text.strip().lower()
+        if low in ("true", "false"):
+            out[name] = low == "true"
+            continue
+        try:
+            out[name] = int(text)
+        except ValueError:
+            try:
+                out[name] = float(text)
+            except ValueError:
+                raise InputError(f"bad --input-value {spec!r}: {text!r} is not a number",
+                                 "e.g. --input-value seq_len=128") from None
+    return out
+
+
+def load_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Arrays of an ``.npz`` file by name.
+
+    Raises:
+        InputError: missing, unreadable or not an npz file.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"inputs file not found: {p}", "pass an .npz with one array per input")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            return {k: np.asarray(data[k]) for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {p} as .npz: {exc}",
+                         "write it with numpy.savez(path, input_name=array, ...)") from None
+
+
+def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int | None = 0,
+              arrays: dict[str, np.ndarray] | None = None,
+              values: dict[str, float | int | bool] | None = None) -> dict[str, np.ndarray]:
+    """Build one execution's feed.
+
+    Args:
+        inputs: model inputs (names and dtypes).
+        shapes: concrete shape per input (from :func:`trtcheck.load.shapes.resolve_shapes`).
+        seed: RNG seed for generated data (``None``: unseeded).
+        arrays: user arrays by name (from :func:`load_npz`). An array whose shape equals the
+            target is used as is; one with a batch of 1 (or no batch axis) is repeated
+            along axis 0 to the target batch.
+        values: user scalars by name, broadcast to the input's shape.
+
+    Returns:
+        ``{name: contiguous ndarray}`` with the model's dtypes.
+
+    Raises:
+        InputError: user data for an unknown input or with a shape that does not fit.
+    """
+    arrays = arrays or {}
+    values = values or {}
+    names = {t.name for t in inputs}
+    for n in list(arrays) + list(values):
+        if n not in names:
+            raise InputError(f"input data names unknown input {n!r}; the model's inputs are "
+                             f"{', '.join(sorted(names))}", None)
+    rng = np.random.default_rng(seed)
+    feed: dict[str, np.ndarray] = {}
+    for t in inputs:
+        shape = tuple(shapes[t.name])
+        dt = numpy_dtype(t.dtype)
+        if t.name in arrays:
+            feed[t.name] = _fit_array(t.name, arrays[t.name].astype(dt, copy=False), shape)
+        elif t.name in values:
+            feed[t.name] = np.full(shape, values[t.name], dtype=dt)
+        elif dt.kind == "f" or t.dtype == "bfloat16":
+            feed[t.name] = rng.random(shape, dtype=np.float32).astype(dt)
+        elif dt.kind in "iu":
+            feed[t.name] = rng.integers(0, 2, size=shape).astype(dt)
+        elif dt.kind == "b":
+            feed[t.name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:  # pragma: no cover - numpy_dtype rejects the rest
+            raise InputError(f"cannot generate data for {t.name!r} of dtype {t.dtype}")
+        feed[t.name] = np.ascontiguousarray(feed[t.name])
+    return feed
+
+
+def _fit_array(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if arr.shape == shape:
+        return arr
+    if arr.ndim == len(shape) and arr.shape[1:] == shape[1:] and arr.shape[0] == 1:
+        return np.repeat(arr, shape[0], axis=0)
+    if arr.ndim == len(shape) - 1 and arr.shape == shape[1:]:
+        return np.repeat(arr[None], shape[0], axis=0)
+    raise InputError(f"given data for {name!r} has shape {list(arr.shape)}, the run needs "
+                     f"{list(shape)}", "give one sample (batch 1) or the full batch")

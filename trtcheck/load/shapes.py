@@ -1,0 +1,124 @@
+"""Parse ``--shapes`` and resolve the concrete input shapes of a run.
+
+Syntax (the same as trtexec's ``--shapes`` with ``x`` separators, plus repetition)::
+
+    --shapes x:1x3x224x224                 one input
+    --shapes x:1x3x224x224,mask:1x128      several, comma-separated
+    --shapes x:1x3x224x224 --shapes mask:1x128
+
+Input names may contain ``:``; the last ``:`` separates name and dims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from trtcheck.errors import InputError
+from trtcheck.results.inspection import TensorInfo
+
+SHAPES_SYNTAX = "--shapes NAME:1x3x224x224[,NAME2:...]"
+
+
+def parse_shapes(specs: str | Iterable[str] | None) -> dict[str, list[int]]:
+    """Parse one or more ``--shapes`` values into ``{name: [dims]}``.
+
+    Raises:
+        InputError: malformed entry, non-positive or non-integer dim, or a name given twice.
+    """
+    if specs is None:
+        return {}
+    items = [specs] if isinstance(specs, str) else list(specs)
+    out: dict[str, list[int]] = {}
+    for spec in items:
+        for entry in (e.strip() for e in spec.split(",")):
+            if not entry:
+                continue
+            name, sep, dims_text = entry.rpartition(":")
+            if not sep or not name or not dims_text:
+                raise InputError(f"bad --shapes entry {entry!r}: expected NAME:DIMS",
+                                 f"use {SHAPES_SYNTAX}")
+            try:
+                dims = [int(d) for d in dims_text.lower().split("x")]
+            except ValueError:
+                raise InputError(f"bad --shapes entry {entry!r}: dims must be integers "
+                                 "separated by 'x'", f"use {SHAPES_SYNTAX}") from None
+            if any(d < 1 for d in dims):
+                raise InputError(f"bad --shapes entry {entry!r}: every dim must be >= 1",
+                                 f"use {SHAPES_SYNTAX}")
+            if name in out:
+                raise InputError(f"--shapes gives input {name!r} twice", None)
+            out[name] = dims
+    return out
+
+
+def format_shape(dims: Sequence[int]) -> str:
+    """``[1, 3, 224, 224]`` -> ``"1x3x224x224"``."""
+    return "x".join(str(int(d)) for d in dims)
+
+
+def _example(inputs: Sequence[TensorInfo]) -> str:
+    parts = []
+    for t in inputs:
+        dims = [d if isinstance(d, int) and d > 0 else (1 if i == 0 else 224)
+                for i, d in enumerate(t.shape)]
+        parts.append(f"{t.name}:{format_shape(dims)}")
+    return "--shapes " + ",".join(parts)
+
+
+def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
+                   batch_size: int | None = None) -> dict[str, list[int]]:
+    """Concrete shape of every input for one execution.
+
+    Rules: a user-given shape wins (its rank must match the model and fixed dims must
+    agree); then, when ``batch_size`` is given, axis 0 of every input is set to it if
+    that axis is dynamic in the model (a fixed axis 0 must equal ``batch_size``); every
+    other dynamic dim must come from ``given``.
+
+    Args:
+        inputs: the model's inputs (from inspection or the backend).
+        given: user shapes from :func:`parse_shapes` (may be ``None``).
+        batch_size: samples per execution, >= 1, or ``None`` to use shapes as given.
+
+    Raises:
+        InputError: an unknown name in ``given``, a rank or fixed-dim mismatch, a model
+            with a fixed batch that cannot take ``batch_size``, or dynamic dims left
+            unset (the message names each one and shows the ``--shapes`` syntax).
+    """
+    given = dict(given or {})
+    names = {t.name for t in inputs}
+    unknown = [n for n in given if n not in names]
+    if unknown:
+        raise InputError(f"--shapes names unknown input(s) {', '.join(map(repr, unknown))}; "
+                         f"the model's inputs are {', '.join(map(repr, sorted(names)))}",
+                         _example(inputs))
+    out: dict[str, list[int]] = {}
+    missing: list[str] = []
+    for t in inputs:
+        if t.name in given:
+            dims = list(given[t.name])
+            if len(dims) != len(t.shape):
+                raise InputError(f"--shapes gives {t.name!r} {len(dims)} dims but the model "
+                                 f"input has {len(t.shape)} {t.shape_text()}", _example(inputs))
+            for i, (d, m) in enumerate(zip(dims, t.shape)):
+                if isinstance(m, int) and m > 0 and d != m and not (i == 0 and batch_size):
+                    raise InputError(f"--shapes gives {t.name!r} axis {i} = {d}, but the model "
+                                     f"fixes it to {m} {t.shape_text()}", _example(inputs))
+        else:
+            dims = [d if isinstance(d, int) and d > 0 else -1 for d in t.shape]
+        if batch_size is not None and dims:
+            model_axis0 = t.shape[0]
+            if isinstance(model_axis0, int) and model_axis0 > 0 and model_axis0 != batch_size:
+                raise InputError(f"input {t.name!r} has a fixed batch dimension of "
+                                 f"{model_axis0} {t.shape_text()}; batch size {batch_size} "
+                                 "cannot run", "export the model with a dynamic batch axis "
+                                 "or use --batch " + str(model_axis0))
+            dims[0] = batch_size
+        unset = [i for i, d in enumerate(dims) if d < 1]
+        for i in unset:
+            label = t.shape[i] if isinstance(t.shape[i], str) else "?"
+            missing.append(f"{t.name} axis {i} ({label!s})")
+        out[t.name] = dims
+    if missing:
+        raise InputError("dynamic dims need sizes: " + ", ".join(missing),
+                         f"give them with {_example(inputs)}")
+    return out

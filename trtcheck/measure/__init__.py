@@ -1,0 +1,1 @@
+"""Measurement: bench (batch x precision sweeps) and serving (batcher + load generator)."""

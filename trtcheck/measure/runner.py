@@ -1,0 +1,69 @@
+"""Glue used by the commands: open a backend, run inspection + bench, assemble Results."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from trtcheck import __version__
+from trtcheck.fingerprint import collect_environment
+from trtcheck.measure.bench import StopRule, run_bench
+from trtcheck.results import Results, ToolInfo, utc_now_iso
+from trtcheck.results.bench import BenchRun
+
+
+@dataclass
+class RunOptions:
+    """Everything a measured run needs from the command line."""
+
+    batch_sizes: list[int] | None = None
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    arrays: dict[str, Any] | None = None
+    values: dict[str, float | int | bool] | None = None
+    backend_name: str | None = None
+    providers: list[str] | None = None
+    threads: int | None = None
+    rule: StopRule = field(default_factory=StopRule)
+    seed: int | None = 0
+    progress: bool = False
+
+
+def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
+                      min_samples: int | None, max_duration_s: float | None,
+                      base: StopRule | None = None) -> StopRule:
+    """A :class:`StopRule` from CLI values, ``None`` keeping ``base``'s (or the default)."""
+    rule = base or StopRule()
+    changes = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
+                                     min_samples=min_samples,
+                                     max_duration_s=max_duration_s).items() if v is not None}
+    if "min_samples" in changes and changes["min_samples"] > rule.max_samples:
+        changes["max_samples"] = changes["min_samples"]
+    return replace(rule, **changes)
+
+
+def new_results(argv: list[str] | None = None) -> Results:
+    """An empty results document with the tool info and environment fingerprint."""
+    return Results(tool=ToolInfo(version=__version__,
+                                 command=list(argv if argv is not None else sys.argv)),
+                   created_utc=utc_now_iso(), environment=collect_environment())
+
+
+def bench_model(model_path: str, opts: RunOptions) -> BenchRun:
+    """Open the backend for ``model_path``, run the batch sweep, close the backend.
+
+    Raises:
+        InputError, EnvironmentProblem: from the backend or shape resolution.
+    """
+    from trtcheck.backends.registry import open_backend
+
+    kwargs: dict[str, Any] = {}
+    if opts.providers:
+        kwargs["providers"] = opts.providers
+    if opts.threads:
+        kwargs["intra_op_threads"] = opts.threads
+    backend = open_backend(model_path, opts.backend_name, **kwargs)
+    with backend:
+        return run_bench(backend, model_path, opts.batch_sizes, shapes=opts.shapes,
+                         rule=opts.rule, seed=opts.seed, arrays=opts.arrays,
+                         values=opts.values, progress=opts.progress)
