@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from trtcheck.errors import InputError, SchemaError
+from trtcheck.results.advice import Advice
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.environment import Environment
@@ -50,6 +51,7 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    advice: Advice | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:

@@ -1,0 +1,86 @@
+"""Inputs of the advice taken from a results document: T(b) from the bench section, the
+serving overheads from the serve section (when present)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
+from trtcheck.errors import InputError
+
+
+def inputs_from_results(results: Any, source: str = "results.json"
+                        ) -> tuple[LatencyCurve, dict[str, Any]]:
+    """T(b) from the primary bench run and overheads measured by the serve section.
+
+    Args:
+        results: a :class:`trtcheck.results.Results`.
+        source: the file name, for messages.
+
+    Returns:
+        ``(curve, measured)`` where ``measured`` may hold ``per_batch_overhead_ms``,
+        ``per_request_overhead_ms``, ``serial_overhead``, ``timer_slack_us``,
+        ``model_name`` and ``source`` (see :func:`overheads_from_serve`).
+
+    Raises:
+        InputError: no bench run in the file.
+    """
+    run = results.primary_bench
+    if run is None:
+        raise InputError(f"{source} holds no bench run, so T(b) is unknown",
+                         "run trtcheck bench MODEL -o results.json first, or pass "
+                         "--latency-curve")
+    curve = curve_from_bench(run)
+    measured: dict[str, Any] = {"model_name": _safe_name(Path(run.model_path).stem)}
+    serve = getattr(results, "serve", None)
+    if serve is not None:
+        measured.update(overheads_from_serve(serve))
+    return curve, measured
+
+
+def _safe_name(text: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)[:64]
+    return out or "model"
+
+
+def overheads_from_serve(serve: Any) -> dict[str, Any]:
+    """Serving overheads measured by the embedded batcher (waterfall medians).
+
+    * ``per_batch_overhead_ms``: median over configurations of the median
+      ``executor_hop_ms + assembly_ms`` (instance time spent per batch beyond compute);
+    * ``per_request_overhead_ms``: median ``result_dispatch_ms`` plus the median
+      residual (time after the batch that no part covers) - a pure delay;
+    * ``serial_overhead`` and the front stage: when the run had a serial per-request
+      stage (``settings.per_request_overhead_ms > 0``) it is added to the per-request
+      overhead and marked serial.
+
+    Returns:
+        a dict with the keys above and ``source``; empty when nothing usable is there.
+    """
+    hop, req, configs = [], [], getattr(serve, "configs", [])
+    for cfg in configs:
+        try:
+            rep = cfg.repeats[cfg.median_repeat]
+        except (IndexError, AttributeError):
+            continue
+        parts = {w.name: w.median_ms for w in getattr(rep, "waterfall", [])}
+        if "executor_hop_ms" in parts or "assembly_ms" in parts:
+            hop.append(parts.get("executor_hop_ms", 0.0) + parts.get("assembly_ms", 0.0))
+        if "result_dispatch_ms" in parts:
+            req.append(parts["result_dispatch_ms"] + (rep.residual_median_ms or 0.0))
+    out: dict[str, Any] = {}
+    if hop:
+        out["per_batch_overhead_ms"] = float(np.median(hop))
+    front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
+    per_req = float(np.median(req)) if req else 0.0
+    if front > 0:
+        out["serial_overhead"] = True
+        out["per_request_overhead_ms"] = front + per_req
+    elif req:
+        out["per_request_overhead_ms"] = per_req
+    if out:
+        out["source"] = f"measured by trtcheck serve ({len(configs)} configurations)"
+    return out
