@@ -155,13 +155,14 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
     for b, t in pts:
         if not isinstance(b, (int, np.integer)) or b < 1:
             raise InputError(f"batch size {b!r} in the latency curve from {source} must be "
-                             "an integer >= 1")
+                             "an integer >= 1", "write batch:milliseconds pairs, e.g. 1:0.29")
         if b in seen:
-            raise InputError(f"batch size {b} appears twice in the latency curve from {source}")
+            raise InputError(f"batch size {b} appears twice in the latency curve from {source}",
+                             "give each batch size once")
         seen.add(int(b))
         if not (isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t > 0):
             raise InputError(f"T({b}) = {t!r} ms in the latency curve from {source} must be "
-                             "a positive number of milliseconds")
+                             "a positive number of milliseconds", "e.g. 1:0.29 for 0.29 ms")
     pts.sort()
     bs = np.array([p[0] for p in pts], dtype=np.int64)
     ts = np.array([float(p[1]) for p in pts], dtype=np.float64)

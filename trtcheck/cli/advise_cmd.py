@@ -117,7 +117,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                     ("--per-item-overhead-ms", per_item_overhead_ms),
                     ("--timer-slack-us", timer_slack_us)):
         if v is not None and not v >= 0:
-            raise InputError(f"{name} must be >= 0, got {v:g}")
+            raise InputError(f"{name} must be >= 0, got {v:g}",
+                             "overheads and slack are durations; give 0 for none")
     instances = _instances(instances_text)
 
     results = None
