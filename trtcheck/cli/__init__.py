@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
+    "serve": "serve_cmd",
     "advise": "advise_cmd",
 }
 

@@ -1,1 +1,1 @@
-"""Measurement: bench (batch x precision sweeps) and serving (batcher + load generator)."""
+"""Measurement: bench (batch x precision sweeps) and serving (embedded batcher + load generator)."""

@@ -27,6 +27,7 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
+    "sec_serve",
     "sec_advice",
 ]
 

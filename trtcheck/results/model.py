@@ -22,6 +22,7 @@ from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.serve import ServeRun
 
 SCHEMA_VERSION = 1
 """Current version of the results JSON schema (an integer, bumped on every change)."""
@@ -51,6 +52,7 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    serve: ServeRun | None = None
     advice: Advice | None = None
 
     @property

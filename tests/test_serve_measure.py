@@ -1,0 +1,240 @@
+"""Serving measurement: acceptance (seed direction), load generator, waterfall, HTTP front,
+results round trip. Tolerances hold on a loaded 2-core machine: directions and ratios,
+never absolute speed."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+
+import numpy as np
+import pytest
+
+from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
+from trtcheck.errors import InputError, UsageError
+from trtcheck.measure.loadgen import parse_load, run_load
+from trtcheck.measure.serve import ameasure_serving, measure_serving
+from trtcheck.results import results_from_json, results_to_json
+
+
+def test_seed_burst_direction_qps_falls_and_p50_rises_with_window():
+    """Seed numbers: T(b) ~0.29 ms flat-ish + 12 ms fixed per-request cost, burst of 64."""
+    be = SyntheticBackend("1:0.29,8:0.4,32:1.0", per_request_overhead_ms=12.0)
+    run = measure_serving(be, windows_ms=[0, 20, 50, 100], max_batch_sizes=[32],
+                          loads=["burst:64"], repeats=3, warmup_requests=0)
+    qps = [c.throughput_queries_per_s for c in run.configs]
+    p50 = [c.p50_ms for c in run.configs]
+    mean_batch = [c.mean_batch_size for c in run.configs]
+    # batches do form as the window grows ...
+    assert mean_batch[0] == pytest.approx(1.0)
+    assert mean_batch[3] > mean_batch[1] > 1.2
+    # ... yet QPS falls and P50 rises (each step within noise, the ends clearly)
+    for a, b in zip(qps, qps[1:]):
+        assert b <= a * 1.03, qps
+    for a, b in zip(p50, p50[1:]):
+        assert b >= a * 0.97, p50
+    assert qps[3] < qps[0] * 0.95, qps
+    assert p50[3] > p50[0] + 20.0, p50
+    # the window wait is what grew
+    wf = {w.name: w.median_ms for w in run.configs[3].repeats[run.configs[3].median_repeat].waterfall}
+    assert wf["window_wait_ms"] > 20.0
+
+
+def test_batching_raises_qps_under_sustained_overload():
+    """T(1) = 20 ms and an open-loop rate above 1/T(1): batching raises QPS."""
+    be = SyntheticBackend("1:20,8:26")
+    run = measure_serving(be, windows_ms=[0, 5], max_batch_sizes=[1, 8],
+                          loads=["open:120:poisson:180"], repeats=1, warmup_requests=0,
+                          max_duration_s=5.0, drain_timeout_s=10.0)
+    by = {(c.window_ms, c.max_batch_size): c for c in run.configs}
+    unbatched = by[(0.0, 1)]
+    assert unbatched.throughput_queries_per_s < 55  # capped by 1 / T(1) = 50 /s
+    for w in (0.0, 5.0):
+        batched = by[(w, 8)]
+        assert batched.mean_batch_size > 1.5
+        assert batched.throughput_queries_per_s > 1.5 * unbatched.throughput_queries_per_s
+        assert batched.p50_ms < unbatched.p50_ms
+        assert batched.ok_share == 1.0
+
+
+def test_waterfall_parts_sum_to_latency_and_counters_add_up():
+    be = SyntheticBackend("1:1,8:2", mode="thread")
+    run = measure_serving(be, windows_ms=[2], max_batch_sizes=[8], loads=["closed:8:200"],
+                          repeats=1, warmup_requests=4)
+    rep = run.configs[0].repeats[0]
+    assert rep.outcomes["ok"] == 200 == len(rep.latencies_ms)
+    c = rep.counters
+    assert c.inference_count == 200 == c.completed
+    assert sum(int(k) * v for k, v in c.batch_size_histogram.items()) == 200
+    assert c.avg_batch_size == pytest.approx(200 / c.execution_count)
+    names = [w.name for w in rep.waterfall]
+    assert "executor_hop_ms" in names and "send_lag_ms" not in names
+    for i in range(len(rep.latencies_ms)):
+        s = sum(rep.parts_ms[k][i] for k in rep.parts_ms)
+        assert 0 <= rep.latencies_ms[i] - s < 5.0  # residual: loop wake-up, small
+    assert rep.residual_median_ms is not None and rep.residual_median_ms < 1.0
+    compute = statistics.median(rep.parts_ms["compute_ms"])
+    assert 0.9 < compute < 4.0  # T(b) between 1 and 2 ms, plus sleep overshoot
+
+
+def test_open_loop_counts_from_schedule_and_reports_send_lag():
+    """No coordinated omission: a blocked loop shows up as latency and as late sends."""
+    async def main():
+        calls = {"n": 0}
+
+        def start(i):
+            fut = asyncio.get_running_loop().create_future()
+            fut.set_result(i)
+            if i == 10:
+                import time
+                time.sleep(0.05)  # the sender stalls 50 ms
+            return fut
+
+        shape = parse_load("open:1000:constant:100")
+        return await run_load(shape, start, max_duration_s=5)
+
+    rec = asyncio.run(main())
+    assert rec.outcome_counts()["ok"] == 100
+    lags = [rec.t_send[i] - rec.t_sched[i] for i in range(100)]
+    late = sum(lag > 0.001 for lag in lags)
+    assert late >= 30  # ~50 sends were due during the stall
+    lat_from_sched = [rec.t_end[i] - rec.t_sched[i] for i in range(11, 40)]
+    assert max(lat_from_sched) > 0.03  # the stall is in the latency, not hidden
+
+
+def test_open_loop_rate_is_held():
+    async def main():
+        loop = asyncio.get_running_loop()
+
+        def start(i):
+            fut = loop.create_future()
+            fut.set_result(None)
+            return fut
+
+        return await run_load(parse_load("open:2000:constant:2000"), start, max_duration_s=10)
+
+    rec = asyncio.run(main())
+    span = rec.t_send[-1] - rec.t_send[0]
+    assert 1999 / span == pytest.approx(2000, rel=0.10)
+
+
+def test_time_bound_and_drain_timeout_give_every_request_an_outcome():
+    async def slow(batch):
+        await asyncio.sleep(0.2)
+        return list(batch)
+
+    run = measure_serving(slow, windows_ms=[0], max_batch_sizes=[1],
+                          loads=["open:200:constant:1000"], repeats=1, warmup_requests=0,
+                          max_duration_s=0.3, drain_timeout_s=0.3)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert sum(o.values()) == 1000
+    assert o["not_sent"] > 800 and o["timeout"] > 0 and o["ok"] >= 1
+    c = rep.counters
+    assert c.accepted == o["ok"] + o["timeout"]
+    assert c.completed + c.cancelled_queued + c.cancelled_in_flight + c.failed == c.accepted
+    assert any(w.code == "requests-not-ok" for w in run.configs[0].warnings)
+
+
+def test_faulty_backend_and_full_queue_through_measure_serving():
+    state = {"n": 0}
+
+    def flaky(batch):
+        state["n"] += 1
+        if state["n"] % 3 == 0:
+            raise RuntimeError("injected")
+        return [0] * len(batch)
+
+    run = measure_serving(flaky, windows_ms=[1], max_batch_sizes=[4], loads=["burst:200"],
+                          repeats=1, warmup_requests=0, max_queue_size=50)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert sum(o.values()) == 200 and o["rejected"] == 150
+    assert o["error"] > 0 and o["ok"] > 0 and o["ok"] + o["error"] == 50
+    assert rep.errors["RuntimeError"] == o["error"] and rep.errors["QueueFull"] == 150
+    c = rep.counters
+    assert c.rejected == 150 and c.failed == o["error"] and c.completed == o["ok"]
+    assert c.batch_errors * 1 <= c.execution_count
+
+
+def test_async_user_function_with_array_payloads():
+    async def model(batch):
+        await asyncio.sleep(0.001)
+        return {"y": batch["x"].sum(axis=1, keepdims=True)}
+
+    payload = {"x": np.ones((1, 4), np.float32)}
+    run = measure_serving(model, windows_ms=[1], max_batch_sizes=[16], loads=["burst:32"],
+                          repeats=2, payload=payload, warmup_requests=2)
+    cfg = run.configs[0]
+    assert cfg.ok_share == 1.0 and len(cfg.repeats) == 2
+    assert run.backend.name == "callable" and run.settings.payload.startswith("x float32")
+    assert cfg.mean_batch_size > 1
+
+
+def test_http_front_adds_an_http_part():
+    be = SyntheticBackend("1:0.5,8:1")
+    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[8],
+                          loads=["burst:32", "closed:4:60"], repeats=1, http=True,
+                          warmup_requests=2)
+    for cfg in run.configs:
+        rep = cfg.repeats[0]
+        assert rep.outcomes["ok"] == sum(rep.outcomes.values())
+        names = {w.name for w in rep.waterfall}
+        assert "http_ms" in names
+        http = next(w for w in rep.waterfall if w.name == "http_ms")
+        assert http.median_ms > 0
+        assert rep.residual_p99_ms is not None and rep.residual_p99_ms < 20
+
+
+def test_measure_serving_inside_a_loop_is_refused_and_async_form_works():
+    async def main():
+        with pytest.raises(UsageError, match="inside a running event loop"):
+            measure_serving(lambda b: list(b), loads=["burst:4"])
+        return await ameasure_serving(lambda b: list(b), windows_ms=[0], max_batch_sizes=[4],
+                                      loads=["burst:8"], repeats=1)
+
+    run = asyncio.run(main())
+    assert run.configs[0].ok_share == 1.0
+
+
+def test_serve_results_round_trip_through_json():
+    be = SyntheticBackend("1:0.2")
+    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[4], loads=["open:500:50"],
+                          repeats=1, warmup_requests=0)
+    from trtcheck.measure.runner import new_results
+
+    res = new_results()
+    res.serve = run
+    back = results_from_json(results_to_json(res))
+    assert back.serve == run
+    assert back.serve.config("open:500:50", 0, 4) is not None
+
+
+@pytest.mark.parametrize("spec,kind", [("burst:64", "burst"), ("closed:32", "closed"),
+                                       ("closed:4:100", "closed"), ("open:3000", "open"),
+                                       ("open:10:constant:5", "open")])
+def test_parse_load(spec, kind):
+    assert parse_load(spec).kind == kind
+
+
+@pytest.mark.parametrize("spec", ["burst", "burst:0", "open:-1", "closed:x", "poisson:3",
+                                  "trace:/nonexistent/file"])
+def test_parse_load_rejects(spec):
+    with pytest.raises(InputError):
+        parse_load(spec)
+
+
+def test_trace_replay(tmp_path):
+    f = tmp_path / "arrivals.txt"
+    f.write_text("# seconds\n10.0\n10.01\n10.05\n10.2\n")
+    shape = parse_load(f"trace:{f}")
+    assert shape.count == 4 and list(shape.schedule_s(0)) == pytest.approx([0, .01, .05, .2])
+
+
+def test_synthetic_curve_interpolates_and_extends():
+    be = SyntheticBackend(parse_curve("1:1,9:5"))
+    assert be.batch_time_ms(5) == pytest.approx(3.0)
+    assert be.batch_time_ms(17) == pytest.approx(9.0)
+    assert SyntheticBackend({4: 2.0}).batch_time_ms(1) == pytest.approx(2.0)
+    with pytest.raises(InputError):
+        parse_curve("1:abc")

@@ -1,0 +1,205 @@
+"""``trtcheck serve``: serving measurement with the embedded dynamic batcher."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, log, model_path_argument
+
+
+def _floats(value: str, what: str) -> list[float]:
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
+    if not out or any(not v >= 0 for v in out):
+        raise click.BadParameter(f"{what} must be numbers >= 0, e.g. 0,20,50,100")
+    return out
+
+
+def _ints(value: str, what: str) -> list[int]:
+    try:
+        out = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
+    if not out or any(v < 1 for v in out):
+        raise click.BadParameter(f"{what} must be integers >= 1, e.g. 1,8,32")
+    return out
+
+
+def serve_table_text(run: Any) -> str:
+    """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
+    load shape: the seed's columns plus ok share and late sends)."""
+    s = run.settings
+    lines = [f"target:  {run.model_path}",
+             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
+             f"settings: repeats {s.repeats} (median shown), instances {s.instances}, "
+             f"per-request overhead {s.per_request_overhead_ms:g} ms, http "
+             f"{'on' if s.http else 'off'}, loop {s.event_loop}"]
+    for load in s.loads:
+        cfgs = [c for c in run.configs if c.load.label == load]
+        head = (f"{'window_ms':>9} {'max_batch':>9} {'mean_batch':>10} {'max_seen':>8} "
+                f"{'QPS':>9} {'p50_ms':>9} {'p99_ms':>9} {'ok':>6} {'late':>6}")
+        lines += ["", f"load {load}", head, "-" * len(head)]
+        for c in cfgs:
+            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
+            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
+            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
+            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
+                         f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
+                         f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
+    warns = [w for c in run.configs for w in c.warnings]
+    for w in warns:
+        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    return "\n".join(lines)
+
+
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@model_path_argument(required=False)
+@click.option("--synthetic-curve", default=None, metavar="B:MS,...",
+              help="Serve a synthetic backend whose batch time follows these points "
+                   "(linear interpolation), e.g. 1:0.29,8:1.02; no MODEL then.")
+@click.option("--spread", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Synthetic: relative std of each batch time (seeded).")
+@click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
+              show_default=True, help="Synthetic: sleep on the loop or in an executor thread.")
+@click.option("--per-request-overhead-ms", type=click.FloatRange(min=0), default=0.0,
+              show_default=True,
+              help="Serial per-request front cost in ms before the queue (stands for a Python "
+                   "HTTP layer; the seed measured ~12 ms).")
+@click.option("--window-ms", default="0,20,50,100", show_default=True, metavar="LIST",
+              help="Batching windows (Triton max queue delay) in ms.")
+@click.option("--max-batch", default="1,8,32", show_default=True, metavar="LIST",
+              help="Max batch sizes.")
+@click.option("--preferred-batch", default=None, metavar="LIST",
+              help="Triton preferred batch sizes (dispatched as soon as formed).")
+@click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
+              metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
+                                   "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Runs per configuration (the median is reported).")
+@click.option("--instances", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Concurrent execution instances.")
+@click.option("--max-queue", type=click.IntRange(min=1), default=65536, show_default=True,
+              help="Most requests waiting in the batcher queue.")
+@click.option("--on-full", type=click.Choice(["reject", "wait"]), default="reject",
+              show_default=True, help="Back-pressure when the queue is full.")
+@click.option("--http", is_flag=True, help="Put a loopback aiohttp front (keep-alive, "
+                                           "pre-warmed) between load and batcher.")
+@click.option("--duration-s", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+              help="Stop sending after this many seconds per run.")
+@click.option("--drain-timeout-s", type=click.FloatRange(min=0), default=5.0,
+              show_default=True, help="Seconds allowed after sending for requests to finish.")
+@click.option("--late-threshold-ms", type=click.FloatRange(min=0), default=1.0,
+              show_default=True, help="Open loop: a send this late counts as late.")
+@click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
+              help="Requests sent and discarded before each run.")
+@click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
+@click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
+@click.option("--providers", default=None, metavar="LIST",
+              help="ONNX Runtime execution providers, comma-separated.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="ONNX Runtime intra-op threads.")
+@click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
+              help="Input shapes of one request (batch axis 1), e.g. x:1x3x224x224.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Save the results JSON here.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
+def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
+        per_request_overhead_ms: float, window_ms: str, max_batch: str,
+        preferred_batch: str | None, loads: str, repeats: int, instances: int,
+        max_queue: int, on_full: str, http: bool, duration_s: float, drain_timeout_s: float,
+        late_threshold_ms: float, warmup_requests: int, use_uvloop: bool,
+        backend_name: str | None, providers: str | None, threads: int | None,
+        shapes: tuple[str, ...], seed: int, output: str | None, overwrite: bool,
+        output_format: str) -> None:
+    """Measure MODEL served behind an embedded dynamic batcher.
+
+    Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
+    load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
+    P99), plus a per-request waterfall (queue, window, assembly, compute, dispatch,
+    HTTP) in the results. Open-loop latency counts from the scheduled send time.
+
+    \b
+    Examples:
+      trtcheck serve model.onnx --window-ms 0,5 --max-batch 8 --load burst:64,open:500
+      trtcheck serve --synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12
+    """
+    import os
+
+    from trtcheck.cli.common import check_model_file
+    from trtcheck.errors import InputError, UsageError
+    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.serve import measure_serving
+    from trtcheck.results import save_results
+
+    if (model is None) == (synthetic_curve is None):
+        raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
+                         "e.g. trtcheck serve model.onnx, or trtcheck serve "
+                         "--synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12")
+    windows = _floats(window_ms, "--window-ms")
+    mbs = _ints(max_batch, "--max-batch")
+    pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
+    load_list = [s.strip() for s in loads.split(",") if s.strip()]
+    for spec in load_list:
+        parse_load(spec, duration_s)  # validate before measuring anything
+    if output and os.path.exists(output) and not overwrite:
+        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    if output:
+        parent = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise InputError(f"cannot write {output}: folder missing or not writable",
+                             "choose a writable -o path")
+    shape_map: dict[str, list[int]] | None = None
+    if shapes:
+        from trtcheck.load.shapes import parse_shapes
+
+        shape_map = parse_shapes(list(shapes))
+    if synthetic_curve is not None:
+        from trtcheck.backends.synthetic import SyntheticBackend
+
+        backend: Any = SyntheticBackend(synthetic_curve, spread=spread, seed=seed,
+                                        per_request_overhead_ms=per_request_overhead_ms,
+                                        mode=synthetic_mode)
+        target_desc = f"synthetic T(b) {synthetic_curve}"
+    else:
+        from trtcheck.backends.registry import open_backend
+
+        assert model is not None
+        check_model_file(model)
+        kwargs: dict[str, Any] = {}
+        if providers:
+            kwargs["providers"] = [p.strip() for p in providers.split(",") if p.strip()]
+        if threads:
+            kwargs["intra_op_threads"] = threads
+        backend = open_backend(model, backend_name, **kwargs)
+        target_desc = model
+    n = len(windows) * len(mbs) * len(load_list)
+    log(f"serving {target_desc}: {n} configuration(s) x {repeats} repeat(s) ...")
+    run = measure_serving(
+        backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
+        loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
+        max_queue_size=max_queue, on_full=on_full,
+        per_request_overhead_ms=per_request_overhead_ms, http=http,
+        max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
+        late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
+        shapes=shape_map, model_path=target_desc, progress=log)
+    results = new_results()
+    results.serve = run
+    if output:
+        save_results(results, output)
+        log(f"results saved to {output}")
+    if output_format == OutputFormat.JSON.value:
+        echo_json(results)
+    elif output_format == OutputFormat.MD.value:
+        from trtcheck.report.sec_serve import serve_markdown
+
+        click.echo(serve_markdown(results))
+    else:
+        click.echo(serve_table_text(run))

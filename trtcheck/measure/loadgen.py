@@ -1,0 +1,336 @@
+"""Load generator: burst, closed loop, open loop (Poisson, constant or a replayed trace).
+
+Load shapes (seed pitfall 3: the shape decides the conclusion, so run several):
+
+* ``burst:N`` - all ``N`` requests are sent at once (the seed's experiment; the upper
+  bound of what a batcher can collect). Latency runs from each request's send.
+* ``closed:C[:COUNT]`` - ``C`` clients, each sending its next request when the previous
+  one is answered (fixed concurrency caps the arrival rate). Latency from each send.
+* ``open:RATE[:poisson|constant][:COUNT]`` - requests are scheduled at ``RATE`` per
+  second, independently of the answers (Poisson inter-arrivals by default). Latency is
+  measured from the **scheduled** send time, so a slow send or a stalled loop cannot
+  hide queueing (no coordinated omission; MLPerf LoadGen's server scenario does the
+  same). The share of sends later than ``late_threshold_ms`` and send-lag percentiles are
+  reported.
+* ``trace:PATH`` - open loop replaying arrival times (seconds, one per line, or
+  a JSON list; shifted so the first is 0).
+
+Every run is bounded: by its request count and by ``max_duration_s`` of sending; after
+sending stops, requests still running get ``drain_timeout_s`` to finish and are then
+cancelled and counted as timed out. Every request ends in exactly one outcome:
+``ok``, ``error``, ``rejected`` (back-pressure), ``timeout`` or ``not_sent``.
+
+Sending schedule precision: the loop's timers round up to whole milliseconds, so the
+open-loop scheduler sleeps on a timer only until 1.5 ms before the next send and then
+yields to the loop (``asyncio.sleep(0)``) until it is due; sends that are due are issued
+back to back (catch-up) rather than skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtcheck.errors import InputError
+
+_clock = time.perf_counter
+_SPIN_S = 0.0015
+
+OK, ERROR, REJECTED, TIMEOUT, NOT_SENT = "ok", "error", "rejected", "timeout", "not_sent"
+OUTCOMES = (OK, ERROR, REJECTED, TIMEOUT, NOT_SENT)
+
+
+@dataclass(frozen=True)
+class LoadShape:
+    """One load shape.
+
+    Attributes:
+        kind: ``"burst"``, ``"closed"`` or ``"open"`` (a trace is open with ``arrival="trace"``).
+        count: requests to send (burst size; total for closed/open), >= 1.
+        concurrency: clients of a closed loop (>= 1; 0 otherwise).
+        rate_per_s: target arrival rate of an open loop (> 0; 0 otherwise).
+        arrival: ``"poisson"``, ``"constant"`` or ``"trace"`` (open loop only).
+        trace_s: arrival offsets in seconds (trace only), non-decreasing, first 0.
+        label: the spec text, e.g. ``"open:3000"``.
+    """
+
+    kind: str
+    count: int
+    concurrency: int = 0
+    rate_per_s: float = 0.0
+    arrival: str = ""
+    trace_s: tuple[float, ...] = ()
+    label: str = ""
+
+    def schedule_s(self, seed: int) -> np.ndarray:
+        """Send offsets (s from start) of an open loop, shape ``[count]``, float64."""
+        if self.kind != "open":
+            raise ValueError("only open-loop shapes have a schedule")
+        if self.arrival == "trace":
+            return np.asarray(self.trace_s[: self.count], dtype=np.float64)
+        if self.arrival == "constant":
+            return np.arange(self.count, dtype=np.float64) / self.rate_per_s
+        rng = np.random.default_rng(seed)
+        gaps = rng.exponential(1.0 / self.rate_per_s, size=self.count)
+        gaps[0] = 0.0
+        return np.cumsum(gaps)
+
+
+def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
+    """Parse a load spec (see the module docstring for the grammar).
+
+    ``closed`` without COUNT sends until the duration bound; ``open`` without COUNT
+    sends ``round(RATE * default_duration_s)`` requests.
+
+    Raises:
+        InputError: unknown kind, non-positive numbers, unreadable trace.
+    """
+    text = spec.strip()
+    kind, _, rest = text.partition(":")
+    parts = [p for p in rest.split(":")] if rest else []
+    hint = "use burst:N, closed:C[:COUNT], open:RATE[:poisson|constant][:COUNT] or trace:PATH"
+
+    def num(s: str, what: str, typ: Callable[[str], Any] = int) -> Any:
+        try:
+            v = typ(s)
+        except ValueError:
+            raise InputError(f"bad {what} {s!r} in load {spec!r}", hint) from None
+        if not v > 0:
+            raise InputError(f"{what} must be > 0 in load {spec!r}", hint)
+        return v
+
+    if kind == "burst" and len(parts) == 1:
+        n = num(parts[0], "burst size")
+        return LoadShape("burst", n, label=text)
+    if kind == "closed" and len(parts) in (1, 2):
+        c = num(parts[0], "concurrency")
+        count = num(parts[1], "request count") if len(parts) == 2 else 10**9
+        return LoadShape("closed", count, concurrency=c, label=text)
+    if kind == "open" and 1 <= len(parts) <= 3:
+        rate = num(parts[0], "rate", float)
+        arrival, count = "poisson", None
+        for p in parts[1:]:
+            if p in ("poisson", "constant"):
+                arrival = p
+            else:
+                count = num(p, "request count")
+        if count is None:
+            count = max(1, round(rate * default_duration_s))
+        return LoadShape("open", count, rate_per_s=rate, arrival=arrival, label=text)
+    if kind == "trace" and rest:
+        offs = read_trace(rest)
+        span = offs[-1] - offs[0]
+        rate = (len(offs) - 1) / span if span > 0 else float(len(offs))
+        return LoadShape("open", len(offs), rate_per_s=rate, arrival="trace",
+                         trace_s=tuple(offs), label=f"trace:{Path(rest).name}")
+    raise InputError(f"cannot read load spec {spec!r}", hint)
+
+
+def read_trace(path: str) -> list[float]:
+    """Read arrival times (s) from a text file (one per line, ``#`` comments) or a JSON
+    list; returns offsets from the first, sorted.
+
+    Raises:
+        InputError: missing file, non-numbers, negative or empty.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"trace file not found: {p}", "give a file of arrival times in seconds")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if text.lstrip().startswith("["):
+            vals = [float(v) for v in json.loads(text)]
+        else:
+            vals = [float(line.split("#")[0]) for line in text.splitlines()
+                    if line.split("#")[0].strip()]
+    except (ValueError, TypeError):
+        raise InputError(f"{p} holds something other than numbers",
+                         "one arrival time in seconds per line, or a JSON list") from None
+    if not vals:
+        raise InputError(f"{p} holds no arrival times", None)
+    arr = np.sort(np.asarray(vals, dtype=np.float64))
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{p} holds non-finite times", None)
+    return list(arr - arr[0])
+
+
+@dataclass
+class LoadRecord:
+    """Raw per-request client-side record of one load run (index = request number).
+
+    Times are :func:`time.perf_counter` seconds. For burst and closed loops
+    ``t_sched == t_send``. ``outcome[i]`` is one of :data:`OUTCOMES`; ``error[i]`` the
+    exception's type name for ``error``/``rejected``.
+    """
+
+    shape: LoadShape
+    t_sched: list[float]
+    t_send: list[float]
+    t_end: list[float]
+    outcome: list[str]
+    error: list[str]
+    results: list[Any]
+    t_start: float = 0.0
+    t_stop_sending: float = 0.0
+    t_done: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def indices(self, outcome: str = OK) -> list[int]:
+        """Request numbers with the given outcome."""
+        return [i for i, o in enumerate(self.outcome) if o == outcome]
+
+    def outcome_counts(self) -> dict[str, int]:
+        """Outcome -> count (every outcome present, possibly 0)."""
+        out = {o: 0 for o in OUTCOMES}
+        for o in self.outcome:
+            out[o] += 1
+        return out
+
+
+# A start function starts request i and returns an awaitable future of its result.
+StartFn = Callable[[int], "asyncio.Future[Any]"]
+
+
+async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 10.0,
+                   drain_timeout_s: float = 10.0, seed: int = 0,
+                   rejected_types: Sequence[type[BaseException]] = (),
+                   keep_results: bool = False) -> LoadRecord:
+    """Drive ``start`` with ``shape`` and record every request's times and outcome.
+
+    Args:
+        shape: the load shape.
+        start: ``start(i) -> future`` starts request ``i`` at once (must not block) and
+            returns an ``asyncio.Future``/``Task``; an exception raised by ``start`` itself
+            or by the future is the request's error.
+        max_duration_s: sending stops after this many seconds (> 0).
+        drain_timeout_s: seconds allowed after sending stops for requests to finish;
+            the rest are cancelled and recorded as ``timeout``.
+        seed: seed of Poisson arrivals.
+        rejected_types: exception types recorded as ``rejected`` (back-pressure).
+        keep_results: keep each result in ``record.results`` (``None`` otherwise).
+
+    Returns:
+        the :class:`LoadRecord`.
+    """
+    n = shape.count if shape.kind != "closed" else min(shape.count, 10**7)
+    if shape.kind == "closed" and shape.count >= 10**9:
+        n = 0  # grows as sent
+    t_sched: list[float] = [0.0] * n
+    t_send: list[float] = [0.0] * n
+    t_end: list[float] = [0.0] * n
+    outcome: list[str] = [NOT_SENT] * n
+    error: list[str] = [""] * n
+    results: list[Any] = [None] * n
+    rec = LoadRecord(shape, t_sched, t_send, t_end, outcome, error, results)
+    pending: dict[int, asyncio.Future[Any]] = {}
+    rejected_types = tuple(rejected_types)
+
+    def on_done(i: int, fut: asyncio.Future[Any]) -> None:
+        t_end[i] = _clock()
+        pending.pop(i, None)
+        if fut.cancelled():
+            outcome[i] = TIMEOUT
+            return
+        exc = fut.exception()
+        if exc is None:
+            outcome[i] = OK
+            if keep_results:
+                results[i] = fut.result()
+        else:
+            outcome[i] = REJECTED if isinstance(exc, rejected_types) else ERROR
+            error[i] = type(exc).__name__
+
+    def fire(i: int, sched: float) -> asyncio.Future[Any] | None:
+        t_sched[i] = sched
+        t_send[i] = _clock()
+        try:
+            fut = start(i)
+        except BaseException as exc:  # noqa: BLE001 - the request's outcome
+            t_end[i] = _clock()
+            outcome[i] = REJECTED if isinstance(exc, rejected_types) else ERROR
+            error[i] = type(exc).__name__
+            return None
+        outcome[i] = TIMEOUT  # until done
+        pending[i] = fut
+        fut.add_done_callback(lambda f, i=i: on_done(i, f))
+        return fut
+
+    t0 = _clock()
+    rec.t_start = t0
+    stop_at = t0 + max_duration_s
+    if shape.kind == "burst":
+        for i in range(n):
+            now = _clock()
+            fire(i, now)
+    elif shape.kind == "open":
+        offs = shape.schedule_s(seed)
+        base = t0 + 0.001
+        i = 0
+        while i < n:
+            now = _clock()
+            if now >= stop_at:
+                break
+            while i < n and base + offs[i] <= now:
+                fire(i, base + offs[i])
+                i += 1
+            if i >= n:
+                break
+            dt = base + offs[i] - _clock()
+            if dt > _SPIN_S:
+                await asyncio.sleep(dt - _SPIN_S)
+            else:
+                await asyncio.sleep(0)
+    elif shape.kind == "closed":
+        unbounded = n == 0
+        counter = [0]
+
+        async def client() -> None:
+            while True:
+                i = counter[0]
+                if (not unbounded and i >= n) or _clock() >= stop_at:
+                    return
+                counter[0] += 1
+                if unbounded:
+                    for lst, v in ((t_sched, 0.0), (t_send, 0.0), (t_end, 0.0),
+                                   (outcome, NOT_SENT), (error, ""), (results, None)):
+                        lst.append(v)
+                fut = fire(i, _clock())
+                if fut is not None:
+                    try:
+                        await asyncio.shield(fut)
+                    except BaseException:  # noqa: BLE001 - recorded by on_done
+                        pass
+                    if not fut.done():  # pragma: no cover - shield cancelled from outside
+                        return
+                    # give on_done a chance to run before the next send
+                    if i in pending:
+                        await asyncio.sleep(0)
+
+        await asyncio.gather(*[client() for _ in range(shape.concurrency)])
+    else:  # pragma: no cover - LoadShape is built by parse_load
+        raise InputError(f"unknown load kind {shape.kind!r}")
+    rec.t_stop_sending = _clock()
+    if pending:
+        waiting = list(pending.values())
+        _, not_done = await asyncio.wait(waiting, timeout=drain_timeout_s)
+        for f in not_done:
+            f.cancel()
+        if not_done:
+            await asyncio.wait(not_done, timeout=1.0)
+    # callbacks run one loop turn after completion
+    for _ in range(3):
+        if not pending:
+            break
+        await asyncio.sleep(0)
+    for i in list(pending):  # a future that ignored cancel: count as timeout, stop waiting
+        outcome[i] = TIMEOUT
+        t_end[i] = _clock()
+    rec.t_done = _clock()
+    return rec

@@ -1,0 +1,552 @@
+"""Serving measurement: the embedded dynamic batcher under generated load (public API).
+
+:func:`measure_serving` sweeps windows x max batch sizes x load shapes with repeats and
+returns a :class:`trtcheck.results.serve.ServeRun`. It accepts a
+:class:`~trtcheck.backends.base.Backend` (ONNX Runtime, synthetic, ...) or any sync or
+async Python function ``fn(batch) -> outputs``::
+
+    from trtcheck.measure.serve import measure_serving
+
+    async def model(batch):          # batch: list of payloads (or dict of stacked arrays)
+        ...
+        return [answer for _ in batch]
+
+    run = measure_serving(model, windows_ms=[0, 5], max_batch_sizes=[8],
+                          loads=["burst:64", "open:500"], repeats=3)
+    for c in run.configs:
+        print(c.load.label, c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+
+Inside a running event loop use ``await ameasure_serving(...)`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from trtcheck import stats as tstats
+from trtcheck.backends.base import Backend
+from trtcheck.errors import UsageError
+from trtcheck.measure.batcher import (
+    BatcherCounters, DynamicBatcher, QueueFull, Ticket, is_async_callable,
+)
+from trtcheck.measure.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
+from trtcheck.policy import BatchingPolicy
+from trtcheck.results.serve import (
+    WATERFALL_PARTS, LoadSpec, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
+    ServeSettings, WaterfallPart,
+)
+from trtcheck.results.stats import Finding
+
+_clock = time.perf_counter
+_SPIN_S = 0.0015
+
+__all__ = ["SerialFront", "ameasure_serving", "batch_function", "measure_serving",
+           "sleep_precise", "default_report_sweep"]
+
+
+async def sleep_precise(seconds: float) -> None:
+    """Sleep ``seconds`` on the loop to within ~0.1 ms: a timer for all but the last
+    1.5 ms (the loop's timers round up to whole ms), then yield until due."""
+    deadline = _clock() + seconds
+    if seconds > _SPIN_S:
+        await asyncio.sleep(seconds - _SPIN_S)
+    while _clock() < deadline:
+        await asyncio.sleep(0)
+
+
+class SerialFront:
+    """A per-request overhead stage in front of the batcher queue.
+
+    Stands for the fixed per-request work of a Python serving layer (HTTP parsing,
+    scheduling, copies), which one event-loop thread does for one request at a time:
+    each request holds the stage for ``cost_ms`` (a non-blocking sleep), ``concurrency``
+    requests at once (default 1: serial). Requests therefore reach the batcher at most
+    ``concurrency / cost`` per second, as in the seed experiment.
+
+    Raises:
+        UsageError: negative cost or concurrency < 1.
+    """
+
+    def __init__(self, cost_ms: float, concurrency: int = 1) -> None:
+        if not cost_ms >= 0 or concurrency < 1:
+            raise UsageError("per-request overhead must be >= 0 ms with concurrency >= 1")
+        self.cost_s = cost_ms * 1e-3
+        self._sem = asyncio.Semaphore(concurrency)
+
+    async def pass_through(self) -> None:
+        """Wait for the stage, then spend ``cost_ms`` in it."""
+        async with self._sem:
+            await sleep_precise(self.cost_s)
+
+
+def batch_function(target: Backend | Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The batch function the batcher calls for ``target``.
+
+    * a Backend with ``prefers_async`` true (synthetic async mode, async callables):
+      its ``infer_async``;
+    * a :class:`~trtcheck.backends.callable.CallableBackend`: the user function itself
+      (sync ones run in the batcher's executor threads);
+    * any other Backend: ``backend.infer(feed).outputs`` (sync, in executor threads);
+    * a plain callable: itself.
+    """
+    from trtcheck.backends.callable import CallableBackend
+
+    if isinstance(target, Backend):
+        if getattr(target, "prefers_async", False):
+            return target.infer_async  # type: ignore[attr-defined]
+        if isinstance(target, CallableBackend):
+            return target.fn
+        be = target
+
+        def run_backend(feed: Any) -> Any:
+            return be.infer(feed).outputs
+
+        return run_backend
+    if callable(target):
+        return target
+    raise UsageError(f"cannot serve a {type(target).__name__}: give a Backend or a function")
+
+
+def _default_payload(backend: Backend, shapes: dict[str, list[int]] | None, seed: int) -> Any:
+    specs = backend.input_specs()
+    if not specs:
+        return None
+    from trtcheck.load.inputs import make_feed
+    from trtcheck.load.shapes import resolve_shapes
+
+    return make_feed(specs, resolve_shapes(specs, shapes, batch_size=1), seed=seed)
+
+
+def _describe_payload(p: Any) -> str:
+    if isinstance(p, dict):
+        return ", ".join(f"{k} {getattr(v, 'dtype', type(v).__name__)} "
+                         f"{list(getattr(v, 'shape', []))}" for k, v in p.items())
+    if isinstance(p, np.ndarray):
+        return f"array {p.dtype} {list(p.shape)}"
+    return "none" if p is None else type(p).__name__
+
+
+class _InProcessTarget:
+    """Starts requests on the batcher directly (optionally through a SerialFront)."""
+
+    def __init__(self, payload_for: Callable[[int], Any], front: SerialFront | None) -> None:
+        self.payload_for = payload_for
+        self.front = front
+        self.batcher: DynamicBatcher | None = None
+        self.tickets: dict[int, Ticket] = {}
+        self.handler_times: dict[int, tuple[float, float]] = {}
+        self._loop = asyncio.get_running_loop()
+
+    def reset(self, batcher: DynamicBatcher) -> None:
+        self.batcher = batcher
+        self.tickets = {}
+
+    def start(self, i: int) -> asyncio.Future[Any]:
+        b = self.batcher
+        assert b is not None
+        if self.front is None and b.on_full == "reject":
+            t = b.enqueue(self.payload_for(i))
+            self.tickets[i] = t
+            return t.future
+        return self._loop.create_task(self._go(i))
+
+    async def _go(self, i: int) -> Any:
+        b = self.batcher
+        assert b is not None
+        if self.front is not None:
+            await self.front.pass_through()
+        t = await b.submit_ticket(self.payload_for(i))
+        self.tickets[i] = t
+        return await t.future
+
+
+class _HttpTarget:
+    def __init__(self, front: Any, payload_for: Callable[[int], Any]) -> None:
+        self.front = front
+        self.payload_for = payload_for
+        self._loop = asyncio.get_running_loop()
+        self._bodies: dict[int, bytes] = {}
+
+    @property
+    def tickets(self) -> dict[int, Ticket]:
+        return self.front.tickets
+
+    @property
+    def handler_times(self) -> dict[int, tuple[float, float]]:
+        return self.front.handler_times
+
+    def reset(self, batcher: DynamicBatcher) -> None:
+        self.front.batcher = batcher
+        self.front.tickets = {}
+        self.front.handler_times = {}
+
+    def start(self, i: int) -> asyncio.Future[Any]:
+        return self._loop.create_task(self.front.send(i, self.front.encode(self.payload_for(i))))
+
+
+def _counters_record(c: BatcherCounters) -> ServeCounters:
+    return ServeCounters(
+        submitted=c.submitted, accepted=c.accepted, rejected=c.rejected,
+        execution_count=c.execution_count, inference_count=c.inference_count,
+        avg_batch_size=c.avg_batch_size,
+        batch_size_histogram={str(k): v for k, v in sorted(c.batch_size_histogram.items())},
+        completed=c.completed, failed=c.failed, cancelled_queued=c.cancelled_queued,
+        cancelled_in_flight=c.cancelled_in_flight, batch_errors=c.batch_errors,
+        decision_reasons=dict(sorted(c.decision_reasons.items())))
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
+                 handler_times: dict[int, tuple[float, float]], http: bool,
+                 counters: BatcherCounters, late_threshold_ms: float) -> ServeRepeat:
+    """Turn one load run's raw records into a :class:`ServeRepeat` (waterfall included).
+
+    ``handler_times`` are the HTTP server's ``(start, end)`` per request (``http=True``).
+    """
+    open_loop = rec.shape.kind == "open"
+    lat: list[float] = []
+    parts: dict[str, list[float]] = {k: [] for k in WATERFALL_PARTS}
+    if not open_loop:
+        del parts["send_lag_ms"]
+    if not http:
+        del parts["http_ms"]
+    batch_sizes: list[int] = []
+    residual: list[float] = []
+    for i in rec.indices(OK):
+        t = tickets.get(i)
+        if t is None or t.t_delivered == 0.0:
+            continue
+        t_send, t_end = rec.t_send[i], rec.t_end[i]
+        start = rec.t_sched[i] if open_loop else t_send
+        e2e = (t_end - start) * 1e3
+        p = t.parts_s()
+        vals: dict[str, float] = {}
+        if open_loop:
+            vals["send_lag_ms"] = (t_send - rec.t_sched[i]) * 1e3
+        if http:
+            h0, h1 = handler_times.get(i, (t_send, t_end))
+            vals["http_ms"] = ((h0 - t_send) + (t_end - h1)) * 1e3
+            vals["front_ms"] = (t.t_enqueue - h0) * 1e3
+        else:
+            vals["front_ms"] = (t.t_enqueue - t_send) * 1e3
+        vals["queue_wait_ms"] = p["queue_wait"] * 1e3
+        vals["window_wait_ms"] = p["window_wait"] * 1e3
+        vals["assembly_ms"] = p["assembly"] * 1e3
+        vals["executor_hop_ms"] = p["executor_hop"] * 1e3
+        vals["compute_ms"] = p["compute"] * 1e3
+        vals["result_dispatch_ms"] = p["result_dispatch"] * 1e3
+        lat.append(_r(e2e))
+        for k, v in vals.items():
+            parts[k].append(_r(v))
+        residual.append(e2e - sum(vals.values()))
+        batch_sizes.append(t.batch_size)
+    counts = rec.outcome_counts()
+    errors: dict[str, int] = {}
+    for i, o in enumerate(rec.outcome):
+        if rec.error[i]:
+            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
+    sent = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
+    first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) if sent else 0.0
+    oks = rec.indices(OK)
+    last = max((rec.t_end[i] for i in oks), default=first)
+    duration = max(last - first, 1e-9)
+    rep = ServeRepeat(
+        repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=batch_sizes,
+        outcomes=counts, errors=errors,
+        latency=tstats.summarize(lat) if lat else None,
+        duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,
+        mean_batch_size=counters.avg_batch_size,
+        max_batch_size=counters.max_batch_size_seen,
+        counters=_counters_record(counters))
+    if lat:
+        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
+                                       p99_ms=tstats.percentile(v, 0.99),
+                                       mean_ms=float(np.mean(v)))
+                         for k, v in parts.items() if v]
+        rep.residual_median_ms = tstats.percentile(residual, 0.5)
+        rep.residual_p99_ms = tstats.percentile(residual, 0.99)
+    if open_loop and sent:
+        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
+        rep.send_lag_ms = [_r(v) for v in lags]
+        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
+        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
+        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
+        if len(sent) > 1:
+            span = max(rec.t_send[i] for i in sent) - min(rec.t_send[i] for i in sent)
+            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
+    return rep
+
+
+def _median(vals: Sequence[float | None]) -> float | None:
+    v = [x for x in vals if x is not None]
+    return float(statistics.median(v)) if v else None
+
+
+def _config_result(window_ms: float, mb: int, shape: LoadShape,
+                   reps: list[ServeRepeat]) -> ServeConfigResult:
+    qps = [r.throughput_queries_per_s for r in reps]
+    order = sorted(range(len(reps)), key=lambda k: qps[k])
+    med_idx = order[(len(order) - 1) // 2]
+    total = [sum(r.outcomes.values()) for r in reps]
+    ok_share = statistics.median([r.outcomes.get(OK, 0) / t if t else 0.0
+                                  for r, t in zip(reps, total)])
+    cfg = ServeConfigResult(
+        window_ms=float(window_ms), max_batch_size=mb,
+        load=LoadSpec(label=shape.label, kind=shape.kind,
+                      count=shape.count if shape.count < 10**9 else 0,
+                      concurrency=shape.concurrency, rate_per_s=shape.rate_per_s,
+                      arrival=shape.arrival),
+        repeats=reps, median_repeat=med_idx,
+        throughput_queries_per_s=float(statistics.median(qps)),
+        mean_batch_size=float(statistics.median([r.mean_batch_size for r in reps])),
+        max_batch_size_seen=int(statistics.median([r.max_batch_size for r in reps])),
+        p50_ms=_median([r.latency.median_ms if r.latency else None for r in reps]),
+        p99_ms=_median([r.latency.p99_ms if r.latency else None for r in reps]),
+        ok_share=ok_share,
+        late_send_share=_median([r.late_send_share for r in reps]),
+        send_lag_p99_ms=_median([r.send_lag_p99_ms for r in reps]))
+    where = f"{shape.label} window {window_ms:g} ms max batch {mb}"
+    bad = {k: sum(r.outcomes.get(k, 0) for r in reps) for k in ("error", "rejected", "timeout")}
+    if any(bad.values()):
+        cfg.warnings.append(Finding(
+            code="requests-not-ok", where=where,
+            message="requests did not succeed: " + ", ".join(
+                f"{v} {k}" for k, v in bad.items() if v) + f" over {len(reps)} repeat(s)",
+            remedy="lower the load, raise --max-queue or --drain-timeout-s, or add --instances"))
+    if cfg.late_send_share is not None and cfg.late_send_share > 0.01:
+        cfg.warnings.append(Finding(
+            code="late-sends", where=where,
+            message=f"{cfg.late_send_share:.1%} of sends were late (p99 send lag "
+                    f"{cfg.send_lag_p99_ms:.2f} ms): the load generator could not keep the "
+                    "schedule; latencies still count from the scheduled time",
+            remedy="lower the rate, use --uvloop, or run on a less loaded machine"))
+    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / statistics.median(qps) > 0.2:
+        cfg.warnings.append(Finding(
+            code="unstable-repeats", where=where,
+            message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across repeats",
+            remedy="raise --repeats and close other programs"))
+    return cfg
+
+
+async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
+                           windows_ms: Sequence[float] = (0, 20, 50, 100),
+                           max_batch_sizes: Sequence[int] = (1, 8, 32),
+                           loads: Sequence[str | LoadShape] = ("burst:64", "closed:32",
+                                                               "open:3000"),
+                           repeats: int = 3, preferred_batch_sizes: Sequence[int] = (),
+                           instances: int = 1, max_queue_size: int = 65536,
+                           on_full: str = "reject",
+                           per_request_overhead_ms: float | None = None,
+                           http: bool = False, max_duration_s: float = 2.0,
+                           drain_timeout_s: float = 5.0, late_threshold_ms: float = 1.0,
+                           warmup_requests: int = 8, seed: int = 0,
+                           payload: Any = None, shapes: dict[str, list[int]] | None = None,
+                           label: str | None = None, model_path: str | None = None,
+                           progress: Callable[[str], None] | None = None) -> ServeRun:
+    """Async form of :func:`measure_serving` (call it inside a running event loop)."""
+    from trtcheck.backends.callable import CallableBackend
+
+    if repeats < 1:
+        raise UsageError(f"repeats must be >= 1, got {repeats}")
+    if not windows_ms or not max_batch_sizes or not loads:
+        raise UsageError("windows, max batch sizes and loads must each have a value")
+    for w in windows_ms:
+        if not w >= 0:
+            raise UsageError(f"window must be >= 0 ms, got {w!r}")
+    backend = target if isinstance(target, Backend) else CallableBackend(target)
+    shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
+               for ld in loads]
+    activated = False
+    if not backend.is_active:
+        backend.activate()
+        activated = True
+    front_srv = None
+    try:
+        fn = batch_function(backend)
+        if payload is None and not isinstance(backend, CallableBackend):
+            payload = _default_payload(backend, shapes, seed)
+        payload_for: Callable[[int], Any] = payload if callable(payload) else (lambda i: payload)
+        overhead = (per_request_overhead_ms if per_request_overhead_ms is not None
+                    else float(getattr(backend, "per_request_overhead_ms", 0.0)))
+        front = SerialFront(overhead) if overhead > 0 else None
+        loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        settings = ServeSettings(
+            windows_ms=[float(w) for w in windows_ms],
+            max_batch_sizes=[int(m) for m in max_batch_sizes],
+            loads=[s.label for s in shapes_], repeats=repeats,
+            preferred_batch_sizes=sorted(set(int(p) for p in preferred_batch_sizes)),
+            instances=instances, max_queue_size=max_queue_size, on_full=on_full,
+            per_request_overhead_ms=overhead, http=http, max_duration_s=max_duration_s,
+            drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
+            warmup_requests=warmup_requests, seed=seed,
+            event_loop="uvloop" if loop_name == "uvloop" else "asyncio",
+            payload=_describe_payload(payload_for(0)))
+        if http:
+            from trtcheck.measure.http_front import HttpFront
+
+            front_srv = HttpFront(payload_for(0))
+            front_srv.front_stage = front
+            need = max([s.count if s.kind == "burst" else s.concurrency if s.kind == "closed"
+                        else 64 for s in shapes_] + [1])
+            await front_srv.start(prewarm=need)
+            tgt: Any = _HttpTarget(front_srv, payload_for)
+        else:
+            tgt = _InProcessTarget(payload_for, front)
+        configs: list[ServeConfigResult] = []
+        total = len(shapes_) * len(windows_ms) * len(max_batch_sizes)
+        k = 0
+        for shape in shapes_:
+            for w in windows_ms:
+                for mb in max_batch_sizes:
+                    k += 1
+                    pref = tuple(p for p in preferred_batch_sizes if p <= mb)
+                    policy = BatchingPolicy(int(mb), float(w) * 1000.0, pref)
+                    reps: list[ServeRepeat] = []
+                    for r in range(repeats):
+                        b = DynamicBatcher(fn, policy, instances=instances,
+                                           max_queue_size=max_queue_size, on_full=on_full)
+                        try:
+                            tgt.reset(b)
+                            if warmup_requests > 0:
+                                warm = LoadShape("burst", warmup_requests, label="warmup")
+                                await run_load(warm, tgt.start, max_duration_s=max_duration_s,
+                                               drain_timeout_s=drain_timeout_s,
+                                               rejected_types=(QueueFull,))
+                                b.counters = BatcherCounters()
+                                tgt.reset(b)
+                            rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
+                                                 drain_timeout_s=drain_timeout_s, seed=seed + r,
+                                                 rejected_types=(QueueFull,))
+                        finally:
+                            await b.aclose(drain=False)
+                        rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
+                                           b.counters, late_threshold_ms)
+                        reps.append(rep)
+                        if progress:
+                            lat = rep.latency
+                            progress(f"[{k}/{total}] {shape.label} window {w:g} ms max batch "
+                                     f"{mb} repeat {r + 1}/{repeats}: "
+                                     f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
+                                     f"{rep.mean_batch_size:.2f}, p50 "
+                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                    configs.append(_config_result(w, int(mb), shape, reps))
+        info = backend.info
+        return ServeRun(label=label or info.name,
+                        model_path=model_path or str(getattr(backend, "model_path", "")
+                                                     or info.options.get("function", "")
+                                                     or info.name),
+                        backend=info, settings=settings, configs=configs)
+    finally:
+        if front_srv is not None:
+            await front_srv.close()
+        if activated:
+            backend.deactivate()
+
+
+def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool = False,
+                    **kwargs: Any) -> ServeRun:
+    """Measure a backend or function behind the embedded dynamic batcher.
+
+    Args:
+        target: a :class:`~trtcheck.backends.base.Backend` (activated here if it is not
+            yet, and deactivated after) or a function ``fn(batch) -> outputs``, sync or
+            ``async``. The batch is what the default assembler builds from the payloads
+            (dict of arrays stacked on axis 0, an array, or a list of payloads); outputs
+            must be a list of one result per request, an array or a dict of arrays with
+            one row per request.
+        use_uvloop: run on uvloop (``pip install trtcheck-tool[fast]``).
+        windows_ms: batching windows (Triton max queue delay), ms, each >= 0.
+        max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
+        loads: load specs (``burst:N``, ``closed:C[:COUNT]``,
+            ``open:RATE[:poisson|constant][:COUNT]``, ``trace:PATH``) or
+            :class:`~trtcheck.measure.loadgen.LoadShape` objects.
+        repeats: runs per configuration (headline = median), >= 1.
+        preferred_batch_sizes: Triton preferred sizes (those <= max batch are used).
+        instances: concurrent execution instances; max_queue_size / on_full: queue bound
+            and back-pressure mode (``"reject"`` or ``"wait"``).
+        per_request_overhead_ms: serial front-stage cost per request (default: the
+            backend's ``per_request_overhead_ms`` attribute, else 0).
+        http: put the loopback aiohttp front between load generator and batcher.
+        max_duration_s, drain_timeout_s: bounds per run (sending; finishing after it).
+        late_threshold_ms: open loop: a send later than this is counted late.
+        warmup_requests: burst of this many sent and discarded before each run.
+        seed: Poisson seed (repeat r uses ``seed + r``), also for generated inputs.
+        payload: one request's payload, or ``payload(i) -> payload``; default: a
+            generated batch-1 feed from the backend's inputs (``None`` for functions).
+        shapes: concrete input shapes for dynamic dims (as ``--shapes``).
+        label, model_path: recorded in the result.
+        progress: called with one line per run.
+
+    Returns:
+        a :class:`~trtcheck.results.serve.ServeRun` (put it in ``Results.serve``).
+
+    Raises:
+        UsageError: bad settings, or called from inside a running loop.
+        InputError / EnvironmentProblem: from the backend.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise UsageError("measure_serving() was called inside a running event loop",
+                         "use `await ameasure_serving(...)` there")
+    coro = ameasure_serving(target, **kwargs)
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            from trtcheck.errors import EnvironmentProblem
+
+            raise EnvironmentProblem("uvloop is not installed",
+                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
+        return uvloop.run(coro)
+    return asyncio.run(coro)
+
+
+def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | None = None,
+                         time_budget_s: float = 25.0) -> ServeRun:
+    """A small serving sweep for ``trtcheck report --serve`` (well under 30 s).
+
+    Measures the batch-1 time ``t1`` of ``backend`` first (median of 5 runs), then sweeps
+    windows 0, 2 and 10 ms (the seed: 2-10 ms windows rarely collect a batch in Python)
+    at max batch 8, for a burst of 64 and an open loop at ``1.5 / t1`` requests/s
+    (arrivals above the service rate: batching's best case), capped at 2,000/s, one
+    repeat each, sending for at most 1 s per run. The batch count and durations scale
+    down when ``t1`` is large so the whole sweep stays inside ``time_budget_s``.
+    """
+    was_active = backend.is_active
+    if not was_active:
+        backend.activate()
+    try:
+        fn = batch_function(backend)
+        payload = _default_payload(backend, None, 0)
+        samples = []
+        for _ in range(6):
+            t0 = _clock()
+            if is_async_callable(fn):
+                asyncio.run(fn(payload))
+            else:
+                fn(payload)
+            samples.append(_clock() - t0)
+        t1 = max(float(np.median(samples[1:])), 1e-5)
+        rate = min(2000.0, 1.5 / t1)
+        burst = int(max(8, min(64, time_budget_s / 12 / max(t1, 1e-4))))
+        dur = max(0.2, min(1.0, time_budget_s / 12))
+        loads = [f"burst:{burst}", f"open:{rate:.6g}:poisson:{max(16, int(rate * dur))}"]
+        return measure_serving(backend, windows_ms=(0, 2, 10), max_batch_sizes=(8,),
+                               loads=loads, repeats=1, max_duration_s=dur,
+                               drain_timeout_s=min(5.0, time_budget_s / 6),
+                               warmup_requests=4, progress=progress)
+    finally:
+        if not was_active:
+            backend.deactivate()

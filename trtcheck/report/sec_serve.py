@@ -1,0 +1,137 @@
+"""Report section: serving behind the embedded dynamic batcher.
+
+Per load shape, the seed experiment's table (window, mean batch, max batch, QPS, P50,
+P99; medians over repeats) plus ok share and late sends; charts of QPS and P99 against
+the window (one line per max batch size, one chart pair per load shape) and stacked
+waterfall bars (median of each part) per configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trtcheck.report.charts import ChartSink, new_figure
+from trtcheck.report.sections import Section, render_partial
+from trtcheck.results import Results
+from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
+
+_PART_LABELS = {
+    "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
+    "queue_wait_ms": "queue wait", "window_wait_ms": "window wait", "assembly_ms": "assembly",
+    "executor_hop_ms": "executor hop", "compute_ms": "compute",
+    "result_dispatch_ms": "result dispatch",
+}
+
+
+def _view(run: ServeRun) -> dict[str, Any]:
+    s = run.settings
+    loads = []
+    for load in s.loads:
+        rows = []
+        for c in run.configs:
+            if c.load.label != load:
+                continue
+            rep = c.repeats[c.median_repeat]
+            wf = {w.name: w for w in rep.waterfall}
+            rows.append({
+                "window": c.window_ms, "max_batch": c.max_batch_size,
+                "mean_batch": c.mean_batch_size, "max_seen": c.max_batch_size_seen,
+                "qps": c.throughput_queries_per_s, "p50": c.p50_ms, "p99": c.p99_ms,
+                "ok_pct": c.ok_share * 100.0,
+                "late_pct": None if c.late_send_share is None else c.late_send_share * 100.0,
+                "lag_p99": c.send_lag_p99_ms,
+                "parts": [{"name": _PART_LABELS.get(k, k), "median": wf[k].median_ms,
+                           "p99": wf[k].p99_ms} for k in WATERFALL_PARTS if k in wf],
+                "residual_median": rep.residual_median_ms,
+                "residual_p99": rep.residual_p99_ms,
+                "e2e_median": rep.latency.median_ms if rep.latency else None,
+            })
+        loads.append({"label": load, "rows": rows})
+    return {
+        "label": run.label, "model": run.model_path, "backend": run.backend,
+        "settings": (f"{s.repeats} repeat(s) per configuration (medians shown); "
+                     f"{s.instances} instance(s); queue bound {s.max_queue_size} "
+                     f"({s.on_full} when full); per-request overhead "
+                     f"{s.per_request_overhead_ms:g} ms; HTTP front "
+                     f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
+        "loads": loads,
+        "warnings": [w for c in run.configs for w in c.warnings] + list(run.warnings),
+    }
+
+
+def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
+    out = []
+    mbs = run.settings.max_batch_sizes
+    for li, load in enumerate(run.settings.loads):
+        cfgs = [c for c in run.configs if c.load.label == load]
+        fig, (ax1, ax2) = _pair()
+        for mb in mbs:
+            pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+                         for c in cfgs if c.max_batch_size == mb)
+            if not pts:
+                continue
+            ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                     label=f"max batch {mb}")
+            ax2.plot([p[0] for p in pts], [p[2] if p[2] is not None else float("nan")
+                                           for p in pts], marker="^", label=f"max batch {mb}")
+        ax1.set_xlabel("window (ms)")
+        ax1.set_ylabel("QPS (requests/s)")
+        ax1.set_title(f"QPS vs window, {load}")
+        ax2.set_xlabel("window (ms)")
+        ax2.set_ylabel("P99 latency (ms)")
+        ax2.set_title(f"P99 vs window, {load}")
+        for ax in (ax1, ax2):
+            ax.legend(fontsize="small")
+        out.append(charts.add(f"serve-window-{li}", f"QPS and P99 vs window ({load})", fig))
+    # waterfall: stacked medians per configuration
+    fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
+    labels, lefts = [], [0.0] * len(run.configs)
+    for i, c in enumerate(run.configs):
+        labels.append(f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}")
+    for k in WATERFALL_PARTS:
+        vals = []
+        for c in run.configs:
+            wf = {w.name: w.median_ms for w in c.repeats[c.median_repeat].waterfall}
+            vals.append(max(0.0, wf.get(k, 0.0)))
+        if not any(vals):
+            continue
+        ax.barh(range(len(vals)), vals, left=lefts, label=_PART_LABELS[k])
+        lefts = [a + b for a, b in zip(lefts, vals)]
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize="x-small")
+    ax.invert_yaxis()
+    ax.set_xlabel("median per request (ms)")
+    ax.set_title("Where a request's time goes (medians of each part)")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    out.append(charts.add("serve-waterfall", "Per-request waterfall (median of each part)", fig))
+    return out
+
+
+def _pair() -> tuple[Any, tuple[Any, Any]]:
+    from trtcheck.report.charts import _pyplot
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), dpi=100)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    return fig, (axes[0], axes[1])
+
+
+def build(results: Results, charts: ChartSink) -> Section | None:
+    """The serving section, or ``None`` when the results hold no serving run."""
+    run = results.serve
+    if run is None or not run.configs:
+        return None
+    return render_partial("serve", "Serving with dynamic batching", _view(run),
+                          _charts(run, charts))
+
+
+def serve_markdown(results: Results) -> str:
+    """Markdown of the serving tables alone (no charts), for ``trtcheck serve --format md``."""
+    from trtcheck.report.templating import render_template
+
+    if results.serve is None:
+        return ""
+    return render_template("sections/serve.md.j2",
+                           {"v": _view(results.serve), "charts": [], "title": "",
+                            "id": "serve"}, markdown=True)

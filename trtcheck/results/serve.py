@@ -1,0 +1,233 @@
+"""Records of a serving measurement: embedded dynamic batcher under generated load.
+
+One :class:`ServeRun` holds a sweep of configurations (window x max batch size x load
+shape); each :class:`ServeConfigResult` holds its repeats with raw per-request data, and
+headline numbers that are the **median over repeats** of each metric (the seed
+experiment's method: median of 3 repeats per configuration).
+
+Waterfall parts (per request, ms; see docs/serving.md):
+
+=================  ==========================================================================
+``send_lag_ms``    open loop: actual send - scheduled send (0 for burst/closed)
+``http_ms``        HTTP front only: client send -> server handler, + handler reply -> client
+``front_ms``       handler/send -> accepted in the batcher queue (submission, the serial
+                   per-request overhead stage when configured, back-pressure waits)
+``queue_wait_ms``  queued while every execution instance was busy
+``window_wait_ms`` an instance was free and the policy waited for the batch to fill
+``assembly_ms``    stacking/copying the requests into one batch input
+``executor_hop_ms`` thread hand-off of a sync batch function, there and back
+``compute_ms``     the batch function itself
+``result_dispatch_ms`` batch output back on the loop -> this request's future resolved
+=================  ==========================================================================
+
+``residual_ms`` = end-to-end latency - sum of the parts: time no part covers (the
+event-loop turn between a future being resolved and the waiting client running again,
+and with HTTP the handler's reply serialisation); it is reported, not hidden.
+"""
+
+from __future__ import annotations
+
+from trtcheck.results.base import Record
+from trtcheck.results.bench import BackendInfo
+from trtcheck.results.stats import Finding, LatencyStats
+
+WATERFALL_PARTS: tuple[str, ...] = (
+    "send_lag_ms", "http_ms", "front_ms", "queue_wait_ms", "window_wait_ms", "assembly_ms",
+    "executor_hop_ms", "compute_ms", "result_dispatch_ms",
+)
+"""Waterfall part names in the order a request passes through them."""
+
+
+class LoadSpec(Record):
+    """A load shape as run.
+
+    Attributes:
+        label: the spec text (``"burst:64"``, ``"closed:32"``, ``"open:3000"``, ``"trace:f.txt"``).
+        kind: ``"burst"``, ``"closed"`` or ``"open"``.
+        count: requests planned (closed loops without a count: the time bound decides).
+        concurrency: closed-loop clients (0 otherwise).
+        rate_per_s: open-loop target rate (0 otherwise).
+        arrival: ``"poisson"``, ``"constant"``, ``"trace"`` or ``""``.
+    """
+
+    label: str
+    kind: str
+    count: int
+    concurrency: int = 0
+    rate_per_s: float = 0.0
+    arrival: str = ""
+
+
+class ServeSettings(Record):
+    """Settings shared by every configuration of a sweep.
+
+    Attributes:
+        windows_ms: batching windows swept (Triton ``max_queue_delay``), ms.
+        max_batch_sizes: ``max_batch_size`` values swept.
+        loads: load specs swept.
+        repeats: runs per configuration (headline = median over them).
+        preferred_batch_sizes: Triton ``preferred_batch_size`` list (empty: none).
+        instances: concurrent execution instances.
+        max_queue_size: batcher queue bound; ``on_full``: ``"reject"`` or ``"wait"``.
+        per_request_overhead_ms: serial front-stage cost per request (0: none).
+        http: whether the loopback HTTP front was used.
+        max_duration_s: sending bound per run; drain_timeout_s: finishing bound after it.
+        late_threshold_ms: a send later than this after its schedule counts as late.
+        warmup_requests: requests sent and discarded before each configuration.
+        seed: seed of Poisson arrivals (repeat r uses seed + r).
+        event_loop: ``"asyncio"`` or ``"uvloop"``.
+        payload: what one request carried, in words (e.g. ``"x float32 [1, 3, 224, 224]"``).
+    """
+
+    windows_ms: list[float]
+    max_batch_sizes: list[int]
+    loads: list[str]
+    repeats: int
+    preferred_batch_sizes: list[int] = []
+    instances: int = 1
+    max_queue_size: int
+    on_full: str = "reject"
+    per_request_overhead_ms: float = 0.0
+    http: bool = False
+    max_duration_s: float
+    drain_timeout_s: float
+    late_threshold_ms: float = 1.0
+    warmup_requests: int = 0
+    seed: int = 0
+    event_loop: str = "asyncio"
+    payload: str = ""
+
+
+class ServeCounters(Record):
+    """Server-side batcher counters of one run (seed pitfall 2: counted by the server).
+
+    ``avg_batch_size`` = ``inference_count / execution_count`` (Triton's definition).
+    Histogram keys are batch sizes as strings (JSON object keys).
+    """
+
+    submitted: int
+    accepted: int
+    rejected: int
+    execution_count: int
+    inference_count: int
+    avg_batch_size: float
+    batch_size_histogram: dict[str, int]
+    completed: int
+    failed: int
+    cancelled_queued: int
+    cancelled_in_flight: int
+    batch_errors: int
+    decision_reasons: dict[str, int] = {}
+
+
+class WaterfallPart(Record):
+    """One part of the per-request latency waterfall (statistics over ok requests)."""
+
+    name: str
+    median_ms: float
+    p99_ms: float
+    mean_ms: float
+
+
+class ServeRepeat(Record):
+    """One run of one configuration, with its raw per-request data.
+
+    Attributes:
+        repeat: 0-based repeat number.
+        latencies_ms: end-to-end latency of every ``ok`` request, in request order
+            (open loop: from its scheduled send; otherwise from its actual send).
+        parts_ms: waterfall parts of the same requests, aligned with ``latencies_ms``
+            (names in :data:`WATERFALL_PARTS`; parts that do not apply are absent).
+        batch_sizes: size of the batch each of those requests ran in.
+        send_lag_ms: open loop: lag of every sent request (empty otherwise).
+        outcomes: ``ok``/``error``/``rejected``/``timeout``/``not_sent`` -> count.
+        errors: exception type name -> count.
+        latency: statistics of ``latencies_ms`` (``None`` when no request succeeded).
+        duration_s: first send (or schedule) -> last completion.
+        throughput_queries_per_s: ok requests / ``duration_s``.
+        mean_batch_size: server counters' ``avg_batch_size``.
+        max_batch_size: largest batch executed.
+        waterfall: median/p99/mean of each part.
+        residual_median_ms, residual_p99_ms: statistics of latency - sum of parts.
+        late_send_share: open loop: share of sends later than the late threshold.
+        send_lag_p50_ms, send_lag_p99_ms: open loop send-lag percentiles.
+        achieved_send_rate_per_s: open loop: (sent - 1) / (last send - first send).
+        counters: server-side counters.
+    """
+
+    repeat: int
+    latencies_ms: list[float]
+    parts_ms: dict[str, list[float]]
+    batch_sizes: list[int]
+    send_lag_ms: list[float] = []
+    outcomes: dict[str, int]
+    errors: dict[str, int] = {}
+    latency: LatencyStats | None
+    duration_s: float
+    throughput_queries_per_s: float
+    mean_batch_size: float
+    max_batch_size: int
+    waterfall: list[WaterfallPart] = []
+    residual_median_ms: float | None = None
+    residual_p99_ms: float | None = None
+    late_send_share: float | None = None
+    send_lag_p50_ms: float | None = None
+    send_lag_p99_ms: float | None = None
+    achieved_send_rate_per_s: float | None = None
+    counters: ServeCounters
+
+
+class ServeConfigResult(Record):
+    """One configuration (window, max batch, load) with its repeats.
+
+    Headline fields are the median over repeats of each metric separately (like the seed
+    experiment); ``median_repeat`` is the repeat whose throughput is the median, whose
+    waterfall the report shows.
+    """
+
+    window_ms: float
+    max_batch_size: int
+    load: LoadSpec
+    repeats: list[ServeRepeat]
+    median_repeat: int
+    throughput_queries_per_s: float
+    mean_batch_size: float
+    max_batch_size_seen: int
+    p50_ms: float | None
+    p99_ms: float | None
+    ok_share: float
+    late_send_share: float | None = None
+    send_lag_p99_ms: float | None = None
+    warnings: list[Finding] = []
+
+    @property
+    def key(self) -> tuple[str, float, int]:
+        """``(load label, window_ms, max_batch_size)``."""
+        return (self.load.label, self.window_ms, self.max_batch_size)
+
+
+class ServeRun(Record):
+    """A serving sweep of one backend.
+
+    Attributes:
+        label: identifies the run (e.g. ``"onnxruntime"`` or ``"synthetic"``).
+        model_path: the model file, or a description of the callable/synthetic target.
+        backend: which runtime executed the batches.
+        settings: sweep settings.
+        configs: one entry per (load, window, max batch), in sweep order.
+        warnings: run-level findings (e.g. a slow event loop, timed-out requests).
+    """
+
+    label: str
+    model_path: str
+    backend: BackendInfo
+    settings: ServeSettings
+    configs: list[ServeConfigResult]
+    warnings: list[Finding] = []
+
+    def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:
+        """The configuration with these keys, or ``None``."""
+        for c in self.configs:
+            if c.key == (load, float(window_ms), int(max_batch_size)):
+                return c
+        return None
