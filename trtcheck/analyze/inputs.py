@@ -84,3 +84,85 @@ def overheads_from_serve(serve: Any) -> dict[str, Any]:
     if out:
         out["source"] = f"measured by trtcheck serve ({len(configs)} configurations)"
     return out
+
+
+MAX_CALIBRATION_SAMPLES = 4000
+"""Samples kept per calibrated distribution (evenly thinned beyond this)."""
+
+
+def _thin(values: list[float]) -> tuple[float, ...]:
+    if len(values) <= MAX_CALIBRATION_SAMPLES:
+        return tuple(values)
+    idx = np.linspace(0, len(values) - 1, MAX_CALIBRATION_SAMPLES).astype(int)
+    return tuple(float(values[i]) for i in idx)
+
+
+def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
+                           include_send_lag: bool = False) -> dict[str, Any]:
+    """Measured distributions of the serving overheads, for the simulator.
+
+    From every open-loop configuration's median repeat of a serve run (raw per-request
+    waterfall parts, see :mod:`trtcheck.results.serve`):
+
+    * ``batch_excess_ms``: per execution, ``compute + assembly + executor_hop`` minus the
+      bench median ``T(b)`` of its batch size: what an execution costs in the serving
+      process beyond the isolated benchmark (GIL and event-loop hand-back, executor
+      hop, stacking inputs, preemption by other processes). Requests of one batch share
+      these values and are consecutive (FIFO), so each run of equal values is counted
+      once.
+    * ``request_delay_ms``: per request, ``front + result_dispatch + residual`` (the
+      submission, the future being resolved and the event-loop turn back to the caller;
+      the residual is latency minus the sum of parts).
+    * ``send_lag_ms`` (only with ``include_send_lag``): per request, how late the load
+      generator sent it; a property of the measuring client, used to replay a
+      measurement, not for advice.
+
+    Returns:
+        a dict with those tuples (``()`` when absent) and their medians
+        ``per_batch_overhead_ms`` / ``per_request_overhead_ms`` (for display), and
+        ``source``.
+    """
+    excess: list[float] = []
+    delay: list[float] = []
+    lag: list[float] = []
+    n_cfg = 0
+    for cfg in getattr(serve, "configs", []):
+        if getattr(cfg.load, "kind", "") != "open":
+            continue
+        try:
+            rep = cfg.repeats[cfg.median_repeat]
+        except (IndexError, AttributeError):
+            continue
+        parts = rep.parts_ms
+        if "compute_ms" not in parts or not rep.latencies_ms:
+            continue
+        n_cfg += 1
+        comp = parts["compute_ms"]
+        asm = parts.get("assembly_ms", [0.0] * len(comp))
+        hop = parts.get("executor_hop_ms", [0.0] * len(comp))
+        bs = rep.batch_sizes
+        prev = None
+        for i in range(len(comp)):
+            key = (bs[i], comp[i], asm[i])
+            if key != prev:
+                excess.append(comp[i] + asm[i] + hop[i] - float(curve.t_ms(bs[i])))
+                prev = key
+        names = [k for k in parts if k != "send_lag_ms" or include_send_lag]
+        for i, lat in enumerate(rep.latencies_ms):
+            covered = sum(parts[k][i] for k in parts)
+            d = lat - covered  # residual
+            d += parts.get("front_ms", [0.0] * len(comp))[i]
+            d += parts.get("result_dispatch_ms", [0.0] * len(comp))[i]
+            delay.append(d)
+        if include_send_lag and "send_lag_ms" in parts:
+            lag.extend(parts["send_lag_ms"])
+        _ = names
+    out: dict[str, Any] = {
+        "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
+        "send_lag_ms": _thin(lag),
+        "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
+    if excess:
+        out["per_batch_overhead_ms"] = float(np.median(excess))
+    if delay:
+        out["per_request_overhead_ms"] = float(np.median(delay))
+    return out

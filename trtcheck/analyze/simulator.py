@@ -62,6 +62,16 @@ class ServiceModel:
         timer_slack_us: how late window timers fire, >= 0.
         spread: ``"empirical"`` (resample the measured relative spread),
             ``"lognormal"`` (lognormal fitted to it) or ``"none"``.
+        batch_excess_ms: measured samples of extra instance time per execution beyond
+            the median T(b) in the serving process (event-loop/GIL hand-back, executor
+            hop, assembly, preemption), drawn independently per execution; empty: none.
+            When given, use ``spread="none"`` (the samples already carry the spread).
+        request_delay_ms: measured samples of per-request time outside the queue and
+            the instance (result dispatch, the event-loop turn back to the caller),
+            drawn per request and added to its latency; empty: none.
+        send_lag_ms: measured samples of how late requests entered the server after
+            their scheduled arrival (load generator send lag), drawn per request and
+            added to the arrival before it joins the queue (order preserved); empty: none.
     """
 
     curve: LatencyCurve
@@ -71,6 +81,9 @@ class ServiceModel:
     ingress_per_request_us: float = 0.0
     timer_slack_us: float = 0.0
     spread: str = "empirical"
+    batch_excess_ms: tuple[float, ...] = ()
+    request_delay_ms: tuple[float, ...] = ()
+    send_lag_ms: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("per_batch_overhead_ms", "per_item_overhead_ms",
@@ -82,10 +95,16 @@ class ServiceModel:
             raise InputError(f"unknown spread model {self.spread!r}",
                              "use empirical, lognormal or none")
 
+    @property
+    def mean_batch_excess_ms(self) -> float:
+        """Mean of :attr:`batch_excess_ms` (0 when empty)."""
+        return float(np.mean(self.batch_excess_ms)) if self.batch_excess_ms else 0.0
+
     def batch_time_ms(self, b: int) -> float:
-        """Median instance time of a batch of ``b``: ``T(b) + per-batch + b*per-item``."""
+        """Mean instance time of a batch of ``b``: ``T(b) + per-batch + b*per-item``
+        plus the mean measured excess."""
         return (float(self.curve.t_ms(b)) + self.per_batch_overhead_ms
-                + b * self.per_item_overhead_ms)
+                + b * self.per_item_overhead_ms + self.mean_batch_excess_ms)
 
     def capacity_per_instance_per_s(self, max_batch_size: int) -> tuple[float, int]:
         """``max over b <= B of 1000*b / batch_time_ms(b)`` and the ``b`` reaching it,
@@ -93,7 +112,7 @@ class ServiceModel:
         fit = fit_linear(self.curve)
         bs = np.arange(1, max_batch_size + 1)
         t = (np.asarray(self.curve.t_ms(bs, fit)) + self.per_batch_overhead_ms
-             + bs * self.per_item_overhead_ms)
+             + bs * self.per_item_overhead_ms + self.mean_batch_excess_ms)
         cap = 1000.0 * bs / t
         i = int(np.argmax(cap))
         return float(cap[i]), int(bs[i])
@@ -205,6 +224,16 @@ class _Draws:
         self.z = rng.standard_normal(n + 1)
         self.service = service
         self._cache: dict[int, np.ndarray | float | None] = {}
+        self.batch_excess = self._resample(service.batch_excess_ms, rng.random(n + 1))
+        self.request_delay = self._resample(service.request_delay_ms, rng.random(n))
+        self.send_lag = self._resample(service.send_lag_ms, rng.random(n))
+
+    @staticmethod
+    def _resample(samples: tuple[float, ...], u: np.ndarray) -> np.ndarray | None:
+        if not samples:
+            return None
+        arr = np.asarray(samples, dtype=np.float64)
+        return arr[(u * arr.size).astype(np.int64).clip(0, arr.size - 1)]
 
     def factors_for(self, b: int) -> np.ndarray | None:
         """Factor for batch number ``k`` of size ``b`` is ``factors_for(b)[k]``."""
@@ -267,19 +296,23 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
         return SimPrediction(stable=False, **base)
 
     arr = np.asarray(arrivals_s, dtype=np.float64)
+    draws = draws or _Draws(service, n, seed)
+    sent = arr
+    if draws.send_lag is not None:
+        sent = np.maximum.accumulate(arr + 1e-3 * draws.send_lag[:n])
     c_in = service.ingress_per_request_us * 1e-6
     if c_in > 0:
         idx = np.arange(n, dtype=np.float64)
-        enq_arr = np.maximum.accumulate(arr - idx * c_in) + (idx + 1) * c_in
+        enq_arr = np.maximum.accumulate(sent - idx * c_in) + (idx + 1) * c_in
     else:
-        enq_arr = arr
+        enq_arr = sent
     enq = enq_arr.tolist()
+    excess = draws.batch_excess.tolist() if draws.batch_excess is not None else None
 
     fit = fit_linear(service.curve)
     tmed = np.asarray(service.curve.t_ms(np.arange(0, big_b + 1), fit), dtype=np.float64)
     fixed_ms = (tmed + service.per_batch_overhead_ms
                 + np.arange(0, big_b + 1) * service.per_item_overhead_ms)
-    draws = draws or _Draws(service, n, seed)
     fac_by_b: list[list[float] | None] = [None] * (big_b + 1)
     has_spread = service.spread != "none"
     t_med_list = tmed.tolist()
@@ -330,6 +363,8 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
                         fac_by_b[m] = fl
                     if fl:
                         svc += t_med_list[m] * (fl[k] - 1.0)
+                if excess is not None:
+                    svc += excess[k]
                 done = now + svc * 1e-3
                 heappush(busy, done)
                 free -= 1
@@ -353,6 +388,8 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     done_r = np.repeat(done_b, sizes)
     dispatch_t = np.repeat(np.asarray(b_now, dtype=np.float64), sizes)
     lat_ms = (done_r - arr) * 1e3 + service.per_request_overhead_ms
+    if draws.request_delay is not None:
+        lat_ms = lat_ms + draws.request_delay[:n]
     first = int(n * warmup_fraction)
     keep_b = start_b >= first
     lat = lat_ms[first:]
