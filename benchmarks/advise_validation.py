@@ -60,7 +60,7 @@ SETUPS: dict[str, dict[str, Any]] = {
     "onnxruntime": {
         "bench_batches": [1, 2, 4, 8],
         "windows_ms": [0.0, 10.0, 30.0], "max_batch_sizes": [2, 8],
-        "rates": [20.0, 45.0],
+        "rates": [15.0, 30.0], "duration_s": 6.0,
         "calibration": {"window_ms": 5.0, "max_batch_size": 4, "rate": 30.0},
     },
 }
@@ -77,12 +77,13 @@ def make_backend(name: str) -> Any:
     return OnnxRuntimeBackend(str(demo_model_path()), intra_op_threads=1)
 
 
-def measure(name: str, duration_s: float, seed: int) -> dict[str, Any]:
+def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
     """Bench curve + calibration run + validation sweep for one backend."""
     from trtcheck.measure.bench import StopRule, run_bench
     from trtcheck.measure.serve import measure_serving
 
     st = SETUPS[name]
+    duration_s = max(duration_s, st.get("duration_s", 0.0))
     be = make_backend(name)
     be.activate()
     try:
@@ -99,8 +100,8 @@ def measure(name: str, duration_s: float, seed: int) -> dict[str, Any]:
         loads = [f"open:{r:g}:poisson:{int(r * duration_s)}" for r in st["rates"]]
         serve = measure_serving(be, windows_ms=st["windows_ms"],
                                 max_batch_sizes=st["max_batch_sizes"], loads=loads,
-                                repeats=1, max_duration_s=duration_s + 5, warmup_requests=8,
-                                seed=seed, label=name,
+                                repeats=repeats, max_duration_s=duration_s + 5,
+                                warmup_requests=8, seed=seed, label=name,
                                 progress=lambda s: print("  " + s, file=sys.stderr))
     finally:
         be.deactivate()
@@ -119,7 +120,13 @@ def service_for(curve: LatencyCurve, cal: dict[str, Any], spread: str) -> Servic
 
 
 def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
-                 replay: bool = False) -> list[dict[str, Any]]:
+                 mode: str = "calibration-run") -> list[dict[str, Any]]:
+    """Predict every validation configuration.
+
+    ``mode``: ``"calibration-run"`` (overheads from the separate calibration run),
+    ``"leave-one-out"`` (overheads pooled from all OTHER validation configurations) or
+    ``"replay"`` (each run's own measured overheads, not its outcomes).
+    """
     bench = BenchRun.model_validate(raw["bench"])
     serve = ServeRun.model_validate(raw["serve"])
     curve = curve_from_bench(bench)
@@ -128,23 +135,38 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
     for cfg in serve.configs:
         ld = cfg.load
         rep = cfg.repeats[cfg.median_repeat]
-        if replay:  # this configuration's own measured overheads (not its outcomes)
-            one = serve.model_copy(update={"configs": [cfg]})
-            service = service_for(curve, calibration_from_serve(one, curve,
-                                                                include_send_lag=True), spread)
-        arr = open_loop_schedule(ld.rate_per_s, ld.count, ld.arrival,
-                                 serve.settings.seed + cfg.median_repeat)
         pol = BatchingPolicy(cfg.max_batch_size, cfg.window_ms * 1000.0)
-        p = simulate(pol, serve.settings.instances, service, arr, rate_per_s=ld.rate_per_s,
-                     seed=serve.settings.seed)
-        ok = rep.outcomes.get("ok", 0) == sum(rep.outcomes.values())
+        preds = []
+        if mode == "leave-one-out":
+            others = serve.model_copy(update={"configs": [c for c in serve.configs
+                                                          if c is not cfg]})
+            service = service_for(curve, calibration_from_serve(
+                others, curve, include_send_lag=True), spread)
+        for r in cfg.repeats:  # the serve headline is the median over repeats: same here
+            if mode == "replay":  # this run's own measured overheads (not its outcomes)
+                one = serve.model_copy(update={"configs": [cfg.model_copy(update={
+                    "repeats": [r], "median_repeat": 0})]})
+                service = service_for(curve, calibration_from_serve(
+                    one, curve, include_send_lag=True), spread)
+            arr = open_loop_schedule(ld.rate_per_s, ld.count, ld.arrival,
+                                     serve.settings.seed + r.repeat)
+            preds.append(simulate(pol, serve.settings.instances, service, arr,
+                                  rate_per_s=ld.rate_per_s, seed=serve.settings.seed + r.repeat))
+        p = preds[0]
+
+        def med(attr: str) -> float | None:
+            v = [getattr(q, attr) for q in preds if getattr(q, attr) is not None]
+            return float(np.median(v)) if v else None
+
+        ok = all(q.stable for q in preds) and cfg.ok_share == 1.0
         row = {"window_ms": cfg.window_ms, "max_batch_size": cfg.max_batch_size,
                "rate_per_s": ld.rate_per_s, "requests": ld.count,
-               "stable": bool(p.stable and ok), "utilisation": p.utilisation,
+               "stable": bool(ok), "utilisation": p.utilisation,
                "measured": {"qps": cfg.throughput_queries_per_s, "batch": cfg.mean_batch_size,
                             "p50": cfg.p50_ms, "p99": cfg.p99_ms},
-               "predicted": {"qps": p.throughput_queries_per_s, "batch": p.mean_batch,
-                             "p50": p.p50_ms, "p99": p.p99_ms},
+               "predicted": {"qps": med("throughput_queries_per_s"), "batch": med("mean_batch"),
+                             "p50": med("p50_ms"), "p99": med("p99_ms")},
+               "repeats": len(cfg.repeats),
                "waterfall_ms": {w.name: round(w.median_ms, 4) for w in rep.waterfall},
                "late_send_share": rep.late_send_share}
         err = {}
@@ -205,6 +227,8 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=2.5,
                     help="seconds of open-loop traffic per configuration")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="runs per configuration; headline = median (as trtcheck serve)")
     ap.add_argument("--spread", default="empirical", choices=["empirical", "lognormal", "none"])
     ap.add_argument("--from-raw", default=None, help="re-predict from a saved raw file")
     ap.add_argument("--keep-raw", action="store_true")
@@ -219,7 +243,7 @@ def main() -> int:
         raw_all = {}
         for n in names:
             print(f"measuring {n} ...", file=sys.stderr)
-            raw_all[n] = measure(n, args.duration, args.seed)
+            raw_all[n] = measure(n, args.duration, args.seed, args.repeats)
     out: dict[str, Any] = {"goals": GOALS, "spread": args.spread, "backends": {},
                            "python": platform.python_version(), "machine": platform.machine(),
                            "cpu_count": __import__("os").cpu_count()}
@@ -230,7 +254,8 @@ def main() -> int:
         cal = ({} if args.naive else
                calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True))
         rows = predict_rows(raw, args.spread, cal)
-        replay_rows = predict_rows(raw, args.spread, cal, replay=True)
+        loo_rows = predict_rows(raw, args.spread, cal, mode="leave-one-out")
+        replay_rows = predict_rows(raw, args.spread, cal, mode="replay")
         shown = {k: v for k, v in cal.items() if isinstance(v, float)}
         for k in ("batch_excess_ms", "request_delay_ms", "send_lag_ms"):
             if cal.get(k):
@@ -238,11 +263,15 @@ def main() -> int:
         print_table(f"{n}: calibration (out of sample): "
                     + ", ".join(f"{k}={v:.4g}" for k, v in shown.items()), rows)
         print_summary(summary(rows))
+        print_table(f"{n}: leave-one-out (overheads pooled from the other configurations)",
+                    loo_rows)
+        print_summary(summary(loo_rows))
         print_table(f"{n}: replay (each configuration's own measured overheads)", replay_rows)
         print_summary(summary(replay_rows))
         out["backends"][n] = {
             "curve_ms": {b.batch_size: b.stats.median_ms for b in bench.batches},
             "calibration": shown, "rows": rows, "summary": summary(rows),
+            "leave_one_out_rows": loo_rows, "leave_one_out_summary": summary(loo_rows),
             "replay_rows": replay_rows, "replay_summary": summary(replay_rows)}
     out["elapsed_s"] = time.perf_counter() - t0
     res_dir = ROOT / "benchmarks" / "results"

@@ -92,6 +92,10 @@ class AdviseRequest:
         per_batch_overhead_ms: instance time added per execution (executor hop etc.).
         per_item_overhead_ms: instance time per request in a batch (gather/scatter).
         timer_slack_us: how late window timers fire (event-loop timer granularity).
+        batch_excess_ms: measured per-execution extra instance time samples (see
+            :class:`~trtcheck.analyze.simulator.ServiceModel`); empty: none.
+        request_delay_ms: measured per-request delay samples outside the queue
+            (added to ``per_request_overhead_ms``); empty: none.
         instances: instance counts to search (``None``: as many as needed, automatic).
         max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
         requests: simulated requests per candidate (``None``: automatic).
@@ -113,6 +117,8 @@ class AdviseRequest:
     requests: int | None = None
     seed: int = 0
     overheads_source: str = "given"
+    batch_excess_ms: tuple[float, ...] = ()
+    request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
 
 
@@ -212,13 +218,18 @@ def advise(req: AdviseRequest) -> Advice:
         sim_curve = make_curve([(b0, t0), (max(8, b0 * 8), t0)],
                                source=curve.source + " (best case: T(b) = T(1) assumed)")
     max_b = sim_curve.max_batch_measured
-    c_req = req.per_request_overhead_ms
+    c_given = req.per_request_overhead_ms
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    c_req = c_given + delay_med  # what one request costs outside the model, in all
     service = ServiceModel(
         sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
         per_item_overhead_ms=req.per_item_overhead_ms,
-        per_request_overhead_ms=0.0 if req.serial_overhead else c_req,
-        ingress_per_request_us=c_req * 1000.0 if req.serial_overhead else 0.0,
-        timer_slack_us=req.timer_slack_us)
+        per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
+        ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
+        timer_slack_us=req.timer_slack_us,
+        spread="none" if req.batch_excess_ms else "empirical",
+        batch_excess_ms=tuple(req.batch_excess_ms),
+        request_delay_ms=tuple(req.request_delay_ms))
 
     cap1, cap_b = service.capacity_per_instance_per_s(max_b)
     t1 = curve.t1_ms
@@ -227,7 +238,7 @@ def advise(req: AdviseRequest) -> Advice:
         need = math.ceil(rate / front_cap + 1e-12)
         raise InputError(
             f"{rate:g} req/s is more than one serving process with a serial "
-            f"{c_req:g} ms per-request overhead can take ({front_cap:.0f} req/s): "
+            f"{c_given:g} ms per-request overhead can take ({front_cap:.0f} req/s): "
             f"{need} processes are needed before batching matters",
             "thin the serving layer (step 1-2 of the decision order) or run more "
             "processes, then advise per process (--arrival-rate divided by processes)")
@@ -312,7 +323,7 @@ def advise(req: AdviseRequest) -> Advice:
         inputs=AdviceInputs(
             arrival_rate_per_s=rate, arrival_process=req.arrival_process,
             slo_p99_ms=req.slo_p99_ms, per_request_overhead_ms=c_req,
-            per_batch_overhead_ms=req.per_batch_overhead_ms,
+            per_batch_overhead_ms=req.per_batch_overhead_ms + service.mean_batch_excess_ms,
             per_item_overhead_ms=req.per_item_overhead_ms,
             ingress_per_request_us=service.ingress_per_request_us,
             timer_slack_us=req.timer_slack_us, instances_searched=inst_list,

@@ -37,7 +37,7 @@ def inputs_from_results(results: Any, source: str = "results.json"
     measured: dict[str, Any] = {"model_name": _safe_name(Path(run.model_path).stem)}
     serve = getattr(results, "serve", None)
     if serve is not None:
-        measured.update(overheads_from_serve(serve))
+        measured.update(overheads_from_serve(serve, curve))
     return curve, measured
 
 
@@ -46,43 +46,31 @@ def _safe_name(text: str) -> str:
     return out or "model"
 
 
-def overheads_from_serve(serve: Any) -> dict[str, Any]:
-    """Serving overheads measured by the embedded batcher (waterfall medians).
+def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
+    """Serving overheads for ``advise`` from a serve run in the same results file.
 
-    * ``per_batch_overhead_ms``: median over configurations of the median
-      ``executor_hop_ms + assembly_ms`` (instance time spent per batch beyond compute);
-    * ``per_request_overhead_ms``: median ``result_dispatch_ms`` plus the median
-      residual (time after the batch that no part covers) - a pure delay;
-    * ``serial_overhead`` and the front stage: when the run had a serial per-request
-      stage (``settings.per_request_overhead_ms > 0``) it is added to the per-request
-      overhead and marked serial.
+    Uses :func:`calibration_from_serve` (the measured distributions, without the load
+    generator's send lag) and adds, when the run had a serial per-request front stage
+    (``settings.per_request_overhead_ms > 0``), that stage as a serial overhead.
 
     Returns:
-        a dict with the keys above and ``source``; empty when nothing usable is there.
+        keys ``batch_excess_ms``, ``request_delay_ms`` (sample tuples),
+        ``per_batch_overhead_ms`` and ``per_request_overhead_ms`` (medians, for display;
+        the per-batch one clamped at 0), ``serial_overhead``/``serial_front_ms`` when a
+        front stage ran, and ``source``; empty when the run has no open-loop data.
     """
-    hop, req, configs = [], [], getattr(serve, "configs", [])
-    for cfg in configs:
-        try:
-            rep = cfg.repeats[cfg.median_repeat]
-        except (IndexError, AttributeError):
-            continue
-        parts = {w.name: w.median_ms for w in getattr(rep, "waterfall", [])}
-        if "executor_hop_ms" in parts or "assembly_ms" in parts:
-            hop.append(parts.get("executor_hop_ms", 0.0) + parts.get("assembly_ms", 0.0))
-        if "result_dispatch_ms" in parts:
-            req.append(parts["result_dispatch_ms"] + (rep.residual_median_ms or 0.0))
-    out: dict[str, Any] = {}
-    if hop:
-        out["per_batch_overhead_ms"] = float(np.median(hop))
+    cal = calibration_from_serve(serve, curve)
+    if not cal["batch_excess_ms"]:
+        return {}
+    out: dict[str, Any] = {
+        "batch_excess_ms": cal["batch_excess_ms"], "request_delay_ms": cal["request_delay_ms"],
+        "per_batch_overhead_ms": max(0.0, cal.get("per_batch_overhead_ms", 0.0)),
+        "per_request_overhead_ms": cal.get("per_request_overhead_ms", 0.0),
+        "source": cal["source"]}
     front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
-    per_req = float(np.median(req)) if req else 0.0
     if front > 0:
         out["serial_overhead"] = True
-        out["per_request_overhead_ms"] = front + per_req
-    elif req:
-        out["per_request_overhead_ms"] = per_req
-    if out:
-        out["source"] = f"measured by trtcheck serve ({len(configs)} configurations)"
+        out["serial_front_ms"] = front
     return out
 
 
@@ -112,7 +100,8 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
       once.
     * ``request_delay_ms``: per request, ``front + result_dispatch + residual`` (the
       submission, the future being resolved and the event-loop turn back to the caller;
-      the residual is latency minus the sum of parts).
+      the residual is latency minus the sum of parts). ``front`` is left out when the
+      run had a serial front stage (its queueing is simulated as that stage).
     * ``send_lag_ms`` (only with ``include_send_lag``): per request, how late the load
       generator sent it; a property of the measuring client, used to replay a
       measurement, not for advice.
@@ -126,6 +115,9 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     delay: list[float] = []
     lag: list[float] = []
     n_cfg = 0
+    # with a serial front stage, front_ms is queueing in that stage (simulated apart)
+    serial_front = float(getattr(getattr(serve, "settings", None),
+                                 "per_request_overhead_ms", 0.0) or 0.0) > 0
     for cfg in getattr(serve, "configs", []):
         if getattr(cfg.load, "kind", "") != "open":
             continue
@@ -151,7 +143,8 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
         for i, lat in enumerate(rep.latencies_ms):
             covered = sum(parts[k][i] for k in parts)
             d = lat - covered  # residual
-            d += parts.get("front_ms", [0.0] * len(comp))[i]
+            if not serial_front:
+                d += parts.get("front_ms", [0.0] * len(comp))[i]
             d += parts.get("result_dispatch_ms", [0.0] * len(comp))[i]
             delay.append(d)
         if include_send_lag and "send_lag_ms" in parts:
