@@ -232,6 +232,7 @@ def main() -> int:
     ap.add_argument("--spread", default="empirical", choices=["empirical", "lognormal", "none"])
     ap.add_argument("--from-raw", default=None, help="re-predict from a saved raw file")
     ap.add_argument("--keep-raw", action="store_true")
+    ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--naive", action="store_true",
                     help="predict without the calibrated overheads (for comparison)")
     args = ap.parse_args()
@@ -276,10 +277,12 @@ def main() -> int:
     out["elapsed_s"] = time.perf_counter() - t0
     res_dir = ROOT / "benchmarks" / "results"
     res_dir.mkdir(parents=True, exist_ok=True)
-    (res_dir / "advise_validation.json").write_text(json.dumps(out, indent=2) + "\n")
+    stem = "advise_validation" + (f"-{args.tag}" if args.tag else "")
+    out["load_average"] = __import__("os").getloadavg()
+    (res_dir / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
     if args.keep_raw and not args.from_raw:
-        (res_dir / "advise_validation_raw.json").write_text(json.dumps(raw_all) + "\n")
-    print(f"\nwrote {res_dir / 'advise_validation.json'} ({out['elapsed_s']:.0f} s)")
+        (res_dir / f"{stem}_raw.json").write_text(json.dumps(raw_all) + "\n")
+    print(f"\nwrote {res_dir / (stem + '.json')} ({out['elapsed_s']:.0f} s)")
     return 0
 
 

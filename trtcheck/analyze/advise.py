@@ -74,6 +74,10 @@ DEFAULT_MAX_UTILISATION = 0.9
 TIE_REL = 0.02
 TIE_ABS_MS = 0.01
 MAX_AUTO_INSTANCES = 1024
+SWEEP_TIME_BUDGET_S = 1.0
+"""Instance counts are searched in increasing order until one has a feasible candidate;
+the search stops (and says so) once it has spent this long without finding one, so
+``advise`` answers in about a second even when the objective cannot be met."""
 
 
 @dataclass
@@ -270,7 +274,13 @@ def advise(req: AdviseRequest) -> Advice:
     preds: list[SimPrediction] = []
     chosen: SimPrediction | None = None
     feasible_at: list[SimPrediction] = []
+    searched: list[int] = []
     for n in inst_list:
+        if time.perf_counter() - t_start > SWEEP_TIME_BUDGET_S and searched:
+            req.notes.append(f"search stopped after {SWEEP_TIME_BUDGET_S:g} s at "
+                             f"{searched[-1]} instances")
+            break
+        searched.append(n)
         cands = [c for c in default_grid(max_b, [n])
                  if (service.capacity_per_instance_per_s(c.max_batch_size)[0] * n) > rate]
         if not cands:
@@ -297,8 +307,9 @@ def advise(req: AdviseRequest) -> Advice:
             if req.slo_p99_ms is not None:
                 raise InputError(
                     f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms at "
-                    f"{rate:g} req/s; the best reached is P99 {_fmt_ms(best.p99_ms)} with "
-                    f"{_cfg(best)}",
+                    f"{rate:g} req/s (instances searched: "
+                    f"{', '.join(map(str, searched))}); the best reached is P99 "
+                    f"{_fmt_ms(best.p99_ms)} with {_cfg(best)}",
                     "loosen --slo-p99-ms, allow more instances (--instances), or make "
                     "the model faster")
             raise InputError(f"no searched configuration keeps utilisation under "
