@@ -78,8 +78,10 @@ def advice_text(adv: Advice) -> str:
         lines.append(f"  single-request windows e^(-lambda W) = "
                      f"{f.single_request_batch_share_at_window:.3g}")
     if f.natural_batch_no_wait is not None:
+        nb = f.natural_batch_no_wait
         lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
-                     f"{f.natural_batch_no_wait:.3g}")
+                     f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
+                                    if nb < 1 else ""))
     lines.append(f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
                  f"batch {f.capacity_batch_size}; instances needed >= "
                  f"{f.instances_needed_min} (at the utilisation target)")

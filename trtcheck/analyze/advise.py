@@ -159,7 +159,9 @@ def _pred_text(p: SimPrediction) -> str:
 
 def _validate(req: AdviseRequest, fit: LinearFit) -> None:
     if req.slo_p99_ms is not None:
-        floor = req.curve.t1_ms + req.per_request_overhead_ms + req.per_batch_overhead_ms
+        delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+        floor = (req.curve.t1_ms + req.per_request_overhead_ms + req.per_batch_overhead_ms
+                 + delay)
         if not (math.isfinite(req.slo_p99_ms) and req.slo_p99_ms > 0):
             raise InputError(f"--slo-p99-ms must be a positive number of ms, got "
                              f"{req.slo_p99_ms!r}")
@@ -495,7 +497,6 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
         "P99 at the fewest instances?", value=chosen.p99_ms, threshold=req.slo_p99_ms,
         answer=kind, conclusion=f"{_cfg(chosen)}: {_pred_text(chosen)}{rtxt}"))
     # step 5: scale out
-    need1 = rate / (cap1 * req.max_utilisation)
     yes = chosen.instances > 1
     nodes.append(DecisionNode(
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
@@ -508,7 +509,6 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
                     f"headroom{' and the objective' if req.slo_p99_ms else ''}"
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
                     f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)")))
-    _ = need1
     return nodes
 
 

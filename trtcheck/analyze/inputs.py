@@ -100,8 +100,9 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
       once.
     * ``request_delay_ms``: per request, ``front + result_dispatch + residual`` (the
       submission, the future being resolved and the event-loop turn back to the caller;
-      the residual is latency minus the sum of parts). ``front`` is left out when the
-      run had a serial front stage (its queueing is simulated as that stage).
+      the residual is latency minus the sum of parts), plus ``http`` when the run had
+      the HTTP front. ``front`` is left out when the run had a serial front stage (its
+      queueing is simulated as that stage).
     * ``send_lag_ms`` (only with ``include_send_lag``): per request, how late the load
       generator sent it; a property of the measuring client, used to replay a
       measurement, not for advice.
@@ -139,17 +140,16 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
             if key != prev:
                 excess.append(comp[i] + asm[i] + hop[i] - float(curve.t_ms(bs[i])))
                 prev = key
-        names = [k for k in parts if k != "send_lag_ms" or include_send_lag]
         for i, lat in enumerate(rep.latencies_ms):
             covered = sum(parts[k][i] for k in parts)
             d = lat - covered  # residual
             if not serial_front:
                 d += parts.get("front_ms", [0.0] * len(comp))[i]
             d += parts.get("result_dispatch_ms", [0.0] * len(comp))[i]
+            d += parts.get("http_ms", [0.0] * len(comp))[i]
             delay.append(d)
         if include_send_lag and "send_lag_ms" in parts:
             lag.extend(parts["send_lag_ms"])
-        _ = names
     out: dict[str, Any] = {
         "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
         "send_lag_ms": _thin(lag),

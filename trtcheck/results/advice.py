@@ -19,7 +19,9 @@ class SimPrediction(Record):
             fields are ``None``: a queue that grows without bound has no percentiles).
         utilisation: offered load / capacity of the instances at ``max_batch_size``
             (``rho``; >= 1 is unstable).
-        throughput_queries_per_s: requests completed per second.
+        throughput_queries_per_s: requests completed per second: completed / (last
+            completion - first arrival), the definition ``trtcheck serve`` measures
+            (the drain at the end counts, so a short run reads slightly below the rate).
         mean_ms, p50_ms, p95_ms, p99_ms: request latency from arrival to response,
             including the per-request overhead.
         mean_batch: mean requests per execution (server side: requests / executions).
