@@ -79,3 +79,65 @@ def assert_one_line_error(res: CliResult, code: int = 2, *needles: str) -> str:
     for n in needles:
         assert n in err_lines[0], (n, err_lines[0])
     return err_lines[0]
+
+
+# --- TensorRT engines (issue 5): real trtexec exports and TensorRT-RTX plans -------------
+
+def _shared_exports() -> Path:
+    """``<repo>/../shared/data/trtexec-exports``; ``TRTCHECK_SHARED_DIR`` overrides the
+    ``shared`` folder (for a git worktree that does not sit beside it)."""
+    shared = Path(os.environ.get("TRTCHECK_SHARED_DIR") or REPO.parent / "shared")
+    return shared / "data" / "trtexec-exports"
+
+
+@pytest.fixture(scope="session")
+def trtexec_exports() -> Path:
+    """The real trtexec exports (``../shared/data/trtexec-exports``); FAILS if absent."""
+    path = _shared_exports()
+    if not (path / "resnet18-a100-fp16").is_dir():
+        pytest.fail(f"real trtexec exports not found at {path}: clone the shared data "
+                    "folder beside the repository (<repo>/../shared/data/trtexec-exports) "
+                    "or set TRTCHECK_SHARED_DIR to the shared folder")
+    return path
+
+
+@pytest.fixture(scope="session")
+def trt_rtx():
+    """The ``tensorrt_rtx`` module; FAILS (never skips) when it is not installed."""
+    try:
+        import tensorrt_rtx
+    except ImportError as exc:
+        pytest.fail(f"tensorrt_rtx is not importable ({exc}): install the rtx extra "
+                    "(pip install -e '.[rtx,test]') to run the TensorRT-RTX build tests")
+    return tensorrt_rtx
+
+
+@pytest.fixture(scope="session")
+def rtx_conv_plan(trt_rtx, tmp_path_factory) -> Path:
+    """A plan built here with TensorRT-RTX from a hand-built Conv+ReLU network (dynamic
+    batch 1..8), ProfilingVerbosity.DETAILED."""
+    import numpy as np
+
+    trt = trt_rtx
+    logger = trt.Logger(trt.Logger.ERROR)
+    builder = trt.Builder(logger)
+    net = builder.create_network(0)
+    x = net.add_input("x", trt.float32, (-1, 3, 32, 32))
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    b = np.zeros(8, np.float32)
+    conv = net.add_convolution_nd(x, 8, (3, 3), trt.Weights(w), trt.Weights(b))
+    conv.name = "conv"
+    relu = net.add_activation(conv.get_output(0), trt.ActivationType.RELU)
+    relu.get_output(0).name = "y"
+    net.mark_output(relu.get_output(0))
+    cfg = builder.create_builder_config()
+    cfg.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
+    prof = builder.create_optimization_profile()
+    prof.set_shape("x", (1, 3, 32, 32), (4, 3, 32, 32), (8, 3, 32, 32))
+    cfg.add_optimization_profile(prof)
+    data = builder.build_serialized_network(net, cfg)
+    assert data is not None, "TensorRT-RTX failed to build the Conv network"
+    path = tmp_path_factory.mktemp("rtx") / "conv.plan"
+    path.write_bytes(memoryview(data).tobytes())
+    return path

@@ -75,3 +75,19 @@ def test_report_section_compares_predicted_and_measured(served):
 
     for row in predict_serve_configs(served, served.advice):
         assert row["pred_qps"] == pytest.approx(row["meas_qps"], rel=0.1)
+
+
+def test_advise_measures_a_model_on_the_spot(cli, demo_model):
+    """``advise MODEL``: a short bench of the real demo ResNet-18, then the advice."""
+    import json
+
+    res = cli("advise", str(demo_model), "--batch", "1,2", "--arrival-rate", "5",
+              "--format", "json")
+    assert res.returncode == 0, res.stderr
+    adv = json.loads(res.stdout)
+    assert adv["curve"]["source"].startswith("bench run")
+    assert sorted(int(b) for b in adv["curve"]["points_ms"]) == [1, 2]
+    t1, t2 = (adv["curve"]["points_ms"][k] for k in ("1", "2"))
+    assert 0 < t1 <= t2 * 1.03
+    assert 'name: "resnet18-demo-v1"' in adv["export"]["triton_config_pbtxt"]
+    assert "measuring T(b)" in res.stderr

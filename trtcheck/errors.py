@@ -25,9 +25,12 @@ EXIT_ENVIRONMENT = 3
 EXIT_INTERNAL = 4
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 gate or check failed; 2 bad usage or bad input; "
-    "3 environment (TensorRT missing, no GPU, engine incompatible with this "
-    "runtime/GPU); 4 internal error (please report it)."
+    "\b\nExit codes:\n"
+    "  0  ok\n"
+    "  1  gate or check failed\n"
+    "  2  bad usage or bad input\n"
+    "  3  environment: TensorRT missing, no GPU, engine incompatible with this runtime/GPU\n"
+    "  4  internal error (please report it)"
 )
 
 

@@ -19,12 +19,31 @@ from trtcheck.errors import InputError
 #: backend name -> "module:factory" (factory(model_path, **options) -> Backend)
 BACKENDS: dict[str, str] = {
     "onnxruntime": "trtcheck.backends.onnxruntime:OnnxRuntimeBackend",
+    "tensorrt": "trtcheck.backends.tensorrt:tensorrt_backend",
+    "tensorrt_rtx": "trtcheck.backends.tensorrt:tensorrt_rtx_backend",
 }
 
 #: file suffix -> default backend name
 DEFAULT_BY_SUFFIX: dict[str, str] = {
     ".onnx": "onnxruntime",
+    ".plan": "tensorrt",
+    ".engine": "tensorrt",
+    ".trt": "tensorrt",
 }
+
+#: first four bytes -> default backend name (plans with any suffix)
+DEFAULT_BY_MAGIC: dict[bytes, str] = {
+    b"ftrt": "tensorrt",
+    b"vtrt": "tensorrt_rtx",
+}
+
+
+def _by_magic(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            return DEFAULT_BY_MAGIC.get(fh.read(4))
+    except OSError:
+        return None
 
 
 def _factory(name: str) -> Callable[..., Backend]:
@@ -41,7 +60,7 @@ def open_backend(model_path: str | os.PathLike[str], backend_name: str | None = 
         InputError: unknown backend name, or no backend for this kind of file.
     """
     path = Path(model_path)
-    name = backend_name or DEFAULT_BY_SUFFIX.get(path.suffix.lower())
+    name = backend_name or _by_magic(path) or DEFAULT_BY_SUFFIX.get(path.suffix.lower())
     if name is None:
         raise InputError(f"no backend runs {path.name!r} files of this kind",
                          f"pass --backend, one of: {', '.join(sorted(BACKENDS))}")

@@ -25,6 +25,9 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect_cmd",
     "bench": "bench_cmd",
     "report": "report_cmd",
+    "preflight": "preflight_cmd",
+    "build": "build_cmd",
+    "precision": "precision_cmd",
     "serve": "serve_cmd",
     "advise": "advise_cmd",
 }

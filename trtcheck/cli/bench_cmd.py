@@ -9,7 +9,8 @@ import click
 from trtcheck.cli.common import (
     OutputFormat,
     check_model_file,
-    echo_json,
+    check_output_file,
+    emit_results,
     format_option,
     log,
     measurement_options,
@@ -59,34 +60,18 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     are reached; report median, p90/p95/p99, spread, throughput in queries/s (executions)
     and samples/s, scaling vs batch 1, and stability warnings with a remedy.
     """
-    import os
 
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.errors import InputError
     from trtcheck.measure.runner import bench_model, new_results
-    from trtcheck.results import save_results
 
     check_model_file(model)
     opts = run_options_from_cli(**measure)
-    if output and os.path.exists(output) and not overwrite:
-        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
-    if output:
-        parent = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            raise InputError(f"cannot write {output}: folder missing or not writable",
-                             "choose a writable -o path")
+    check_output_file(output, overwrite)
     log(f"benchmarking {model} ...")
     run = bench_model(model, opts)
     results = new_results()
     results.bench.append(run)
-    if output:
-        save_results(results, output)
-        log(f"results saved to {output}")
-    if output_format == OutputFormat.JSON.value:
-        echo_json(results)
-    elif output_format == OutputFormat.MD.value:
-        from trtcheck.report.sec_bench import bench_markdown
+    from trtcheck.report.sec_bench import bench_markdown
 
-        click.echo(bench_markdown(results))
-    else:
-        click.echo(bench_table_text(run))
+    emit_results(results, output, output_format, lambda: bench_table_text(run),
+                 lambda: bench_markdown(results))

@@ -88,6 +88,10 @@ def check_model_file(path: str) -> None:
                          "pass the .onnx (or .plan) file inside it")
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied", None)
+    if path.lower().endswith(".onnx"):
+        from trtcheck.load.onnx_model import load_onnx
+
+        load_onnx(path, load_external_data=False)  # one clear line for a broken file
 
 
 def measurement_options(f: F) -> F:
@@ -103,7 +107,13 @@ def measurement_options(f: F) -> F:
         click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
                      help="A scalar value for an input (integer/scalar inputs), repeatable."),
         click.option("--backend", "backend_name", default=None,
-                     help="Runtime: onnxruntime (default for .onnx)."),
+                     type=click.Choice(["onnxruntime", "tensorrt", "tensorrt_rtx"]),
+                     help="Runtime [default: onnxruntime for .onnx, tensorrt or tensorrt_rtx "
+                          "for plans by their header]."),
+        click.option("--cuda-graph", "cuda_graph", is_flag=True,
+                     help="TensorRT: replay executions from a captured CUDA graph."),
+        click.option("--profile-index", "profile_index", type=click.IntRange(min=0),
+                     default=None, help="TensorRT: optimization profile to run [default: 0]."),
         click.option("--providers", default=None, metavar="LIST",
                      help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -124,3 +134,46 @@ def measurement_options(f: F) -> F:
     for opt in reversed(opts):
         f = opt(f)
     return f
+
+
+def emit_results(results: Any, output: str | None, output_format: str,
+                 text: Callable[[], str], markdown: Callable[[], str]) -> None:
+    """Save ``results`` to ``output`` (when given) and print it in ``output_format``.
+
+    ``text``/``markdown`` render lazily, so only the chosen format is built. JSON goes to
+    stdout untouched by progress lines (those go to stderr via :func:`log`).
+    """
+    if output:
+        from trtcheck.results import save_results
+
+        save_results(results, output)
+        log(f"results saved to {output}")
+    if output_format == OutputFormat.JSON.value:
+        echo_json(results)
+    elif output_format == OutputFormat.MD.value:
+        click.echo(markdown())
+    else:
+        click.echo(text())
+
+
+def check_output_file(output: str | None, overwrite: bool) -> None:
+    """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder.
+
+    Raises:
+        InputError: the file exists without ``overwrite``, is a directory, or its folder
+            is missing or not writable.
+    """
+    import os
+
+    from trtcheck.errors import InputError
+
+    if not output:
+        return
+    if os.path.isdir(output):
+        raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
+    if os.path.exists(output) and not overwrite:
+        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise InputError(f"cannot write {output}: folder missing or not writable",
+                         "choose a writable -o path")

@@ -12,6 +12,7 @@ def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz:
                          providers: str | None, threads: int | None, warmup_s: float | None,
                          min_duration_s: float | None, min_samples: int | None,
                          max_duration_s: float | None, seed: int,
+                         cuda_graph: bool = False, profile_index: int | None = None,
                          base_rule: Any = None) -> Any:
     """Parse and validate the shared options (raises InputError / click.BadParameter)."""
     from trtcheck.load.inputs import load_npz, parse_input_values
@@ -30,4 +31,6 @@ def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz:
                                base_rule),
         seed=seed,
         progress=progress_enabled(),
+        cuda_graph=cuda_graph,
+        profile_index=profile_index,
     )

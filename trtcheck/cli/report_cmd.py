@@ -6,7 +6,12 @@ from typing import Any
 
 import click
 
-from trtcheck.cli.common import check_model_file, log, measurement_options, model_path_argument
+from trtcheck.cli.common import (
+    check_model_file,
+    log,
+    measurement_options,
+    model_path_argument,
+)
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
@@ -24,9 +29,12 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
               help="Output directory for report.html, report.md, charts/ and results.json.")
 @click.option("--overwrite", is_flag=True, help="Replace a report already in the output directory.")
 @click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
+@click.option("--precision", "precisions", default=None, metavar="LIST",
+              help="Also compare reduced-precision variants of an ONNX model against FP32, "
+                   "e.g. fp16 (see `trtcheck precision`).")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
-        no_bench: bool, **measure: Any) -> None:
+        no_bench: bool, precisions: str | None, **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
 
     Runs inspection and a batch-size sweep, then renders report.html (self-contained,
@@ -34,6 +42,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     from the results model alone: `trtcheck report --from results.json -o DIR`
     reproduces the report without running anything.
     """
+    import os
+
     from trtcheck.errors import UsageError
     from trtcheck.report import check_output_dir, render_report
 
@@ -55,7 +65,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                          min_samples=30, max_duration_s=10.0) if demo else None
     opts = run_options_from_cli(**measure, base_rule=base_rule)
-    check_output_dir(output, overwrite)  # fail before measuring anything
     if demo:
         from trtcheck.load.demo import demo_model_path
 
@@ -64,31 +73,69 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if opts.batch_sizes is None:
             opts.batch_sizes = list(DEMO_BATCHES)
     assert model is not None
-    check_model_file(model)
-    results = _measure(model, opts, no_bench)
-    written = render_report(results, output, overwrite=overwrite)
+    from trtcheck.inspection.engine import is_engine_input
+
+    engine_input = os.path.exists(model) and is_engine_input(model)
+    if not engine_input:
+        check_model_file(model)
+    created = not os.path.exists(output)
+    check_output_dir(output, overwrite)  # fail before measuring anything
+    try:
+        results = _measure(model, opts, no_bench, engine_input)
+        if precisions:
+            results.precision = _precision(model, opts, precisions, engine_input)
+        written = render_report(results, output, overwrite=overwrite)
+    except BaseException:
+        if created and os.path.isdir(output) and not os.listdir(output):
+            os.rmdir(output)  # leave nothing behind that we made
+        raise
     _announce(written)
 
 
-def _measure(model: str, opts: Any, no_bench: bool) -> Any:
+def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) -> Any:
     from trtcheck.measure.runner import bench_model, new_results
 
     results = new_results()
-    if model.lower().endswith(".onnx"):
-        from trtcheck.inspection.onnx_inspect import inspect_onnx
-        from trtcheck.load.onnx_model import load_onnx
+    if engine_input:
+        from trtcheck.backends.tensorrt import inspect_plan_on_gpu
+        from trtcheck.inspection.engine import inspect_engine_path
 
-        load_onnx(model, load_external_data=False)  # one clear line for a bad file
+        log(f"inspecting engine {model} ...")
+        runtime = opts.backend_name if opts.backend_name in ("tensorrt", "tensorrt_rtx") else None
+        results.engine = inspect_engine_path(model, runtime=runtime,
+                                             load_engine=inspect_plan_on_gpu)
+        if results.engine.source != "plan":
+            log("trtexec exports hold their own timings; nothing to benchmark")
+            return results
+    elif model.lower().endswith(".onnx"):
+        from trtcheck.inspection.onnx_inspect import inspect_onnx
+
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
         results.inspection = inspect_onnx(model, shapes=first_shapes or None)
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
     if not no_bench:
+        if engine_input:
+            log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "
+                "header/inspection-only report)")
         log(f"benchmarking {model} at batch sizes "
             f"{','.join(map(str, opts.batch_sizes or [])) or 'as given'} ...")
         results.bench.append(bench_model(model, opts))
     return results
+
+
+def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:
+    from trtcheck.errors import UsageError
+    from trtcheck.measure.precision import precision_section_for_report
+
+    if engine_input or not model.lower().endswith(".onnx"):
+        raise UsageError("--precision compares variants of an ONNX model",
+                         "use `trtcheck precision MODEL.onnx --candidate fp16=engine.plan` "
+                         "for engines")
+    precs = tuple(p.strip().lower() for p in precisions.split(",") if p.strip())
+    log(f"comparing precisions {', '.join(precs)} against fp32 ...")
+    return precision_section_for_report(model, opts, precs, log=log)
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:

@@ -27,6 +27,8 @@ class RunOptions:
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = 0
     progress: bool = False
+    cuda_graph: bool = False
+    profile_index: int | None = None
 
 
 def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
@@ -49,6 +51,33 @@ def new_results(argv: list[str] | None = None) -> Results:
                    created_utc=utc_now_iso(), environment=collect_environment())
 
 
+def backend_kwargs(model_path: str, opts: RunOptions) -> dict[str, Any]:
+    """Backend constructor options from ``opts``; options that do not apply to the
+    chosen runtime are an :class:`~trtcheck.errors.InputError`, not silently dropped."""
+    from trtcheck.errors import InputError
+
+    onnx = (opts.backend_name or ("onnxruntime" if str(model_path).lower().endswith(".onnx")
+                                  else "tensorrt")) == "onnxruntime"
+    kwargs: dict[str, Any] = {}
+    if opts.providers or opts.threads:
+        if not onnx:
+            raise InputError("--providers/--threads apply to ONNX Runtime only",
+                             "drop them for TensorRT plans")
+        if opts.providers:
+            kwargs["providers"] = opts.providers
+        if opts.threads:
+            kwargs["intra_op_threads"] = opts.threads
+    if opts.cuda_graph or opts.profile_index is not None:
+        if onnx:
+            raise InputError("--cuda-graph/--profile-index apply to TensorRT plans only",
+                             "drop them for ONNX models, or pass a .plan")
+        if opts.cuda_graph:
+            kwargs["use_cuda_graph"] = True
+        if opts.profile_index is not None:
+            kwargs["profile_index"] = opts.profile_index
+    return kwargs
+
+
 def bench_model(model_path: str, opts: RunOptions) -> BenchRun:
     """Open the backend for ``model_path``, run the batch sweep, close the backend.
 
@@ -57,12 +86,7 @@ def bench_model(model_path: str, opts: RunOptions) -> BenchRun:
     """
     from trtcheck.backends.registry import open_backend
 
-    kwargs: dict[str, Any] = {}
-    if opts.providers:
-        kwargs["providers"] = opts.providers
-    if opts.threads:
-        kwargs["intra_op_threads"] = opts.threads
-    backend = open_backend(model_path, opts.backend_name, **kwargs)
+    backend = open_backend(model_path, opts.backend_name, **backend_kwargs(model_path, opts))
     with backend:
         return run_bench(backend, model_path, opts.batch_sizes, shapes=opts.shapes,
                          rule=opts.rule, seed=opts.seed, arrays=opts.arrays,

@@ -72,6 +72,9 @@ def _title(results: Results) -> str:
         return f"trtcheck report: {Path(results.inspection.path).name}"
     if results.bench:
         return f"trtcheck report: {Path(results.bench[0].model_path).name}"
+    engine = getattr(results, "engine", None)
+    if engine is not None:
+        return f"trtcheck report: {Path(engine.path).name}"
     return "trtcheck report"
 
 

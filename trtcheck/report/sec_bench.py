@@ -33,7 +33,13 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
             if cs is not None:
                 comp_rows.append({"batch": b.batch_size, "part": key, "median": cs.median_ms,
                                   "p99": cs.p99_ms, "n": cs.count})
+    from trtcheck.analyze.engine_timing import enqueue_bound_finding
+
     findings = [w for b in run.batches for w in b.warnings]
+    for b in run.batches:  # judged at report time from the recorded components
+        extra = enqueue_bound_finding(b)
+        if extra is not None and all(w.code != extra.code for w in b.warnings):
+            findings.append(extra)
     st = run.settings
     return {
         "label": run.label,
@@ -53,6 +59,18 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
     }
 
 
+def _batch_axis(ax: Any, results: Results) -> None:
+    """Log2 x axis labelled with the measured batch sizes as plain numbers."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    sizes = sorted({b.batch_size for r in results.bench for b in r.batches})
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(s) for s in sizes])
+    ax.set_xlabel("batch size")
+
+
 def _charts(results: Results, charts: ChartSink) -> list[Any]:
     out = []
     fig, ax = new_figure()
@@ -66,8 +84,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
                 label=f"{run.label} p90")
         ax.plot(bs, [b.stats.p99_ms for b in run.batches], marker="^", linestyle=":",
                 label=f"{run.label} p99")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size")
+    _batch_axis(ax, results)
     ax.set_ylabel("latency per execution (ms)")
     ax.set_title("Latency percentiles vs batch size (band: p25-p75)")
     ax.legend(fontsize="small")
@@ -82,8 +99,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
         if base is not None:
             ax.plot(bs, [base.throughput_samples_per_s * b for b in bs], linestyle=":",
                     color="gray", label=f"{run.label} linear scaling from batch 1")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size")
+    _batch_axis(ax, results)
     ax.set_ylabel("throughput (samples/s)")
     ax.set_title("Throughput vs batch size")
     ax.legend(fontsize="small")

@@ -35,6 +35,9 @@ def build(results: Results, charts: ChartSink) -> Section | None:
         findings += [f for f in results.inspection.lints if f.severity != "info"]
     for run in results.bench:
         findings += [w for b in run.batches for w in b.warnings if w.severity != "info"]
+    engine = getattr(results, "engine", None)
+    if engine is not None:
+        findings += [f for f in engine.lints if f.severity != "info"]
     view = {
         "env": env,
         "gpus": ", ".join(f"{g.name} (driver {g.driver_version or '?'})" for g in env.gpus)

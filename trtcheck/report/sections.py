@@ -27,6 +27,8 @@ SECTION_MODULES: list[str] = [
     "sec_summary",
     "sec_inspection",
     "sec_bench",
+    "sec_engine",
+    "sec_precision",
     "sec_serve",
     "sec_advice",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import TrtcheckError
+from trtcheck.units import human_bytes
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#])")
 
@@ -58,17 +59,6 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _bytes(value: int | None) -> str:
-    if value is None:
-        return "-"
-    v = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
-        v /= 1024
-    return str(value)  # pragma: no cover
-
-
 @functools.lru_cache(maxsize=2)
 def environment(markdown: bool) -> Any:
     """The Jinja2 environment (autoescape on for HTML, the ``md`` filter for Markdown)."""
@@ -84,7 +74,7 @@ def environment(markdown: bool) -> Any:
     )
     env.filters["md"] = md_escape
     env.filters["num"] = _fmt
-    env.filters["bytes"] = _bytes
+    env.filters["bytes"] = human_bytes
     return env
 
 

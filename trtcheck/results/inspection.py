@@ -14,11 +14,14 @@ class TensorInfo(Record):
         dtype: lower-case numpy-style name (``"float32"``, ``"int64"``, ``"float16"``).
         shape: one entry per axis: an ``int`` for a fixed size, a ``str`` for a named
             dynamic dimension (ONNX ``dim_param``), ``None`` for an unnamed dynamic one.
+        rank_known: ``False`` when the model gives no shape at all for the tensor (then
+            ``shape`` is empty and does not mean a scalar).
     """
 
     name: str
     dtype: str
     shape: list[int | str | None]
+    rank_known: bool = True
 
     @property
     def dynamic_axes(self) -> list[int]:
@@ -27,6 +30,8 @@ class TensorInfo(Record):
 
     def shape_text(self) -> str:
         """Human form of the shape, e.g. ``[batch, 3, 224, 224]`` (``?`` if unnamed)."""
+        if not self.rank_known:
+            return "[unknown rank]"
         parts = ["?" if d is None else str(d) for d in self.shape]
         return "[" + ", ".join(parts) + "]"
 
@@ -42,6 +47,8 @@ class ComputeEstimate(Record):
         counted_nodes: number of nodes whose MACs were counted.
         uncounted_op_types: op types present but not counted (cheap or unknown).
         method: how the numbers were obtained, in words.
+        unresolved_nodes: nodes of a counted op type left out because their shapes
+            could not be inferred (0 when the estimate is complete for those ops).
     """
 
     input_shapes: dict[str, list[int]]
@@ -51,10 +58,18 @@ class ComputeEstimate(Record):
     counted_nodes: int
     uncounted_op_types: list[str]
     method: str
+    unresolved_nodes: int = 0
 
 
 class ModelInspection(Record):
-    """What trtcheck found in an ONNX model without running it."""
+    """What trtcheck found in an ONNX model without running it.
+
+    ``parameter_count`` counts the elements of every stored weight tensor
+    (initializers, the stored values of sparse initializers, and ``Constant`` node
+    values, in all subgraphs); ``parameter_count_by_source`` splits it by those sources
+    (keys ``"initializer"``, ``"sparse_initializer"``, ``"constant_node"``).
+    ``initializer_dtypes`` counts stored weight tensors per dtype (same sources).
+    """
 
     format: str = "onnx"
     path: str
@@ -70,6 +85,7 @@ class ModelInspection(Record):
     op_histogram: dict[str, int]
     parameter_count: int
     parameter_bytes: int
+    parameter_count_by_source: dict[str, int] = {}
     initializer_dtypes: dict[str, int]
     external_data_files: list[str] = []
     compute: ComputeEstimate | None = None

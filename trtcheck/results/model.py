@@ -20,8 +20,10 @@ from trtcheck.errors import InputError, SchemaError
 from trtcheck.results.advice import Advice
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 
 SCHEMA_VERSION = 1
@@ -52,6 +54,8 @@ class Results(Record):
     environment: Environment
     inspection: ModelInspection | None = None
     bench: list[BenchRun] = []
+    engine: EngineInspection | None = None
+    precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
 

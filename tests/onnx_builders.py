@@ -1,0 +1,73 @@
+"""Small ONNX graphs built with onnx.helper for the inspection tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+class GraphBuilder:
+    """Accumulates nodes and zero-filled initializers; counts expected MACs by hand."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.n = 0
+
+    def name(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def weight(self, shape: list[int], dtype=np.float32) -> str:
+        nm = self.name("w")
+        self.inits.append(numpy_helper.from_array(np.zeros(shape, dtype=dtype), nm))
+        return nm
+
+    def node(self, op: str, inputs: list[str], n_out: int = 1, **attrs) -> str:
+        outs = [self.name(op.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, **attrs))
+        return outs[0]
+
+    def conv_bn_relu(self, x: str, cin: int, cout: int, k: int, stride: int,
+                     relu: bool = True) -> str:
+        w = self.weight([cout, cin, k, k])
+        y = self.node("Conv", [x, w], kernel_shape=[k, k], strides=[stride, stride],
+                      pads=[k // 2] * 4)
+        y = self.node("BatchNormalization", [y, self.weight([cout]), self.weight([cout]),
+                                             self.weight([cout]), self.weight([cout])])
+        return self.node("Relu", [y]) if relu else y
+
+    def model(self, inputs, outputs, opset: int = 17) -> onnx.ModelProto:
+        g = helper.make_graph(self.nodes, "g", inputs, outputs, initializer=self.inits)
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def resnet18(batch: int | str = "batch", classes: int = 1000) -> onnx.ModelProto:
+    """torchvision's ResNet-18 layout (BasicBlock x [2, 2, 2, 2]) at 3x224x224."""
+    b = GraphBuilder()
+    x = b.conv_bn_relu("input", 3, 64, 7, 2)
+    x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        for block in range(2):
+            s = stride if block == 0 else 1
+            y = b.conv_bn_relu(x, cin, cout, 3, s)
+            y = b.conv_bn_relu(y, cout, cout, 3, 1, relu=False)
+            if s != 1 or cin != cout:
+                x = b.conv_bn_relu(x, cin, cout, 1, s, relu=False)
+            x = b.node("Relu", [b.node("Add", [x, y])])
+            cin = cout
+    x = b.node("GlobalAveragePool", [x])
+    x = b.node("Flatten", [x], axis=1)
+    w = b.weight([classes, 512])
+    bias = b.weight([classes])
+    b.nodes.append(helper.make_node("Gemm", [x, w, bias], ["logits"], transB=1))
+    return b.model([helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes])])
+
+
+#: conv + fc MACs of torchvision ResNet-18 at 1x3x224x224, summed layer by layer:
+#: conv1 64*112*112*3*49 = 118,013,952; layer1 4 * 56*56*64*64*9 = 462,422,016;
+#: layer2..4 each 411,041,792 (3x3 s2 + 3 more 3x3 + 1x1 downsample); fc 512*1000.
+RESNET18_MACS = 118_013_952 + 462_422_016 + 3 * 411_041_792 + 512_000

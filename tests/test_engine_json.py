@@ -1,0 +1,99 @@
+"""Engine-inspector JSON: both schemas, names-only engines, lints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trtcheck.errors import InputError
+from trtcheck.inspection.engine_json import (
+    lint_engine,
+    load_layer_info,
+    parse_layer_info,
+    split_format_datatype,
+)
+
+
+def t11(name, dims, dtype, fmt="Row major linear"):
+    return {"Name": name, "Location": "Device", "Dimensions": dims, "Datatype": dtype,
+            "Format": fmt}
+
+
+#: a TensorRT 11-style document: I/O Tensors, Datatype and Format split
+DOC_11 = {
+    "Layers": [
+        {"Name": "conv1 + relu1", "LayerType": "CaskConvolution",
+         "Inputs": [t11("images", [1, 3, 224, 224], "FP16")],
+         "Outputs": [t11("c1", [1, 30, 112, 112], "FP16", "Channel major where channel % 8 == 0")],
+         "Weights": {"Type": "Half", "Count": 810}, "Bias": {"Type": "Half", "Count": 30},
+         "TacticName": "sm90_xmma_fprop", "Metadata": "[ONNX Layer: /conv1/Conv]\x1e[ONNX Layer: /relu1/Relu]"},
+        {"Name": "fc", "LayerType": "CaskGemmMatrixMultiply",
+         "Inputs": [t11("c1", [1, 30, 112, 112], "FP16")],
+         "Outputs": [t11("fc_out", [1, 10], "FP32")],
+         "Weights": {"Type": "Float", "Count": 100}},
+        {"Name": "/q/QuantizeLinear", "LayerType": "Quantize",
+         "Inputs": [t11("fc_out", [1, 10], "FP32")], "Outputs": [t11("q", [1, 10], "Int8")]},
+        {"Name": "/dq/DequantizeLinear", "LayerType": "Dequantize",
+         "Inputs": [t11("q", [1, 10], "Int8")], "Outputs": [t11("logits", [1, 10], "FP32")]},
+    ],
+    "I/O Tensors": [{"Name": "images", "Mode": "Input", "Datatype": "FP16",
+                     "Format": "Row major linear", "Dimensions": [-1, 3, 224, 224]},
+                    {"Name": "logits", "Mode": "Output", "Datatype": "FP32",
+                     "Format": "Row major linear", "Dimensions": [-1, 10]}],
+}
+
+
+def test_split_format_datatype():
+    assert split_format_datatype("Row major linear FP32") == ("fp32", "Row major linear")
+    assert split_format_datatype("Channel major FP16 format where channel % 8 == 0") == (
+        "fp16", "Channel major format where channel % 8 == 0")
+    assert split_format_datatype("Thirty-two wide channel vectorized row major Int8 format") \
+        == ("int8", "Thirty-two wide channel vectorized row major format")
+    assert split_format_datatype(None) == (None, None)
+
+
+def test_schema_11():
+    insp = parse_layer_info(DOC_11)
+    assert insp.inspector_schema == "11.x" and insp.detailed
+    io = {t.name: t for t in insp.io_tensors}
+    assert io["images"].mode == "input" and io["images"].dims == [-1, 3, 224, 224]
+    assert io["images"].dtype == "fp16" and io["logits"].mode == "output"
+    conv = insp.layers[0]
+    assert conv.fused_ops == ["/conv1/Conv", "/relu1/Relu"]  # from Metadata
+    assert conv.weights_bytes == 2 * 840 and conv.precision == "fp16"
+    assert insp.layers[1].precision == "fp32"
+    assert insp.precision_mix == {"fp16": 1, "fp32": 2, "int8": 1}
+    codes = [f.code for f in lint_engine(insp)]
+    assert "engine-fp32-layers" in codes          # fc stayed FP32 in an FP16 engine
+    assert "engine-unfused-qdq" in codes          # the Q layer sits between two layers
+    align = [f for f in lint_engine(insp) if f.code == "engine-channel-alignment"]
+    assert len(align) == 1 and "output channels 30 not a multiple of 8" in align[0].message
+
+
+def test_names_only_engine(tmp_path: Path):
+    p = tmp_path / "e.graph.json"
+    p.write_text(json.dumps({"Layers": ["conv1 + relu1", "fc"], "Bindings": ["x", "y"]}))
+    insp = load_layer_info(p)
+    assert not insp.detailed
+    assert [f.code for f in insp.lints] == ["engine-not-detailed"]
+    assert "--profilingVerbosity=detailed" in insp.lints[0].remedy
+    assert "ProfilingVerbosity.DETAILED" in insp.lints[0].remedy
+
+
+def test_bad_documents(tmp_path: Path):
+    with pytest.raises(InputError, match="no 'Layers' key"):
+        parse_layer_info({"foo": 1})
+    p = tmp_path / "x.json"
+    p.write_text("not json")
+    with pytest.raises(InputError, match="not JSON"):
+        load_layer_info(p)
+    with pytest.raises(InputError, match="not found"):
+        load_layer_info(tmp_path / "missing.json")
+
+
+def test_real_8x_export(trtexec_exports: Path):
+    insp = load_layer_info(trtexec_exports / "resnet18-a100-fp32" / "resnet.onnx.engine.graph.json")
+    assert insp.inspector_schema == "8.x/10.x" and len(insp.layers) == 32
+    assert {t.name for t in insp.io_tensors} == {"input.1", "191"}

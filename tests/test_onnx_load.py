@@ -1,0 +1,162 @@
+"""load_onnx: real models load; every kind of bad input gives one InputError (exit 2)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from trtcheck.errors import EXIT_BAD_INPUT, InputError
+from trtcheck.load.onnx_model import load_onnx, plan_magic, sha256_file
+
+
+def _tiny_model(n_weights: int = 64) -> onnx.ModelProto:
+    w = numpy_helper.from_array(np.arange(n_weights * 4, dtype=np.float32).reshape(n_weights, 4),
+                                "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n_weights])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                          initializer=[w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _err(path: Path, **kw) -> InputError:
+    with pytest.raises(InputError) as ei:
+        load_onnx(path, **kw)
+    assert ei.value.exit_code == EXIT_BAD_INPUT
+    assert "\n" not in ei.value.message
+    return ei.value
+
+
+@pytest.mark.ppocr
+def test_real_ppocr_models_load(ppocr):
+    for key, path in ppocr.items():
+        m = load_onnx(path)
+        assert len(m.graph.node) > 100, key
+        assert m.graph.input[0].name == "x"
+
+
+def test_missing_file(tmp_path):
+    e = _err(tmp_path / "nope.onnx")
+    assert "not found" in e.message and "nope.onnx" in e.message
+
+
+def test_directory(tmp_path):
+    assert "is a directory" in _err(tmp_path).message
+    onnx.save(_tiny_model(), tmp_path / "inside.onnx")
+    assert "inside.onnx" in (_err(tmp_path).hint or "")
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "empty.onnx"
+    p.write_bytes(b"")
+    assert "empty" in _err(p).message
+
+
+def test_text_file_named_onnx(tmp_path):
+    p = tmp_path / "notes.onnx"
+    p.write_text("this is not a model\nat all\n")
+    e = _err(p)
+    assert "text file" in e.message and "this is not a model" in e.message
+
+
+def test_git_lfs_pointer(tmp_path):
+    p = tmp_path / "lfs.onnx"
+    p.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n")
+    e = _err(p)
+    assert "Git LFS pointer" in e.message and "git lfs pull" in (e.hint or "")
+
+
+@pytest.mark.parametrize("head", [b"ftrt\x00\x00\x00\x00", b"vtrt\x01\x00\x00\x00",
+                                  b"\x00\x00\x00\x00ftrt"])
+def test_tensorrt_plan_named_onnx(tmp_path, head):
+    p = tmp_path / "engine.onnx"
+    p.write_bytes(head + bytes(range(256)) * 4)
+    e = _err(p)
+    assert "TensorRT plan" in e.message
+    assert "trtcheck inspect" in (e.hint or "")
+    assert plan_magic(head) in ("ftrt", "vtrt")
+
+
+def test_plan_magic_negative():
+    assert plan_magic(b"\x08\x07\x12\x0bpytorch") is None
+
+
+@pytest.mark.ppocr
+def test_truncated_real_model_every_cut_is_rejected(tmp_path, ppocr):
+    data = Path(ppocr["cls"]).read_bytes()
+    m = onnx.load_from_string(data)
+    # the boundary between the graph and opset_import: decodes, but is not a model
+    m.ClearField("opset_import")
+    m.ClearField("metadata_props")
+    boundary = len(m.SerializeToString())
+    assert data[:boundary] == m.SerializeToString()
+    rng = np.random.default_rng(0)
+    cuts = sorted({1, 2, 3, 16, 100, boundary, boundary + 1, len(data) - 1,
+                   *rng.integers(1, len(data), 40).tolist()})
+    p = tmp_path / "trunc.onnx"
+    for cut in cuts:
+        p.write_bytes(data[:cut])
+        e = _err(p)
+        assert "not a valid ONNX model" in e.message or "text file" in e.message, (cut, e.message)
+
+
+def test_random_binary_garbage(tmp_path):
+    p = tmp_path / "garbage.onnx"
+    p.write_bytes(np.random.default_rng(1).integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    _err(p)
+
+
+def test_sha256_file(tmp_path):
+    p = tmp_path / "f.bin"
+    payload = b"abc" * 1_000_000
+    p.write_bytes(payload)
+    assert sha256_file(p, chunk_bytes=4096) == hashlib.sha256(payload).hexdigest()
+
+
+def _save_external(tmp_path: Path) -> Path:
+    m = _tiny_model(4096)
+    p = tmp_path / "big.onnx"
+    onnx.save_model(m, p, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="big.weights", size_threshold=16)
+    assert (tmp_path / "big.weights").is_file()
+    return p
+
+
+def test_external_data_loads(tmp_path):
+    p = _save_external(tmp_path)
+    m = load_onnx(p)
+    arr = numpy_helper.to_array(m.graph.initializer[0])
+    assert arr.shape == (4096, 4) and arr[-1, -1] == 4096 * 4 - 1
+    m2 = load_onnx(p, load_external_data=False)
+    assert m2.graph.initializer[0].data_location == TensorProto.EXTERNAL
+
+
+def test_external_data_missing_is_named(tmp_path):
+    p = _save_external(tmp_path)
+    (tmp_path / "big.weights").unlink()
+    e = _err(p)
+    assert "big.weights" in e.message and "missing" in e.message
+
+
+def test_external_data_truncated(tmp_path):
+    p = _save_external(tmp_path)
+    w = tmp_path / "big.weights"
+    w.write_bytes(w.read_bytes()[:1000])
+    e = _err(p)
+    assert "big.weights" in e.message and "shorter" in e.message
+
+
+def test_external_data_unsafe_location(tmp_path):
+    m = _tiny_model(8)
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="../../etc/passwd")
+    p = tmp_path / "evil.onnx"
+    p.write_bytes(m.SerializeToString())
+    assert "unsafe" in _err(p).message

@@ -1,0 +1,93 @@
+import os
+
+import pytest
+
+from tests.conftest import assert_one_line_error
+from tests.test_results_model import make_results
+from trtcheck.errors import InputError
+from trtcheck.report import build_report, render_report
+from trtcheck.results import save_results
+
+HOSTILE = '<script>alert(1)</script>|`x`*_[a](b)'
+
+
+def hostile_results():
+    r = make_results()
+    r.bench[0].label = HOSTILE
+    r.bench[0].model_path = HOSTILE + ".onnx"
+    r.bench[0].backend.device = HOSTILE
+    r.environment.hostname = HOSTILE
+    return r
+
+
+def test_report_files_and_charts(tmp_path):
+    written = render_report(make_results(), tmp_path / "out")
+    names = sorted(p.name for p in written)
+    assert {"report.html", "report.md", "results.json"} <= set(names)
+    html = (tmp_path / "out" / "report.html").read_text()
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert html.count('src="data:image/svg+xml;base64,') >= 2  # latency + throughput charts
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+    assert "![Latency percentiles vs batch size](charts/bench-latency.png)" in md
+    assert (tmp_path / "out" / "charts" / "bench-latency.png").read_bytes()[:4] == b"\x89PNG"
+    assert "fake 0" in html and "CPU" in html  # which backend and device produced the numbers
+
+
+def test_report_is_deterministic(tmp_path):
+    r = make_results()
+    render_report(r, tmp_path / "a")
+    render_report(r, tmp_path / "b")
+    for name in ("report.html", "report.md", "results.json", "charts/bench-throughput.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_untrusted_strings_are_escaped():
+    html, md, _, _ = build_report(hostile_results())
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "\\|" in md and "\\`x\\`" in md
+
+
+def test_refuses_to_overwrite_and_checks_writability(tmp_path):
+    out = tmp_path / "out"
+    render_report(make_results(), out)
+    before = (out / "report.html").read_bytes()
+    with pytest.raises(InputError, match="already holds a report"):
+        render_report(make_results(), out)
+    assert (out / "report.html").read_bytes() == before
+    render_report(make_results(), out, overwrite=True)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="not a directory"):
+        render_report(make_results(), tmp_path / "file")
+
+
+def test_unwritable_output_cli(tmp_path, cli):
+    # a path under a regular file can never be created, even by root
+    (tmp_path / "f").write_text("x")
+    res = cli("report", "--from", "nope.json", "-o", str(tmp_path / "f" / "sub"))
+    assert_one_line_error(res, 2)
+    save_results(make_results(), tmp_path / "r.json")
+    res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "f" / "sub"))
+    assert_one_line_error(res, 2, "cannot write")
+    assert not (tmp_path / "f").is_dir()
+
+
+def test_from_json_reproduces_report(tmp_path, cli):
+    save_results(make_results(), tmp_path / "r.json")
+    a = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "a"))
+    b = cli("report", "--from", str(tmp_path / "a" / "results.json"), "-o", str(tmp_path / "b"))
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr, b.stderr)
+    for name in ("report.html", "report.md", "results.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_no_partial_report_on_failure(tmp_path, monkeypatch):
+    import trtcheck.report as rep
+
+    def boom(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rep, "results_to_json", boom)
+    with pytest.raises((InputError, OSError)):
+        render_report(make_results(), tmp_path / "out")
+    assert sorted(os.listdir(tmp_path / "out")) == []

@@ -1,0 +1,93 @@
+"""``trtcheck build MODEL.onnx``: build TensorRT / TensorRT-RTX engines per precision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+from trtcheck.errors import InputError
+
+
+def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, ...],
+              shapes: tuple[str, ...]) -> dict[str, tuple[list[int], list[int], list[int]]]:
+    from trtcheck.load.shapes import parse_shapes
+
+    fixed = parse_shapes(list(shapes))
+    mn, op, mx = parse_shapes(list(min_s)), parse_shapes(list(opt_s)), parse_shapes(list(max_s))
+    out = {k: (v, v, v) for k, v in fixed.items()}
+    for name in set(mn) | set(op) | set(mx):
+        if not (name in mn and name in mx):
+            raise InputError(f"input {name!r} needs both --min-shapes and --max-shapes",
+                             "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
+                             "--max-shapes x:1x3x960x960")
+        out[name] = (mn[name], op.get(name, mx[name]), mx[name])
+    return out
+
+
+@click.command("build")
+@click.argument("model", type=click.Path(path_type=Path))
+@click.option("--precision", default="fp32", show_default=True,
+              help="Comma-separated: fp32, fp16, bf16, int8, fp8 (int8/fp8 need a Q/DQ model).")
+@click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
+              help="Builder to use (default: tensorrt; tensorrt_rtx when "
+                   "POLYGRAPHY_USE_TENSORRT_RTX=1).")
+@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True,
+              help="Folder for <model>.<precision>.plan (existing plans are not overwritten).")
+@click.option("--shapes", multiple=True, metavar="NAME:DIMS",
+              help="Fixed shape for a dynamic input (min = opt = max).")
+@click.option("--min-shapes", multiple=True, metavar="NAME:DIMS", help="Profile minimum.")
+@click.option("--opt-shapes", multiple=True, metavar="NAME:DIMS", help="Profile optimum.")
+@click.option("--max-shapes", multiple=True, metavar="NAME:DIMS", help="Profile maximum.")
+@click.option("--overwrite", is_flag=True, help="Replace existing plans in the folder.")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON)
+def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
+        shapes: tuple[str, ...], min_shapes: tuple[str, ...], opt_shapes: tuple[str, ...],
+        max_shapes: tuple[str, ...], overwrite: bool, output_format: str) -> None:
+    """Build one engine per precision from MODEL (ONNX), with detailed profiling verbosity
+    and an optimization profile from the given shapes; print each plan's pre-flight.
+
+    \b
+    Examples:
+      trtcheck build model.onnx --precision fp32,fp16 -o engines/
+      trtcheck build det.onnx --runtime tensorrt_rtx -o out/ \\
+          --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 --max-shapes x:1x3x960x960
+    """
+    from trtcheck.backends.tensorrt import default_runtime
+    from trtcheck.measure.build import PRECISIONS, build_engine
+
+    precs = [p.strip().lower() for p in precision.split(",") if p.strip()]
+    bad = [p for p in precs if p not in PRECISIONS]
+    if bad or not precs:
+        raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
+                         f"choose from: {', '.join(PRECISIONS)}")
+    profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise InputError(f"-o {output_dir} exists and is not a directory",
+                         "pass a folder for the plans")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {output_dir}: {exc.strerror or exc}",
+                         "choose a writable -o folder") from None
+    rt = runtime or default_runtime()
+    results = []
+    for p in precs:
+        out = output_dir / f"{model.stem}.{p}.plan"
+        log(f"building {out} ({rt}, {p}) ...")
+        r = build_engine(model, out, runtime=rt, precision=p, shapes=profile,
+                         overwrite=overwrite)
+        results.append(r)
+        if output_format == OutputFormat.TEXT.value:
+            click.echo(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s with "
+                       f"{r.runtime} {r.runtime_version}; {len(r.network_layers)} network "
+                       f"layers; {r.plan.verdict}")
+            for n in r.notes:
+                click.echo(f"  note: {n}")
+    if output_format == OutputFormat.JSON.value:
+        echo_json([{"plan_path": str(r.plan_path), "precision": r.precision,
+                    "runtime": r.runtime, "runtime_version": r.runtime_version,
+                    "build_s": r.build_s, "plan_size_bytes": r.plan_size_bytes,
+                    "onnx_path": str(r.onnx_path), "network_layer_count": len(r.network_layers),
+                    "plan": r.plan.model_dump(), "notes": r.notes} for r in results])

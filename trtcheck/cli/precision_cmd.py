@@ -1,0 +1,266 @@
+"""``trtcheck precision``: accuracy of reduced-precision variants against the FP32 model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from trtcheck.cli.common import (
+    OutputFormat,
+    check_model_file,
+    check_output_file,
+    emit_results,
+    format_option,
+    log,
+    model_path_argument,
+)
+
+_TOL_OPTIONS = {
+    "atol": "atol", "rtol": "rtol", "min_cosine": "min_cosine_similarity",
+    "max_outside_fraction": "max_outside_fraction", "min_top1": "min_top1_agreement",
+    "max_rel_l2": "max_rel_l2_error",
+}
+
+
+def parse_tolerance_options(**given: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """``--atol 1e-3`` (every precision) or ``--atol fp16=1e-3`` (one) -> overrides.
+
+    Returns:
+        ``{precision or "*": {tolerance field: value}}`` for
+        :func:`trtcheck.measure.precision.tolerance_for`.
+
+    Raises:
+        InputError: a value that is not a number, or an unknown precision.
+    """
+    from trtcheck.errors import InputError
+    from trtcheck.measure.precision import PRECISIONS
+
+    out: dict[str, dict[str, float]] = {}
+    for opt, entries in given.items():
+        field = _TOL_OPTIONS[opt]
+        flag = "--" + opt.replace("_", "-")
+        for entry in entries or ():
+            prec, sep, text = entry.rpartition("=")
+            prec = prec.strip() if sep else "*"
+            if sep and prec not in PRECISIONS:
+                raise InputError(f"bad {flag} {entry!r}: unknown precision {prec!r}",
+                                 f"use {flag} VALUE or {flag} PRECISION=VALUE with one of "
+                                 f"{', '.join(PRECISIONS)}")
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError(f"bad {flag} {entry!r}: {text!r} is not a number",
+                                 f"e.g. {flag} fp16=1e-3") from None
+            out.setdefault(prec, {})[field] = value
+    return out
+
+
+def parse_candidates(entries: tuple[str, ...]) -> dict[str, str]:
+    """``--candidate fp16=model_fp16.onnx`` (repeatable) -> ``{precision: path}``.
+
+    Raises:
+        InputError: malformed entry or a precision given twice.
+    """
+    from trtcheck.errors import InputError
+
+    out: dict[str, str] = {}
+    for entry in entries or ():
+        prec, sep, path = entry.partition("=")
+        if not sep or not prec or not path:
+            raise InputError(f"bad --candidate {entry!r}: expected PRECISION=PATH",
+                             "e.g. --candidate fp16=model.fp16.onnx")
+        if prec in out:
+            raise InputError(f"--candidate gives {prec} twice")
+        out[prec.strip()] = path
+    return out
+
+
+def _num(v: float | None, fmt: str = ".3g") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def precision_text(result: Any) -> str:
+    """Plain-text summary of a :class:`~trtcheck.results.precision.PrecisionResult`."""
+    ref = result.reference
+    inp = result.inputs
+    lines = [f"model:     {result.model_path}",
+             f"reference: FP32 on {ref.name} {ref.version}, {ref.device}",
+             f"inputs:    {inp.source}, {inp.sample_count} sample(s)"
+             + (f", seed {inp.seed}" if inp.seed is not None else "")
+             + ", shapes " + ", ".join(f"{k}:{'x'.join(map(str, v))}" for k, v in inp.shapes.items())]
+    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} "
+            f"{'max_rel':>9} {'rel_l2':>9} {'cosine':>10} {'outside':>8} {'nan/inf':>8} "
+            f"{'top1':>6} {'verdict':>7}")
+    lines += ["", head, "-" * len(head)]
+    for v in result.variants.values():
+        for o in v.outputs.values():
+            name = o.name if len(o.name) <= 24 else o.name[:21] + "..."
+            lines.append(
+                f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} "
+                f"{_num(o.rounding_floor_max_abs_error):>9} {o.mean_abs_error:>9.3g} "
+                f"{_num(o.max_rel_error):>9} {_num(o.rel_l2_error):>9} "
+                f"{_num(o.cosine_similarity, '.7f'):>10} "
+                f"{o.outside_tolerance_fraction:>8.2%} "
+                f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
+                f"{_num(o.top1_agreement, '.0%'):>6} {'pass' if o.passed else 'FAIL':>7}")
+    lines.append("")
+    for v in result.variants.values():
+        t = v.tolerance
+        lines.append(f"{v.label}: {'PASS' if v.passed else 'FAIL'}  (atol {t.atol:g}, rtol "
+                     f"{t.rtol:g}, outside <= {t.max_outside_fraction:.2%}, cosine >= "
+                     f"{t.min_cosine_similarity:g}, rel L2 <= {t.max_rel_l2_error:g}"
+                     + (f", top-1 >= {t.min_top1_agreement:.0%}" if t.min_top1_agreement else "")
+                     + f"; built: {v.built_by})")
+        if v.latency is not None:
+            rl = result.reference_latency
+            lines.append(f"  latency: {v.latency.median_ms:.3f} ms median (FP32 "
+                         f"{rl.median_ms:.3f} ms), speed-up "
+                         f"{_num(v.latency.speedup_vs_reference, '.2f')}x" if rl else
+                         f"  latency: {v.latency.median_ms:.3f} ms median")
+        for f in v.findings:
+            lines.append(f"  {f.severity}: {f.message}" + (f"; {f.remedy}" if f.remedy else ""))
+        loc = v.localization
+        if loc is not None and (loc.first_failing or loc.first_nonfinite or loc.range_overflows
+                                or loc.notes):
+            lines.append(f"  localisation ({loc.method}):")
+            for e in loc.first_failing:
+                lines.append(f"    first failing: #{e.index} {e.node} ({e.op_type}) -> {e.tensor}: "
+                             f"max abs err {e.max_abs_error:.3g} of range "
+                             f"{e.reference_max_abs:.3g}, NaN/Inf {e.candidate_nonfinite_count}")
+            for r in loc.range_overflows:
+                lines.append(f"    beyond FP16 range: #{r.index} {r.node} ({r.op_type}) -> "
+                             f"{r.tensor}: max |x| {r.reference_max_abs:.4g} > "
+                             f"{r.limit_abs:g} ({r.overflow_count}/{r.element_count})")
+            for n in loc.notes:
+                lines.append(f"    note: {n}")
+    lines.append("floor = max |ref - ref stored in the variant's precision| (the error of merely "
+                 "storing the FP32 output in it)")
+    for n in result.notes:
+        lines.append(f"note: {n}")
+    lines.append(f"result: {'PASS' if result.passed else 'FAIL'}")
+    return "\n".join(lines)
+
+
+@click.command("precision", epilog="Exit codes: 0 every variant within tolerance; 1 a variant "
+                                   "failed its tolerances; 2 bad input; 3 environment; "
+                                   "4 internal.")
+@model_path_argument()
+@click.option("--precisions", default="fp16", show_default=True, metavar="LIST",
+              help="Precisions to compare with FP32, comma-separated (fp16, bf16, int8, fp8).")
+@click.option("--candidate", "candidates", multiple=True, metavar="PREC=PATH",
+              help="Use this file as the PREC variant (an FP16 ONNX, a TensorRT engine) instead "
+                   "of building it; repeatable. Only fp16 can be built here.")
+@click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
+              help="Input shapes, e.g. x:1x3x48x192 (repeatable or comma-separated).")
+@click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
+              help="Input values from one .npz (one array per input name).")
+@click.option("--inputs-dir", "inputs_dir", default=None, type=click.Path(file_okay=False),
+              help="A folder of .npz files, one sample each.")
+@click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
+              help="A scalar value for an input, repeatable.")
+@click.option("--samples", "sample_count", type=click.IntRange(min=1), default=4,
+              show_default=True, help="Random samples when no --inputs/--inputs-dir is given.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the first random sample (sample i uses seed + i).")
+@click.option("--atol", multiple=True, metavar="[PREC=]VALUE",
+              help="Absolute tolerance per element (default per precision: fp16 1e-2).")
+@click.option("--rtol", multiple=True, metavar="[PREC=]VALUE",
+              help="Relative tolerance per element (default per precision: fp16 1e-2).")
+@click.option("--min-cosine", multiple=True, metavar="[PREC=]VALUE",
+              help="Smallest cosine similarity per output (default: fp16 0.999).")
+@click.option("--max-outside-fraction", multiple=True, metavar="[PREC=]VALUE",
+              help="Largest share of elements outside atol/rtol (default: fp16 0.001).")
+@click.option("--max-rel-l2", multiple=True, metavar="[PREC=]VALUE",
+              help="Largest relative L2 error ||c - r|| / ||r|| per output (default: fp16 0.05).")
+@click.option("--min-top1", multiple=True, metavar="[PREC=]VALUE",
+              help="Smallest top-1 agreement of classifier outputs (default: int8 0.99).")
+@click.option("--keep-fp32-ops", default=None, metavar="LIST",
+              help="Op types the FP16 build keeps in FP32, besides the converter's defaults "
+                   "(Resize, Range, TopK, ...), comma-separated.")
+@click.option("--keep-fp32-nodes", default=None, metavar="LIST",
+              help="Node names the FP16 build keeps in FP32, comma-separated.")
+@click.option("--bench", is_flag=True, help="Also measure latency and throughput per precision.")
+@click.option("--no-localize", is_flag=True,
+              help="Skip the FP16 range check and the layer-wise localisation.")
+@click.option("--backend", "backend_name", default=None,
+              help="Runtime of the FP32 reference (default by file: onnxruntime).")
+@click.option("--providers", default=None, metavar="LIST",
+              help="ONNX Runtime execution providers, comma-separated.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="ONNX Runtime intra-op threads.")
+@click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
+              help="Save the results JSON here.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
+def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[str, ...],
+        inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],
+        sample_count: int, seed: int, atol: tuple[str, ...], rtol: tuple[str, ...],
+        min_cosine: tuple[str, ...], max_outside_fraction: tuple[str, ...],
+        max_rel_l2: tuple[str, ...], min_top1: tuple[str, ...], keep_fp32_ops: str | None, keep_fp32_nodes: str | None,
+        bench: bool, no_localize: bool, backend_name: str | None, providers: str | None,
+        threads: int | None, output: str | None, overwrite: bool, output_format: str) -> None:
+    """Compare reduced-precision variants of MODEL with its FP32 run.
+
+    Builds the FP16 variant (onnxconverter-common, I/O kept FP32) or takes --candidate
+    files (e.g. TensorRT engines), runs the FP32 reference and every variant on the same
+    inputs, and reports per output: max/mean absolute and relative error, cosine
+    similarity, share of elements outside tolerance, NaN/Inf, top-1/top-5 agreement for
+    classifier outputs, Polygraphy's elementwise verdict. FP16 variants also get a range
+    check of the FP32 activations (|x| > 65504 overflows in FP16) and, on failure, the
+    first layers where the error starts. The reference is always FP32: ONNX Runtime on
+    CPU is not an FP16 reference.
+    """
+
+    from trtcheck.errors import GateFailed, UsageError
+    from trtcheck.load.inputs import load_npz, parse_input_values
+    from trtcheck.load.shapes import parse_shapes
+    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.runner import new_results
+
+    check_model_file(model)
+    if inputs_npz and inputs_dir:
+        raise UsageError("give --inputs or --inputs-dir, not both")
+    precs = [p.strip() for p in precisions.split(",") if p.strip()]
+    overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
+                                        max_outside_fraction=max_outside_fraction,
+                                        min_top1=min_top1, max_rel_l2=max_rel_l2)
+    cands = parse_candidates(candidates)
+    array_sets = None
+    if inputs_npz:
+        array_sets = [(inputs_npz, load_npz(inputs_npz))]
+    elif inputs_dir:
+        from trtcheck.measure.precision import load_npz_dir
+
+        array_sets = load_npz_dir(inputs_dir)
+    check_output_file(output, overwrite)
+    rule = None
+    if bench:
+        from trtcheck.measure.bench import StopRule
+
+        rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
+                        min_samples=20, max_duration_s=10.0)
+
+    def split(v: str | None) -> list[str]:
+        return [x.strip() for x in (v or "").split(",") if x.strip()]
+
+    result = compare_onnx_precisions(
+        model, precs, shapes=parse_shapes(shapes), array_sets=array_sets,
+        values=parse_input_values(input_values) or None, sample_count=sample_count, seed=seed,
+        candidates=cands, backend_name=backend_name,
+        providers=split(providers) or None, threads=threads, tolerance_overrides=overrides,
+        bench_rule=rule, localize=not no_localize, keep_fp32_ops=split(keep_fp32_ops),
+        keep_fp32_nodes=split(keep_fp32_nodes), log=log)
+    results = new_results()
+    results.precision = result
+    from trtcheck.report.sec_precision import precision_markdown
+
+    emit_results(results, output, output_format, lambda: precision_text(result),
+                 lambda: precision_markdown(results))
+    if not result.passed:
+        failed = [v for v in result.variants.values() if not v.passed]
+        first = next((f for v in failed for f in v.findings if f.severity == "error"), None)
+        raise GateFailed(f"precision check failed for {', '.join(v.label for v in failed)}"
+                         + (f": {first.message}" if first else ""),
+                         first.remedy if first and first.remedy else
+                         "see the per-output table and localisation above")

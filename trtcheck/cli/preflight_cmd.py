@@ -1,0 +1,92 @@
+"""``trtcheck preflight PLAN``: can this plan load here? Read from its header, no GPU.
+
+Exit codes: 0 the plan can load (or no runtime is installed to compare with: the
+verdict says so); 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
+by a text-mode copy, a prefix in front); 3 a plan for another TensorRT version or runtime.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from trtcheck.cli.common import OutputFormat, echo_json, format_option
+from trtcheck.errors import EnvironmentProblem, InputError
+
+
+@click.command("preflight")
+@click.argument("plan", type=click.Path(path_type=Path), required=False)
+@click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
+              help="Runtime you mean to load it with (default: the plan's own kind).")
+@click.option("--log", "log_file", type=click.Path(path_type=Path), default=None,
+              help="A TensorRT log of a failed load to translate into one line with the fix.")
+@click.option("--strip-prefix", is_flag=True,
+              help="Write the plan found after a prepended prefix (exporter metadata) to -o.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Output file for --strip-prefix (never overwritten).")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
+def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_prefix: bool,
+        output: Path | None, output_format: str) -> None:
+    """Pre-flight PLAN: TensorRT or TensorRT-RTX, built by which version, complete or
+    damaged, and whether the runtime installed here can load it.
+
+    \b
+    Examples:
+      trtcheck preflight model.plan
+      trtcheck preflight --log deserialize.log
+      trtcheck preflight yolo.engine --strip-prefix -o clean.plan
+    """
+    from trtcheck.inspection.plan_header import (
+        UNUSABLE_CODES,
+        explain_load_log,
+        read_plan_info,
+    )
+    from trtcheck.inspection.plan_header import strip_prefix as strip_plan_prefix
+
+    if plan is None and log_file is None:
+        raise InputError("nothing to check", "pass a PLAN file and/or --log FILE")
+    if log_file is not None:
+        try:
+            text = log_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise InputError(f"cannot read {log_file}: {exc.strerror}", None) from None
+        diags = explain_load_log(text)
+        if not diags:
+            click.echo("no known TensorRT load failure in the log")
+        for d in diags:
+            click.echo(f"{'error' if d.fatal else 'warning'}: {d.message}")
+            click.echo(f"  fix: {d.hint}")
+        if plan is None:
+            if any(d.fatal for d in diags):
+                raise EnvironmentProblem(diags[0].message, diags[0].hint)
+            return
+    assert plan is not None
+    if strip_prefix:
+        if output is None:
+            raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
+        removed = strip_plan_prefix(plan, output)
+        click.echo(f"wrote {output} ({removed} prefix bytes removed)", err=True)
+        plan = output
+    info = read_plan_info(plan, prefer_runtime=runtime)
+    if output_format == OutputFormat.JSON.value:
+        echo_json(info)
+    else:
+        bullet = "- " if output_format == OutputFormat.MD.value else ""
+        rows = [("file", f"{info.path} ({info.file_size_bytes:,} bytes)"),
+                ("kind", info.kind), ("magic", info.magic),
+                ("built with", info.built_with_version or "-"),
+                ("runtime here", f"{info.runtime_name} {info.runtime_version}"
+                 if info.runtime_name else "none installed"),
+                ("verdict", info.verdict)]
+        for k, v in rows:
+            click.echo(f"{bullet}{k + ':':14s} {v}")
+        for p in info.problems:
+            click.echo(f"{bullet}{p.severity}: [{p.code}] {p.message}")
+            if p.remedy:
+                click.echo(f"{bullet}  fix: {p.remedy}")
+    if info.can_load is False:
+        first = info.problems[0] if info.problems else None
+        code = first.code if first else ""
+        cls = InputError if code in UNUSABLE_CODES else EnvironmentProblem
+        raise cls(f"{plan}: {info.verdict}", first.remedy if first else None)

@@ -1,0 +1,333 @@
+"""Parse TensorRT engine-inspector JSON (``IEngineInspector`` / ``trtexec --exportLayerInfo``).
+
+Two schemas are accepted:
+
+* TensorRT 8.x-10.x: ``{"Layers": [...], "Bindings": ["input", ...]}``; each layer tensor
+  has one ``"Format/Datatype"`` string such as ``"Channel major FP16 format where
+  channel % 8 == 0"``. Verified on the real exports in ``../shared/data/trtexec-exports``.
+* TensorRT 11.x: ``{"Layers": [...], "I/O Tensors": [...]}``; tensors carry ``"Datatype"``
+  and ``"Format"`` separately (TensorRT 11 release notes / environment notes; no real 11.x
+  export was available, so this path is covered by synthetic documents in the tests).
+
+An engine built without ``ProfilingVerbosity.DETAILED`` lists layers as bare names
+(``"Layers": ["conv1 + relu1", ...]``): we say so and how to rebuild
+(``trtexec --profilingVerbosity=detailed`` or
+``config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED``).
+
+Lints follow the TensorRT Engine Explorer (TREx, ``trex/lint.py``, removed from the
+TensorRT repo in 11.1) in spirit: reformat layers, FP32 compute layers left in an engine
+that otherwise runs reduced precision, Q/DQ layers that TensorRT could not fuse, and
+channel counts that miss tensor-core alignment (multiples of 8 for FP16, 16 for INT8
+with 32 preferred on Ampere+; NVIDIA Deep Learning Performance Guide, "Tensor Core
+Requirements", and TensorRT best-practices "Channel alignment").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from trtcheck.errors import InputError
+from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTensor
+from trtcheck.results.stats import Finding
+
+REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
+                    "--profilingVerbosity=detailed, or config.profiling_verbosity = "
+                    "trt.ProfilingVerbosity.DETAILED (Polygraphy: "
+                    "CreateConfig(profiling_verbosity=...))")
+
+#: datatype words as they appear in TensorRT's format strings -> our names
+_DTYPE_WORDS = {
+    "fp32": "fp32", "float": "fp32", "fp16": "fp16", "half": "fp16", "bf16": "bf16",
+    "int8": "int8", "fp8": "fp8", "int32": "int32", "int64": "int64", "bool": "bool",
+    "uint8": "uint8", "int4": "int4", "fp4": "fp4",
+}
+_DTYPE_RE = re.compile(r"\b(FP32|FP16|BF16|FP8|FP4|Int8|INT8|Int32|INT32|Int64|INT64|"
+                       r"Bool|BOOL|UInt8|UINT8|Int4|INT4|Half|Float)\b")
+#: bytes per weight value by the inspector's ``Weights.Type``
+WEIGHT_TYPE_BYTES = {"float": 4, "half": 2, "bf16": 2, "int8": 1, "fp8": 1, "int32": 4,
+                     "int64": 8, "int4": 0.5, "fp4": 0.5}
+
+REDUCED = {"fp16", "bf16", "int8", "fp8", "int4", "fp4"}
+_QDQ_NAME = re.compile(r"(?i)(quantize|dequantize)(linear)?")
+
+
+def split_format_datatype(text: str | None) -> tuple[str | None, str | None]:
+    """Split TensorRT's combined ``"Format/Datatype"`` string into ``(dtype, format)``.
+
+    ``"Channel major FP16 format where channel % 8 == 0"`` ->
+    ``("fp16", "Channel major format where channel % 8 == 0")``.
+    """
+    if not text:
+        return None, None
+    m = _DTYPE_RE.search(text)
+    if not m:
+        return None, text.strip()
+    dtype = _DTYPE_WORDS.get(m.group(1).lower(), m.group(1).lower())
+    fmt = (text[: m.start()] + text[m.end():]).replace("  ", " ").strip()
+    return dtype, fmt or None
+
+
+def _dtype(value: Any) -> str | None:
+    if value is None:
+        return None
+    v = str(value).strip()
+    low = v.lower().replace("datatype.", "")
+    return _DTYPE_WORDS.get(low) or split_format_datatype(v)[0] or low
+
+
+def _tensor(d: Any, mode: str | None = None) -> EngineTensor:
+    if isinstance(d, str):
+        return EngineTensor(name=d, mode=mode)
+    if "Format/Datatype" in d:
+        dtype, fmt = split_format_datatype(d.get("Format/Datatype"))
+    else:
+        dtype, fmt = _dtype(d.get("Datatype") or d.get("DataType")), d.get("Format")
+    dims = d.get("Dimensions") or d.get("Shape") or []
+    m = mode or (str(d["Mode"]).lower() if d.get("Mode") else None)
+    return EngineTensor(name=str(d.get("Name", "")), dims=[int(x) for x in dims],
+                        dtype=dtype, format=fmt, location=d.get("Location"), mode=m)
+
+
+def _fused_ops(layer: dict[str, Any]) -> list[str]:
+    meta = layer.get("Metadata")
+    if isinstance(meta, str) and "ONNX Layer:" in meta:
+        ops = re.findall(r"\[ONNX Layer: ([^\]]+)\]", meta)
+        if ops:
+            return ops
+    name = str(layer.get("Name", ""))
+    parts = [p.strip() for p in name.split(" + ")]
+    out = []
+    for p in parts:
+        m = re.fullmatch(r"PWN\((.*)\)", p)
+        if m:
+            out.extend(x.strip() for x in re.split(r",\s*", m.group(1)))
+        else:
+            out.append(p)
+    return [p for p in out if p]
+
+
+def _weights(layer: dict[str, Any]) -> tuple[int | None, int | None]:
+    count = 0
+    nbytes: float | None = 0
+    seen = False
+    for key in ("Weights", "Bias"):
+        w = layer.get(key)
+        if isinstance(w, dict) and "Count" in w:
+            seen = True
+            c = int(w["Count"])
+            count += c
+            per = WEIGHT_TYPE_BYTES.get(str(w.get("Type", "")).lower())
+            nbytes = None if (per is None or nbytes is None) else nbytes + per * c
+    if not seen:
+        return None, None
+    return count, (int(nbytes) if nbytes is not None else None)
+
+
+def _compute_precision(d: dict[str, Any], inputs: list[EngineTensor],
+                       outputs: list[EngineTensor]) -> str | None:
+    """What a layer computes in: the weight type for layers with weights (a QAT conv
+    reads INT8 and may write FP32), else the first output's type (reformats, pooling)."""
+    w = d.get("Weights")
+    if isinstance(w, dict) and w.get("Type"):
+        t = _dtype(w["Type"])
+        if t:
+            return t
+    if outputs and outputs[0].dtype:
+        return outputs[0].dtype
+    return inputs[0].dtype if inputs else None
+
+
+def _layer(d: Any) -> EngineLayer:
+    if isinstance(d, str):
+        return EngineLayer(name=d)
+    inputs = [_tensor(t) for t in d.get("Inputs", []) or []]
+    outputs = [_tensor(t) for t in d.get("Outputs", []) or []]
+    count, nbytes = _weights(d)
+    tactic = d.get("TacticName") or d.get("Tactic Name")
+    if not tactic and d.get("TacticValue") not in (None, "0x0000000000000000"):
+        tactic = str(d.get("TacticValue"))
+    return EngineLayer(name=str(d.get("Name", "")), layer_type=d.get("LayerType"),
+                       precision=_compute_precision(d, inputs, outputs), tactic=tactic,
+                       origin=d.get("Origin"), fused_ops=_fused_ops(d), inputs=inputs,
+                       outputs=outputs, weights_count=count, weights_bytes=nbytes)
+
+
+def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
+    """Parse an engine-inspector document into an :class:`EngineInspection` (no lints yet:
+    call :func:`lint_engine`).
+
+    Args:
+        doc: the parsed JSON (a dict with ``Layers``; a bare list of layers is accepted).
+        path: shown in messages.
+
+    Raises:
+        InputError: not an engine-inspector document.
+    """
+    if isinstance(doc, list):
+        doc = {"Layers": doc}
+    if not isinstance(doc, dict) or "Layers" not in doc:
+        raise InputError(f"{path} is not TensorRT layer information (no 'Layers' key)",
+                         "pass the file written by trtexec --exportLayerInfo or by "
+                         "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
+    raw_layers = doc.get("Layers") or []
+    if "I/O Tensors" in doc:
+        schema = "11.x"
+        io = [_tensor(t) for t in doc.get("I/O Tensors") or []]
+    else:
+        schema = "8.x/10.x"
+        io = [_tensor(t) for t in doc.get("Bindings") or []]
+    layers = [_layer(x) for x in raw_layers]
+    detailed = bool(raw_layers) and all(isinstance(x, dict) for x in raw_layers)
+    if not detailed and raw_layers and all(isinstance(x, dict) and set(x) <= {"Name"}
+                                           for x in raw_layers):
+        detailed = False
+    # fill I/O tensor details from the layers that read/write them
+    by_name: dict[str, EngineTensor] = {}
+    for layer in layers:
+        for t in layer.inputs + layer.outputs:
+            by_name.setdefault(t.name, t)
+    filled = []
+    for t in io:
+        src = by_name.get(t.name)
+        if src is not None and not t.dims:
+            t = t.model_copy(update={"dims": src.dims, "dtype": t.dtype or src.dtype,
+                                     "format": t.format or src.format,
+                                     "location": t.location or src.location})
+        filled.append(t)
+    produced = {t.name for layer in layers for t in layer.outputs}
+    filled = [t if t.mode else t.model_copy(update={"mode": "output" if t.name in produced
+                                                    else "input"}) for t in filled]
+    insp = EngineInspection(source="plan", path=path, inspector_schema=schema,
+                            detailed=detailed, layers=layers, io_tensors=filled)
+    return summarize(insp)
+
+
+def is_reformat(layer: EngineLayer) -> bool:
+    """A format/type conversion inserted by TensorRT (``Reformat`` type or ``REFORMAT``
+    origin)."""
+    return (layer.layer_type or "").lower() == "reformat" and (layer.origin or "").upper() \
+        != "QDQ" or (layer.origin or "").upper() == "REFORMAT"
+
+
+def summarize(insp: EngineInspection) -> EngineInspection:
+    """Fill ``precision_mix`` and ``reformat_count`` from the layers (returns a copy)."""
+    mix: dict[str, int] = {}
+    ref = 0
+    for layer in insp.layers:
+        if is_reformat(layer):
+            ref += 1
+            continue
+        key = layer.precision or "unknown"
+        mix[key] = mix.get(key, 0) + 1
+    return insp.model_copy(update={"precision_mix": dict(sorted(mix.items())),
+                                   "reformat_count": ref})
+
+
+def _is_compute(layer: EngineLayer, raw_type: str) -> bool:
+    t = raw_type.lower()
+    return any(k in t for k in ("convolution", "gemm", "matrixmultiply", "fullyconnected",
+                                "deconvolution", "myelin"))
+
+
+def _is_qdq_only(layer: EngineLayer) -> bool:
+    ops = layer.fused_ops or [layer.name]
+    return bool(ops) and all(_QDQ_NAME.search(op) for op in ops)
+
+
+def lint_engine(insp: EngineInspection) -> list[Finding]:
+    """TREx-style findings for an engine (codes ``engine-*``); see the module docstring
+    for the sources of each rule and threshold."""
+    out: list[Finding] = []
+    if insp.layers and not insp.detailed:
+        out.append(Finding(
+            code="engine-not-detailed", severity="warning",
+            message=f"the engine lists {len(insp.layers)} layers by name only: it was built "
+                    "without detailed profiling verbosity, so types, precisions, tactics and "
+                    "formats are unknown",
+            remedy=REBUILD_DETAILED))
+        return out
+    reformats = [layer for layer in insp.layers if is_reformat(layer)]
+    if reformats:
+        t = sum(layer.avg_time_ms or 0.0 for layer in reformats)
+        tot = sum(layer.avg_time_ms or 0.0 for layer in insp.layers)
+        share = f", {t:.3f} ms = {100 * t / tot:.1f}% of layer time" if tot > 0 else ""
+        out.append(Finding(
+            code="engine-reformats", severity="warning" if (tot and t / tot > 0.05) else "info",
+            message=f"{len(reformats)} reformat layer(s) convert formats/types between "
+                    f"layers{share}; e.g. {reformats[0].name}",
+            remedy="feed inputs in the format the first layer wants (trtexec --inputIOFormats) "
+                   "and keep precision uniform across neighbouring layers",
+            where=reformats[0].name))
+    reduced = {p for p, n in insp.precision_mix.items() if p in REDUCED and n > 0}
+    if reduced:
+        fp32 = [layer for layer in insp.layers
+                if layer.precision == "fp32" and not is_reformat(layer)
+                and _is_compute(layer, layer.layer_type or "")]
+        if fp32:
+            names = ", ".join(layer.name for layer in fp32[:3])
+            out.append(Finding(
+                code="engine-fp32-layers", severity="warning",
+                message=f"{len(fp32)} compute layer(s) stayed FP32 in an engine that runs "
+                        f"{'/'.join(sorted(reduced)).upper()} elsewhere: {names}",
+                remedy="check why TensorRT kept them in FP32 (unsupported tactic, precision "
+                       "constraints, missing Q/DQ); in strongly typed builds cast them in "
+                       "the ONNX graph",
+                where=fp32[0].name))
+    inputs = {t.name for t in insp.io_tensors if t.mode == "input"}
+    outputs = {t.name for t in insp.io_tensors if t.mode == "output"}
+    qdq = [layer for layer in insp.layers if _is_qdq_only(layer)
+           and not any(t.name in inputs for t in layer.inputs)
+           and not any(t.name in outputs for t in layer.outputs)]
+    if qdq:
+        out.append(Finding(
+            code="engine-unfused-qdq", severity="warning",
+            message=f"{len(qdq)} Quantize/Dequantize layer(s) were not fused into a compute "
+                    f"layer: {', '.join(layer.name for layer in qdq[:3])}",
+            remedy="place Q/DQ pairs where TensorRT can fuse them (before Conv/MatMul inputs "
+                   "and weights, see the TensorRT Q/DQ placement recommendations)",
+            where=qdq[0].name))
+    for layer in insp.layers:
+        ltype = (layer.layer_type or "").lower()
+        if "convolution" not in ltype or "depthwise" in ltype:
+            continue  # depthwise convolutions do not run on tensor cores
+        prec = layer.precision
+        need = {"fp16": 8, "bf16": 8, "int8": 16, "fp8": 16}.get(prec or "")
+        if not need:
+            continue
+        chans = []
+        if layer.inputs and len(layer.inputs[0].dims) >= 2:
+            chans.append(("input", layer.inputs[0].dims[1]))
+        if layer.outputs and len(layer.outputs[0].dims) >= 2:
+            chans.append(("output", layer.outputs[0].dims[1]))
+        bad = [(k, c) for k, c in chans if c > 4 and c % need != 0]
+        if bad:
+            desc = ", ".join(f"{k} channels {c}" for k, c in bad)
+            out.append(Finding(
+                code="engine-channel-alignment", severity="info",
+                message=f"{layer.name}: {desc} not a multiple of {need} ({prec.upper()} "
+                        "tensor cores); TensorRT pads, wasting compute",
+                remedy=f"use channel counts that are multiples of {need}"
+                       + (" (32 preferred on Ampere+)" if prec == "int8" else ""),
+                where=layer.name))
+    return out
+
+
+def load_layer_info(path: str | Path) -> EngineInspection:
+    """Read a layer-information JSON file, parse and lint it.
+
+    Raises:
+        InputError: missing file, not JSON, not layer information.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"layer information file not found: {p}", "check the path")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{p} is not JSON ({exc})",
+                         "pass the file written by trtexec --exportLayerInfo") from None
+    insp = parse_layer_info(doc, str(p))
+    return insp.model_copy(update={"lints": lint_engine(insp)})

@@ -1,0 +1,216 @@
+"""Read trtexec's exported files and turn them into one :class:`EngineInspection`.
+
+Files (trtexec ``--help`` and the TREx helper scripts that wrote the real examples in
+``../shared/data/trtexec-exports``):
+
+* ``*.graph.json``: ``--exportLayerInfo`` (engine-inspector JSON, see
+  :mod:`trtcheck.inspection.engine_json`);
+* ``*.profile.json``: ``--exportProfile``: a list whose first element is
+  ``{"count": N}`` (profiled inferences) followed by one
+  ``{"name", "timeMs", "averageMs", "medianMs", "percentage"}`` per layer
+  (``timeMs`` is the total over the N runs, ``averageMs`` per run);
+* ``*.timing.json``: ``--exportTimes``: one record per inference with ``computeMs``,
+  ``h2dMs``, ``d2hMs``, ``latencyMs`` and enqueue start/end (``startEnqMs``/``endEnqMs``);
+* ``*.metadata.json`` (device properties, a one-element list), ``*.build.metadata.json``
+  (build options) and ``*.profile.metadata.json`` (performance summary, inference
+  options, device information) from TREx's ``process_engine.py``.
+
+The engine mean comes from ``timing.json`` when present, else from the performance
+summary's "GPU Compute Time" list (trtexec's order: min, max, mean, median, then
+percentiles). Per-layer profiling runs layers with a sync/event around each one, so the
+sum of layer averages exceeds the engine mean; the ratio is reported as
+``profiling_overhead_ratio`` (check value on resnet18-a100-fp16: 1.017 ms vs 0.863 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from trtcheck.errors import InputError
+from trtcheck.inspection.engine_json import lint_engine, parse_layer_info, summarize
+from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTiming
+
+KINDS = ("build.metadata", "profile.metadata", "graph", "profile", "timing", "metadata")
+
+
+def export_kind(p: Path) -> tuple[str, str] | None:
+    """``(engine stem, kind)`` for an export file name, else ``None``."""
+    name = p.name
+    if not name.endswith(".json"):
+        return None
+    base = name[: -len(".json")]
+    for kind in KINDS:
+        if base.endswith("." + kind):
+            return base[: -len(kind) - 1], kind
+    return None
+
+
+def find_exports(paths: list[str | Path] | str | Path) -> dict[str, Path]:
+    """Map export kind -> file from a folder or a list of files of ONE engine.
+
+    Raises:
+        InputError: nothing recognisable, or files of several engines in one folder.
+    """
+    items = [Path(p) for p in (paths if isinstance(paths, list) else [paths])]
+    files: list[Path] = []
+    for p in items:
+        if not p.exists():
+            raise InputError(f"not found: {p}", "check the path")
+        files.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
+    groups: dict[str, dict[str, Path]] = {}
+    for f in files:
+        k = export_kind(f)
+        if k:
+            groups.setdefault(k[0], {})[k[1]] = f
+    if not groups:
+        raise InputError(f"no trtexec export files in {', '.join(map(str, items))}",
+                         "expected *.graph.json (--exportLayerInfo), *.profile.json "
+                         "(--exportProfile) or *.timing.json (--exportTimes)")
+    if len(groups) > 1:
+        raise InputError(f"exports of {len(groups)} engines found: {', '.join(sorted(groups))}",
+                         "pass the files of one engine (e.g. ENGINE.graph.json "
+                         "ENGINE.profile.json)")
+    return next(iter(groups.values()))
+
+
+def _read_json(p: Path) -> Any:
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read {p} as JSON ({exc})", "re-export it with trtexec") \
+            from None
+
+
+def parse_profile(doc: Any, path: str = "<profile>") -> tuple[int | None, list[dict[str, Any]]]:
+    """``(count, layer records)`` from a ``--exportProfile`` document.
+
+    Raises:
+        InputError: not a list of layer-time records.
+    """
+    if not isinstance(doc, list):
+        raise InputError(f"{path} is not a trtexec profile (expected a JSON list)",
+                         "pass the file written by trtexec --exportProfile")
+    count = None
+    rows = []
+    for item in doc:
+        if isinstance(item, dict) and set(item) == {"count"}:
+            count = int(item["count"])
+        elif isinstance(item, dict) and "name" in item and "averageMs" in item:
+            rows.append(item)
+    if not rows:
+        raise InputError(f"{path} holds no per-layer times",
+                         "pass the file written by trtexec --exportProfile")
+    return count, rows
+
+
+def timing_from_times(doc: Any, path: str = "<timing>") -> EngineTiming:
+    """Engine timing (means, median) from a ``--exportTimes`` document."""
+    if not isinstance(doc, list) or not doc or "computeMs" not in doc[0]:
+        raise InputError(f"{path} is not a trtexec times file",
+                         "pass the file written by trtexec --exportTimes")
+    comp = [float(r["computeMs"]) for r in doc]
+    enq = [float(r["endEnqMs"]) - float(r["startEnqMs"]) for r in doc
+           if "endEnqMs" in r and "startEnqMs" in r]
+    return EngineTiming(engine_mean_ms=statistics.fmean(comp),
+                        engine_median_ms=statistics.median(comp), iterations=len(comp),
+                        h2d_mean_ms=statistics.fmean(float(r.get("h2dMs", 0)) for r in doc),
+                        d2h_mean_ms=statistics.fmean(float(r.get("d2hMs", 0)) for r in doc),
+                        enqueue_mean_ms=statistics.fmean(enq) if enq else None,
+                        source=Path(path).name)
+
+
+def load_trtexec_export(paths: list[str | Path] | str | Path) -> EngineInspection:
+    """Inspect one engine from its trtexec exports (folder or files).
+
+    Returns:
+        :class:`EngineInspection` with ``source="trtexec"``: layers (with per-layer
+        average times and shares when a profile is present), I/O, precision mix,
+        reformat count, timing (engine mean vs layer sum), device and options, lints.
+
+    Raises:
+        InputError: see :func:`find_exports`; malformed files.
+    """
+    found = find_exports(paths)
+    some = next(iter(found.values()))
+    where = str(some.parent if len(found) > 1 else some)
+    if "graph" in found:
+        insp = parse_layer_info(_read_json(found["graph"]), str(found["graph"]))
+    else:
+        insp = EngineInspection(source="trtexec", path=where, detailed=False)
+    insp = insp.model_copy(update={"source": "trtexec", "path": where})
+    timing = EngineTiming(source="")
+    sources = []
+    if "profile" in found:
+        count, rows = parse_profile(_read_json(found["profile"]), str(found["profile"]))
+        total = sum(float(r["averageMs"]) for r in rows)
+        times = {str(r["name"]): float(r["averageMs"]) for r in rows}
+        layers = []
+        names = {layer.name for layer in insp.layers}
+        for layer in insp.layers:
+            t = times.get(layer.name)
+            layers.append(layer.model_copy(update={
+                "avg_time_ms": t, "time_pct": (100 * t / total) if (t is not None and total)
+                else None}))
+        for r in rows:  # layers only the profile knows (no graph.json, or renamed)
+            if str(r["name"]) not in names:
+                t = float(r["averageMs"])
+                layers.append(EngineLayer(name=str(r["name"]), avg_time_ms=t,
+                                          time_pct=100 * t / total if total else None))
+        insp = insp.model_copy(update={"layers": layers})
+        timing = timing.model_copy(update={"layer_sum_ms": total, "profile_iterations": count})
+        sources.append(found["profile"].name)
+    if "timing" in found:
+        t = timing_from_times(_read_json(found["timing"]), str(found["timing"]))
+        timing = timing.model_copy(update=t.model_dump(exclude={"layer_sum_ms",
+                                                                "profile_iterations",
+                                                                "source"}))
+        sources.append(found["timing"].name)
+    update: dict[str, Any] = {}
+    if "profile.metadata" in found:
+        meta = _read_json(found["profile.metadata"])
+        perf = meta.get("performance_summary", {}) if isinstance(meta, dict) else {}
+        gpu = perf.get("GPU Compute Time")
+        if timing.engine_mean_ms is None and isinstance(gpu, list) and len(gpu) >= 4:
+            timing = timing.model_copy(update={"engine_mean_ms": float(gpu[2]),
+                                               "engine_median_ms": float(gpu[3])})
+            sources.append(found["profile.metadata"].name + " (GPU Compute Time)")
+        update["inference_options"] = {str(k): str(v) for k, v in
+                                       (meta.get("inference_options") or {}).items()}
+        dev = meta.get("device_information") or {}
+        if dev.get("Selected Device"):
+            update["device_name"] = str(dev["Selected Device"])
+        if dev.get("Compute Capability") is not None:
+            update["compute_capability"] = str(dev["Compute Capability"])
+    if "metadata" in found:
+        meta = _read_json(found["metadata"])
+        d = meta[0] if isinstance(meta, list) and meta else meta
+        if isinstance(d, dict):
+            if d.get("Name"):
+                update["device_name"] = str(d["Name"])
+            cc = d.get("ComputeCapability")
+            if isinstance(cc, list) and len(cc) == 2:
+                update["compute_capability"] = f"{cc[0]}.{cc[1]}"
+    if "build.metadata" in found:
+        meta = _read_json(found["build.metadata"])
+        opts: dict[str, str] = {}
+        for section in ("model_options", "build_options"):
+            for k, v in (meta.get(section) or {}).items():
+                opts[str(k)] = str(v)
+        update["build_options"] = opts
+    if timing.layer_sum_ms is not None and timing.engine_mean_ms:
+        timing = timing.model_copy(update={
+            "profiling_overhead_ratio": timing.layer_sum_ms / timing.engine_mean_ms - 1.0})
+    timing = timing.model_copy(update={"source": ", ".join(sources)})
+    if sources:
+        update["timing"] = timing
+    insp = summarize(insp.model_copy(update=update))
+    return insp.model_copy(update={"lints": lint_engine(insp)})
+
+
+def layer_time_table(insp: EngineInspection, top: int | None = None) -> list[EngineLayer]:
+    """Layers sorted by average time, slowest first (layers without a time last)."""
+    rows = sorted(insp.layers, key=lambda layer: -(layer.avg_time_ms or -1.0))
+    return rows[:top] if top else rows

@@ -1,0 +1,1040 @@
+"""Precision comparison: reduced-precision variants against an FP32 reference.
+
+Flow (:func:`compare_variants`, on any :class:`~trtcheck.backends.base.Backend`):
+
+1. check that reference and each candidate have the same input and output names and
+   compatible shapes (:func:`check_compatible`, :class:`~trtcheck.errors.InputError`
+   otherwise: exit code 2);
+2. run the reference and every candidate on the **same** feeds (seeded random data,
+   one ``.npz``, or a folder of ``.npz`` samples: :func:`prepare_samples`);
+3. per output, pool all samples and compute our metrics (:func:`compare_output`), and
+   Polygraphy's own verdict through ``Comparator.compare_accuracy`` with
+   ``CompareFunc.simple(check_error_stat="elemwise")`` on the same tolerances;
+4. judge each output against the variant's :class:`~trtcheck.results.precision.PrecisionTolerance`
+   (defaults per precision in :data:`DEFAULT_TOLERANCES`, overridable);
+5. optionally localise (:mod:`trtcheck.measure.localize`) and measure latency per
+   variant with :func:`trtcheck.measure.bench.run_bench` on the same input.
+
+The reference is always FP32. ONNX Runtime on CPU is an FP32 reference, never an FP16
+one: an FP16-converted ONNX run by its CPU provider is computed with FP32 kernels
+(checked with onnxruntime 1.32: ``40000 * 2 / 2`` in an FP16 graph returns 40000, where
+FP16 arithmetic overflows to inf), so that variant measures FP16 *rounding of weights
+and tensors*, not FP16 arithmetic. That is why the FP16 range check on the FP32
+activations (:func:`trtcheck.measure.localize.range_overflows`) is part of every FP16
+verdict: it finds what a true FP16 runtime (a TensorRT FP16 engine) would overflow.
+
+:func:`compare_onnx_precisions` builds the variants of an ONNX model itself
+(FP16 through ``onnxconverter_common.float16.convert_float_to_float16``) or takes
+candidate files (``--candidate fp16=model.plan``) opened with
+:func:`trtcheck.backends.registry.open_backend`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtcheck.backends.base import Backend
+from trtcheck.errors import EnvironmentProblem, InputError
+from trtcheck.load.inputs import make_feed
+from trtcheck.load.shapes import resolve_shapes
+from trtcheck.results.inspection import TensorInfo
+from trtcheck.results.precision import (
+    Localization,
+    OutputComparison,
+    PrecisionInputs,
+    PrecisionLatency,
+    PrecisionResult,
+    PrecisionTolerance,
+    VariantResult,
+)
+from trtcheck.results.stats import Finding
+
+#: precisions trtcheck knows tolerances for
+PRECISIONS = ("fp16", "bf16", "int8", "fp8")
+
+#: largest finite FP16 value (IEEE 754 binary16: (2 - 2^-10) * 2^15)
+FP16_MAX = 65504.0
+
+_FP16_SOURCE = (
+    "FP16 has 10 mantissa bits: unit roundoff u = 2^-11 = 4.9e-4 (IEEE 754 binary16); "
+    "one FP16 op is good to ~1e-3 relative (torch.testing.assert_close uses rtol 1e-3 for "
+    "float16), and a network output passes through tens of rounded ops, so ~20u = 1e-2 "
+    "per element; Polygraphy's default atol = rtol = 1e-5 is below FP16's rounding of a "
+    "single value and fails every healthy FP16 engine. Cosine >= 0.999 bounds the "
+    "direction and relative L2 error <= 0.05 = sqrt(2 (1 - 0.999)) the magnitude (a pure "
+    "direction error at the minimum cosine has that relative L2 error), so a scale error "
+    "that atol hides in small outputs still fails")
+_BF16_SOURCE = (
+    "BF16 has 7 stored mantissa bits: u = 2^-8 = 3.9e-3; torch.testing uses rtol 1.6e-2 "
+    "for one bfloat16 op; ~13u = 5e-2 per element for a network output")
+_INT8_SOURCE = (
+    "INT8 error depends on calibration (scale / 127 per quantised tensor), not on the "
+    "output's magnitude, so elementwise bounds are loose sanity checks and the verdict "
+    "rests on cosine similarity >= 0.99 and top-1 agreement >= 99% (trtcheck's judgement, "
+    "tune with --min-cosine / --min-top1)")
+_FP8_SOURCE = (
+    "FP8 E4M3 has 3 mantissa bits: u = 2^-4 = 6.3e-2 per rounding; elementwise bounds are "
+    "loose and the verdict rests on cosine similarity >= 0.98 and top-1 agreement >= 95% "
+    "(trtcheck's judgement, tune with --min-cosine / --min-top1)")
+
+#: default tolerances per precision (see docs/precision.md for the reasoning)
+DEFAULT_TOLERANCES: dict[str, PrecisionTolerance] = {
+    "fp16": PrecisionTolerance(precision="fp16", atol=1e-2, rtol=1e-2,
+                               max_outside_fraction=1e-3, min_cosine_similarity=0.999,
+                               max_rel_l2_error=0.05, min_top1_agreement=None,
+                               source=_FP16_SOURCE),
+    "bf16": PrecisionTolerance(precision="bf16", atol=5e-2, rtol=5e-2,
+                               max_outside_fraction=1e-3, min_cosine_similarity=0.995,
+                               max_rel_l2_error=0.1, min_top1_agreement=None,
+                               source=_BF16_SOURCE),
+    "int8": PrecisionTolerance(precision="int8", atol=0.1, rtol=0.1,
+                               max_outside_fraction=0.05, min_cosine_similarity=0.99,
+                               max_rel_l2_error=0.15, min_top1_agreement=0.99,
+                               source=_INT8_SOURCE),
+    "fp8": PrecisionTolerance(precision="fp8", atol=0.25, rtol=0.25,
+                              max_outside_fraction=0.05, min_cosine_similarity=0.98,
+                              max_rel_l2_error=0.2, min_top1_agreement=0.95,
+                              source=_FP8_SOURCE),
+}
+
+_TOL_FIELDS = ("atol", "rtol", "max_outside_fraction", "min_cosine_similarity",
+               "max_rel_l2_error", "min_top1_agreement")
+
+
+def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None = None
+                  ) -> PrecisionTolerance:
+    """The tolerance of ``precision`` with user overrides applied.
+
+    Args:
+        precision: one of :data:`PRECISIONS`.
+        overrides: ``{precision or "*": {field: value}}``; fields are ``atol``, ``rtol``
+            (>= 0), ``max_outside_fraction`` (0..1), ``min_cosine_similarity`` (-1..1),
+            ``max_rel_l2_error`` (>= 0),
+            ``min_top1_agreement`` (0..1). ``"*"`` applies to every precision; a
+            precision's own entry wins.
+
+    Raises:
+        InputError: unknown precision, field or out-of-range value.
+    """
+    if precision not in DEFAULT_TOLERANCES:
+        raise InputError(f"unknown precision {precision!r}",
+                         f"choose from {', '.join(PRECISIONS)}")
+    base = DEFAULT_TOLERANCES[precision]
+    changes: dict[str, float] = {}
+    for key in ("*", precision):
+        changes.update((overrides or {}).get(key, {}))
+    if not changes:
+        return base
+    for k, v in changes.items():
+        if k not in _TOL_FIELDS:
+            raise InputError(f"unknown tolerance field {k!r}", f"use one of {', '.join(_TOL_FIELDS)}")
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise InputError(f"tolerance {k} must be a finite number, got {v!r}")
+        if k in ("atol", "rtol", "max_rel_l2_error") and v < 0:
+            raise InputError(f"{k} must be >= 0, got {v}")
+        if k in ("max_outside_fraction", "min_top1_agreement") and not 0 <= v <= 1:
+            raise InputError(f"{k} must be within 0..1, got {v}")
+        if k == "min_cosine_similarity" and not -1 <= v <= 1:
+            raise InputError(f"min cosine similarity must be within -1..1, got {v}")
+    data = base.model_dump()
+    data.update({k: float(v) for k, v in changes.items()})
+    data["source"] = f"user override of {', '.join(sorted(changes))}; defaults: {base.source}"
+    return PrecisionTolerance(**data)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _outside_mask(r: np.ndarray, c: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    """Elements outside tolerance (float64 arrays of equal shape)."""
+    rf, cf = np.isfinite(r), np.isfinite(c)
+    both = rf & cf
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(c - r)
+        bad = both & (d > atol) & (d > rtol * np.abs(r))
+    # a non-finite value on one side only, or infinities of different sign
+    bad |= rf ^ cf
+    inf_both = np.isinf(r) & np.isinf(c)
+    bad |= inf_both & (np.sign(r) != np.sign(c))
+    return bad
+
+
+def _topk_agreement(refs: list[np.ndarray], cands: list[np.ndarray]
+                    ) -> tuple[float | None, float | None, int | None]:
+    """Top-1 / top-5 agreement over the rows of 2-D ``[N, C]`` outputs (``C >= 2``)."""
+    if not refs or any(a.ndim != 2 or a.shape[1] < 2 for a in refs):
+        return None, None, None
+    r = np.concatenate([a.astype(np.float64) for a in refs])
+    c = np.concatenate([a.astype(np.float64) for a in cands])
+    r = np.nan_to_num(r, nan=-np.inf)
+    c = np.nan_to_num(c, nan=-np.inf)
+    top1 = float(np.mean(np.argmax(r, axis=1) == np.argmax(c, axis=1)))
+    top5 = None
+    if r.shape[1] >= 5:
+        rk = np.argpartition(-r, 4, axis=1)[:, :5]
+        ck = np.argpartition(-c, 4, axis=1)[:, :5]
+        same = [set(a.tolist()) == set(b.tolist()) for a, b in zip(rk, ck)]
+        top5 = float(np.mean(same))
+    return top1, top5, int(r.shape[0])
+
+
+def rounding_floor(ref: np.ndarray, precision: str) -> float | None:
+    """Max ``|ref - round(ref)|`` when ``ref`` itself is stored in ``precision``.
+
+    The fair baseline of an output produced in FP16/BF16: even a perfect computation
+    whose result is stored in that precision is this far from FP32 (about half a unit in
+    the last place of the largest values: ``|x| * 2^-11`` for FP16, ``|x| * 2^-8`` for
+    BF16). Elements beyond the precision's range are ignored here (the range check and
+    the NaN/Inf counts speak for them).
+
+    Returns:
+        the floor in output units, or ``None`` for other precisions (INT8/FP8 outputs are
+        scaled per engine, so there is no fixed floor).
+    """
+    r = np.asarray(ref, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if precision == "fp16":
+        r = r[np.abs(r) <= FP16_MAX]
+        rounded = r.astype(np.float16).astype(np.float64)
+    elif precision == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes comes with onnx
+            return None
+        rounded = r.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    else:
+        return None
+    return float(np.max(np.abs(rounded - r))) if r.size else 0.0
+
+
+def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
+                   tol: PrecisionTolerance, polygraphy_passed: bool | None = None,
+                   precision: str | None = None) -> OutputComparison:
+    """Compare one output over all samples (pooled) and judge it.
+
+    Args:
+        name: output name.
+        refs, cands: one array per sample, reference and candidate, equal shapes per
+            sample (any numeric dtype; compared in float64).
+        tol: the variant's tolerance.
+        polygraphy_passed: Polygraphy's elemwise verdict, recorded as is.
+        precision: the variant's precision, for :func:`rounding_floor` (``None``: skip).
+
+    Returns:
+        an :class:`OutputComparison` (definitions in :mod:`trtcheck.results.precision`).
+
+    Raises:
+        InputError: a shape mismatch between reference and candidate.
+    """
+    for i, (a, b) in enumerate(zip(refs, cands)):
+        if np.shape(a) != np.shape(b):
+            raise InputError(f"reference and candidate give output {name!r} different shapes "
+                             f"(sample {i}: {list(np.shape(a))} vs {list(np.shape(b))})",
+                             "compare models with the same outputs (same export, same shapes)")
+    r = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in refs])
+    c = np.concatenate([np.asarray(b, dtype=np.float64).ravel() for b in cands])
+    rf, cf = np.isfinite(r), np.isfinite(c)
+    both = rf & cf
+    d = np.abs(c[both] - r[both])
+    rb, cb = r[both], c[both]
+    nz = rb != 0
+    rel = d[nz] / np.abs(rb[nz]) if nz.any() else np.empty(0)
+    nr, nc = float(np.linalg.norm(rb)), float(np.linalg.norm(cb))
+    cos = float(np.dot(rb, cb) / (nr * nc)) if nr > 0 and nc > 0 else None
+    if cos is not None:
+        cos = max(-1.0, min(1.0, cos))
+    rel_l2 = float(np.linalg.norm(cb - rb) / nr) if nr > 0 else None
+    outside = _outside_mask(r, c, tol.atol, tol.rtol)
+    n_out = int(outside.sum())
+    frac = n_out / r.size if r.size else 0.0
+    new_nan = int((rf & np.isnan(c)).sum())
+    new_inf = int((rf & np.isinf(c)).sum())
+    top1, top5, rows = _topk_agreement([np.asarray(a) for a in refs],
+                                       [np.asarray(b) for b in cands])
+    failures: list[str] = []
+    if new_nan or new_inf:
+        failures.append(f"{new_nan} NaN and {new_inf} Inf where the FP32 reference is finite")
+    if frac > tol.max_outside_fraction:
+        failures.append(f"{frac:.2%} of elements ({n_out}/{r.size}) outside atol={tol.atol:g} "
+                        f"and rtol={tol.rtol:g} (allowed {tol.max_outside_fraction:.2%})")
+    # cosine and relative L2 judge an output only when some reference value is beyond
+    # atol: an output entirely within atol of zero (e.g. a sigmoid map of ~1e-8 that FP16
+    # flushes to 0) is judged by the elementwise rule alone
+    meaningful = bool(rb.size) and float(np.max(np.abs(rb))) > tol.atol
+    if meaningful and cos is not None and cos < tol.min_cosine_similarity:
+        failures.append(f"cosine similarity {cos:.6f} < {tol.min_cosine_similarity:g}")
+    if meaningful and rel_l2 is not None and rel_l2 > tol.max_rel_l2_error:
+        failures.append(f"relative L2 error {rel_l2:.3g} > {tol.max_rel_l2_error:g}")
+    if top1 is not None and tol.min_top1_agreement is not None and top1 < tol.min_top1_agreement:
+        failures.append(f"top-1 agreement {top1:.2%} < {tol.min_top1_agreement:.2%} "
+                        f"over {rows} rows")
+    return OutputComparison(
+        name=name, shape=[int(s) for s in np.shape(refs[0])],
+        reference_dtype=str(np.asarray(refs[0]).dtype),
+        candidate_dtype=str(np.asarray(cands[0]).dtype),
+        element_count=int(r.size),
+        reference_max_abs=float(np.max(np.abs(rb))) if rb.size else 0.0,
+        max_abs_error=float(d.max()) if d.size else 0.0,
+        mean_abs_error=float(d.mean()) if d.size else 0.0,
+        p99_abs_error=float(np.quantile(d, 0.99)) if d.size else 0.0,
+        max_rel_error=float(rel.max()) if rel.size else None,
+        mean_rel_error=float(rel.mean()) if rel.size else None,
+        cosine_similarity=cos, rel_l2_error=rel_l2,
+        outside_tolerance_count=n_out, outside_tolerance_fraction=frac,
+        candidate_nan_count=int(np.isnan(c).sum()), candidate_inf_count=int(np.isinf(c).sum()),
+        reference_nan_count=int(np.isnan(r).sum()), reference_inf_count=int(np.isinf(r).sum()),
+        top1_agreement=top1, top5_agreement=top5, rows_compared=rows,
+        polygraphy_elemwise_passed=polygraphy_passed,
+        rounding_floor_max_abs_error=rounding_floor(r, precision) if precision else None,
+        passed=not failures, failures=failures)
+
+
+def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
+                                 cand_runs: Sequence[dict[str, np.ndarray]],
+                                 tol: PrecisionTolerance) -> dict[str, bool]:
+    """Polygraphy's elementwise verdict per output over all samples.
+
+    Builds a ``RunResults`` from our outputs (candidate first, reference second, so
+    Polygraphy's relative error is relative to the reference) and runs
+    ``Comparator.compare_accuracy`` with ``CompareFunc.simple(atol, rtol,
+    check_error_stat="elemwise")``. Polygraphy's log goes nowhere (CRITICAL only).
+
+    Returns:
+        ``{output name: True when every element of every sample is within tolerance}``.
+    """
+    from polygraphy.comparator import Comparator, RunResults
+    from polygraphy.logger import G_LOGGER
+
+    try:  # Polygraphy >= 0.53 (CompareFunc.simple is deprecated there)
+        from polygraphy.comparator import SimpleCompareFunc
+    except ImportError:  # older Polygraphy
+        from polygraphy.comparator import CompareFunc
+
+        SimpleCompareFunc = CompareFunc.simple
+    rr = RunResults()
+    rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
+    rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
+    func = SimpleCompareFunc(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
+    with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
+        acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
+    verdict: dict[str, bool] = {}
+    for per_iter in acc[0][("candidate", "reference")]:
+        for name, res in per_iter.items():
+            verdict[name] = verdict.get(name, True) and bool(res)
+    return verdict
+
+
+# --------------------------------------------------------------------------- variants
+
+
+@dataclass
+class Variant:
+    """A model to run in the comparison.
+
+    Attributes:
+        label: key in the results (``"fp32"`` for the reference, else the precision).
+        precision: ``"fp32"``, ``"fp16"``, ``"bf16"``, ``"int8"``, ``"fp8"``.
+        backend: any :class:`~trtcheck.backends.base.Backend`, constructed, not activated.
+        model_path: what the backend runs (recorded).
+        built_by: how it was built, one sentence.
+        onnx_path: an ONNX file ONNX Runtime can run with all outputs marked (for
+            layer-wise localisation), or ``None`` (engines).
+        kept_fp32_nodes: nodes the builder kept in FP32.
+        build_findings: what the builder noticed (e.g. weights clamped to FP16's range).
+    """
+
+    label: str
+    precision: str
+    backend: Backend
+    model_path: str
+    built_by: str
+    onnx_path: str | None = None
+    kept_fp32_nodes: list[str] = field(default_factory=list)
+    build_findings: list[Finding] = field(default_factory=list)
+
+
+def _fixed(d: Any) -> bool:
+    return isinstance(d, int) and d > 0
+
+
+def check_compatible(ref_inputs: Sequence[TensorInfo], ref_outputs: Sequence[TensorInfo],
+                     cand_inputs: Sequence[TensorInfo], cand_outputs: Sequence[TensorInfo],
+                     label: str) -> None:
+    """Reference and candidate must take the same inputs and give the same outputs.
+
+    Names must match exactly (as sets); ranks must match; a dim fixed in both must agree.
+    Outputs are checked only when both backends describe them.
+
+    Raises:
+        InputError: the first difference, naming both sides.
+    """
+    hint = ("compare variants of one model: export both from the same source, with the same "
+            "input/output names and shapes")
+    for kind, a, b in (("inputs", ref_inputs, cand_inputs), ("outputs", ref_outputs, cand_outputs)):
+        if kind == "outputs" and (not a or not b):
+            continue
+        an, bn = {t.name: t for t in a}, {t.name: t for t in b}
+        if set(an) != set(bn):
+            raise InputError(f"reference and {label} candidate have different {kind}: "
+                             f"reference {sorted(an)}, candidate {sorted(bn)}", hint)
+        for name, t in an.items():
+            u = bn[name]
+            if len(t.shape) != len(u.shape):
+                raise InputError(f"{kind[:-1]} {name!r} has rank {len(t.shape)} in the reference "
+                                 f"{t.shape_text()} but {len(u.shape)} in the {label} candidate "
+                                 f"{u.shape_text()}", hint)
+            for i, (x, y) in enumerate(zip(t.shape, u.shape)):
+                if _fixed(x) and _fixed(y) and x != y:
+                    raise InputError(f"{kind[:-1]} {name!r} axis {i} is {x} in the reference "
+                                     f"{t.shape_text()} but {y} in the {label} candidate "
+                                     f"{u.shape_text()}", hint)
+
+
+def load_npz_dir(folder: str | os.PathLike[str]) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """Every ``*.npz`` of ``folder`` (sorted by name), each one sample.
+
+    Raises:
+        InputError: not a folder, or no ``.npz`` in it, or an unreadable file.
+    """
+    from trtcheck.load.inputs import load_npz
+
+    p = Path(folder)
+    if not p.is_dir():
+        raise InputError(f"--inputs-dir {p} is not a directory", "pass a folder of .npz files")
+    files = sorted(f for f in p.iterdir() if f.suffix == ".npz" and f.is_file())
+    if not files:
+        raise InputError(f"no .npz files in {p}",
+                         "write one sample per file with numpy.savez(path, input_name=array)")
+    return [(str(f), load_npz(f)) for f in files]
+
+
+def _default_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]],
+                    arrays: dict[str, np.ndarray] | None) -> dict[str, list[int]]:
+    """Concrete shapes: user shapes, then a given array's shape, then batch 1 for a dynamic
+    axis 0 when every other dim is fixed."""
+    out = dict(given)
+    for t in inputs:
+        if t.name in out:
+            continue
+        if arrays and t.name in arrays and len(arrays[t.name].shape) == len(t.shape):
+            out[t.name] = [int(d) for d in arrays[t.name].shape]
+        elif t.shape and not _fixed(t.shape[0]) and all(_fixed(d) for d in t.shape[1:]):
+            out[t.name] = [1, *[int(d) for d in t.shape[1:]]]  # type: ignore[arg-type]
+    return resolve_shapes(inputs, out, None)
+
+
+def prepare_samples(inputs: Sequence[TensorInfo], shapes: dict[str, list[int]] | None = None,
+                    sample_count: int = 4, seed: int | None = 0,
+                    array_sets: Sequence[tuple[str, dict[str, np.ndarray]]] | None = None,
+                    values: dict[str, float | int | bool] | None = None,
+                    source: str | None = None) -> tuple[list[dict[str, np.ndarray]], PrecisionInputs]:
+    """The feeds every variant runs on.
+
+    Args:
+        inputs: the reference model's inputs.
+        shapes: user shapes (``--shapes``); dynamic dims need them unless data gives them.
+        sample_count: executions with random data (>= 1; ignored with ``array_sets``).
+        seed: sample ``i`` of random data uses ``seed + i`` (uniform ``[0, 1)`` floats).
+        array_sets: user data, ``[(file name, {input: array})]``, one entry per sample;
+            every model input must be in every entry (or in ``values``).
+        values: scalars for inputs (``--input-value``).
+        source: recorded input source (default ``"npz"`` / ``"npz-dir"`` / random).
+
+    Returns:
+        ``(feeds, PrecisionInputs)``.
+
+    Raises:
+        InputError: an input missing from an ``.npz``, an unknown name, a shape that does
+            not fit, ``sample_count < 1``.
+    """
+    shapes = dict(shapes or {})
+    values = dict(values or {})
+    feeds: list[dict[str, np.ndarray]] = []
+    if array_sets:
+        names = [t.name for t in inputs]
+        for fname, arrays in array_sets:
+            missing = [n for n in names if n not in arrays and n not in values]
+            if missing:
+                raise InputError(f"{fname} has no array for input(s) {', '.join(map(repr, missing))} "
+                                 f"(it holds {', '.join(map(repr, sorted(arrays))) or 'nothing'})",
+                                 "save one array per model input: numpy.savez(path, "
+                                 + ", ".join(f"{n}=..." for n in names) + ")")
+            resolved = _default_shapes(inputs, shapes, arrays)
+            feeds.append(make_feed(list(inputs), resolved, seed=None, arrays=arrays, values=values))
+        src = source or ("npz" if len(array_sets) == 1 else "npz-dir")
+        info = PrecisionInputs(source=src, sample_count=len(feeds), seed=None,
+                               shapes={k: list(v.shape) for k, v in feeds[0].items()},
+                               files=[f for f, _ in array_sets])
+        return feeds, info
+    if sample_count < 1:
+        raise InputError(f"--samples must be >= 1, got {sample_count}")
+    resolved = _default_shapes(inputs, shapes, None)
+    for i in range(sample_count):
+        s = None if seed is None else seed + i
+        feeds.append(make_feed(list(inputs), resolved, seed=s, values=values))
+    info = PrecisionInputs(source=source or "random-uniform", sample_count=sample_count,
+                           seed=seed, shapes=resolved)
+    return feeds, info
+
+
+def _run(backend: Backend, feeds: Sequence[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    return [{k: np.asarray(v) for k, v in backend.infer(f).outputs.items()} for f in feeds]
+
+
+def _latency(backend: Backend, model_path: str, feed: dict[str, np.ndarray], rule: Any,
+             label: str) -> PrecisionLatency:
+    from trtcheck.measure.bench import run_bench
+
+    shapes = {k: [int(d) for d in v.shape] for k, v in feed.items()}
+    run = run_bench(backend, model_path, None, shapes=shapes, rule=rule, seed=None,
+                    arrays=feed, label=label)
+    b = run.batches[0]
+    return PrecisionLatency(median_ms=b.stats.median_ms, p99_ms=b.stats.p99_ms,
+                            throughput_samples_per_s=b.throughput_samples_per_s,
+                            batch_size=b.batch_size, bench=run)
+
+
+@dataclass
+class CompareSettings:
+    """Knobs of :func:`compare_variants`.
+
+    Attributes:
+        tolerance_overrides: see :func:`tolerance_for`.
+        bench_rule: a :class:`~trtcheck.measure.bench.StopRule` to measure latency per
+            variant (``None``: no latency).
+        localize: run the FP16 range check and, for failing ONNX variants, the layer-wise
+            comparison.
+        reference_onnx: the FP32 ONNX model (for the range check), or ``None``.
+        providers, threads: ONNX Runtime settings of the localisation runs.
+        log: progress callback (one line each), or ``None``.
+    """
+
+    tolerance_overrides: dict[str, dict[str, float]] | None = None
+    bench_rule: Any = None
+    localize: bool = True
+    reference_onnx: str | None = None
+    providers: list[str] | None = None
+    threads: int | None = None
+    log: Callable[[str], None] | None = None
+
+
+_ORT_CPU_NOTE = (
+    "ONNX Runtime's CPU provider computes FP16 graphs with FP32 kernels (it casts FP16 "
+    "tensors up around each op), so this variant measures FP16 rounding of weights and "
+    "tensors, not FP16 arithmetic: an overflow inside the graph does not show in its "
+    "outputs. The FP16 range check on the FP32 activations covers that.")
+
+
+def compare_variants(reference: Variant, variants: Sequence[Variant], model_path: str,
+                     feeds: Sequence[dict[str, np.ndarray]], inputs_info: PrecisionInputs,
+                     settings: CompareSettings | None = None) -> PrecisionResult:
+    """Run the reference and each variant on ``feeds`` and judge each variant.
+
+    Args:
+        reference: the FP32 reference (``precision`` must be ``"fp32"``).
+        variants: candidates; their precisions must be in :data:`PRECISIONS`.
+        model_path: recorded as the compared model.
+        feeds: input feeds (from :func:`prepare_samples`), the same for everyone.
+        inputs_info: how the feeds were made.
+        settings: tolerances, latency, localisation.
+
+    Returns:
+        a :class:`~trtcheck.results.precision.PrecisionResult`; ``passed`` is false when any
+        variant fails (the CLI turns that into exit code 1).
+
+    Raises:
+        InputError: incompatible I/O between reference and a candidate, or a failed run.
+        EnvironmentProblem: a backend cannot start on this machine.
+    """
+    st = settings or CompareSettings()
+    log = st.log or (lambda _m: None)
+    if reference.precision != "fp32":
+        raise InputError(f"the reference must be FP32, got {reference.precision}",
+                         "compare reduced-precision variants against the FP32 model")
+    tols = {v.label: tolerance_for(v.precision, st.tolerance_overrides) for v in variants}
+    notes = ["The reference is always FP32; each variant is judged against it, never "
+             "against another reduced-precision run."]
+    with reference.backend as ref_be:
+        ref_in, ref_out = ref_be.input_specs(), ref_be.output_specs()
+        log(f"running the FP32 reference on {len(feeds)} sample(s) ...")
+        ref_runs = _run(ref_be, feeds)
+        repeat = _run(ref_be, feeds[:1])[0]
+        noise = max((float(np.max(np.abs(repeat[k].astype(np.float64)
+                                          - ref_runs[0][k].astype(np.float64))))
+                     for k in repeat if repeat[k].size and repeat[k].dtype.kind in "fiu"),
+                    default=0.0)
+        ref_info = ref_be.info
+        ref_latency = None
+        if st.bench_rule is not None:
+            log("measuring FP32 reference latency ...")
+            ref_latency = _latency(ref_be, reference.model_path, feeds[0], st.bench_rule,
+                                   f"{reference.label}-reference")
+    tmp = tempfile.TemporaryDirectory(prefix="trtcheck-localize-")
+    cache: dict[str, Any] = {}
+
+    def ref_acts() -> Any:
+        """FP32 activations of every node (computed once, on first need), or None."""
+        if not (st.localize and st.reference_onnx):
+            return None
+        if "acts" not in cache:
+            from trtcheck.measure.localize import collect_activations
+
+            log("running the FP32 reference with every node output marked ...")
+            cache["acts"] = collect_activations(st.reference_onnx, feeds, tmp.name,
+                                                limit=FP16_MAX, providers=st.providers,
+                                                threads=st.threads)
+        return cache["acts"]
+
+    try:
+        results: dict[str, VariantResult] = {}
+        for v in variants:
+            results[v.label] = _judge_variant(v, ref_in, ref_out, ref_runs, feeds, tols[v.label],
+                                              st, ref_acts, ref_latency, tmp.name, log)
+    finally:
+        tmp.cleanup()
+    if noise > 0:
+        notes.append(f"The FP32 reference is not bit-exact from run to run (max difference "
+                     f"{noise:.3g} on sample 0): errors near that size are runtime noise.")
+    return PrecisionResult(model_path=str(model_path), reference=ref_info,
+                           reference_latency=ref_latency, reference_repeat_max_abs_error=noise,
+                           inputs=inputs_info, variants=results,
+                           passed=all(r.passed for r in results.values()), notes=notes)
+
+
+def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInfo],
+                   ref_runs: list[dict[str, np.ndarray]], feeds: Sequence[dict[str, np.ndarray]],
+                   tol: PrecisionTolerance, st: CompareSettings,
+                   ref_acts: Callable[[], Any],
+                   ref_latency: PrecisionLatency | None, workdir: str,
+                   log: Callable[[str], None]) -> VariantResult:
+    findings: list[Finding] = list(v.build_findings)
+    with v.backend as be:
+        check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
+        log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
+        cand_runs = _run(be, feeds)
+        info = be.info
+        latency = None
+        if st.bench_rule is not None:
+            log(f"measuring {v.label} latency ...")
+            latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
+            if ref_latency is not None and latency.median_ms > 0:
+                latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    ref_names, cand_names = set(ref_runs[0]), set(cand_runs[0])
+    if ref_names != cand_names:
+        raise InputError(f"reference and {v.label} candidate return different outputs: "
+                         f"reference {sorted(ref_names)}, candidate {sorted(cand_names)}",
+                         "compare variants of one model with the same output names")
+    poly = polygraphy_elemwise_verdicts(ref_runs, cand_runs, tol)
+    outputs: dict[str, OutputComparison] = {}
+    for name in ref_runs[0]:
+        refs = [r[name] for r in ref_runs]
+        if refs[0].dtype.kind not in "fiub":
+            continue
+        outputs[name] = compare_output(name, refs, [c[name] for c in cand_runs], tol,
+                                       poly.get(name), v.precision)
+    for o in outputs.values():
+        new_nonfinite = (o.candidate_nan_count + o.candidate_inf_count
+                         - o.reference_nan_count - o.reference_inf_count)
+        if new_nonfinite > 0:
+            findings.append(Finding(
+                code="precision-nonfinite", severity="error", where=f"{v.label}:{o.name}",
+                message=f"{v.label} output {o.name!r} has {o.candidate_nan_count} NaN and "
+                        f"{o.candidate_inf_count} Inf where the FP32 reference has "
+                        f"{o.reference_nan_count} NaN and {o.reference_inf_count} Inf",
+                remedy="look at the localisation below; keep the overflowing nodes in FP32"))
+        if not o.passed:
+            findings.append(Finding(
+                code="precision-out-of-tolerance", severity="error", where=f"{v.label}:{o.name}",
+                message=f"{v.label} output {o.name!r}: " + "; ".join(o.failures),
+                remedy="check the localisation; loosen tolerances only with a task-level "
+                       "accuracy check (--atol/--rtol/--min-cosine)"))
+    if info.name == "onnxruntime" and v.precision == "fp16" and not any(
+            "CUDA" in p or "Tensorrt" in p for p in info.providers):
+        findings.append(Finding(code="ort-cpu-fp16-upcast", severity="info", where=v.label,
+                                message=_ORT_CPU_NOTE))
+    localization = None
+    acts = ref_acts() if v.precision == "fp16" else None
+    if acts is not None:
+        from trtcheck.measure.localize import range_overflows
+
+        overflows, total = range_overflows(acts, FP16_MAX, v.kept_fp32_nodes)
+        localization = Localization(
+            method="FP32 activations of every node (ONNX Runtime, all outputs marked) "
+                   "checked against FP16's largest finite value 65504",
+            range_overflows=overflows, range_overflow_total=total)
+        if overflows:
+            first = overflows[0]
+            keep: list[str] = []
+            for o in overflows[:3]:
+                for n in [o.node, *acts.consumers.get(o.tensor, [])]:
+                    if n not in keep:
+                        keep.append(n)
+            names = ",".join(keep)
+            findings.append(Finding(
+                code="fp16-range-overflow", severity="error", where=f"{v.label}:{first.node}",
+                message=f"{total} FP32 activation(s) exceed FP16's range: the first is "
+                        f"{first.tensor!r} of node {first.node!r} ({first.op_type}), reaching "
+                        f"{first.reference_max_abs:.4g} > 65504 in {first.overflow_count} of "
+                        f"{first.element_count} elements; a runtime computing it in FP16 "
+                        "(e.g. a TensorRT FP16 engine) gives inf there",
+                remedy=f"keep the overflowing nodes and their consumers in FP32 "
+                       f"(--keep-fp32-nodes {names}), or rescale the model (e.g. compute "
+                       "LayerNorm/variance in FP32)"))
+    passed = all(o.passed for o in outputs.values()) and not any(
+        f.severity == "error" for f in findings)
+    if st.localize and not passed and v.onnx_path and ref_acts() is not None:
+        from trtcheck.measure.localize import collect_activations, compare_layers
+
+        log(f"localising the {v.label} error layer by layer ...")
+        cand_acts = collect_activations(v.onnx_path, feeds[:1], workdir,
+                                        providers=st.providers, threads=st.threads)
+        failing, nonfinite, n = compare_layers(ref_acts(), cand_acts, tol)
+        method = ("all node outputs marked in both ONNX graphs (Polygraphy MARK_ALL), run by "
+                  "ONNX Runtime, matched by tensor name, sample 0")
+        if localization is None:
+            localization = Localization(method=method)
+        else:
+            localization.method = method + "; plus the FP16 range check of the FP32 activations"
+        localization.tensors_compared = n
+        localization.first_failing = failing
+        localization.first_nonfinite = nonfinite
+    elif st.localize and not passed:
+        why = (f"its layers cannot be marked here ({info.name})" if not v.onnx_path else
+               "the reference is not an ONNX model ONNX Runtime can run with all outputs marked")
+        note = f"layer-wise comparison is not available for this variant: {why}"
+        if localization is None:
+            localization = Localization(method="none", notes=[note])
+        else:
+            localization.notes.append(note + "; the FP16 range check speaks for it")
+    worst_cos = [o.cosine_similarity for o in outputs.values() if o.cosine_similarity is not None]
+    worst_top1 = [o.top1_agreement for o in outputs.values() if o.top1_agreement is not None]
+    return VariantResult(
+        label=v.label, precision=v.precision, backend=info, model_path=v.model_path,
+        built_by=v.built_by, kept_fp32_nodes=list(v.kept_fp32_nodes), tolerance=tol,
+        outputs=outputs,
+        min_cosine_similarity=min(worst_cos) if worst_cos else None,
+        max_rel_l2_error=max((o.rel_l2_error for o in outputs.values()
+                              if o.rel_l2_error is not None), default=None),
+        max_abs_error=max((o.max_abs_error for o in outputs.values()), default=0.0),
+        max_outside_tolerance_fraction=max((o.outside_tolerance_fraction
+                                            for o in outputs.values()), default=0.0),
+        nonfinite_count=sum(max(0, o.candidate_nan_count + o.candidate_inf_count
+                                - o.reference_nan_count - o.reference_inf_count)
+                            for o in outputs.values()),
+        min_top1_agreement=min(worst_top1) if worst_top1 else None,
+        passed=passed, findings=findings, localization=localization, latency=latency)
+
+
+# --------------------------------------------------------------------------- ONNX variants
+
+
+#: the converter's defaults (onnxconverter-common float16.convert_float_to_float16)
+CONVERTER_MAX_FINITE = 1e4
+CONVERTER_MIN_POSITIVE = 1e-7
+
+
+def clamped_weights(model: Any, blocked_nodes: set[str]) -> list[tuple[str, float, int, list[str]]]:
+    """Float constants the FP16 converter will clamp: ``|w| >= 1e4`` becomes ``+-1e4``.
+
+    Scans initializers and ``Constant`` nodes of an FP32 ONNX model (:func:`build_fp16_onnx`
+    has moved float Constant nodes into initializers before this runs). An initializer
+    read only by nodes kept in FP32 is left alone by the converter and skipped here.
+
+    Returns:
+        ``[(name, max |w|, elements clamped, nodes to keep in FP32: the Constant node
+        if any, then the readers)]`` in graph order.
+    """
+    from onnx import TensorProto, numpy_helper
+
+    consumers: dict[str, list[str]] = {}
+    for i, n in enumerate(model.graph.node):
+        for t in n.input:
+            consumers.setdefault(t, []).append(n.name or f"node_{i}")
+    tensors = [(t.name, t) for t in model.graph.initializer]
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
+                    tensors.append((n.output[0], a.t))
+    producer = {n.output[0]: (n.name or f"node_{i}") for i, n in enumerate(model.graph.node)
+                if n.op_type == "Constant" and n.output}
+    out = []
+    for name, t in tensors:
+        if t.data_type != TensorProto.FLOAT:
+            continue
+        users = consumers.get(name, [])
+        owners = [producer[name]] if name in producer else []
+        if users and all(u in blocked_nodes for u in users + owners):
+            continue
+        arr = np.abs(numpy_helper.to_array(t).astype(np.float64))
+        n_big = int(np.sum(np.isfinite(arr) & (arr >= CONVERTER_MAX_FINITE)))
+        if n_big:
+            out.append((name, float(arr[np.isfinite(arr)].max()), n_big, owners + users))
+    return out
+
+
+def _constants_to_initializers(model: Any) -> int:
+    """Move top-level float ``Constant`` nodes into initializers (same semantics).
+
+    Why: the converter keeps an *initializer* read only by FP32-kept nodes in FP32, but
+    it casts a kept ``Constant`` node's output to FP16 and back (1e6 becomes inf on the
+    way), so ``--keep-fp32-nodes`` could not protect a large constant otherwise.
+
+    Returns:
+        the number of nodes moved.
+    """
+    from onnx import TensorProto
+
+    keep, moved = [], 0
+    for n in model.graph.node:
+        value = next((a for a in n.attribute if a.name == "value"), None)
+        if (n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.attribute) == 1
+                and value is not None and value.t.data_type == TensorProto.FLOAT):
+            t = value.t
+            t.name = n.output[0]
+            model.graph.initializer.append(t)
+            moved += 1
+        else:
+            keep.append(n)
+    if moved:
+        del model.graph.node[:]
+        model.graph.node.extend(keep)
+    return moved
+
+
+def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
+                    keep_fp32_ops: Sequence[str] = (), keep_fp32_nodes: Sequence[str] = ()
+                    ) -> tuple[str, list[str], list[Finding]]:
+    """Convert an FP32 ONNX model to FP16 with onnxconverter-common.
+
+    ``float16.convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
+    node_block_list=...)``: inputs and outputs stay float32 (Casts inside), so the
+    variant takes the same feeds as the reference. The op block list is the converter's
+    ``DEFAULT_OP_BLOCK_LIST`` (Resize, Upsample, Range, TopK, NonMaxSuppression, RoiAlign,
+    CumSum, Min, Max and the ML ops: ops whose FP16 form is range- or index-sensitive or
+    missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes`` keeps single nodes in FP32.
+    Weights beyond FP16's range are clamped by the converter to +-1e4 and tiny ones to
+    +-1e-7 (its defaults; it warns, and we silence that warning).
+
+    Returns:
+        ``(written path, names of the nodes kept in FP32, findings)``; a finding
+        ``fp16-weight-clamped`` (warning) names the constants of magnitude >= 1e4 the
+        converter clamps to +-1e4 (e.g. BatchNorm running variances of 1e7 in PP-OCR det)
+        and the nodes that read them.
+
+    Raises:
+        EnvironmentProblem: onnxconverter-common is not installed.
+        InputError: the model cannot be loaded or converted, or a kept node does not exist.
+    """
+    import onnx
+
+    try:
+        from onnxconverter_common import float16
+    except ImportError:
+        raise EnvironmentProblem("FP16 conversion needs onnxconverter-common",
+                                 "pip install onnxconverter-common (a dependency of "
+                                 "trtcheck-tool: reinstall it)") from None
+    try:
+        model = onnx.load(str(model_path))
+    except Exception as exc:
+        raise InputError(f"cannot load {model_path}: {exc}", "check the file with trtcheck inspect") from None
+    # name unnamed nodes as localisation does (node_<index>, indices of the FP32 graph) so
+    # that --keep-fp32-nodes can name them: the converter blocks by name
+    for i, n in enumerate(model.graph.node):
+        if not n.name:
+            n.name = f"node_{i}"
+    _constants_to_initializers(model)
+    node_names = {n.name for n in model.graph.node}
+    unknown = [n for n in keep_fp32_nodes if n not in node_names]
+    if unknown:
+        raise InputError(f"--keep-fp32-nodes names unknown node(s) {', '.join(map(repr, unknown))}",
+                         "use node names as `trtcheck inspect` lists them")
+    block_ops = list(float16.DEFAULT_OP_BLOCK_LIST) + [o for o in keep_fp32_ops
+                                                       if o not in float16.DEFAULT_OP_BLOCK_LIST]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m16 = float16.convert_float_to_float16(model, keep_io_types=True,
+                                                   op_block_list=block_ops,
+                                                   node_block_list=list(keep_fp32_nodes))
+    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
+        raise InputError(f"FP16 conversion of {Path(model_path).name} failed: "
+                         f"{type(exc).__name__}: {str(exc)[:200]}",
+                         "the model may already be FP16, or use ops the converter cannot "
+                         "handle; pass a converted model with --candidate fp16=PATH") from None
+    kept = [n.name for n in model.graph.node if n.op_type in set(block_ops)
+            or n.name in set(keep_fp32_nodes)]
+    findings: list[Finding] = []
+    clamped = clamped_weights(model, set(kept))
+    if clamped:
+        users: list[str] = []
+        for _n, _m, _c, us in clamped:
+            users += [u for u in us if u not in users]
+        worst = max(clamped, key=lambda c: c[1])
+        findings.append(Finding(
+            code="fp16-weight-clamped", severity="warning", where=worst[0],
+            message=f"{len(clamped)} constant(s) hold values >= 1e4 that the FP16 converter "
+                    f"clamps to +-1e4 (largest: {worst[0]!r} = {worst[1]:.4g}, nodes "
+                    f"{', '.join(worst[3][:3])}); the FP16 ONNX computes with changed weights. "
+                    "A TensorRT FP16 engine of the same ONNX may not be affected (it folds "
+                    "BatchNorm into the convolution in FP32 before casting)",
+            remedy=f"keep these nodes in FP32 (--keep-fp32-nodes {','.join(users[:10])}"
+                   f"{',...' if len(users) > 10 else ''}) or fold BatchNorm/constants first"))
+    onnx.save_model(m16, str(out_path))
+    return str(out_path), kept, findings
+
+
+def _ort_backend(path: str, precision: str, providers: list[str] | None,
+                 threads: int | None) -> Backend:
+    from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
+
+    return OnnxRuntimeBackend(path, providers=providers, intra_op_threads=threads,
+                              precision=precision)
+
+
+def compare_onnx_precisions(model_path: str | os.PathLike[str],
+                            precisions: Sequence[str] = ("fp16",), *,
+                            shapes: dict[str, list[int]] | None = None,
+                            array_sets: Sequence[tuple[str, dict[str, np.ndarray]]] | None = None,
+                            values: dict[str, float | int | bool] | None = None,
+                            sample_count: int = 4, seed: int | None = 0,
+                            candidates: dict[str, str] | None = None,
+                            backend_name: str | None = None,
+                            providers: list[str] | None = None, threads: int | None = None,
+                            tolerance_overrides: dict[str, dict[str, float]] | None = None,
+                            bench_rule: Any = None, localize: bool = True,
+                            keep_fp32_ops: Sequence[str] = (), keep_fp32_nodes: Sequence[str] = (),
+                            log: Callable[[str], None] | None = None) -> PrecisionResult:
+    """Compare FP32 ``model_path`` with each precision in ``precisions``.
+
+    The reference runs on ONNX Runtime (or ``backend_name``) in FP32. A precision's
+    variant is ``candidates[precision]`` when given (any file
+    :func:`~trtcheck.backends.registry.open_backend` opens: an FP16 ONNX, a TensorRT
+    engine), else built: ``fp16`` by :func:`build_fp16_onnx` into a temporary folder and
+    run by ONNX Runtime. Other precisions need a candidate file.
+
+    Args:
+        model_path: the FP32 ONNX model.
+        precisions: labels from :data:`PRECISIONS`, each at most once.
+        shapes, array_sets, values, sample_count, seed: see :func:`prepare_samples`.
+        candidates: ``{precision: path}``.
+        backend_name: backend of the reference (default by file suffix).
+        providers, threads: ONNX Runtime settings for every ONNX run.
+        tolerance_overrides: see :func:`tolerance_for`.
+        bench_rule: a StopRule to measure latency per precision, or ``None``.
+        localize: FP16 range check and layer-wise localisation of failures.
+        keep_fp32_ops, keep_fp32_nodes: extra converter block lists for the FP16 build.
+        log: progress callback.
+
+    Raises:
+        InputError: unknown or repeated precision, no way to build a precision, missing
+            candidate file, incompatible I/O, bad input data.
+        EnvironmentProblem: a runtime or the converter is missing.
+    """
+    from trtcheck.backends.registry import open_backend
+
+    model_path = str(model_path)
+    precs = list(precisions)
+    if not precs:
+        raise InputError("no precision to compare", "e.g. --precisions fp16")
+    for p in precs:
+        if p not in PRECISIONS:
+            raise InputError(f"unknown precision {p!r}", f"choose from {', '.join(PRECISIONS)}")
+    if len(set(precs)) != len(precs):
+        raise InputError("a precision is listed twice in --precisions")
+    candidates = dict(candidates or {})
+    extra = [p for p in candidates if p not in precs]
+    if extra:
+        raise InputError(f"--candidate given for {', '.join(extra)}, which --precisions does "
+                         "not list", f"add it: --precisions {','.join(precs + extra)}")
+    for p in precs:
+        if p in candidates and not Path(candidates[p]).is_file():
+            raise InputError(f"candidate file not found: {candidates[p]}", "check the path")
+        if p not in candidates and p != "fp16":
+            raise InputError(f"trtcheck cannot build a {p} variant of an ONNX model on ONNX "
+                             "Runtime", f"build a {p} engine and pass it: --candidate {p}=ENGINE")
+    ort_kwargs: dict[str, Any] = {}
+    if providers:
+        ort_kwargs["providers"] = providers
+    if threads:
+        ort_kwargs["intra_op_threads"] = threads
+    ref_backend = open_backend(model_path, backend_name, **ort_kwargs)
+    with tempfile.TemporaryDirectory(prefix="trtcheck-precision-") as work:
+        variants: list[Variant] = []
+        for p in precs:
+            if p in candidates:
+                path = candidates[p]
+                be = (_ort_backend(path, p, providers, threads) if path.lower().endswith(".onnx")
+                      else open_backend(path))
+                variants.append(Variant(p, p, be, path, f"given by the user: {path}",
+                                        onnx_path=path if path.lower().endswith(".onnx") else None))
+            else:
+                if log:
+                    log("converting the model to FP16 (onnxconverter-common) ...")
+                out = Path(work) / (Path(model_path).stem + ".fp16.onnx")
+                path, kept, built = build_fp16_onnx(model_path, out, keep_fp32_ops,
+                                                    keep_fp32_nodes)
+                how = ("onnxconverter-common float16.convert_float_to_float16(keep_io_types=True) "
+                       f"with its default op block list{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
+                       f"{'; nodes kept in FP32: ' + ', '.join(keep_fp32_nodes) if keep_fp32_nodes else ''}"
+                       "; run by ONNX Runtime")
+                variants.append(Variant(p, p, _ort_backend(path, p, providers, threads), path,
+                                        how, onnx_path=path, kept_fp32_nodes=kept,
+                                        build_findings=built))
+        with ref_backend as be:
+            ref_inputs = be.input_specs()
+        feeds, info = prepare_samples(ref_inputs, shapes, sample_count, seed, array_sets, values)
+        reference = Variant("fp32", "fp32", ref_backend, model_path, "the FP32 model as given")
+        settings = CompareSettings(
+            tolerance_overrides=tolerance_overrides, bench_rule=bench_rule, localize=localize,
+            reference_onnx=model_path if model_path.lower().endswith(".onnx") else None,
+            providers=providers, threads=threads, log=log)
+        result = compare_variants(reference, variants, model_path, feeds, info, settings)
+    for v in result.variants.values():
+        if v.model_path.startswith(tempfile.gettempdir()) and "trtcheck-precision-" in v.model_path:
+            v.model_path = f"(temporary) {Path(v.model_path).name}"
+    return result
+
+
+def precision_section_for_report(model_path: str, run_options: Any,
+                                 precisions: Sequence[str] = ("fp16",),
+                                 sample_count: int = 4,
+                                 log: Callable[[str], None] | None = None) -> PrecisionResult:
+    """The precision comparison for ``trtcheck report --precision fp16``.
+
+    Args:
+        model_path: the FP32 ONNX model being reported on.
+        run_options: the report's :class:`~trtcheck.measure.runner.RunOptions` (shapes,
+            input arrays and values, seed, providers, threads, stopping rule; the rule
+            also measures latency per precision).
+        precisions: precisions to compare.
+        sample_count: random samples when no input arrays are given.
+        log: progress callback.
+
+    Returns:
+        the :class:`PrecisionResult` to put into ``Results.precision``.
+
+    Raises:
+        InputError, EnvironmentProblem: see :func:`compare_onnx_precisions`.
+    """
+    shapes = dict(run_options.shapes or {})
+    if run_options.batch_sizes:
+        # one execution per sample at the smallest swept batch
+        b = min(run_options.batch_sizes)
+        shapes = {k: [b, *v[1:]] for k, v in shapes.items()}
+    arrays = run_options.arrays
+    return compare_onnx_precisions(
+        model_path, precisions, shapes=shapes,
+        array_sets=[("--inputs", arrays)] if arrays else None, values=run_options.values,
+        sample_count=sample_count, seed=run_options.seed if run_options.seed is not None else 0,
+        backend_name=run_options.backend_name, providers=run_options.providers,
+        threads=run_options.threads, bench_rule=run_options.rule, log=log)

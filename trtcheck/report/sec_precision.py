@@ -1,0 +1,133 @@
+"""Report section: precision variants against FP32, accuracy beside latency and throughput.
+
+Reads only ``results.precision`` (:class:`~trtcheck.results.precision.PrecisionResult`).
+One summary table (a row per precision: latency, throughput, speed-up vs FP32, and what
+it costs in accuracy: worst cosine similarity, max abs error, share outside tolerance,
+NaN/Inf, top-1 agreement, verdict), per-output tables, tolerances with their source,
+findings, localisation, and one chart (speed-up beside accuracy cost).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trtcheck.report.charts import ChartSink, new_figure
+from trtcheck.report.sections import Section, render_partial
+from trtcheck.results import Results
+from trtcheck.results.precision import PrecisionResult
+
+
+def _cost_sentence(label: str, v: Any) -> str:
+    cos = v.min_cosine_similarity
+    acc = (f"worst cosine similarity {cos:.6f}, " if cos is not None else "") + \
+        f"max abs error {v.max_abs_error:.3g}"
+    if v.min_top1_agreement is not None:
+        acc += f", top-1 agreement {v.min_top1_agreement:.0%}"
+    verdict = "within tolerance" if v.passed else "NOT within tolerance"
+    if v.latency is not None and v.latency.speedup_vs_reference is not None:
+        return (f"{label}: {v.latency.speedup_vs_reference:.2f}x the FP32 speed "
+                f"({v.latency.median_ms:.3f} ms median) for {acc}; {verdict}.")
+    return f"{label}: {acc}; {verdict} (latency not measured)."
+
+
+def _view(p: PrecisionResult) -> dict[str, Any]:
+    rows = []
+    rl = p.reference_latency
+    rows.append({"label": "fp32 (reference)", "backend": f"{p.reference.name} {p.reference.version}",
+                 "device": p.reference.device,
+                 "median": rl.median_ms if rl else None, "p99": rl.p99_ms if rl else None,
+                 "sps": rl.throughput_samples_per_s if rl else None, "speedup": 1.0 if rl else None,
+                 "cos": None, "rel_l2": None, "max_abs": None, "outside_pct": None, "nonfinite": None,
+                 "top1": None, "verdict": "reference"})
+    variants = []
+    for label, v in p.variants.items():
+        lat = v.latency
+        rows.append({"label": label, "backend": f"{v.backend.name} {v.backend.version}",
+                     "device": v.backend.device,
+                     "median": lat.median_ms if lat else None, "p99": lat.p99_ms if lat else None,
+                     "sps": lat.throughput_samples_per_s if lat else None,
+                     "speedup": lat.speedup_vs_reference if lat else None,
+                     "cos": v.min_cosine_similarity, "rel_l2": v.max_rel_l2_error,
+                     "max_abs": v.max_abs_error,
+                     "outside_pct": v.max_outside_tolerance_fraction * 100.0,
+                     "nonfinite": v.nonfinite_count, "top1": v.min_top1_agreement,
+                     "verdict": "pass" if v.passed else "FAIL"})
+        loc = v.localization
+        variants.append({
+            "label": label, "built_by": v.built_by, "model_path": v.model_path,
+            "passed": v.passed, "tol": v.tolerance,
+            "kept": ", ".join(v.kept_fp32_nodes[:20]) + (" ..." if len(v.kept_fp32_nodes) > 20 else ""),
+            "outputs": [{
+                "name": o.name, "shape": "x".join(map(str, o.shape)), "max_abs": o.max_abs_error,
+                "mean_abs": o.mean_abs_error, "p99_abs": o.p99_abs_error,
+                "max_rel": o.max_rel_error, "mean_rel": o.mean_rel_error,
+                "cos": o.cosine_similarity, "rel_l2": o.rel_l2_error, "outside_pct": o.outside_tolerance_fraction * 100.0,
+                "nan": o.candidate_nan_count, "inf": o.candidate_inf_count,
+                "top1": None if o.top1_agreement is None else o.top1_agreement * 100.0,
+                "top5": None if o.top5_agreement is None else o.top5_agreement * 100.0,
+                "poly": "-" if o.polygraphy_elemwise_passed is None else
+                        ("pass" if o.polygraphy_elemwise_passed else "fail"),
+                "scale": o.reference_max_abs, "passed": o.passed, "failures": o.failures,
+                "floor": o.rounding_floor_max_abs_error,
+            } for o in v.outputs.values()],
+            "findings": [f for f in v.findings if f.severity != "info"],
+            "infos": [f for f in v.findings if f.severity == "info"],
+            "loc": loc,
+            "cost": _cost_sentence(label, v),
+        })
+    inp = p.inputs
+    inputs = (f"{inp.source}, {inp.sample_count} sample(s)"
+              + (f", seed {inp.seed} (sample i uses seed + i)" if inp.seed is not None else "")
+              + "; shapes " + ", ".join(f"{k}: {'x'.join(map(str, s))}" for k, s in inp.shapes.items()))
+    return {"model": p.model_path, "reference": p.reference, "inputs": inputs, "rows": rows,
+            "variants": variants, "notes": p.notes, "passed": p.passed,
+            "noise": p.reference_repeat_max_abs_error,
+            "files": inp.files[:10], "more_files": max(0, len(inp.files) - 10)}
+
+
+def _chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
+    labels = list(p.variants)
+    if not labels:
+        return []
+    fig, ax = new_figure(8.0, 3.4)
+    ax.remove()
+    ax1, ax2 = fig.subplots(1, 2)
+    speed = [(v.latency.speedup_vs_reference or 0.0) if v.latency else 0.0
+             for v in p.variants.values()]
+    colors = ["tab:green" if v.passed else "tab:red" for v in p.variants.values()]
+    ax1.bar(["fp32"] + labels, [1.0 if p.reference_latency else 0.0] + speed,
+            color=["tab:gray"] + colors)
+    ax1.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+    ax1.set_ylabel("speed-up vs FP32 (median latency)")
+    ax1.set_title("What it buys" + ("" if p.reference_latency else " (not measured)"))
+    ax1.grid(True, alpha=0.3)
+    cost = [max(1e-12, 1.0 - (v.min_cosine_similarity if v.min_cosine_similarity is not None
+                              else 1.0)) for v in p.variants.values()]
+    limits = [max(1e-12, 1.0 - v.tolerance.min_cosine_similarity) for v in p.variants.values()]
+    ax2.bar(labels, cost, color=colors)
+    ax2.scatter(labels, limits, marker="_", s=600, color="black", label="allowed (1 - min cosine)")
+    ax2.set_yscale("log")
+    ax2.set_ylabel("1 - worst cosine similarity")
+    ax2.set_title("What it costs (lower is better)")
+    ax2.legend(fontsize="small")
+    ax2.grid(True, alpha=0.3)
+    return [charts.add("precision", "Speed-up vs FP32 and accuracy cost per precision", fig)]
+
+
+def build(results: Results, charts: ChartSink) -> Section | None:
+    """The precision section, or ``None`` when the results hold no precision comparison."""
+    p = results.precision
+    if p is None:
+        return None
+    return render_partial("precision", "Precision: accuracy vs speed", _view(p), _chart(p, charts))
+
+
+def precision_markdown(results: Results) -> str:
+    """Markdown of the precision section without charts (``trtcheck precision --format md``)."""
+    from trtcheck.report.templating import render_template
+
+    if results.precision is None:
+        return ""
+    return render_template("sections/precision.md.j2",
+                           {"v": _view(results.precision), "charts": [], "title": "",
+                            "id": "precision"}, markdown=True)
