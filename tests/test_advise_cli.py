@@ -235,3 +235,29 @@ def test_advise_imports_no_runtime_or_plotting(cli, tmp_path):
     assert "trtcheck.analyze.simulator" in imported
     for heavy in ("onnxruntime", "matplotlib", "scipy", "tensorrt", "torch", "onnx"):
         assert heavy not in imported, heavy
+
+
+def test_trace_and_constant_arrivals(cli, tmp_path):
+    trace = tmp_path / "arrivals.txt"
+    rng = np.random.default_rng(1)
+    trace.write_text("\n".join(f"{t:.6f}" for t in np.cumsum(rng.exponential(1 / 500, 3000))))
+    res = cli("advise", "--latency-curve", "1:1,8:2", "--arrival", f"trace:{trace}",
+              "--format", "json")
+    assert res.returncode == 0, res.stderr
+    adv = json.loads(res.stdout)
+    assert adv["inputs"]["arrival_rate_per_s"] == pytest.approx(500, rel=0.05)
+    assert adv["simulated_requests"] == 3000
+    const = advise(AdviseRequest(parse_curve_text("1:1,8:2"), 500.0, arrival_process="constant"))
+    # 2 ms gaps, 1 ms executions: nothing ever queues
+    assert const.recommendation.prediction.p99_ms == pytest.approx(1.0, abs=1e-6)
+
+
+def test_serial_overhead_queues_in_front_of_the_batcher():
+    curve = parse_curve_text("1:0.29")
+    par = advise(AdviseRequest(curve, 60.0, per_request_overhead_ms=12))
+    ser = advise(AdviseRequest(curve, 60.0, per_request_overhead_ms=12, serial_overhead=True))
+    # parallel: a pure 12 ms delay; serial: a single 12 ms server at rho = 0.72 queues
+    assert par.recommendation.prediction.p50_ms == pytest.approx(12.29, abs=0.01)
+    assert ser.recommendation.prediction.p50_ms > 15.0
+    assert ser.recommendation.prediction.p99_ms > par.recommendation.prediction.p99_ms * 3
+    assert ser.inputs.ingress_per_request_us == 12000.0
