@@ -116,3 +116,23 @@ def test_default_report_sweep_is_small():
     run = default_report_sweep(SyntheticBackend("1:2,8:4"))
     assert time.perf_counter() - t0 < 30
     assert len(run.configs) == 6 and all(c.ok_share > 0.9 for c in run.configs)
+
+
+def test_serve_help_imports_no_heavy_module():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    code = ("import sys, runpy; sys.argv = ['trtcheck', 'serve', '--help']\n"
+            "try:\n    runpy.run_module('trtcheck', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(repo)), check=False)
+    assert "--window-ms" in proc.stdout
+    mods = set(proc.stderr.split())
+    heavy = ("onnxruntime", "tensorrt", "torch", "matplotlib", "scipy", "aiohttp", "uvloop")
+    assert "trtcheck.cli.serve_cmd" in mods
+    assert not [m for m in mods if m.split(".")[0] in heavy]

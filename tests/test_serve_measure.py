@@ -73,6 +73,8 @@ def test_waterfall_parts_sum_to_latency_and_counters_add_up():
         s = sum(rep.parts_ms[k][i] for k in rep.parts_ms)
         assert 0 <= rep.latencies_ms[i] - s < 5.0  # residual: loop wake-up, small
     assert rep.residual_median_ms is not None and rep.residual_median_ms < 1.0
+    assert len(rep.enqueue_offsets_ms) == 200 and min(rep.enqueue_offsets_ms) >= 0
+    assert len(rep.batch_sizes) == 200 and set(rep.batch_sizes) <= set(range(1, 9))
     compute = statistics.median(rep.parts_ms["compute_ms"])
     assert 0.9 < compute < 4.0  # T(b) between 1 and 2 ms, plus sleep overshoot
 
@@ -238,3 +240,49 @@ def test_synthetic_curve_interpolates_and_extends():
     assert SyntheticBackend({4: 2.0}).batch_time_ms(1) == pytest.approx(2.0)
     with pytest.raises(InputError):
         parse_curve("1:abc")
+
+
+def test_closed_loop_with_rejections_keeps_the_loop_running():
+    async def slow(batch):
+        await asyncio.sleep(0.005)
+        return list(batch)
+
+    run = measure_serving(slow, windows_ms=[0], max_batch_sizes=[1], loads=["closed:8:200"],
+                          repeats=1, warmup_requests=0, max_queue_size=2, max_duration_s=3.0)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert o["ok"] > 0 and o["rejected"] > 0
+    assert o["ok"] + o["rejected"] == 200 == sum(o.values())
+    assert rep.counters.rejected == o["rejected"] and rep.counters.completed == o["ok"]
+
+
+def test_http_front_back_pressure_and_errors_reach_the_client():
+    state = {"n": 0}
+
+    async def flaky(batch):
+        state["n"] += 1
+        await asyncio.sleep(0.002)
+        if state["n"] % 2 == 0:
+            raise RuntimeError("injected")
+        return [0] * len(batch)
+
+    run = measure_serving(flaky, windows_ms=[0], max_batch_sizes=[2], loads=["burst:30"],
+                          repeats=1, warmup_requests=0, http=True, max_queue_size=4)
+    rep = run.configs[0].repeats[0]
+    o = rep.outcomes
+    assert sum(o.values()) == 30 and o["rejected"] > 0 and o["error"] > 0 and o["ok"] > 0
+    assert rep.counters.rejected == o["rejected"]
+    assert rep.counters.failed == o["error"] and rep.counters.completed == o["ok"]
+
+
+def test_overload_in_one_run_does_not_leak_into_the_next():
+    """Runs are independent: a run whose requests time out behind the per-request stage
+    leaves nothing behind for the next repeat or configuration."""
+    be = SyntheticBackend("1:0.2", per_request_overhead_ms=10.0)
+    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[1, 8],
+                          loads=["open:400:constant:200"], repeats=2, warmup_requests=2,
+                          max_duration_s=0.5, drain_timeout_s=0.3)
+    for cfg in run.configs:
+        for rep in cfg.repeats:
+            assert rep.outcomes["timeout"] > 0  # overloaded by design: 400/s vs 100/s
+            assert 70 < rep.throughput_queries_per_s < 130, rep.throughput_queries_per_s

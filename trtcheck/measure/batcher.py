@@ -396,7 +396,9 @@ class DynamicBatcher:
                                         and not self._space_waiters):
             return self.enqueue(payload)
         self.counters.submitted += 1
-        while len(self._queue) >= self.max_queue_size or self._closed:
+        queue_behind = bool(self._space_waiters)  # others wait already: line up behind them
+        while queue_behind or len(self._queue) >= self.max_queue_size or self._closed:
+            queue_behind = False
             if self._closed:
                 self.counters.rejected += 1
                 raise BatcherClosed("the batcher is closed", "submit before aclose()")
@@ -498,6 +500,25 @@ class DynamicBatcher:
                 handle.cancel()
 
     async def _worker(self) -> None:
+        try:
+            await self._worker_loop()
+        except asyncio.CancelledError:
+            self._closed = True
+            self._fail_queued()
+            raise
+        except Exception as exc:  # a bug (e.g. in a custom policy): never leave requests hanging
+            self._closed = True
+            while self._queue:
+                t = self._queue.popleft()
+                if not t.future.done():
+                    t.future.set_exception(exc)
+                    t.t_delivered = _clock()
+                    self.counters.failed += 1
+                else:
+                    self.counters.cancelled_queued += 1
+            raise
+
+    async def _worker_loop(self) -> None:
         policy = self.policy
         q = self._queue
         reasons = self.counters.decision_reasons

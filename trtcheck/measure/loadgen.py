@@ -302,7 +302,9 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                                    (outcome, NOT_SENT), (error, ""), (results, None)):
                         lst.append(v)
                 fut = fire(i, _clock())
-                if fut is not None:
+                if fut is None:  # rejected or failed at once: let the server make progress
+                    await asyncio.sleep(0)
+                else:
                     try:
                         await asyncio.shield(fut)
                     except BaseException:  # noqa: BLE001 - recorded by on_done

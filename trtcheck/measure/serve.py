@@ -22,7 +22,7 @@ Inside a running event loop use ``await ameasure_serving(...)`` instead.
 from __future__ import annotations
 
 import asyncio
-import statistics
+import concurrent.futures
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -65,9 +65,14 @@ class SerialFront:
 
     Stands for the fixed per-request work of a Python serving layer (HTTP parsing,
     scheduling, copies), which one event-loop thread does for one request at a time:
-    each request holds the stage for ``cost_ms`` (a non-blocking sleep), ``concurrency``
-    requests at once (default 1: serial). Requests therefore reach the batcher at most
+    the stage has ``concurrency`` servers (default 1: serial), each busy ``cost_ms`` per
+    request, first come first served. Requests therefore reach the batcher at most
     ``concurrency / cost`` per second, as in the seed experiment.
+
+    Timing is kept on an ideal schedule: a request that arrives at ``a`` leaves at
+    ``max(a, server free) + cost``, and the server becomes free at that *scheduled*
+    time, so a late wake-up on a loaded machine delays that one request but does not
+    accumulate over the following ones. The stage sleeps without blocking the loop.
 
     Raises:
         UsageError: negative cost or concurrency < 1.
@@ -77,12 +82,24 @@ class SerialFront:
         if not cost_ms >= 0 or concurrency < 1:
             raise UsageError("per-request overhead must be >= 0 ms with concurrency >= 1")
         self.cost_s = cost_ms * 1e-3
-        self._sem = asyncio.Semaphore(concurrency)
+        self._free_at = [0.0] * concurrency
+
+    def reset(self) -> None:
+        """Forget earlier requests (all servers free now); called before every run."""
+        self._free_at = [0.0] * len(self._free_at)
 
     async def pass_through(self) -> None:
-        """Wait for the stage, then spend ``cost_ms`` in it."""
-        async with self._sem:
-            await sleep_precise(self.cost_s)
+        """Wait for a server of the stage, then spend ``cost_ms`` in it.
+
+        A request cancelled while it waits keeps its place in the schedule (the server
+        would still have worked on it); :meth:`reset` clears the schedule between runs.
+        """
+        now = _clock()
+        free = self._free_at
+        k = min(range(len(free)), key=free.__getitem__)
+        done = max(now, free[k]) + self.cost_s
+        free[k] = done
+        await sleep_precise(done - now)
 
 
 def batch_function(target: Backend | Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -220,7 +237,11 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     if not http:
         del parts["http_ms"]
     batch_sizes: list[int] = []
+    enq: list[float] = []
     residual: list[float] = []
+    sent_idx = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
+    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent_idx) \
+        if sent_idx else 0.0
     for i in rec.indices(OK):
         t = tickets.get(i)
         if t is None or t.t_delivered == 0.0:
@@ -249,6 +270,7 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
             parts[k].append(_r(v))
         residual.append(e2e - sum(vals.values()))
         batch_sizes.append(t.batch_size)
+        enq.append(_r((t.t_enqueue - t_first) * 1e3))
     counts = rec.outcome_counts()
     errors: dict[str, int] = {}
     for i, o in enumerate(rec.outcome):
@@ -261,6 +283,7 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     duration = max(last - first, 1e-9)
     rep = ServeRepeat(
         repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=batch_sizes,
+        enqueue_offsets_ms=enq,
         outcomes=counts, errors=errors,
         latency=tstats.summarize(lat) if lat else None,
         duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,
@@ -286,9 +309,14 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     return rep
 
 
+def _med(vals: Sequence[float]) -> float:
+    """Median over repeats (``trtcheck.stats``: linear interpolation, as everywhere)."""
+    return tstats.percentile(list(vals), 0.5)
+
+
 def _median(vals: Sequence[float | None]) -> float | None:
     v = [x for x in vals if x is not None]
-    return float(statistics.median(v)) if v else None
+    return float(_med(v)) if v else None
 
 
 def _config_result(window_ms: float, mb: int, shape: LoadShape,
@@ -296,8 +324,8 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
     qps = [r.throughput_queries_per_s for r in reps]
     order = sorted(range(len(reps)), key=lambda k: qps[k])
     med_idx = order[(len(order) - 1) // 2]
-    total = [sum(r.outcomes.values()) for r in reps]
-    ok_share = statistics.median([r.outcomes.get(OK, 0) / t if t else 0.0
+    total = [sum(v for k, v in r.outcomes.items() if k != "not_sent") for r in reps]
+    ok_share = _med([r.outcomes.get(OK, 0) / t if t else 0.0
                                   for r, t in zip(reps, total)])
     cfg = ServeConfigResult(
         window_ms=float(window_ms), max_batch_size=mb,
@@ -306,9 +334,9 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
                       concurrency=shape.concurrency, rate_per_s=shape.rate_per_s,
                       arrival=shape.arrival),
         repeats=reps, median_repeat=med_idx,
-        throughput_queries_per_s=float(statistics.median(qps)),
-        mean_batch_size=float(statistics.median([r.mean_batch_size for r in reps])),
-        max_batch_size_seen=int(statistics.median([r.max_batch_size for r in reps])),
+        throughput_queries_per_s=float(_med(qps)),
+        mean_batch_size=float(_med([r.mean_batch_size for r in reps])),
+        max_batch_size_seen=int(round(_med([r.max_batch_size for r in reps]))),
         p50_ms=_median([r.latency.median_ms if r.latency else None for r in reps]),
         p99_ms=_median([r.latency.p99_ms if r.latency else None for r in reps]),
         ok_share=ok_share,
@@ -329,7 +357,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
                     f"{cfg.send_lag_p99_ms:.2f} ms): the load generator could not keep the "
                     "schedule; latencies still count from the scheduled time",
             remedy="lower the rate, use --uvloop, or run on a less loaded machine"))
-    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / statistics.median(qps) > 0.2:
+    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / _med(qps) > 0.2:
         cfg.warnings.append(Finding(
             code="unstable-repeats", where=where,
             message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across repeats",
@@ -351,6 +379,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                            warmup_requests: int = 8, seed: int = 0,
                            payload: Any = None, shapes: dict[str, list[int]] | None = None,
                            label: str | None = None, model_path: str | None = None,
+                           executor: concurrent.futures.Executor | None = None,
                            progress: Callable[[str], None] | None = None) -> ServeRun:
     """Async form of :func:`measure_serving` (call it inside a running event loop)."""
     from trtcheck.backends.callable import CallableBackend
@@ -370,8 +399,15 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
         backend.activate()
         activated = True
     front_srv = None
+    own_pool: concurrent.futures.ThreadPoolExecutor | None = None
     try:
         fn = batch_function(backend)
+        if executor is None and not is_async_callable(fn):
+            # one long-lived pool for the whole sweep, as a server has: per-thread state
+            # (e.g. cuDNN autotuning caches) warmed in one run stays warm in the next
+            own_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=instances, thread_name_prefix="trtcheck-serve")
+            executor = own_pool
         if payload is None and not isinstance(backend, CallableBackend):
             payload = _default_payload(backend, shapes, seed)
         payload_for: Callable[[int], Any] = payload if callable(payload) else (lambda i: payload)
@@ -413,9 +449,12 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                     reps: list[ServeRepeat] = []
                     for r in range(repeats):
                         b = DynamicBatcher(fn, policy, instances=instances,
-                                           max_queue_size=max_queue_size, on_full=on_full)
+                                           max_queue_size=max_queue_size, on_full=on_full,
+                                           executor=executor)
                         try:
                             tgt.reset(b)
+                            if front is not None:
+                                front.reset()
                             if warmup_requests > 0:
                                 warm = LoadShape("burst", warmup_requests, label="warmup")
                                 await run_load(warm, tgt.start, max_duration_s=max_duration_s,
@@ -423,6 +462,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                                rejected_types=(QueueFull,))
                                 b.counters = BatcherCounters()
                                 tgt.reset(b)
+                                if front is not None:
+                                    front.reset()
                             rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
                                                  drain_timeout_s=drain_timeout_s, seed=seed + r,
                                                  rejected_types=(QueueFull,))
@@ -446,6 +487,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                                      or info.name),
                         backend=info, settings=settings, configs=configs)
     finally:
+        if own_pool is not None:
+            own_pool.shutdown(wait=True)
         if front_srv is not None:
             await front_srv.close()
         if activated:
@@ -484,6 +527,11 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             generated batch-1 feed from the backend's inputs (``None`` for functions).
         shapes: concrete input shapes for dynamic dims (as ``--shapes``).
         label, model_path: recorded in the result.
+        executor: thread pool for a sync batch function (default: one pool of
+            ``instances`` threads kept for the whole sweep). Pass your own to warm
+            per-thread state first (e.g. cuDNN autotuning, which PyTorch caches per
+            thread: a fresh thread re-tunes every new batch shape, measured at 160-360 ms
+            per first batch of 32 on an H200).
         progress: called with one line per run.
 
     Returns:
@@ -521,8 +569,10 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
     windows 0, 2 and 10 ms (the seed: 2-10 ms windows rarely collect a batch in Python)
     at max batch 8, for a burst of 64 and an open loop at ``1.5 / t1`` requests/s
     (arrivals above the service rate: batching's best case), capped at 2,000/s, one
-    repeat each, sending for at most 1 s per run. The batch count and durations scale
-    down when ``t1`` is large so the whole sweep stays inside ``time_budget_s``.
+    repeat each, about 1 s of arrivals per run (time bound 2 s). The burst size and
+    durations scale down when ``t1`` is large so the whole sweep stays inside
+    ``time_budget_s`` (measured: 11.5 s for the demo ResNet-18 on ONNX Runtime CPU,
+    t1 ~ 70 ms, on a loaded 2-core machine).
     """
     was_active = backend.is_active
     if not was_active:
@@ -538,13 +588,15 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
             else:
                 fn(payload)
             samples.append(_clock() - t0)
-        t1 = max(float(np.median(samples[1:])), 1e-5)
+        t1 = max(tstats.percentile(samples[1:], 0.5), 1e-5)
         rate = min(2000.0, 1.5 / t1)
         burst = int(max(8, min(64, time_budget_s / 12 / max(t1, 1e-4))))
         dur = max(0.2, min(1.0, time_budget_s / 12))
-        loads = [f"burst:{burst}", f"open:{rate:.6g}:poisson:{max(16, int(rate * dur))}"]
+        rate = round(rate) if rate >= 10 else round(rate, 1)
+        loads = [f"burst:{burst}", f"open:{rate:g}:poisson:{max(16, int(rate * dur))}"]
+        # the time bound leaves room for the Poisson schedule to run out by count
         return measure_serving(backend, windows_ms=(0, 2, 10), max_batch_sizes=(8,),
-                               loads=loads, repeats=1, max_duration_s=dur,
+                               loads=loads, repeats=1, max_duration_s=2 * dur,
                                drain_timeout_s=min(5.0, time_budget_s / 6),
                                warmup_requests=4, progress=progress)
     finally:

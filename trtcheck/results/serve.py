@@ -139,6 +139,9 @@ class ServeRepeat(Record):
         parts_ms: waterfall parts of the same requests, aligned with ``latencies_ms``
             (names in :data:`WATERFALL_PARTS`; parts that do not apply are absent).
         batch_sizes: size of the batch each of those requests ran in.
+        enqueue_offsets_ms: when each of those requests entered the batcher queue, in ms
+            after the run's first send (the arrival process the batcher saw; input for
+            validating a batching simulator against this measurement).
         send_lag_ms: open loop: lag of every sent request (empty otherwise).
         outcomes: ``ok``/``error``/``rejected``/``timeout``/``not_sent`` -> count.
         errors: exception type name -> count.
@@ -159,6 +162,7 @@ class ServeRepeat(Record):
     latencies_ms: list[float]
     parts_ms: dict[str, list[float]]
     batch_sizes: list[int]
+    enqueue_offsets_ms: list[float] = []
     send_lag_ms: list[float] = []
     outcomes: dict[str, int]
     errors: dict[str, int] = {}
@@ -181,7 +185,9 @@ class ServeConfigResult(Record):
     """One configuration (window, max batch, load) with its repeats.
 
     Headline fields are the median over repeats of each metric separately (like the seed
-    experiment); ``median_repeat`` is the repeat whose throughput is the median, whose
+    experiment); ``ok_share`` is ok requests / requests sent (requests the time bound
+    kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
+    ``median_repeat`` is the repeat whose throughput is the median, whose
     waterfall the report shows.
     """
 
