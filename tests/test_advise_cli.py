@@ -261,3 +261,8 @@ def test_serial_overhead_queues_in_front_of_the_batcher():
     assert ser.recommendation.prediction.p50_ms > 15.0
     assert ser.recommendation.prediction.p99_ms > par.recommendation.prediction.p99_ms * 3
     assert ser.inputs.ingress_per_request_us == 12000.0
+
+
+def test_per_sample_time_rise_is_noted_in_the_advice():
+    adv = advise(AdviseRequest(parse_curve_text("1:1,8:4,16:12"), 100.0))
+    assert any("T(b)/b rises" in n for n in adv.curve.notes)

@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trtcheck.analyze import queueing as qf
-from trtcheck.analyze.curve import LatencyCurve, LinearFit, fit_linear, make_curve
+from trtcheck.analyze.curve import (
+    LatencyCurve,
+    LinearFit,
+    fit_linear,
+    make_curve,
+    per_sample_findings,
+)
 from trtcheck.analyze.simulator import (
     Candidate,
     ServiceModel,
@@ -331,7 +337,7 @@ def advise(req: AdviseRequest) -> Advice:
     kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
     summary = _summary(kind, chosen, formulas, rate, c_req, t1)
     pitfalls = _pitfalls(chosen, c_req, req)
-    notes = list(fit.notes) + list(curve.notes) + req.notes
+    notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
     return Advice(
         inputs=AdviceInputs(
             arrival_rate_per_s=rate, arrival_process=req.arrival_process,
