@@ -1,6 +1,7 @@
-"""Analysis: reads the results model only (advice, simulation, comparison, gate).
+"""Analysis of results: batching advice, the serving simulator, comparisons, gate logic.
 
-Everything here reads only :mod:`trtcheck.results` objects and runs without a GPU,
-TensorRT or onnxruntime; statistics use NumPy only. Submodules are imported explicitly
-(``from trtcheck.analyze.gate import evaluate``) so that importing this package is free.
+Everything here reads only :mod:`trtcheck.results` objects (and the bottom layer) and runs
+without a GPU, TensorRT, onnxruntime or matplotlib; statistics use NumPy only.
+Submodules are imported explicitly (``from trtcheck.analyze.gate import evaluate``) so
+that importing this package is free.
 """

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "build": "build_cmd",
     "precision": "precision_cmd",
     "serve": "serve_cmd",
+    "advise": "advise_cmd",
 }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from trtcheck.errors import InputError, SchemaError
+from trtcheck.results.advice import Advice
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
@@ -56,6 +57,7 @@ class Results(Record):
     engine: EngineInspection | None = None
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
+    advice: Advice | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:

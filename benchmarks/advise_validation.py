@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Validation of the advise simulator against the embedded batcher (issue 4 acceptance).
+
+For each backend (the synthetic backend, and ONNX Runtime running the demo ResNet-18):
+
+1. **Curve**: T(b) measured by ``trtcheck.measure.bench.run_bench`` (what ``trtcheck
+   bench`` does), the simulator's only knowledge of the model.
+2. **Calibration** (out of sample): one open-loop run with a configuration that is NOT
+   in the validation set; its waterfall gives the serving overheads the simulator needs
+   (per-batch executor hop + assembly, per-request result dispatch + event-loop residual
+   + submission). See :func:`trtcheck.analyze.inputs.overheads_from_serve`.
+3. **Validation**: >= 12 configurations (window x max batch x arrival rate, open-loop
+   Poisson), each measured with the embedded batcher (``measure_serving``) and predicted
+   by the simulator with the very same arrival times (the load generator's seeded
+   schedule), the same dispatch policy code, the measured T(b) and its raw spread.
+
+Goal (issue 4): QPS and mean batch within 10%, P50 within 10%, P99 within 20% for every
+stable configuration. Prints a table and writes
+``benchmarks/results/advise_validation.json`` (and ``..._raw.json`` with the serve runs
+when ``--keep-raw``).
+
+Usage: ``python benchmarks/advise_validation.py [--backends synthetic,onnxruntime]
+[--duration 2.5] [--from-raw FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from trtcheck.analyze.curve import LatencyCurve, curve_from_bench  # noqa: E402
+from trtcheck.analyze.inputs import calibration_from_serve  # noqa: E402
+from trtcheck.analyze.serve_compare import open_loop_schedule  # noqa: E402
+from trtcheck.analyze.simulator import ServiceModel, simulate  # noqa: E402
+from trtcheck.policy import BatchingPolicy  # noqa: E402
+from trtcheck.results.bench import BenchRun  # noqa: E402
+from trtcheck.results.serve import ServeRun  # noqa: E402
+
+GOALS = {"qps": 0.10, "batch": 0.10, "p50": 0.10, "p99": 0.20}
+
+SETUPS: dict[str, dict[str, Any]] = {
+    # a GPU-like sublinear curve: T(1) = 2 ms, T(32) = 10 ms
+    "synthetic": {
+        "curve": "1:2,8:4,32:10", "mode": "async", "bench_batches": [1, 2, 4, 8, 16, 32],
+        "windows_ms": [0.0, 2.0, 5.0], "max_batch_sizes": [8, 32],
+        "rates": [400.0, 1200.0],
+        "calibration": {"window_ms": 1.0, "max_batch_size": 16, "rate": 800.0},
+    },
+    # ResNet-18 on one CPU thread: T(b) ~ 16 ms x b (batching saves almost nothing)
+    "onnxruntime": {
+        "bench_batches": [1, 2, 4, 8],
+        "windows_ms": [0.0, 10.0, 30.0], "max_batch_sizes": [2, 8],
+        "rates": [15.0, 30.0], "duration_s": 6.0,
+        "calibration": {"window_ms": 5.0, "max_batch_size": 4, "rate": 30.0},
+    },
+}
+
+
+def make_backend(name: str) -> Any:
+    if name == "synthetic":
+        from trtcheck.backends.synthetic import SyntheticBackend
+
+        return SyntheticBackend(SETUPS[name]["curve"], mode=SETUPS[name]["mode"])
+    from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
+    from trtcheck.load.demo import demo_model_path
+
+    return OnnxRuntimeBackend(str(demo_model_path()), intra_op_threads=1)
+
+
+def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
+    """Bench curve + calibration run + validation sweep for one backend."""
+    from trtcheck.measure.bench import StopRule, run_bench
+    from trtcheck.measure.serve import measure_serving
+
+    st = SETUPS[name]
+    duration_s = max(duration_s, st.get("duration_s", 0.0))
+    be = make_backend(name)
+    be.activate()
+    try:
+        rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
+                        min_samples=30, max_duration_s=4.0)
+        bench = run_bench(be, name, st["bench_batches"], rule=rule, seed=seed, label=name)
+        cal = st["calibration"]
+        n_cal = int(cal["rate"] * duration_s)
+        calib = measure_serving(be, windows_ms=[cal["window_ms"]],
+                                max_batch_sizes=[cal["max_batch_size"]],
+                                loads=[f"open:{cal['rate']:g}:poisson:{n_cal}"], repeats=1,
+                                max_duration_s=duration_s + 5, warmup_requests=8,
+                                seed=seed + 100, label=f"{name}-calibration")
+        loads = [f"open:{r:g}:poisson:{int(r * duration_s)}" for r in st["rates"]]
+        serve = measure_serving(be, windows_ms=st["windows_ms"],
+                                max_batch_sizes=st["max_batch_sizes"], loads=loads,
+                                repeats=repeats, max_duration_s=duration_s + 5,
+                                warmup_requests=8, seed=seed, label=name,
+                                progress=lambda s: print("  " + s, file=sys.stderr))
+    finally:
+        be.deactivate()
+    return {"bench": bench.model_dump(), "calibration": calib.model_dump(),
+            "serve": serve.model_dump()}
+
+
+def service_for(curve: LatencyCurve, cal: dict[str, Any], spread: str) -> ServiceModel:
+    """The simulator's service model: the bench curve plus the calibrated distributions
+    (with them, the spread is in the samples; without, the bench's raw spread is used)."""
+    if not cal:
+        return ServiceModel(curve, spread=spread)
+    return ServiceModel(curve, spread="none", batch_excess_ms=cal["batch_excess_ms"],
+                        request_delay_ms=cal["request_delay_ms"],
+                        send_lag_ms=cal["send_lag_ms"])
+
+
+def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
+                 mode: str = "calibration-run") -> list[dict[str, Any]]:
+    """Predict every validation configuration.
+
+    ``mode``: ``"calibration-run"`` (overheads from the separate calibration run),
+    ``"leave-one-out"`` (overheads pooled from all OTHER validation configurations) or
+    ``"replay"`` (each run's own measured overheads, not its outcomes).
+    """
+    bench = BenchRun.model_validate(raw["bench"])
+    serve = ServeRun.model_validate(raw["serve"])
+    curve = curve_from_bench(bench)
+    service = service_for(curve, cal, spread)
+    rows = []
+    for cfg in serve.configs:
+        ld = cfg.load
+        rep = cfg.repeats[cfg.median_repeat]
+        pol = BatchingPolicy(cfg.max_batch_size, cfg.window_ms * 1000.0)
+        preds = []
+        if mode == "leave-one-out":
+            others = serve.model_copy(update={"configs": [c for c in serve.configs
+                                                          if c is not cfg]})
+            service = service_for(curve, calibration_from_serve(
+                others, curve, include_send_lag=True), spread)
+        for r in cfg.repeats:  # the serve headline is the median over repeats: same here
+            if mode == "replay":  # this run's own measured overheads (not its outcomes)
+                one = serve.model_copy(update={"configs": [cfg.model_copy(update={
+                    "repeats": [r], "median_repeat": 0})]})
+                service = service_for(curve, calibration_from_serve(
+                    one, curve, include_send_lag=True), spread)
+            arr = open_loop_schedule(ld.rate_per_s, ld.count, ld.arrival,
+                                     serve.settings.seed + r.repeat)
+            preds.append(simulate(pol, serve.settings.instances, service, arr,
+                                  rate_per_s=ld.rate_per_s, seed=serve.settings.seed + r.repeat))
+        p = preds[0]
+
+        def med(attr: str) -> float | None:
+            v = [getattr(q, attr) for q in preds if getattr(q, attr) is not None]
+            return float(np.median(v)) if v else None
+
+        ok = all(q.stable for q in preds) and cfg.ok_share == 1.0
+        row = {"window_ms": cfg.window_ms, "max_batch_size": cfg.max_batch_size,
+               "rate_per_s": ld.rate_per_s, "requests": ld.count,
+               "stable": bool(ok), "utilisation": p.utilisation,
+               "measured": {"qps": cfg.throughput_queries_per_s, "batch": cfg.mean_batch_size,
+                            "p50": cfg.p50_ms, "p99": cfg.p99_ms},
+               "predicted": {"qps": med("throughput_queries_per_s"), "batch": med("mean_batch"),
+                             "p50": med("p50_ms"), "p99": med("p99_ms")},
+               "repeats": len(cfg.repeats),
+               "waterfall_ms": {w.name: round(w.median_ms, 4) for w in rep.waterfall},
+               "late_send_share": rep.late_send_share}
+        err = {}
+        for k in GOALS:
+            m, q = row["measured"][k], row["predicted"][k]
+            err[k] = (q - m) / m if (m and q is not None) else None
+        row["rel_error"] = err
+        row["within_goal"] = {k: (e is not None and abs(e) <= GOALS[k]) for k, e in err.items()}
+        rows.append(row)
+    return rows
+
+
+def print_table(name: str, rows: list[dict[str, Any]]) -> None:
+    print(f"\n{name}")
+    head = (f"{'W ms':>5} {'B':>3} {'rate':>6} | {'QPS m/p':>13} {'err':>6} | {'batch m/p':>11} "
+            f"{'err':>6} | {'P50 m/p ms':>15} {'err':>6} | {'P99 m/p ms':>15} {'err':>6}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        m, p, e = r["measured"], r["predicted"], r["rel_error"]
+
+        def cell(k: str, fmt: str) -> str:
+            return f"{m[k]:{fmt}}/{p[k]:{fmt}}" if p[k] is not None else f"{m[k]:{fmt}}/-"
+
+        def ecell(k: str) -> str:
+            mark = "" if r["within_goal"][k] else "*"
+            return f"{e[k]:+.1%}{mark}" if e[k] is not None else "-"
+
+        print(f"{r['window_ms']:>5g} {r['max_batch_size']:>3} {r['rate_per_s']:>6g} | "
+              f"{cell('qps', '.0f'):>13} {ecell('qps'):>6} | {cell('batch', '.2f'):>11} "
+              f"{ecell('batch'):>6} | {cell('p50', '.2f'):>15} {ecell('p50'):>6} | "
+              f"{cell('p99', '.2f'):>15} {ecell('p99'):>6}"
+              + ("" if r["stable"] else "  (unstable)"))
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    st = [r for r in rows if r["stable"]]
+    out: dict[str, Any] = {"configurations": len(rows), "stable": len(st)}
+    for k in GOALS:
+        errs = [abs(r["rel_error"][k]) for r in st if r["rel_error"][k] is not None]
+        out[k] = {"within_goal": sum(r["within_goal"][k] for r in st), "of": len(st),
+                  "max_abs_rel_error": max(errs) if errs else None,
+                  "median_abs_rel_error": float(np.median(errs)) if errs else None,
+                  "goal": GOALS[k]}
+    out["all_within_goal"] = all(all(r["within_goal"].values()) for r in st)
+    return out
+
+
+def print_summary(s: dict[str, Any]) -> None:
+    print("  within goal (stable configs): " + ", ".join(
+        f"{k} {s[k]['within_goal']}/{s[k]['of']} (max |err| "
+        f"{(s[k]['max_abs_rel_error'] or 0):.1%})" for k in GOALS))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backends", default="synthetic,onnxruntime")
+    ap.add_argument("--duration", type=float, default=2.5,
+                    help="seconds of open-loop traffic per configuration")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="runs per configuration; headline = median (as trtcheck serve)")
+    ap.add_argument("--spread", default="empirical", choices=["empirical", "lognormal", "none"])
+    ap.add_argument("--from-raw", default=None, help="re-predict from a saved raw file")
+    ap.add_argument("--keep-raw", action="store_true")
+    ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--naive", action="store_true",
+                    help="predict without the calibrated overheads (for comparison)")
+    args = ap.parse_args()
+    names = [n.strip() for n in args.backends.split(",") if n.strip()]
+    t0 = time.perf_counter()
+    if args.from_raw:
+        raw_all = json.loads(Path(args.from_raw).read_text())
+    else:
+        raw_all = {}
+        for n in names:
+            print(f"measuring {n} ...", file=sys.stderr)
+            raw_all[n] = measure(n, args.duration, args.seed, args.repeats)
+    out: dict[str, Any] = {"goals": GOALS, "spread": args.spread, "backends": {},
+                           "python": platform.python_version(), "machine": platform.machine(),
+                           "cpu_count": __import__("os").cpu_count()}
+    for n in names:
+        raw = raw_all[n]
+        calib = ServeRun.model_validate(raw["calibration"])
+        bench = BenchRun.model_validate(raw["bench"])
+        cal = ({} if args.naive else
+               calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True))
+        rows = predict_rows(raw, args.spread, cal)
+        loo_rows = predict_rows(raw, args.spread, cal, mode="leave-one-out")
+        replay_rows = predict_rows(raw, args.spread, cal, mode="replay")
+        shown = {k: v for k, v in cal.items() if isinstance(v, float)}
+        for k in ("batch_excess_ms", "request_delay_ms", "send_lag_ms"):
+            if cal.get(k):
+                shown[k.replace("_ms", "_p90_ms")] = float(np.percentile(cal[k], 90))
+        print_table(f"{n}: calibration (out of sample): "
+                    + ", ".join(f"{k}={v:.4g}" for k, v in shown.items()), rows)
+        print_summary(summary(rows))
+        print_table(f"{n}: leave-one-out (overheads pooled from the other configurations)",
+                    loo_rows)
+        print_summary(summary(loo_rows))
+        print_table(f"{n}: replay (each configuration's own measured overheads)", replay_rows)
+        print_summary(summary(replay_rows))
+        out["backends"][n] = {
+            "curve_ms": {b.batch_size: b.stats.median_ms for b in bench.batches},
+            "calibration": shown, "rows": rows, "summary": summary(rows),
+            "leave_one_out_rows": loo_rows, "leave_one_out_summary": summary(loo_rows),
+            "replay_rows": replay_rows, "replay_summary": summary(replay_rows)}
+    out["elapsed_s"] = time.perf_counter() - t0
+    res_dir = ROOT / "benchmarks" / "results"
+    res_dir.mkdir(parents=True, exist_ok=True)
+    stem = "advise_validation" + (f"-{args.tag}" if args.tag else "")
+    out["load_average"] = __import__("os").getloadavg()
+    (res_dir / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
+    if args.keep_raw and not args.from_raw:
+        (res_dir / f"{stem}_raw.json").write_text(json.dumps(raw_all) + "\n")
+    print(f"\nwrote {res_dir / (stem + '.json')} ({out['elapsed_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,580 @@
+"""The batching decision tree: from T(b), overheads and an arrival rate to a configuration.
+
+The tree follows the seed notes' order of optimisations for online serving (largest
+measured gain first): thin the HTTP layer -> replace the Python serving layer -> more
+execution contexts -> batching -> scale out. Each step is an explicit question with a
+threshold, answered by a given or measured number that the node records. The
+configuration itself (window, max batch, instances) is chosen by simulating every
+candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the batcher);
+the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
+
+Choice rule (documented, deterministic):
+
+1. A candidate is *feasible* when its utilisation ``rho = lambda / capacity`` is at most
+   ``max_utilisation`` (default 0.9: headroom for load fluctuations, a common operating
+   target for queues near saturation) and, when an objective is given, its simulated
+   P99 is within ``slo_p99_ms``.
+2. The fewest instances with a feasible candidate win (instances are GPUs or replicas:
+   the expensive resource).
+3. Among those, the lowest simulated P99 wins; candidates within 2% (+0.01 ms) of that
+   P99 count as ties (below the simulator's run-to-run noise), and the simplest tie
+   wins: shortest window, then smallest max batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trtcheck.analyze import queueing as qf
+from trtcheck.analyze.curve import (
+    LatencyCurve,
+    LinearFit,
+    fit_linear,
+    make_curve,
+    per_sample_findings,
+)
+from trtcheck.analyze.simulator import (
+    Candidate,
+    ServiceModel,
+    default_grid,
+    make_arrivals,
+    sweep,
+    trace_rate_per_s,
+)
+from trtcheck.errors import InputError
+from trtcheck.results.advice import (
+    Advice,
+    AdviceInputs,
+    CurveFit,
+    DecisionNode,
+    Formulas,
+    Recommendation,
+    SimPrediction,
+)
+from trtcheck.results.stats import Finding
+
+OVERHEAD_DOMINATES_RATIO = 1.0
+"""Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
+the model, is the larger cost (seed notes: 12 ms overhead vs 0.29 ms inference)."""
+
+PYTHON_LAYER_OVERHEAD_MS = 1.0
+"""Step 2 threshold: a per-request overhead of 1 ms or more is a Python-class serving
+layer. Seed notes: a Python layer costs ~10 ms per request; C++ servers (Triton, vLLM)
+far below; the bare asyncio batcher design costs ~0.2 ms (pitfall 5). 1 ms is a tenth of
+the Python layer's cost."""
+
+CONTEXTS_KNEE = 4
+"""Step 3: the seed measured 4 concurrent execution contexts per engine as the knee."""
+
+HEAVY_MODEL_MS = 10.0
+"""Seed notes: batching is worth it when t_infer >= ~10 ms (heavy model)."""
+
+LIGHT_MODEL_MS = 1.0
+"""Seed notes: batching is not worth it when t_infer < 1 ms."""
+
+DEFAULT_MAX_UTILISATION = 0.9
+TIE_REL = 0.02
+TIE_ABS_MS = 0.01
+MAX_AUTO_INSTANCES = 1024
+SWEEP_TIME_BUDGET_S = 1.0
+"""Instance counts are searched in increasing order until one has a feasible candidate;
+the search stops (and says so) once it has spent this long without finding one, so
+``advise`` answers in about a second even when the objective cannot be met."""
+
+
+@dataclass
+class AdviseRequest:
+    """Inputs of :func:`advise`.
+
+    Attributes:
+        curve: T(b).
+        rate_per_s: arrival rate, req/s (> 0); for a trace, ``None`` takes the trace's rate.
+        arrival_process: ``poisson``, ``constant`` or ``trace:FILE``.
+        slo_p99_ms: latency objective for P99 (ms), or ``None``.
+        per_request_overhead_ms: latency per request outside the queue (HTTP etc.).
+        serial_overhead: the per-request overhead runs on one thread (a single Python
+            process): it then caps the rate at ``1000 / overhead`` per process and
+            queues like a single server (the serving measurement's front stage).
+        per_batch_overhead_ms: instance time added per execution (executor hop etc.).
+        per_item_overhead_ms: instance time per request in a batch (gather/scatter).
+        timer_slack_us: how late window timers fire (event-loop timer granularity).
+        batch_excess_ms: measured per-execution extra instance time samples (see
+            :class:`~trtcheck.analyze.simulator.ServiceModel`); empty: none.
+        request_delay_ms: measured per-request delay samples outside the queue
+            (added to ``per_request_overhead_ms``); empty: none.
+        instances: instance counts to search (``None``: as many as needed, automatic).
+        max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
+        requests: simulated requests per candidate (``None``: automatic).
+        seed: random seed (arrivals and spread).
+        overheads_source: where the overheads came from, in words.
+    """
+
+    curve: LatencyCurve
+    rate_per_s: float | None
+    arrival_process: str = "poisson"
+    slo_p99_ms: float | None = None
+    per_request_overhead_ms: float = 0.0
+    serial_overhead: bool = False
+    per_batch_overhead_ms: float = 0.0
+    per_item_overhead_ms: float = 0.0
+    timer_slack_us: float = 0.0
+    instances: list[int] | None = None
+    max_utilisation: float = DEFAULT_MAX_UTILISATION
+    requests: int | None = None
+    seed: int = 0
+    overheads_source: str = "given"
+    batch_excess_ms: tuple[float, ...] = ()
+    request_delay_ms: tuple[float, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def _kind(p: SimPrediction) -> str:
+    if p.max_batch_size == 1:
+        return "no-batching"
+    if p.window_us == 0:
+        return "batch-without-waiting"
+    return "window"
+
+
+def _fmt_ms(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g} ms" if x < 10 else f"{x:.0f} ms"
+
+
+def _cfg(p: SimPrediction) -> str:
+    w = p.window_us / 1000.0
+    inst = f", {p.instances} instance{'s' if p.instances != 1 else ''}"
+    if p.max_batch_size == 1:
+        return f"no batching (max batch 1){inst}"
+    if p.window_us == 0:
+        return f"max batch {p.max_batch_size} without waiting (window 0){inst}"
+    return f"window {w:g} ms, max batch {p.max_batch_size}{inst}"
+
+
+def _pred_text(p: SimPrediction) -> str:
+    if not p.stable:
+        return f"unstable (utilisation {p.utilisation:.2f})"
+    return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, {p.throughput_queries_per_s:.0f} "
+            f"req/s, mean batch {p.mean_batch:.2f}, utilisation {p.utilisation:.2f}")
+
+
+def _validate(req: AdviseRequest, fit: LinearFit) -> None:
+    if req.slo_p99_ms is not None:
+        delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+        floor = (req.curve.t1_ms + req.per_request_overhead_ms + req.per_batch_overhead_ms
+                 + delay)
+        if not (math.isfinite(req.slo_p99_ms) and req.slo_p99_ms > 0):
+            raise InputError(f"--slo-p99-ms must be a positive number of ms, got "
+                             f"{req.slo_p99_ms!r}")
+        if req.slo_p99_ms <= floor:
+            raise InputError(
+                f"the P99 objective {req.slo_p99_ms:g} ms is below what one request alone "
+                f"takes: T(1) {req.curve.t1_ms:.4g} ms + overheads "
+                f"{floor - req.curve.t1_ms:.4g} ms = {floor:.4g} ms",
+                "no configuration can meet it; loosen --slo-p99-ms or make the model "
+                "or the serving layer faster")
+    if not 0 < req.max_utilisation <= 1:
+        raise InputError(f"max utilisation must be in (0, 1], got {req.max_utilisation}")
+    if req.instances is not None:
+        if not req.instances or any((not isinstance(n, int)) or n < 1 for n in req.instances):
+            raise InputError("--instances must be integers >= 1", "e.g. --instances 2 or 1..8")
+
+
+def _auto_requests(rate: float) -> int:
+    """Requests per simulated candidate: about 2 s of traffic, 3,000 to 6,000 (enough
+    for a P99 from >= 30 samples above it at 3,000; bounded for speed)."""
+    return int(min(6000, max(3000, rate * 2.0)))
+
+
+def advise(req: AdviseRequest) -> Advice:
+    """Run the decision tree and the candidate sweep.
+
+    Returns:
+        :class:`trtcheck.results.advice.Advice` (without ``export``; see
+        :mod:`trtcheck.analyze.export`).
+
+    Raises:
+        InputError: bad rates, an objective below T(1), an instance count or range that
+            cannot carry the load (the message says the capacity and instances needed),
+            or an objective no searched configuration meets (with the best reached).
+    """
+    t_start = time.perf_counter()
+    curve = req.curve
+    fit = fit_linear(curve)
+    _validate(req, fit)
+
+    # arrivals ----------------------------------------------------------------------
+    n_req = req.requests
+    if req.arrival_process.startswith("trace:"):
+        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
+        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
+    else:
+        if req.rate_per_s is None:
+            raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
+        qf._check_rate(req.rate_per_s)
+        rate = float(req.rate_per_s)
+        n_req = n_req or _auto_requests(rate)
+        arrivals = make_arrivals(req.arrival_process, rate, n_req, req.seed)
+    qf._check_rate(rate)
+
+    # one-point curve: best case for batching (T(b) = T(1)), so "no" is conclusive
+    single_point = curve.batch_sizes.size == 1
+    sim_curve = curve
+    if single_point:
+        b0, t0 = curve.points()[0]
+        sim_curve = make_curve([(b0, t0), (max(8, b0 * 8), t0)],
+                               source=curve.source + " (best case: T(b) = T(1) assumed)")
+    max_b = sim_curve.max_batch_measured
+    c_given = req.per_request_overhead_ms
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    c_req = c_given + delay_med  # what one request costs outside the model, in all
+    service = ServiceModel(
+        sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
+        per_item_overhead_ms=req.per_item_overhead_ms,
+        per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
+        ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
+        timer_slack_us=req.timer_slack_us,
+        spread="none" if req.batch_excess_ms else "empirical",
+        batch_excess_ms=tuple(req.batch_excess_ms),
+        request_delay_ms=tuple(req.request_delay_ms))
+
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b)
+    t1 = curve.t1_ms
+    front_cap = service.ingress_capacity_per_s()
+    if rate >= front_cap:
+        need = math.ceil(rate / front_cap + 1e-12)
+        raise InputError(
+            f"{rate:g} req/s is more than one serving process with a serial "
+            f"{c_given:g} ms per-request overhead can take ({front_cap:.0f} req/s): "
+            f"{need} processes are needed before batching matters",
+            "thin the serving layer (step 1-2 of the decision order) or run more "
+            "processes, then advise per process (--arrival-rate divided by processes)")
+    gpus_implied = qf.instances_needed(rate, cap1)
+
+    # instance counts ----------------------------------------------------------------
+    if req.instances is not None:
+        inst_list = sorted(set(req.instances))
+        top = inst_list[-1]
+        if cap1 * top <= rate:
+            need = qf.instances_needed(rate, cap1)
+            raise InputError(
+                f"{rate:g} req/s is above the capacity of {top} instance"
+                f"{'s' if top != 1 else ''} ({cap1 * top:.0f} req/s at batch {cap_b}, "
+                f"{cap1:.0f} req/s each): at least {need} instances are needed",
+                f"pass --instances {need} or more, or leave --instances out to search")
+    else:
+        inst_list = []
+        batches = sorted({c.max_batch_size for c in default_grid(max_b, [1])})
+        for bb in batches:
+            cap_bb, _ = service.capacity_per_instance_per_s(bb)
+            n0 = qf.instances_needed(rate, cap_bb, req.max_utilisation)
+            for n in (n0, n0 + 1):
+                if n <= MAX_AUTO_INSTANCES:
+                    inst_list.append(n)
+        inst_list = sorted(set(inst_list))
+
+    # sweep in order of instance count; stop at the first count with a feasible config
+    preds: list[SimPrediction] = []
+    chosen: SimPrediction | None = None
+    feasible_at: list[SimPrediction] = []
+    searched: list[int] = []
+    for n in inst_list:
+        if time.perf_counter() - t_start > SWEEP_TIME_BUDGET_S and searched:
+            req.notes.append(f"search stopped after {SWEEP_TIME_BUDGET_S:g} s at "
+                             f"{searched[-1]} instances")
+            break
+        searched.append(n)
+        cands = [c for c in default_grid(max_b, [n])
+                 if (service.capacity_per_instance_per_s(c.max_batch_size)[0] * n) > rate]
+        if not cands:
+            continue
+        res = sweep(cands, service, arrivals, seed=req.seed, rate_per_s=rate)
+        preds.extend(res)
+        feas = [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
+                and (req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms)]
+        if feas:
+            feasible_at = feas
+            chosen = _pick(feas)
+            break
+    if chosen is None:
+        stable = [p for p in preds if p.stable]
+        if req.instances is not None and stable and req.slo_p99_ms is None:
+            # fixed instances, stable but above the utilisation target: still advise
+            feasible_at = [p for p in stable if p.instances == max(q.instances for q in stable)]
+            chosen = _pick(feasible_at)
+            req.notes.append(f"no configuration stays below {req.max_utilisation:.0%} "
+                             f"utilisation with {chosen.instances} instance(s); "
+                             "the least loaded is shown")
+        elif stable:
+            best = min(stable, key=lambda p: p.p99_ms or math.inf)
+            if req.slo_p99_ms is not None:
+                raise InputError(
+                    f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms at "
+                    f"{rate:g} req/s (instances searched: "
+                    f"{', '.join(map(str, searched))}); the best reached is P99 "
+                    f"{_fmt_ms(best.p99_ms)} with {_cfg(best)}",
+                    "loosen --slo-p99-ms, allow more instances (--instances), or make "
+                    "the model faster")
+            raise InputError(f"no searched configuration keeps utilisation under "
+                             f"{req.max_utilisation:.0%}", "allow more instances")
+        else:
+            need = qf.instances_needed(rate, cap1)
+            raise InputError(
+                f"{rate:g} req/s is above the capacity of every searched configuration "
+                f"({cap1:.0f} req/s per instance at batch {cap_b}): at least {need} "
+                "instances are needed", f"pass --instances {need} or more")
+
+    runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
+    formulas = _formulas(rate, curve, fit, service, chosen, cap1, cap_b, gpus_implied,
+                         c_req, req.max_utilisation)
+    path = _path(req, rate, curve, fit, formulas, chosen, runner, cap1, cap_b, gpus_implied,
+                 single_point, front_cap)
+    kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
+    summary = _summary(kind, chosen, formulas, rate, c_req, t1)
+    pitfalls = _pitfalls(chosen, c_req, req)
+    notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
+    return Advice(
+        inputs=AdviceInputs(
+            arrival_rate_per_s=rate, arrival_process=req.arrival_process,
+            slo_p99_ms=req.slo_p99_ms, per_request_overhead_ms=c_req,
+            per_batch_overhead_ms=req.per_batch_overhead_ms + service.mean_batch_excess_ms,
+            per_item_overhead_ms=req.per_item_overhead_ms,
+            ingress_per_request_us=service.ingress_per_request_us,
+            timer_slack_us=req.timer_slack_us, instances_searched=inst_list,
+            overheads_source=req.overheads_source),
+        curve=CurveFit(source=curve.source, points_ms={b: t for b, t in curve.points()},
+                       tau0_ms=fit.tau0_ms, alpha_ms_per_sample=fit.alpha_ms_per_sample,
+                       r2=None if math.isnan(fit.r2) else fit.r2,
+                       max_rel_residual=fit.max_rel_residual, notes=notes),
+        formulas=formulas, path=path,
+        recommendation=Recommendation(kind=kind, summary=summary, prediction=chosen,
+                                      runner_up=runner,
+                                      runner_up_kind=_kind(runner) if runner else None),
+        candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
+        simulated_requests=int(len(arrivals)),
+        sweep_seconds=time.perf_counter() - t_start)
+
+
+def _pick(feas: list[SimPrediction]) -> SimPrediction:
+    n_min = min(p.instances for p in feas)
+    at = [p for p in feas if p.instances == n_min]
+    best = min(p.p99_ms for p in at if p.p99_ms is not None)
+    ties = [p for p in at if p.p99_ms is not None
+            and p.p99_ms <= best * (1 + TIE_REL) + TIE_ABS_MS]
+    return min(ties, key=lambda p: (p.window_us, p.max_batch_size))
+
+
+def _runner_up(chosen: SimPrediction, feasible: list[SimPrediction],
+               preds: list[SimPrediction], max_util: float) -> SimPrediction | None:
+    """Best configuration of another kind at the same instance count: the best feasible
+    one by P99, else the best stable one, else the least loaded."""
+    k = _kind(chosen)
+    others = [p for p in feasible if _kind(p) != k]
+    if others:
+        return _pick(others)
+    same_n = [p for p in preds if p.instances == chosen.instances and _kind(p) != k]
+    stable = [p for p in same_n if p.stable]
+    if stable:
+        return min(stable, key=lambda p: (p.p99_ms, p.window_us, p.max_batch_size))
+    return min(same_n, key=lambda p: p.utilisation) if same_n else None
+
+
+def _formulas(rate: float, curve: LatencyCurve, fit: LinearFit, service: ServiceModel,
+              chosen: SimPrediction, cap1: float, cap_b: int, gpus: int, c_req: float,
+              max_util: float) -> Formulas:
+    lam_inst = rate / chosen.instances
+    try:
+        nat = qf.natural_batch_no_wait(lam_inst, fit.tau0_ms, fit.alpha_ms_per_sample)
+    except InputError:
+        nat = None
+    w_ms = chosen.window_us / 1000.0
+    return Formulas(
+        queue_formation_ratio=qf.queue_formation_ratio(curve.t1_ms, rate),
+        waiting_pays_index=qf.waiting_pays_index(lam_inst, fit.tau0_ms),
+        break_even_window_ms_at_max_batch=qf.max_paying_window_ms(
+            chosen.max_batch_size, fit.tau0_ms),
+        single_request_batch_share_at_window=(qf.single_request_batch_share(lam_inst, w_ms)
+                                              if w_ms > 0 else None),
+        natural_batch_no_wait=nat,
+        min_batch_to_keep_up_one_instance=qf.min_batch_to_keep_up(
+            rate, service.batch_time_ms, service.curve.max_batch_measured),
+        capacity_per_instance_per_s=cap1, capacity_batch_size=cap_b,
+        instances_needed_min=qf.instances_needed(rate, cap1, max_util),
+        serving_overhead_to_inference_ratio=c_req / curve.t1_ms)
+
+
+def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
+          f: Formulas, chosen: SimPrediction, runner: SimPrediction | None, cap1: float,
+          cap_b: int, gpus: int, single_point: bool, front_cap: float) -> list[DecisionNode]:
+    t1 = curve.t1_ms
+    c_req = req.per_request_overhead_ms
+    nodes: list[DecisionNode] = []
+    # step 1: thin the HTTP layer
+    ratio = f.serving_overhead_to_inference_ratio
+    if c_req <= 0:
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=0.0, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="unknown", conclusion="no per-request overhead was given or measured; "
+            "pass --per-request-overhead-ms, or advise from a results file with a "
+            "serving measurement (trtcheck serve)"))
+    else:
+        yes = ratio >= OVERHEAD_DOMINATES_RATIO
+        serial_cap = 1000.0 / c_req
+        concl = (f"the serving layer costs {c_req:.3g} ms per request, {ratio:.1f}x T(1) = "
+                 f"{t1:.3g} ms: " + ("thin the HTTP layer first (binary payloads, keep-alive, "
+                                     "pre-warmed connections); no batching setting recovers "
+                                     "this" if yes else "the model dominates; the HTTP layer "
+                                     "is not the first thing to fix"))
+        if yes and not req.serial_overhead:
+            procs = math.ceil(rate / serial_cap - 1e-12)
+            concl += (f". If this overhead runs on one thread (a single Python process) it "
+                      f"caps that process at {serial_cap:.0f} req/s"
+                      + (f": {rate:g} req/s needs {procs} processes" if procs > 1 else ""))
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=ratio, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="yes" if yes else "no", conclusion=concl))
+    # step 2: replace the Python serving layer
+    if c_req > 0:
+        yes = c_req >= PYTHON_LAYER_OVERHEAD_MS
+        nodes.append(DecisionNode(
+            step="replace-python-layer", question="Is the per-request overhead at the level "
+            "of a Python serving layer (>= 1 ms; seed: ~10 ms vs far less for C++ servers)?",
+            value=c_req, threshold=PYTHON_LAYER_OVERHEAD_MS, answer="yes" if yes else "no",
+            conclusion=("move serving to a C++ server (Triton, gRPC, shared memory): "
+                        f"{c_req:.3g} ms per request is what a Python layer costs"
+                        if yes else f"{c_req:.3g} ms per request is already below a Python "
+                        "layer's cost")))
+    # step 3: more execution contexts
+    rho1 = f.queue_formation_ratio
+    yes = rho1 >= req.max_utilisation
+    nodes.append(DecisionNode(
+        step="execution-contexts", question="Does one execution context at batch 1 fall "
+        f"short of the load (lambda x T(1) >= {req.max_utilisation:g})?", value=rho1,
+        threshold=req.max_utilisation, answer="yes" if yes else "no",
+        conclusion=(f"{rate:g} req/s x {t1:.3g} ms = {rho1:.2f}: one context serving one "
+                    f"request at a time cannot keep up; try up to {CONTEXTS_KNEE} contexts per "
+                    "GPU (the seed's knee; Triton instance_group count) - their overlap is "
+                    "not in the single-stream curve, so measure it - and batch"
+                    if yes else f"{rate:g} req/s x {t1:.3g} ms = {rho1:.3f}: one context is "
+                    f"busy {rho1:.1%} of the time at batch 1; more contexts add nothing")))
+    # step 4: batching
+    nodes.append(DecisionNode(
+        step="batching", question="Does a queue form by itself (queue-formation ratio "
+        "t_infer / t_gap = lambda x T(1) > 1)?", value=rho1, threshold=1.0,
+        answer="yes" if rho1 > 1 else "no",
+        conclusion=(f"{rho1:.3g} > 1: requests arrive faster than one executes; batches "
+                    "form from the backlog without any window" if rho1 > 1 else
+                    f"{rho1:.3g} <= 1: the queue mostly holds one request; batching has "
+                    "little to collect")))
+    lam_tau = f.waiting_pays_index
+    lam_inst = rate / chosen.instances
+    w_probe_ms = 1.0
+    b_probe = qf.expected_window_batch(lam_inst, w_probe_ms, max(curve.max_batch_measured, 2))
+    be = qf.break_even_seed(b_probe, t1, w_probe_ms, req.per_batch_overhead_ms)
+    nodes.append(DecisionNode(
+        step="batching", question="Does waiting for a batch pay (sharp break-even: "
+        "lambda x tau0 > 1, from b x T(1) > W + T(b))?", value=lam_tau, threshold=1.0,
+        answer="yes" if lam_tau > 1 else "no",
+        conclusion=(f"{lam_inst:g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
+                    f"{lam_tau:.3g}: " + (
+                        "a window fills fast enough to save more fixed cost than it waits"
+                        if lam_tau > 1 else
+                        f"a window waits longer than it saves; seed rule at a 1 ms window: "
+                        f"batch {b_probe:.2f} x {t1:.3g} ms = {be.saved_ms:.3g} ms saved vs "
+                        f"{be.added_ms:.3g} ms added (cost/gain {be.ratio:.2g})"))))
+    if single_point:
+        nodes.append(DecisionNode(
+            step="batching", question="Is T(b) known beyond one batch size?", value=1.0,
+            threshold=2.0, answer="no",
+            conclusion="only T(1) was given; the simulation assumed T(b) = T(1) for every b "
+            "(the best case for batching), so a 'no batching' answer is conclusive and a "
+            "'batch' answer needs a measured curve"))
+    kind = _kind(chosen)
+    rtxt = (f"; runner-up {_cfg(runner)}: {_pred_text(runner)}" if runner else "")
+    nodes.append(DecisionNode(
+        step="batching", question="Which batching configuration gives the lowest simulated "
+        "P99 at the fewest instances?", value=chosen.p99_ms, threshold=req.slo_p99_ms,
+        answer=kind, conclusion=f"{_cfg(chosen)}: {_pred_text(chosen)}{rtxt}"))
+    # step 5: scale out
+    yes = chosen.instances > 1
+    nodes.append(DecisionNode(
+        step="scale-out", question="Does one instance fall short (capacity at its best batch "
+        f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
+        value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
+        conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, "
+                    f"T = {float(curve.t_ms(cap_b)):.3g} ms); {rate:g} req/s needs at least "
+                    f"{gpus} instance{'s' if gpus != 1 else ''} with this curve each (one GPU "
+                    f"each: {gpus} GPU{'s' if gpus != 1 else ''}), {chosen.instances} with "
+                    f"headroom{' and the objective' if req.slo_p99_ms else ''}"
+                    if yes else f"one instance carries {rate:g} req/s at utilisation "
+                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)")))
+    return nodes
+
+
+def _summary(kind: str, chosen: SimPrediction, f: Formulas, rate: float, c_req: float,
+             t1: float) -> str:
+    pred = _pred_text(chosen)
+    if kind == "no-batching":
+        why = (f"batching does not pay: lambda x T(1) = {f.queue_formation_ratio:.3g} "
+               f"(no queue forms) and lambda x tau0 = {f.waiting_pays_index:.3g} < 1 "
+               "(a window costs more than it saves)")
+        if c_req > t1:
+            why += (f"; the {c_req:.3g} ms per-request serving overhead is "
+                    f"{c_req / t1:.0f}x the {t1:.3g} ms inference, fix that first")
+        return f"No batching: {why}. Predicted: {pred}."
+    if kind == "batch-without-waiting":
+        return (f"Batch without waiting (window 0, max batch {chosen.max_batch_size}): "
+                f"batches form from the backlog only. Predicted: {pred}.")
+    if kind == "window":
+        return (f"Window {chosen.window_us / 1000:g} ms with max batch "
+                f"{chosen.max_batch_size}. Predicted: {pred}.")
+    return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
+            f"serves at most {f.capacity_per_instance_per_s:.0f} req/s (batch "
+            f"{f.capacity_batch_size}). Predicted: {pred}.")
+
+
+def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:
+    """Seed notes' pitfalls that apply to this recommendation."""
+    out: list[Finding] = []
+    batching = chosen.max_batch_size > 1
+    python_layer = c_req >= PYTHON_LAYER_OVERHEAD_MS
+    w_ms = chosen.window_us / 1000.0
+    if batching and python_layer:
+        out.append(Finding(
+            code="pitfall-asyncio-queue-loop", severity="warning",
+            message="a Python batcher's asyncio.Queue created before the event loop runs "
+            "binds to the wrong loop and every request hangs (seed pitfall 1)",
+            remedy="create queues and tasks once a running loop exists (startup hook)"))
+    if batching:
+        out.append(Finding(
+            code="pitfall-count-batches-server-side", severity="info",
+            message="count batches on the server (executions vs inferences), not from "
+            "responses: N responses come back per batch (seed pitfall 2)",
+            remedy="Triton: nv_inference_count / nv_inference_exec_count"))
+    out.append(Finding(
+        code="pitfall-load-shape", severity="info",
+        message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
+        "batching; check this advice with open-loop arrivals at the target rate and a "
+        "burst, with pre-warmed connections (seed pitfall 3)",
+        remedy="trtcheck serve --load open:RATE --load burst:N"))
+    if batching and python_layer and 2.0 <= w_ms <= 10.0:
+        out.append(Finding(
+            code="pitfall-short-python-window", severity="warning",
+            message=f"a {w_ms:g} ms window in a Python service rarely collects a batch "
+            "(seed pitfall 4): its own per-request cost spreads the arrivals",
+            remedy="prefer a C++ batcher (Triton) or measure the batch sizes you get"))
+    if batching and w_ms == 0:
+        out.append(Finding(
+            code="pitfall-window-zero-gives-up", severity="warning",
+            message="with window 0 a batcher must take what is already queued before it "
+            "waits; asyncio.wait_for(queue.get(), 0) gives up at once and never batches "
+            "(seed pitfall 5)",
+            remedy="drain the queue up to max batch without awaiting, then wait"))
+    return out

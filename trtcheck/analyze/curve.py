@@ -1,0 +1,279 @@
+"""The batch-latency curve T(b): parsing, checking, interpolation and the linear fit.
+
+T(b) is the time one execution of a batch of ``b`` requests occupies an instance, in ms.
+It comes from a bench run (median per batch size, raw samples kept for the spread), or
+from the command line (``1:0.29,8:1.02,16:1.73``).
+
+The linear model ``T(b) = tau0 + alpha * b`` (a fixed per-execution cost ``tau0`` and a
+per-sample cost ``alpha``) is the usual first-order model of batched inference; Clipper
+(Crankshaw et al., NSDI 2017, adaptive batching) observes batch latency close to linear
+in batch size and builds its batch-size control on that. It is a model, not a law: the
+fit quality (R^2, largest relative residual) is reported with every use, and the
+simulator uses the measured points themselves (piecewise-linear), not the line.
+Every formula in :mod:`trtcheck.analyze.queueing` is written in terms of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trtcheck.errors import InputError
+
+MONOTONE_NOISE_TOLERANCE = 0.03
+"""A measured T(b) may dip below T(b') for b > b' by up to 3% (timing noise on a busy
+machine) before the curve is rejected as non-monotone; dips are then flattened (running
+maximum) and reported in :attr:`LatencyCurve.notes`. A curve given by hand gets no
+tolerance: it must be non-decreasing."""
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """Least-squares fit of ``T(b) = tau0_ms + alpha_ms_per_sample * b``.
+
+    Attributes:
+        tau0_ms: fixed cost per execution, ms (clamped to >= 0; see ``notes``).
+        alpha_ms_per_sample: cost per batch item, ms (clamped to >= 0).
+        r2: coefficient of determination of the fit on the medians; ``nan`` with fewer
+            than 3 points (a line through 2 points is exact, through 1 undetermined).
+        max_rel_residual: largest ``|T_fit(b) - T(b)| / T(b)`` over the points.
+        n_points: number of batch sizes fitted.
+        notes: what was assumed (single point, clamping).
+    """
+
+    tau0_ms: float
+    alpha_ms_per_sample: float
+    r2: float
+    max_rel_residual: float
+    n_points: int
+    notes: tuple[str, ...] = ()
+
+    def t_ms(self, b: float) -> float:
+        """Fitted T(b) in ms."""
+        return self.tau0_ms + self.alpha_ms_per_sample * b
+
+
+@dataclass(frozen=True)
+class LatencyCurve:
+    """T(b) at measured batch sizes.
+
+    Attributes:
+        batch_sizes: strictly increasing batch sizes, each >= 1 (int array, shape [n]).
+        median_ms: T(b) per batch size in ms (float array, shape [n]), non-decreasing.
+        samples_ms: raw execution times per batch size (ms), when measured; used by the
+            simulator to reproduce the spread. Empty for a hand-given curve.
+        source: where the curve came from, in words (``"--latency-curve"``,
+            ``"results.json bench run onnxruntime-fp32"``).
+        notes: corrections applied (flattened dips) and other remarks.
+    """
+
+    batch_sizes: np.ndarray
+    median_ms: np.ndarray
+    samples_ms: Mapping[int, np.ndarray] = field(default_factory=dict)
+    source: str = "given"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def t1_ms(self) -> float:
+        """T at the smallest measured batch size (normally 1), in ms."""
+        return float(self.median_ms[0])
+
+    @property
+    def max_batch_measured(self) -> int:
+        """Largest batch size on the curve."""
+        return int(self.batch_sizes[-1])
+
+    def points(self) -> list[tuple[int, float]]:
+        """``[(b, T(b) ms), ...]``."""
+        return [(int(b), float(t)) for b, t in zip(self.batch_sizes, self.median_ms)]
+
+    def t_ms(self, b: int | float | np.ndarray, fit: LinearFit | None = None) -> np.ndarray | float:
+        """T(b) in ms: piecewise-linear between measured points.
+
+        Below the smallest measured size, and above the largest, the linear fit's slope
+        is used from the nearest measured point (``fit`` defaults to :func:`fit_linear`),
+        so an extrapolated T never decreases. Callers that extrapolate must say so (see
+        :meth:`is_extrapolated`).
+
+        Args:
+            b: batch size(s) >= 1.
+        """
+        fit = fit or fit_linear(self)
+        bs = self.batch_sizes.astype(np.float64)
+        ts = self.median_ms
+        x = np.asarray(b, dtype=np.float64)
+        y = np.interp(x, bs, ts)
+        slope = fit.alpha_ms_per_sample
+        y = np.where(x > bs[-1], ts[-1] + slope * (x - bs[-1]), y)
+        y = np.where(x < bs[0], np.maximum(ts[0] - slope * (bs[0] - x), 1e-9), y)
+        return float(y) if np.ndim(y) == 0 else y
+
+    def is_extrapolated(self, b: int) -> bool:
+        """Whether T(b) lies outside the measured batch sizes."""
+        return b > self.max_batch_measured or b < int(self.batch_sizes[0])
+
+    def spread_factors(self, b: int) -> np.ndarray | None:
+        """Raw samples of the nearest measured batch size divided by their median.
+
+        Returns ``None`` when no raw samples are kept. The simulator multiplies T(b) by
+        factors drawn from this array (the measured relative spread).
+        """
+        if not self.samples_ms:
+            return None
+        keys = np.array(sorted(self.samples_ms))
+        k = int(keys[np.argmin(np.abs(np.log(keys) - math.log(max(b, 1))))])
+        s = np.asarray(self.samples_ms[k], dtype=np.float64)
+        med = float(np.median(s))
+        return s / med if med > 0 else None
+
+
+def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
+               samples_ms: Mapping[int, Sequence[float]] | None = None,
+               noise_tolerance: float = 0.0) -> LatencyCurve:
+    """Build and check a :class:`LatencyCurve`.
+
+    Args:
+        points: ``(batch_size, T_ms)`` pairs, any order, batch sizes unique integers >= 1,
+            times finite and > 0.
+        source: where the points came from (used in messages).
+        samples_ms: raw samples per batch size (ms), optional.
+        noise_tolerance: relative dip allowed before a non-monotone curve is an error
+            (0 for hand-given curves; :data:`MONOTONE_NOISE_TOLERANCE` for measured ones).
+
+    Raises:
+        InputError: empty curve, batch size < 1 or repeated, time <= 0 or not finite,
+            or T(b) decreasing with b beyond ``noise_tolerance``.
+    """
+    pts = list(points)
+    if not pts:
+        raise InputError(f"the latency curve from {source} is empty",
+                         "give at least T(1), e.g. --latency-curve 1:0.29,8:1.02")
+    seen: set[int] = set()
+    for b, t in pts:
+        if not isinstance(b, (int, np.integer)) or b < 1:
+            raise InputError(f"batch size {b!r} in the latency curve from {source} must be "
+                             "an integer >= 1", "write batch:milliseconds pairs, e.g. 1:0.29")
+        if b in seen:
+            raise InputError(f"batch size {b} appears twice in the latency curve from {source}",
+                             "give each batch size once")
+        seen.add(int(b))
+        if not (isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t > 0):
+            raise InputError(f"T({b}) = {t!r} ms in the latency curve from {source} must be "
+                             "a positive number of milliseconds", "e.g. 1:0.29 for 0.29 ms")
+    pts.sort()
+    bs = np.array([p[0] for p in pts], dtype=np.int64)
+    ts = np.array([float(p[1]) for p in pts], dtype=np.float64)
+    notes: list[str] = []
+    for i in range(1, len(ts)):
+        prev = float(np.max(ts[:i]))
+        if ts[i] < prev:
+            dip = (prev - ts[i]) / prev
+            if dip > noise_tolerance:
+                raise InputError(
+                    f"the latency curve from {source} is not monotone: T({bs[i]}) = "
+                    f"{ts[i]:.4g} ms is below T({bs[int(np.argmax(ts[:i]))]}) = {prev:.4g} ms",
+                    "a larger batch cannot take less time; re-measure (the machine may be "
+                    "noisy) or correct the curve")
+            notes.append(f"T({bs[i]}) = {ts[i]:.4g} ms dipped {dip:.1%} below a smaller "
+                         f"batch's {prev:.4g} ms (timing noise); flattened to {prev:.4g} ms")
+    ts = np.maximum.accumulate(ts)
+    raw = {int(k): np.asarray(v, dtype=np.float64) for k, v in (samples_ms or {}).items()
+           if len(v) > 0}
+    return LatencyCurve(bs, ts, raw, source, tuple(notes))
+
+
+def parse_curve_text(text: str) -> LatencyCurve:
+    """Parse ``"1:0.29,8:1.02,16:1.73"`` (batch:milliseconds, comma-separated).
+
+    Raises:
+        InputError: malformed text or a curve :func:`make_curve` rejects.
+    """
+    pts: list[tuple[int, float]] = []
+    hint = "write batch:milliseconds pairs, e.g. --latency-curve 1:0.29,8:1.02,16:1.73"
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part.count(":") != 1:
+            raise InputError(f"cannot read {part!r} in --latency-curve", hint)
+        b_txt, t_txt = part.split(":")
+        try:
+            b = int(b_txt)
+            t = float(t_txt)
+        except ValueError:
+            raise InputError(f"cannot read {part!r} in --latency-curve", hint) from None
+        pts.append((b, t))
+    return make_curve(pts, source="--latency-curve")
+
+
+def curve_from_bench(run: object) -> LatencyCurve:
+    """T(b) from a :class:`trtcheck.results.BenchRun`: median and raw samples per batch.
+
+    Dips up to :data:`MONOTONE_NOISE_TOLERANCE` are flattened (and noted).
+
+    Raises:
+        InputError: the run has no batches.
+    """
+    batches = getattr(run, "batches", [])
+    label = getattr(run, "label", "?")
+    pts = [(int(b.batch_size), float(b.stats.median_ms)) for b in batches]
+    samples = {int(b.batch_size): b.samples_ms for b in batches}
+    return make_curve(pts, source=f"bench run {label!r}", samples_ms=samples,
+                      noise_tolerance=MONOTONE_NOISE_TOLERANCE)
+
+
+def fit_linear(curve: LatencyCurve) -> LinearFit:
+    """Least-squares fit ``T(b) = tau0 + alpha * b`` over the curve's medians.
+
+    Ordinary least squares (``numpy.linalg.lstsq``) on the points as given (no
+    weighting). With one point the fit is undetermined: ``alpha = 0`` and
+    ``tau0 = T(b0)`` is the most favourable assumption for batching (a batch costs no
+    more than one request), and is noted. Negative coefficients (curvature in the
+    data) are clamped to 0 and the other refitted.
+
+    Returns:
+        :class:`LinearFit` with R^2 (``nan`` below 3 points) and the largest relative
+        residual.
+    """
+    b = curve.batch_sizes.astype(np.float64)
+    t = curve.median_ms
+    notes: list[str] = []
+    if b.size == 1:
+        notes.append(f"one point only: assumed T(b) = T({int(b[0])}) for every b "
+                     "(alpha = 0, the best case for batching)")
+        return LinearFit(float(t[0]), 0.0, math.nan, 0.0, 1, tuple(notes))
+    a_mat = np.column_stack([np.ones_like(b), b])
+    (tau0, alpha), *_ = np.linalg.lstsq(a_mat, t, rcond=None)
+    if alpha < 0:
+        alpha = 0.0
+        tau0 = float(np.mean(t))
+        notes.append("fitted per-sample cost was negative; clamped to 0")
+    if tau0 < 0:
+        tau0 = 0.0
+        alpha = float(np.dot(b, t) / np.dot(b, b))
+        notes.append("fitted fixed cost was negative; clamped to 0 (line through origin)")
+    pred = tau0 + alpha * b
+    ss_res = float(np.sum((t - pred) ** 2))
+    ss_tot = float(np.sum((t - t.mean()) ** 2))
+    r2 = (1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0) if b.size >= 3 else math.nan
+    rel = float(np.max(np.abs(pred - t) / t))
+    return LinearFit(float(tau0), float(alpha), r2, rel, int(b.size), tuple(notes))
+
+
+def per_sample_findings(curve: LatencyCurve) -> list[str]:
+    """Where the per-sample time T(b)/b rises with b (batching past that size costs more).
+
+    Returns:
+        one sentence per rise, e.g. ``"T(b)/b rises from 0.12 ms at b=16 to 0.13 ms at
+        b=32"``; empty when T(b)/b is non-increasing (the normal case).
+    """
+    out: list[str] = []
+    per = curve.median_ms / curve.batch_sizes
+    for i in range(1, per.size):
+        if per[i] > per[i - 1] * (1 + MONOTONE_NOISE_TOLERANCE):
+            out.append(f"T(b)/b rises from {per[i - 1]:.4g} ms at b={curve.batch_sizes[i - 1]} "
+                       f"to {per[i]:.4g} ms at b={curve.batch_sizes[i]}: batches above "
+                       f"{curve.batch_sizes[i - 1]} give no throughput")
+    return out

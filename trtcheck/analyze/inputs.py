@@ -1,0 +1,161 @@
+"""Inputs of the advice taken from a results document: T(b) from the bench section, the
+serving overheads from the serve section (when present)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
+from trtcheck.errors import InputError
+
+
+def inputs_from_results(results: Any, source: str = "results.json"
+                        ) -> tuple[LatencyCurve, dict[str, Any]]:
+    """T(b) from the primary bench run and overheads measured by the serve section.
+
+    Args:
+        results: a :class:`trtcheck.results.Results`.
+        source: the file name, for messages.
+
+    Returns:
+        ``(curve, measured)`` where ``measured`` may hold ``per_batch_overhead_ms``,
+        ``per_request_overhead_ms``, ``serial_overhead``, ``timer_slack_us``,
+        ``model_name`` and ``source`` (see :func:`overheads_from_serve`).
+
+    Raises:
+        InputError: no bench run in the file.
+    """
+    run = results.primary_bench
+    if run is None:
+        raise InputError(f"{source} holds no bench run, so T(b) is unknown",
+                         "run trtcheck bench MODEL -o results.json first, or pass "
+                         "--latency-curve")
+    curve = curve_from_bench(run)
+    measured: dict[str, Any] = {"model_name": _safe_name(Path(run.model_path).stem)}
+    serve = getattr(results, "serve", None)
+    if serve is not None:
+        measured.update(overheads_from_serve(serve, curve))
+    return curve, measured
+
+
+def _safe_name(text: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)[:64]
+    return out or "model"
+
+
+def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
+    """Serving overheads for ``advise`` from a serve run in the same results file.
+
+    Uses :func:`calibration_from_serve` (the measured distributions, without the load
+    generator's send lag) and adds, when the run had a serial per-request front stage
+    (``settings.per_request_overhead_ms > 0``), that stage as a serial overhead.
+
+    Returns:
+        keys ``batch_excess_ms``, ``request_delay_ms`` (sample tuples),
+        ``per_batch_overhead_ms`` and ``per_request_overhead_ms`` (medians, for display;
+        the per-batch one clamped at 0), ``serial_overhead``/``serial_front_ms`` when a
+        front stage ran, and ``source``; empty when the run has no open-loop data.
+    """
+    cal = calibration_from_serve(serve, curve)
+    if not cal["batch_excess_ms"]:
+        return {}
+    out: dict[str, Any] = {
+        "batch_excess_ms": cal["batch_excess_ms"], "request_delay_ms": cal["request_delay_ms"],
+        "per_batch_overhead_ms": max(0.0, cal.get("per_batch_overhead_ms", 0.0)),
+        "per_request_overhead_ms": cal.get("per_request_overhead_ms", 0.0),
+        "source": cal["source"]}
+    front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
+    if front > 0:
+        out["serial_overhead"] = True
+        out["serial_front_ms"] = front
+    return out
+
+
+MAX_CALIBRATION_SAMPLES = 4000
+"""Samples kept per calibrated distribution (evenly thinned beyond this)."""
+
+
+def _thin(values: list[float]) -> tuple[float, ...]:
+    if len(values) <= MAX_CALIBRATION_SAMPLES:
+        return tuple(values)
+    idx = np.linspace(0, len(values) - 1, MAX_CALIBRATION_SAMPLES).astype(int)
+    return tuple(float(values[i]) for i in idx)
+
+
+def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
+                           include_send_lag: bool = False) -> dict[str, Any]:
+    """Measured distributions of the serving overheads, for the simulator.
+
+    From every open-loop configuration's median repeat of a serve run (raw per-request
+    waterfall parts, see :mod:`trtcheck.results.serve`):
+
+    * ``batch_excess_ms``: per execution, ``compute + assembly + executor_hop`` minus the
+      bench median ``T(b)`` of its batch size: what an execution costs in the serving
+      process beyond the isolated benchmark (GIL and event-loop hand-back, executor
+      hop, stacking inputs, preemption by other processes). Requests of one batch share
+      these values and are consecutive (FIFO), so each run of equal values is counted
+      once.
+    * ``request_delay_ms``: per request, ``front + result_dispatch + residual`` (the
+      submission, the future being resolved and the event-loop turn back to the caller;
+      the residual is latency minus the sum of parts), plus ``http`` when the run had
+      the HTTP front. ``front`` is left out when the run had a serial front stage (its
+      queueing is simulated as that stage).
+    * ``send_lag_ms`` (only with ``include_send_lag``): per request, how late the load
+      generator sent it; a property of the measuring client, used to replay a
+      measurement, not for advice.
+
+    Returns:
+        a dict with those tuples (``()`` when absent) and their medians
+        ``per_batch_overhead_ms`` / ``per_request_overhead_ms`` (for display), and
+        ``source``.
+    """
+    excess: list[float] = []
+    delay: list[float] = []
+    lag: list[float] = []
+    n_cfg = 0
+    # with a serial front stage, front_ms is queueing in that stage (simulated apart)
+    serial_front = float(getattr(getattr(serve, "settings", None),
+                                 "per_request_overhead_ms", 0.0) or 0.0) > 0
+    for cfg in getattr(serve, "configs", []):
+        if getattr(cfg.load, "kind", "") != "open":
+            continue
+        try:
+            rep = cfg.repeats[cfg.median_repeat]
+        except (IndexError, AttributeError):
+            continue
+        parts = rep.parts_ms
+        if "compute_ms" not in parts or not rep.latencies_ms:
+            continue
+        n_cfg += 1
+        comp = parts["compute_ms"]
+        asm = parts.get("assembly_ms", [0.0] * len(comp))
+        hop = parts.get("executor_hop_ms", [0.0] * len(comp))
+        bs = rep.batch_sizes
+        prev = None
+        for i in range(len(comp)):
+            key = (bs[i], comp[i], asm[i])
+            if key != prev:
+                excess.append(comp[i] + asm[i] + hop[i] - float(curve.t_ms(bs[i])))
+                prev = key
+        for i, lat in enumerate(rep.latencies_ms):
+            covered = sum(parts[k][i] for k in parts)
+            d = lat - covered  # residual
+            if not serial_front:
+                d += parts.get("front_ms", [0.0] * len(comp))[i]
+            d += parts.get("result_dispatch_ms", [0.0] * len(comp))[i]
+            d += parts.get("http_ms", [0.0] * len(comp))[i]
+            delay.append(d)
+        if include_send_lag and "send_lag_ms" in parts:
+            lag.extend(parts["send_lag_ms"])
+    out: dict[str, Any] = {
+        "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
+        "send_lag_ms": _thin(lag),
+        "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
+    if excess:
+        out["per_batch_overhead_ms"] = float(np.median(excess))
+    if delay:
+        out["per_request_overhead_ms"] = float(np.median(delay))
+    return out

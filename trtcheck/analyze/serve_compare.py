@@ -1,0 +1,66 @@
+"""Predicted vs measured: simulate each configuration a serving measurement ran.
+
+For every open-loop configuration in the results' serve section, the simulator runs the
+same window, max batch, instance count and arrival process (the same Poisson seed as
+the load generator, so the very same arrival times) with the advice's service model,
+and the two are put side by side. Burst and closed-loop configurations are skipped
+(the simulator is open loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze.curve import make_curve
+from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.policy import BatchingPolicy
+from trtcheck.results.advice import Advice
+
+
+def service_from_advice(adv: Advice) -> ServiceModel:
+    """The service model the advice used (curve points, overheads; no raw spread)."""
+    i = adv.inputs
+    curve = make_curve(sorted(adv.curve.points_ms.items()), source=adv.curve.source)
+    return ServiceModel(curve, per_batch_overhead_ms=i.per_batch_overhead_ms,
+                        per_item_overhead_ms=i.per_item_overhead_ms,
+                        per_request_overhead_ms=(0.0 if i.ingress_per_request_us > 0
+                                                 else i.per_request_overhead_ms),
+                        ingress_per_request_us=i.ingress_per_request_us,
+                        timer_slack_us=i.timer_slack_us, spread="none")
+
+
+def open_loop_schedule(rate_per_s: float, count: int, arrival: str, seed: int) -> np.ndarray:
+    """The load generator's open-loop send offsets (s): Poisson gaps from
+    ``default_rng(seed)`` with the first gap 0, or constant spacing; shape ``[count]``."""
+    if arrival == "constant":
+        return np.arange(count, dtype=np.float64) / rate_per_s
+    gaps = np.random.default_rng(seed).exponential(1.0 / rate_per_s, size=count)
+    gaps[0] = 0.0
+    return np.cumsum(gaps)
+
+
+def predict_serve_configs(results: Any, adv: Advice) -> list[dict[str, Any]]:
+    """One row per open-loop serve configuration: measured and predicted QPS, mean
+    batch, P50 and P99 (ms)."""
+    serve = results.serve
+    service = service_from_advice(adv)
+    inst = int(getattr(serve.settings, "instances", 1))
+    seed = int(getattr(serve.settings, "seed", 0))
+    rows = []
+    for cfg in serve.configs:
+        load = cfg.load
+        if load.kind != "open" or load.arrival not in ("poisson", "constant"):
+            continue
+        arr = open_loop_schedule(load.rate_per_s, load.count, load.arrival,
+                                 seed + cfg.median_repeat)
+        pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
+                             max_queue_delay_us=cfg.window_ms * 1000.0)
+        p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s)
+        rows.append({"config": f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}",
+                     "load": load.label, "meas_qps": cfg.throughput_queries_per_s,
+                     "pred_qps": p.throughput_queries_per_s, "meas_batch": cfg.mean_batch_size,
+                     "pred_batch": p.mean_batch, "meas_p50": cfg.p50_ms, "pred_p50": p.p50_ms,
+                     "meas_p99": cfg.p99_ms, "pred_p99": p.p99_ms})
+    return rows

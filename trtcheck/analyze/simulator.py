@@ -1,0 +1,466 @@
+"""Discrete-event simulation of the dynamic batcher, driven by the measured T(b).
+
+The model (the same structure as the embedded batcher in :mod:`trtcheck.measure`):
+
+1. Requests arrive at times ``a_i`` (Poisson, constant rate, or a trace).
+2. **Ingress**: each request costs ``ingress_per_request_us`` of a single serial
+   dispatcher thread (the asyncio event loop: receive, create the future, enqueue)
+   before it joins the queue: ``enq_i = max(a_i, enq_{i-1}) + c`` (a FIFO single server,
+   Lindley's recursion).
+3. **Dispatch**: whenever an instance is free and something changed (an arrival, a
+   completion, a window timer), the free instance asks
+   :meth:`trtcheck.policy.BatchingPolicy.decide` (the very function the batcher calls)
+   and either takes the first ``dispatch`` queued requests or waits until the
+   returned deadline. Window timers fire ``timer_slack_us`` late (asyncio's timers run
+   on the selector's millisecond-rounded timeout and the loop's own latency).
+4. **Execution**: the batch occupies the instance for
+   ``T(b) * f + per_batch_overhead_ms + b * per_item_overhead_ms`` where ``T(b)`` is
+   the measured curve (piecewise linear) and ``f`` a factor drawn from the measured
+   relative spread at the nearest measured batch size (raw samples / median), or from a
+   lognormal fitted to it, or 1 (``spread="none"``).
+5. **Response**: each request's latency is its batch's completion minus its arrival,
+   plus ``per_request_overhead_ms`` (work outside the queue that does not hold the
+   instance: HTTP parsing, serialisation, the response; a pure delay).
+
+Cost: one Python iteration per batch and per arrival that meets a free instance;
+arrival bookkeeping while all instances are busy is a ``bisect`` (the queue is the
+index range ``[head, tail)`` of the sorted enqueue times). A 3,000-request run takes a
+few milliseconds, so ``advise`` sweeps hundreds of candidates in well under a second.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from trtcheck.analyze.curve import LatencyCurve, fit_linear
+from trtcheck.errors import InputError
+from trtcheck.policy import BatchingPolicy
+from trtcheck.results.advice import SimPrediction
+from trtcheck.stats import percentile
+
+
+@dataclass(frozen=True)
+class ServiceModel:
+    """How long things take, apart from the arrival process.
+
+    Attributes:
+        curve: T(b) in ms with raw samples (for the spread) when measured.
+        per_batch_overhead_ms: instance time added to every execution (executor thread
+            hop, launch), >= 0.
+        per_item_overhead_ms: instance time per request in a batch (gathering inputs,
+            slicing outputs), >= 0.
+        per_request_overhead_ms: latency added to every request outside the queue
+            (HTTP, serialisation); a pure delay, no shared resource, >= 0.
+        ingress_per_request_us: serial dispatcher cost per request before it is queued
+            (event-loop time), >= 0.
+        timer_slack_us: how late window timers fire, >= 0.
+        spread: ``"empirical"`` (resample the measured relative spread),
+            ``"lognormal"`` (lognormal fitted to it) or ``"none"``.
+        batch_excess_ms: measured samples of extra instance time per execution beyond
+            the median T(b) in the serving process (event-loop/GIL hand-back, executor
+            hop, assembly, preemption), drawn independently per execution; empty: none.
+            When given, use ``spread="none"`` (the samples already carry the spread).
+        request_delay_ms: measured samples of per-request time outside the queue and
+            the instance (result dispatch, the event-loop turn back to the caller),
+            drawn per request and added to its latency; empty: none.
+        send_lag_ms: measured samples of how late requests entered the server after
+            their scheduled arrival (load generator send lag), drawn per request and
+            added to the arrival before it joins the queue (order preserved); empty: none.
+    """
+
+    curve: LatencyCurve
+    per_batch_overhead_ms: float = 0.0
+    per_item_overhead_ms: float = 0.0
+    per_request_overhead_ms: float = 0.0
+    ingress_per_request_us: float = 0.0
+    timer_slack_us: float = 0.0
+    spread: str = "empirical"
+    batch_excess_ms: tuple[float, ...] = ()
+    request_delay_ms: tuple[float, ...] = ()
+    send_lag_ms: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("per_batch_overhead_ms", "per_item_overhead_ms",
+                     "per_request_overhead_ms", "ingress_per_request_us", "timer_slack_us"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise InputError(f"{name.replace('_', '-')} must be a number >= 0, got {v!r}")
+        if self.spread not in ("empirical", "lognormal", "none"):
+            raise InputError(f"unknown spread model {self.spread!r}",
+                             "use empirical, lognormal or none")
+
+    @property
+    def mean_batch_excess_ms(self) -> float:
+        """Mean of :attr:`batch_excess_ms` (0 when empty)."""
+        return float(np.mean(self.batch_excess_ms)) if self.batch_excess_ms else 0.0
+
+    def batch_time_ms(self, b: int) -> float:
+        """Mean instance time of a batch of ``b``: ``T(b) + per-batch + b*per-item``
+        plus the mean measured excess."""
+        return (float(self.curve.t_ms(b)) + self.per_batch_overhead_ms
+                + b * self.per_item_overhead_ms + self.mean_batch_excess_ms)
+
+    def capacity_per_instance_per_s(self, max_batch_size: int) -> tuple[float, int]:
+        """``max over b <= B of 1000*b / batch_time_ms(b)`` and the ``b`` reaching it,
+        further capped by the serial ingress (``1e6 / ingress_per_request_us``)."""
+        fit = fit_linear(self.curve)
+        bs = np.arange(1, max_batch_size + 1)
+        t = (np.asarray(self.curve.t_ms(bs, fit)) + self.per_batch_overhead_ms
+             + bs * self.per_item_overhead_ms + self.mean_batch_excess_ms)
+        cap = 1000.0 * bs / t
+        i = int(np.argmax(cap))
+        return float(cap[i]), int(bs[i])
+
+    def ingress_capacity_per_s(self) -> float:
+        """Requests per second the serial ingress can take (inf when it costs nothing)."""
+        return 1e6 / self.ingress_per_request_us if self.ingress_per_request_us > 0 else math.inf
+
+
+# ----------------------------------------------------------------------------- arrivals
+
+def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` Poisson arrival times in seconds (exponential gaps with mean ``1/rate``),
+    the first at its first gap after 0. Shape ``[n]``, float64, increasing."""
+    _check_rate(rate_per_s)
+    return np.cumsum(rng.exponential(1.0 / rate_per_s, size=n))
+
+
+def constant_arrivals(rate_per_s: float, n: int) -> np.ndarray:
+    """``n`` evenly spaced arrivals, ``1/rate`` seconds apart, starting at ``1/rate``."""
+    _check_rate(rate_per_s)
+    return np.arange(1, n + 1, dtype=np.float64) / rate_per_s
+
+
+def read_trace(path: str | Path) -> np.ndarray:
+    """Arrival times (s) from a text file: one number per line (the first
+    comma/whitespace-separated field), ``#`` comments allowed; sorted and shifted to
+    start at 0.
+
+    Raises:
+        InputError: missing/unreadable file, a non-number, fewer than 2 arrivals, or
+            all arrivals at the same instant.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the arrival trace {p}: {exc}",
+                         "give trace:FILE with one arrival time in seconds per line") from None
+    vals: list[float] = []
+    for ln, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        field = line.replace(",", " ").split()[0]
+        try:
+            v = float(field)
+        except ValueError:
+            raise InputError(f"{p}:{ln}: {field!r} is not a time in seconds",
+                             "one arrival time in seconds per line") from None
+        if not math.isfinite(v):
+            raise InputError(f"{p}:{ln}: arrival time must be finite")
+        vals.append(v)
+    if len(vals) < 2:
+        raise InputError(f"the arrival trace {p} has {len(vals)} arrival(s); need at least 2")
+    arr = np.sort(np.asarray(vals))
+    arr -= arr[0]
+    if arr[-1] <= 0:
+        raise InputError(f"all arrivals in {p} are at the same instant",
+                         "give arrival times in seconds, not a count")
+    return arr
+
+
+def _check_rate(rate_per_s: float) -> None:
+    if not (math.isfinite(rate_per_s) and rate_per_s > 0):
+        raise InputError(f"arrival rate must be > 0 requests per second, got {rate_per_s!r}",
+                         "e.g. --arrival-rate 200")
+
+
+def make_arrivals(process: str, rate_per_s: float | None, n: int, seed: int = 0,
+                  ) -> np.ndarray:
+    """Arrival times (s) for ``process`` = ``poisson``, ``constant`` or ``trace:FILE``.
+
+    For a trace, ``rate_per_s`` (when given) rescales the trace's time axis to that
+    mean rate; ``n`` is ignored (the whole trace is used).
+
+    Raises:
+        InputError: unknown process, bad rate, unreadable trace.
+    """
+    if process.startswith("trace:"):
+        arr = read_trace(process[len("trace:"):])
+        if rate_per_s is not None:
+            _check_rate(rate_per_s)
+            arr = arr * ((len(arr) - 1) / arr[-1] / rate_per_s)
+        return arr
+    if rate_per_s is None:
+        raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
+    if process == "poisson":
+        return poisson_arrivals(rate_per_s, n, np.random.default_rng(seed))
+    if process == "constant":
+        return constant_arrivals(rate_per_s, n)
+    raise InputError(f"unknown arrival process {process!r}",
+                     "use poisson, constant or trace:FILE")
+
+
+def trace_rate_per_s(arrivals_s: np.ndarray) -> float:
+    """Mean arrival rate of arrival times: ``(n - 1) / (last - first)``."""
+    return (len(arrivals_s) - 1) / float(arrivals_s[-1] - arrivals_s[0])
+
+
+# ---------------------------------------------------------------------------- the engine
+
+class _Draws:
+    """Pre-drawn service-time factors (common random numbers across candidates)."""
+
+    def __init__(self, service: ServiceModel, n: int, seed: int) -> None:
+        rng = np.random.default_rng(seed + 1_000_003)
+        self.u = rng.random(n + 1)
+        self.z = rng.standard_normal(n + 1)
+        self.service = service
+        self._cache: dict[int, np.ndarray | float | None] = {}
+        self.batch_excess = self._resample(service.batch_excess_ms, rng.random(n + 1))
+        self.request_delay = self._resample(service.request_delay_ms, rng.random(n))
+        self.send_lag = self._resample(service.send_lag_ms, rng.random(n))
+
+    @staticmethod
+    def _resample(samples: tuple[float, ...], u: np.ndarray) -> np.ndarray | None:
+        if not samples:
+            return None
+        arr = np.asarray(samples, dtype=np.float64)
+        return arr[(u * arr.size).astype(np.int64).clip(0, arr.size - 1)]
+
+    def factors_for(self, b: int) -> np.ndarray | None:
+        """Factor for batch number ``k`` of size ``b`` is ``factors_for(b)[k]``."""
+        if b in self._cache:
+            return self._cache[b]  # type: ignore[return-value]
+        sv = self.service
+        fac = None
+        if sv.spread != "none":
+            rel = sv.curve.spread_factors(b)
+            if rel is not None and rel.size > 1:
+                if sv.spread == "empirical":
+                    fac = rel[(self.u * rel.size).astype(np.int64).clip(0, rel.size - 1)]
+                else:
+                    sigma = float(np.std(np.log(rel[rel > 0]), ddof=1))
+                    fac = np.exp(sigma * self.z)
+        self._cache[b] = fac
+        return fac
+
+
+def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
+             arrivals_s: np.ndarray, *, seed: int = 0, warmup_fraction: float = 0.0,
+             draws: _Draws | None = None, rate_per_s: float | None = None) -> SimPrediction:
+    """Simulate the batcher for one configuration.
+
+    Args:
+        policy: the dispatch policy (its :meth:`~BatchingPolicy.decide` is called for
+            every dispatch decision, exactly as the batcher does).
+        instances: execution instances sharing the queue, >= 1.
+        service: time model.
+        arrivals_s: arrival times in seconds, increasing, shape ``[n]``, ``n >= 2``.
+        seed: seed of the service-time spread draws.
+        warmup_fraction: share of the first requests left out of the statistics
+            (start-up transient of an empty system), in ``[0, 0.5]``.
+        draws: pre-drawn factors to share between candidates (internal).
+        rate_per_s: offered rate for the record (default: from ``arrivals_s``).
+
+    Returns:
+        :class:`SimPrediction`. When the offered rate exceeds the capacity of
+        ``instances`` at ``policy.max_batch_size`` (or of the ingress), nothing is
+        simulated and ``stable`` is ``False``.
+
+    Raises:
+        InputError: ``instances < 1``, fewer than 2 arrivals, warm-up out of range.
+    """
+    if not isinstance(instances, int) or instances < 1:
+        raise InputError(f"instances must be an integer >= 1, got {instances!r}")
+    n = int(len(arrivals_s))
+    if n < 2:
+        raise InputError("need at least 2 arrivals to simulate")
+    if not 0.0 <= warmup_fraction <= 0.5:
+        raise InputError("warm-up fraction must be in [0, 0.5]")
+    rate = rate_per_s if rate_per_s is not None else trace_rate_per_s(arrivals_s)
+    big_b = policy.max_batch_size
+    cap_inst, _ = service.capacity_per_instance_per_s(big_b)
+    cap = min(cap_inst * instances, service.ingress_capacity_per_s())
+    rho = rate / cap
+    base = dict(window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
+                instances=instances, arrival_rate_per_s=float(rate), utilisation=float(rho))
+    if rho >= 1.0:
+        return SimPrediction(stable=False, **base)
+
+    arr = np.asarray(arrivals_s, dtype=np.float64)
+    draws = draws or _Draws(service, n, seed)
+    sent = arr
+    if draws.send_lag is not None:
+        sent = np.maximum.accumulate(arr + 1e-3 * draws.send_lag[:n])
+    c_in = service.ingress_per_request_us * 1e-6
+    if c_in > 0:
+        idx = np.arange(n, dtype=np.float64)
+        enq_arr = np.maximum.accumulate(sent - idx * c_in) + (idx + 1) * c_in
+    else:
+        enq_arr = sent
+    enq = enq_arr.tolist()
+    excess = draws.batch_excess.tolist() if draws.batch_excess is not None else None
+
+    fit = fit_linear(service.curve)
+    tmed = np.asarray(service.curve.t_ms(np.arange(0, big_b + 1), fit), dtype=np.float64)
+    fixed_ms = (tmed + service.per_batch_overhead_ms
+                + np.arange(0, big_b + 1) * service.per_item_overhead_ms)
+    fac_by_b: list[list[float] | None] = [None] * (big_b + 1)
+    has_spread = service.spread != "none"
+    t_med_list = tmed.tolist()
+    fixed_list = fixed_ms.tolist()
+    slack = service.timer_slack_us * 1e-6
+
+    decide = policy.decide
+    inf = math.inf
+    free = instances
+    busy: list[float] = []
+    timer = inf
+    head = tail = 0
+    k = 0
+    b_start: list[int] = []
+    b_size: list[int] = []
+    b_done: list[float] = []
+    b_qlen: list[int] = []
+    b_now: list[float] = []
+    reasons: dict[str, int] = {}
+    heappush, heappop, bis = heapq.heappush, heapq.heappop, bisect.bisect_right
+    now = 0.0
+    while head < n:
+        if free == 0:
+            now = busy[0]
+        else:
+            t_next = enq[tail] if tail < n else inf
+            if busy and busy[0] < t_next:
+                t_next = busy[0]
+            now = timer if timer < t_next else t_next
+        while busy and busy[0] <= now:
+            heappop(busy)
+            free += 1
+        if tail < n and enq[tail] <= now:
+            tail = bis(enq, now, tail)
+        if timer <= now:
+            timer = inf
+        while free:
+            q = tail - head
+            d = decide(q, enq[head] if q else None, now)
+            m = d.dispatch
+            if m > 0:
+                svc = fixed_list[m]
+                if has_spread:
+                    fl = fac_by_b[m]
+                    if fl is None:
+                        fa = draws.factors_for(m)
+                        fl = fa.tolist() if fa is not None else []
+                        fac_by_b[m] = fl
+                    if fl:
+                        svc += t_med_list[m] * (fl[k] - 1.0)
+                if excess is not None:
+                    svc += excess[k]
+                done = now + svc * 1e-3
+                heappush(busy, done)
+                free -= 1
+                b_start.append(head)
+                b_size.append(m)
+                b_done.append(done)
+                b_qlen.append(q)
+                b_now.append(now)
+                r = d.reason
+                reasons[r] = reasons.get(r, 0) + 1
+                head += m
+                k += 1
+                timer = inf
+            else:
+                timer = d.wait_until_s + slack if d.wait_until_s is not None else inf
+                break
+
+    sizes = np.asarray(b_size, dtype=np.int64)
+    done_b = np.asarray(b_done, dtype=np.float64)
+    start_b = np.asarray(b_start, dtype=np.int64)
+    done_r = np.repeat(done_b, sizes)
+    dispatch_t = np.repeat(np.asarray(b_now, dtype=np.float64), sizes)
+    lat_ms = (done_r - arr) * 1e3 + service.per_request_overhead_ms
+    if draws.request_delay is not None:
+        lat_ms = lat_ms + draws.request_delay[:n]
+    first = int(n * warmup_fraction)
+    keep_b = start_b >= first
+    lat = lat_ms[first:]
+    span = float(done_r[first:].max() - arr[first])
+    wait_total = float(np.sum(np.clip(dispatch_t[first:] - enq_arr[first:], 0, None)))
+    sz = sizes[keep_b] if keep_b.any() else sizes
+    q = [percentile(lat, f) for f in (0.50, 0.95, 0.99)]  # one way everywhere
+    return SimPrediction(
+        stable=True,
+        throughput_queries_per_s=float(lat.size / span) if span > 0 else None,
+        mean_ms=float(lat.mean()), p50_ms=float(q[0]), p95_ms=float(q[1]), p99_ms=float(q[2]),
+        mean_batch=float(sz.mean()), max_batch=int(sz.max()),
+        mean_queue_len=wait_total / span if span > 0 else None,
+        max_queue_len=int(max(b_qlen)) if b_qlen else 0,
+        single_request_batch_share=float(np.mean(sz == 1)),
+        requests=int(lat.size), batches=int(sz.size), dispatch_reasons=reasons, **base)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration to simulate: window (us), max batch, instances."""
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+
+    def policy(self) -> BatchingPolicy:
+        """The :class:`BatchingPolicy` of this candidate."""
+        return BatchingPolicy(max_batch_size=self.max_batch_size,
+                              max_queue_delay_us=self.window_us)
+
+
+def sweep(candidates: Iterable[Candidate], service: ServiceModel, arrivals_s: np.ndarray,
+          *, seed: int = 0, warmup_fraction: float = 0.1,
+          rate_per_s: float | None = None) -> list[SimPrediction]:
+    """Simulate every candidate on the same arrivals and the same spread draws
+    (common random numbers: differences between candidates are not sampling noise).
+
+    Returns:
+        one :class:`SimPrediction` per candidate, in order.
+    """
+    draws = _Draws(service, len(arrivals_s), seed)
+    return [simulate(c.policy(), c.instances, service, arrivals_s, seed=seed,
+                     warmup_fraction=warmup_fraction, draws=draws, rate_per_s=rate_per_s)
+            for c in candidates]
+
+
+def default_grid(max_batch_limit: int, instances: Sequence[int],
+                 windows_us: Sequence[float] | None = None) -> list[Candidate]:
+    """The candidate grid ``advise`` searches.
+
+    Windows 0, 100 us, 250 us, 500 us, 1, 2, 5, 10, 20, 50 ms (Triton's
+    ``max_queue_delay_microseconds`` range in practice spans tens of us to tens of
+    ms); max batch sizes 1 and powers of two up to ``max_batch_limit`` (the largest
+    measured batch, so no candidate relies on an extrapolated T(b)); max batch 1 is
+    simulated with window 0 only (a window cannot change a batch of one).
+    """
+    windows = list(windows_us) if windows_us is not None else [
+        0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000, 50000]
+    batches = [1]
+    b = 2
+    while b <= max_batch_limit:
+        batches.append(b)
+        b *= 2
+    if batches[-1] != max_batch_limit and max_batch_limit > 1:
+        batches.append(max_batch_limit)
+    out: list[Candidate] = []
+    for n_inst in instances:
+        out.append(Candidate(0.0, 1, n_inst))
+        for bb in batches[1:]:
+            for w in windows:
+                out.append(Candidate(float(w), bb, n_inst))
+    return out

@@ -1,0 +1,201 @@
+"""``trtcheck advise``: batching advice from T(b), overheads and an arrival rate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+
+
+def _instances(text: str | None) -> list[int] | None:
+    """``"4"`` -> [4]; ``"1..8"`` -> [1..8]; ``None`` -> automatic."""
+    from trtcheck.errors import InputError
+
+    if text is None:
+        return None
+    t = text.strip()
+    hint = "give a count (--instances 2) or a range (--instances 1..8)"
+    try:
+        if ".." in t:
+            lo, hi = (int(x) for x in t.split("..", 1))
+            if lo < 1 or hi < lo:
+                raise ValueError
+            return list(range(lo, hi + 1))
+        n = int(t)
+        if n < 1:
+            raise ValueError
+        return [n]
+    except ValueError:
+        raise InputError(f"cannot read --instances {text!r}", hint) from None
+
+
+@click.command("advise", epilog="Exit codes: 0 ok; 2 bad input (including a load no "
+               "configuration can carry); 3 environment; 4 internal.")
+@click.argument("model", required=False, type=click.Path(dir_okay=True, path_type=str))
+@click.option("--from", "from_path", default=None, type=click.Path(dir_okay=True),
+              help="Take T(b) (bench) and overheads (serve) from a results JSON.")
+@click.option("--latency-curve", default=None, metavar="B:MS,...",
+              help="T(b) in ms, e.g. 1:0.29,8:1.02,16:1.73.")
+@click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
+              help="Arrival rate in requests per second (a trace: its own rate if omitted).")
+@click.option("--arrival", default="poisson", show_default=True,
+              metavar="poisson|constant|trace:FILE",
+              help="Arrival process; a trace file holds one arrival time (s) per line.")
+@click.option("--slo-p99-ms", type=float, default=None, help="P99 latency objective in ms.")
+@click.option("--per-request-overhead-ms", type=float, default=None,
+              help="Serving cost per request outside the queue (HTTP, serialisation), ms.")
+@click.option("--serial-overhead/--parallel-overhead", default=None,
+              help="Whether the per-request overhead runs on one thread (a single Python "
+                   "process: it then caps the rate) [default: parallel, or as measured].")
+@click.option("--per-batch-overhead-ms", type=float, default=None,
+              help="Instance time added to every execution (executor hop, launch), ms.")
+@click.option("--per-item-overhead-ms", type=float, default=None,
+              help="Instance time per request in a batch (gather/scatter), ms.")
+@click.option("--timer-slack-us", type=float, default=None,
+              help="How late window timers fire, us [default: 0, or as measured].")
+@click.option("--instances", "instances_text", default=None, metavar="N|LO..HI",
+              help="Instance count or range to search [default: as many as needed].")
+@click.option("--max-utilisation", type=click.FloatRange(0.01, 1.0), default=0.9,
+              show_default=True, help="Highest utilisation a recommended setting may run at.")
+@click.option("--requests", "n_requests", type=click.IntRange(min=100), default=None,
+              help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
+              help="Batch sizes to measure when MODEL is given.")
+@click.option("--model-name", default=None, help="Model name in the exported settings.")
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Save a results JSON with the advice section here.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
+def cli(model: str | None, from_path: str | None, latency_curve: str | None,
+        arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
+        per_request_overhead_ms: float | None, serial_overhead: bool | None,
+        per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
+        timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
+        n_requests: int | None, seed: int, batch: str, model_name: str | None,
+        output: str | None, overwrite: bool, output_format: str) -> None:
+    """Recommend a batching configuration (or none) for an arrival rate.
+
+    T(b) comes from exactly one of: MODEL (measured now, a short bench), --from
+    results.json, or --latency-curve. The answer is a decision path (thin HTTP ->
+    replace the Python layer -> execution contexts -> batching -> scale out), each step
+    citing the number that decided it; the recommendation with simulated P50/P99,
+    throughput and batch size, and the runner-up; the pitfalls that apply; and ready
+    settings for Triton, Ray Serve and TorchServe.
+
+    \b
+    Examples:
+      trtcheck advise --latency-curve 1:0.29 --per-request-overhead-ms 12 --arrival-rate 200
+      trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
+      trtcheck advise --from results.json --arrival-rate 500 --slo-p99-ms 20
+    """
+    import os
+
+    from trtcheck.analyze.advise import AdviseRequest, advise
+    from trtcheck.analyze.curve import parse_curve_text
+    from trtcheck.analyze.export import export_settings
+    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.errors import InputError, UsageError
+
+    sources = [s for s in (model, from_path, latency_curve) if s is not None]
+    if len(sources) != 1:
+        raise UsageError("give exactly one source of T(b): MODEL, --from results.json or "
+                         "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
+                         "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
+    if output and os.path.exists(output) and not overwrite:
+        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    if arrival_rate is not None and not arrival_rate > 0:
+        raise InputError(f"--arrival-rate must be > 0 requests per second, got {arrival_rate:g}",
+                         "e.g. --arrival-rate 200")
+    if arrival_rate is None and not arrival.startswith("trace:"):
+        raise UsageError("--arrival-rate is required (requests per second)",
+                         "e.g. --arrival-rate 200, or --arrival trace:FILE")
+    for name, v in (("--per-request-overhead-ms", per_request_overhead_ms),
+                    ("--per-batch-overhead-ms", per_batch_overhead_ms),
+                    ("--per-item-overhead-ms", per_item_overhead_ms),
+                    ("--timer-slack-us", timer_slack_us)):
+        if v is not None and not v >= 0:
+            raise InputError(f"{name} must be >= 0, got {v:g}",
+                             "overheads and slack are durations; give 0 for none")
+    instances = _instances(instances_text)
+
+    results = None
+    measured: dict[str, Any] = {}
+    if latency_curve is not None:
+        curve = parse_curve_text(latency_curve)
+        name = model_name or "model"
+    elif from_path is not None:
+        from trtcheck.results import load_results
+
+        results = load_results(from_path)
+        curve, measured = inputs_from_results(results, source=str(from_path))
+        name = model_name or measured.get("model_name", "model")
+    else:
+        curve, results = _measure(model, batch, seed)  # type: ignore[arg-type]
+        name = model_name or os.path.splitext(os.path.basename(model))[0]  # type: ignore[arg-type]
+
+    def pick(given: Any, key: str, default: Any) -> Any:
+        return given if given is not None else measured.get(key, default)
+
+    # measured distributions apply where the user did not give a number
+    excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
+    delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()
+    serial = pick(serial_overhead, "serial_overhead", False)
+    if per_request_overhead_ms is not None:
+        c_req = per_request_overhead_ms
+    else:
+        c_req = measured.get("serial_front_ms", 0.0) if measured.get("serial_overhead") else 0.0
+    req = AdviseRequest(
+        curve=curve, rate_per_s=arrival_rate, arrival_process=arrival, slo_p99_ms=slo_p99_ms,
+        per_request_overhead_ms=c_req, serial_overhead=serial,
+        per_batch_overhead_ms=per_batch_overhead_ms or 0.0,
+        per_item_overhead_ms=per_item_overhead_ms or 0.0,
+        timer_slack_us=timer_slack_us or 0.0,
+        instances=instances, max_utilisation=max_utilisation, requests=n_requests, seed=seed,
+        overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
+                          else measured.get("source", "measured")),
+        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay))
+    adv = advise(req)
+    adv.export = export_settings(adv.recommendation.prediction, name)
+
+    if output:
+        from trtcheck.results import save_results
+
+        if results is None:
+            from trtcheck.measure.runner import new_results
+
+            results = new_results()
+        results.advice = adv  # type: ignore[attr-defined]
+        save_results(results, output)
+        log(f"results with advice saved to {output}")
+    if output_format == OutputFormat.JSON.value:
+        echo_json(adv)
+    elif output_format == OutputFormat.MD.value:
+        from trtcheck.report.sec_advice import advice_markdown
+
+        click.echo(advice_markdown(adv))
+    else:
+        from trtcheck.analyze.advice_text import advice_text
+
+        click.echo(advice_text(adv))
+
+
+def _measure(model: str, batch: str, seed: int) -> tuple[Any, Any]:
+    """A short bench of MODEL (0.2 s warm-up, >= 0.5 s and 20 runs per batch size)."""
+    from trtcheck.analyze.curve import curve_from_bench
+    from trtcheck.cli.common import batch_list, check_model_file, progress_enabled
+    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.runner import RunOptions, bench_model, new_results
+
+    check_model_file(model)
+    rule = StopRule(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
+                    min_samples=20, max_duration_s=5.0)
+    opts = RunOptions(batch_sizes=batch_list(batch), rule=rule, seed=seed,
+                      progress=progress_enabled())
+    log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
+    run = bench_model(model, opts)
+    results = new_results()
+    results.bench.append(run)
+    return curve_from_bench(run), results

@@ -1,0 +1,163 @@
+"""Records of ``trtcheck advise``: inputs, formulas, simulated candidates, the decision
+path, the recommendation and its ready-to-paste settings."""
+
+from __future__ import annotations
+
+from trtcheck.results.base import Record
+from trtcheck.results.stats import Finding
+
+
+class SimPrediction(Record):
+    """What the serving simulator predicts for one configuration.
+
+    Attributes:
+        window_us: batching window (Triton ``max_queue_delay_microseconds``).
+        max_batch_size: largest batch.
+        instances: execution instances sharing one queue.
+        arrival_rate_per_s: offered load, requests per second.
+        stable: ``False`` when the offered load exceeds capacity (then the latency
+            fields are ``None``: a queue that grows without bound has no percentiles).
+        utilisation: offered load / capacity of the instances at ``max_batch_size``
+            (``rho``; >= 1 is unstable).
+        throughput_queries_per_s: requests completed per second: completed / (last
+            completion - first arrival), the definition ``trtcheck serve`` measures
+            (the drain at the end counts, so a short run reads slightly below the rate).
+        mean_ms, p50_ms, p95_ms, p99_ms: request latency from arrival to response,
+            including the per-request overhead.
+        mean_batch: mean requests per execution (server side: requests / executions).
+        max_batch: largest batch executed.
+        mean_queue_len: time-averaged number of requests waiting (Little's law:
+            total wait / span).
+        max_queue_len: largest number waiting when a batch was dispatched.
+        single_request_batch_share: share of executions that carried one request.
+        requests: simulated requests counted (after the warm-up share).
+        batches: executions simulated.
+        dispatch_reasons: counts of the policy's reasons (``full``, ``window-expired``, ...).
+    """
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+    arrival_rate_per_s: float
+    stable: bool
+    utilisation: float
+    throughput_queries_per_s: float | None = None
+    mean_ms: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    mean_batch: float | None = None
+    max_batch: int | None = None
+    mean_queue_len: float | None = None
+    max_queue_len: int | None = None
+    single_request_batch_share: float | None = None
+    requests: int = 0
+    batches: int = 0
+    dispatch_reasons: dict[str, int] = {}
+
+
+class CurveFit(Record):
+    """The batch-latency curve used and its linear fit ``T(b) = tau0 + alpha*b``."""
+
+    source: str
+    points_ms: dict[int, float]
+    tau0_ms: float
+    alpha_ms_per_sample: float
+    r2: float | None = None
+    max_rel_residual: float
+    notes: list[str] = []
+
+
+class AdviceInputs(Record):
+    """What the advice was computed from (all given or measured numbers, with units)."""
+
+    arrival_rate_per_s: float
+    arrival_process: str
+    slo_p99_ms: float | None = None
+    per_request_overhead_ms: float = 0.0
+    per_batch_overhead_ms: float = 0.0
+    per_item_overhead_ms: float = 0.0
+    ingress_per_request_us: float = 0.0
+    timer_slack_us: float = 0.0
+    instances_searched: list[int] = []
+    overheads_source: str = "given"
+
+
+class DecisionNode(Record):
+    """One question of the decision tree and the number that answered it.
+
+    Attributes:
+        step: the seed notes' optimisation step (``thin-http``, ``replace-python-layer``,
+            ``execution-contexts``, ``batching``, ``scale-out``) or ``check``.
+        question: the question in words.
+        value: the measured or given number that decided it.
+        threshold: the threshold it was compared with.
+        answer: ``yes`` or ``no``.
+        conclusion: what follows, in one sentence with the numbers.
+    """
+
+    step: str
+    question: str
+    value: float | None = None
+    threshold: float | None = None
+    answer: str
+    conclusion: str
+
+
+class Formulas(Record):
+    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source)."""
+
+    queue_formation_ratio: float
+    waiting_pays_index: float
+    break_even_window_ms_at_max_batch: float
+    single_request_batch_share_at_window: float | None = None
+    natural_batch_no_wait: float | None = None
+    min_batch_to_keep_up_one_instance: int | None = None
+    capacity_per_instance_per_s: float
+    capacity_batch_size: int
+    instances_needed_min: int
+    serving_overhead_to_inference_ratio: float
+
+
+class Recommendation(Record):
+    """The advice.
+
+    Attributes:
+        kind: ``no-batching``, ``batch-without-waiting``, ``window`` or ``add-instances``
+            (``add-instances`` when one instance cannot keep up or meet the objective;
+            its window and batch are in ``prediction``).
+        summary: one sentence.
+        prediction: simulated numbers for the recommended configuration.
+        runner_up: the best configuration of another kind, for comparison.
+        runner_up_kind: its kind.
+    """
+
+    kind: str
+    summary: str
+    prediction: SimPrediction
+    runner_up: SimPrediction | None = None
+    runner_up_kind: str | None = None
+
+
+class ExportedSettings(Record):
+    """The recommendation as settings for common servers (text to paste)."""
+
+    triton_config_pbtxt: str
+    ray_serve_python: str
+    torchserve_config: str
+
+
+class Advice(Record):
+    """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json)."""
+
+    inputs: AdviceInputs
+    curve: CurveFit
+    formulas: Formulas
+    path: list[DecisionNode]
+    recommendation: Recommendation
+    candidates: list[SimPrediction] = []
+    pitfalls: list[Finding] = []
+    export: ExportedSettings | None = None
+    gpus_implied: int | None = None
+    simulated_requests: int = 0
+    sweep_seconds: float | None = None
