@@ -159,3 +159,41 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     if delay:
         out["per_request_overhead_ms"] = float(np.median(delay))
     return out
+
+
+def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
+                  rate_per_s: float | None, arrival_process: str = "poisson",
+                  slo_p99_ms: float | None = None,
+                  per_request_overhead_ms: float | None = None,
+                  serial_overhead: bool | None = None,
+                  per_batch_overhead_ms: float | None = None,
+                  per_item_overhead_ms: float | None = None,
+                  timer_slack_us: float | None = None, instances: list[int] | None = None,
+                  max_utilisation: float = 0.9, requests: int | None = None,
+                  seed: int = 0) -> Any:
+    """An :class:`~trtcheck.analyze.advise.AdviseRequest` from T(b), measured overheads
+    (from :func:`inputs_from_results`, may be empty) and the user's numbers.
+
+    Given numbers win; measured distributions (from a serve run) fill in what the user did
+    not give; anything else is 0. Used by ``trtcheck advise`` and ``trtcheck report``.
+    """
+    from trtcheck.analyze.advise import AdviseRequest
+
+    excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
+    delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()
+    serial = serial_overhead if serial_overhead is not None else measured.get(
+        "serial_overhead", False)
+    if per_request_overhead_ms is not None:
+        c_req = per_request_overhead_ms
+    else:
+        c_req = measured.get("serial_front_ms", 0.0) if measured.get("serial_overhead") else 0.0
+    return AdviseRequest(
+        curve=curve, rate_per_s=rate_per_s, arrival_process=arrival_process,
+        slo_p99_ms=slo_p99_ms, per_request_overhead_ms=c_req, serial_overhead=serial,
+        per_batch_overhead_ms=per_batch_overhead_ms or 0.0,
+        per_item_overhead_ms=per_item_overhead_ms or 0.0,
+        timer_slack_us=timer_slack_us or 0.0,
+        instances=instances, max_utilisation=max_utilisation, requests=requests, seed=seed,
+        overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
+                          else measured.get("source", "measured")),
+        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay))

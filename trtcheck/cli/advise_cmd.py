@@ -93,10 +93,10 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     """
     import os
 
-    from trtcheck.analyze.advise import AdviseRequest, advise
+    from trtcheck.analyze.advise import advise
     from trtcheck.analyze.curve import parse_curve_text
     from trtcheck.analyze.export import export_settings
-    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError, UsageError
 
     sources = [s for s in (model, from_path, latency_curve) if s is not None]
@@ -136,27 +136,12 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         curve, results = _measure(model, batch, seed)  # type: ignore[arg-type]
         name = model_name or os.path.splitext(os.path.basename(model))[0]  # type: ignore[arg-type]
 
-    def pick(given: Any, key: str, default: Any) -> Any:
-        return given if given is not None else measured.get(key, default)
-
-    # measured distributions apply where the user did not give a number
-    excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
-    delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()
-    serial = pick(serial_overhead, "serial_overhead", False)
-    if per_request_overhead_ms is not None:
-        c_req = per_request_overhead_ms
-    else:
-        c_req = measured.get("serial_front_ms", 0.0) if measured.get("serial_overhead") else 0.0
-    req = AdviseRequest(
-        curve=curve, rate_per_s=arrival_rate, arrival_process=arrival, slo_p99_ms=slo_p99_ms,
-        per_request_overhead_ms=c_req, serial_overhead=serial,
-        per_batch_overhead_ms=per_batch_overhead_ms or 0.0,
-        per_item_overhead_ms=per_item_overhead_ms or 0.0,
-        timer_slack_us=timer_slack_us or 0.0,
-        instances=instances, max_utilisation=max_utilisation, requests=n_requests, seed=seed,
-        overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
-                          else measured.get("source", "measured")),
-        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay))
+    req = build_request(
+        curve, measured, rate_per_s=arrival_rate, arrival_process=arrival,
+        slo_p99_ms=slo_p99_ms, per_request_overhead_ms=per_request_overhead_ms,
+        serial_overhead=serial_overhead, per_batch_overhead_ms=per_batch_overhead_ms,
+        per_item_overhead_ms=per_item_overhead_ms, timer_slack_us=timer_slack_us,
+        instances=instances, max_utilisation=max_utilisation, requests=n_requests, seed=seed)
     adv = advise(req)
     adv.export = export_settings(adv.recommendation.prediction, name)
 
