@@ -55,13 +55,18 @@ def batch_list(value: str | None) -> list[int] | None:
     """
     if value is None or value == "":
         return None
+    entries = [v.strip() for v in value.split(",")]
+    if any(not v for v in entries):
+        raise click.BadParameter(f"{value!r} has an empty entry; give a comma-separated list "
+                                 "of integers, e.g. 1,2,4,8", param_hint="'--batch'")
     try:
-        out = [int(v) for v in value.split(",") if v.strip()]
+        out = [int(v) for v in entries]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers, "
-                                 "e.g. 1,2,4,8") from None
-    if not out or any(b < 1 for b in out):
-        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8")
+                                 "e.g. 1,2,4,8", param_hint="'--batch'") from None
+    if any(b < 1 for b in out):
+        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8",
+                                 param_hint="'--batch'")
     return out
 
 

@@ -86,6 +86,11 @@ def load_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"inputs file not found: {p}", "pass an .npz with one array per input")
+    import zipfile
+
+    if not zipfile.is_zipfile(p):  # np.load would call any other file "pickled data"
+        raise InputError(f"{p} is not an .npz file (an .npz is a zip archive of arrays)",
+                         "write it with numpy.savez(path, input_name=array, ...)")
     try:
         with np.load(p, allow_pickle=False) as data:
             return {k: np.asarray(data[k]) for k in data.files}

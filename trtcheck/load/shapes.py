@@ -59,6 +59,8 @@ def format_shape(dims: Sequence[int]) -> str:
 def _example(inputs: Sequence[TensorInfo]) -> str:
     parts = []
     for t in inputs:
+        if not t.shape:  # a scalar input takes no --shapes entry
+            continue
         dims = [d if isinstance(d, int) and d > 0 else (1 if i == 0 else 224)
                 for i, d in enumerate(t.shape)]
         parts.append(f"{t.name}:{format_shape(dims)}")

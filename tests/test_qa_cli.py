@@ -1,0 +1,119 @@
+"""QA pass: problems a new user hit through the CLI, each pinned by a regression test."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from tests.conftest import assert_one_line_error
+
+FAST = ["--warmup", "0", "--min-duration", "0", "--min-samples", "3"]
+
+
+def _save(graph: onnx.GraphProto, path) -> str:
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)
+
+
+@pytest.fixture
+def multi_input_model(tmp_path) -> str:
+    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features."""
+    ins = [h.make_tensor_value_info("ids", T.INT64, ["N", 8]),
+           h.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
+           h.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
+    out = h.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
+    nodes = [h.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
+             h.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
+             h.make_node("Mul", ["idsf", "maskf"], ["t"]),
+             h.make_node("Add", ["t", "x16"], ["out"])]
+    return _save(h.make_graph(nodes, "multi", ins, [out]), tmp_path / "multi.onnx")
+
+
+@pytest.fixture
+def scalar_input_model(tmp_path) -> str:
+    """A rank-0 float 's' and a 1-D 'v' of dynamic length 'L': o = v * s."""
+    ins = [h.make_tensor_value_info("s", T.FLOAT, []),
+           h.make_tensor_value_info("v", T.FLOAT, ["L"])]
+    out = h.make_tensor_value_info("o", T.FLOAT, ["L"])
+    return _save(h.make_graph([h.make_node("Mul", ["v", "s"], ["o"])], "scal", ins, [out]),
+                 tmp_path / "scalar.onnx")
+
+
+# --- Click's own usage errors follow the house format --------------------------------
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench", "MODEL", "--bogus"], "--bogus"),
+    (["bench"], "MODEL"),
+    (["nosuchcommand"], "nosuchcommand"),
+    (["precision", "MODEL", "--samples", "0"], "--samples"),
+])
+def test_click_usage_errors_are_one_line(cli, multi_input_model, args, needle):
+    args = [multi_input_model if a == "MODEL" else a for a in args]
+    res = cli(*args)
+    line = assert_one_line_error(res, 2, needle, "hint:")
+    assert "Usage:" not in res.stderr, res.stderr
+
+
+# --- --batch ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["0", "-1", "1,,2", ",", "1.5", "1,2,"])
+def test_bad_batch_lists_name_the_option(cli, multi_input_model, value):
+    res = cli("bench", multi_input_model, "--batch", value, *FAST)
+    assert_one_line_error(res, 2, "--batch")
+
+
+# --- .npz inputs -----------------------------------------------------------------------
+
+def test_npz_arrays_give_the_shapes_of_dynamic_inputs(cli, multi_input_model, tmp_path):
+    npz = tmp_path / "data.npz"
+    np.savez(npz, ids=np.ones((2, 8), np.int64), mask=np.ones((2, 8), bool),
+             x16=np.full((2, 8), 0.5, np.float16))
+    res = cli("bench", multi_input_model, "--inputs", str(npz), "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    (batch,) = data["bench"][0]["batches"]
+    assert batch["batch_size"] == 2
+    assert batch["input_shapes"] == {"ids": [2, 8], "mask": [2, 8], "x16": [2, 8]}
+
+
+def test_npz_shapes_still_yield_to_batch_sizes(cli, multi_input_model, tmp_path):
+    npz = tmp_path / "one.npz"
+    np.savez(npz, ids=np.ones((1, 8), np.int64), mask=np.ones((1, 8), bool),
+             x16=np.ones((1, 8), np.float16))
+    res = cli("bench", multi_input_model, "--inputs", str(npz), "--batch", "1,4",
+              "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    shapes = [b["input_shapes"]["ids"] for b in json.loads(res.stdout)["bench"][0]["batches"]]
+    assert shapes == [[1, 8], [4, 8]]
+
+
+def test_a_file_that_is_not_npz_is_not_called_pickled(cli, multi_input_model, tmp_path):
+    bad = tmp_path / "data.npz"
+    bad.write_text("hello, not numpy\n")
+    res = cli("bench", multi_input_model, "--inputs", str(bad), *FAST)
+    line = assert_one_line_error(res, 2, "data.npz", "numpy.savez")
+    assert "pickle" not in line
+
+
+# --- --shapes hints ----------------------------------------------------------------------
+
+def test_shapes_hint_is_valid_syntax_for_scalar_inputs(cli, scalar_input_model):
+    res = cli("bench", scalar_input_model, *FAST)
+    line = assert_one_line_error(res, 2, "v axis 0", "--shapes v:")
+    assert "s:," not in line and "s:" not in line.split("hint:")[1]
+    # and the hint's own suggestion runs
+    suggestion = line.split("give them with ")[1].split()[1]
+    res = cli("bench", scalar_input_model, "--shapes", suggestion, *FAST)
+    assert res.returncode == 0, res.stderr
+
+
+def test_memory_error_hint_mentions_the_shapes_not_only_the_batch(cli, ppocr):
+    res = cli("bench", str(ppocr["det"]), "--shapes", "x:1x3x99999x99999", *FAST)
+    line = assert_one_line_error(res, 2, "does not fit in memory", "x:1x3x99999x99999")
+    assert "--shapes" in line.split("hint:")[1]
