@@ -117,3 +117,75 @@ def test_memory_error_hint_mentions_the_shapes_not_only_the_batch(cli, ppocr):
     res = cli("bench", str(ppocr["det"]), "--shapes", "x:1x3x99999x99999", *FAST)
     line = assert_one_line_error(res, 2, "does not fit in memory", "x:1x3x99999x99999")
     assert "--shapes" in line.split("hint:")[1]
+
+
+# --- build: bad input is bad input, whatever the runtime ---------------------------------
+
+@pytest.mark.parametrize("kind", ["text", "empty", "directory", "npz"])
+def test_build_rejects_a_non_onnx_model_before_the_runtime(cli, tmp_path, kind):
+    model = tmp_path / "model.onnx"
+    if kind == "text":
+        model.write_text("hello\n")
+    elif kind == "empty":
+        model.write_bytes(b"")
+    elif kind == "directory":
+        model.mkdir()
+    else:
+        np.savez(tmp_path / "model.npz", x=np.ones(3))
+        model = tmp_path / "model.npz"
+    out = tmp_path / "plans"
+    for runtime in ("tensorrt", "tensorrt_rtx"):
+        res = cli("build", str(model), "--runtime", runtime, "-o", str(out))
+        line = assert_one_line_error(res, 2, model.name)
+        assert "not importable" not in line and "profile" not in line, line
+        assert "not found" not in line, line
+    assert not out.exists()  # nothing left behind, not even an empty folder
+
+
+def test_build_refuses_an_existing_plan_before_building_any(cli, tmp_path):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    model = _save(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                  tmp_path / "m.onnx")
+    out = tmp_path / "plans"
+    out.mkdir()
+    (out / "m.fp16.plan").write_bytes(b"mine")
+    res = cli("build", model, "--precision", "fp32,fp16", "--runtime", "tensorrt_rtx",
+              "-o", str(out))
+    assert_one_line_error(res, 2, "m.fp16.plan", "--overwrite")
+    assert sorted(p.name for p in out.iterdir()) == ["m.fp16.plan"]
+    assert (out / "m.fp16.plan").read_bytes() == b"mine"
+
+
+# --- -o '' (an unset shell variable) is not the current folder ---------------------------
+
+@pytest.mark.parametrize("command", ["report", "bench", "precision", "build"])
+def test_empty_output_path_is_refused(cli, tmp_path, scalar_input_model, command):
+    extra = ["--shapes", "v:3"] if command in ("report", "bench", "precision") else []
+    res = cli(command, scalar_input_model, "-o", "", *extra, cwd=tmp_path)
+    assert_one_line_error(res, 2, "-o")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scalar.onnx"]
+
+
+# --- every command documents its exit codes ---------------------------------------------
+
+@pytest.mark.parametrize("command", ["inspect", "bench", "report", "preflight", "build",
+                                     "precision"])
+def test_every_help_documents_exit_codes(cli, command):
+    res = cli(command, "--help")
+    assert res.returncode == 0
+    text = " ".join(res.stdout.split())
+    assert "Exit codes: 0" in text and "2 bad input" in text, res.stdout
+
+
+# --- precision: the hint for an unknown --keep-fp32-nodes name is actionable -------------
+
+def test_keep_fp32_nodes_hint_suggests_real_node_names(cli, tmp_path):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    nodes = [h.make_node("Relu", ["x"], ["t"], name="relu_first"),
+             h.make_node("Sigmoid", ["t"], ["y"], name="sigmoid_last")]
+    model = _save(h.make_graph(nodes, "g", [x], [y]), tmp_path / "m.onnx")
+    res = cli("precision", model, "--keep-fp32-nodes", "relu_frist")
+    line = assert_one_line_error(res, 2, "relu_frist")
+    assert "relu_first" in line.split("hint:")[1], line

@@ -172,8 +172,10 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
 
     from trtcheck.errors import InputError
 
-    if not output:
+    if output is None:
         return
+    if not output.strip():  # e.g. -o "$UNSET_VARIABLE": never the current folder
+        raise InputError("-o is empty", "give a file name, e.g. -o results.json")
     if os.path.isdir(output):
         raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
     if os.path.exists(output) and not overwrite:

@@ -856,8 +856,14 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     node_names = {n.name for n in model.graph.node}
     unknown = [n for n in keep_fp32_nodes if n not in node_names]
     if unknown:
+        import difflib
+
+        near = sorted({m for u in unknown for m in difflib.get_close_matches(u, node_names, 3)})
+        some = near or sorted(node_names)[:5]
         raise InputError(f"--keep-fp32-nodes names unknown node(s) {', '.join(map(repr, unknown))}",
-                         "use node names as `trtcheck inspect` lists them")
+                         f"{'did you mean' if near else 'the model has nodes such as'} "
+                         f"{', '.join(map(repr, some))}? (unnamed nodes are node_<index>; "
+                         "the localisation of `trtcheck precision` prints node names)")
     block_ops = list(float16.DEFAULT_OP_BLOCK_LIST) + [o for o in keep_fp32_ops
                                                        if o not in float16.DEFAULT_OP_BLOCK_LIST]
     try:
