@@ -189,3 +189,31 @@ def test_keep_fp32_nodes_hint_suggests_real_node_names(cli, tmp_path):
     res = cli("precision", model, "--keep-fp32-nodes", "relu_frist")
     line = assert_one_line_error(res, 2, "relu_frist")
     assert "relu_first" in line.split("hint:")[1], line
+
+
+# --- option values: non-finite, negative, contradictory ----------------------------------
+
+@pytest.mark.parametrize("args,needle", [
+    (["--warmup", "inf"], "--warmup"),
+    (["--warmup", "nan"], "--warmup"),
+    (["--min-duration", "inf"], "--min-duration"),
+    (["--max-duration", "nan"], "--max-duration"),
+    (["--max-duration", "inf"], "--max-duration"),
+    (["--seed", "-5"], "--seed"),
+    (["--min-duration", "5", "--max-duration", "1"], "--max-duration"),
+])
+def test_bad_stop_rule_values_are_bad_input(cli, scalar_input_model, args, needle):
+    res = cli("bench", scalar_input_model, "--shapes", "v:3", *args)
+    assert_one_line_error(res, 2, needle)
+
+
+def test_precision_negative_seed_is_bad_input(cli, scalar_input_model):
+    res = cli("precision", scalar_input_model, "--shapes", "v:3", "--seed", "-1")
+    assert_one_line_error(res, 2, "--seed")
+
+
+def test_min_duration_beyond_default_max_raises_the_max():
+    from trtcheck.measure.runner import rule_from_options
+
+    rule = rule_from_options(None, 45.0, None, None)
+    assert rule.min_duration_s == 45.0 and rule.max_duration_s >= 45.0

@@ -133,7 +133,7 @@ def measurement_options(f: F) -> F:
         click.option("--max-duration", "max_duration_s", type=click.FloatRange(min=0.001),
                      default=None, help="Stop a batch size after this many seconds "
                                         "[default: 30]."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Seed of generated input data."),
     ]
     for opt in reversed(opts):

@@ -9,6 +9,7 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ class StopRule:
     max_samples: int = 100_000
 
     def __post_init__(self) -> None:
+        for flag, value in (("--warmup", self.warmup_s), ("--min-duration", self.min_duration_s),
+                            ("--max-duration", self.max_duration_s)):
+            if not math.isfinite(value):
+                raise InputError(f"{flag} must be a finite number of seconds, got {value}",
+                                 f"e.g. {flag} 2")
         if self.warmup_s < 0 or self.min_duration_s < 0 or self.warmup_min_iterations < 0:
             raise InputError("warm-up and durations must be >= 0")
         if self.min_samples < 1:
