@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -63,8 +64,10 @@ def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
 
 def new_results(argv: list[str] | None = None) -> Results:
     """An empty results document with the tool info and environment fingerprint."""
-    return Results(tool=ToolInfo(version=__version__,
-                                 command=list(argv if argv is not None else sys.argv)),
+    command = list(argv if argv is not None else sys.argv)
+    if command and os.path.basename(command[0]) in ("trtcheck", "__main__.py"):
+        command[0] = "trtcheck"  # the console script or `python -m trtcheck`: rerunnable
+    return Results(tool=ToolInfo(version=__version__, command=command),
                    created_utc=utc_now_iso(), environment=collect_environment())
 
 
