@@ -217,3 +217,33 @@ def test_min_duration_beyond_default_max_raises_the_max():
 
     rule = rule_from_options(None, 45.0, None, None)
     assert rule.min_duration_s == 45.0 and rule.max_duration_s >= 45.0
+
+
+# --- --overwrite never replaces something that is not a regular file ---------------------
+
+@pytest.mark.parametrize("command", ["bench", "precision"])
+def test_overwrite_refuses_a_device_or_fifo_output(cli, tmp_path, scalar_input_model, command):
+    import os
+    import stat
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    res = cli(command, scalar_input_model, "--shapes", "v:3", "-o", str(fifo), "--overwrite",
+              *(FAST if command == "bench" else []))
+    assert_one_line_error(res, 2, "not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the user's FIFO
+
+
+def test_save_results_refuses_to_replace_a_fifo(tmp_path):
+    import os
+    import stat
+
+    from trtcheck.errors import InputError
+    from trtcheck.measure.runner import new_results
+    from trtcheck.results import save_results
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        save_results(new_results([]), fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

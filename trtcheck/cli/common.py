@@ -178,6 +178,10 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
         raise InputError("-o is empty", "give a file name, e.g. -o results.json")
     if os.path.isdir(output):
         raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
+    if os.path.exists(output) and not os.path.isfile(output):  # /dev/null, a FIFO, ...
+        raise InputError(f"-o {output} exists and is not a regular file; --overwrite would "
+                         "replace it", "give a file name, e.g. -o results.json (to print the "
+                         "JSON, use --format json)")
     if os.path.exists(output) and not overwrite:
         raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
     parent = os.path.dirname(os.path.abspath(output))

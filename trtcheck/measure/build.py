@@ -180,6 +180,9 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
     if precision not in PRECISIONS:
         raise InputError(f"unknown precision {precision!r}",
                          f"choose from: {', '.join(PRECISIONS)}")
+    if out.exists() and not out.is_file():
+        raise InputError(f"{out} exists and is not a regular file", "choose another output "
+                         "folder")
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; not overwriting it", "choose another output "
                          "folder or remove the file")
