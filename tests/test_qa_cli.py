@@ -247,3 +247,15 @@ def test_save_results_refuses_to_replace_a_fifo(tmp_path):
     with pytest.raises(InputError, match="not a regular file"):
         save_results(new_results([]), fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_npz_batch_mismatch_hint_points_at_batch(cli, multi_input_model, tmp_path):
+    # report sweeps 1,2,4,8 by default; data of batch 2 cannot fill batch 1
+    npz = tmp_path / "two.npz"
+    np.savez(npz, ids=np.ones((2, 8), np.int64), mask=np.ones((2, 8), bool),
+             x16=np.ones((2, 8), np.float16))
+    res = cli("report", multi_input_model, "--inputs", str(npz), "-o", str(tmp_path / "r"),
+              *FAST)
+    line = assert_one_line_error(res, 2, "'ids'", "[2, 8]")
+    assert "--batch 2" in line.split("hint:")[1], line
+    assert not (tmp_path / "r").exists()

@@ -154,5 +154,10 @@ def _fit_array(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray
         return np.repeat(arr, shape[0], axis=0)
     if arr.ndim == len(shape) - 1 and arr.shape == shape[1:]:
         return np.repeat(arr[None], shape[0], axis=0)
+    hint = "give one sample (batch 1), which is repeated to every batch size"
+    if arr.ndim == len(shape) and arr.shape[1:] == shape[1:]:
+        hint += f", or run only the data's batch size: --batch {arr.shape[0]}"
+    else:
+        hint += ", or data of the run's shape"
     raise InputError(f"given data for {name!r} has shape {list(arr.shape)}, the run needs "
-                     f"{list(shape)}", "give one sample (batch 1) or the full batch")
+                     f"{list(shape)}", hint)
