@@ -259,3 +259,19 @@ def test_npz_batch_mismatch_hint_points_at_batch(cli, multi_input_model, tmp_pat
     line = assert_one_line_error(res, 2, "'ids'", "[2, 8]")
     assert "--batch 2" in line.split("hint:")[1], line
     assert not (tmp_path / "r").exists()
+
+
+def test_report_from_refuses_measurement_options_it_would_ignore(cli, tmp_path,
+                                                                  scalar_input_model):
+    first = tmp_path / "first"
+    res = cli("report", scalar_input_model, "--shapes", "v:3", "-o", str(first), *FAST)
+    assert res.returncode == 0, res.stderr
+    for extra, needle in ((["--batch", "1,2"], "--batch"), (["--no-bench"], "--no-bench"),
+                          (["--precision", "fp16"], "--precision"),
+                          (["--shapes", "v:5", "--seed", "3"], "--shapes")):
+        out = tmp_path / "again"
+        res = cli("report", "--from", str(first / "results.json"), "-o", str(out), *extra)
+        line = assert_one_line_error(res, 2, needle, "--from")
+        assert not out.exists(), line
+    res = cli("report", "--from", str(first / "results.json"), "-o", str(tmp_path / "ok"))
+    assert res.returncode == 0, res.stderr

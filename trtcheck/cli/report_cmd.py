@@ -54,6 +54,15 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if from_json is not None:
         from trtcheck.results import load_results
 
+        ctx = click.get_current_context()
+        measuring = {"no_bench", "precisions", *measure}
+        given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
+                 and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # nothing is measured with --from: say so rather than ignore them
+            raise UsageError(f"{', '.join(given)} measure(s) a model, but --from only "
+                             "re-renders a results file", "drop them, or run "
+                             "`trtcheck report MODEL ...` to measure again")
+
         results = load_results(from_json)
         written = render_report(results, output, overwrite=overwrite)
         _announce(written)
