@@ -275,3 +275,19 @@ def test_report_from_refuses_measurement_options_it_would_ignore(cli, tmp_path,
         assert not out.exists(), line
     res = cli("report", "--from", str(first / "results.json"), "-o", str(tmp_path / "ok"))
     assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("command", ["bench", "precision"])
+def test_data_of_the_wrong_shape_is_named_as_data_not_as_shapes(cli, tmp_path, command):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    model = _save(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                  tmp_path / "m.onnx")
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    np.savez(folder / "bad.npz", x=np.ones((1, 5), np.float32))
+    flag = ["--inputs", str(folder / "bad.npz")] if command == "bench" else \
+        ["--inputs-dir", str(folder)]
+    res = cli(command, model, *flag, *(FAST if command == "bench" else []))
+    line = assert_one_line_error(res, 2, "'x'", "[1, 5]")
+    assert "--shapes gives" not in line, line

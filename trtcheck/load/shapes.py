@@ -12,6 +12,7 @@ Input names may contain ``:``; the last ``:`` separates name and dims.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from trtcheck.errors import InputError
 from trtcheck.results.inspection import TensorInfo
@@ -123,4 +124,35 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     if missing:
         raise InputError("dynamic dims need sizes: " + ", ".join(missing),
                          f"give them with {_example(inputs)}")
+    return out
+
+
+def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
+                     arrays: dict[str, Any] | None, where: str = "the input data"
+                     ) -> dict[str, list[int]]:
+    """``given`` (``--shapes``) plus the shape of each user array of the model's rank for
+    an input that ``given`` does not name: data fixes its own dynamic dims.
+
+    Args:
+        inputs: the model's inputs.
+        given: user shapes (they win over the data).
+        arrays: user arrays by input name (``.npz``), or ``None``.
+        where: how the error names the data (e.g. the .npz file name).
+
+    Raises:
+        InputError: an array of the model's rank that contradicts a fixed dim (named as
+            data, not as ``--shapes``).
+    """
+    out = dict(given or {})
+    for t in inputs:
+        arr = (arrays or {}).get(t.name)
+        if t.name in out or arr is None or not t.shape or arr.ndim != len(t.shape):
+            continue
+        dims = [int(d) for d in arr.shape]
+        for i, (d, m) in enumerate(zip(dims, t.shape)):
+            if isinstance(m, int) and m > 0 and d != m:
+                raise InputError(f"{where} gives {t.name!r} shape {dims}, but the model fixes "
+                                 f"axis {i} to {m} {t.shape_text()}",
+                                 f"save arrays of the model's shape, e.g. {_example([t])[9:]}")
+        out[t.name] = dims
     return out

@@ -20,7 +20,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import format_shape, resolve_shapes
+from trtcheck.load.shapes import format_shape, resolve_shapes, shapes_with_data
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings
 from trtcheck.stats import stability_findings, summarize
 
@@ -109,20 +109,6 @@ def _warmup(backend: Backend, feed: dict[str, Any], rule: StopRule) -> list[floa
     return out
 
 
-def _with_array_shapes(inputs: Sequence[Any], shapes: dict[str, list[int]] | None,
-                       arrays: dict[str, np.ndarray] | None) -> dict[str, list[int]] | None:
-    """``shapes`` plus the shape of each user array (``--inputs``) of the model's rank for
-    an input that ``--shapes`` does not name: the data fixes its own dynamic dims."""
-    if not arrays:
-        return shapes
-    out = dict(shapes or {})
-    for t in inputs:
-        arr = arrays.get(t.name)
-        if t.name not in out and arr is not None and t.shape and arr.ndim == len(t.shape):
-            out[t.name] = [int(d) for d in arr.shape]
-    return out
-
-
 def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | None,
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
@@ -151,7 +137,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     """
     rule = rule or StopRule()
     inputs = backend.input_specs()
-    shapes = _with_array_shapes(inputs, shapes, arrays)
+    shapes = shapes_with_data(inputs, shapes, arrays, "--inputs data")
     plan: list[tuple[int, dict[str, list[int]]]] = []
     if batch_sizes:
         seen: list[int] = []
