@@ -153,6 +153,7 @@ def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] |
             if isinstance(m, int) and m > 0 and d != m:
                 raise InputError(f"{where} gives {t.name!r} shape {dims}, but the model fixes "
                                  f"axis {i} to {m} {t.shape_text()}",
-                                 f"save arrays of the model's shape, e.g. {_example([t])[9:]}")
+                                 "save arrays of the model's shape, e.g. "
+                                 f"{t.name} of shape {_example([t]).split(':')[-1]}")
         out[t.name] = dims
     return out
