@@ -291,3 +291,24 @@ def test_data_of_the_wrong_shape_is_named_as_data_not_as_shapes(cli, tmp_path, c
     res = cli(command, model, *flag, *(FAST if command == "bench" else []))
     line = assert_one_line_error(res, 2, "'x'", "[1, 5]")
     assert "--shapes gives" not in line, line
+
+
+def test_build_fp16_of_a_model_with_fp16_tensors_is_bad_input(cli, multi_input_model,
+                                                               tmp_path):
+    out = tmp_path / "plans"
+    res = cli("build", multi_input_model, "--precision", "fp16", "--runtime", "tensorrt_rtx",
+              "-o", str(out), "--shapes", "ids:1x8,mask:1x8,x16:1x8")
+    line = assert_one_line_error(res, 2, "FP16", "multi.onnx")
+    assert "internal error" not in line
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_internal_errors_are_one_line_even_with_newlines_in_the_message():
+    import click
+
+    from trtcheck.cli import internal_error_line
+
+    line = internal_error_line(ValueError("first line\n second line"))
+    assert "\n" not in line and line.startswith("error: internal error: ValueError: first line")
+    assert "TRTCHECK_DEBUG=1" in line
+    assert click  # the boundary uses click.echo for it

@@ -84,6 +84,13 @@ def _print_error(exc: TrtcheckError) -> None:
     click.echo(format_error(exc), err=True)
 
 
+def internal_error_line(exc: BaseException) -> str:
+    """The one line printed for an unexpected exception (a bug in trtcheck: exit 4)."""
+    return (f"error: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}; "
+            "hint: this is a bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the "
+            "traceback")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``trtcheck`` console script; exits the process."""
     try:
@@ -113,8 +120,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the boundary: never a traceback for the user
         if os.environ.get("TRTCHECK_DEBUG"):
             raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a "
-                   "bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the traceback",
-                   err=True)
+        click.echo(internal_error_line(exc), err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else 0)

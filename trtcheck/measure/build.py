@@ -125,7 +125,12 @@ def has_qdq(onnx_path: Path) -> bool:
 
 def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     """FP16 copy of an ONNX model with FP32 I/O (onnxconverter-common,
-    ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``."""
+    ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``.
+
+    Raises:
+        InputError: the converter refuses the model (e.g. it already holds FP16 tensors).
+        EnvironmentProblem: onnxconverter-common is not installed.
+    """
     import onnx
 
     try:
@@ -139,9 +144,16 @@ def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     import warnings
 
     model = onnx.load(str(onnx_path))
-    with warnings.catch_warnings():  # per-value "truncated to 1e-07" notices
-        warnings.simplefilter("ignore", UserWarning)
-        converted = float16.convert_float_to_float16(model, keep_io_types=True)
+    try:
+        with warnings.catch_warnings():  # per-value "truncated to 1e-07" notices
+            warnings.simplefilter("ignore", UserWarning)
+            converted = float16.convert_float_to_float16(model, keep_io_types=True)
+    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
+        raise InputError(f"FP16 conversion of {Path(onnx_path).name} failed: "
+                         f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+                         "a model that already holds FP16 tensors builds as it is: use "
+                         "--precision fp32 (strongly typed: the model's own types are kept)"
+                         ) from None
     onnx.save(converted, str(out_path))
     return out_path
 
