@@ -312,3 +312,17 @@ def test_internal_errors_are_one_line_even_with_newlines_in_the_message():
     assert "\n" not in line and line.startswith("error: internal error: ValueError: first line")
     assert "TRTCHECK_DEBUG=1" in line
     assert click  # the boundary uses click.echo for it
+
+
+@pytest.mark.parametrize("spec", ["ids=99999999999999999999999", "ids=1e400", "ids=2.7",
+                                  "mask=5", "x16=1e9"])
+def test_input_value_that_does_not_fit_the_dtype_is_bad_input(cli, multi_input_model, spec):
+    res = cli("bench", multi_input_model, "--input-value", spec, "--batch", "1", *FAST)
+    line = assert_one_line_error(res, 2, spec.split("=")[0])
+    assert "internal error" not in line and "Warning" not in res.stderr, res.stderr
+
+
+def test_input_value_that_fits_is_used(cli, multi_input_model, tmp_path):
+    res = cli("bench", multi_input_model, "--input-value", "ids=3", "--input-value",
+              "mask=true", "--input-value", "x16=0.5", "--batch", "1", *FAST)
+    assert res.returncode == 0, res.stderr

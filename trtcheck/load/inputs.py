@@ -134,7 +134,7 @@ def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int 
         if t.name in arrays:
             feed[t.name] = _fit_array(t.name, arrays[t.name].astype(dt, copy=False), shape)
         elif t.name in values:
-            feed[t.name] = np.full(shape, values[t.name], dtype=dt)
+            feed[t.name] = np.full(shape, _fit_value(t.name, values[t.name], dt), dtype=dt)
         elif dt.kind == "f" or t.dtype == "bfloat16":
             feed[t.name] = rng.random(shape, dtype=np.float32).astype(dt)
         elif dt.kind in "iu":
@@ -145,6 +145,33 @@ def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int 
             raise InputError(f"cannot generate data for {t.name!r} of dtype {t.dtype}")
         feed[t.name] = np.ascontiguousarray(feed[t.name])
     return feed
+
+
+def _fit_value(name: str, value: float | int | bool, dt: np.dtype[Any]) -> Any:
+    """``value`` as ``dt`` when it is exactly representable there (integers in range and
+    integral, booleans 0/1, floats finite within the type's range).
+
+    Raises:
+        InputError: the value would be truncated, wrap around or overflow.
+    """
+    bad = None
+    if dt.kind == "b":
+        if value not in (0, 1):  # True/False compare equal to 1/0
+            bad = "booleans take true/false (or 1/0)"
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        if isinstance(value, float) and not value.is_integer():
+            bad = "integer inputs take whole numbers"
+        elif not info.min <= value <= info.max:
+            bad = f"{dt.name} holds {info.min}..{info.max}"
+    elif dt.kind == "f" or dt.name == "bfloat16":
+        limit = float(np.finfo(np.float32 if dt.name == "bfloat16" else dt).max)
+        if not np.isfinite(value) or abs(float(value)) > limit:
+            bad = f"{dt.name} holds finite values up to {limit:g}"
+    if bad:
+        raise InputError(f"--input-value {name}={value} does not fit input {name!r} "
+                         f"({dt.name}): {bad}", "give a value the input's dtype can hold")
+    return value
 
 
 def _fit_array(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
