@@ -326,3 +326,37 @@ def test_input_value_that_fits_is_used(cli, multi_input_model, tmp_path):
     res = cli("bench", multi_input_model, "--input-value", "ids=3", "--input-value",
               "mask=true", "--input-value", "x16=0.5", "--batch", "1", *FAST)
     assert res.returncode == 0, res.stderr
+
+
+@pytest.fixture
+def mixed_batch_model(tmp_path) -> str:
+    """x [N, 4] (batched) times k [1] (a fixed-size parameter input)."""
+    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 4])
+    k = h.make_tensor_value_info("k", T.FLOAT, [1])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["N", 4])
+    return _save(h.make_graph([h.make_node("Mul", ["x", "k"], ["y"])], "g", [x, k], [y]),
+                 tmp_path / "mixed.onnx")
+
+
+def test_batch_leaves_inputs_with_a_fixed_axis0_alone(cli, mixed_batch_model):
+    res = cli("bench", mixed_batch_model, "--batch", "1,2", "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    shapes = [b["input_shapes"] for b in json.loads(res.stdout)["bench"][0]["batches"]]
+    assert shapes == [{"x": [1, 4], "k": [1]}, {"x": [2, 4], "k": [1]}]
+
+
+def test_report_sweeps_batches_when_some_input_is_batched(cli, mixed_batch_model, tmp_path):
+    out = tmp_path / "r"
+    res = cli("report", mixed_batch_model, "-o", str(out), *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert [b["batch_size"] for b in data["bench"][0]["batches"]] == [1, 2, 4, 8]
+
+
+def test_fixed_batch_model_still_refuses_other_batches(cli, tmp_path):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    model = _save(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                  tmp_path / "m.onnx")
+    res = cli("bench", model, "--batch", "1,2", *FAST)
+    assert_one_line_error(res, 2, "fixed batch dimension of 1", "--batch 1")

@@ -148,8 +148,14 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:
-    return bool(inspection.inputs) and all(
-        t.shape and not (isinstance(t.shape[0], int) and t.shape[0] > 0) for t in inspection.inputs)
+    """Sweep batch sizes by default: every input has a dynamic axis 0, or at least one
+    input of rank >= 2 does (a batched tensor beside fixed-size parameter inputs)."""
+    def dynamic0(t: Any) -> bool:
+        return bool(t.shape) and not (isinstance(t.shape[0], int) and t.shape[0] > 0)
+
+    ins = inspection.inputs
+    return bool(ins) and (all(dynamic0(t) for t in ins)
+                          or any(dynamic0(t) and len(t.shape) >= 2 for t in ins))
 
 
 def _announce(written: list[Any]) -> None:
