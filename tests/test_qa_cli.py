@@ -360,3 +360,23 @@ def test_fixed_batch_model_still_refuses_other_batches(cli, tmp_path):
                   tmp_path / "m.onnx")
     res = cli("bench", model, "--batch", "1,2", *FAST)
     assert_one_line_error(res, 2, "fixed batch dimension of 1", "--batch 1")
+
+
+def test_build_profile_min_above_max_is_refused_up_front(cli, ppocr, tmp_path):
+    out = tmp_path / "plans"
+    res = cli("build", str(ppocr["det"]), "--precision", "fp16", "--runtime", "tensorrt_rtx",
+              "-o", str(out), "--min-shapes", "x:1x3x960x960", "--max-shapes", "x:1x3x320x320")
+    assert_one_line_error(res, 2, "min <= opt <= max", "'x'")
+    assert not out.exists()
+
+
+def test_failed_fp16_build_leaves_no_converted_model_to_block_a_rerun(trt_rtx, ppocr, tmp_path):
+    from trtcheck.errors import InputError
+    from trtcheck.measure.build import build_engine
+
+    out = tmp_path / "det.fp16.plan"
+    bad_profile = {"x": ([1, 3, 960, 960], [1, 3, 640, 640], [1, 3, 320, 320])}
+    with pytest.raises(InputError, match="failed to build"):
+        build_engine(ppocr["det"], out, runtime="tensorrt_rtx", precision="fp16",
+                     shapes=bad_profile)
+    assert list(tmp_path.iterdir()) == []

@@ -23,6 +23,14 @@ def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, 
                              "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
                              "--max-shapes x:1x3x960x960")
         out[name] = (mn[name], op.get(name, mx[name]), mx[name])
+    for name, (lo, mid, hi) in out.items():  # TensorRT would only fail after a long parse
+        if not len(lo) == len(mid) == len(hi) or not all(
+                a <= b <= c for a, b, c in zip(lo, mid, hi)):
+            raise InputError(f"profile of {name!r} is not min <= opt <= max on every axis: "
+                             f"min {'x'.join(map(str, lo))}, opt {'x'.join(map(str, mid))}, "
+                             f"max {'x'.join(map(str, hi))}",
+                             "give shapes of one rank with --min-shapes <= --opt-shapes <= "
+                             "--max-shapes")
     return out
 
 

@@ -180,9 +180,27 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
     Raises:
         InputError: missing model, unknown precision, dynamic input without shapes,
             int8/fp8 asked for a model without Q/DQ in a strongly typed runtime, parse
-            or build failure (with TensorRT's first error line), existing output.
+            or build failure (with TensorRT's first error line), existing output. A
+            failed build removes the FP16-converted model it wrote.
         EnvironmentProblem: the runtime is not installed.
     """
+    written: list[Path] = []
+    try:
+        return _build_engine(onnx_path, plan_path, runtime=runtime, precision=precision,
+                             shapes=shapes, workspace_bytes=workspace_bytes,
+                             overwrite=overwrite, written=written)
+    except BaseException:
+        for p in written:  # a failed build leaves no converted model behind to block a rerun
+            p.unlink(missing_ok=True)
+        raise
+
+
+def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str = "tensorrt",
+                  precision: str = "fp32",
+                  shapes: dict[str, tuple[list[int], list[int], list[int]]] | None = None,
+                  workspace_bytes: int | None = None, overwrite: bool = False,
+                  written: list[Path] | None = None) -> BuildResult:
+    """:func:`build_engine`'s work; files it writes besides the plan go to ``written``."""
     from trtcheck.inspection.plan_header import read_plan_info
 
     src = Path(onnx_path)
@@ -218,6 +236,8 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
             raise InputError(f"{model_path} exists; not overwriting it",
                              "choose another output folder")
         convert_fp16(src, model_path)
+        if written is not None:
+            written.append(model_path)
         notes.append(f"strongly typed {runtime}: converted to FP16 with onnxconverter-common "
                      f"(keep_io_types=True) -> {model_path.name}")
     flags = 0
