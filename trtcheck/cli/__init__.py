@@ -73,8 +73,26 @@ def format_error(exc: TrtcheckError) -> str:
     return f"error: {message}"
 
 
+#: Click >= 8.2 raises this (a UsageError) for a bare group invocation; it carries the help
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def format_usage_error(exc: click.UsageError) -> str:
+    """One line ``error: <Click's message>; hint: see `trtcheck <command> --help```."""
+    command = exc.ctx.command_path if exc.ctx is not None else "trtcheck"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    return f"error: {message}; hint: see `{command} --help`"
+
+
 def _print_error(exc: TrtcheckError) -> None:
     click.echo(format_error(exc), err=True)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The one line printed for an unexpected exception (a bug in trtcheck: exit 4)."""
+    return (f"error: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}; "
+            "hint: this is a bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the "
+            "traceback")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,6 +105,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:  # Click's own parsing errors: the house one-line format
+        if isinstance(exc, _NO_ARGS_IS_HELP):  # bare `trtcheck`: show the help as Click does
+            exc.show()
+            sys.exit(exc.exit_code)
+        click.echo(format_usage_error(exc), err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -100,8 +124,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the boundary: never a traceback for the user
         if os.environ.get("TRTCHECK_DEBUG"):
             raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a "
-                   "bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the traceback",
-                   err=True)
+        click.echo(internal_error_line(exc), err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else 0)

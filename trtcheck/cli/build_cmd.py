@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+from trtcheck.cli.common import OutputFormat, check_model_file, echo_json, format_option, log
 from trtcheck.errors import InputError
 
 
@@ -23,17 +23,26 @@ def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, 
                              "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
                              "--max-shapes x:1x3x960x960")
         out[name] = (mn[name], op.get(name, mx[name]), mx[name])
+    for name, (lo, mid, hi) in out.items():  # TensorRT would only fail after a long parse
+        if not len(lo) == len(mid) == len(hi) or not all(
+                a <= b <= c for a, b, c in zip(lo, mid, hi)):
+            raise InputError(f"profile of {name!r} is not min <= opt <= max on every axis: "
+                             f"min {'x'.join(map(str, lo))}, opt {'x'.join(map(str, mid))}, "
+                             f"max {'x'.join(map(str, hi))}",
+                             "give shapes of one rank with --min-shapes <= --opt-shapes <= "
+                             "--max-shapes")
     return out
 
 
-@click.command("build")
+@click.command("build", epilog="Exit codes: 0 ok; 2 bad input (or a model TensorRT cannot "
+                                "parse or build); 3 environment (no TensorRT); 4 internal.")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--precision", default="fp32", show_default=True,
               help="Comma-separated: fp32, fp16, bf16, int8, fp8 (int8/fp8 need a Q/DQ model).")
 @click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
               help="Builder to use (default: tensorrt; tensorrt_rtx when "
                    "POLYGRAPHY_USE_TENSORRT_RTX=1).")
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), required=True,
+@click.option("-o", "--output-dir", "output_dir_text", type=click.Path(), required=True,
               help="Folder for <model>.<precision>.plan (existing plans are not overwritten).")
 @click.option("--shapes", multiple=True, metavar="NAME:DIMS",
               help="Fixed shape for a dynamic input (min = opt = max).")
@@ -42,7 +51,7 @@ def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, 
 @click.option("--max-shapes", multiple=True, metavar="NAME:DIMS", help="Profile maximum.")
 @click.option("--overwrite", is_flag=True, help="Replace existing plans in the folder.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON)
-def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
+def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
         shapes: tuple[str, ...], min_shapes: tuple[str, ...], opt_shapes: tuple[str, ...],
         max_shapes: tuple[str, ...], overwrite: bool, output_format: str) -> None:
     """Build one engine per precision from MODEL (ONNX), with detailed profiling verbosity
@@ -55,6 +64,7 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
           --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 --max-shapes x:1x3x960x960
     """
     from trtcheck.backends.tensorrt import default_runtime
+    from trtcheck.load.onnx_model import load_onnx
     from trtcheck.measure.build import PRECISIONS, build_engine
 
     precs = [p.strip().lower() for p in precision.split(",") if p.strip()]
@@ -63,9 +73,21 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
                          f"choose from: {', '.join(PRECISIONS)}")
     profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
+    if not output_dir_text.strip():
+        raise InputError("-o is empty", "pass a folder for the plans, e.g. -o engines/")
+    output_dir = Path(output_dir_text)
+    # the model must be an ONNX model whatever its name, before any runtime is imported
+    check_model_file(str(model))
+    load_onnx(model, load_external_data=False)
     if output_dir.exists() and not output_dir.is_dir():
         raise InputError(f"-o {output_dir} exists and is not a directory",
                          "pass a folder for the plans")
+    outs = [(p, output_dir / f"{model.stem}.{p}.plan") for p in precs]
+    existing = [str(out) for _, out in outs if out.exists()]
+    if existing and not overwrite:  # refuse before building any plan
+        raise InputError(f"{', '.join(existing)} exists; not overwriting it",
+                         "pass --overwrite, or choose another -o folder")
+    created = not output_dir.exists()
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -73,18 +95,22 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir: Path,
                          "choose a writable -o folder") from None
     rt = runtime or default_runtime()
     results = []
-    for p in precs:
-        out = output_dir / f"{model.stem}.{p}.plan"
-        log(f"building {out} ({rt}, {p}) ...")
-        r = build_engine(model, out, runtime=rt, precision=p, shapes=profile,
-                         overwrite=overwrite)
-        results.append(r)
-        if output_format == OutputFormat.TEXT.value:
-            click.echo(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s with "
-                       f"{r.runtime} {r.runtime_version}; {len(r.network_layers)} network "
-                       f"layers; {r.plan.verdict}")
-            for n in r.notes:
-                click.echo(f"  note: {n}")
+    try:
+        for p, out in outs:
+            log(f"building {out} ({rt}, {p}) ...")
+            r = build_engine(model, out, runtime=rt, precision=p, shapes=profile,
+                             overwrite=overwrite)
+            results.append(r)
+            if output_format == OutputFormat.TEXT.value:
+                click.echo(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s "
+                           f"with {r.runtime} {r.runtime_version}; {len(r.network_layers)} "
+                           f"network layers; {r.plan.verdict}")
+                for n in r.notes:
+                    click.echo(f"  note: {n}")
+    except BaseException:
+        if created and output_dir.is_dir() and not any(output_dir.iterdir()):
+            output_dir.rmdir()  # leave no empty folder we made behind
+        raise
     if output_format == OutputFormat.JSON.value:
         echo_json([{"plan_path": str(r.plan_path), "precision": r.precision,
                     "runtime": r.runtime, "runtime_version": r.runtime_version,

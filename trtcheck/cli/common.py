@@ -55,13 +55,18 @@ def batch_list(value: str | None) -> list[int] | None:
     """
     if value is None or value == "":
         return None
+    entries = [v.strip() for v in value.split(",")]
+    if any(not v for v in entries):
+        raise click.BadParameter(f"{value!r} has an empty entry; give a comma-separated list "
+                                 "of integers, e.g. 1,2,4,8", param_hint="'--batch'")
     try:
-        out = [int(v) for v in value.split(",") if v.strip()]
+        out = [int(v) for v in entries]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers, "
-                                 "e.g. 1,2,4,8") from None
-    if not out or any(b < 1 for b in out):
-        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8")
+                                 "e.g. 1,2,4,8", param_hint="'--batch'") from None
+    if any(b < 1 for b in out):
+        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8",
+                                 param_hint="'--batch'")
     return out
 
 
@@ -128,7 +133,7 @@ def measurement_options(f: F) -> F:
         click.option("--max-duration", "max_duration_s", type=click.FloatRange(min=0.001),
                      default=None, help="Stop a batch size after this many seconds "
                                         "[default: 30]."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Seed of generated input data."),
     ]
     for opt in reversed(opts):
@@ -167,10 +172,16 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
 
     from trtcheck.errors import InputError
 
-    if not output:
+    if output is None:
         return
+    if not output.strip():  # e.g. -o "$UNSET_VARIABLE": never the current folder
+        raise InputError("-o is empty", "give a file name, e.g. -o results.json")
     if os.path.isdir(output):
         raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
+    if os.path.exists(output) and not os.path.isfile(output):  # /dev/null, a FIFO, ...
+        raise InputError(f"-o {output} exists and is not a regular file; --overwrite would "
+                         "replace it", "give a file name, e.g. -o results.json (to print the "
+                         "JSON, use --format json)")
     if os.path.exists(output) and not overwrite:
         raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
     parent = os.path.dirname(os.path.abspath(output))

@@ -92,7 +92,8 @@ INSPECTORS: dict[str, Callable[[Path, dict[str, list[int]], str], None]] = {
 # ---- end branch `trt` ----
 
 
-@click.command("inspect")
+@click.command("inspect", epilog="Exit codes: 0 ok (lints are reported, not failed); 2 bad "
+                                  "input; 3 environment; 4 internal.")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Concrete sizes for dynamic inputs, e.g. x:1x3x224x224 (repeatable or "

@@ -15,7 +15,9 @@ from trtcheck.cli.common import OutputFormat, echo_json, format_option
 from trtcheck.errors import EnvironmentProblem, InputError
 
 
-@click.command("preflight")
+@click.command("preflight", epilog="Exit codes: 0 the runtime here can load the plan; 2 bad "
+                                    "input (not a plan, truncated, damaged); 3 environment "
+                                    "(another TensorRT version or GPU, no runtime); 4 internal.")
 @click.argument("plan", type=click.Path(path_type=Path), required=False)
 @click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
               help="Runtime you mean to load it with (default: the plan's own kind).")

@@ -58,6 +58,15 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if from_json is not None:
         from trtcheck.results import load_results
 
+        ctx = click.get_current_context()
+        measuring = {"no_bench", "precisions", *measure}
+        given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
+                 and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # nothing is measured with --from: say so rather than ignore them
+            raise UsageError(f"{', '.join(given)} measure(s) a model, but --from only "
+                             "re-renders a results file", "drop them, or run "
+                             "`trtcheck report MODEL ...` to measure again")
+
         results = load_results(from_json)
         written = render_report(results, output, overwrite=overwrite)
         _announce(written)
@@ -157,8 +166,14 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:
-    return bool(inspection.inputs) and all(
-        t.shape and not (isinstance(t.shape[0], int) and t.shape[0] > 0) for t in inspection.inputs)
+    """Sweep batch sizes by default: every input has a dynamic axis 0, or at least one
+    input of rank >= 2 does (a batched tensor beside fixed-size parameter inputs)."""
+    def dynamic0(t: Any) -> bool:
+        return bool(t.shape) and not (isinstance(t.shape[0], int) and t.shape[0] > 0)
+
+    ins = inspection.inputs
+    return bool(ins) and (all(dynamic0(t) for t in ins)
+                          or any(dynamic0(t) and len(t.shape) >= 2 for t in ins))
 
 
 def _announce(written: list[Any]) -> None:

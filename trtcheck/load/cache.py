@@ -14,8 +14,11 @@ def cache_dir(*parts: str) -> Path:
     """The cache folder (or a subfolder of it), created when missing.
 
     Raises:
-        OSError: the folder cannot be created.
+        EnvironmentProblem: the folder cannot be created (exit 3, naming the variables
+            that choose it).
     """
+    from trtcheck.errors import EnvironmentProblem
+
     root = os.environ.get("TRTCHECK_CACHE_DIR")
     if root:
         base = Path(root)
@@ -23,5 +26,11 @@ def cache_dir(*parts: str) -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = Path(xdg) / "trtcheck" if xdg else Path.home() / ".cache" / "trtcheck"
     p = base.joinpath(*parts)
-    p.mkdir(parents=True, exist_ok=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot create the trtcheck cache folder {p}: "
+                                 f"{exc.strerror or exc}",
+                                 "set TRTCHECK_CACHE_DIR (or XDG_CACHE_HOME) to a writable "
+                                 "folder") from None
     return p

@@ -98,8 +98,10 @@ def demo_model_path(rebuild: bool = False) -> Path:
     """Path of the cached demo model, building it first when missing (about 2 s).
 
     Raises:
-        OSError: the cache folder is not writable.
+        EnvironmentProblem: the cache folder cannot be created or written.
     """
+    from trtcheck.errors import EnvironmentProblem
+
     import onnx
 
     from trtcheck.load.cache import cache_dir
@@ -109,9 +111,17 @@ def demo_model_path(rebuild: bool = False) -> Path:
     if path.is_file() and path.stat().st_size > 0 and not rebuild:
         return path
     model = build_resnet18()
-    fd, tmp = tempfile.mkstemp(prefix=".resnet18-", suffix=".onnx", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".resnet18-", suffix=".onnx", dir=folder)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write the demo model into {folder}: "
+                                 f"{exc.strerror or exc}", "set TRTCHECK_CACHE_DIR to a "
+                                 "writable folder") from None
     os.close(fd)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600: a shared cache needs more
         onnx.save_model(model, tmp)
         os.replace(tmp, path)
     finally:

@@ -86,6 +86,11 @@ def load_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"inputs file not found: {p}", "pass an .npz with one array per input")
+    import zipfile
+
+    if not zipfile.is_zipfile(p):  # np.load would call any other file "pickled data"
+        raise InputError(f"{p} is not an .npz file (an .npz is a zip archive of arrays)",
+                         "write it with numpy.savez(path, input_name=array, ...)")
     try:
         with np.load(p, allow_pickle=False) as data:
             return {k: np.asarray(data[k]) for k in data.files}
@@ -129,7 +134,7 @@ def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int 
         if t.name in arrays:
             feed[t.name] = _fit_array(t.name, arrays[t.name].astype(dt, copy=False), shape)
         elif t.name in values:
-            feed[t.name] = np.full(shape, values[t.name], dtype=dt)
+            feed[t.name] = np.full(shape, _fit_value(t.name, values[t.name], dt), dtype=dt)
         elif dt.kind == "f" or t.dtype == "bfloat16":
             feed[t.name] = rng.random(shape, dtype=np.float32).astype(dt)
         elif dt.kind in "iu":
@@ -142,6 +147,33 @@ def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int 
     return feed
 
 
+def _fit_value(name: str, value: float | int | bool, dt: np.dtype[Any]) -> Any:
+    """``value`` as ``dt`` when it is exactly representable there (integers in range and
+    integral, booleans 0/1, floats finite within the type's range).
+
+    Raises:
+        InputError: the value would be truncated, wrap around or overflow.
+    """
+    bad = None
+    if dt.kind == "b":
+        if value not in (0, 1):  # True/False compare equal to 1/0
+            bad = "booleans take true/false (or 1/0)"
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        if isinstance(value, float) and not value.is_integer():
+            bad = "integer inputs take whole numbers"
+        elif not info.min <= value <= info.max:
+            bad = f"{dt.name} holds {info.min}..{info.max}"
+    elif dt.kind == "f" or dt.name == "bfloat16":
+        limit = float(np.finfo(np.float32 if dt.name == "bfloat16" else dt).max)
+        if not np.isfinite(value) or abs(float(value)) > limit:
+            bad = f"{dt.name} holds finite values up to {limit:g}"
+    if bad:
+        raise InputError(f"--input-value {name}={value} does not fit input {name!r} "
+                         f"({dt.name}): {bad}", "give a value the input's dtype can hold")
+    return value
+
+
 def _fit_array(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if arr.shape == shape:
         return arr
@@ -149,5 +181,10 @@ def _fit_array(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray
         return np.repeat(arr, shape[0], axis=0)
     if arr.ndim == len(shape) - 1 and arr.shape == shape[1:]:
         return np.repeat(arr[None], shape[0], axis=0)
+    hint = "give one sample (batch 1), which is repeated to every batch size"
+    if arr.ndim == len(shape) and arr.shape[1:] == shape[1:]:
+        hint += f", or run only the data's batch size: --batch {arr.shape[0]}"
+    else:
+        hint += ", or data of the run's shape"
     raise InputError(f"given data for {name!r} has shape {list(arr.shape)}, the run needs "
-                     f"{list(shape)}", "give one sample (batch 1) or the full batch")
+                     f"{list(shape)}", hint)

@@ -12,6 +12,7 @@ Input names may contain ``:``; the last ``:`` separates name and dims.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from trtcheck.errors import InputError
 from trtcheck.results.inspection import TensorInfo
@@ -59,6 +60,8 @@ def format_shape(dims: Sequence[int]) -> str:
 def _example(inputs: Sequence[TensorInfo]) -> str:
     parts = []
     for t in inputs:
+        if not t.shape:  # a scalar input takes no --shapes entry
+            continue
         dims = [d if isinstance(d, int) and d > 0 else (1 if i == 0 else 224)
                 for i, d in enumerate(t.shape)]
         parts.append(f"{t.name}:{format_shape(dims)}")
@@ -71,8 +74,10 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
 
     Rules: a user-given shape wins (its rank must match the model and fixed dims must
     agree); then, when ``batch_size`` is given, axis 0 of every input is set to it if
-    that axis is dynamic in the model (a fixed axis 0 must equal ``batch_size``); every
-    other dynamic dim must come from ``given``.
+    that axis is dynamic in the model; an input with a fixed axis 0 keeps it when some
+    other input is batched (a fixed-size parameter input), and otherwise (a model with a
+    fixed batch) that axis must equal ``batch_size``; every other dynamic dim must come
+    from ``given``.
 
     Args:
         inputs: the model's inputs (from inspection or the backend).
@@ -93,6 +98,10 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
                          _example(inputs))
     out: dict[str, list[int]] = {}
     missing: list[str] = []
+    # --batch sets axis 0 of inputs whose axis 0 is dynamic; inputs with a fixed axis 0
+    # (e.g. a [1] scale factor beside a batched image) keep it, unless no input is batched
+    batched = [t for t in inputs if t.shape and not (isinstance(t.shape[0], int)
+                                                     and t.shape[0] > 0)]
     for t in inputs:
         if t.name in given:
             dims = list(given[t.name])
@@ -107,12 +116,14 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
             dims = [d if isinstance(d, int) and d > 0 else -1 for d in t.shape]
         if batch_size is not None and dims:
             model_axis0 = t.shape[0]
-            if isinstance(model_axis0, int) and model_axis0 > 0 and model_axis0 != batch_size:
+            fixed0 = isinstance(model_axis0, int) and model_axis0 > 0
+            if fixed0 and not batched and model_axis0 != batch_size:
                 raise InputError(f"input {t.name!r} has a fixed batch dimension of "
                                  f"{model_axis0} {t.shape_text()}; batch size {batch_size} "
                                  "cannot run", "export the model with a dynamic batch axis "
                                  "or use --batch " + str(model_axis0))
-            dims[0] = batch_size
+            if not (fixed0 and batched):  # a fixed-size input beside batched ones keeps it
+                dims[0] = batch_size
         unset = [i for i, d in enumerate(dims) if d < 1]
         for i in unset:
             label = t.shape[i] if isinstance(t.shape[i], str) else "?"
@@ -121,4 +132,36 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     if missing:
         raise InputError("dynamic dims need sizes: " + ", ".join(missing),
                          f"give them with {_example(inputs)}")
+    return out
+
+
+def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
+                     arrays: dict[str, Any] | None, where: str = "the input data"
+                     ) -> dict[str, list[int]]:
+    """``given`` (``--shapes``) plus the shape of each user array of the model's rank for
+    an input that ``given`` does not name: data fixes its own dynamic dims.
+
+    Args:
+        inputs: the model's inputs.
+        given: user shapes (they win over the data).
+        arrays: user arrays by input name (``.npz``), or ``None``.
+        where: how the error names the data (e.g. the .npz file name).
+
+    Raises:
+        InputError: an array of the model's rank that contradicts a fixed dim (named as
+            data, not as ``--shapes``).
+    """
+    out = dict(given or {})
+    for t in inputs:
+        arr = (arrays or {}).get(t.name)
+        if t.name in out or arr is None or not t.shape or arr.ndim != len(t.shape):
+            continue
+        dims = [int(d) for d in arr.shape]
+        for i, (d, m) in enumerate(zip(dims, t.shape)):
+            if isinstance(m, int) and m > 0 and d != m:
+                raise InputError(f"{where} gives {t.name!r} shape {dims}, but the model fixes "
+                                 f"axis {i} to {m} {t.shape_text()}",
+                                 "save arrays of the model's shape, e.g. "
+                                 f"{t.name} of shape {_example([t]).split(':')[-1]}")
+        out[t.name] = dims
     return out

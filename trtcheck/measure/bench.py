@@ -9,6 +9,7 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import resolve_shapes
+from trtcheck.load.shapes import format_shape, resolve_shapes, shapes_with_data
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings
 from trtcheck.stats import stability_findings, summarize
 
@@ -49,6 +50,11 @@ class StopRule:
     max_samples: int = 100_000
 
     def __post_init__(self) -> None:
+        for flag, value in (("--warmup", self.warmup_s), ("--min-duration", self.min_duration_s),
+                            ("--max-duration", self.max_duration_s)):
+            if not math.isfinite(value):
+                raise InputError(f"{flag} must be a finite number of seconds, got {value}",
+                                 f"e.g. {flag} 2")
         if self.warmup_s < 0 or self.min_duration_s < 0 or self.warmup_min_iterations < 0:
             raise InputError("warm-up and durations must be >= 0")
         if self.min_samples < 1:
@@ -131,6 +137,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     """
     rule = rule or StopRule()
     inputs = backend.input_specs()
+    shapes = shapes_with_data(inputs, shapes, arrays, "--inputs data")
     plan: list[tuple[int, dict[str, list[int]]]] = []
     if batch_sizes:
         seen: list[int] = []
@@ -159,8 +166,10 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 warm = _warmup(backend, feed, rule)
                 samples, comps, duration, stopped = _time_loop(backend, feed, rule)
             except MemoryError:
-                raise InputError(f"batch size {b} does not fit in memory",
-                                 "use smaller --batch values") from None
+                given = ",".join(f"{n}:{format_shape(d)}" for n, d in shp.items())
+                raise InputError(f"batch size {b} with input shapes {given} does not fit in "
+                                 "memory", "use smaller --batch values or smaller --shapes"
+                                 ) from None
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
             results.append(BatchResult(

@@ -125,7 +125,12 @@ def has_qdq(onnx_path: Path) -> bool:
 
 def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     """FP16 copy of an ONNX model with FP32 I/O (onnxconverter-common,
-    ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``."""
+    ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``.
+
+    Raises:
+        InputError: the converter refuses the model (e.g. it already holds FP16 tensors).
+        EnvironmentProblem: onnxconverter-common is not installed.
+    """
     import onnx
 
     try:
@@ -139,9 +144,16 @@ def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     import warnings
 
     model = onnx.load(str(onnx_path))
-    with warnings.catch_warnings():  # per-value "truncated to 1e-07" notices
-        warnings.simplefilter("ignore", UserWarning)
-        converted = float16.convert_float_to_float16(model, keep_io_types=True)
+    try:
+        with warnings.catch_warnings():  # per-value "truncated to 1e-07" notices
+            warnings.simplefilter("ignore", UserWarning)
+            converted = float16.convert_float_to_float16(model, keep_io_types=True)
+    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
+        raise InputError(f"FP16 conversion of {Path(onnx_path).name} failed: "
+                         f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+                         "a model that already holds FP16 tensors builds as it is: use "
+                         "--precision fp32 (strongly typed: the model's own types are kept)"
+                         ) from None
     onnx.save(converted, str(out_path))
     return out_path
 
@@ -168,9 +180,27 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
     Raises:
         InputError: missing model, unknown precision, dynamic input without shapes,
             int8/fp8 asked for a model without Q/DQ in a strongly typed runtime, parse
-            or build failure (with TensorRT's first error line), existing output.
+            or build failure (with TensorRT's first error line), existing output. A
+            failed build removes the FP16-converted model it wrote.
         EnvironmentProblem: the runtime is not installed.
     """
+    written: list[Path] = []
+    try:
+        return _build_engine(onnx_path, plan_path, runtime=runtime, precision=precision,
+                             shapes=shapes, workspace_bytes=workspace_bytes,
+                             overwrite=overwrite, written=written)
+    except BaseException:
+        for p in written:  # a failed build leaves no converted model behind to block a rerun
+            p.unlink(missing_ok=True)
+        raise
+
+
+def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str = "tensorrt",
+                  precision: str = "fp32",
+                  shapes: dict[str, tuple[list[int], list[int], list[int]]] | None = None,
+                  workspace_bytes: int | None = None, overwrite: bool = False,
+                  written: list[Path] | None = None) -> BuildResult:
+    """:func:`build_engine`'s work; files it writes besides the plan go to ``written``."""
     from trtcheck.inspection.plan_header import read_plan_info
 
     src = Path(onnx_path)
@@ -180,6 +210,9 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
     if precision not in PRECISIONS:
         raise InputError(f"unknown precision {precision!r}",
                          f"choose from: {', '.join(PRECISIONS)}")
+    if out.exists() and not out.is_file():
+        raise InputError(f"{out} exists and is not a regular file", "choose another output "
+                         "folder")
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; not overwriting it", "choose another output "
                          "folder or remove the file")
@@ -203,6 +236,8 @@ def build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str =
             raise InputError(f"{model_path} exists; not overwriting it",
                              "choose another output folder")
         convert_fp16(src, model_path)
+        if written is not None:
+            written.append(model_path)
         notes.append(f"strongly typed {runtime}: converted to FP16 with onnxconverter-common "
                      f"(keep_io_types=True) -> {model_path.name}")
     flags = 0

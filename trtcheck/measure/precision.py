@@ -45,7 +45,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import resolve_shapes
+from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.precision import (
     Localization,
@@ -418,16 +418,15 @@ def load_npz_dir(folder: str | os.PathLike[str]) -> list[tuple[str, dict[str, np
 
 
 def _default_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]],
-                    arrays: dict[str, np.ndarray] | None) -> dict[str, list[int]]:
+                    arrays: dict[str, np.ndarray] | None,
+                    where: str = "the input data") -> dict[str, list[int]]:
     """Concrete shapes: user shapes, then a given array's shape, then batch 1 for a dynamic
     axis 0 when every other dim is fixed."""
-    out = dict(given)
+    out = shapes_with_data(inputs, given, arrays, where)
     for t in inputs:
         if t.name in out:
             continue
-        if arrays and t.name in arrays and len(arrays[t.name].shape) == len(t.shape):
-            out[t.name] = [int(d) for d in arrays[t.name].shape]
-        elif t.shape and not _fixed(t.shape[0]) and all(_fixed(d) for d in t.shape[1:]):
+        if t.shape and not _fixed(t.shape[0]) and all(_fixed(d) for d in t.shape[1:]):
             out[t.name] = [1, *[int(d) for d in t.shape[1:]]]  # type: ignore[arg-type]
     return resolve_shapes(inputs, out, None)
 
@@ -468,7 +467,7 @@ def prepare_samples(inputs: Sequence[TensorInfo], shapes: dict[str, list[int]] |
                                  f"(it holds {', '.join(map(repr, sorted(arrays))) or 'nothing'})",
                                  "save one array per model input: numpy.savez(path, "
                                  + ", ".join(f"{n}=..." for n in names) + ")")
-            resolved = _default_shapes(inputs, shapes, arrays)
+            resolved = _default_shapes(inputs, shapes, arrays, fname)
             feeds.append(make_feed(list(inputs), resolved, seed=None, arrays=arrays, values=values))
         src = source or ("npz" if len(array_sets) == 1 else "npz-dir")
         info = PrecisionInputs(source=src, sample_count=len(feeds), seed=None,
@@ -856,8 +855,14 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     node_names = {n.name for n in model.graph.node}
     unknown = [n for n in keep_fp32_nodes if n not in node_names]
     if unknown:
+        import difflib
+
+        near = sorted({m for u in unknown for m in difflib.get_close_matches(u, node_names, 3)})
+        some = near or sorted(node_names)[:5]
         raise InputError(f"--keep-fp32-nodes names unknown node(s) {', '.join(map(repr, unknown))}",
-                         "use node names as `trtcheck inspect` lists them")
+                         f"{'did you mean' if near else 'the model has nodes such as'} "
+                         f"{', '.join(map(repr, some))}? (unnamed nodes are node_<index>; "
+                         "the localisation of `trtcheck precision` prints node names)")
     block_ops = list(float16.DEFAULT_OP_BLOCK_LIST) + [o for o in keep_fp32_ops
                                                        if o not in float16.DEFAULT_OP_BLOCK_LIST]
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,20 +35,39 @@ class RunOptions:
 def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
                       min_samples: int | None, max_duration_s: float | None,
                       base: StopRule | None = None) -> StopRule:
-    """A :class:`StopRule` from CLI values, ``None`` keeping ``base``'s (or the default)."""
+    """A :class:`StopRule` from CLI values, ``None`` keeping ``base``'s (or the default).
+
+    A ``min_duration_s`` above the base's ``max_duration_s`` raises the maximum to it
+    (the user asked to measure that long), as ``min_samples`` raises ``max_samples``.
+
+    Raises:
+        InputError: ``max_duration_s`` given and shorter than ``min_duration_s``, or a
+            value :class:`StopRule` rejects (negative, NaN, infinite).
+    """
     rule = base or StopRule()
     changes = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
                                      min_samples=min_samples,
                                      max_duration_s=max_duration_s).items() if v is not None}
     if "min_samples" in changes and changes["min_samples"] > rule.max_samples:
         changes["max_samples"] = changes["min_samples"]
+    min_s = changes.get("min_duration_s", rule.min_duration_s)
+    max_s = changes.get("max_duration_s", rule.max_duration_s)
+    if min_s > max_s:
+        if "max_duration_s" in changes:
+            from trtcheck.errors import InputError
+
+            raise InputError(f"--max-duration {max_s:g} s is shorter than --min-duration "
+                             f"{min_s:g} s", "raise --max-duration or lower --min-duration")
+        changes["max_duration_s"] = min_s  # asked to measure this long: let it
     return replace(rule, **changes)
 
 
 def new_results(argv: list[str] | None = None) -> Results:
     """An empty results document with the tool info and environment fingerprint."""
-    return Results(tool=ToolInfo(version=__version__,
-                                 command=list(argv if argv is not None else sys.argv)),
+    command = list(argv if argv is not None else sys.argv)
+    if command and os.path.basename(command[0]) in ("trtcheck", "__main__.py"):
+        command[0] = "trtcheck"  # the console script or `python -m trtcheck`: rerunnable
+    return Results(tool=ToolInfo(version=__version__, command=command),
                    created_utc=utc_now_iso(), environment=collect_environment())
 
 

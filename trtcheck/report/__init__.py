@@ -33,6 +33,8 @@ def check_output_dir(out_dir: str | os.PathLike[str], overwrite: bool) -> Path:
         InputError: the path is a file, cannot be created, is not writable, or already
             holds report files and ``overwrite`` is false.
     """
+    if not str(out_dir).strip():  # e.g. -o "$UNSET_VARIABLE": never the current folder
+        raise InputError("-o is empty", "give the report's folder, e.g. -o report/")
     p = Path(out_dir)
     if p.exists() and not p.is_dir():
         raise InputError(f"output path {p} exists and is not a directory",

@@ -15,18 +15,19 @@ from typing import Any
 from trtcheck.errors import TrtcheckError
 from trtcheck.units import human_bytes
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#&])")
 
 
 def md_escape(value: Any) -> str:
     """Escape a value for a Markdown table cell or paragraph.
 
-    Backslash-escapes Markdown punctuation, turns ``<``/``>`` into entities so no raw HTML
-    reaches the renderer, and folds newlines into spaces.
+    Backslash-escapes Markdown punctuation, turns ``<``/``>``/``&`` into entities so no raw
+    HTML reaches the renderer and names holding entities show literally, and folds
+    newlines into spaces.
     """
     text = "" if value is None else str(value)
     text = text.replace("\r", " ").replace("\n", " ")
-    text = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1),
+    text = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(1),
                                                                     "\\" + m.group(1)), text)
     return text
 

@@ -138,9 +138,13 @@ def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
     """Write ``results`` as JSON atomically (temp file + rename in the same folder).
 
     Raises:
-        InputError: the folder does not exist or is not writable.
+        InputError: the folder does not exist or is not writable, or ``path`` exists and
+            is not a regular file (a device such as /dev/null, a FIFO, a folder).
     """
     p = Path(path)
+    if p.exists() and not p.is_file():  # os.replace would swap a device/FIFO for a file
+        raise InputError(f"cannot write {p}: it exists and is not a regular file",
+                         "choose a file path for the results")
     text = results_to_json(results)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=p.parent or ".")
