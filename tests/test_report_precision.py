@@ -35,3 +35,37 @@ def test_report_with_serving_section(cli, ppocr, tmp_path):
     assert data["serve"] is not None
     md = (out / "report.md").read_text()
     assert "## Serving with dynamic batching" in md and "window ms" in md
+
+
+def test_demo_has_every_section(cli, tmp_path):
+    out = tmp_path / "demo"
+    res = cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "results.json").read_text())
+    for key in ("inspection", "serve", "precision", "advice"):
+        assert data[key] is not None, key
+    assert data["bench"] and data["advice"]["inputs"]["arrival_rate_per_s"] == 200.0
+    codes = {f["code"] for f in data["inspection"]["lints"]}
+    assert "onnx-dynamic-input-no-shape" not in codes  # the sweep gave the sizes
+    md = (out / "report.md").read_text()
+    for title in ("## Model inspection", "## Latency and throughput", "## Precision",
+                  "## Serving with dynamic batching", "## Batching advice"):
+        assert title in md
+
+
+def test_advice_from_json_without_measuring(cli, tmp_path, demo_model):
+    a = tmp_path / "a"
+    res = cli("report", str(demo_model), "-o", str(a), "--batch", "1,2", *FAST)
+    assert res.returncode == 0, res.stderr
+    assert json.loads((a / "results.json").read_text())["advice"] is None
+    b = tmp_path / "b"
+    res = cli("report", "--from", str(a / "results.json"), "-o", str(b),
+              "--arrival-rate", "3000")
+    assert res.returncode == 0, res.stderr
+    adv = json.loads((b / "results.json").read_text())["advice"]
+    assert adv["inputs"]["arrival_rate_per_s"] == 3000.0
+    res = cli("report", "--from", str(a / "results.json"), "-o", str(tmp_path / "c"), "--serve")
+    assert_one_line_error(res, 2, "--from only")
+    res = cli("report", str(demo_model), "--no-bench", "--arrival-rate", "5",
+              "-o", str(tmp_path / "d"))
+    assert_one_line_error(res, 2, "--no-bench")

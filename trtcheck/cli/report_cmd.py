@@ -15,6 +15,7 @@ from trtcheck.cli.common import (
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
+DEMO_ARRIVAL_RATE = 200.0  # the seed's sparse-arrival case (issue 4 acceptance)
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
@@ -32,19 +33,32 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("--precision", "precisions", default=None, metavar="LIST",
               help="Also compare reduced-precision variants of an ONNX model against FP32, "
                    "e.g. fp16 (see `trtcheck precision`).")
-@click.option("--serve", "serve", is_flag=True,
+@click.option("--serve/--no-serve", "serve", default=None,
               help="Also measure serving through the embedded dynamic batcher: windows "
                    "0/2/10 ms at max batch 8 for a burst and an open loop above the "
-                   "service rate (about 25 s; see `trtcheck serve` for full sweeps).")
+                   "service rate (about 25 s; see `trtcheck serve` for full sweeps) "
+                   "[default: on with --demo, else off].")
+@click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
+              help="Add batching advice for this arrival rate, from the measured T(b) "
+                   "(and serving overheads when measured); works with --from too "
+                   f"[default with --demo: {DEMO_ARRIVAL_RATE:g}].")
+@click.option("--slo-p99-ms", type=float, default=None,
+              help="P99 latency objective for the advice, in ms.")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
-        no_bench: bool, precisions: str | None, serve: bool, **measure: Any) -> None:
+        no_bench: bool, precisions: str | None, serve: bool | None,
+        arrival_rate: float | None, slo_p99_ms: float | None, **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
 
     Runs inspection and a batch-size sweep, then renders report.html (self-contained,
     works offline, with charts), report.md (charts as PNG files) and results.json, all
     from the results model alone: `trtcheck report --from results.json -o DIR`
     reproduces the report without running anything.
+
+    \b
+    --demo runs everything on the built-in ResNet-18 (about a minute on 2 cores):
+    inspection, batch sweep 1..16, serving sweep, FP16 comparison and batching advice
+    at 200 req/s. Turn parts off with --no-serve and --precision none.
     """
     import os
 
@@ -59,7 +73,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         from trtcheck.results import load_results
 
         ctx = click.get_current_context()
-        measuring = {"no_bench", "precisions", *measure}
+        measuring = {"no_bench", "precisions", "serve", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
                  and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
         if given:  # nothing is measured with --from: say so rather than ignore them
@@ -68,6 +82,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results(from_json)
+        if arrival_rate is not None:  # analysis only: advice from the recorded numbers
+            results.advice = _advice(results, arrival_rate, slo_p99_ms)
         written = render_report(results, output, overwrite=overwrite)
         _announce(written)
         return
@@ -85,6 +101,14 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         model = str(demo_model_path())
         if opts.batch_sizes is None:
             opts.batch_sizes = list(DEMO_BATCHES)
+        serve = True if serve is None else serve
+        precisions = "fp16" if precisions is None else precisions
+        arrival_rate = DEMO_ARRIVAL_RATE if arrival_rate is None else arrival_rate
+    if precisions is not None and precisions.strip().lower() in ("none", ""):
+        precisions = None
+    if arrival_rate is not None and no_bench:
+        raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
+                         "drop --no-bench, or run `trtcheck advise` with --latency-curve")
     assert model is not None
     from trtcheck.inspection.engine import is_engine_input
 
@@ -99,6 +123,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             results.serve = _serve(model, opts)
         if precisions:
             results.precision = _precision(model, opts, precisions, engine_input)
+        if arrival_rate is not None:
+            results.advice = _advice(results, arrival_rate, slo_p99_ms)
         written = render_report(results, output, overwrite=overwrite)
     except BaseException:
         if created and os.path.isdir(output) and not os.listdir(output):
@@ -130,6 +156,18 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) 
         results.inspection = inspect_onnx(model, shapes=first_shapes or None)
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
+        if opts.batch_sizes and any(f.code == "onnx-dynamic-input-no-shape"
+                                    for f in results.inspection.lints):
+            # the sweep sets the batch axis: inspect at batch 1 with the shapes it will use
+            from trtcheck.errors import InputError
+            from trtcheck.load.shapes import resolve_shapes
+
+            try:
+                at_one = resolve_shapes(results.inspection.inputs, first_shapes or None, 1)
+            except InputError:
+                at_one = None  # the bench reports the missing dims in one line
+            if at_one:
+                results.inspection = inspect_onnx(model, shapes=at_one)
     if not no_bench:
         if engine_input:
             log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "
@@ -163,6 +201,31 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
     precs = tuple(p.strip().lower() for p in precisions.split(",") if p.strip())
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
     return precision_section_for_report(model, opts, precs, log=log)
+
+
+def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
+    """Batching advice from the results alone (the bench curve, serve overheads if any)."""
+    from pathlib import Path
+
+    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.export import export_settings
+    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.errors import InputError
+
+    if not arrival_rate > 0:
+        raise InputError(f"--arrival-rate must be > 0 requests per second, got {arrival_rate:g}",
+                         "e.g. --arrival-rate 200")
+    if not results.bench:
+        raise InputError("--arrival-rate needs a batch sweep (T(b)) in the results",
+                         "run `trtcheck report MODEL` with a bench, or `trtcheck advise "
+                         "--latency-curve ...`")
+    log(f"advising for {arrival_rate:g} req/s ...")
+    curve, measured = inputs_from_results(results, source="this run")
+    req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
+    adv = advise(req)
+    name = Path(results.bench[0].model_path).stem or "model"
+    adv.export = export_settings(adv.recommendation.prediction, name)
+    return adv
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:
