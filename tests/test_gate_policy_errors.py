@@ -159,3 +159,18 @@ def test_bound_error_line(tmp_path, results_file, capsys):
                    "    max: 500 ms\n")
     code, out, _ = run_main(["gate", str(results_file), "--policy", str(pol)], capsys)
     assert code == 0 and "policy.yaml:2" in out
+
+
+def test_readme_example_policy_is_valid():
+    """The policy shown in README.md loads (the README's YAML blocks: workflow, policy)."""
+    import re
+    from pathlib import Path
+
+    from trtcheck.analyze.gate import parse_policy
+    doc = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
+              if b.startswith("version: 1")]
+    assert len(blocks) == 1
+    pol = parse_policy(blocks[0], source="README.md")
+    assert len(pol.rules) == 5
+    assert {r.kind for r in pol.rules} == {"budget", "baseline"}
