@@ -91,3 +91,12 @@ def test_no_partial_report_on_failure(tmp_path, monkeypatch):
     with pytest.raises((InputError, OSError)):
         render_report(make_results(), tmp_path / "out")
     assert sorted(os.listdir(tmp_path / "out")) == []
+
+
+def test_overwrite_keeps_foreign_files_in_charts(tmp_path):
+    out = tmp_path / "out"
+    render_report(make_results(), out)
+    (out / "charts" / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="did not write"):
+        render_report(make_results(), out, overwrite=True)
+    assert (out / "charts" / "notes.txt").read_text() == "mine"

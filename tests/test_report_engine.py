@@ -29,3 +29,17 @@ def test_report_on_plan_needs_a_gpu_or_no_bench(cli, rtx_conv_plan, tmp_path):
 def test_onnx_only_options_rejected_for_plans(cli, rtx_conv_plan, tmp_path):
     res = cli("bench", str(rtx_conv_plan), "--threads", "2")
     assert_one_line_error(res, 2, "ONNX Runtime only")
+
+
+def test_inspect_refuses_damaged_plans(cli, rtx_conv_plan, tmp_path):
+    data = rtx_conv_plan.read_bytes()
+    cases = {"truncated.plan": data[: len(data) // 2],
+             "prefixed.plan": b'{"meta": 1}' + data,
+             "textmode.plan": data.replace(b"\n", b"\r\n")}
+    for name, payload in cases.items():
+        p = tmp_path / name
+        p.write_bytes(payload)
+        res = cli("inspect", str(p))
+        assert_one_line_error(res, 2)
+    res = cli("inspect", str(rtx_conv_plan))
+    assert res.returncode == 0, res.stderr

@@ -84,3 +84,14 @@ def test_environment_fingerprint_fields():
     assert "numpy" in env.packages and "onnxruntime" in env.packages
     key = env.comparable_key()
     assert set(key) == {"cpu_model", "gpus", "driver", "runtimes"}
+
+
+def test_non_finite_floats_round_trip_as_strict_json(tmp_path):
+    r = make_results()
+    r.bench[0].batches[0].throughput_queries_per_s = float("inf")
+    r.bench[0].batches[0].stats.cv = float("nan")
+    text = results_to_json(r)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    back = results_from_json(text)
+    assert back.bench[0].batches[0].throughput_queries_per_s == float("inf")
+    assert back.bench[0].batches[0].stats.cv != back.bench[0].batches[0].stats.cv  # NaN

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:  # the boundary: never a traceback for the user
-        if os.environ.get("TRTCHECK_DEBUG"):
+        if os.environ.get("TRTCHECK_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
             raise
         click.echo(internal_error_line(exc), err=True)
         sys.exit(EXIT_INTERNAL)

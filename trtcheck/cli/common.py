@@ -121,7 +121,7 @@ def measurement_options(f: F) -> F:
                      default=None, help="TensorRT: optimization profile to run [default: 0]."),
         click.option("--providers", default=None, metavar="LIST",
                      help="ONNX Runtime execution providers, comma-separated."),
-        click.option("--threads", type=click.IntRange(min=1), default=None,
+        click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
         click.option("--warmup", "warmup_s", type=click.FloatRange(min=0), default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),

@@ -187,7 +187,7 @@ def precision_text(result: Any) -> str:
               help="Runtime of the FP32 reference (default by file: onnxruntime).")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
+@click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
               help="ONNX Runtime intra-op threads.")
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")

@@ -100,7 +100,7 @@ def serve_table_text(run: Any) -> str:
 @click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
+@click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
               help="ONNX Runtime intra-op threads.")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Input shapes of one request (batch axis 1), e.g. x:1x3x224x224.")

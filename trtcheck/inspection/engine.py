@@ -24,6 +24,10 @@ from trtcheck.results.stats import Finding
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 NON_PLAN_KINDS = ("onnx", "text", "empty", "unknown")
+#: pre-flight problems that make the file itself unusable (bad input, exit 2); a plan
+#: for another TensorRT version or runtime is still inspected from its header
+DAMAGED_PLAN_CODES = ("plan-bad-header", "plan-truncated", "plan-prefix", "plan-text-mode",
+                      "plan-text-decoded")
 
 
 def is_engine_input(path: str | Path) -> bool:
@@ -79,7 +83,7 @@ def inspect_engine_path(path: str | Path, runtime: str | None = None,
         return load_layer_info(p)
     plan = read_plan_info(p, prefer_runtime=runtime)
     if plan.kind in NON_PLAN_KINDS or (plan.can_load is False and plan.problems and
-                                       plan.problems[0].code == "plan-bad-header"):
+                                       plan.problems[0].code in DAMAGED_PLAN_CODES):
         raise InputError(f"{p}: {plan.verdict}", plan.problems[0].remedy if plan.problems
                          else None)
     base = EngineInspection(source="plan", path=str(p), plan=plan, detailed=False,

@@ -47,6 +47,12 @@ def check_output_dir(out_dir: str | os.PathLike[str], overwrite: bool) -> Path:
     except OSError as exc:
         raise InputError(f"cannot write to output directory {p}: {exc.strerror or exc}",
                          "choose a writable directory with -o/--output") from None
+    charts = p / "charts"
+    if charts.exists() and (not charts.is_dir() or any(
+            not (f.is_file() and f.suffix == ".png") for f in charts.iterdir())):
+        raise InputError(f"{charts} holds files trtcheck did not write (only charts/*.png "
+                         "is replaced with --overwrite)",
+                         "move them away or choose another -o/--output")
     existing = [n for n in (*REPORT_FILES, "charts") if (p / n).exists()]
     if existing and not overwrite:
         raise InputError(f"{p} already holds a report ({', '.join(existing)})",

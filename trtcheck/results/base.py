@@ -10,6 +10,10 @@ class Record(BaseModel):
 
     Unknown keys are errors (``extra="forbid"``) so that a typo in a hand-edited results
     file, or a file from a newer schema, is reported instead of silently dropped.
+    Non-finite floats (an infinite relative error, a NaN metric) are written as the JSON
+    strings ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``, which keeps the file strict
+    JSON and reads back to the same float (``null`` would not).
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False,
+                              ser_json_inf_nan="strings")
