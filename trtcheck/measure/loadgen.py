@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,9 @@ from trtcheck.errors import InputError
 
 _clock = time.perf_counter
 _SPIN_S = 0.0015
+#: Most requests one burst or open-loop run may schedule: each has a slot in the
+#: schedule and the per-request record (about 100 B), so 10^7 is ~1 GB at most.
+MAX_SCHEDULED_REQUESTS = 10_000_000
 
 OK, ERROR, REJECTED, TIMEOUT, NOT_SENT = "ok", "error", "rejected", "timeout", "not_sent"
 OUTCOMES = (OK, ERROR, REJECTED, TIMEOUT, NOT_SENT)
@@ -102,12 +106,19 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
             v = typ(s)
         except ValueError:
             raise InputError(f"bad {what} {s!r} in load {spec!r}", hint) from None
-        if not v > 0:
-            raise InputError(f"{what} must be > 0 in load {spec!r}", hint)
+        if not (v > 0 and math.isfinite(v)):
+            raise InputError(f"{what} must be a finite number > 0 in load {spec!r}", hint)
         return v
 
+    def bounded(n: int) -> int:
+        if n > MAX_SCHEDULED_REQUESTS:
+            raise InputError(f"load {spec!r} asks for {n:,} requests; a run sends at most "
+                             f"{MAX_SCHEDULED_REQUESTS:,} (each is scheduled and recorded)",
+                             "lower the rate, the count or --duration-s")
+        return n
+
     if kind == "burst" and len(parts) == 1:
-        n = num(parts[0], "burst size")
+        n = bounded(num(parts[0], "burst size"))
         return LoadShape("burst", n, label=text)
     if kind == "closed" and len(parts) in (1, 2):
         c = num(parts[0], "concurrency")
@@ -123,6 +134,7 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
                 count = num(p, "request count")
         if count is None:
             count = max(1, round(rate * default_duration_s))
+        count = bounded(count)
         return LoadShape("open", count, rate_per_s=rate, arrival=arrival, label=text)
     if kind == "trace" and rest:
         offs = read_trace(rest)
@@ -143,7 +155,11 @@ def read_trace(path: str) -> list[float]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"trace file not found: {p}", "give a file of arrival times in seconds")
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the trace file {p}: {exc}",
+                         "one arrival time in seconds per line, or a JSON list") from None
     try:
         if text.lstrip().startswith("["):
             vals = [float(v) for v in json.loads(text)]
