@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+from trtcheck.cli.common import FiniteFloatRange, OutputFormat, echo_json, format_option, log
 
 
 def _instances(text: str | None) -> list[int] | None:
@@ -57,7 +57,7 @@ def _instances(text: str | None) -> list[int] | None:
               help="How late window timers fire, us [default: 0, or as measured].")
 @click.option("--instances", "instances_text", default=None, metavar="N|LO..HI",
               help="Instance count or range to search [default: as many as needed].")
-@click.option("--max-utilisation", type=click.FloatRange(0.01, 1.0), default=0.9,
+@click.option("--max-utilisation", type=FiniteFloatRange(0.01, 1.0), default=0.9,
               show_default=True, help="Highest utilisation a recommended setting may run at.")
 @click.option("--requests", "n_requests", type=click.IntRange(min=100), default=None,
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")

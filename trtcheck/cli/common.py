@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -11,6 +12,18 @@ from typing import Any, TypeVar
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FiniteFloatRange(click.FloatRange):
+    """:class:`click.FloatRange` that also refuses ``nan`` and ``inf`` (Click's range
+    check compares, and every comparison with ``nan`` is false, so ``nan`` passes it)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return rv
 
 
 class OutputFormat(str, enum.Enum):
@@ -123,14 +136,14 @@ def measurement_options(f: F) -> F:
                      help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
-        click.option("--warmup", "warmup_s", type=click.FloatRange(min=0), default=None,
+        click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0), default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),
-        click.option("--min-duration", "min_duration_s", type=click.FloatRange(min=0),
+        click.option("--min-duration", "min_duration_s", type=FiniteFloatRange(min=0),
                      default=None, help="Measure at least this many seconds per batch size "
                                         "[default: 2]."),
         click.option("--min-samples", type=click.IntRange(min=1), default=None,
                      help="Measure at least this many executions per batch size [default: 50]."),
-        click.option("--max-duration", "max_duration_s", type=click.FloatRange(min=0.001),
+        click.option("--max-duration", "max_duration_s", type=FiniteFloatRange(min=0.001),
                      default=None, help="Stop a batch size after this many seconds "
                                         "[default: 30]."),
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trtcheck.cli.common import FiniteFloatRange
 from trtcheck.errors import InputError
 
 
@@ -28,9 +29,9 @@ def _results_path(path: str) -> str:
               help="Write to this file instead of stdout (refuses to replace an existing "
               "file unless --overwrite).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
-@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+@click.option("--confidence", type=FiniteFloatRange(0.5, 1.0, min_open=True, max_open=True),
               default=0.95, show_default=True, help="Two-sided level of the ratio intervals.")
-@click.option("--run-to-run-cv", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.01,
+@click.option("--run-to-run-cv", type=FiniteFloatRange(0.0, 1.0, max_open=True), default=0.01,
               show_default=True, help="Assumed run-to-run variation (fraction) folded into "
               "the intervals.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,

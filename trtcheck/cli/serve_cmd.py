@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option, log, model_path_argument
+from trtcheck.cli.common import (
+    FiniteFloatRange,
+    OutputFormat,
+    echo_json,
+    format_option,
+    log,
+    model_path_argument,
+)
 
 
 def _floats(value: str, what: str) -> list[float]:
@@ -14,8 +22,8 @@ def _floats(value: str, what: str) -> list[float]:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
-    if not out or any(not v >= 0 for v in out):
-        raise click.BadParameter(f"{what} must be numbers >= 0, e.g. 0,20,50,100")
+    if not out or any(not (v >= 0 and math.isfinite(v)) for v in out):
+        raise click.BadParameter(f"{what} must be finite numbers >= 0, e.g. 0,20,50,100")
     return out
 
 
@@ -61,11 +69,11 @@ def serve_table_text(run: Any) -> str:
 @click.option("--synthetic-curve", default=None, metavar="B:MS,...",
               help="Serve a synthetic backend whose batch time follows these points "
                    "(linear interpolation), e.g. 1:0.29,8:1.02; no MODEL then.")
-@click.option("--spread", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--spread", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
               help="Synthetic: relative std of each batch time (seeded).")
 @click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
               show_default=True, help="Synthetic: sleep on the loop or in an executor thread.")
-@click.option("--per-request-overhead-ms", type=click.FloatRange(min=0), default=0.0,
+@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0), default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
                    "HTTP layer; the seed measured ~12 ms).")
@@ -88,11 +96,11 @@ def serve_table_text(run: Any) -> str:
               show_default=True, help="Back-pressure when the queue is full.")
 @click.option("--http", is_flag=True, help="Put a loopback aiohttp front (keep-alive, "
                                            "pre-warmed) between load and batcher.")
-@click.option("--duration-s", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--duration-s", type=FiniteFloatRange(min=0.01), default=2.0, show_default=True,
               help="Stop sending after this many seconds per run.")
-@click.option("--drain-timeout-s", type=click.FloatRange(min=0), default=5.0,
+@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0), default=5.0,
               show_default=True, help="Seconds allowed after sending for requests to finish.")
-@click.option("--late-threshold-ms", type=click.FloatRange(min=0), default=1.0,
+@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0), default=1.0,
               show_default=True, help="Open loop: a send this late counts as late.")
 @click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
               help="Requests sent and discarded before each run.")

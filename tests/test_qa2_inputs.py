@@ -1,0 +1,53 @@
+"""QA round 2: bad input to serve / advise / compare ends as one line with exit 2,
+never an internal error (exit 4) and never a silent NaN/inf measurement."""
+
+from __future__ import annotations
+
+import pytest
+
+from trtcheck.cli import main
+
+SYN = ["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0", "--max-batch", "8",
+       "--repeats", "1", "--warmup-requests", "0"]
+
+
+def _exit2(args, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert needle in err and "Traceback" not in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("load,needle", [
+    ("open:inf", "rate"),                       # was OverflowError, exit 4
+    ("open:1e9", "at most"),                     # was MemoryError (10^9-entry schedule)
+    ("open:100:poisson:1000000000", "at most"),
+    ("burst:1000000000", "at most"),
+])
+def test_serve_load_numbers_out_of_range(load, needle, capsys):
+    _exit2(SYN + ["--load", load, "--duration-s", "1"], needle, capsys)
+
+
+def test_serve_binary_trace_is_bad_input(tmp_path, capsys):
+    f = tmp_path / "trace.bin"
+    f.write_bytes(b"\xf0\x28\x8c\x28\xff\xfe")
+    _exit2(SYN + ["--load", f"trace:{f}"], "cannot read", capsys)
+
+
+@pytest.mark.parametrize("opt,value", [
+    ("--window-ms", "inf"),
+    ("--duration-s", "nan"),
+    ("--late-threshold-ms", "nan"),
+    ("--per-request-overhead-ms", "inf"),
+    ("--drain-timeout-s", "nan"),
+    ("--spread", "nan"),
+])
+def test_serve_non_finite_options(opt, value, capsys):
+    _exit2(SYN + ["--load", "burst:4", opt, value], opt, capsys)
+
+
+@pytest.mark.parametrize("opt", ["--confidence", "--run-to-run-cv"])
+def test_compare_non_finite_options(opt, tmp_path, capsys):
+    from trtcheck.results import Results  # noqa: F401  (import check only)
+    _exit2(["compare", "a.json", "b.json", opt, "nan"], opt, capsys)
