@@ -74,6 +74,9 @@ _MAPPING_OPS = {"max": "<=", "min": ">=", "equals": "==", "not_equals": "!="}
 _EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.DOTALL)
 
 MAX_POLICY_BYTES = 1_000_000
+#: Stored percentiles from this one up (p90, p95, p99, ...) are tail budgets: without the
+#: raw samples behind them they are reported ``not-certified`` instead of passing.
+TAIL_QUANTILE = 0.9
 
 
 @dataclass(frozen=True)
@@ -618,6 +621,20 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
                      message=f"{v.path} = {shown}, budget {rule.bound_text}")
     # met by the point estimate: certify percentile budgets (MLPerf early stopping)
     stat = v.stat
+    sk = M._stat_kind(leaf)
+    if v.samples is None and func is None and sk is not None and sk[0] == "quantile" \
+            and TAIL_QUANTILE <= sk[1] < 1.0 \
+            and all(op in ("<=", "<", ">=", ">") for op, _ in limits):
+        # a stored tail percentile without the raw samples it came from (serve configs,
+        # precision, simulated predictions): its sample count is unknown, so it cannot be
+        # certified; passing it would accept a p99 of 16 requests
+        qname = f"p{sk[1] * 100:g}"
+        return Check(**base, metric=v.path, verdict="not-certified",
+                     outcome=rule.on_uncertified, value=_plain(val), certified=False,
+                     message=(f"{v.path} = {shown} meets {rule.bound_text} but no raw samples "
+                              f"are kept for it, so trtcheck cannot certify {qname} (MLPerf "
+                              f"early stopping counts samples); gate a path with raw samples "
+                              f"(bench.batch[N].{leaf}) or set on_uncertified: warn"))
     if stat is not None and v.samples is not None and func is None and \
             stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
             all(op in ("<=", "<", ">=", ">") for op, _ in limits):

@@ -579,6 +579,17 @@ def _available(items: list[Any], kf: str | None) -> str:
     return f"{len(items)} items"
 
 
+def _filter_match(field_value: Any, text: Any) -> bool:
+    """Whether a filter ``[FIELD=VALUE]`` keeps an item: numbers compare as numbers
+    (``[window_ms=0]`` keeps ``0.0``), everything else as case-insensitive text."""
+    if isinstance(field_value, (int, float)) and not isinstance(field_value, bool):
+        try:
+            return float(field_value) == float(str(text))
+        except ValueError:
+            return False
+    return str(field_value).lower() == str(text).lower()
+
+
 def resolve(path: MetricPath, results: Any) -> list[Value]:
     """Resolve ``path`` on a results document.
 
@@ -654,7 +665,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
                                 fv = getattr(it, sel.field or "", None)
-                                if str(fv).lower() == str(sel.value).lower():
+                                if _filter_match(fv, sel.value):
                                     k = _item_key(it, kf) if kf else str(i)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),

@@ -1,0 +1,53 @@
+"""QA round 2: gate budgets on the serve section of a real `trtcheck serve` results file."""
+
+from __future__ import annotations
+
+import pytest
+
+from trtcheck.cli import main
+
+
+@pytest.fixture(scope="module")
+def serve_json(tmp_path_factory):
+    out = tmp_path_factory.mktemp("qa2gate") / "serve.json"
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0,2",
+              "--max-batch", "8", "--load", "burst:16", "--repeats", "1",
+              "--warmup-requests", "0", "-o", str(out)])
+    assert e.value.code in (0, None)
+    return out
+
+
+def _gate(tmp_path, results, policy, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(results), "--policy", str(pol)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out + cap.err
+
+
+def test_filter_on_a_float_field_matches_integer_text(serve_json, tmp_path, capsys):
+    # window_ms is stored as 0.0: [window_ms=0] must match it (it matched nothing)
+    code, out = _gate(tmp_path, serve_json, "version: 1\nbudgets:\n"
+                      "  - serve.configs[window_ms=0].mean_batch_size >= 1\n"
+                      "  - serve.configs[window_ms=2.0].mean_batch_size >= 1\n", capsys)
+    assert code == 0, out
+    assert "matched nothing" not in out
+
+
+def test_p99_budget_without_raw_samples_does_not_pass(serve_json, tmp_path, capsys):
+    # 16 requests: a p99 budget can not be certified, stored value or not
+    code, out = _gate(tmp_path, serve_json, "version: 1\nbudgets:\n"
+                      "  - serve.configs[0].p99_ms <= 100 s\n", capsys)
+    assert code == 1, out
+    assert "cannot certify p99" in out
+    # the policy may downgrade it to a warning
+    code, out = _gate(tmp_path, serve_json, "version: 1\nsettings:\n  on_uncertified: warn\n"
+                      "budgets:\n  - serve.configs[0].p99_ms <= 100 s\n", capsys)
+    assert code == 0, out
+    # a median (p50) budget is not a tail budget: it still passes as before
+    code, out = _gate(tmp_path, serve_json, "version: 1\nbudgets:\n"
+                      "  - serve.configs[0].p50_ms <= 100 s\n"
+                      "  - serve.configs[*].throughput_queries_per_s >= 1 queries/s\n", capsys)
+    assert code == 0, out
