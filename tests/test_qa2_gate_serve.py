@@ -51,3 +51,15 @@ def test_p99_budget_without_raw_samples_does_not_pass(serve_json, tmp_path, caps
                       "  - serve.configs[0].p50_ms <= 100 s\n"
                       "  - serve.configs[*].throughput_queries_per_s >= 1 queries/s\n", capsys)
     assert code == 0, out
+
+
+def test_junit_and_markdown_to_the_same_file_is_refused(serve_json, tmp_path, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - serve.configs[0].mean_batch_size >= 1\n")
+    out = tmp_path / "gate.out"
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(serve_json), "--policy", str(pol), "--junit-xml", str(out),
+              "--markdown", str(tmp_path / "." / "gate.out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "same file" in err, err
+    assert not out.exists()

@@ -110,6 +110,10 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
         raise UsageError("missing --policy", "pass --policy gate.yaml (see docs/gate.md), or "
                          "--list-metrics to see the metric paths of RESULTS")
     inputs = [results, policy_path, baseline_path or ""]
+    if junit_path and markdown_path and \
+            os.path.realpath(junit_path) == os.path.realpath(markdown_path):
+        raise UsageError(f"--junit-xml and --markdown name the same file {junit_path}",
+                         "give each summary its own path, e.g. gate.xml and gate.md")
     _check_output(junit_path, inputs, overwrite)
     _check_output(markdown_path, inputs, overwrite)
     policy = load_policy(policy_path)
