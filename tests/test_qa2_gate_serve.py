@@ -63,3 +63,17 @@ def test_junit_and_markdown_to_the_same_file_is_refused(serve_json, tmp_path, ca
     err = capsys.readouterr().err
     assert e.value.code == 2 and "same file" in err, err
     assert not out.exists()
+
+
+def test_max_of_p99_needs_the_same_certification_as_each_p99(tmp_path, capsys):
+    """`max(bench.batch[*].p99_ms) <= B` means every p99 <= B: it must not pass where
+    `bench.batch[*].p99_ms <= B` is not certified (it did: a loophole around early stopping)."""
+    import gate_synth as g
+    few = g.write(g.results({1: 2.0, 8: 9.0}, n=50, seed=5), tmp_path / "few.json")
+    many = g.write(g.results({1: 2.0, 8: 9.0}, n=2000, seed=6), tmp_path / "many.json")
+    pol = ("version: 1\nbudgets:\n  - max(bench.batch[*].p99_ms) <= 1 s\n"
+           "  - min(bench.batch[*].throughput_samples_per_s) >= 1 samples/s\n")
+    code, out = _gate(tmp_path, few, pol, capsys)
+    assert code == 1 and "cannot certify p99" in out, out
+    code, out = _gate(tmp_path, many, pol, capsys)
+    assert code == 0, out

@@ -43,7 +43,7 @@ import math
 import operator
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -602,7 +602,24 @@ def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Che
     out = []
     for v in vals:
         out.append(_budget_one(rule, v, st, base))
+    if len(out) == 1 and out[0].verdict == "pass" and _universal(rule):
+        # max(X) <= B means every X <= B (min(X) >= B: every X >= B): each member must be
+        # certified as if it were gated on its own, or the aggregate would bypass early
+        # stopping
+        member_rule = replace(rule, path=replace(rule.path, func=None))
+        for v in M.evaluate_path(member_rule.path, results):
+            chk = _budget_one(member_rule, v, st, base)
+            if chk.verdict != "pass":
+                return [chk.model_copy(update={"metric": rule.path.text,
+                                               "value": out[0].value,
+                                               "message": f"{rule.path.text}: {chk.message}"})]
     return out
+
+
+def _universal(rule: Rule) -> bool:
+    """Whether a ``max``/``min`` budget holds exactly when every member meets the bound."""
+    return (rule.path.func == "max" and rule.op in ("<=", "<")) or \
+        (rule.path.func == "min" and rule.op in (">=", ">"))
 
 
 def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> Check:
