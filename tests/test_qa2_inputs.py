@@ -51,3 +51,16 @@ def test_serve_non_finite_options(opt, value, capsys):
 def test_compare_non_finite_options(opt, tmp_path, capsys):
     from trtcheck.results import Results  # noqa: F401  (import check only)
     _exit2(["compare", "a.json", "b.json", opt, "nan"], opt, capsys)
+
+
+def test_advise_from_a_report_folder(tmp_path, capsys):
+    """gate and compare take a report folder for its results.json; advise --from did not."""
+    import gate_synth as g
+    d = tmp_path / "report"
+    d.mkdir()
+    g.write(g.results({1: 2.0, 8: 4.0}, n=200, seed=1), d / "results.json")
+    with pytest.raises(SystemExit) as e:
+        main(["advise", "--from", str(d), "--arrival-rate", "100"])
+    cap = capsys.readouterr()
+    assert e.value.code in (0, None), cap.err
+    assert "Recommendation" in cap.out

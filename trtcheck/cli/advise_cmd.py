@@ -129,7 +129,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     elif from_path is not None:
         from trtcheck.results import load_results
 
-        results = load_results(from_path)
+        from trtcheck.cli.gate_cmd import _results_path
+        results = load_results(_results_path(from_path))  # a report folder: its results.json
         curve, measured = inputs_from_results(results, source=str(from_path))
         name = model_name or measured.get("model_name", "model")
     else:
