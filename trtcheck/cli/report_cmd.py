@@ -69,6 +69,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if len(chosen) != 1:
         raise UsageError("give exactly one of MODEL, --demo or --from results.json",
                          "e.g. trtcheck report --demo, or trtcheck report model.onnx -o out")
+    _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
+                          slo_p99_ms)
     if from_json is not None:
         from trtcheck.results import load_results
 
@@ -82,6 +84,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results(from_json)
+        check_output_dir(output, overwrite)  # before any work
         if arrival_rate is not None:  # analysis only: advice from the recorded numbers
             results.advice = _advice(results, arrival_rate, slo_p99_ms)
         written = render_report(results, output, overwrite=overwrite)
@@ -201,6 +204,24 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
     precs = tuple(p.strip().lower() for p in precisions.split(",") if p.strip())
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
     return precision_section_for_report(model, opts, precs, log=log)
+
+
+def _check_advice_options(arrival_rate: float | None, slo_p99_ms: float | None) -> None:
+    """Before anything is measured: the advice options are usable and none is ignored.
+
+    Raises:
+        UsageError: ``--slo-p99-ms`` without an arrival rate (it would be ignored), or a
+            rate/objective that is not a finite number > 0.
+    """
+    import math
+
+    from trtcheck.errors import UsageError
+    if slo_p99_ms is not None and arrival_rate is None:
+        raise UsageError("--slo-p99-ms applies to the batching advice, which needs "
+                         "--arrival-rate", "add --arrival-rate REQ_PER_S, or drop --slo-p99-ms")
+    for opt, v, eg in (("--arrival-rate", arrival_rate, "200"), ("--slo-p99-ms", slo_p99_ms, "50")):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise UsageError(f"{opt} must be a finite number > 0, got {v:g}", f"e.g. {opt} {eg}")
 
 
 def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
