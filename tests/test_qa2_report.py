@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.cli import report_cmd
-from trtcheck.cli import main
+from trtcheck.cli import main, report_cmd
 
 
 @pytest.fixture

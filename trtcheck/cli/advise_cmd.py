@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from trtcheck.cli.common import FiniteFloatRange, OutputFormat, echo_json, format_option, log
+from trtcheck.cli.common import (
+    FiniteFloatRange,
+    OutputFormat,
+    echo_json,
+    format_option,
+    log,
+)
 
 
 def _instances(text: str | None) -> list[int] | None:
@@ -127,9 +133,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         curve = parse_curve_text(latency_curve)
         name = model_name or "model"
     elif from_path is not None:
-        from trtcheck.results import load_results
-
         from trtcheck.cli.gate_cmd import _results_path
+        from trtcheck.results import load_results
         results = load_results(_results_path(from_path))  # a report folder: its results.json
         curve, measured = inputs_from_results(results, source=str(from_path))
         name = model_name or measured.get("model_name", "model")
