@@ -64,3 +64,15 @@ def test_advise_from_a_report_folder(tmp_path, capsys):
     cap = capsys.readouterr()
     assert e.value.code in (0, None), cap.err
     assert "Recommendation" in cap.out
+
+
+def test_serve_output_rules_match_the_other_commands(tmp_path, capsys):
+    """serve had its own -o check: -o '' ran the whole sweep and saved nothing, and a
+    FIFO (or /dev/null) with --overwrite would have been replaced by a regular file."""
+    import os
+    _exit2(SYN + ["--load", "burst:4", "-o", ""], "-o is empty", capsys)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _exit2(SYN + ["--load", "burst:4", "-o", str(fifo), "--overwrite"], "not a regular file",
+           capsys)
+    assert not fifo.is_file()

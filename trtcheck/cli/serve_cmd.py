@@ -10,6 +10,7 @@ import click
 from trtcheck.cli.common import (
     FiniteFloatRange,
     OutputFormat,
+    check_output_file,
     echo_json,
     format_option,
     log,
@@ -138,10 +139,9 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
       trtcheck serve model.onnx --window-ms 0,5 --max-batch 8 --load burst:64,open:500
       trtcheck serve --synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12
     """
-    import os
 
     from trtcheck.cli.common import check_model_file
-    from trtcheck.errors import InputError, UsageError
+    from trtcheck.errors import UsageError
     from trtcheck.measure.loadgen import parse_load
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
@@ -157,13 +157,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     load_list = [s.strip() for s in loads.split(",") if s.strip()]
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
-    if output and os.path.exists(output) and not overwrite:
-        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
-    if output:
-        parent = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            raise InputError(f"cannot write {output}: folder missing or not writable",
-                             "choose a writable -o path")
+    check_output_file(output, overwrite)  # the same -o rules as every command
     shape_map: dict[str, list[int]] | None = None
     if shapes:
         from trtcheck.load.shapes import parse_shapes
