@@ -77,3 +77,37 @@ def test_max_of_p99_needs_the_same_certification_as_each_p99(tmp_path, capsys):
     assert code == 1 and "cannot certify p99" in out, out
     code, out = _gate(tmp_path, many, pol, capsys)
     assert code == 0, out
+
+
+def test_serve_baseline_without_samples_never_false_fails(tmp_path, capsys):
+    """Two serve runs of the same synthetic engine (seeds 1 and 2, the only difference the
+    Poisson schedule): open-loop QPS differed by 7.9% and a 5% throughput rule FAILED on a
+    point comparison. A measured statistic with no raw samples has unknown noise: past the
+    limit it is inconclusive (a warning by default, a failure with on_inconclusive: fail)."""
+    from trtcheck.results import load_results, save_results
+    serve = tmp_path / "s.json"
+    with pytest.raises(SystemExit):
+        main(["serve", "--synthetic-curve", "1:2,8:4", "--window-ms", "0", "--max-batch", "8",
+              "--load", "burst:16", "--repeats", "1", "--warmup-requests", "0", "-o", str(serve)])
+    base = load_results(serve)
+    new = base.model_copy(deep=True)
+    c = new.serve.configs[0]
+    c.throughput_queries_per_s = base.serve.configs[0].throughput_queries_per_s * 0.92
+    c.p99_ms = base.serve.configs[0].p99_ms * 1.3
+    save_results(new, tmp_path / "new.json")
+    pol = ("version: 1\nbaseline:\n  - serve.configs[*].throughput_queries_per_s: 5%\n"
+           "  - serve.configs[*].p99_ms: 10%\n"
+           "  - metric: serve.configs[*].ok_share\n    max_regression: 1%\n"
+           "    direction: higher\n")
+    p = tmp_path / "p.yaml"
+    p.write_text(pol)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(tmp_path / "new.json"), "--policy", str(p), "--baseline", str(serve)])
+    cap = capsys.readouterr()
+    out = cap.out
+    assert e.value.code == 0, cap.err
+    assert out.count("INCONCL") == 2 and "noise" in out, out
+    p.write_text("version: 1\nsettings:\n  on_inconclusive: fail\n" + pol[len("version: 1\n"):])
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(tmp_path / "new.json"), "--policy", str(p), "--baseline", str(serve)])
+    assert e.value.code == 1

@@ -779,9 +779,19 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
     pct = (ratio - 1.0) * 100.0
     interval = (f" [{(low - 1) * 100:+.1f}%, {(high - 1) * 100:+.1f}%] at {conf:.0%}"
                 if conf is not None else " (no raw samples: point comparison)")
+    noise_unknown = conf is None and verdict == "fail" and M._stat_kind(leaf) is not None
+    if noise_unknown:
+        # a latency or throughput statistic stored without its raw samples (serve
+        # configurations, engine timing summaries): its run-to-run noise is unknown, so a
+        # point past the limit cannot be told from noise (two serve runs of one engine
+        # differed by 7.9% in open-loop QPS); the policy's on_inconclusive decides
+        verdict = "inconclusive"
+        interval += ", noise unknown"
     lim = f"limit {(limit - 1) * 100:+.1f}%"
     if verdict == "fail":
         what = f"regressed ({worse_word})"
+    elif noise_unknown:
+        what = "past the limit, but without raw samples a regression cannot be told from noise"
     elif verdict == "inconclusive":
         what = "interval straddles the limit"
     else:
