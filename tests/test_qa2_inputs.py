@@ -76,3 +76,19 @@ def test_serve_output_rules_match_the_other_commands(tmp_path, capsys):
     _exit2(SYN + ["--load", "burst:4", "-o", str(fifo), "--overwrite"], "not a regular file",
            capsys)
     assert not fifo.is_file()
+
+
+def test_advise_dispatch_reasons_add_up_to_batches(capsys):
+    """Counters add up: the simulator counted dispatch reasons over the warm-up batches too,
+    so sum(dispatch_reasons) exceeded `batches` (1,986 vs 1,763 in the demo report)."""
+    import json
+    with pytest.raises(SystemExit) as e:
+        main(["advise", "--latency-curve", "1:2,8:4", "--arrival-rate", "1500", "--format",
+              "json"])
+    assert e.value.code in (0, None)
+    data = json.loads(capsys.readouterr().out)
+    cands = data["candidates"]
+    assert cands
+    for c in cands:
+        if c.get("batches"):
+            assert sum(c["dispatch_reasons"].values()) == c["batches"], c

@@ -332,6 +332,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     b_done: list[float] = []
     b_qlen: list[int] = []
     b_now: list[float] = []
+    b_reason: list[str] = []
     reasons: dict[str, int] = {}
     heappush, heappop, bis = heapq.heappush, heapq.heappop, bisect.bisect_right
     now = 0.0
@@ -374,8 +375,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
                 b_done.append(done)
                 b_qlen.append(q)
                 b_now.append(now)
-                r = d.reason
-                reasons[r] = reasons.get(r, 0) + 1
+                b_reason.append(d.reason)
                 head += m
                 k += 1
                 timer = inf
@@ -397,6 +397,10 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     span = float(done_r[first:].max() - arr[first])
     wait_total = float(np.sum(np.clip(dispatch_t[first:] - enq_arr[first:], 0, None)))
     sz = sizes[keep_b] if keep_b.any() else sizes
+    # count the reasons of the batches reported (after the warm-up), so they add up
+    for r, kept in zip(b_reason, keep_b if keep_b.any() else np.ones_like(keep_b)):
+        if kept:
+            reasons[r] = reasons.get(r, 0) + 1
     q = [percentile(lat, f) for f in (0.50, 0.95, 0.99)]  # one way everywhere
     return SimPrediction(
         stable=True,
