@@ -398,7 +398,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     wait_total = float(np.sum(np.clip(dispatch_t[first:] - enq_arr[first:], 0, None)))
     sz = sizes[keep_b] if keep_b.any() else sizes
     # count the reasons of the batches reported (after the warm-up), so they add up
-    for r, kept in zip(b_reason, keep_b if keep_b.any() else np.ones_like(keep_b)):
+    for r, kept in zip(b_reason, keep_b if keep_b.any() else np.ones_like(keep_b), strict=True):
         if kept:
             reasons[r] = reasons.get(r, 0) + 1
     q = [percentile(lat, f) for f in (0.50, 0.95, 0.99)]  # one way everywhere
