@@ -111,3 +111,14 @@ def test_serve_baseline_without_samples_never_false_fails(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["gate", str(tmp_path / "new.json"), "--policy", str(p), "--baseline", str(serve)])
     assert e.value.code == 1
+
+
+def test_request_rate_metrics_take_a_request_rate_unit(tmp_path, capsys):
+    """`load.rate_per_s` and `arrival_rate_per_s` are requests per second; the gate called
+    the unit 'rate/s', refused '1 rate/s' and then hinted "rates take rate/s"."""
+    from trtcheck.analyze.metrics import format_quantity, metric_unit, parse_quantity
+    for leaf in ("rate_per_s", "arrival_rate_per_s", "capacity_per_instance_per_s"):
+        u = metric_unit(leaf)
+        assert parse_quantity("300 requests/s", u) == 300.0
+        assert parse_quantity("300 qps", u) == 300.0
+        assert "rate/s" not in format_quantity(300.0, u)

@@ -805,6 +805,8 @@ _RATE_NOUNS = {"samples": "samples", "sample": "samples", "images": "samples",
                "requests": "queries", "req": "queries", "inferences": "queries",
                "executions": "queries", "batches": "queries"}
 _RATE_ALIASES = {"qps": "queries", "rps": "queries", "sps": "samples"}
+#: ``X_per_s`` names whose X is not what is counted: they are request (query) rates
+_REQUEST_RATE_NOUNS = ("rate", "instance", "gpu")
 _ALL_UNITS = (list(_TIME_S) + ["B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "TiB", "bytes"]
               + [f"{n}/s" for n in ("samples", "queries", "requests", "images")]
               + list(_RATE_ALIASES) + ["/s", "%"])
@@ -830,6 +832,8 @@ def metric_unit(leaf: str) -> Unit:
     m = re.search(r"(?:^|_)(\w+?)_per_s$", name)
     if m:
         noun = m.group(1).split("_")[-1]
+        if noun in _REQUEST_RATE_NOUNS:  # rate_per_s, capacity_per_instance_per_s
+            return Unit("rate", "requests/s", 1.0, "queries")
         return Unit("rate", f"{noun}/s", 1.0, _RATE_NOUNS.get(noun, noun))
     if name.endswith("_qps") or name == "qps":
         return Unit("rate", "queries/s", 1.0, "queries")
