@@ -122,3 +122,23 @@ def test_request_rate_metrics_take_a_request_rate_unit(tmp_path, capsys):
         assert parse_quantity("300 requests/s", u) == 300.0
         assert parse_quantity("300 qps", u) == 300.0
         assert "rate/s" not in format_quantity(300.0, u)
+
+
+def test_junit_xml_stays_well_formed_with_control_characters(tmp_path, capsys):
+    """A run label is user text; a control character in it made --junit-xml unparsable."""
+    import xml.etree.ElementTree as ET
+
+    import gate_synth as g
+    from trtcheck.results import load_results, save_results
+    src = g.write(g.results({1: 2.0}, n=100, seed=1), tmp_path / "a.json")
+    res = load_results(src)
+    res.bench[0].label = "bad\x01label\x1b]]>"
+    save_results(res, tmp_path / "b.json")
+    pol = tmp_path / "p.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - bench[*].batch[1].median_ms <= 1 us\n")
+    xml = tmp_path / "g.xml"
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(tmp_path / "b.json"), "--policy", str(pol), "--junit-xml", str(xml)])
+    assert e.value.code == 1
+    root = ET.parse(xml).getroot()
+    assert root.find("testcase/failure") is not None

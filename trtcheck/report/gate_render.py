@@ -8,6 +8,7 @@ run labels come from results files) is escaped for Markdown with
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from trtcheck.analyze.gate import Check, GateReport
@@ -112,4 +113,11 @@ def render_junit(report: GateReport) -> str:
             so = ET.SubElement(tc, "system-out")
             so.text = f"{c.verdict}: {c.message}"
     ET.indent(suite)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    text = ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    # ElementTree escapes markup but not the characters XML 1.0 forbids (control
+    # characters in a user's run label); they only occur inside text and attributes
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+#: Characters not allowed anywhere in an XML 1.0 document (W3C XML 1.0, section 2.2).
+_XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
