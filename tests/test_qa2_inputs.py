@@ -92,3 +92,8 @@ def test_advise_dispatch_reasons_add_up_to_batches(capsys):
     for c in cands:
         if c.get("batches"):
             assert sum(c["dispatch_reasons"].values()) == c["batches"], c
+
+
+def test_serve_preferred_batch_no_configuration_uses(capsys):
+    """Preferred sizes above every --max-batch were dropped silently (Triton refuses them)."""
+    _exit2(SYN + ["--load", "burst:4", "--preferred-batch", "4,16"], "--preferred-batch", capsys)

@@ -154,6 +154,11 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     windows = _floats(window_ms, "--window-ms")
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
+    unused = sorted(p for p in set(pref) if p > max(mbs))
+    if unused:  # each configuration uses the sizes <= its max batch; these fit none
+        raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above every "
+                         f"--max-batch ({','.join(map(str, mbs))}), so no configuration can "
+                         "use it", "preferred sizes must be <= the max batch (as in Triton)")
     load_list = [s.strip() for s in loads.split(",") if s.strip()]
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
