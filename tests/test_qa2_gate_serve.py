@@ -142,3 +142,18 @@ def test_junit_xml_stays_well_formed_with_control_characters(tmp_path, capsys):
     assert e.value.code == 1
     root = ET.parse(xml).getroot()
     assert root.find("testcase/failure") is not None
+
+
+@pytest.mark.parametrize("opt,value", [("--markdown", ""), ("--junit-xml", " "),
+                                       ("--junit-xml", "-"), ("--markdown", "-")])
+def test_gate_summary_paths_empty_or_dash_are_refused(serve_json, tmp_path, capsys, opt, value,
+                                                      monkeypatch):
+    """`--markdown ''` was ignored silently; `--junit-xml -` wrote a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - serve.configs[0].mean_batch_size >= 1\n")
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(serve_json), "--policy", str(pol), opt, value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and opt in err, err
+    assert not (tmp_path / "-").exists()

@@ -19,11 +19,17 @@ def _results_path(path: str) -> str:
     return path
 
 
-def _check_output(path: str | None, inputs: list[str], overwrite: bool) -> None:
-    """Before any work: never an input file; an existing file only with --overwrite."""
+def _check_output(path: str | None, inputs: list[str], overwrite: bool,
+                  option: str = "-o") -> None:
+    """Before any work: never an input file; an existing file only with --overwrite;
+    never an empty name or ``-`` (a file named '-' is not stdout)."""
     from trtcheck.cli.common import check_output_file
-    if not path:
+    if path is None:
         return
+    if not path.strip() or path.strip() == "-":
+        raise UsageError(f"{option} needs a file name, got {path!r}",
+                         "give a path, e.g. gate.xml / gate.md; --format md or json prints "
+                         "to stdout")
     p = Path(path)
     for i in inputs:
         if i and p.exists() and Path(i).exists() and os.path.samefile(p, i):
@@ -114,8 +120,8 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
             os.path.realpath(junit_path) == os.path.realpath(markdown_path):
         raise UsageError(f"--junit-xml and --markdown name the same file {junit_path}",
                          "give each summary its own path, e.g. gate.xml and gate.md")
-    _check_output(junit_path, inputs, overwrite)
-    _check_output(markdown_path, inputs, overwrite)
+    _check_output(junit_path, inputs, overwrite, "--junit-xml")
+    _check_output(markdown_path, inputs, overwrite, "--markdown")
     policy = load_policy(policy_path)
     res = load_results(results)
     base = load_results(baseline_path) if baseline_path else None
