@@ -97,3 +97,25 @@ def test_advise_dispatch_reasons_add_up_to_batches(capsys):
 def test_serve_preferred_batch_no_configuration_uses(capsys):
     """Preferred sizes above every --max-batch were dropped silently (Triton refuses them)."""
     _exit2(SYN + ["--load", "burst:4", "--preferred-batch", "4,16"], "--preferred-batch", capsys)
+
+
+def test_advise_from_serve_faster_than_bench_does_not_crash(tmp_path, capsys):
+    """`report --demo` on a loaded machine exited 2 with "capacity must be > 0": the serve
+    run's executions were much faster than the bench's T(b) (measured under other load),
+    the calibrated mean excess was below -T(1), and every batch time came out <= 0."""
+    import gate_synth as g
+    from trtcheck.results import load_results, save_results
+    serve = tmp_path / "s.json"
+    with pytest.raises(SystemExit):
+        main(["serve", "--synthetic-curve", "1:0.1,8:0.2", "--window-ms", "2",
+              "--max-batch", "8", "--load", "open:2000:400", "--repeats", "1",
+              "--warmup-requests", "0", "-o", str(serve)])
+    capsys.readouterr()
+    res = load_results(g.write(g.results({1: 2.0, 8: 40.0}, n=200, seed=1), tmp_path / "b.json"))
+    res.serve = load_results(serve).serve
+    save_results(res, tmp_path / "both.json")
+    with pytest.raises(SystemExit) as e:
+        main(["advise", "--from", str(tmp_path / "both.json"), "--arrival-rate", "100"])
+    cap = capsys.readouterr()
+    assert e.value.code in (0, None), cap.err
+    assert "faster than the bench" in cap.out
