@@ -180,3 +180,31 @@ def test_arrivals_and_traces(tmp_path):
     with pytest.raises(InputError, match="> 0"):
         make_arrivals("poisson", 0.0, 10)
     assert math.isfinite(float(arr[-1]))
+
+
+def test_negative_measured_excess_never_runs_time_backwards():
+    """A serving run faster than a disturbed bench gives a negative per-execution excess;
+    the advice and the predicted-vs-measured model must still work (found by `report --demo`
+    on a loaded machine: mean excess -26.8 ms against T(1) = 8 ms)."""
+    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.curve import parse_curve_text
+    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.serve_compare import service_from_advice
+
+    curve = parse_curve_text("1:8,2:16,4:32,8:61")
+    # moderately negative (faster serving executions than the bench medians): kept, and the
+    # simulator clamps each execution at zero time
+    req = build_request(curve, {"batch_excess_ms": (-1.0, -2.0, -9.0), "source": "serve"},
+                        rate_per_s=50.0)
+    adv = advise(req)
+    p = adv.recommendation.prediction
+    assert p.p50_ms >= 0 and p.p99_ms >= p.p50_ms
+    assert adv.inputs.per_batch_overhead_ms < 0
+    service = service_from_advice(adv)
+    assert service.per_batch_overhead_ms == 0.0 and service.mean_batch_excess_ms < 0
+    # implausibly negative (mean below -T(1)/2): the bench was disturbed; excess ignored
+    req = build_request(curve, {"batch_excess_ms": (-40.0, -20.0, -30.0), "source": "serve"},
+                        rate_per_s=50.0)
+    assert req.batch_excess_ms == () and "disturbed" in req.notes[0]
+    adv = advise(req)
+    assert any("disturbed" in n for n in adv.curve.notes)

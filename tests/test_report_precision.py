@@ -69,3 +69,37 @@ def test_advice_from_json_without_measuring(cli, tmp_path, demo_model):
     res = cli("report", str(demo_model), "--no-bench", "--arrival-rate", "5",
               "-o", str(tmp_path / "d"))
     assert_one_line_error(res, 2, "--no-bench")
+
+
+def _main_exit(args, capsys):
+    import pytest
+
+    from trtcheck.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    return exc.value.code, capsys.readouterr()
+
+
+def test_noisy_curve_keeps_the_report(ppocr, tmp_path, monkeypatch, capsys):
+    """A disturbed bench (non-monotone T(b)) must not throw away the measurements."""
+    import trtcheck.analyze.inputs as inputs
+    from trtcheck.errors import InputError
+
+    def noisy(*a, **k):
+        raise InputError("the latency curve from bench run 'x' is not monotone: T(2) = 1 ms "
+                         "is below T(1) = 3 ms", "re-measure")
+
+    monkeypatch.setattr(inputs, "inputs_from_results", noisy)
+    out = tmp_path / "r"
+    code, cap = _main_exit(["report", str(ppocr["cls"]), "--shapes", "x:1x3x48x192",
+                            "--batch", "1,2", "--arrival-rate", "100", "-o", str(out), *FAST],
+                           capsys)
+    assert code == 2 and "written without batching advice" in cap.err
+    assert "--from" in cap.err and (out / "report.html").exists()
+    assert json.loads((out / "results.json").read_text())["advice"] is None
+    out2 = tmp_path / "demo"
+    code, cap = _main_exit(["report", "--demo", "--batch", "1,2", "--no-serve", "--precision",
+                            "none", "-o", str(out2), *FAST], capsys)
+    assert code == 0 and "warning: no batching advice" in cap.err
+    assert (out2 / "report.html").exists()

@@ -172,6 +172,12 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     return out
 
 
+IMPLAUSIBLE_NEGATIVE_EXCESS = 0.5
+"""A mean measured per-execution excess below ``-0.5 x T(1)`` means the serving run's
+executions took less than half the bench's batch-1 time: the bench, not the serving run,
+is off (our threshold; an execution cannot be faster than the model's compute)."""
+
+
 def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                   rate_per_s: float | None, arrival_process: str = "poisson",
                   slo_p99_ms: float | None = None,
@@ -192,6 +198,15 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
 
     excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
     delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()
+    notes: list[str] = []
+    if excess and float(np.mean(excess)) < -IMPLAUSIBLE_NEGATIVE_EXCESS * curve.t1_ms:
+        # executions in the serving run were much faster than the bench said: the bench
+        # medians were inflated (a disturbed run), not the executions negative
+        notes.append(f"the serving run's executions were {-float(np.mean(excess)):.3g} ms "
+                     f"faster on average than the bench's T(b) (T(1) = {curve.t1_ms:.3g} ms): "
+                     "the bench looks disturbed; its measured per-execution excess is ignored "
+                     "(re-measure on a quieter machine)")
+        excess = ()
     serial = serial_overhead if serial_overhead is not None else measured.get(
         "serial_overhead", False)
     if per_request_overhead_ms is not None:
@@ -207,4 +222,4 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         instances=instances, max_utilisation=max_utilisation, requests=requests, seed=seed,
         overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
                           else measured.get("source", "measured")),
-        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay))
+        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay), notes=notes)

@@ -23,7 +23,11 @@ def service_from_advice(adv: Advice) -> ServiceModel:
     """The service model the advice used (curve points, overheads; no raw spread)."""
     i = adv.inputs
     curve = make_curve(sorted(adv.curve.points_ms.items()), source=adv.curve.source)
-    return ServiceModel(curve, per_batch_overhead_ms=i.per_batch_overhead_ms,
+    # the advice records given + mean measured excess; the excess can be negative when the
+    # serving run's executions were faster than the bench medians (a disturbed bench)
+    neg = min(0.0, i.per_batch_overhead_ms)
+    return ServiceModel(curve, per_batch_overhead_ms=max(0.0, i.per_batch_overhead_ms),
+                        batch_excess_ms=(neg,) if neg < 0 else (),
                         per_item_overhead_ms=i.per_item_overhead_ms,
                         per_request_overhead_ms=(0.0 if i.ingress_per_request_us > 0
                                                  else i.per_request_overhead_ms),

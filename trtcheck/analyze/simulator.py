@@ -367,6 +367,8 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
                         svc += t_med_list[m] * (fl[k] - 1.0)
                 if excess is not None:
                     svc += excess[k]
+                if svc < 0.0:  # a measured excess below -T(b) (noisy bench): no time travel
+                    svc = 0.0
                 done = now + svc * 1e-3
                 heappush(busy, done)
                 free -= 1

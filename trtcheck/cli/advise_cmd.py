@@ -185,8 +185,18 @@ def _measure(model: str, batch: str, seed: int) -> tuple[Any, Any]:
                     min_samples=20, max_duration_s=5.0)
     opts = RunOptions(batch_sizes=batch_list(batch), rule=rule, seed=seed,
                       progress=progress_enabled())
+    from trtcheck.errors import InputError
+
     log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
     run = bench_model(model, opts)
+    try:
+        curve = curve_from_bench(run)
+    except InputError as exc:  # a disturbed measurement (a busy machine): measure once more
+        log(f"warning: {exc.message}; measuring again with a longer warm-up ...")
+        opts.rule = StopRule(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
+                             min_samples=20, max_duration_s=10.0)
+        run = bench_model(model, opts)
+        curve = curve_from_bench(run)
     results = new_results()
     results.bench.append(run)
-    return curve_from_bench(run), results
+    return curve, results

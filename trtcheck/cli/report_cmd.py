@@ -62,7 +62,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     """
     import os
 
-    from trtcheck.errors import UsageError
+    from trtcheck.errors import InputError, UsageError
     from trtcheck.report import check_output_dir, render_report
 
     chosen = [x for x in (model is not None, demo, from_json is not None) if x]
@@ -97,6 +97,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                          min_samples=30, max_duration_s=10.0) if demo else None
     opts = run_options_from_cli(**measure, base_rule=base_rule)
+    explicit_rate = arrival_rate  # the demo's default rate is not the user's request
     if demo:
         from trtcheck.load.demo import demo_model_path
 
@@ -126,14 +127,28 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             results.serve = _serve(model, opts)
         if precisions:
             results.precision = _precision(model, opts, precisions, engine_input)
+        advice_error = None
         if arrival_rate is not None:
-            results.advice = _advice(results, arrival_rate, slo_p99_ms)
+            try:
+                results.advice = _advice(results, arrival_rate, slo_p99_ms)
+            except InputError as exc:
+                # keep every measurement: write the report without advice, then say why
+                advice_error = exc
         written = render_report(results, output, overwrite=overwrite)
     except BaseException:
         if created and os.path.isdir(output) and not os.listdir(output):
             os.rmdir(output)  # leave nothing behind that we made
         raise
     _announce(written)
+    if advice_error is not None:
+        if demo and explicit_rate is None:
+            log(f"warning: no batching advice in this report: {advice_error.message}")
+            return
+        raise InputError(f"the report was written without batching advice: "
+                         f"{advice_error.message}",
+                         "re-measure on a quieter machine, then add the advice with "
+                         f"`trtcheck report --from {os.path.join(output, 'results.json')} "
+                         f"--arrival-rate {arrival_rate:g} -o NEW_DIR`")
 
 
 def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) -> Any:
