@@ -62,22 +62,11 @@ def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
     cal = calibration_from_serve(serve, curve)
     if not cal["batch_excess_ms"]:
         return {}
-    excess, source = cal["batch_excess_ms"], cal["source"]
-    mean_excess = float(np.mean(excess))
-    if float(curve.t_ms(1)) + mean_excess <= 0:
-        # the serving run's executions were so much faster than the bench's T(b) (one of
-        # the two ran under other load) that T(b) + excess would be <= 0: an additive
-        # excess cannot describe that, so it is left out, and said
-        source += (f"; per-execution excess not used: the serving executions were "
-                   f"{-mean_excess:.3g} ms faster than the bench's T(b) on average (bench "
-                   "and serve ran under different load; re-measure both on a quiet machine)")
-        excess = ()
     out: dict[str, Any] = {
-        "batch_excess_ms": excess, "request_delay_ms": cal["request_delay_ms"],
-        "per_batch_overhead_ms": (max(0.0, cal.get("per_batch_overhead_ms", 0.0))
-                                  if excess else 0.0),
+        "batch_excess_ms": cal["batch_excess_ms"], "request_delay_ms": cal["request_delay_ms"],
+        "per_batch_overhead_ms": max(0.0, cal.get("per_batch_overhead_ms", 0.0)),
         "per_request_overhead_ms": cal.get("per_request_overhead_ms", 0.0),
-        "source": source}
+        "source": cal["source"]}
     front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
     if front > 0:
         out["serial_overhead"] = True
