@@ -157,3 +157,12 @@ def test_gate_summary_paths_empty_or_dash_are_refused(serve_json, tmp_path, caps
     err = capsys.readouterr().err
     assert e.value.code == 2 and opt in err, err
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("raw", ["1e400 ms", "1e400", "-1e999 samples/s"])
+def test_bounds_that_overflow_to_infinity_are_refused(raw):
+    """'inf ms' was refused, but '1e400 ms' overflowed to inf and became a bound."""
+    from trtcheck.analyze.metrics import UnitError, metric_unit, parse_quantity
+    leaf = "throughput_samples_per_s" if "samples" in raw else "p99_ms"
+    with pytest.raises(UnitError, match="finite"):
+        parse_quantity(raw, metric_unit(leaf))

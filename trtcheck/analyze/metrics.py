@@ -886,6 +886,9 @@ def parse_quantity(raw: Any, unit: Unit, what: str = "value") -> float:
         raise UnitError(f"{what} {raw!r} is not a number with an optional unit",
                         "write e.g. 5, '5 ms', '2 GiB' or '1500 samples/s'")
     num = float(m.group(1))
+    if not math.isfinite(num):  # '1e400' overflows to inf
+        raise UnitError(f"{what} {raw!r} must be a finite number",
+                        "write e.g. 5, '5 ms', '2 GiB' or '1500 samples/s'")
     u = m.group(2)
     if not u:
         return num
