@@ -166,3 +166,23 @@ def test_bounds_that_overflow_to_infinity_are_refused(raw):
     leaf = "throughput_samples_per_s" if "samples" in raw else "p99_ms"
     with pytest.raises(UnitError, match="finite"):
         parse_quantity(raw, metric_unit(leaf))
+
+
+def test_a_hung_model_cannot_hang_serve():
+    """Runs are bounded in time (issue 3) even when a batch never finishes."""
+    import asyncio
+    import time
+
+    from trtcheck.measure.serve import measure_serving
+
+    async def hung(batch):
+        await asyncio.sleep(3600)
+        return batch
+
+    t0 = time.perf_counter()
+    run = measure_serving(hung, windows_ms=(0,), max_batch_sizes=(4,), loads=["burst:8"],
+                          repeats=1, max_duration_s=0.3, drain_timeout_s=0.3,
+                          warmup_requests=0, payload=1.0)
+    assert time.perf_counter() - t0 < 20
+    cfg = run.configs[0]
+    assert cfg.ok_share == 0.0  # every request ended (timeout), none hangs

@@ -424,13 +424,18 @@ class DynamicBatcher:
         ticket = await self.submit_ticket(payload)
         return await ticket.future
 
-    async def aclose(self, drain: bool = True) -> None:
+    async def aclose(self, drain: bool = True, timeout_s: float | None = None) -> None:
         """Stop accepting requests and stop the workers.
 
         Args:
             drain: ``True`` executes everything already queued first; ``False`` fails
                 queued requests with :class:`BatcherClosed` at once. Batches in flight
-                always finish.
+                finish, unless ``timeout_s`` runs out first.
+            timeout_s: longest wait (s) for the workers; then they are cancelled and every
+                request still open fails with :class:`BatcherClosed`. An async backend is
+                cancelled with them; a sync function keeps its executor thread until it
+                returns (Python cannot stop a thread), but nobody waits for it.
+                ``None``: wait as long as batches run.
         """
         if self._closed and not self._workers:
             return
@@ -442,6 +447,10 @@ class DynamicBatcher:
         if not drain:
             self._fail_queued()
         self._wake_all()
+        if timeout_s is not None and self._workers:
+            _, hung = await asyncio.wait(self._workers, timeout=max(0.0, timeout_s))
+            for w in hung:  # a batch that never ends must not hang the measurement
+                w.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
         self._fail_queued()

@@ -468,7 +468,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                                  drain_timeout_s=drain_timeout_s, seed=seed + r,
                                                  rejected_types=(QueueFull,))
                         finally:
-                            await b.aclose(drain=False)
+                            await b.aclose(drain=False, timeout_s=drain_timeout_s)
                         rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
                                            b.counters, late_threshold_ms)
                         reps.append(rep)
