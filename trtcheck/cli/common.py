@@ -201,3 +201,29 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
         raise InputError(f"cannot write {output}: folder missing or not writable",
                          "choose a writable -o path")
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
+    so a reader never sees half a file.
+
+    Raises:
+        InputError: the folder is not writable (one line, exit 2).
+    """
+    import os
+    from pathlib import Path
+
+    from trtcheck.errors import InputError
+
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                         "choose a writable output path") from None

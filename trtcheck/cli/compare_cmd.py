@@ -80,12 +80,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     if output is None:
         click.echo(text, nl=False)
         return
-    p = Path(output)
-    try:
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                         "choose a writable output path") from None
-    click.echo(f"wrote {p}", err=True)
+    from trtcheck.cli.common import write_text_atomic
+
+    write_text_atomic(output, text)
+    click.echo(f"wrote {output}", err=True)

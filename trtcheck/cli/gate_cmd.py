@@ -39,14 +39,9 @@ def _check_output(path: str | None, inputs: list[str], overwrite: bool,
 
 
 def _write(path: str, text: str) -> None:
-    p = Path(path)
-    try:
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                         "choose a writable output path") from None
+    from trtcheck.cli.common import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def _list(res: object, output_format: str) -> None:

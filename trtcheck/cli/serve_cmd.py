@@ -11,7 +11,6 @@ from trtcheck.cli.common import (
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
-    echo_json,
     format_option,
     log,
     model_path_argument,
@@ -145,7 +144,6 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.loadgen import parse_load
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
-    from trtcheck.results import save_results
 
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
@@ -199,14 +197,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         shapes=shape_map, model_path=target_desc, progress=log)
     results = new_results()
     results.serve = run
-    if output:
-        save_results(results, output)
-        log(f"results saved to {output}")
-    if output_format == OutputFormat.JSON.value:
-        echo_json(results)
-    elif output_format == OutputFormat.MD.value:
-        from trtcheck.report.sec_serve import serve_markdown
+    from trtcheck.cli.common import emit_results
+    from trtcheck.report.sec_serve import serve_markdown
 
-        click.echo(serve_markdown(results))
-    else:
-        click.echo(serve_table_text(run))
+    emit_results(results, output, output_format, lambda: serve_table_text(run),
+                 lambda: serve_markdown(results))
