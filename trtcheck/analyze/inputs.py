@@ -29,16 +29,52 @@ def inputs_from_results(results: Any, source: str = "results.json"
         InputError: no bench run in the file.
     """
     run = results.primary_bench
-    if run is None:
-        raise InputError(f"{source} holds no bench run, so T(b) is unknown",
-                         "run trtcheck bench MODEL -o results.json first, or pass "
-                         "--latency-curve")
-    curve = curve_from_bench(run)
-    measured: dict[str, Any] = {"model_name": _safe_name(Path(run.model_path).stem)}
     serve = getattr(results, "serve", None)
+    if run is None:
+        if serve is None:
+            raise InputError(f"{source} holds no bench run and no serving run, so T(b) is "
+                             "unknown", "run trtcheck bench MODEL -o results.json first, "
+                             "or pass --latency-curve")
+        curve = curve_from_serve(serve)
+        measured: dict[str, Any] = {"model_name": _safe_name(Path(serve.model_path).stem)}
+        measured.update(overheads_from_serve(serve, curve))
+        return curve, measured
+    curve = curve_from_bench(run)
+    measured = {"model_name": _safe_name(Path(run.model_path).stem)}
     if serve is not None:
         measured.update(overheads_from_serve(serve, curve))
     return curve, measured
+
+
+def curve_from_serve(serve: Any) -> LatencyCurve:
+    """T(b) from a serving run: the median ``compute`` part of the requests that ran in
+    batches of each size, over every configuration and repeat.
+
+    The batcher times ``compute`` around the model call of each batch, and every request of
+    a batch carries it, so a batch size's median is over executions weighted by their size.
+    Dips up to :data:`~trtcheck.analyze.curve.MONOTONE_NOISE_TOLERANCE` are flattened, as
+    for a bench curve. A bench run (``trtcheck bench``) measures T(b) back to back with
+    warm-up and a stopping rule and is preferred when the file has one.
+
+    Raises:
+        InputError: the serving run holds no successful request with a compute time.
+    """
+    from trtcheck.analyze.curve import MONOTONE_NOISE_TOLERANCE, make_curve
+
+    by_b: dict[int, list[float]] = {}
+    for cfg in serve.configs:
+        for rep in cfg.repeats:
+            comp = rep.parts_ms.get("compute_ms") or []
+            for b, c in zip(rep.batch_sizes, comp):
+                by_b.setdefault(int(b), []).append(float(c))
+    by_b = {b: v for b, v in by_b.items() if v and b >= 1}
+    if not by_b:
+        raise InputError("the serving run holds no request with a compute time, so T(b) is "
+                         "unknown", "run trtcheck bench MODEL -o results.json, or pass "
+                         "--latency-curve")
+    pts = [(b, float(np.median(v))) for b, v in sorted(by_b.items())]
+    return make_curve(pts, source=f"serving run compute times ({serve.model_path})",
+                      samples_ms=by_b, noise_tolerance=MONOTONE_NOISE_TOLERANCE)
 
 
 def _safe_name(text: str) -> str:

@@ -251,15 +251,17 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     if not arrival_rate > 0:
         raise InputError(f"--arrival-rate must be > 0 requests per second, got {arrival_rate:g}",
                          "e.g. --arrival-rate 200")
-    if not results.bench:
-        raise InputError("--arrival-rate needs a batch sweep (T(b)) in the results",
+    if not results.bench and getattr(results, "serve", None) is None:
+        raise InputError("--arrival-rate needs T(b): a batch sweep or a serving run in the "
+                         "results",
                          "run `trtcheck report MODEL` with a bench, or `trtcheck advise "
                          "--latency-curve ...`")
     log(f"advising for {arrival_rate:g} req/s ...")
     curve, measured = inputs_from_results(results, source="this run")
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
     adv = advise(req)
-    name = Path(results.bench[0].model_path).stem or "model"
+    src = results.bench[0].model_path if results.bench else results.serve.model_path
+    name = Path(src).stem or "model"
     adv.export = export_settings(adv.recommendation.prediction, name)
     return adv
 
