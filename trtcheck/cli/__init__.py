@@ -62,6 +62,9 @@ def cli() -> None:
       trtcheck inspect model.onnx            # I/O, ops, parameters, FLOPs, lints
       trtcheck bench model.onnx --batch 1,8  # latency and throughput per batch size
       trtcheck report --from results.json    # re-render a report, no measurement
+      trtcheck serve model.onnx --window-ms 0,20 --load burst:64,open:500
+      trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
+      trtcheck gate results.json --policy gate.yaml --baseline prod.json
     """
 
 
