@@ -116,6 +116,26 @@ class LayerComparison(BaseModel):
     precision_mix_b: dict[str, int] = {}
 
 
+class ServeConfigDelta(BaseModel):
+    """One serving configuration (load, window, max batch) measured in both files.
+
+    Values are the configurations' headline medians over repeats (``trtcheck serve``);
+    ratios are B/A. No interval: a serving run stores too few repeats per configuration
+    for one, so these are point comparisons (``gate`` treats them as inconclusive past a
+    limit).
+    """
+
+    config: str
+    qps_a: float
+    qps_b: float
+    batch_a: float
+    batch_b: float
+    p50_a_ms: float | None = None
+    p50_b_ms: float | None = None
+    p99_a_ms: float | None = None
+    p99_b_ms: float | None = None
+
+
 class Comparison(BaseModel):
     """Everything ``trtcheck compare`` shows.
 
@@ -140,6 +160,9 @@ class Comparison(BaseModel):
     layers: LayerComparison | None = None
     layers_note: str
     method: str
+    serve: list[ServeConfigDelta] = []
+    serve_only_in_a: list[str] = []
+    serve_only_in_b: list[str] = []
 
 
 def _s(v: Any) -> str:
@@ -311,7 +334,9 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                        "order and type; times are "
                        "per-layer profile averages, which run slower than unprofiled "
                        "inference: compare them with each other, not with bench latency")
+    serve_rows, serve_a, serve_b = compare_serve(a, b)
     return Comparison(name_a=name_a, name_b=name_b,
+                      serve=serve_rows, serve_only_in_a=serve_a, serve_only_in_b=serve_b,
                       comparable=not environment_differences(b, a),
                       environment=_env_rows(a, b), inspection=_inspection_rows(a, b),
                       runs=runs, runs_only_in_a=only_a, runs_only_in_b=only_b,
@@ -321,6 +346,33 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                               f"standard error ({resamples} resamples, assumed run-to-run "
                               f"variation {run_to_run_cv:.0%}); 'better'/'worse' only when "
                               "the whole interval is on one side of 1"))
+
+
+def _serve_label(key: tuple[str, float, int]) -> str:
+    load, window_ms, max_batch = key
+    return f"{load} W={window_ms:g} ms B={max_batch}"
+
+
+def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:
+    """Serving configurations of ``a`` and ``b`` matched by (load, window, max batch).
+
+    Returns:
+        ``(matched rows, labels only in a, labels only in b)``; empty when either file has
+        no serving run.
+    """
+    sa, sb = getattr(a, "serve", None), getattr(b, "serve", None)
+    if sa is None or sb is None:
+        return [], [], []
+    ca = {c.key: c for c in sa.configs}
+    cb = {c.key: c for c in sb.configs}
+    rows = [ServeConfigDelta(config=_serve_label(k), qps_a=ca[k].throughput_queries_per_s,
+                             qps_b=cb[k].throughput_queries_per_s,
+                             batch_a=ca[k].mean_batch_size, batch_b=cb[k].mean_batch_size,
+                             p50_a_ms=ca[k].p50_ms, p50_b_ms=cb[k].p50_ms,
+                             p99_a_ms=ca[k].p99_ms, p99_b_ms=cb[k].p99_ms)
+            for k in ca if k in cb]
+    return (rows, [_serve_label(k) for k in ca if k not in cb],
+            [_serve_label(k) for k in cb if k not in ca])
 
 
 _DATA_MOVEMENT = ("Reformat", "NoOp", None)

@@ -75,7 +75,22 @@ def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
             "hidden": len(L.matched) - len(sel),
             "only_in_a": L.only_in_a, "only_in_b": L.only_in_b,
         }
+    def _pct(x: float | None, y: float | None) -> str:
+        return f"{(y / x - 1) * 100:+.1f}%" if x and y is not None else "-"
+
+    def _ms(x: float | None) -> str:
+        return f"{x:.3f}" if x is not None else "-"
+
+    serve = [{"config": d.config, "qps": f"{d.qps_a:.1f} / {d.qps_b:.1f}",
+              "qps_change": _pct(d.qps_a, d.qps_b),
+              "batch": f"{d.batch_a:.2f} / {d.batch_b:.2f}",
+              "p50": f"{_ms(d.p50_a_ms)} / {_ms(d.p50_b_ms)}",
+              "p50_change": _pct(d.p50_a_ms, d.p50_b_ms),
+              "p99": f"{_ms(d.p99_a_ms)} / {_ms(d.p99_b_ms)}",
+              "p99_change": _pct(d.p99_a_ms, d.p99_b_ms)} for d in c.serve]
     return {"name_a": c.name_a, "name_b": c.name_b, "comparable": c.comparable,
+            "serve": serve, "serve_only_in_a": c.serve_only_in_a,
+            "serve_only_in_b": c.serve_only_in_b,
             "environment": [d.model_dump() for d in c.environment],
             "inspection": [d.model_dump() for d in c.inspection],
             "runs": runs, "runs_only_in_a": c.runs_only_in_a, "runs_only_in_b": c.runs_only_in_b,
@@ -132,6 +147,15 @@ def render_text(c: Comparison) -> str:
         if L["only_in_a"] or L["only_in_b"]:
             out.append(f"  unmatched: {len(L['only_in_a'])} layer(s) only in A, "
                        f"{len(L['only_in_b'])} only in B")
+    if v["serve"]:
+        out.append("serving (headline medians over repeats; A / B, change B vs A):")
+        out += _table(["configuration", "QPS", "change", "mean batch", "P50 ms", "change",
+                       "P99 ms", "change"],
+                      [[x["config"], x["qps"], x["qps_change"], x["batch"], x["p50"],
+                        x["p50_change"], x["p99"], x["p99_change"]] for x in v["serve"]])
+    if v["serve_only_in_a"] or v["serve_only_in_b"]:
+        out.append(f"  serving configurations only in A: {len(v['serve_only_in_a'])}, "
+                   f"only in B: {len(v['serve_only_in_b'])}")
     out.append(f"note: {v['layers_note']}")
     out.append(f"method: {v['method']}")
     return "\n".join(out) + "\n"
@@ -174,6 +198,13 @@ def render_markdown(c: Comparison) -> str:
         for x in L["rows"]:
             out.append(f"| {e(x['name'])} | {e(x['type'])} | {e(x['precision'])} | "
                        f"{e(x['a'])} | {e(x['b'])} | {e(x['delta'])} | {e(x['pct'])} |")
+    if v["serve"]:
+        out += ["", "### Serving (headline medians over repeats, A / B)", "",
+                "| configuration | QPS | change | mean batch | P50 ms | change | P99 ms | change |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for x in v["serve"]:
+            out.append(f"| {e(x['config'])} | {x['qps']} | {x['qps_change']} | {x['batch']} | "
+                       f"{x['p50']} | {x['p50_change']} | {x['p99']} | {x['p99_change']} |")
     out += ["", f"_{e(v['layers_note'])}_", "", f"_Method: {e(v['method'])}_"]
     return "\n".join(out) + "\n"
 
