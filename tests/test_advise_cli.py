@@ -145,7 +145,7 @@ def test_light_model_at_high_rate_batches_without_waiting():
     (["--latency-curve", "1:1", "--arrival-rate", "10", "--per-request-overhead-ms", "-1"],
      ">= 0"),
     (["--latency-curve", "1:1", "--arrival-rate", "10", "--arrival", "trace:/nonexistent"],
-     "cannot read the arrival trace"),
+     "trace file not found"),
     (["--latency-curve", "1:1", "--arrival-rate", "10", "--arrival", "weird"],
      "unknown arrival process"),
     (["--arrival-rate", "10"], "exactly one source"),

@@ -139,40 +139,18 @@ def constant_arrivals(rate_per_s: float, n: int) -> np.ndarray:
 
 
 def read_trace(path: str | Path) -> np.ndarray:
-    """Arrival times (s) from a text file: one number per line (the first
-    comma/whitespace-separated field), ``#`` comments allowed; sorted and shifted to
-    start at 0.
+    """Arrival times (s) of a trace file (:func:`trtcheck.traces.read_arrival_times`, the
+    same reader ``serve`` uses), sorted and shifted to start at 0.
 
     Raises:
-        InputError: missing/unreadable file, a non-number, fewer than 2 arrivals, or
-            all arrivals at the same instant.
+        InputError: as the shared reader; fewer than 2 arrivals, or all arrivals at the same
+            instant (no rate can be taken from them).
     """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the arrival trace {p}: {exc}",
-                         "give trace:FILE with one arrival time in seconds per line") from None
-    vals: list[float] = []
-    for ln, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        field = line.replace(",", " ").split()[0]
-        try:
-            v = float(field)
-        except ValueError:
-            raise InputError(f"{p}:{ln}: {field!r} is not a time in seconds",
-                             "one arrival time in seconds per line") from None
-        if not math.isfinite(v):
-            raise InputError(f"{p}:{ln}: arrival time must be finite")
-        vals.append(v)
-    if len(vals) < 2:
-        raise InputError(f"the arrival trace {p} has {len(vals)} arrival(s); need at least 2")
-    arr = np.sort(np.asarray(vals))
-    arr -= arr[0]
+    from trtcheck.traces import read_arrival_times
+
+    arr = read_arrival_times(path, min_arrivals=2)
     if arr[-1] <= 0:
-        raise InputError(f"all arrivals in {p} are at the same instant",
+        raise InputError(f"all arrivals in {path} are at the same instant",
                          "give arrival times in seconds, not a count")
     return arr
 

@@ -29,7 +29,6 @@ back to back (catch-up) rather than skipped.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -146,35 +145,15 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
 
 
 def read_trace(path: str) -> list[float]:
-    """Read arrival times (s) from a text file (one per line, ``#`` comments) or a JSON
-    list; returns offsets from the first, sorted.
+    """Arrival offsets (s) from a trace file, sorted, from the first arrival: the shared
+    reader :func:`trtcheck.traces.read_arrival_times` (the same ``advise`` uses).
 
     Raises:
-        InputError: missing file, non-numbers, negative or empty.
+        InputError: missing or binary file, non-numbers, non-finite values, or empty.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"trace file not found: {p}", "give a file of arrival times in seconds")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the trace file {p}: {exc}",
-                         "one arrival time in seconds per line, or a JSON list") from None
-    try:
-        if text.lstrip().startswith("["):
-            vals = [float(v) for v in json.loads(text)]
-        else:
-            vals = [float(line.split("#")[0]) for line in text.splitlines()
-                    if line.split("#")[0].strip()]
-    except (ValueError, TypeError):
-        raise InputError(f"{p} holds something other than numbers",
-                         "one arrival time in seconds per line, or a JSON list") from None
-    if not vals:
-        raise InputError(f"{p} holds no arrival times", None)
-    arr = np.sort(np.asarray(vals, dtype=np.float64))
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{p} holds non-finite times", None)
-    return list(arr - arr[0])
+    from trtcheck.traces import read_arrival_times
+
+    return read_arrival_times(path, min_arrivals=1).tolist()
 
 
 @dataclass
