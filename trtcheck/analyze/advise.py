@@ -38,7 +38,6 @@ from trtcheck.analyze.curve import (
     per_sample_findings,
 )
 from trtcheck.analyze.simulator import (
-    Candidate,
     ServiceModel,
     default_grid,
     make_arrivals,

@@ -90,7 +90,9 @@ def model_path_argument(required: bool = True) -> Callable[[F], F]:
 
 
 def check_model_file(path: str) -> None:
-    """One clear line for a missing path, a directory or an unreadable file.
+    """One clear line for a missing path, a directory or an unreadable file; an ``.onnx``
+    file also gets the ONNX loader's checks (truncated, text, plan, LFS pointer, missing
+    external data), which include the first three.
 
     Raises:
         InputError: the path cannot be a model file.
@@ -99,6 +101,11 @@ def check_model_file(path: str) -> None:
 
     from trtcheck.errors import InputError
 
+    if path.lower().endswith(".onnx"):
+        from trtcheck.load.onnx_model import load_onnx
+
+        load_onnx(path, load_external_data=False)
+        return
     if not os.path.exists(path):
         raise InputError(f"model file not found: {path}", "check the path")
     if os.path.isdir(path):
@@ -106,10 +113,6 @@ def check_model_file(path: str) -> None:
                          "pass the .onnx (or .plan) file inside it")
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied", None)
-    if path.lower().endswith(".onnx"):
-        from trtcheck.load.onnx_model import load_onnx
-
-        load_onnx(path, load_external_data=False)  # one clear line for a broken file
 
 
 def measurement_options(f: F) -> F:

@@ -57,6 +57,7 @@ from trtcheck.results.precision import (
     VariantResult,
 )
 from trtcheck.results.stats import Finding
+from trtcheck.stats import percentile
 
 #: precisions trtcheck knows tolerances for
 PRECISIONS = ("fp16", "bf16", "int8", "fp8")
@@ -285,7 +286,7 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
         reference_max_abs=float(np.max(np.abs(rb))) if rb.size else 0.0,
         max_abs_error=float(d.max()) if d.size else 0.0,
         mean_abs_error=float(d.mean()) if d.size else 0.0,
-        p99_abs_error=float(np.quantile(d, 0.99)) if d.size else 0.0,
+        p99_abs_error=percentile(d, 0.99) if d.size else 0.0,
         max_rel_error=float(rel.max()) if rel.size else None,
         mean_rel_error=float(rel.mean()) if rel.size else None,
         cosine_similarity=cos, rel_l2_error=rel_l2,

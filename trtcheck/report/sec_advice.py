@@ -73,4 +73,6 @@ def build(results: Results, charts: ChartSink) -> Section | None:
 
 def advice_markdown(adv: Advice) -> str:
     """The advice as Markdown (the ``advise --format md`` output); no charts."""
-    return render_partial("advice", "Batching advice", _view(adv)).markdown
+    from trtcheck.report.sections import render_markdown_partial
+
+    return render_markdown_partial("advice", "Batching advice", _view(adv))

@@ -117,8 +117,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
 
 def bench_markdown(results: Results) -> str:
     """Markdown of the bench tables alone (no charts), for ``trtcheck bench --format md``."""
-    from trtcheck.report.templating import render_template
+    from trtcheck.report.sections import render_markdown_partial
 
-    view = {"runs": [_run_view(r) for r in results.bench]}
-    return render_template("sections/bench.md.j2",
-                           {"v": view, "charts": [], "title": "", "id": "bench"}, markdown=True)
+    return render_markdown_partial("bench", "Latency and throughput",
+                                   {"runs": [_run_view(r) for r in results.bench]})

@@ -118,11 +118,9 @@ def build(results: Results, charts: ChartSink) -> Section | None:
 
 def render_markdown(insp: EngineInspection, top: int = TOP_LAYERS) -> str:
     """The section's Markdown (no charts) for ``trtcheck inspect --format md``."""
-    from trtcheck.report.templating import render_template
+    from trtcheck.report.sections import render_markdown_partial
 
-    return render_template("sections/engine.md.j2",
-                           {"v": engine_view(insp, top), "charts": [], "title": "TensorRT engine",
-                            "id": "engine"}, markdown=True)
+    return render_markdown_partial("engine", "TensorRT engine", engine_view(insp, top))
 
 
 def _num(v: float | None, digits: int = 3) -> str:

@@ -124,10 +124,9 @@ def build(results: Results, charts: ChartSink) -> Section | None:
 
 def precision_markdown(results: Results) -> str:
     """Markdown of the precision section without charts (``trtcheck precision --format md``)."""
-    from trtcheck.report.templating import render_template
+    from trtcheck.report.sections import render_markdown_partial
 
     if results.precision is None:
         return ""
-    return render_template("sections/precision.md.j2",
-                           {"v": _view(results.precision), "charts": [], "title": "",
-                            "id": "precision"}, markdown=True)
+    return render_markdown_partial("precision", "Precision: accuracy vs speed",
+                                   _view(results.precision))

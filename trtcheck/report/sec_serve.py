@@ -128,10 +128,8 @@ def build(results: Results, charts: ChartSink) -> Section | None:
 
 def serve_markdown(results: Results) -> str:
     """Markdown of the serving tables alone (no charts), for ``trtcheck serve --format md``."""
-    from trtcheck.report.templating import render_template
+    from trtcheck.report.sections import render_markdown_partial
 
     if results.serve is None:
         return ""
-    return render_template("sections/serve.md.j2",
-                           {"v": _view(results.serve), "charts": [], "title": "",
-                            "id": "serve"}, markdown=True)
+    return render_markdown_partial("serve", "Serving with dynamic batching", _view(results.serve))

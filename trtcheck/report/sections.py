@@ -62,6 +62,13 @@ def render_partial(section_id: str, title: str, view: dict[str, Any],
     return Section(id=section_id, title=title, html=html, markdown=md, charts=charts or [])
 
 
+def render_markdown_partial(section_id: str, title: str, view: dict[str, Any]) -> str:
+    """Only the Markdown partial of a section, without charts: what a command prints for
+    ``--format md`` (``trtcheck bench``, ``serve``, ``precision``, ``advise``, ``inspect``)."""
+    ctx = {"v": view, "charts": [], "title": title, "id": section_id}
+    return render_template(f"sections/{section_id}.md.j2", ctx, markdown=True)
+
+
 def build_sections(results: Results, charts: ChartSink) -> list[Section]:
     """Build every section that has data, in :data:`SECTION_MODULES` order."""
     out: list[Section] = []
