@@ -30,7 +30,6 @@ import struct
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 

@@ -56,7 +56,7 @@ def scalar_input_model(tmp_path) -> str:
 def test_click_usage_errors_are_one_line(cli, multi_input_model, args, needle):
     args = [multi_input_model if a == "MODEL" else a for a in args]
     res = cli(*args)
-    line = assert_one_line_error(res, 2, needle, "hint:")
+    assert_one_line_error(res, 2, needle, "hint:")
     assert "Usage:" not in res.stderr, res.stderr
 
 

@@ -82,8 +82,6 @@ def test_waterfall_parts_sum_to_latency_and_counters_add_up():
 def test_open_loop_counts_from_schedule_and_reports_send_lag():
     """No coordinated omission: a blocked loop shows up as latency and as late sends."""
     async def main():
-        calls = {"n": 0}
-
         def start(i):
             fut = asyncio.get_running_loop().create_future()
             fut.set_result(i)
