@@ -56,7 +56,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     reproduces the report without running anything.
 
     \b
-    --demo runs everything on the built-in ResNet-18 (about a minute on 2 cores):
+    --demo runs everything on the built-in ResNet-18 (22-34 s measured on 2 cores):
     inspection, batch sweep 1..16, serving sweep, FP16 comparison and batching advice
     at 200 req/s. Turn parts off with --no-serve and --precision none.
     """
