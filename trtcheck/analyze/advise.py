@@ -103,6 +103,9 @@ class AdviseRequest:
         timer_slack_us: how late window timers fire (event-loop timer granularity).
         batch_excess_ms: measured per-execution extra instance time samples (see
             :class:`~trtcheck.analyze.simulator.ServiceModel`); empty: none.
+        contention_per_arrival_ms: instance time added to a running execution per
+            request arriving meanwhile (interpreter-lock contention, measured by a serve
+            run; see :class:`~trtcheck.analyze.simulator.ServiceModel`), >= 0.
         request_delay_ms: measured per-request delay samples outside the queue
             (added to ``per_request_overhead_ms``); empty: none.
         instances: instance counts to search (``None``: as many as needed, automatic).
@@ -127,6 +130,7 @@ class AdviseRequest:
     seed: int = 0
     overheads_source: str = "given"
     batch_excess_ms: tuple[float, ...] = ()
+    contention_per_arrival_ms: float = 0.0
     request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
 
@@ -240,9 +244,10 @@ def advise(req: AdviseRequest) -> Advice:
         timer_slack_us=req.timer_slack_us,
         spread="none" if req.batch_excess_ms else "empirical",
         batch_excess_ms=tuple(req.batch_excess_ms),
-        request_delay_ms=tuple(req.request_delay_ms))
+        request_delay_ms=tuple(req.request_delay_ms),
+        contention_per_arrival_ms=req.contention_per_arrival_ms)
 
-    cap1, cap_b = service.capacity_per_instance_per_s(max_b)
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b, rate)
     t1 = curve.t1_ms
     front_cap = service.ingress_capacity_per_s()
     if rate >= front_cap:
@@ -270,7 +275,7 @@ def advise(req: AdviseRequest) -> Advice:
         inst_list = []
         batches = sorted({c.max_batch_size for c in default_grid(max_b, [1])})
         for bb in batches:
-            cap_bb, _ = service.capacity_per_instance_per_s(bb)
+            cap_bb, _ = service.capacity_per_instance_per_s(bb, rate)
             n0 = qf.instances_needed(rate, cap_bb, req.max_utilisation)
             for n in (n0, n0 + 1):
                 if n <= MAX_AUTO_INSTANCES:
@@ -289,7 +294,8 @@ def advise(req: AdviseRequest) -> Advice:
             break
         searched.append(n)
         cands = [c for c in default_grid(max_b, [n])
-                 if (service.capacity_per_instance_per_s(c.max_batch_size)[0] * n) > rate]
+                 if (service.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
+                 > rate]
         if not cands:
             continue
         res = sweep(cands, service, arrivals, seed=req.seed, rate_per_s=rate)
@@ -401,7 +407,7 @@ def _formulas(rate: float, curve: LatencyCurve, fit: LinearFit, service: Service
                                               if w_ms > 0 else None),
         natural_batch_no_wait=nat,
         min_batch_to_keep_up_one_instance=qf.min_batch_to_keep_up(
-            rate, service.batch_time_ms, service.curve.max_batch_measured),
+            rate, lambda b: service.batch_time_ms(b, rate), service.curve.max_batch_measured),
         capacity_per_instance_per_s=cap1, capacity_batch_size=cap_b,
         instances_needed_min=qf.instances_needed(rate, cap1, max_util),
         serving_overhead_to_inference_ratio=c_req / curve.t1_ms)

@@ -3,6 +3,7 @@ serving overheads from the serve section (when present)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,7 @@ def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
         "batch_excess_ms": cal["batch_excess_ms"], "request_delay_ms": cal["request_delay_ms"],
         "per_batch_overhead_ms": max(0.0, cal.get("per_batch_overhead_ms", 0.0)),
         "per_request_overhead_ms": cal.get("per_request_overhead_ms", 0.0),
+        "contention_per_arrival_ms": cal.get("contention_per_arrival_ms", 0.0),
         "source": cal["source"]}
     front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
     if front > 0:
@@ -157,6 +159,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
         ``source``.
     """
     excess: list[float] = []
+    arrivals_during: list[float] = []  # per execution, when the run has enqueue times
     delay: list[float] = []
     lag: list[float] = []
     n_cfg = 0
@@ -178,11 +181,21 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
         asm = parts.get("assembly_ms", [0.0] * len(comp))
         hop = parts.get("executor_hop_ms", [0.0] * len(comp))
         bs = rep.batch_sizes
+        enq = rep.enqueue_offsets_ms if len(rep.enqueue_offsets_ms) == len(comp) else None
+        if enq is not None:
+            enq_sorted = np.sort(np.asarray(enq, dtype=np.float64))
+            qw = parts.get("queue_wait_ms", [0.0] * len(comp))
+            ww = parts.get("window_wait_ms", [0.0] * len(comp))
         prev = None
         for i in range(len(comp)):
             key = (bs[i], comp[i], asm[i])
             if key != prev:
                 excess.append(comp[i] + asm[i] + hop[i] - float(curve.t_ms(bs[i])))
+                if enq is not None:  # requests enqueued while this execution ran
+                    start = enq[i] + qw[i] + ww[i] + asm[i] + hop[i]
+                    arrivals_during.append(float(
+                        np.searchsorted(enq_sorted, start + comp[i], side="right")
+                        - np.searchsorted(enq_sorted, start, side="right")))
                 prev = key
         for i, lat in enumerate(rep.latencies_ms):
             covered = sum(parts[k][i] for k in parts)
@@ -194,7 +207,11 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
             delay.append(d)
         if include_send_lag and "send_lag_ms" in parts:
             lag.extend(parts["send_lag_ms"])
+    contention = 0.0
+    if len(arrivals_during) == len(excess):
+        contention, excess = _fit_contention(excess, arrivals_during)
     out: dict[str, Any] = {
+        "contention_per_arrival_ms": contention,
         "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
         "send_lag_ms": _thin(lag),
         "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
@@ -207,6 +224,44 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
 
 MIN_DRIFT_CHECK_SAMPLES = 30
 """Executions needed before the drift of the per-execution excess is judged."""
+
+CONTENTION_MIN_T = 3.0
+"""The per-arrival contention is kept only when its least-squares slope is positive and
+at least this many standard errors from 0 (our threshold; a t-statistic of 3 keeps
+noise in runs with few executions, e.g. a drifting host, from inventing an effect)."""
+
+MIN_CONTENTION_FIT_EXECUTIONS = 30
+"""Executions needed to fit the per-arrival contention."""
+
+
+def _fit_contention(excess: list[float], arrivals: list[float]) -> tuple[float, list[float]]:
+    """Least-squares fit ``excess = e0 + c * arrivals_during + noise`` over executions.
+
+    ``c`` (ms per request that arrived while the execution ran) is what the serving
+    process's own per-request work costs a running execution that needs the interpreter
+    lock (see :attr:`trtcheck.analyze.simulator.ServiceModel.contention_per_arrival_ms`).
+
+    Returns:
+        ``(c, residual_excess)``: ``c`` >= 0 (0 unless significant, see
+        :data:`CONTENTION_MIN_T`) and the excess with ``c * arrivals`` taken out, in the
+        same (time) order, so the simulator adds it back for its own arrivals.
+    """
+    n = len(excess)
+    if n < MIN_CONTENTION_FIT_EXECUTIONS:
+        return 0.0, excess
+    x = np.asarray(arrivals, dtype=np.float64)
+    y = np.asarray(excess, dtype=np.float64)
+    xc = x - x.mean()
+    sxx = float(np.dot(xc, xc))
+    if sxx <= 0.0:
+        return 0.0, excess
+    slope = float(np.dot(xc, y - y.mean()) / sxx)
+    resid = y - y.mean() - slope * xc
+    se = math.sqrt(float(np.dot(resid, resid)) / (n - 2) / sxx)
+    if slope <= 0.0 or (se > 0 and slope / se < CONTENTION_MIN_T):
+        return 0.0, excess
+    return slope, (y - slope * x).tolist()
+
 
 IMPLAUSIBLE_NEGATIVE_EXCESS = 0.5
 """A mean measured per-execution excess below ``-0.5 x T(1)`` means the serving run's
@@ -250,6 +305,14 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                      "executions): the host's speed was not steady, and latency "
                      "predictions assume it stays as measured (measure pinned with "
                      "taskset on a quiet host, or expect P50/P99 to move with the drift)")
+    contention = float(measured.get("contention_per_arrival_ms", 0.0)) if excess else 0.0
+    if contention > 0:
+        notes.append(f"in the serving run, every request that arrived while a batch ran made "
+                     f"that execution {contention:.3g} ms longer: the model function "
+                     "competes with the event loop for the Python interpreter lock (eager "
+                     "Python model code); the predictions include it, and a server whose "
+                     "model call releases the lock (TensorRT, ONNX Runtime, a C++ server "
+                     "such as Triton) avoids it")
     serial = serial_overhead if serial_overhead is not None else measured.get(
         "serial_overhead", False)
     if per_request_overhead_ms is not None:
@@ -265,4 +328,6 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         instances=instances, max_utilisation=max_utilisation, requests=requests, seed=seed,
         overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
                           else measured.get("source", "measured")),
-        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay), notes=notes)
+        batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
+        contention_per_arrival_ms=contention,
+        notes=notes)

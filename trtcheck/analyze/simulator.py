@@ -82,6 +82,15 @@ class ServiceModel:
             and spread a slow phase evenly. 64 (our choice, >= 1; 1 draws independently)
             keeps the stalls and the drift seen in validation (a lag-1 autocorrelation
             of the per-execution excess up to 0.9 on a shared host) inside one block.
+        contention_per_arrival_ms: instance time added to an execution for every request
+            that arrives while it runs, >= 0. A model function that runs Python (eager
+            PyTorch launching kernels) shares the interpreter lock with the event loop,
+            so the loop's work for each arrival stretches the running execution: measured
+            0.39 ms per arrival for eager ResNet-18 fp16 on an H200 (an execution of
+            2.0 ms in ``bench`` took 3.5 ms at 300 req/s and 5-6 ms at 1,500 req/s in
+            the serving process; docs/advise.md). Calibrated by
+            :func:`trtcheck.analyze.inputs.calibration_from_serve`; 0 for backends that
+            release the lock (ONNX Runtime, TensorRT, async functions).
     """
 
     curve: LatencyCurve
@@ -95,8 +104,12 @@ class ServiceModel:
     request_delay_ms: tuple[float, ...] = ()
     send_lag_ms: tuple[float, ...] = ()
     resample_block: int = 64
+    contention_per_arrival_ms: float = 0.0
 
     def __post_init__(self) -> None:
+        c = self.contention_per_arrival_ms
+        if not (math.isfinite(c) and c >= 0):
+            raise InputError(f"contention per arrival must be a number >= 0 ms, got {c!r}")
         if not (isinstance(self.resample_block, int) and self.resample_block >= 1):
             raise InputError(f"resample block must be an integer >= 1, got "
                              f"{self.resample_block!r}")
@@ -114,20 +127,39 @@ class ServiceModel:
         """Mean of :attr:`batch_excess_ms` (0 when empty)."""
         return float(np.mean(self.batch_excess_ms)) if self.batch_excess_ms else 0.0
 
-    def batch_time_ms(self, b: int) -> float:
-        """Mean instance time of a batch of ``b``: ``T(b) + per-batch + b*per-item``
-        plus the mean measured excess."""
-        return (float(self.curve.t_ms(b)) + self.per_batch_overhead_ms
-                + b * self.per_item_overhead_ms + self.mean_batch_excess_ms)
+    def contention_stretch(self, rate_per_s: float | None) -> float:
+        """Factor on the instance time from :attr:`contention_per_arrival_ms` at an
+        arrival rate: an execution of ``s`` ms sees ``rate * s / 1000`` arrivals, each
+        adding ``c`` ms, so ``s' = s / (1 - rate * c / 1000)`` (a fixed point; inf when
+        ``rate * c >= 1000``: the loop's work alone fills the time). 1 without contention
+        or rate."""
+        c = self.contention_per_arrival_ms
+        if c <= 0 or not rate_per_s:
+            return 1.0
+        share = rate_per_s * c / 1000.0
+        return math.inf if share >= 1.0 else 1.0 / (1.0 - share)
 
-    def capacity_per_instance_per_s(self, max_batch_size: int) -> tuple[float, int]:
-        """``max over b <= B of 1000*b / batch_time_ms(b)`` and the ``b`` reaching it,
-        further capped by the serial ingress (``1e6 / ingress_per_request_us``)."""
+    def batch_time_ms(self, b: int, rate_per_s: float | None = None) -> float:
+        """Mean instance time of a batch of ``b``: ``T(b) + per-batch + b*per-item``
+        plus the mean measured excess, times :meth:`contention_stretch` at
+        ``rate_per_s`` (req/s) when given."""
+        return (float(self.curve.t_ms(b)) + self.per_batch_overhead_ms
+                + b * self.per_item_overhead_ms
+                + self.mean_batch_excess_ms) * self.contention_stretch(rate_per_s)
+
+    def capacity_per_instance_per_s(self, max_batch_size: int,
+                                    rate_per_s: float | None = None) -> tuple[float, int]:
+        """``max over b <= B of 1000*b / batch_time_ms(b, rate)`` and the ``b`` reaching
+        it (the serial ingress is :meth:`ingress_capacity_per_s`). With contention the
+        capacity depends on the offered rate (``rate_per_s``; 0 when it saturates)."""
         fit = fit_linear(self.curve)
         bs = np.arange(1, max_batch_size + 1)
         t = (np.asarray(self.curve.t_ms(bs, fit)) + self.per_batch_overhead_ms
              + bs * self.per_item_overhead_ms + self.mean_batch_excess_ms)
-        cap = 1000.0 * bs / t
+        stretch = self.contention_stretch(rate_per_s)
+        if math.isinf(stretch):
+            return 0.0, int(max_batch_size)
+        cap = 1000.0 * bs / (t * stretch)
         i = int(np.argmax(cap))
         return float(cap[i]), int(bs[i])
 
@@ -281,9 +313,9 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
         raise InputError("warm-up fraction must be in [0, 0.5]")
     rate = rate_per_s if rate_per_s is not None else trace_rate_per_s(arrivals_s)
     big_b = policy.max_batch_size
-    cap_inst, _ = service.capacity_per_instance_per_s(big_b)
+    cap_inst, _ = service.capacity_per_instance_per_s(big_b, rate)
     cap = min(cap_inst * instances, service.ingress_capacity_per_s())
-    rho = rate / cap
+    rho = rate / cap if cap > 0 else math.inf
     base = dict(window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
                 instances=instances, arrival_rate_per_s=float(rate), utilisation=float(rho))
     if rho >= 1.0:
@@ -312,6 +344,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     t_med_list = tmed.tolist()
     fixed_list = fixed_ms.tolist()
     slack = service.timer_slack_us * 1e-6
+    contention = service.contention_per_arrival_ms
 
     decide = policy.decide
     inf = math.inf
@@ -362,6 +395,15 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
                     svc += excess[k]
                 if svc < 0.0:  # a measured excess below -T(b) (noisy bench): no time travel
                     svc = 0.0
+                if contention > 0.0:  # arrivals during the execution stretch it
+                    lo = bis(enq, now, tail)
+                    extra = 0.0
+                    for _ in range(3):  # fixed point; the count rarely changes after 2
+                        extra_new = contention * (bis(enq, now + (svc + extra) * 1e-3, lo) - lo)
+                        if extra_new == extra:
+                            break
+                        extra = extra_new
+                    svc += extra
                 done = now + svc * 1e-3
                 heappush(busy, done)
                 free -= 1

@@ -1,0 +1,82 @@
+"""Interpreter-lock contention: arrivals stretch a running Python-bound execution
+(issue 4 follow-up; measured with eager PyTorch ResNet-18 on an H200)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from trtcheck.analyze.curve import curve_from_bench, make_curve
+from trtcheck.analyze.inputs import _fit_contention, calibration_from_serve
+from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
+from trtcheck.errors import InputError
+from trtcheck.policy import BatchingPolicy
+from trtcheck.results.bench import BenchRun
+from trtcheck.results.serve import ServeRun
+
+RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+
+
+def test_fit_recovers_a_slope_and_keeps_time_order():
+    rng = np.random.default_rng(0)
+    arrivals = rng.poisson(3.0, 500).astype(float)
+    excess = 1.0 + 0.4 * arrivals + rng.normal(0, 0.3, 500)
+    c, resid = _fit_contention(excess.tolist(), arrivals.tolist())
+    assert c == pytest.approx(0.4, abs=0.03)
+    assert len(resid) == 500
+    assert np.allclose(np.asarray(resid), excess - c * arrivals)
+
+
+def test_fit_returns_zero_without_a_significant_effect():
+    rng = np.random.default_rng(1)
+    arrivals = rng.poisson(3.0, 500).astype(float)
+    noise = (1.0 + rng.normal(0, 0.3, 500)).tolist()
+    assert _fit_contention(noise, arrivals.tolist()) == (0.0, noise)
+    neg = (1.0 - 0.4 * arrivals + rng.normal(0, 0.3, 500)).tolist()
+    assert _fit_contention(neg, arrivals.tolist())[0] == 0.0  # never negative
+    few = [1.0, 2.0, 3.0]
+    assert _fit_contention(few, [0.0, 1.0, 2.0]) == (0.0, few)
+
+
+def test_stretch_and_capacity():
+    curve = make_curve([(1, 5.0), (8, 5.0)])
+    sv = ServiceModel(curve, contention_per_arrival_ms=2.0)
+    assert sv.contention_stretch(100.0) == pytest.approx(1.25)  # 1 / (1 - 100 * 2e-3)
+    assert sv.contention_stretch(None) == 1.0
+    assert sv.batch_time_ms(1, 100.0) == pytest.approx(6.25)
+    cap, b = sv.capacity_per_instance_per_s(8, 100.0)
+    assert b == 8 and cap == pytest.approx(8000.0 / 6.25)
+    assert sv.capacity_per_instance_per_s(8, 500.0)[0] == 0.0  # the loop fills the time
+    with pytest.raises(InputError):
+        ServiceModel(curve, contention_per_arrival_ms=-1.0)
+
+
+def test_simulated_executions_stretch_with_arrivals():
+    curve = make_curve([(1, 5.0), (8, 5.0)])
+    arr = poisson_arrivals(100.0, 3000, np.random.default_rng(2))
+    pol = BatchingPolicy(1, 0.0)
+    plain = simulate(pol, 1, ServiceModel(curve, spread="none"), arr, seed=2)
+    slow = simulate(pol, 1, ServiceModel(curve, spread="none", contention_per_arrival_ms=2.0),
+                    arr, seed=2, rate_per_s=100.0)
+    assert plain.p50_ms == pytest.approx(5.0, abs=0.6)
+    # service ~6.25 ms on average (M/G/1 at utilisation ~0.62): latency rises well beyond
+    assert slow.mean_ms > plain.mean_ms + 2.0
+    assert slow.utilisation == pytest.approx(100.0 * 6.25e-3, rel=1e-9)
+
+
+def _calibration(name: str, backend: str) -> dict:
+    raw = json.loads(gzip.decompress((RESULTS / f"advise_validation-{name}_raw.json.gz")
+                                     .read_bytes()))[backend]
+    curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
+    return calibration_from_serve(ServeRun.model_validate(raw["calibration"]), curve)
+
+
+def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
+    gpu = _calibration("h200-torch-gpu", "torch-gpu")
+    assert gpu["contention_per_arrival_ms"] == pytest.approx(0.396, abs=0.01)
+    assert _calibration("dev-quiet-ort", "onnxruntime")["contention_per_arrival_ms"] == 0.0
+    assert _calibration("dev-quiet-synthetic", "synthetic")["contention_per_arrival_ms"] == 0.0
