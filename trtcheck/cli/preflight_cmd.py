@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option
+from trtcheck.cli.common import OutputFormat, echo_json, format_option, output_parent
 from trtcheck.errors import EnvironmentProblem, InputError
 
 
@@ -67,7 +67,8 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
     if strip_prefix:
         if output is None:
             raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
-        removed = strip_plan_prefix(plan, output)
+        with output_parent(output):  # missing folders made, removed again on failure
+            removed = strip_plan_prefix(plan, output)
         click.echo(f"wrote {output} ({removed} prefix bytes removed)", err=True)
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
