@@ -141,15 +141,14 @@ def test_output_parent_removes_only_the_folders_it_made(tmp_path):
 
     (tmp_path / "kept").mkdir()
     target = tmp_path / "kept" / "new1" / "new2" / "r.json"
-    with pytest.raises(RuntimeError):
-        with output_parent(target):
-            assert target.parent.is_dir()
-            raise RuntimeError("the write failed")
+    with pytest.raises(RuntimeError), output_parent(target):
+        assert target.parent.is_dir()
+        raise RuntimeError("the write failed")
     assert (tmp_path / "kept").is_dir() and not (tmp_path / "kept" / "new1").exists()
     with output_parent(target):
         target.write_text("ok")
     assert target.read_text() == "ok"
     (tmp_path / "blocker").write_text("x")
-    with pytest.raises(InputError, match="cannot create the folder"):
-        with output_parent(tmp_path / "blocker" / "sub" / "r.json"):
-            pass
+    with pytest.raises(InputError, match="cannot create the folder"), \
+            output_parent(tmp_path / "blocker" / "sub" / "r.json"):
+        pass
