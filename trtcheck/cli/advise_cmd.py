@@ -11,6 +11,7 @@ from trtcheck.cli.common import (
     OutputFormat,
     check_output_file,
     echo_json,
+    echo_text,
     format_option,
     log,
     output_parent,
@@ -168,11 +169,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     elif output_format == OutputFormat.MD.value:
         from trtcheck.report.sec_advice import advice_markdown
 
-        click.echo(advice_markdown(adv))
+        echo_text(advice_markdown(adv))
     else:
         from trtcheck.analyze.advice_text import advice_text
 
-        click.echo(advice_text(adv))
+        echo_text(advice_text(adv))
 
 
 def _measure(model: str, batch: str, seed: int) -> tuple[Any, Any]:

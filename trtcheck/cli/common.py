@@ -58,9 +58,18 @@ def echo_json(obj: Any) -> None:
         click.echo(json.dumps(obj, indent=2, sort_keys=True))
 
 
+def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
+    """Print a human rendering (text or Markdown) with every control character of the
+    untrusted names in it shown as an escape, line breaks kept
+    (:func:`trtcheck.units.terminal_safe_lines`). JSON goes through :func:`echo_json`."""
+    from trtcheck.units import terminal_safe_lines
+
+    click.echo(terminal_safe_lines(text), nl=nl, err=err)
+
+
 def log(message: str) -> None:
-    """A progress/status line for humans, on stderr."""
-    click.echo(message, err=True)
+    """A progress/status line for humans, on stderr (control characters escaped)."""
+    echo_text(message, err=True)
 
 
 def batch_list(value: str | None) -> list[int] | None:
@@ -174,9 +183,9 @@ def emit_results(results: Any, output: str | None, output_format: str,
     if output_format == OutputFormat.JSON.value:
         echo_json(results)
     elif output_format == OutputFormat.MD.value:
-        click.echo(markdown())
+        echo_text(markdown())
     else:
-        click.echo(text())
+        echo_text(text())
 
 
 def check_output_file(output: str | None, overwrite: bool) -> None:
