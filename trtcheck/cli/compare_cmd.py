@@ -49,7 +49,9 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     \b
     Environments, model, and per bench run (matched by label) the median, p99 and
     throughput per batch size with a bootstrap interval of the change B/A; engine
-    layers matched by name with their time deltas when both files have an engine.
+    layers matched by name with their time deltas when both files have an engine;
+    serving configurations and precision variants (accuracy metrics A vs B) present in
+    both files.
       trtcheck compare prod.json candidate.json
       trtcheck compare fp32.json fp16.json --format html -o compare.html
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
