@@ -107,6 +107,65 @@ def min_samples_to_certify(q: float, confidence: float = 0.99) -> int:
     return int(math.ceil(math.log(1.0 - confidence) / math.log(q)))
 
 
+AUTOCORRELATION_WARN = 0.5
+"""Lag-1 autocorrelation of a time-ordered series above which its samples are not
+independent: a slow drift (a host whose speed wanders, co-tenants, frequency changes).
+Our threshold from the advise validation (docs/advise.md): the per-execution excess of
+ONNX Runtime serving runs had a median of 0.12 per run (up to 0.50) on a quiet
+development CPU and 0.61 (up to 0.87) on a host whose CPU speed drifted; pooled over a
+calibration run, 0.13 and 0.54."""
+
+
+def lag1_autocorrelation(series: Sequence[float] | np.ndarray) -> float | None:
+    """Lag-1 sample autocorrelation ``sum((x_t - m)(x_{t+1} - m)) / sum((x_t - m)^2)``
+    of a time-ordered series (Box & Jenkins, "Time Series Analysis", the standard
+    estimator), in ``[-1, 1]``.
+
+    Returns:
+        ``None`` when fewer than 3 samples or the series is constant.
+    """
+    x = np.asarray(series, dtype=np.float64)
+    if x.size < 3:
+        return None
+    d = x - x.mean()
+    den = float(np.dot(d, d))
+    if den <= 0.0:
+        return None
+    return float(np.dot(d[1:], d[:-1]) / den)
+
+
+def circular_block_indices(n_source: int, n_out: int, block: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """Indices of one circular block resample (Politis & Romano 1992, "A circular
+    block-resampling procedure for stationary data").
+
+    Blocks of ``block`` consecutive indices of a series of length ``n_source``, each
+    starting at a uniformly drawn position and wrapping around its end (so every index is
+    equally likely), are concatenated and cut to ``n_out``. Unlike independent draws,
+    this keeps what neighbouring samples share (a slow drift of a host's speed, a
+    process-wide stall that delays many consecutive requests) inside each block.
+
+    Args:
+        n_source: length of the series, >= 1.
+        n_out: number of indices wanted, >= 0.
+        block: block length, >= 1 (1: independent draws; clipped to ``n_source``).
+        rng: the NumPy generator to draw the block starts from.
+
+    Returns:
+        int64 array of shape ``[n_out]`` with values in ``[0, n_source)``.
+
+    Raises:
+        ValueError: ``n_source < 1``, ``n_out < 0`` or ``block < 1``.
+    """
+    if n_source < 1 or n_out < 0 or block < 1:
+        raise ValueError("need n_source >= 1, n_out >= 0 and block >= 1")
+    block = min(int(block), int(n_source))
+    nb = -(-int(n_out) // block)
+    starts = rng.integers(0, n_source, size=nb)
+    idx = (starts[:, None] + np.arange(block)).reshape(-1)[:n_out]
+    return idx % n_source
+
+
 def stability_findings(samples_ms: Sequence[float] | np.ndarray,
                        stats: LatencyStats | None = None,
                        where: str | None = None) -> list[Finding]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
 from trtcheck.errors import InputError
+from trtcheck.stats import AUTOCORRELATION_WARN, lag1_autocorrelation
 
 
 def inputs_from_results(results: Any, source: str = "results.json"
@@ -110,15 +111,22 @@ def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
     return out
 
 
-MAX_CALIBRATION_SAMPLES = 4000
-"""Samples kept per calibrated distribution (evenly thinned beyond this)."""
+MAX_CALIBRATION_SAMPLES = 4096
+"""Samples kept per calibrated distribution; beyond this, evenly spaced runs of
+:data:`THIN_BLOCK` consecutive samples are kept."""
+
+THIN_BLOCK = 64
+"""Length of the consecutive runs kept when thinning: the series stay in time order
+(stalls and drift span consecutive samples; the simulator resamples them in blocks, see
+:attr:`trtcheck.analyze.simulator.ServiceModel.resample_block`)."""
 
 
 def _thin(values: list[float]) -> tuple[float, ...]:
     if len(values) <= MAX_CALIBRATION_SAMPLES:
         return tuple(values)
-    idx = np.linspace(0, len(values) - 1, MAX_CALIBRATION_SAMPLES).astype(int)
-    return tuple(float(values[i]) for i in idx)
+    nb = MAX_CALIBRATION_SAMPLES // THIN_BLOCK
+    starts = np.linspace(0, len(values) - THIN_BLOCK, nb).astype(int)
+    return tuple(float(values[s + j]) for s in starts for j in range(THIN_BLOCK))
 
 
 def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
@@ -197,6 +205,9 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     return out
 
 
+MIN_DRIFT_CHECK_SAMPLES = 30
+"""Executions needed before the drift of the per-execution excess is judged."""
+
 IMPLAUSIBLE_NEGATIVE_EXCESS = 0.5
 """A mean measured per-execution excess below ``-0.5 x T(1)`` means the serving run's
 executions took less than half the bench's batch-1 time: the bench, not the serving run,
@@ -232,6 +243,13 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                      "the bench looks disturbed; its measured per-execution excess is ignored "
                      "(re-measure on a quieter machine)")
         excess = ()
+    ac1 = lag1_autocorrelation(excess) if len(excess) >= MIN_DRIFT_CHECK_SAMPLES else None
+    if ac1 is not None and ac1 > AUTOCORRELATION_WARN:
+        notes.append(f"the serving run's execution times drifted (lag-1 autocorrelation "
+                     f"{ac1:.2f} of the per-execution time beyond T(b), over {len(excess)} "
+                     "executions): the host's speed was not steady, and latency "
+                     "predictions assume it stays as measured (measure pinned with "
+                     "taskset on a quiet host, or expect P50/P99 to move with the drift)")
     serial = serial_overhead if serial_overhead is not None else measured.get(
         "serial_overhead", False)
     if per_request_overhead_ms is not None:
