@@ -29,3 +29,28 @@ def human_bytes(n: int | float | None) -> str:
             return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
         v /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+def terminal_safe(text: object) -> str:
+    """``text`` for a terminal or a plain-text/Markdown output: every non-printable
+    character shown as its Python escape (``\\x1b``, ``\\r``, ``\\n``, ``\\x00``,
+    ``\\u202e``), every printable one (any script, accents, CJK) kept as it is.
+
+    Names and strings from files the user gave (model file names, layer and tensor names
+    inside ONNX models or engine JSON, YAML policy strings) are untrusted: raw, an ANSI
+    escape could recolour or clear the terminal, ``\\r`` overwrite a line, a bidi override
+    reorder it, a newline forge an extra line (e.g. a passing verdict). "Printable" is
+    :meth:`str.isprintable` (Unicode categories other than Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs,
+    ASCII space allowed). JSON needs none of this (it escapes control characters itself),
+    nor does HTML rendered with autoescape.
+    """
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
+
+
+def terminal_safe_lines(text: str) -> str:
+    """:func:`terminal_safe` on each line of ``text``, keeping its line breaks (``\\n``):
+    for whole renderings built from lines that may hold untrusted strings."""
+    return "\n".join(terminal_safe(line) for line in text.split("\n"))

@@ -20,6 +20,17 @@ from trtcheck.analyze import regression as R
 #: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
 BATCH_METRICS: tuple[str, ...] = ("median_ms", "p99_ms", "throughput_samples_per_s")
 
+#: accuracy metrics of a precision variant shown A vs B: the worst-over-outputs fields of
+#: :class:`trtcheck.results.precision.VariantResult`, with the direction that is better
+PRECISION_METRICS: tuple[tuple[str, str], ...] = (
+    ("max_abs_error", M.LOWER),
+    ("max_outside_tolerance_fraction", M.LOWER),
+    ("min_cosine_similarity", M.HIGHER),
+    ("max_rel_l2_error", M.LOWER),
+    ("nonfinite_count", M.LOWER),
+    ("min_top1_agreement", M.HIGHER),
+)
+
 
 class FieldDiff(BaseModel):
     """One field of two records: values as text and whether they differ."""
@@ -136,6 +147,44 @@ class ServeConfigDelta(BaseModel):
     p99_b_ms: float | None = None
 
 
+class PrecisionMetricDelta(BaseModel):
+    """One accuracy metric of one precision variant in files A and B.
+
+    Attributes:
+        metric: field of :class:`~trtcheck.results.precision.VariantResult`
+            (``max_abs_error`` ...); direction: ``lower``/``higher`` is better.
+        a, b: values (``None`` when that file does not hold it, e.g. no classifier output
+            for ``min_top1_agreement``); difference: ``b - a`` when both are present.
+            No interval and no verdict: the values are deterministic for given inputs and
+            tolerances, and judging them is the gate's job.
+    """
+
+    metric: str
+    direction: str
+    a: float | None = None
+    b: float | None = None
+    difference: float | None = None
+
+
+class PrecisionVariantDelta(BaseModel):
+    """One precision variant (matched by label, e.g. ``fp16``) in both files.
+
+    Attributes:
+        variant: the label; passed_a, passed_b: each file's verdict against its own
+            tolerances; setup: backend, model and tolerances side by side;
+        metrics: :data:`PRECISION_METRICS` A vs B;
+        speedup_a, speedup_b: ``speedup_vs_reference`` when latency was measured.
+    """
+
+    variant: str
+    passed_a: bool
+    passed_b: bool
+    setup: list[FieldDiff] = []
+    metrics: list[PrecisionMetricDelta] = []
+    speedup_a: float | None = None
+    speedup_b: float | None = None
+
+
 class Comparison(BaseModel):
     """Everything ``trtcheck compare`` shows.
 
@@ -147,6 +196,10 @@ class Comparison(BaseModel):
         runs: matched run pairs; runs_only_in_a / _b: labels without a partner.
         layers_note: why layer-level deltas are (not) shown.
         method: how intervals were computed.
+        serve: serving configurations in both files; serve_only_in_a / _b: the rest.
+        precision_setup: the precision comparisons' reference, inputs and verdict side
+            by side (empty unless both files have a precision section); precision:
+            variants in both files; precision_only_in_a / _b: labels without a partner.
     """
 
     name_a: str
@@ -163,6 +216,10 @@ class Comparison(BaseModel):
     serve: list[ServeConfigDelta] = []
     serve_only_in_a: list[str] = []
     serve_only_in_b: list[str] = []
+    precision_setup: list[FieldDiff] = []
+    precision: list[PrecisionVariantDelta] = []
+    precision_only_in_a: list[str] = []
+    precision_only_in_b: list[str] = []
 
 
 def _s(v: Any) -> str:
@@ -335,8 +392,11 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                        "per-layer profile averages, which run slower than unprofiled "
                        "inference: compare them with each other, not with bench latency")
     serve_rows, serve_a, serve_b = compare_serve(a, b)
+    prec_setup, prec_rows, prec_a, prec_b = compare_precision(a, b)
     return Comparison(name_a=name_a, name_b=name_b,
                       serve=serve_rows, serve_only_in_a=serve_a, serve_only_in_b=serve_b,
+                      precision_setup=prec_setup, precision=prec_rows,
+                      precision_only_in_a=prec_a, precision_only_in_b=prec_b,
                       comparable=not environment_differences(b, a),
                       environment=_env_rows(a, b), inspection=_inspection_rows(a, b),
                       runs=runs, runs_only_in_a=only_a, runs_only_in_b=only_b,
@@ -373,6 +433,59 @@ def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], li
             for k in ca if k in cb]
     return (rows, [_serve_label(k) for k in ca if k not in cb],
             [_serve_label(k) for k in cb if k not in ca])
+
+
+def compare_precision(a: Any, b: Any) -> tuple[list[FieldDiff], list[PrecisionVariantDelta],
+                                               list[str], list[str]]:
+    """Precision sections of ``a`` and ``b``: variants matched by label (``fp16`` ...).
+
+    Reads ``results.precision`` (:class:`trtcheck.results.precision.PrecisionResult`):
+    per variant the worst-over-outputs accuracy metrics (:data:`PRECISION_METRICS`),
+    the verdict and, when measured, the speed-up over the FP32 reference.
+
+    Returns:
+        ``(setup rows, matched variants, labels only in a, labels only in b)``; all empty
+        when either file has no precision section.
+    """
+    pa, pb = getattr(a, "precision", None), getattr(b, "precision", None)
+    if pa is None or pb is None:
+        return [], [], [], []
+    setup = _diff([
+        ("model", pa.model_path, pb.model_path),
+        ("reference", f"{pa.reference.name} {pa.reference.version} ({pa.reference.precision})",
+         f"{pb.reference.name} {pb.reference.version} ({pb.reference.precision})"),
+        ("inputs", pa.inputs.source, pb.inputs.source),
+        ("samples", pa.inputs.sample_count, pb.inputs.sample_count),
+        ("seed", pa.inputs.seed, pb.inputs.seed),
+        ("shapes", {k: "x".join(map(str, v)) for k, v in pa.inputs.shapes.items()},
+         {k: "x".join(map(str, v)) for k, v in pb.inputs.shapes.items()}),
+        ("passed", pa.passed, pb.passed),
+    ])
+    rows: list[PrecisionVariantDelta] = []
+    for label, va in pa.variants.items():
+        vb = pb.variants.get(label)
+        if vb is None:
+            continue
+        metrics = []
+        for name, direction in PRECISION_METRICS:
+            xa, xb = getattr(va, name, None), getattr(vb, name, None)
+            metrics.append(PrecisionMetricDelta(
+                metric=name, direction=direction,
+                a=None if xa is None else float(xa), b=None if xb is None else float(xb),
+                difference=None if xa is None or xb is None else float(xb) - float(xa)))
+        tol = (lambda v: f"atol {v.tolerance.atol:g}, rtol {v.tolerance.rtol:g}")
+        rows.append(PrecisionVariantDelta(
+            variant=label, passed_a=va.passed, passed_b=vb.passed,
+            setup=_diff([("backend", f"{va.backend.name} {va.backend.version}",
+                          f"{vb.backend.name} {vb.backend.version}"),
+                         ("model", va.model_path, vb.model_path),
+                         ("built by", va.built_by, vb.built_by),
+                         ("tolerance", tol(va), tol(vb))]),
+            metrics=metrics,
+            speedup_a=va.latency.speedup_vs_reference if va.latency else None,
+            speedup_b=vb.latency.speedup_vs_reference if vb.latency else None))
+    return (setup, rows, [k for k in pa.variants if k not in pb.variants],
+            [k for k in pb.variants if k not in pa.variants])
 
 
 _DATA_MOVEMENT = ("Reformat", "NoOp", None)

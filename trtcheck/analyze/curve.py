@@ -166,6 +166,35 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
     pts.sort()
     bs = np.array([p[0] for p in pts], dtype=np.int64)
     ts = np.array([float(p[1]) for p in pts], dtype=np.float64)
+    notes = check_monotone(pts, source=source, noise_tolerance=noise_tolerance)
+    ts = np.maximum.accumulate(ts)
+    raw = {int(k): np.asarray(v, dtype=np.float64) for k, v in (samples_ms or {}).items()
+           if len(v) > 0}
+    return LatencyCurve(bs, ts, raw, source, tuple(notes))
+
+
+def check_monotone(points: Iterable[tuple[int, float]], *, source: str,
+                   noise_tolerance: float = 0.0) -> list[str]:
+    """The one rule for a batch-latency curve's shape: T(b) must not decrease with b.
+
+    Used by :func:`make_curve` (``advise --latency-curve``, measured curves) and by
+    ``serve --synthetic-curve``.
+
+    Args:
+        points: ``(batch_size, T_ms)`` pairs (any order), times finite and >= 0.
+        source: where the points came from (used in messages).
+        noise_tolerance: relative dip allowed before the curve is rejected
+            (0 for hand-given curves; :data:`MONOTONE_NOISE_TOLERANCE` for measured ones).
+
+    Returns:
+        notes on the dips within the tolerance (each to be flattened by the caller).
+
+    Raises:
+        InputError: T(b) decreasing with b beyond ``noise_tolerance``.
+    """
+    pts = sorted((int(b), float(t)) for b, t in points)
+    bs = [b for b, _ in pts]
+    ts = np.array([t for _, t in pts], dtype=np.float64)
     notes: list[str] = []
     for i in range(1, len(ts)):
         prev = float(np.max(ts[:i]))
@@ -179,10 +208,7 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
                     "noisy) or correct the curve")
             notes.append(f"T({bs[i]}) = {ts[i]:.4g} ms dipped {dip:.1%} below a smaller "
                          f"batch's {prev:.4g} ms (timing noise); flattened to {prev:.4g} ms")
-    ts = np.maximum.accumulate(ts)
-    raw = {int(k): np.asarray(v, dtype=np.float64) for k, v in (samples_ms or {}).items()
-           if len(v) > 0}
-    return LatencyCurve(bs, ts, raw, source, tuple(notes))
+    return notes
 
 
 def parse_curve_text(text: str) -> LatencyCurve:

@@ -19,6 +19,7 @@ import click
 
 from trtcheck import __version__
 from trtcheck.errors import EXIT_CODES_HELP, EXIT_INTERNAL, TrtcheckError
+from trtcheck.units import terminal_safe
 
 #: command name -> module under trtcheck.cli (each defines a click command ``cli``)
 COMMANDS: dict[str, str] = {
@@ -69,10 +70,11 @@ def cli() -> None:
 
 
 def format_error(exc: TrtcheckError) -> str:
-    """The one line printed for a typed error: ``error: <what>; hint: <what to do>``."""
-    message = " ".join(exc.message.split())
+    """The one line printed for a typed error: ``error: <what>; hint: <what to do>``
+    (whitespace folded, control characters of names the user gave shown as escapes)."""
+    message = terminal_safe(" ".join(exc.message.split()))
     if exc.hint:
-        return f"error: {message}; hint: {' '.join(exc.hint.split())}"
+        return f"error: {message}; hint: {terminal_safe(' '.join(exc.hint.split()))}"
     return f"error: {message}"
 
 
@@ -83,7 +85,7 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def format_usage_error(exc: click.UsageError) -> str:
     """One line ``error: <Click's message>; hint: see `trtcheck <command> --help```."""
     command = exc.ctx.command_path if exc.ctx is not None else "trtcheck"
-    message = " ".join(exc.format_message().split()).rstrip(".")
+    message = terminal_safe(" ".join(exc.format_message().split()).rstrip("."))
     return f"error: {message}; hint: see `{command} --help`"
 
 
@@ -93,7 +95,8 @@ def _print_error(exc: TrtcheckError) -> None:
 
 def internal_error_line(exc: BaseException) -> str:
     """The one line printed for an unexpected exception (a bug in trtcheck: exit 4)."""
-    return (f"error: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}; "
+    return (f"error: internal error: {type(exc).__name__}: "
+            f"{terminal_safe(' '.join(str(exc).split()))}; "
             "hint: this is a bug in trtcheck: rerun with TRTCHECK_DEBUG=1 and report the "
             "traceback")
 

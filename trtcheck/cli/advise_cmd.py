@@ -9,9 +9,12 @@ import click
 from trtcheck.cli.common import (
     FiniteFloatRange,
     OutputFormat,
+    check_output_file,
     echo_json,
+    echo_text,
     format_option,
     log,
+    output_parent,
 )
 
 
@@ -110,8 +113,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError("give exactly one source of T(b): MODEL, --from results.json or "
                          "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
                          "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
-    if output and os.path.exists(output) and not overwrite:
-        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    check_output_file(output, overwrite)  # the same -o rules as every command
     if arrival_rate is not None and not arrival_rate > 0:
         raise InputError(f"--arrival-rate must be > 0 requests per second, got {arrival_rate:g}",
                          "e.g. --arrival-rate 200")
@@ -159,18 +161,19 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
-        save_results(results, output)
+        with output_parent(output):
+            save_results(results, output)
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:
         echo_json(adv)
     elif output_format == OutputFormat.MD.value:
         from trtcheck.report.sec_advice import advice_markdown
 
-        click.echo(advice_markdown(adv))
+        echo_text(advice_markdown(adv))
     else:
         from trtcheck.analyze.advice_text import advice_text
 
-        click.echo(advice_text(adv))
+        echo_text(advice_text(adv))
 
 
 def _measure(model: str, batch: str, seed: int) -> tuple[Any, Any]:

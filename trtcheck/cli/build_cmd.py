@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, check_model_file, echo_json, format_option, log
+from trtcheck.cli.common import (
+    OutputFormat,
+    check_model_file,
+    echo_json,
+    echo_text,
+    format_option,
+    log,
+)
 from trtcheck.errors import InputError
 
 
@@ -102,11 +109,11 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
                              overwrite=overwrite)
             results.append(r)
             if output_format == OutputFormat.TEXT.value:
-                click.echo(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s "
+                echo_text(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s "
                            f"with {r.runtime} {r.runtime_version}; {len(r.network_layers)} "
                            f"network layers; {r.plan.verdict}")
                 for n in r.notes:
-                    click.echo(f"  note: {n}")
+                    echo_text(f"  note: {n}")
     except BaseException:
         if created and output_dir.is_dir() and not any(output_dir.iterdir()):
             output_dir.rmdir()  # leave no empty folder we made behind

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import math
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -55,9 +58,18 @@ def echo_json(obj: Any) -> None:
         click.echo(json.dumps(obj, indent=2, sort_keys=True))
 
 
+def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
+    """Print a human rendering (text or Markdown) with every control character of the
+    untrusted names in it shown as an escape, line breaks kept
+    (:func:`trtcheck.units.terminal_safe_lines`). JSON goes through :func:`echo_json`."""
+    from trtcheck.units import terminal_safe_lines
+
+    click.echo(terminal_safe_lines(text), nl=nl, err=err)
+
+
 def log(message: str) -> None:
-    """A progress/status line for humans, on stderr."""
-    click.echo(message, err=True)
+    """A progress/status line for humans, on stderr (control characters escaped)."""
+    echo_text(message, err=True)
 
 
 def batch_list(value: str | None) -> list[int] | None:
@@ -97,8 +109,6 @@ def check_model_file(path: str) -> None:
     Raises:
         InputError: the path cannot be a model file.
     """
-    import os
-
     from trtcheck.errors import InputError
 
     if path.lower().endswith(".onnx"):
@@ -167,25 +177,26 @@ def emit_results(results: Any, output: str | None, output_format: str,
     if output:
         from trtcheck.results import save_results
 
-        save_results(results, output)
+        with output_parent(output):
+            save_results(results, output)
         log(f"results saved to {output}")
     if output_format == OutputFormat.JSON.value:
         echo_json(results)
     elif output_format == OutputFormat.MD.value:
-        click.echo(markdown())
+        echo_text(markdown())
     else:
-        click.echo(text())
+        echo_text(text())
 
 
 def check_output_file(output: str | None, overwrite: bool) -> None:
-    """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder.
+    """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder;
+    missing folders on its path are allowed (they are created when the file is written,
+    see :func:`output_parent`).
 
     Raises:
         InputError: the file exists without ``overwrite``, is a directory, or its folder
-            is missing or not writable.
+            cannot be made (the nearest existing folder above it is not a writable folder).
     """
-    import os
-
     from trtcheck.errors import InputError
 
     if output is None:
@@ -200,33 +211,75 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
                          "JSON, use --format json)")
     if os.path.exists(output) and not overwrite:
         raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
+    # missing folders are created when the file is written (output_parent); here the
+    # nearest existing folder above it must be a writable folder
     parent = os.path.dirname(os.path.abspath(output))
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise InputError(f"cannot write {output}: folder missing or not writable",
+        raise InputError(f"cannot write {output}: {parent} is not a writable folder",
                          "choose a writable -o path")
+
+
+@contextlib.contextmanager
+def output_parent(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Create the missing folders above the output file ``path`` for the ``with`` body
+    (which writes the file); if the body raises, remove the folders made here again when
+    they are still empty, so a failed command leaves nothing behind.
+
+    Raises:
+        InputError: a folder cannot be created (a file in the way, permission denied).
+    """
+    from trtcheck.errors import InputError
+
+    parent = Path(os.path.abspath(path)).parent
+    missing: list[Path] = []
+    p = parent
+    while not p.exists() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_empty(missing)
+        raise InputError(f"cannot create the folder {parent}: {exc.strerror or exc}",
+                         "choose a writable output path") from None
+    try:
+        yield
+    except BaseException:
+        _remove_empty(missing)
+        raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (innermost first) while they exist and are empty."""
+    for d in folders:
+        try:
+            d.rmdir()
+        except OSError:
+            return
 
 
 def write_text_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
-    so a reader never sees half a file.
+    so a reader never sees half a file. Missing folders above ``path`` are created
+    (:func:`output_parent`).
 
     Raises:
         InputError: the folder is not writable (one line, exit 2).
     """
-    import os
-    from pathlib import Path
-
     from trtcheck.errors import InputError
 
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as exc:
+    with output_parent(p):
         try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                         "choose a writable output path") from None
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, p)
+        except OSError as exc:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                             "choose a writable output path") from None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import FiniteFloatRange
+from trtcheck.cli.common import FiniteFloatRange, log
 from trtcheck.errors import InputError
 
 
@@ -49,7 +49,9 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     \b
     Environments, model, and per bench run (matched by label) the median, p99 and
     throughput per batch size with a bootstrap interval of the change B/A; engine
-    layers matched by name with their time deltas when both files have an engine.
+    layers matched by name with their time deltas when both files have an engine;
+    serving configurations and precision variants (accuracy metrics A vs B) present in
+    both files.
       trtcheck compare prod.json candidate.json
       trtcheck compare fp32.json fp16.json --format html -o compare.html
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
@@ -58,6 +60,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     from trtcheck.cli.common import check_output_file
     from trtcheck.report import compare_render
     from trtcheck.results import load_results
+    from trtcheck.units import terminal_safe_lines
 
     a, b = _results_path(a), _results_path(b)
     for src in (a, b):
@@ -72,15 +75,15 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     if output_format == "json":
         text = comp.model_dump_json(indent=2) + "\n"
     elif output_format == "md":
-        text = compare_render.render_markdown(comp)
+        text = terminal_safe_lines(compare_render.render_markdown(comp))
     elif output_format == "html":
         text = compare_render.render_html(comp)
     else:
-        text = compare_render.render_text(comp)
+        text = terminal_safe_lines(compare_render.render_text(comp))
     if output is None:
         click.echo(text, nl=False)
         return
     from trtcheck.cli.common import write_text_atomic
 
     write_text_atomic(output, text)
-    click.echo(f"wrote {output}", err=True)
+    log(f"wrote {output}")

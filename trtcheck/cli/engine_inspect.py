@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
-from trtcheck.cli.common import OutputFormat, echo_json
+from trtcheck.cli.common import OutputFormat, echo_json, echo_text
 
 
 def inspect_engine(path: Path, shapes: dict[str, list[int]] | None = None,
@@ -33,6 +31,6 @@ def inspect_engine(path: Path, shapes: dict[str, list[int]] | None = None,
     if output_format == OutputFormat.JSON.value:
         echo_json(insp)
     elif output_format == OutputFormat.MD.value:
-        click.echo(render_markdown(insp, top), nl=False)
+        echo_text(render_markdown(insp, top), nl=False)
     else:
-        click.echo(render_text(insp, top), nl=False)
+        echo_text(render_text(insp, top), nl=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option, log
+from trtcheck.cli.common import OutputFormat, echo_json, echo_text, format_option, log
 from trtcheck.errors import EnvironmentProblem, GateFailed, InputError, UsageError
 
 
@@ -57,9 +57,9 @@ def _list(res: object, output_format: str) -> None:
         leaf = p.rsplit(".", 1)[-1]
         shown = str(v) if p.startswith("len(") else format_quantity(v, metric_unit(leaf))
         if output_format == OutputFormat.MD.value:
-            click.echo(f"- `{p}` = {shown}")
+            echo_text(f"- `{p}` = {shown}")
         else:
-            click.echo(f"{p:<{width}}  {shown}")
+            echo_text(f"{p:<{width}}  {shown}")
 
 
 @click.command("gate", epilog="Exit codes: 0 all checks pass (warnings allowed); 1 a check "
@@ -128,9 +128,9 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     if output_format == OutputFormat.JSON.value:
         echo_json(report)
     elif output_format == OutputFormat.MD.value:
-        click.echo(gate_render.render_markdown(report), nl=False)
+        echo_text(gate_render.render_markdown(report), nl=False)
     else:
-        click.echo(gate_render.render_text(report), nl=False)
+        echo_text(gate_render.render_text(report), nl=False)
     if report.exit_code == 3:
         raise EnvironmentProblem(
             "the baseline was measured on another machine or runtime: "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option
+from trtcheck.cli.common import OutputFormat, echo_json, echo_text, format_option
 from trtcheck.load.onnx_model import plan_magic
 
 KIND_ONNX = "onnx"
@@ -71,9 +71,9 @@ def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) 
     if output_format == OutputFormat.JSON.value:
         echo_json(insp)
     elif output_format == OutputFormat.MD.value:
-        click.echo(render_markdown(insp), nl=False)
+        echo_text(render_markdown(insp), nl=False)
     else:
-        click.echo(render_text(insp), nl=False)
+        echo_text(render_text(insp), nl=False)
 
 
 # ---- branch `trt`: TensorRT plans and trtexec exports (trtcheck/cli/engine_inspect.py) ----

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trtcheck.results.inspection import ModelInspection, TensorInfo
-from trtcheck.units import human_bytes, si
+from trtcheck.units import human_bytes, si, terminal_safe
 
 TOP_OPS = 10
 
@@ -44,14 +44,9 @@ def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def _printable(text: str) -> str:
-    """Names come from untrusted files: show control characters as escapes."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-
-
 def render_text(insp: ModelInspection) -> str:
     """Compact terminal summary (ends with a newline)."""
-    p = _printable
+    p = terminal_safe  # names come from untrusted files: control characters as escapes
     lines: list[str] = []
     opsets = ", ".join(f"{d} {v}" for d, v in insp.opset.items())
     lines.append(f"model      {p(Path(insp.path).name)}  ({human_bytes(insp.file_size_bytes)}, "
@@ -103,7 +98,7 @@ def render_text(insp: ModelInspection) -> str:
                 lines.append(f"          hint: {p(f.remedy)}")
     else:
         lines.append("lints      none")
-    return "\n".join(lines) + "\n"
+    return "\n".join(p(ln) for ln in lines) + "\n"
 
 
 def render_markdown(insp: ModelInspection) -> str:

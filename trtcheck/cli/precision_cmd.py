@@ -146,8 +146,11 @@ def precision_text(result: Any) -> str:
                                    "failed its tolerances; 2 bad input; 3 environment; "
                                    "4 internal.")
 @model_path_argument()
-@click.option("--precisions", default="fp16", show_default=True, metavar="LIST",
-              help="Precisions to compare with FP32, comma-separated (fp16, bf16, int8, fp8).")
+@click.option("--precision", "precision", default=None, metavar="LIST",
+              help="Precisions to compare with FP32, comma-separated (fp16, bf16, int8, fp8) "
+                   "[default: fp16].")
+@click.option("--precisions", "precisions_alias", default=None, hidden=True,
+              help="Old spelling of --precision (kept for existing scripts).")
 @click.option("--candidate", "candidates", multiple=True, metavar="PREC=PATH",
               help="Use this file as the PREC variant (an FP16 ONNX, a TensorRT engine) instead "
                    "of building it; repeatable. Only fp16 can be built here.")
@@ -193,7 +196,7 @@ def precision_text(result: Any) -> str:
               help="Save the results JSON here.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
-def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[str, ...],
+def cli(model: str, precision: str | None, precisions_alias: str | None, candidates: tuple[str, ...], shapes: tuple[str, ...],
         inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],
         sample_count: int, seed: int, atol: tuple[str, ...], rtol: tuple[str, ...],
         min_cosine: tuple[str, ...], max_outside_fraction: tuple[str, ...],
@@ -221,6 +224,10 @@ def cli(model: str, precisions: str, candidates: tuple[str, ...], shapes: tuple[
     check_model_file(model)
     if inputs_npz and inputs_dir:
         raise UsageError("give --inputs or --inputs-dir, not both")
+    if precision is not None and precisions_alias is not None and precision != precisions_alias:
+        raise UsageError("--precision and --precisions (its old spelling) disagree",
+                         "give the list once, e.g. --precision fp16,int8")
+    precisions = precision or precisions_alias or "fp16"
     precs = [p.strip() for p in precisions.split(",") if p.strip()]
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
                                         max_outside_fraction=max_outside_fraction,

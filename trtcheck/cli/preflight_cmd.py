@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, format_option
+from trtcheck.cli.common import (
+    OutputFormat,
+    echo_json,
+    echo_text,
+    format_option,
+    output_parent,
+)
 from trtcheck.errors import EnvironmentProblem, InputError
 
 
@@ -57,8 +63,8 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         if not diags:
             click.echo("no known TensorRT load failure in the log")
         for d in diags:
-            click.echo(f"{'error' if d.fatal else 'warning'}: {d.message}")
-            click.echo(f"  fix: {d.hint}")
+            echo_text(f"{'error' if d.fatal else 'warning'}: {d.message}")
+            echo_text(f"  fix: {d.hint}")
         if plan is None:
             if any(d.fatal for d in diags):
                 raise EnvironmentProblem(diags[0].message, diags[0].hint)
@@ -67,8 +73,9 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
     if strip_prefix:
         if output is None:
             raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
-        removed = strip_plan_prefix(plan, output)
-        click.echo(f"wrote {output} ({removed} prefix bytes removed)", err=True)
+        with output_parent(output):  # missing folders made, removed again on failure
+            removed = strip_plan_prefix(plan, output)
+        echo_text(f"wrote {output} ({removed} prefix bytes removed)", err=True)
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
     if output_format == OutputFormat.JSON.value:
@@ -82,11 +89,11 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
                  if info.runtime_name else "none installed"),
                 ("verdict", info.verdict)]
         for k, v in rows:
-            click.echo(f"{bullet}{k + ':':14s} {v}")
+            echo_text(f"{bullet}{k + ':':14s} {v}")
         for p in info.problems:
-            click.echo(f"{bullet}{p.severity}: [{p.code}] {p.message}")
+            echo_text(f"{bullet}{p.severity}: [{p.code}] {p.message}")
             if p.remedy:
-                click.echo(f"{bullet}  fix: {p.remedy}")
+                echo_text(f"{bullet}  fix: {p.remedy}")
     if info.can_load is False:
         first = info.problems[0] if info.problems else None
         code = first.code if first else ""

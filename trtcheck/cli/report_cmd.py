@@ -32,7 +32,7 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
 @click.option("--precision", "precisions", default=None, metavar="LIST",
               help="Also compare reduced-precision variants of an ONNX model against FP32, "
-                   "e.g. fp16 (see `trtcheck precision`).")
+                   "comma-separated, e.g. fp16 (see `trtcheck precision`).")
 @click.option("--serve/--no-serve", "serve", default=None,
               help="Also measure serving through the embedded dynamic batcher: windows "
                    "0/2/10 ms at max batch 8 for a burst and an open loop above the "

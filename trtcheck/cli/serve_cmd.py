@@ -68,7 +68,8 @@ def serve_table_text(run: Any) -> str:
 @model_path_argument(required=False)
 @click.option("--synthetic-curve", default=None, metavar="B:MS,...",
               help="Serve a synthetic backend whose batch time follows these points "
-                   "(linear interpolation), e.g. 1:0.29,8:1.02; no MODEL then.")
+                   "(linear interpolation), e.g. 1:0.29,8:1.02; T(b) must not decrease "
+                   "with b (as for advise --latency-curve); no MODEL then.")
 @click.option("--spread", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
               help="Synthetic: relative std of each batch time (seeded).")
 @click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
@@ -167,8 +168,11 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
         shape_map = parse_shapes(list(shapes))
     if synthetic_curve is not None:
-        from trtcheck.backends.synthetic import SyntheticBackend
+        from trtcheck.analyze.curve import check_monotone
+        from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 
+        # the same shape rule as advise --latency-curve: T(b) must not decrease with b
+        check_monotone(parse_curve(synthetic_curve).items(), source="--synthetic-curve")
         backend: Any = SyntheticBackend(synthetic_curve, spread=spread, seed=seed,
                                         per_request_overhead_ms=per_request_overhead_ms,
                                         mode=synthetic_mode)

@@ -302,14 +302,48 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
                     "dims in the model (`trtcheck inspect MODEL` lists shared names)")
         raise InputError(f"{runtime} failed to build {model_path.name}: {first[:400]}", hint)
     data = memoryview(serialized).tobytes()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    write_plan_atomic(out, data)
     plan = read_plan_info(out)
     return BuildResult(plan_path=out, precision=precision, runtime=runtime,
                        runtime_version=str(trt.__version__), build_s=build_s,
                        plan_size_bytes=len(data), onnx_path=model_path,
                        network_layers=layers, inputs=inputs, outputs=outputs, plan=plan,
                        notes=notes)
+
+
+def write_plan_atomic(path: str | Path, data: bytes) -> Path:
+    """Write the serialized plan ``data`` to ``path`` through a temporary file in the same
+    folder (flushed to disk), then :func:`os.replace`: an interrupted or failed write never
+    leaves a truncated plan under the final name, and an existing plan there stays intact
+    until the new one is complete. Missing folders above ``path`` are created.
+
+    Raises:
+        InputError: the folder cannot be created or written (one line, exit 2).
+    """
+    import os
+    import tempfile
+
+    out = Path(path)
+    tmp: str | None = None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+        tmp = None
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}",
+                         "choose a writable output folder") from None
+    finally:
+        if tmp is not None:  # failed or interrupted (KeyboardInterrupt) before the rename
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return out
 
 
 def network_layers(network: Any) -> list[EngineLayer]:

@@ -951,17 +951,17 @@ def compare_onnx_precisions(model_path: str | os.PathLike[str],
     model_path = str(model_path)
     precs = list(precisions)
     if not precs:
-        raise InputError("no precision to compare", "e.g. --precisions fp16")
+        raise InputError("no precision to compare", "e.g. --precision fp16")
     for p in precs:
         if p not in PRECISIONS:
             raise InputError(f"unknown precision {p!r}", f"choose from {', '.join(PRECISIONS)}")
     if len(set(precs)) != len(precs):
-        raise InputError("a precision is listed twice in --precisions")
+        raise InputError("a precision is listed twice in --precision")
     candidates = dict(candidates or {})
     extra = [p for p in candidates if p not in precs]
     if extra:
-        raise InputError(f"--candidate given for {', '.join(extra)}, which --precisions does "
-                         "not list", f"add it: --precisions {','.join(precs + extra)}")
+        raise InputError(f"--candidate given for {', '.join(extra)}, which --precision does "
+                         "not list", f"add it: --precision {','.join(precs + extra)}")
     for p in precs:
         if p in candidates and not Path(candidates[p]).is_file():
             raise InputError(f"candidate file not found: {candidates[p]}", "check the path")

@@ -36,6 +36,23 @@ def _signed(v: float | None, unit: Unit) -> str:
     return ("-" if v < 0 else "+") + format_quantity(abs(v), unit)
 
 
+def _acc(v: float | None) -> str:
+    """An accuracy value: 6 significant digits; a cosine similarity just below 1 gets up
+    to 10, so that it does not print as 1."""
+    if v is None:
+        return "-"
+    text = f"{v:.6g}"
+    return f"{v:.10g}" if text in ("1", "-1") and v != float(text) else text
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _verdict(passed: bool) -> str:
+    return "pass" if passed else "FAIL"
+
+
 def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
     """Plain view-model (strings already formatted) shared by the three formats."""
     runs = []
@@ -88,9 +105,24 @@ def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
               "p50_change": _pct(d.p50_a_ms, d.p50_b_ms),
               "p99": f"{_ms(d.p99_a_ms)} / {_ms(d.p99_b_ms)}",
               "p99_change": _pct(d.p99_a_ms, d.p99_b_ms)} for d in c.serve]
+    precision = [{
+        "variant": p.variant,
+        "passed": f"{_verdict(p.passed_a)} / {_verdict(p.passed_b)}",
+        "speedup": (f"{_x(p.speedup_a)} / {_x(p.speedup_b)}"
+                    if p.speedup_a is not None or p.speedup_b is not None else None),
+        "setup": [d.model_dump() for d in p.setup if d.differs],
+        "rows": [{"metric": m.metric, "better": f"{m.direction} is better",
+                  "a": _acc(m.a), "b": _acc(m.b),
+                  "difference": ("-" if m.difference is None else
+                                 "0" if m.difference == 0 else f"{m.difference:+.3g}")}
+                 for m in p.metrics if m.a is not None or m.b is not None],
+    } for p in c.precision]
     return {"name_a": c.name_a, "name_b": c.name_b, "comparable": c.comparable,
             "serve": serve, "serve_only_in_a": c.serve_only_in_a,
             "serve_only_in_b": c.serve_only_in_b,
+            "precision_setup": [d.model_dump() for d in c.precision_setup],
+            "precision": precision, "precision_only_in_a": c.precision_only_in_a,
+            "precision_only_in_b": c.precision_only_in_b,
             "environment": [d.model_dump() for d in c.environment],
             "inspection": [d.model_dump() for d in c.inspection],
             "runs": runs, "runs_only_in_a": c.runs_only_in_a, "runs_only_in_b": c.runs_only_in_b,
@@ -156,6 +188,24 @@ def render_text(c: Comparison) -> str:
     if v["serve_only_in_a"] or v["serve_only_in_b"]:
         out.append(f"  serving configurations only in A: {len(v['serve_only_in_a'])}, "
                    f"only in B: {len(v['serve_only_in_b'])}")
+    if v["precision_setup"]:
+        out.append("precision (each variant against its file's FP32 reference; A / B):")
+        out += _table(["field", "A", "B", ""],
+                      [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
+                       for d in v["precision_setup"]])
+    for p in v["precision"]:
+        out.append(f"precision {p['variant']}: verdict {p['passed']}"
+                   + (f"; speed-up vs FP32 {p['speedup']}" if p["speedup"] else ""))
+        diffs = [f"{d['field']} {d['a']} -> {d['b']}" for d in p["setup"]]
+        if diffs:
+            out.append("  differs: " + "; ".join(diffs))
+        out += _table(["metric", "A", "B", "B - A", ""],
+                      [[x["metric"], x["a"], x["b"], x["difference"], x["better"]]
+                       for x in p["rows"]])
+    for lbl in v["precision_only_in_a"]:
+        out.append(f"precision {lbl}: only in A")
+    for lbl in v["precision_only_in_b"]:
+        out.append(f"precision {lbl}: only in B")
     out.append(f"note: {v['layers_note']}")
     out.append(f"method: {v['method']}")
     return "\n".join(out) + "\n"
@@ -205,6 +255,26 @@ def render_markdown(c: Comparison) -> str:
         for x in v["serve"]:
             out.append(f"| {e(x['config'])} | {x['qps']} | {x['qps_change']} | {x['batch']} | "
                        f"{x['p50']} | {x['p50_change']} | {x['p99']} | {x['p99_change']} |")
+    if v["precision_setup"]:
+        out += ["", "### Precision (each variant against its file's FP32 reference)", "",
+                "| field | A | B |", "|---|---|---|"]
+        for d in v["precision_setup"]:
+            b = "**" if d["differs"] else ""
+            out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
+    for p in v["precision"]:
+        out += ["", f"#### Precision {e(p['variant'])}: verdict {e(p['passed'])}"
+                + (f", speed-up vs FP32 {e(p['speedup'])}" if p["speedup"] else ""), ""]
+        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in p["setup"]]
+        if diffs:
+            out += ["Differs: " + "; ".join(diffs), ""]
+        out += ["| metric | A | B | B − A | |", "|---|---:|---:|---:|---|"]
+        for x in p["rows"]:
+            out.append(f"| {e(x['metric'])} | {e(x['a'])} | {e(x['b'])} | "
+                       f"{e(x['difference'])} | {e(x['better'])} |")
+    if v["precision_only_in_a"] or v["precision_only_in_b"]:
+        out += ["", (f"Precision variants only in A: "
+                f"{e(', '.join(v['precision_only_in_a'])) or '-'}; only in B: "
+                f"{e(', '.join(v['precision_only_in_b'])) or '-'}")]
     out += ["", f"_{e(v['layers_note'])}_", "", f"_Method: {e(v['method'])}_"]
     return "\n".join(out) + "\n"
 

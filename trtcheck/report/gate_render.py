@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from trtcheck.analyze.gate import Check, GateReport
+from trtcheck.units import terminal_safe
 
 _WORD = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 _ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌"}
@@ -66,7 +67,8 @@ def render_text(report: GateReport, width: int = 100) -> str:
         if not any(w.endswith(c.message) for c in report.checks):
             lines.append(f"  note: {w}")
     lines.append(headline(report))
-    return "\n".join(lines) + "\n"
+    # policy strings and paths come from the user's files: one line each, escapes shown
+    return "\n".join(terminal_safe(ln) for ln in lines) + "\n"
 
 
 def render_markdown(report: GateReport) -> str:

@@ -13,6 +13,7 @@ from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
 from trtcheck.results.engine import EngineInspection
+from trtcheck.units import terminal_safe
 
 TOP_LAYERS = 15
 """Rows of the layer table (slowest first when per-layer times exist)."""
@@ -187,4 +188,5 @@ def render_text(insp: EngineInspection, top: int = TOP_LAYERS) -> str:
             lines.append(f"{f['severity']}: [{f['code']}] {f['message']}")
             if f["remedy"]:
                 lines.append(f"  fix: {f['remedy']}")
-    return "\n".join(lines) + "\n"
+    # layer/tensor names come from untrusted files: one line each, control chars escaped
+    return "\n".join(terminal_safe(ln) for ln in lines) + "\n"

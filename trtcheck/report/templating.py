@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import TrtcheckError
-from trtcheck.units import human_bytes
+from trtcheck.units import human_bytes, terminal_safe
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#&])")
 
@@ -23,10 +23,11 @@ def md_escape(value: Any) -> str:
 
     Backslash-escapes Markdown punctuation, turns ``<``/``>``/``&`` into entities so no raw
     HTML reaches the renderer and names holding entities show literally, and folds
-    newlines into spaces.
+    newlines into spaces; other control characters show as escapes (``\\x1b``,
+    :func:`trtcheck.units.terminal_safe`).
     """
     text = "" if value is None else str(value)
-    text = text.replace("\r", " ").replace("\n", " ")
+    text = terminal_safe(text.replace("\r", " ").replace("\n", " "))
     text = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(1),
                                                                     "\\" + m.group(1)), text)
     return text
