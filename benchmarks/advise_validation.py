@@ -157,12 +157,13 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
         bench = run_bench(be, name, st["bench_batches"], rule=rule, seed=seed, label=name)
         cal = dict(st["calibration"])
         rates = list(st.get("rates", []))
+        t1_ms = curve_from_bench(bench).t1_ms
         if "utilisations" in st:  # rates from the measured T(1): same regime on every host
-            t1_ms = curve_from_bench(bench).t1_ms
             rates = [round(u * 1000.0 / t1_ms, 1) for u in st["utilisations"]]
+        if "utilisation" in cal:
             cal["rate"] = round(cal["utilisation"] * 1000.0 / t1_ms, 1)
-            print(f"  T(1) = {t1_ms:.2f} ms: rates {rates} req/s, calibration "
-                  f"{cal['rate']} req/s", file=sys.stderr)
+        print(f"  T(1) = {t1_ms:.2f} ms: rates {rates} req/s, calibration "
+              f"{cal['rate']} req/s", file=sys.stderr)
         n_cal = int(cal["rate"] * duration_s)
         calib = measure_serving(be, windows_ms=[cal["window_ms"]],
                                 max_batch_sizes=[cal["max_batch_size"]],
@@ -367,6 +368,11 @@ def main() -> int:
     ap.add_argument("--block", type=int, default=ServiceModel.resample_block,
                     help="block length of the simulator's resampling of the calibrated "
                     "series (1: independent draws, the model before 2026-11-29)")
+    ap.add_argument("--rates", default="", help="override the setup's arrival rates "
+                    "(comma-separated req/s; for every backend given)")
+    ap.add_argument("--windows-ms", default="", help="override the setup's windows (ms)")
+    ap.add_argument("--max-batch-sizes", default="", help="override the setup's max batch "
+                    "sizes")
     ap.add_argument("--pin", default="", help="comma-separated CPU cores to pin this process "
                     "to (os.sched_setaffinity), e.g. 2,3")
     ap.add_argument("--naive", action="store_true",
@@ -374,6 +380,17 @@ def main() -> int:
     args = ap.parse_args()
     names = [n.strip() for n in args.backends.split(",") if n.strip()]
     RESAMPLE_BLOCK = args.block
+    for n in names:
+        st = SETUPS.get(n)
+        if st is None:
+            ap.error(f"unknown backend {n!r}; choose from {', '.join(SETUPS)}")
+        if args.rates:
+            st["rates"] = [float(v) for v in args.rates.split(",")]
+            st.pop("utilisations", None)
+        if args.windows_ms:
+            st["windows_ms"] = [float(v) for v in args.windows_ms.split(",")]
+        if args.max_batch_sizes:
+            st["max_batch_sizes"] = [int(v) for v in args.max_batch_sizes.split(",")]
     if args.pin:
         os.sched_setaffinity(0, {int(c) for c in args.pin.split(",")})
     t0 = time.perf_counter()

@@ -80,3 +80,33 @@ def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
     assert gpu["contention_per_arrival_ms"] == pytest.approx(0.396, abs=0.01)
     assert _calibration("dev-quiet-ort", "onnxruntime")["contention_per_arrival_ms"] == 0.0
     assert _calibration("dev-quiet-synthetic", "synthetic")["contention_per_arrival_ms"] == 0.0
+
+
+def _gpu_request(rate: float):
+    from trtcheck.analyze.inputs import build_request, overheads_from_serve
+
+    raw = json.loads(gzip.decompress((RESULTS / "advise_validation-h200-torch-gpu_raw.json.gz")
+                                     .read_bytes()))["torch-gpu"]
+    curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
+    measured = overheads_from_serve(ServeRun.model_validate(raw["calibration"]), curve)
+    return build_request(curve, measured, rate_per_s=rate)
+
+
+def test_advice_explains_contention_and_its_sensitivity():
+    from trtcheck.analyze.advise import advise
+
+    low = advise(_gpu_request(300.0))
+    assert any("interpreter lock" in n and "0.396 ms" in n for n in low.curve.notes)
+    assert not any("holds the interpreter lock for" in n for n in low.curve.notes)
+    high = advise(_gpu_request(1500.0))
+    sens = [n for n in high.curve.notes if "holds the interpreter lock for" in n]
+    assert len(sens) == 1 and "59%" in sens[0] and "2.5x" in sens[0]
+
+
+def test_advice_refuses_a_rate_the_loop_alone_saturates():
+    from trtcheck.analyze.advise import advise
+
+    with pytest.raises(InputError) as e:
+        advise(_gpu_request(3000.0))
+    assert "no number of instances in one process keeps up" in str(e.value)
+    assert "at least 2 processes" in e.value.hint

@@ -194,6 +194,15 @@ def _auto_requests(rate: float) -> int:
     return int(min(6000, max(3000, rate * 2.0)))
 
 
+CONTENTION_SENSITIVE_SHARE = 0.3
+"""Share of an execution's time taken by the event loop's per-arrival work (rate x
+contention) above which the advice warns that its latency predictions are sensitive: the
+stretch ``1 / (1 - share)`` turns a relative error ``e`` in the measured contention into
+``e * share / (1 - share)`` of execution time, 0.43 e at 0.3 (our threshold; in
+validation the contention measured from one 3-s calibration run of eager PyTorch
+ResNet-18 was 0.40 and 0.54 ms per arrival in two runs, docs/advise.md)."""
+
+
 def advise(req: AdviseRequest) -> Advice:
     """Run the decision tree and the candidate sweep.
 
@@ -258,6 +267,24 @@ def advise(req: AdviseRequest) -> Advice:
             f"{need} processes are needed before batching matters",
             "thin the serving layer (step 1-2 of the decision order) or run more "
             "processes, then advise per process (--arrival-rate divided by processes)")
+    share = rate * req.contention_per_arrival_ms / 1000.0
+    if share >= 1.0:
+        per_proc = 1000.0 / req.contention_per_arrival_ms
+        raise InputError(
+            f"at {rate:g} req/s the serving process's own work for arriving requests "
+            f"({req.contention_per_arrival_ms:.3g} ms of interpreter-lock time each, measured) "
+            "leaves the model function no time: no number of instances in one process keeps up",
+            f"run at least {math.ceil(rate / per_proc + 1e-12)} processes and advise per process "
+            "(--arrival-rate divided by processes), or serve with a model call that releases "
+            "the lock (TensorRT, ONNX Runtime, a C++ server such as Triton)")
+    if share > CONTENTION_SENSITIVE_SHARE:
+        req.notes.append(
+            f"at {rate:g} req/s the event loop holds the interpreter lock for {share:.0%} of an "
+            f"execution's time (rate x {req.contention_per_arrival_ms:.3g} ms per arrival), so "
+            f"executions run {1.0 / (1.0 - share):.2g}x their bench time and a 10% error in "
+            f"the measured contention moves them by {10.0 * share / (1.0 - share):.0f}%: "
+            "treat the latency predictions as approximate, and measure a serve sweep at this "
+            "rate (several windows and max batch sizes) to calibrate from")
     gpus_implied = qf.instances_needed(rate, cap1)
 
     # instance counts ----------------------------------------------------------------
