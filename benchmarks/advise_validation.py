@@ -39,6 +39,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_common import cpu_model, torch_resnet18_fp16  # noqa: E402
 
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench  # noqa: E402
 from trtcheck.analyze.inputs import calibration_from_serve  # noqa: E402
@@ -92,22 +95,13 @@ def _torch_gpu_backend() -> tuple[Any, dict[str, Any]]:
     import concurrent.futures
 
     import torch
-    import torchvision
 
     from trtcheck.backends.callable import CallableBackend
     from trtcheck.results.inspection import TensorInfo
 
     if not torch.cuda.is_available():
         raise SystemExit("error: torch-gpu needs a CUDA device")
-    dev = torch.device("cuda")
-    torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet18(weights=None).half().to(dev).eval()
-
-    def infer(batch: dict) -> dict:
-        x = torch.from_numpy(batch["x"]).to(dev)
-        with torch.inference_mode():
-            y = model(x)
-        return {"y": y.float().cpu().numpy()}
+    _, _, infer = torch_resnet18_fp16()
 
     rng = np.random.default_rng(0)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="serve")
@@ -342,16 +336,6 @@ def print_summary(s: dict[str, Any]) -> None:
             f"{k} {rp[k]['within_goal']}/{rp[k]['reproducible']}" for k in GOALS))
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def main() -> int:
     global RESAMPLE_BLOCK
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -400,7 +384,7 @@ def main() -> int:
                 else src.read_text())
         raw_all = json.loads(text)
     else:
-        raw_all = {"_meta": {"cpu_model": _cpu_model(), "cpu_count": os.cpu_count(),
+        raw_all = {"_meta": {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
                              "pin": args.pin, "load_average_start": os.getloadavg(),
                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
         for n in names:

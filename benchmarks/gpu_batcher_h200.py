@@ -29,6 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_common import torch_resnet18_fp16  # noqa: E402
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -50,17 +54,8 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("error: no CUDA device", file=sys.stderr)
         return 3
-    dev = torch.device("cuda")
     gpu = torch.cuda.get_device_name(0)
-    torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet18(weights=None).half().to(dev).eval()
-
-    def infer(batch: dict) -> dict:
-        """Sync batch function: host fp16 [b,3,224,224] -> logits [b,1000] float32 on host."""
-        x = torch.from_numpy(batch["x"]).to(dev)
-        with torch.inference_mode():
-            y = model(x)
-        return {"y": y.float().cpu().numpy()}
+    model, dev, infer = torch_resnet18_fp16()
 
     rng = np.random.default_rng(0)
     max_b = 32

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_common import cpu_model  # noqa: E402
 
 
 def cgroup_cpu() -> dict:
@@ -48,16 +50,6 @@ def throttled() -> dict:
 
 def diff(a: dict, b: dict) -> dict:
     return {k: b[k] - a.get(k, 0) for k in b}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def mhz() -> list[float]:
