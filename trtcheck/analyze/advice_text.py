@@ -9,7 +9,9 @@ from trtcheck.results.advice import Advice, SimPrediction
 RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
                 "simulated run, as trtcheck serve measures it; in a short run the last "
                 "requests' latency keeps it below the arrival rate even when the "
-                "configuration keeps up (utilisation < 1)")
+                "configuration keeps up (utilisation < 1). util(isation): arrival rate / "
+                "the configuration's capacity at its max batch (its headroom), not the "
+                "share of time an instance is busy")
 """Footnote of the predicted-candidates tables (text, Markdown, HTML)."""
 
 
