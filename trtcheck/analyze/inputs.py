@@ -74,11 +74,10 @@ def curve_from_serve(serve: Any) -> LatencyCurve:
 
     The batcher times ``compute`` around the model call of each batch and every request
     of a batch carries it; each execution counts once. Batch sizes with fewer than
-    :data:`MIN_SERVE_CURVE_EXECUTIONS` executions are left out (noted), and the medians
-    are made non-decreasing by a weighted isotonic regression (pool-adjacent-violators,
-    Ayer et al. 1955; weights = executions), noted where it moved a point by more than
-    :data:`~trtcheck.analyze.curve.MONOTONE_NOISE_TOLERANCE`: sizes the batcher formed
-    by chance are noisy, and the curve they came from cannot fall with the batch size.
+    :data:`MIN_SERVE_CURVE_EXECUTIONS` executions are left out (noted), and dips are
+    removed as for a bench curve (:func:`~trtcheck.analyze.curve.make_curve`: weighted
+    isotonic regression, weights = executions): sizes the batcher formed by chance are
+    noisy, and the curve they came from cannot fall with the batch size.
     A bench run (``trtcheck bench``) measures T(b) back to back with warm-up and a
     stopping rule and is preferred when the file has one.
 
@@ -111,33 +110,10 @@ def curve_from_serve(serve: Any) -> LatencyCurve:
         notes.append(f"batch sizes executed fewer than {MIN_SERVE_CURVE_EXECUTIONS} times in "
                      f"the serving run are left out of T(b): {int_ranges(dropped)}")
     bs = sorted(kept)
-    med = [float(np.median(kept[b])) for b in bs]
-    mono = _isotonic([float(len(kept[b])) for b in bs], med)
-    moved = [f"T({b}) {m:.4g} -> {t:.4g} ms" for b, m, t in zip(bs, med, mono)
-             if abs(t - m) > MONOTONE_NOISE_TOLERANCE * m]
-    if moved:
-        notes.append("T(b) from the serving run made non-decreasing (weighted isotonic "
-                     "regression over batch sizes the batcher formed by chance): "
-                     + ", ".join(moved))
-    curve = make_curve(list(zip(bs, mono)),
+    curve = make_curve([(b, float(np.median(kept[b]))) for b in bs],
                        source=f"serving run compute times ({serve.model_path})",
                        samples_ms=kept, noise_tolerance=MONOTONE_NOISE_TOLERANCE)
     return curve.with_notes(notes) if notes else curve
-
-
-def _isotonic(weights: list[float], values: list[float]) -> list[float]:
-    """Weighted least-squares non-decreasing fit (pool-adjacent-violators)."""
-    blocks: list[list[float]] = []  # [weighted mean, weight, count]
-    for w, v in zip(weights, values):
-        blocks.append([v, w, 1])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            v2, w2, n2 = blocks.pop()
-            v1, w1, n1 = blocks.pop()
-            blocks.append([(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
-    out: list[float] = []
-    for v, _, n in blocks:
-        out.extend([v] * int(n))
-    return out
 
 
 def _safe_name(text: str) -> str:
@@ -221,6 +197,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     """
     excess: list[float] = []
     arrivals_during: list[float] = []  # per execution, when the run has enqueue times
+    arrivals_window: list[float] = []  # ... in its first T_bench(b) ms (the instrument)
     delay: list[float] = []
     lag: list[float] = []
     n_cfg = 0
@@ -254,9 +231,11 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
                 excess.append(comp[i] + asm[i] + hop[i] - float(curve.t_ms(bs[i])))
                 if enq is not None:  # requests enqueued while this execution ran
                     start = enq[i] + qw[i] + ww[i] + asm[i] + hop[i]
+                    lo = np.searchsorted(enq_sorted, start, side="right")
                     arrivals_during.append(float(
-                        np.searchsorted(enq_sorted, start + comp[i], side="right")
-                        - np.searchsorted(enq_sorted, start, side="right")))
+                        np.searchsorted(enq_sorted, start + comp[i], side="right") - lo))
+                    arrivals_window.append(float(np.searchsorted(
+                        enq_sorted, start + float(curve.t_ms(bs[i])), side="right") - lo))
                 prev = key
         for i, lat in enumerate(rep.latencies_ms):
             covered = sum(parts[k][i] for k in parts)
@@ -270,7 +249,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
             lag.extend(parts["send_lag_ms"])
     contention = 0.0
     if len(arrivals_during) == len(excess):
-        contention, excess = _fit_contention(excess, arrivals_during)
+        contention, excess = _fit_contention(excess, arrivals_during, arrivals_window)
     out: dict[str, Any] = {
         "contention_per_arrival_ms": contention,
         "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
@@ -295,12 +274,22 @@ MIN_CONTENTION_FIT_EXECUTIONS = 30
 """Executions needed to fit the per-arrival contention."""
 
 
-def _fit_contention(excess: list[float], arrivals: list[float]) -> tuple[float, list[float]]:
-    """Least-squares fit ``excess = e0 + c * arrivals_during + noise`` over executions.
+def _fit_contention(excess: list[float], arrivals: list[float],
+                    instrument: list[float] | None = None) -> tuple[float, list[float]]:
+    """Fit ``excess = e0 + c * arrivals_during + noise`` over executions.
 
     ``c`` (ms per request that arrived while the execution ran) is what the serving
     process's own per-request work costs a running execution that needs the interpreter
     lock (see :attr:`trtcheck.analyze.simulator.ServiceModel.contention_per_arrival_ms`).
+
+    Least squares is biased here: an execution that is slow for any other reason (a
+    loaded CPU) sees more arrivals because it lasts longer, so slowness alone makes the
+    slope positive (a serving run of ONNX Runtime on a loaded 2-core CPU gave 6.3 ms per
+    arrival; ONNX Runtime releases the lock). With ``instrument`` (per execution, the
+    arrivals in its first ``T_bench(b)`` ms: a window whose length does not depend on
+    the execution's own noise) the slope is the instrumental-variables estimate
+    ``cov(z, excess) / cov(z, arrivals)`` (Wald 1940; Angrist & Pischke, "Mostly
+    Harmless Econometrics", ch. 4) with its usual standard error.
 
     Returns:
         ``(c, residual_excess)``: ``c`` >= 0 (0 unless significant, see
@@ -312,13 +301,15 @@ def _fit_contention(excess: list[float], arrivals: list[float]) -> tuple[float, 
         return 0.0, excess
     x = np.asarray(arrivals, dtype=np.float64)
     y = np.asarray(excess, dtype=np.float64)
-    xc = x - x.mean()
-    sxx = float(np.dot(xc, xc))
-    if sxx <= 0.0:
+    z = np.asarray(instrument if instrument is not None else arrivals, dtype=np.float64)
+    xc, zc, yc = x - x.mean(), z - z.mean(), y - y.mean()
+    szx = float(np.dot(zc, xc))
+    szz = float(np.dot(zc, zc))
+    if szx <= 0.0 or szz <= 0.0:
         return 0.0, excess
-    slope = float(np.dot(xc, y - y.mean()) / sxx)
-    resid = y - y.mean() - slope * xc
-    se = math.sqrt(float(np.dot(resid, resid)) / (n - 2) / sxx)
+    slope = float(np.dot(zc, yc) / szx)
+    resid = yc - slope * xc
+    se = math.sqrt(float(np.dot(resid, resid)) / (n - 2) * szz) / szx
     if slope <= 0.0 or (se > 0 and slope / se < CONTENTION_MIN_T):
         return 0.0, excess
     return slope, (y - slope * x).tolist()
