@@ -6,6 +6,13 @@ from __future__ import annotations
 from trtcheck.results.advice import Advice, SimPrediction
 
 
+RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
+                "simulated run, as trtcheck serve measures it; in a short run the last "
+                "requests' latency keeps it below the arrival rate even when the "
+                "configuration keeps up (utilisation < 1)")
+"""Footnote of the predicted-candidates tables (text, Markdown, HTML)."""
+
+
 def _ms(x: float | None) -> str:
     if x is None:
         return "-"
@@ -57,7 +64,7 @@ def advice_text(adv: Advice) -> str:
     lines += ["", f"Predicted (simulated, {adv.simulated_requests} requests per candidate, "
               f"{len(adv.candidates)} candidates):"]
     head = (f"  {'':28} {'config':22} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} "
-            f"{'req/s':>8} {'batch':>6} {'max':>4} {'queue':>6} {'util':>5}")
+            f"{'run q/s':>8} {'batch':>6} {'max':>4} {'queue':>6} {'util':>5}")
     lines.append(head)
     for label, p in prediction_rows(adv):
         if not p.stable:
@@ -68,6 +75,7 @@ def advice_text(adv: Advice) -> str:
                      f"{_ms(p.p99_ms):>8} {p.throughput_queries_per_s or 0:>8.0f} "
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
+    lines.append(f"  {RUN_QPS_NOTE}")
     lines += ["", "Formulas (trtcheck.analyze.queueing):",
               f"  queue-formation ratio lambda x T(1) = {f.queue_formation_ratio:.4g}",
               f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"

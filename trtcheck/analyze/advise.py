@@ -162,8 +162,9 @@ def _cfg(p: SimPrediction) -> str:
 def _pred_text(p: SimPrediction) -> str:
     if not p.stable:
         return f"unstable (utilisation {p.utilisation:.2f})"
-    return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, {p.throughput_queries_per_s:.0f} "
-            f"req/s, mean batch {p.mean_batch:.2f}, utilisation {p.utilisation:.2f}")
+    return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, keeps up with "
+            f"{p.arrival_rate_per_s:g} req/s at utilisation {p.utilisation:.2f}, "
+            f"mean batch {p.mean_batch:.2f}")
 
 
 def _validate(req: AdviseRequest, fit: LinearFit) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.analyze.advice_text import config_label, prediction_rows
+from trtcheck.analyze.advice_text import RUN_QPS_NOTE, config_label, prediction_rows
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
@@ -24,7 +24,7 @@ def _view(adv: Advice) -> dict[str, Any]:
     for k, n in enumerate(adv.path, 1):
         path.append({"n": k, "step": n.step, "question": n.question, "answer": n.answer,
                      "value": n.value, "threshold": n.threshold, "conclusion": n.conclusion})
-    return {"adv": adv, "rows": rows, "path": path,
+    return {"adv": adv, "rows": rows, "path": path, "run_qps_note": RUN_QPS_NOTE,
             "points": sorted(adv.curve.points_ms.items()),
             "comparison": []}
 
