@@ -108,6 +108,8 @@ def test_filters_on_a_dict_of_records_and_nested_lists(precision_json):
     ("serve.configs[window_ms=0,8].p99_ms", "'8' is not FIELD=VALUE", "commas"),
     ("serve.configs[window_ms>=2].p99_ms", "equality only", "[*]"),
     ("serve.configs[window_ms!=2].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms>2].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms=0,max_batch_size<8].p99_ms", "equality only", "[*]"),
     ("serve.configs[window_ms=0ms].p99_ms", "is a number", "[window_ms=0]"),
     ("serve.configs[window_ms=0,window_ms=2].p99_ms", "tests window_ms twice", "one"),
     ("serve.configs[load=burst].p99_ms", "is a LoadSpec", "load.kind"),
@@ -145,3 +147,10 @@ def test_gate_end_to_end(serve_json, tmp_path, capsys):
     assert code == 2 and out == ""
     assert "policy.yaml:3:" in err and "[window_ms=0,max_batch_size=8]" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_values_may_hold_comparison_characters(serve_json):
+    # only FIELD<op> at the start of a condition is a comparison; '->' inside a value is text
+    res = load_results(serve_json)
+    assert values("len(serve.configs[load.label=a->b])", res)[0][1] == 0
+    assert values("len(serve.configs[load.label='burst:16'])", res)[0][1] == 4

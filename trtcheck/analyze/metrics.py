@@ -160,15 +160,23 @@ def _close_bracket(body: str, start: int) -> int:
     return -1
 
 
+#: ``FIELD<op>`` at the start of a selector: a comparison, which filters do not support
+_COMPARISON_RE = re.compile(r"\s*(?P<field>[A-Za-z_][\w.]*)\s*(!=|<=|>=|<|>)")
+
+
+def _comparison_error(inner: str, raw: str) -> MetricPathError:
+    return MetricPathError(f"filter [{inner}] in {raw!r}: filters test equality only "
+                           "(FIELD=VALUE)", "select the items with [*] and gate each "
+                           "value, e.g. serve.configs[*].p99_ms <= 5 ms")
+
+
 def _parse_filter(inner: str, raw: str) -> Selector:
     """``FIELD=VALUE[,FIELD=VALUE...]`` -> a filter selector (see the module grammar)."""
     example = "e.g. serve.configs[window_ms=0,max_batch_size=8].p99_ms"
-    if re.search(r"!=|<|>", re.sub(r"'[^']*'|\"[^\"]*\"", "", inner)):
-        raise MetricPathError(f"filter [{inner}] in {raw!r}: filters test equality only "
-                              "(FIELD=VALUE)", "select the items with [*] and gate each "
-                              "value, e.g. serve.configs[*].p99_ms <= 5 ms")
     conds: list[tuple[str, str]] = []
     for part in _split_unquoted(inner, ","):
+        if _COMPARISON_RE.match(part):
+            raise _comparison_error(inner, raw)
         if "=" not in part:
             raise MetricPathError(f"bad filter [{inner}] in {raw!r}: {part.strip()!r} is not "
                                   "FIELD=VALUE", "separate conditions with commas, each "
@@ -264,7 +272,7 @@ def parse_path(text: str) -> MetricPath:
                                       "use [*], [KEY] or [FIELD=VALUE]")
             if inner == "*":
                 sels.append(Selector("all"))
-            elif "=" in inner or re.match(r"\s*[A-Za-z_][\w.]*\s*[<>]", inner):
+            elif "=" in inner:
                 sels.append(_parse_filter(inner, raw))
             else:
                 sels.append(Selector("key", key=inner.strip("'\"")))
@@ -516,6 +524,10 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                     multi = True
                 elif sel.kind == "all":
                     multi = True
+                elif item.kind == "record" and item.cls is not None and sel.key:
+                    cm = _COMPARISON_RE.match(sel.key)
+                    if cm and cm.group("field").split(".")[0] in item.cls.model_fields:
+                        raise _comparison_error(sel.key, path.text)
                 info = item
                 if info.kind == "record" and info.cls is not None:
                     has_samples = _samples_field(info.cls) is not None
