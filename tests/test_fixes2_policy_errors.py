@@ -155,3 +155,23 @@ def test_valid_policy_still_loads():
                        "  - metric: bench.batch[1].median_ms\n    min: 0.1 ms\n    max: 9 ms\n"
                        "baseline:\n  - bench.batch[*].median_ms: 5%\n", source="p.yaml")
     assert [r.line for r in pol.rules] == [2, 3, 7]
+
+
+@pytest.mark.parametrize("op,fix", [("=", "=="), ("=<", "<="), ("=>", ">="), ("<>", "!="),
+                                    ("\u2264", "<=")])
+def test_bad_operator_is_named_with_the_one_meant(op, fix):
+    with pytest.raises(PolicyError) as ei:
+        parse_policy(f"budgets:\n  - bench.batch[8].p99_ms {op} 5 ms\n", source="p.yaml")
+    exc = ei.value
+    assert exc.message.startswith(f"p.yaml:2: unknown comparison {op!r}"), exc.message
+    assert exc.hint == f"did you mean {fix!r}?"
+
+
+def test_bad_operator_and_unknown_metric_on_one_line_are_both_reported():
+    with pytest.raises(PolicyError) as ei:
+        parse_policy("budgets:\n  - bench.batch[8].p99ms =< 5 ms\n"
+                     "  - len(inspection.lints[severity=error]) = 0\n", source="p.yaml")
+    m = ei.value.mistakes
+    assert [x[0] for x in m] == [2, 2, 3], m
+    assert "unknown metric" in m[0][1] and "unknown comparison '=<'" in m[1][1]
+    assert "unknown comparison '='" in m[2][1]  # '=' inside the filter is not the operator

@@ -71,7 +71,33 @@ BASELINE_KEYS = ("metric", "max_regression", "direction", "name", "on_inconclusi
 OPS: dict[str, Any] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
                        ">": operator.gt, "==": operator.eq, "!=": operator.ne}
 _MAPPING_OPS = {"max": "<=", "min": ">=", "equals": "==", "not_equals": "!="}
-_EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.DOTALL)
+_OP_CHARS = "=<>!\u2264\u2265\u2260"
+#: operators people write that are not ours -> the one they mean
+_OP_FIXES = {"=": "==", "=<": "<=", "=>": ">=", "<>": "!=", "=!": "!=", "===": "==",
+             "\u2264": "<=", "\u2265": ">=", "\u2260": "!="}
+
+
+def _split_expr(text: str) -> tuple[str, str, str] | None:
+    """``PATH OP VALUE`` -> its three parts: the first run of operator characters outside
+    brackets, parentheses and quotes (filters inside the path hold ``=`` too), or
+    ``None`` when there is none or nothing on one side."""
+    depth, quote = 0, None
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in _OP_CHARS:
+            j = i
+            while j < len(text) and text[j] in _OP_CHARS:
+                j += 1
+            path, op, value = text[:i].strip(), text[i:j], text[j:].strip()
+            return (path, op, value) if path and value else None
+    return None
 
 MAX_POLICY_BYTES = 1_000_000
 #: Stored percentiles from this one up (p90, p95, p99, ...) are tail budgets: without the
@@ -496,13 +522,25 @@ def _budget(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
         if not isinstance(text, str):
             raise _PolicyError(line, f"a budget is 'PATH OP VALUE' (e.g. "
                                f"bench.batch[8].p99_ms <= 5 ms), got {text!r}")
-        m = _EXPR_RE.match(text.strip())
-        if not m:
+        parts = _split_expr(text.strip())
+        if parts is None:
             raise _PolicyError(line, f"budget {text!r} has no comparison",
                                "write PATH <= VALUE, >=, <, >, == or != "
                                "(e.g. bench.batch[8].p99_ms <= 5 ms)")
-        path, info = _path(line, m.group("path"))
-        pairs = [(m.group("op"), m.group("value").strip(), line)]
+        ptext, op, value = parts
+        bad_op = None
+        if op not in OPS:
+            fix = _OP_FIXES.get(op)
+            bad_op = _PolicyError(line, f"unknown comparison {op!r} in budget {text!r}",
+                                  f"did you mean {fix!r}?" if fix else
+                                  "comparisons: <=, <, >=, >, ==, !=")
+        got = _try(errs, _path, line, ptext)  # independent of the operator
+        if bad_op is not None:
+            errs.add(bad_op)
+        if got is None or bad_op is not None:
+            return None
+        path, info = got
+        pairs = [(op, value, line)]
     elif isinstance(node, yaml.MappingNode):
         mp = doc.mapping(node, "a budget", BUDGET_KEYS, errs)
         key_mistakes = len(errs) > n0  # a misspelt key: do not also say what is missing
