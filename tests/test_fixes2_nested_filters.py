@@ -154,3 +154,17 @@ def test_values_may_hold_comparison_characters(serve_json):
     res = load_results(serve_json)
     assert values("len(serve.configs[load.label=a->b])", res)[0][1] == 0
     assert values("len(serve.configs[load.label='burst:16'])", res)[0][1] == 4
+
+
+def test_quotes_open_only_at_the_start_of_a_value(serve_json):
+    from trtcheck.analyze.gate import parse_policy
+
+    res = load_results(serve_json)
+    # an apostrophe inside a value is text (it used to be: '[' ... first ']')
+    assert values("len(serve.configs[load.label=it's])", res)[0][1] == 0
+    assert values("len(serve.configs[load.label= 'a,]b' ,window_ms=0])", res)[0][1] == 0
+    pol = parse_policy("budgets:\n  - len(engine.layers[name=it's]) == 0\n"
+                       "  - \"len(serve.configs[load.label='a==b']) == 0\"\n"
+                       "  - \"len(inspection.lints[code=x[31m]) == 0\"\n")
+    assert [r.op for r in pol.rules] == ["==", "==", "=="]
+    assert pol.rules[1].path.segments[1].selectors[0].conditions() == (("load.label", "a==b"),)

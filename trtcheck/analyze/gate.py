@@ -81,15 +81,19 @@ def _split_expr(text: str) -> tuple[str, str, str] | None:
     """``PATH OP VALUE`` -> its three parts: the first run of operator characters outside
     brackets, parentheses and quotes (filters inside the path hold ``=`` too), or
     ``None`` when there is none or nothing on one side."""
-    depth, quote = 0, None
-    for i, ch in enumerate(text):
+    depth, in_sel, quote = 0, False, None  # selectors do not nest: '[' inside is text,
+    for i, ch in enumerate(text):           # as in the metric path parser
         if quote:
             quote = None if ch == quote else quote
-        elif ch in "'\"":
+        elif in_sel and M._opens_quote(text, i):
             quote = ch
-        elif ch in "[(":
+        elif in_sel:
+            in_sel = ch != "]"
+        elif ch == "[":
+            in_sel = True
+        elif ch == "(":
             depth += 1
-        elif ch in "])":
+        elif ch == ")":
             depth = max(0, depth - 1)
         elif depth == 0 and ch in _OP_CHARS:
             j = i

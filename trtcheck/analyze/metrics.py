@@ -125,15 +125,24 @@ class Selector:
 _FIELD_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+def _opens_quote(text: str, i: int) -> bool:
+    """Whether ``text[i]`` starts a quoted value: a ' or " at the start of a value (after
+    ``[``, ``=`` or ``,``, spaces allowed); elsewhere (``it's``) it is plain text."""
+    if text[i] not in "'\"":
+        return False
+    before = text[:i].rstrip()
+    return not before or before[-1] in "[=,"
+
+
 def _split_unquoted(text: str, sep: str) -> list[str]:
-    """Split ``text`` at ``sep`` outside '...' / "..." quotes."""
+    """Split ``text`` at ``sep`` outside quoted values ('...' / "...")."""
     parts, cur, quote = [], [], None
-    for ch in text:
+    for i, ch in enumerate(text):
         if quote:
             cur.append(ch)
             if ch == quote:
                 quote = None
-        elif ch in "'\"":
+        elif _opens_quote(text, i):
             quote = ch
             cur.append(ch)
         elif ch == sep:
@@ -146,14 +155,15 @@ def _split_unquoted(text: str, sep: str) -> list[str]:
 
 
 def _close_bracket(body: str, start: int) -> int:
-    """Index of the ``]`` closing the ``[`` at ``start`` (quotes may hold ``]``), or -1."""
+    """Index of the ``]`` closing the ``[`` at ``start`` (a quoted value may hold ``]``),
+    or -1."""
     quote = None
     for j in range(start + 1, len(body)):
         ch = body[j]
         if quote:
             if ch == quote:
                 quote = None
-        elif ch in "'\"":
+        elif _opens_quote(body, j):
             quote = ch
         elif ch == "]":
             return j
