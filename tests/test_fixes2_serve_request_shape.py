@@ -112,3 +112,23 @@ def test_report_sweep_keeps_axis_zero_for_batch():
     assert list(feed["x"].shape) == [1, 1]
     with pytest.raises(InputError):
         _default_payload(_synthetic(), {"x": [8, 1]}, 0)
+
+
+def test_an_input_whose_axis_zero_the_model_fixes_is_not_a_batch():
+    # a parameter input (model shape [4]) beside the batched one keeps its 4 rows
+    from trtcheck.backends.callable import CallableBackend
+    from trtcheck.results.inspection import TensorInfo
+
+    def fn(batch):
+        return batch["x"] * batch["scale"][:1]
+
+    be = CallableBackend(fn, inputs=[TensorInfo(name="x", dtype="float32", shape=["n", 4]),
+                                     TensorInfo(name="scale", dtype="float32", shape=[4])])
+    from trtcheck.measure.serve import _check_payload_rows, request_shapes
+
+    assert request_shapes(be, {"x": [1, 4], "scale": [4]}) == {"x": [1, 4], "scale": [4]}
+    _check_payload_rows(be, {"x": np.ones((1, 4), np.float32),
+                             "scale": np.ones(4, np.float32)})
+    with pytest.raises(InputError, match="'x' has 3 rows"):
+        _check_payload_rows(be, {"x": np.ones((3, 4), np.float32),
+                                 "scale": np.ones(4, np.float32)})

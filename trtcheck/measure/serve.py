@@ -177,13 +177,16 @@ def request_shapes(backend: Backend, shapes: dict[str, list[int]] | None) -> dic
     return resolved
 
 
-def _check_payload_rows(payload: Any) -> None:
-    """A Backend's payload must be one sample (see :func:`request_shapes`)."""
+def _check_payload_rows(backend: Backend, payload: Any) -> None:
+    """A Backend's payload must be one sample (see :func:`request_shapes`): axis 0 of
+    each array is 1, except for inputs whose axis 0 the model fixes (parameter inputs)."""
     arrays = (list(payload.items()) if isinstance(payload, dict)
               else [("payload", payload)] if isinstance(payload, np.ndarray) else [])
+    fixed = {t.name for t in backend.input_specs()
+             if t.shape and isinstance(t.shape[0], int) and t.shape[0] > 0}
     for name, arr in arrays:
         shape = list(getattr(arr, "shape", []) or [])
-        if shape and int(shape[0]) != SAMPLES_PER_REQUEST:
+        if shape and name not in fixed and int(shape[0]) != SAMPLES_PER_REQUEST:
             raise InputError(f"the payload's {name!r} has {shape[0]} rows on axis 0, but "
                              "each serving request is one sample (batch sizes and "
                              "max_batch_size count requests)",
@@ -477,7 +480,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
         if payload is None and not isinstance(backend, CallableBackend):
             payload = _default_payload(backend, shapes, seed)
         elif not isinstance(backend, CallableBackend) and not callable(payload):
-            _check_payload_rows(payload)
+            _check_payload_rows(backend, payload)
         payload_for: Callable[[int], Any] = payload if callable(payload) else (lambda i: payload)
         overhead = (per_request_overhead_ms if per_request_overhead_ms is not None
                     else float(getattr(backend, "per_request_overhead_ms", 0.0)))
