@@ -595,7 +595,7 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
         step="batching", question="Does waiting for a batch pay (sharp break-even: "
         "lambda x tau0 > 1, from b x T(1) > W + T(b))?", value=lam_tau, threshold=1.0,
         answer="yes" if lam_tau > 1 else "no",
-        conclusion=(f"{lam_inst:g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
+        conclusion=(f"{lam_inst:.4g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
                     f"{lam_tau:.3g}: " + (
                         "a window fills fast enough to save more fixed cost than it waits"
                         if lam_tau > 1 else
