@@ -1,7 +1,7 @@
 """The CI gate: a YAML policy checked against a results file (and a baseline).
 
-:func:`load_policy` parses and validates a policy file (every mistake is an
-:class:`~trtcheck.errors.InputError` naming ``file:line``); :func:`evaluate` is a pure
+:func:`load_policy` parses and validates a policy file (every mistake is reported at
+once, in one :class:`PolicyError` naming each line); :func:`evaluate` is a pure
 function from (policy, results, baseline) to a :class:`GateReport` holding every check's
 verdict: nothing is printed and nothing raised for failing checks, so all failures are
 collected and reported at once (pytest-benchmark / pyperf style).
@@ -71,7 +71,37 @@ BASELINE_KEYS = ("metric", "max_regression", "direction", "name", "on_inconclusi
 OPS: dict[str, Any] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
                        ">": operator.gt, "==": operator.eq, "!=": operator.ne}
 _MAPPING_OPS = {"max": "<=", "min": ">=", "equals": "==", "not_equals": "!="}
-_EXPR_RE = re.compile(r"^(?P<path>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<value>.+)$", re.DOTALL)
+_OP_CHARS = "=<>!\u2264\u2265\u2260"
+#: operators people write that are not ours -> the one they mean
+_OP_FIXES = {"=": "==", "=<": "<=", "=>": ">=", "<>": "!=", "=!": "!=", "===": "==",
+             "\u2264": "<=", "\u2265": ">=", "\u2260": "!="}
+
+
+def _split_expr(text: str) -> tuple[str, str, str] | None:
+    """``PATH OP VALUE`` -> its three parts: the first run of operator characters outside
+    brackets, parentheses and quotes (filters inside the path hold ``=`` too), or
+    ``None`` when there is none or nothing on one side."""
+    depth, in_sel, quote = 0, False, None  # selectors do not nest: '[' inside is text,
+    for i, ch in enumerate(text):           # as in the metric path parser
+        if quote:
+            quote = None if ch == quote else quote
+        elif in_sel and M._opens_quote(text, i):
+            quote = ch
+        elif in_sel:
+            in_sel = ch != "]"
+        elif ch == "[":
+            in_sel = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in _OP_CHARS:
+            j = i
+            while j < len(text) and text[j] in _OP_CHARS:
+                j += 1
+            path, op, value = text[:i].strip(), text[i:j], text[j:].strip()
+            return (path, op, value) if path and value else None
+    return None
 
 MAX_POLICY_BYTES = 1_000_000
 #: Stored percentiles from this one up (p90, p95, p99, ...) are tail budgets: without the
@@ -146,6 +176,39 @@ class _PolicyError(Exception):
         self.line, self.message, self.hint = line, message, hint
 
 
+class PolicyError(InputError):
+    """Every mistake of a policy file at once (exit code 2).
+
+    One mistake reads ``<file>:<line>: <what>`` with its own hint (as before); several
+    read ``<file> has N mistakes: line A: <what> (<hint>); line B: ...`` in line order,
+    one line for the CLI summary, with a hint to fix them all before running again.
+
+    Attributes:
+        mistakes: ``(line, message, hint)`` per mistake, sorted by line (1-based).
+    """
+
+    def __init__(self, message: str, hint: str | None,
+                 mistakes: list[tuple[int, str, str | None]]) -> None:
+        super().__init__(message, hint)
+        self.mistakes = mistakes
+
+    @classmethod
+    def of(cls, source: str, errors: list[_PolicyError]) -> PolicyError:
+        seen: set[tuple[int, str]] = set()
+        mistakes: list[tuple[int, str, str | None]] = []
+        for e in sorted(errors, key=lambda e: e.line):  # stable: same line keeps order
+            if (e.line, e.message) not in seen:
+                seen.add((e.line, e.message))
+                mistakes.append((e.line, e.message, e.hint))
+        if len(mistakes) == 1:
+            line, msg, hint = mistakes[0]
+            return cls(f"{source}:{line}: {msg}", hint, mistakes)
+        parts = [f"line {line}: {msg}" + (f" ({hint})" if hint else "")
+                 for line, msg, hint in mistakes]
+        return cls(f"{source} has {len(mistakes)} mistakes: " + "; ".join(parts),
+                   "fix all of them, then run again (policy format: docs/gate.md)", mistakes)
+
+
 def _line(node: Any) -> int:
     return int(node.start_mark.line) + 1 if node is not None and node.start_mark else 1
 
@@ -167,7 +230,14 @@ class _Doc:
     def value(self, node: Any) -> Any:
         return self.loader.construct_object(node, deep=True)
 
-    def mapping(self, node: Any, what: str, allowed: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
+    def mapping(self, node: Any, what: str, allowed: tuple[str, ...],
+                errs: _Errors | None = None) -> dict[str, tuple[Any, Any]]:
+        """The mapping's valid keys -> ``(key node, value node)``.
+
+        With ``errs``, each bad key (not text, duplicate, unknown) is recorded there and
+        skipped, so the other keys are still checked; without it the first one raises.
+        A node that is not a mapping always raises (nothing inside it can be checked).
+        """
         import yaml
         if not isinstance(node, yaml.MappingNode):
             raise _PolicyError(_line(node), f"{what} must be a mapping (key: value), got "
@@ -175,16 +245,35 @@ class _Doc:
         out: dict[str, tuple[Any, Any]] = {}
         for knode, vnode in node.value:
             key = self.value(knode)
+            err: _PolicyError | None = None
             if not isinstance(key, str):
-                raise _PolicyError(_line(knode), f"{what}: keys must be text, got {key!r}")
-            if key in out:
-                raise _PolicyError(_line(knode), f"{what}: duplicate key {key!r} (first at "
+                err = _PolicyError(_line(knode), f"{what}: keys must be text, got {key!r}")
+            elif key in out:
+                err = _PolicyError(_line(knode), f"{what}: duplicate key {key!r} (first at "
                                    f"line {_line(out[key][0])})", "remove one of them")
-            if key not in allowed:
-                raise _PolicyError(_line(knode), f"unknown key {key!r} in {what}",
+            elif key not in allowed:
+                err = _PolicyError(_line(knode), f"unknown key {key!r} in {what}",
                                    _did_you_mean(key, allowed))
+            if err is not None:
+                if errs is None:
+                    raise err
+                errs.add(err)
+                continue
             out[key] = (knode, vnode)
         return out
+
+
+class _Errors:
+    """Every independent policy mistake found, in the order found (reported sorted by line)."""
+
+    def __init__(self) -> None:
+        self.items: list[_PolicyError] = []
+
+    def add(self, err: _PolicyError) -> None:
+        self.items.append(err)
+
+    def __len__(self) -> int:
+        return len(self.items)
 
 
 def _kind(node: Any) -> str:
@@ -200,10 +289,12 @@ def load_policy(path: str | Path) -> Policy:
     """Read and validate a policy file.
 
     Raises:
-        InputError: (exit 2) missing/unreadable/binary file, YAML syntax errors, and every
-            schema mistake (unknown keys with a close match, wrong types, bad units,
-            percentiles out of range, unknown metric paths with close matches); the
-            message starts with ``<file>:<line>:``.
+        InputError: (exit 2) missing/unreadable/binary file or YAML syntax errors (the
+            message starts with ``<file>:<line>:``).
+        PolicyError: (an InputError, exit 2) every schema mistake at once (unknown keys
+            with a close match, wrong types, bad units, percentiles out of range, unknown
+            metric paths with close matches); one mistake reads ``<file>:<line>: ...``,
+            several ``<file> has N mistakes: line A: ...; line B: ...``.
     """
     p = Path(path)
     if not p.exists():
@@ -257,13 +348,18 @@ def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
         if root is None:
             raise InputError(f"{source}:1: the policy file holds no YAML document",
                              "add budgets: and/or baseline: rules (see docs/gate.md)")
+        errs = _Errors()
         try:
-            return _build(_Doc(loader), root, source)
-        except _PolicyError as exc:
-            raise InputError(f"{source}:{exc.line}: {exc.message}", exc.hint) from None
+            policy: Policy | None = _build(_Doc(loader), root, source, errs)
+        except _PolicyError as exc:  # a mistake that leaves nothing else checkable
+            errs.add(exc)
+            policy = None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(f"{source}:{mark.line + 1 if mark else 1}: {exc}", None) from None
+        if len(errs) or policy is None:
+            raise PolicyError.of(source, errs.items)
+        return policy
     finally:
         loader.dispose()
 
@@ -303,37 +399,50 @@ def _int(doc: _Doc, node: Any, key: str, lo: int, hi: int) -> int:
     return v
 
 
-def _build(doc: _Doc, root: Any, source: str) -> Policy:
+def _build(doc: _Doc, root: Any, source: str, errs: _Errors) -> Policy | None:
+    """Validate the whole policy, recording every independent mistake in ``errs``.
+
+    A mistake that makes others meaningless is reported alone: a rule whose metric is
+    unknown is not also checked for its unit, a misspelt key does not also count as the
+    key that is then missing, and "no rules" is said only when nothing else is wrong.
+    Returns the policy, or ``None`` when ``errs`` holds a mistake.
+    """
     import yaml
     if not isinstance(root, yaml.MappingNode):
         raise _PolicyError(_line(root), f"a policy is a mapping with keys {', '.join(TOP_KEYS)}; "
                            f"this file holds {_kind(root)}",
                            "is this the right file? see docs/gate.md for the format")
-    top = doc.mapping(root, "the policy", TOP_KEYS)
+    top = doc.mapping(root, "the policy", TOP_KEYS, errs)
     if "version" in top:
         v = doc.value(top["version"][1])
         if v != POLICY_VERSION or isinstance(v, bool):
-            raise _PolicyError(_line(top["version"][1]), f"unsupported policy version {v!r}",
-                               f"this trtcheck reads version {POLICY_VERSION}")
-    st = Settings()
+            errs.add(_PolicyError(_line(top["version"][1]), f"unsupported policy version {v!r}",
+                                  f"this trtcheck reads version {POLICY_VERSION}"))
+    kw: dict[str, Any] = {}
     if "settings" in top:
         node = top["settings"][1]
-        sm = doc.mapping(node, "settings", SETTING_KEYS)
-        kw: dict[str, Any] = {}
+        try:
+            sm = doc.mapping(node, "settings", SETTING_KEYS, errs)
+        except _PolicyError as exc:
+            errs.add(exc)
+            sm = {}
         for key, (_, vn) in sm.items():
-            if key == "confidence" or key == "certify_confidence":
-                kw[key] = _fraction(doc, vn, key, 0.5, 1.0)
-            elif key == "run_to_run_cv":
-                kw[key] = _fraction(doc, vn, key, 0.0, 1.0, closed_lo=True)
-            elif key == "resamples":
-                kw[key] = _int(doc, vn, key, 100, 100_000)
-            elif key == "seed":
-                kw[key] = _int(doc, vn, key, 0, 2**63 - 1)
-            elif key == "environment_mismatch":
-                kw[key] = _choice(doc, vn, key, ("ignore", "warn", "fail"))
-            else:
-                kw[key] = _choice(doc, vn, key, ("warn", "fail"))
-        st = Settings(**kw)
+            try:
+                if key == "confidence" or key == "certify_confidence":
+                    kw[key] = _fraction(doc, vn, key, 0.5, 1.0)
+                elif key == "run_to_run_cv":
+                    kw[key] = _fraction(doc, vn, key, 0.0, 1.0, closed_lo=True)
+                elif key == "resamples":
+                    kw[key] = _int(doc, vn, key, 100, 100_000)
+                elif key == "seed":
+                    kw[key] = _int(doc, vn, key, 0, 2**63 - 1)
+                elif key == "environment_mismatch":
+                    kw[key] = _choice(doc, vn, key, ("ignore", "warn", "fail"))
+                else:
+                    kw[key] = _choice(doc, vn, key, ("warn", "fail"))
+            except _PolicyError as exc:
+                errs.add(exc)
+    st = Settings(**kw)
     rules: list[Rule] = []
     for section, builder in (("budgets", _budget), ("baseline", _baseline)):
         if section not in top:
@@ -342,10 +451,19 @@ def _build(doc: _Doc, root: Any, source: str) -> Policy:
         if isinstance(node, yaml.ScalarNode) and doc.value(node) is None:
             continue
         if not isinstance(node, yaml.SequenceNode):
-            raise _PolicyError(_line(node), f"{section} must be a list of rules (lines "
-                               f"starting with '- '), got {_kind(node)}")
+            errs.add(_PolicyError(_line(node), f"{section} must be a list of rules (lines "
+                                  f"starting with '- '), got {_kind(node)}"))
+            continue
         for item in node.value:
-            rules.append(builder(doc, item, st))
+            try:
+                rule = builder(doc, item, st, errs)
+            except _PolicyError as exc:
+                errs.add(exc)
+                continue
+            if rule is not None:
+                rules.append(rule)
+    if len(errs):
+        return None
     if not rules:
         raise _PolicyError(_line(root), "the policy has no rules",
                            "add a budgets: or baseline: list (see docs/gate.md)")
@@ -386,62 +504,100 @@ def _bound(line: int, raw: Any, op: str, path: M.MetricPath, info: M.PathInfo) -
     return (raw.strip().strip("'\"") if isinstance(raw, str) else str(raw)), text
 
 
-def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
+def _try(errs: _Errors, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, or ``None`` with its :class:`_PolicyError` recorded in ``errs``."""
+    try:
+        return fn(*args)
+    except _PolicyError as exc:
+        errs.add(exc)
+        return None
+
+
+def _budget(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
+    """One budget rule, or ``None`` with its mistakes recorded in ``errs`` (a mistake
+    that leaves nothing else of the rule checkable is raised)."""
     import yaml
     line = _line(node)
     on_unc, on_miss, name = st.on_uncertified, st.on_missing, None
+    pairs: list[tuple[str, Any, int]] = []  # (op, raw bound, line of the bound)
+    n0 = len(errs)
     if isinstance(node, yaml.ScalarNode):
         text = doc.value(node)
         if not isinstance(text, str):
             raise _PolicyError(line, f"a budget is 'PATH OP VALUE' (e.g. "
                                f"bench.batch[8].p99_ms <= 5 ms), got {text!r}")
-        m = _EXPR_RE.match(text.strip())
-        if not m:
+        parts = _split_expr(text.strip())
+        if parts is None:
             raise _PolicyError(line, f"budget {text!r} has no comparison",
                                "write PATH <= VALUE, >=, <, >, == or != "
                                "(e.g. bench.batch[8].p99_ms <= 5 ms)")
-        path, info = _path(line, m.group("path"))
-        pairs = [(m.group("op"), m.group("value").strip())]
-        bound_line = line
+        ptext, op, value = parts
+        bad_op = None
+        if op not in OPS:
+            fix = _OP_FIXES.get(op)
+            bad_op = _PolicyError(line, f"unknown comparison {op!r} in budget {text!r}",
+                                  f"did you mean {fix!r}?" if fix else
+                                  "comparisons: <=, <, >=, >, ==, !=")
+        got = _try(errs, _path, line, ptext)  # independent of the operator
+        if bad_op is not None:
+            errs.add(bad_op)
+        if got is None or bad_op is not None:
+            return None
+        path, info = got
+        pairs = [(op, value, line)]
     elif isinstance(node, yaml.MappingNode):
-        mp = doc.mapping(node, "a budget", BUDGET_KEYS)
-        if "metric" not in mp:
-            raise _PolicyError(line, "budget without 'metric'",
-                               "add metric: <path>, e.g. metric: bench.batch[8].p99_ms")
-        path, info = _path(_line(mp["metric"][1]), doc.value(mp["metric"][1]))
-        pairs = []
-        for k, op in _MAPPING_OPS.items():
-            if k in mp:
-                pairs.append((op, doc.value(mp[k][1])))
-                line_k = _line(mp[k][1])
-        if not pairs:
-            raise _PolicyError(line, f"budget for {path.text} has no limit",
-                               "add max:, min:, equals: or not_equals:")
-        if len(pairs) > 1 and not (len(pairs) == 2 and {p[0] for p in pairs} == {"<=", ">="}):
-            mixed = ", ".join(k for k in _MAPPING_OPS if k in mp)
-            raise _PolicyError(line, f"budget for {path.text} mixes {mixed}",
-                               "use max: and/or min:, or equals:/not_equals: alone")
-        bound_line = line if len(pairs) > 1 else line_k
+        mp = doc.mapping(node, "a budget", BUDGET_KEYS, errs)
+        key_mistakes = len(errs) > n0  # a misspelt key: do not also say what is missing
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
         if "on_uncertified" in mp:
-            on_unc = _choice(doc, mp["on_uncertified"][1], "on_uncertified", ("warn", "fail"))
+            on_unc = _try(errs, _choice, doc, mp["on_uncertified"][1], "on_uncertified",
+                          ("warn", "fail")) or on_unc
         if "on_missing" in mp:
-            on_miss = _choice(doc, mp["on_missing"][1], "on_missing", ("warn", "fail"))
+            on_miss = _try(errs, _choice, doc, mp["on_missing"][1], "on_missing",
+                           ("warn", "fail")) or on_miss
+        for k, op in _MAPPING_OPS.items():
+            if k in mp:
+                pairs.append((op, doc.value(mp[k][1]), _line(mp[k][1])))
+        if "metric" not in mp:
+            if not key_mistakes:
+                errs.add(_PolicyError(line, "budget without 'metric'",
+                                      "add metric: <path>, e.g. metric: bench.batch[8].p99_ms"))
+            return None
+        got = _try(errs, _path, _line(mp["metric"][1]), doc.value(mp["metric"][1]))
+        if got is None:
+            return None  # its bounds cannot be checked against an unknown metric
+        path, info = got
+        if not pairs:
+            if not key_mistakes:
+                errs.add(_PolicyError(line, f"budget for {path.text} has no limit",
+                                      "add max:, min:, equals: or not_equals:"))
+            return None
+        if len(pairs) > 1 and not (len(pairs) == 2 and {p[0] for p in pairs} == {"<=", ">="}):
+            mixed = ", ".join(k for k in _MAPPING_OPS if k in mp)
+            errs.add(_PolicyError(line, f"budget for {path.text} mixes {mixed}",
+                                  "use max: and/or min:, or equals:/not_equals: alone"))
+            return None
     else:
         raise _PolicyError(line, f"a budget is a line 'PATH OP VALUE' or a mapping with "
                            f"metric: and max:/min:, got {_kind(node)}")
     if info.type.kind != "scalar":
-        raise _PolicyError(line, f"{path.text} is not a single value")
+        errs.add(_PolicyError(line, f"{path.text} is not a single value"))
+        return None
     bounds = []
-    for op, raw in pairs:
-        b, btext = _bound(bound_line, raw, op, path, info)
-        bounds.append((op, b, btext))
+    for op, raw, bline in pairs:
+        got_b = _try(errs, _bound, bline, raw, op, path, info)
+        if got_b is not None:
+            bounds.append((op, got_b[0], got_b[1]))
+    if len(errs) > n0:
+        return None
     if len(bounds) == 2:
         lo = next(b for b in bounds if b[0] == ">=")
         hi = next(b for b in bounds if b[0] == "<=")
         if lo[1] > hi[1]:
-            raise _PolicyError(line, f"budget for {path.text}: min {lo[2]} is above max {hi[2]}")
+            errs.add(_PolicyError(line, f"budget for {path.text}: min {lo[2]} is above max "
+                                  f"{hi[2]}"))
+            return None
         op, b, btext = "range", (lo[1], hi[1]), f"{lo[2]} .. {hi[2]}"
         text = f"{lo[2]} <= {path.text} <= {hi[2]}"
     else:
@@ -451,7 +607,8 @@ def _budget(doc: _Doc, node: Any, st: Settings) -> Rule:
                 bound=b, bound_text=btext, on_uncertified=on_unc, on_missing=on_miss)
 
 
-def _baseline(doc: _Doc, node: Any, st: Settings) -> Rule:
+def _baseline(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
+    """One baseline rule, or ``None`` with its mistakes recorded in ``errs``."""
     import yaml
     line = _line(node)
     if not isinstance(node, yaml.MappingNode):
@@ -461,38 +618,60 @@ def _baseline(doc: _Doc, node: Any, st: Settings) -> Rule:
     keys = [doc.value(k) for k, _ in node.value]
     name = None
     direction = None
+    direction_given = False
     on_inc, on_miss = st.on_inconclusive, st.on_missing
+    n0 = len(errs)
     if len(keys) == 1 and isinstance(keys[0], str) and keys[0] not in BASELINE_KEYS \
             and re.search(r"[.(\[]", keys[0]):
         knode, vnode = node.value[0]
-        path, info = _path(_line(knode), keys[0])
-        reg = _fraction(doc, vnode, "max_regression", 0.0, 1.0, closed_lo=True)
+        got = _try(errs, _path, _line(knode), keys[0])
+        reg = _try(errs, _fraction, doc, vnode, "max_regression", 0.0, 1.0, True)
     else:
-        mp = doc.mapping(node, "a baseline rule", BASELINE_KEYS)
+        mp = doc.mapping(node, "a baseline rule", BASELINE_KEYS, errs)
+        key_mistakes = len(errs) > n0
+        got = None
+        reg = None
         if "metric" not in mp:
-            raise _PolicyError(line, "baseline rule without 'metric'",
-                               "add metric: <path>, e.g. metric: bench.batch[8].p99_ms")
-        path, info = _path(_line(mp["metric"][1]), doc.value(mp["metric"][1]))
+            if not key_mistakes:
+                errs.add(_PolicyError(line, "baseline rule without 'metric'",
+                                      "add metric: <path>, e.g. metric: bench.batch[8].p99_ms"))
+        else:
+            got = _try(errs, _path, _line(mp["metric"][1]), doc.value(mp["metric"][1]))
         if "max_regression" not in mp:
-            raise _PolicyError(line, f"baseline rule for {path.text} has no max_regression",
-                               "add max_regression: 5% (how much worse it may get)")
-        reg = _fraction(doc, mp["max_regression"][1], "max_regression", 0.0, 1.0,
-                        closed_lo=True)
+            if not key_mistakes and "metric" in mp:
+                what = got[0].text if got is not None else str(doc.value(mp["metric"][1]))
+                errs.add(_PolicyError(line, f"baseline rule for {what} has no max_regression",
+                                      "add max_regression: 5% (how much worse it may get)"))
+        else:
+            reg = _try(errs, _fraction, doc, mp["max_regression"][1], "max_regression",
+                       0.0, 1.0, True)
         if "direction" in mp:
-            direction = _choice(doc, mp["direction"][1], "direction", (M.LOWER, M.HIGHER))
+            direction_given = True
+            direction = _try(errs, _choice, doc, mp["direction"][1], "direction",
+                             (M.LOWER, M.HIGHER))
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
         if "on_inconclusive" in mp:
-            on_inc = _choice(doc, mp["on_inconclusive"][1], "on_inconclusive", ("warn", "fail"))
+            on_inc = _try(errs, _choice, doc, mp["on_inconclusive"][1], "on_inconclusive",
+                          ("warn", "fail")) or on_inc
         if "on_missing" in mp:
-            on_miss = _choice(doc, mp["on_missing"][1], "on_missing", ("warn", "fail"))
+            on_miss = _try(errs, _choice, doc, mp["on_missing"][1], "on_missing",
+                           ("warn", "fail")) or on_miss
+    if got is None:
+        return None  # direction and type cannot be judged without a known metric
+    path, info = got
     if not info.type.numeric:
-        raise _PolicyError(line, f"{path.text} is {info.type.describe()}; baseline rules "
-                           "compare numbers")
+        errs.add(_PolicyError(line, f"{path.text} is {info.type.describe()}; baseline rules "
+                              "compare numbers"))
+        return None
     direction = direction or M.infer_direction(info.leaf)
     if direction is None:
-        raise _PolicyError(line, f"cannot tell whether lower or higher {path.text} is better",
-                           "add direction: lower or direction: higher")
+        if not direction_given:  # a bad direction: value was already reported
+            errs.add(_PolicyError(line, f"cannot tell whether lower or higher {path.text} "
+                                  "is better", "add direction: lower or direction: higher"))
+        return None
+    if len(errs) > n0 or reg is None:
+        return None
     verb = "grow" if direction == M.LOWER else "drop"
     text = f"{path.text}: may {verb} by at most {reg * 100:g}% vs baseline"
     return Rule(kind="baseline", line=line, text=text, path=path, info=info, name=name,
@@ -886,6 +1065,7 @@ __all__ = [
     "Check",
     "GateReport",
     "Policy",
+    "PolicyError",
     "Rule",
     "Settings",
     "environment_differences",

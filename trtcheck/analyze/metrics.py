@@ -9,7 +9,8 @@ Grammar::
     expr     := FUNC "(" path ")" | path          FUNC: len, min, max, sum
     path     := segment ("." segment)*
     segment  := NAME selector*
-    selector := "[" ( "*" | KEY | FIELD "=" VALUE ) "]"
+    selector := "[" ( "*" | KEY | cond ("," cond)* ) "]"
+    cond     := FIELD ("." FIELD)* "=" VALUE      VALUE: text, or quoted '...' / "..."
 
 Rules, in the order they are tried for a NAME on a record:
 
@@ -22,12 +23,21 @@ Rules, in the order they are tried for a NAME on a record:
    (``bench.batch[8].p99.9_ms``); ``NN`` must lie in ``(0, 100)``.
 
 Selectors on a list: ``[*]`` every item (the rule is checked for each); ``[FIELD=VALUE]``
-the items whose field equals the value; ``[KEY]`` the item whose *key field* equals KEY.
+the items whose field equals the value; ``[F1=V1,F2=V2]`` the items meeting every
+condition (``serve.configs[window_ms=0,max_batch_size=8]``); ``FIELD`` may name a field of
+a sub-record (``serve.configs[load.kind=burst]``); ``[KEY]`` the item whose *key field*
+equals KEY. Numbers compare as numbers (``[window_ms=0]`` keeps ``0.0``), other values as
+case-insensitive text; a value that cannot match the field's type (text for a number,
+not ``true``/``false`` for a flag) is an error, never a filter matching nothing. Selectors
+nest at any depth (``serve.configs[window_ms=0].repeats[repeat=1].waterfall[name=compute_ms]
+.median_ms``). Two selectors on one list (``[a=1][b=2]``) are an error naming the
+comma form.
 The key field is the first of ``batch_size``, ``label``, ``name``, ``code``, ``id``,
 ``index`` the item record has; an integer KEY on a list whose key field is not an
 integer is a 0-based position. A list of labelled runs used without a selector means
 its first item (``bench.batch[8]`` is the primary run ``results.bench[0]``). On a dict:
-``[KEY]`` that entry, ``[*]`` every entry.
+``[KEY]`` that entry, ``[*]`` every entry, and on a dict of records a filter keeps
+the entries whose record meets it (``precision.variants[precision=fp16]``).
 
 Functions: ``len(path)`` counts the items the path reaches (a list leaf counts its
 items), e.g. ``len(inspection.lints[severity=error])``; ``min``/``max``/``sum`` reduce
@@ -83,19 +93,121 @@ class MetricMissing(LookupError):
 
 @dataclass(frozen=True)
 class Selector:
-    """One ``[...]`` selector: ``kind`` is ``"all"``, ``"key"`` or ``"filter"``."""
+    """One ``[...]`` selector: ``kind`` is ``"all"``, ``"key"`` or ``"filter"``.
+
+    A filter holds its conditions in ``conds`` (``(field, value)`` pairs, all of which
+    must hold; a field may be dotted, ``load.kind``); ``field``/``value`` are the first
+    condition.
+    """
 
     kind: str
     key: str | None = None
     field: str | None = None
     value: str | None = None
+    conds: tuple[tuple[str, str], ...] = ()
+
+    def conditions(self) -> tuple[tuple[str, str], ...]:
+        """Every ``(field, value)`` condition of a filter (empty for other kinds)."""
+        if self.conds:
+            return self.conds
+        if self.kind == "filter" and self.field is not None:
+            return ((self.field, self.value or ""),)
+        return ()
 
     def text(self) -> str:
         if self.kind == "all":
             return "[*]"
         if self.kind == "filter":
-            return f"[{self.field}={self.value}]"
+            return "[" + ",".join(f"{f}={v}" for f, v in self.conditions()) + "]"
         return f"[{self.key}]"
+
+
+_FIELD_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _opens_quote(text: str, i: int) -> bool:
+    """Whether ``text[i]`` starts a quoted value: a ' or " at the start of a value (after
+    ``[``, ``=`` or ``,``, spaces allowed); elsewhere (``it's``) it is plain text."""
+    if text[i] not in "'\"":
+        return False
+    before = text[:i].rstrip()
+    return not before or before[-1] in "[=,"
+
+
+def _split_unquoted(text: str, sep: str) -> list[str]:
+    """Split ``text`` at ``sep`` outside quoted values ('...' / "...")."""
+    parts, cur, quote = [], [], None
+    for i, ch in enumerate(text):
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+        elif _opens_quote(text, i):
+            quote = ch
+            cur.append(ch)
+        elif ch == sep:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _close_bracket(body: str, start: int) -> int:
+    """Index of the ``]`` closing the ``[`` at ``start`` (a quoted value may hold ``]``),
+    or -1."""
+    quote = None
+    for j in range(start + 1, len(body)):
+        ch = body[j]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif _opens_quote(body, j):
+            quote = ch
+        elif ch == "]":
+            return j
+    return -1
+
+
+#: ``FIELD<op>`` at the start of a selector: a comparison, which filters do not support
+_COMPARISON_RE = re.compile(r"\s*(?P<field>[A-Za-z_][\w.]*)\s*(!=|<=|>=|<|>)")
+
+
+def _comparison_error(inner: str, raw: str) -> MetricPathError:
+    return MetricPathError(f"filter [{inner}] in {raw!r}: filters test equality only "
+                           "(FIELD=VALUE)", "select the items with [*] and gate each "
+                           "value, e.g. serve.configs[*].p99_ms <= 5 ms")
+
+
+def _parse_filter(inner: str, raw: str) -> Selector:
+    """``FIELD=VALUE[,FIELD=VALUE...]`` -> a filter selector (see the module grammar)."""
+    example = "e.g. serve.configs[window_ms=0,max_batch_size=8].p99_ms"
+    conds: list[tuple[str, str]] = []
+    for part in _split_unquoted(inner, ","):
+        if _COMPARISON_RE.match(part):
+            raise _comparison_error(inner, raw)
+        if "=" not in part:
+            raise MetricPathError(f"bad filter [{inner}] in {raw!r}: {part.strip()!r} is not "
+                                  "FIELD=VALUE", "separate conditions with commas, each "
+                                  "FIELD=VALUE (quote a value holding a comma); " + example)
+        f, v = (x.strip() for x in part.split("=", 1))
+        quoted = len(v) >= 2 and v[0] == v[-1] and v[0] in "'\""
+        if not _FIELD_PATH_RE.fullmatch(f) or not v:
+            raise MetricPathError(f"bad filter [{inner}] in {raw!r}",
+                                  "filters look like [code=drift] or [window_ms=0,"
+                                  "max_batch_size=8]")
+        if not quoted and "=" in v:
+            raise MetricPathError(f"bad filter [{inner}] in {raw!r}: the value {v!r} holds "
+                                  "'='", "combine conditions with commas, not words: "
+                                  + example)
+        conds.append((f, v[1:-1] if quoted else v))
+    fields = [c[0] for c in conds]
+    dup = sorted({f for f in fields if fields.count(f) > 1})
+    if dup:
+        raise MetricPathError(f"filter [{inner}] in {raw!r} tests {dup[0]} twice",
+                              "an item has one value per field: keep one condition")
+    return Selector("filter", field=conds[0][0], value=conds[0][1], conds=tuple(conds))
 
 
 @dataclass(frozen=True)
@@ -160,7 +272,7 @@ def parse_path(text: str) -> MetricPath:
         i = mm.end()
         sels: list[Selector] = []
         while i < n and body[i] == "[":
-            j = body.find("]", i)
+            j = _close_bracket(body, i)
             if j < 0:
                 raise MetricPathError(f"bad metric path {raw!r}: '[' without ']'",
                                       "close the selector, e.g. batch[8]")
@@ -171,11 +283,7 @@ def parse_path(text: str) -> MetricPath:
             if inner == "*":
                 sels.append(Selector("all"))
             elif "=" in inner:
-                f, v = (s.strip() for s in inner.split("=", 1))
-                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", f) or not v:
-                    raise MetricPathError(f"bad selector [{inner}] in {raw!r}",
-                                          "filters look like [code=drift]")
-                sels.append(Selector("filter", field=f, value=v.strip("'\"")))
+                sels.append(_parse_filter(inner, raw))
             else:
                 sels.append(Selector("key", key=inner.strip("'\"")))
             i = j + 1
@@ -417,35 +525,50 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
             sample_backed = (has_samples or parent_has_samples) and info.kind == "scalar" \
                 and _stat_kind(step.fields[-1]) is not None
         where = seg.name
+        prev: Selector | None = None
         for sel in seg.selectors:
             if info.kind == "list":
                 item = info.item or TypeInfo("scalar")
                 if sel.kind == "filter":
-                    if item.kind != "record" or item.cls is None:
-                        raise MetricPathError(f"filter {sel.text()} needs a list of records, "
-                                              f"{where} is a {info.describe()}")
-                    if sel.field not in item.cls.model_fields:
-                        raise MetricPathError(
-                            f"{item.cls.__name__} has no field {sel.field!r} to filter on",
-                            _did_you_mean(sel.field or "", list(item.cls.model_fields)))
+                    _check_filter(sel, item, where, info)
                     multi = True
                 elif sel.kind == "all":
                     multi = True
+                elif item.kind == "record" and item.cls is not None and sel.key:
+                    cm = _COMPARISON_RE.match(sel.key)
+                    if cm and cm.group("field").split(".")[0] in item.cls.model_fields:
+                        raise _comparison_error(sel.key, path.text)
                 info = item
                 if info.kind == "record" and info.cls is not None:
                     has_samples = _samples_field(info.cls) is not None
             elif info.kind == "dict":
                 if sel.kind == "filter":
-                    raise MetricPathError(f"filter {sel.text()} cannot apply to the dict "
-                                          f"{where}", "use [KEY] or [*]")
+                    item = info.item or TypeInfo("scalar")
+                    if item.kind != "record":
+                        raise MetricPathError(f"filter {sel.text()} cannot apply to the dict "
+                                              f"{where} ({info.describe()})", "use [KEY] or [*]")
+                    _check_filter(sel, item, where, info)
+                    multi = True
                 if sel.kind == "all":
                     multi = True
                 sib = _samples_sibling(parent_fields, seg.name) if step.fields else None
                 has_samples = sib is not None
                 info = info.item or TypeInfo("scalar")
+            elif prev is not None and info.kind == "record":
+                # [a=1][b=2]: the first selector already chose records of the list
+                both = prev.kind == "filter" and sel.kind == "filter"
+                combined = "[" + ",".join(f"{f}={v}" for f, v in
+                                          prev.conditions() + sel.conditions()) + "]"
+                raise MetricPathError(
+                    f"{where}{prev.text()}{sel.text()}: two selectors on one list are not "
+                    f"supported ({where}{prev.text()} already chose {info.describe()} "
+                    "records)", f"combine the conditions in one filter: {where}{combined}"
+                    if both else "use one selector per list: [KEY], [*] or "
+                    "[FIELD=VALUE,FIELD=VALUE]")
             else:
                 raise MetricPathError(f"{where} is a {info.describe()}; {sel.text()} "
                                       "selects only in lists and dicts")
+            prev = sel
         if not last and info.kind == "scalar":
             raise MetricPathError(f"{where} is a single value ({info.describe()}), it has "
                                   f"no field {segs[idx + 1].name!r}")
@@ -467,6 +590,69 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
         raise MetricPathError(f"{path.text} is a record ({cur.describe()}), not a value",
                               "name one of its fields: " + ", ".join(names[:14]) + extra)
     return PathInfo(leaf, cur, multi, sample_backed)
+
+
+def _check_filter(sel: Selector, item: TypeInfo, where: str, container: TypeInfo) -> None:
+    """Check a filter's fields against the item record and its values against their
+    types, so that a filter never silently matches nothing.
+
+    Raises:
+        MetricPathError: items that are not records, unknown (or non-scalar) fields, a
+            value that cannot equal the field (text for a number, not true/false for a
+            flag).
+    """
+    if item.kind != "record" or item.cls is None:
+        raise MetricPathError(f"filter {sel.text()} needs a list of records, "
+                              f"{where} is a {container.describe()}")
+    for fpath, value in sel.conditions():
+        cls: type = item.cls
+        names = fpath.split(".")
+        t: TypeInfo | None = None
+        for k, name in enumerate(names):
+            flds = _fields(cls)
+            if name not in flds:
+                raise MetricPathError(f"{cls.__name__} has no field {name!r} to filter on",
+                                      _did_you_mean(name, list(flds)))
+            t = flds[name]
+            if k < len(names) - 1:
+                if t.kind != "record" or t.cls is None:
+                    raise MetricPathError(f"filter field {fpath!r}: {name} is a "
+                                          f"{t.describe()}, it has no field {names[k + 1]!r}")
+                cls = t.cls
+        assert t is not None
+        if t.kind != "scalar":
+            hint = ("filter on one of its fields: " + ", ".join(
+                f"{fpath}.{n}" for n in list(t.cls.model_fields)[:6])
+                if t.kind == "record" and t.cls is not None else None)
+            raise MetricPathError(f"filter [{fpath}={value}] compares one value, but {fpath} "
+                                  f"is a {t.describe()}", hint)
+        kinds = set(t.scalars)
+        if kinds and kinds <= {int, float}:
+            try:
+                float(value)
+            except ValueError:
+                raise MetricPathError(f"filter [{fpath}={value}]: {fpath} is a number, "
+                                      f"{value!r} is not, so nothing could match",
+                                      f"write a plain number in the field's unit, e.g. "
+                                      f"[{fpath}=0]") from None
+        elif kinds == {bool} and value.lower() not in ("true", "false"):
+            raise MetricPathError(f"filter [{fpath}={value}]: {fpath} is true/false, got "
+                                  f"{value!r}", f"write [{fpath}=true] or [{fpath}=false]")
+
+
+def _filter_item_value(item: Any, fpath: str) -> Any:
+    """The value a (possibly dotted) filter field has on ``item``, or ``None``."""
+    v = item
+    for name in fpath.split("."):
+        v = getattr(v, name, None)
+        if v is None:
+            return None
+    return v
+
+
+def _filter_keeps(item: Any, sel: Selector) -> bool:
+    """Whether ``item`` meets every condition of the filter ``sel``."""
+    return all(_filter_match(_filter_item_value(item, f), v) for f, v in sel.conditions())
 
 
 def schema_paths(root: type | None = None, max_depth: int = 6) -> list[str]:
@@ -664,8 +850,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                                                    _own_samples(it)))
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
-                                fv = getattr(it, sel.field or "", None)
-                                if _filter_match(fv, sel.value):
+                                if _filter_keeps(it, sel):
                                     k = _item_key(it, kf) if kf else str(i)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),
@@ -699,8 +884,11 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     elif isinstance(v, dict):
                         sib = _samples_sibling(_fields(cls), seg.name)
                         sib_d = getattr(obj, sib) if sib else {}
-                        if sel.kind == "all":
+                        if sel.kind in ("all", "filter"):
                             for k2, it in v.items():
+                                if sel.kind == "filter" and not (
+                                        isinstance(it, BaseModel) and _filter_keeps(it, sel)):
+                                    continue
                                 new_branch.append((it, p[:-1] + [f"{p[-1]}[{k2}]"],
                                                    keys + (str(k2),), sib_d.get(k2)))
                         else:

@@ -112,7 +112,10 @@ def serve_table_text(run: Any) -> str:
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
               help="ONNX Runtime intra-op threads.")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
-              help="Input shapes of one request (batch axis 1), e.g. x:1x3x224x224.")
+              help="Input shapes of one request, e.g. x:1x3x224x224. A request is one "
+              "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
+              "QPS count requests = samples); use `trtcheck bench --batch N` to time "
+              "executions of N samples.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
@@ -189,16 +192,34 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             kwargs["intra_op_threads"] = threads
         backend = open_backend(model, backend_name, **kwargs)
         target_desc = model
+    activated_here = False
+    if shape_map is not None:
+        # before any measurement: one sample per request (axis 0 = 1), never a silent 1
+        from trtcheck.measure.serve import request_shapes
+
+        if not backend.is_active:
+            backend.activate()
+            activated_here = True
+        try:
+            request_shapes(backend, shape_map)
+        except BaseException:
+            if activated_here:
+                backend.deactivate()
+            raise
     n = len(windows) * len(mbs) * len(load_list)
     log(f"serving {target_desc}: {n} configuration(s) x {repeats} repeat(s) ...")
-    run = measure_serving(
-        backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
-        loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
-        max_queue_size=max_queue, on_full=on_full,
-        per_request_overhead_ms=per_request_overhead_ms, http=http,
-        max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
-        late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-        shapes=shape_map, model_path=target_desc, progress=log)
+    try:
+        run = measure_serving(
+            backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
+            loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
+            max_queue_size=max_queue, on_full=on_full,
+            per_request_overhead_ms=per_request_overhead_ms, http=http,
+            max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
+            late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
+            shapes=shape_map, model_path=target_desc, progress=log)
+    finally:
+        if activated_here:
+            backend.deactivate()
     results = new_results()
     results.serve = run
     from trtcheck.cli.common import emit_results
@@ -206,3 +227,4 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+

@@ -31,7 +31,7 @@ import numpy as np
 
 from trtcheck import stats as tstats
 from trtcheck.backends.base import Backend
-from trtcheck.errors import UsageError
+from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.batcher import (
     BatcherCounters, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
@@ -46,8 +46,8 @@ from trtcheck.results.stats import Finding
 _clock = time.perf_counter
 _SPIN_S = 0.0015
 
-__all__ = ["SerialFront", "ameasure_serving", "batch_function", "measure_serving",
-           "sleep_precise", "default_report_sweep"]
+__all__ = ["SAMPLES_PER_REQUEST", "SerialFront", "ameasure_serving", "batch_function",
+           "default_report_sweep", "measure_serving", "request_shapes", "sleep_precise"]
 
 
 async def sleep_precise(seconds: float) -> None:
@@ -130,14 +130,83 @@ def batch_function(target: Backend | Callable[[Any], Any]) -> Callable[[Any], An
     raise UsageError(f"cannot serve a {type(target).__name__}: give a Backend or a function")
 
 
-def _default_payload(backend: Backend, shapes: dict[str, list[int]] | None, seed: int) -> Any:
+#: What one serving request carries; the batcher's batch sizes, ``max_batch_size`` and
+#: ``throughput_queries_per_s`` count requests, which are samples because of this.
+SAMPLES_PER_REQUEST = 1
+
+
+def _one_sample_hint(name: str, dims: list[int], rows: int) -> str:
+    from trtcheck.load.shapes import format_shape
+
+    return (f"give axis 0 as 1 (--shapes {name}:{format_shape([1, *dims[1:]])}); the batcher "
+            f"forms batches of up to --max-batch requests of one sample each (Triton counts "
+            f"max_batch_size in samples; here requests = samples); to time executions of "
+            f"{rows} samples use trtcheck bench MODEL --batch {rows}")
+
+
+def request_shapes(backend: Backend, shapes: dict[str, list[int]] | None) -> dict[str, list[int]]:
+    """Concrete input shapes of one serving request: one sample, axis 0 = 1.
+
+    ``trtcheck serve`` sends one sample per request (:data:`SAMPLES_PER_REQUEST`), so
+    batch sizes, ``max_batch_size`` and ``throughput_queries_per_s`` count requests and
+    samples alike. A ``--shapes`` axis 0 other than 1 on a batched input used to be
+    replaced by 1 without a word; it is refused.
+
+    Args:
+        backend: an active backend (its ``input_specs()``).
+        shapes: ``--shapes`` from :func:`trtcheck.load.shapes.parse_shapes`, or ``None``.
+
+    Returns:
+        ``{input name: dims}`` with axis 0 = 1 on batched inputs.
+
+    Raises:
+        InputError: (exit 2) a per-request batch other than 1 (axis 0 of a batched
+            input), or any :func:`~trtcheck.load.shapes.resolve_shapes` mistake.
+    """
+    from trtcheck.load.shapes import format_shape, resolve_shapes
+
+    specs = backend.input_specs()
+    resolved = resolve_shapes(specs, shapes, batch_size=SAMPLES_PER_REQUEST)
+    for name, dims in (shapes or {}).items():
+        got = resolved.get(name)
+        if dims and got and dims[0] != got[0]:
+            raise InputError(
+                f"--shapes gives {name!r} {format_shape(dims)}, a batch of {dims[0]} per "
+                f"request, but trtcheck serve sends one sample per request (it would run "
+                f"{format_shape(got)})", _one_sample_hint(name, dims, dims[0]))
+    return resolved
+
+
+def _check_payload_rows(backend: Backend, payload: Any) -> None:
+    """A Backend's payload must be one sample (see :func:`request_shapes`): axis 0 of
+    each array is 1, except for inputs whose axis 0 the model fixes (parameter inputs)."""
+    arrays = (list(payload.items()) if isinstance(payload, dict)
+              else [("payload", payload)] if isinstance(payload, np.ndarray) else [])
+    fixed = {t.name for t in backend.input_specs()
+             if t.shape and isinstance(t.shape[0], int) and t.shape[0] > 0}
+    for name, arr in arrays:
+        shape = list(getattr(arr, "shape", []) or [])
+        if shape and name not in fixed and int(shape[0]) != SAMPLES_PER_REQUEST:
+            raise InputError(f"the payload's {name!r} has {shape[0]} rows on axis 0, but "
+                             "each serving request is one sample (batch sizes and "
+                             "max_batch_size count requests)",
+                             _one_sample_hint(str(name), [int(d) for d in shape],
+                                              int(shape[0])))
+
+
+def _default_payload(backend: Backend, shapes: dict[str, list[int]] | None, seed: int,
+                     one_sample: bool = True) -> Any:
+    """A generated one-sample feed; ``one_sample=False`` sets axis 0 to 1 without
+    refusing another one (``trtcheck report``: --shapes axis 0 belongs to --batch)."""
     specs = backend.input_specs()
     if not specs:
         return None
     from trtcheck.load.inputs import make_feed
     from trtcheck.load.shapes import resolve_shapes
 
-    return make_feed(specs, resolve_shapes(specs, shapes, batch_size=1), seed=seed)
+    dims = (request_shapes(backend, shapes) if one_sample
+            else resolve_shapes(specs, shapes, batch_size=SAMPLES_PER_REQUEST))
+    return make_feed(specs, dims, seed=seed)
 
 
 def _describe_payload(p: Any) -> str:
@@ -410,6 +479,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             executor = own_pool
         if payload is None and not isinstance(backend, CallableBackend):
             payload = _default_payload(backend, shapes, seed)
+        elif not isinstance(backend, CallableBackend) and not callable(payload):
+            _check_payload_rows(backend, payload)
         payload_for: Callable[[int], Any] = payload if callable(payload) else (lambda i: payload)
         overhead = (per_request_overhead_ms if per_request_overhead_ms is not None
                     else float(getattr(backend, "per_request_overhead_ms", 0.0)))
@@ -525,7 +596,10 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
         seed: Poisson seed (repeat r uses ``seed + r``), also for generated inputs.
         payload: one request's payload, or ``payload(i) -> payload``; default: a
             generated batch-1 feed from the backend's inputs (``None`` for functions).
-        shapes: concrete input shapes for dynamic dims (as ``--shapes``).
+            For a Backend target an array payload must hold one sample (axis 0 = 1):
+            batch sizes count requests. A plain function decides what a request is.
+        shapes: concrete input shapes for dynamic dims (as ``--shapes``); axis 0 of a
+            batched input must be 1 (one sample per request, :func:`request_shapes`).
         label, model_path: recorded in the result.
         executor: thread pool for a sync batch function (default: one pool of
             ``instances`` threads kept for the whole sweep). Pass your own to warm
@@ -582,7 +656,7 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
         backend.activate()
     try:
         fn = batch_function(backend)
-        payload = _default_payload(backend, shapes, seed)
+        payload = _default_payload(backend, shapes, seed, one_sample=False)
         samples = []
         for _ in range(6):
             t0 = _clock()
