@@ -70,7 +70,8 @@ def _instances(text: str | None) -> list[int] | None:
               show_default=True, help="Highest utilisation a recommended setting may run at.")
 @click.option("--requests", "n_requests", type=click.IntRange(min=100), default=None,
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
-@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Simulation seed (an integer >= 0).")
 @click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
               help="Batch sizes to measure when MODEL is given.")
 @click.option("--model-name", default=None, help="Model name in the exported settings.")

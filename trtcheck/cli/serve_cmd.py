@@ -113,7 +113,7 @@ def serve_table_text(run: Any) -> str:
               help="ONNX Runtime intra-op threads.")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Input shapes of one request (batch axis 1), e.g. x:1x3x224x224.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
