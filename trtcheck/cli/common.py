@@ -29,6 +29,57 @@ class FiniteFloatRange(click.FloatRange):
         return rv
 
 
+MAX_ARRIVAL_RATE_PER_S = 1e9
+"""Highest ``--arrival-rate`` accepted, requests per second (a billion: far above any
+single deployment; larger values only overflow the arithmetic and print absurd counts)."""
+
+MAX_DURATION_MS = 1e7
+"""Longest duration accepted for a latency-curve time, an overhead or a P99 objective, ms
+(10^7 ms = 2.8 hours: longer is no serving latency)."""
+
+
+def check_number(option: str, value: float | None, *, high: float, low: float = 0.0,
+                 low_open: bool = False, unit: str = "", example: str) -> None:
+    """One clear line for a number option outside ``[low, high]`` (``(low, high]`` when
+    ``low_open``), ``nan`` or infinite; ``None`` (not given) passes.
+
+    Args:
+        option: the option's name as typed, e.g. ``"--arrival-rate"``.
+        value: the parsed value.
+        high: the largest accepted value (inclusive), e.g. :data:`MAX_DURATION_MS`.
+        low: the smallest accepted value (inclusive unless ``low_open``).
+        unit: appended to the numbers in the message, e.g. ``" ms"``.
+        example: a valid value for the hint.
+
+    Raises:
+        InputError: the value is out of range or not finite.
+    """
+    from trtcheck.errors import InputError
+
+    if value is None:
+        return
+    ok_low = value > low if low_open else value >= low
+    if math.isfinite(value) and ok_low and value <= high:
+        return
+    rel = ">" if low_open else ">="
+    raise InputError(f"{option} must be a finite number {rel} {low:g} and <= {high:g}{unit}, "
+                     f"got {value:g}", f"e.g. {option} {example}")
+
+
+@contextlib.contextmanager
+def quiet_numerics() -> Iterator[None]:
+    """Keep NumPy's floating-point RuntimeWarnings (overflow, invalid value) off the
+    terminal for the ``with`` body: a command reports bad numbers in one ``error:`` line,
+    never a warning with a source line."""
+    import warnings
+
+    import numpy as np
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 class OutputFormat(str, enum.Enum):
     """Formats a command can print. Machine formats go to stdout, progress to stderr."""
 

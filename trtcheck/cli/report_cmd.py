@@ -39,11 +39,12 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
                    "service rate (about 25 s; see `trtcheck serve` for full sweeps) "
                    "[default: on with --demo, else off].")
 @click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
-              help="Add batching advice for this arrival rate, from the measured T(b) "
+              help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
+                   "the measured T(b) "
                    "(and serving overheads when measured); works with --from too "
                    f"[default with --demo: {DEMO_ARRIVAL_RATE:g}].")
 @click.option("--slo-p99-ms", type=float, default=None,
-              help="P99 latency objective for the advice, in ms.")
+              help="P99 latency objective for the advice, in ms (> 0, <= 1e7).")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
         no_bench: bool, precisions: str | None, serve: bool | None,
@@ -226,17 +227,20 @@ def _check_advice_options(arrival_rate: float | None, slo_p99_ms: float | None) 
 
     Raises:
         UsageError: ``--slo-p99-ms`` without an arrival rate (it would be ignored), or a
-            rate/objective that is not a finite number > 0.
+            rate/objective that is not a finite number > 0 (InputError), or above
+            :data:`~trtcheck.cli.common.MAX_ARRIVAL_RATE_PER_S` req/s /
+            :data:`~trtcheck.cli.common.MAX_DURATION_MS` ms.
     """
-    import math
-
+    from trtcheck.cli.common import MAX_ARRIVAL_RATE_PER_S, MAX_DURATION_MS, check_number
     from trtcheck.errors import UsageError
+
     if slo_p99_ms is not None and arrival_rate is None:
         raise UsageError("--slo-p99-ms applies to the batching advice, which needs "
                          "--arrival-rate", "add --arrival-rate REQ_PER_S, or drop --slo-p99-ms")
-    for opt, v, eg in (("--arrival-rate", arrival_rate, "200"), ("--slo-p99-ms", slo_p99_ms, "50")):
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise UsageError(f"{opt} must be a finite number > 0, got {v:g}", f"e.g. {opt} {eg}")
+    check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
+                 high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
+    check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
+                 unit=" ms", example="50")
 
 
 def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
