@@ -19,6 +19,7 @@ from trtcheck.cli.common import (
     log,
     output_parent,
     quiet_numerics,
+    refuse_results_as_model,
 )
 
 MAX_INSTANCES = 100_000
@@ -82,7 +83,8 @@ def _check_curve_bound(curve: Any) -> None:
                "configuration can carry); 3 environment; 4 internal.")
 @click.argument("model", required=False, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--from", "from_path", default=None, type=click.Path(dir_okay=True),
-              help="Take T(b) (bench) and overheads (serve) from a results JSON.")
+              help="Take T(b) (bench) and overheads (serve) from a results JSON (or a "
+                   "report folder).")
 @click.option("--latency-curve", default=None, metavar="B:MS,...",
               help="T(b) in ms (b <= 65536, each time > 0 and <= 1e7 ms), e.g. "
                    "1:0.29,8:1.02,16:1.73.")
@@ -153,6 +155,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError, UsageError
 
+    refuse_results_as_model(model, "advise from the numbers in it")
     sources = [s for s in (model, from_path, latency_curve) if s is not None]
     if len(sources) != 1:
         raise UsageError("give exactly one source of T(b): MODEL, --from results.json or "
@@ -182,9 +185,9 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         _check_curve_bound(curve)
         name = model_name or "model"
     elif from_path is not None:
-        from trtcheck.cli.gate_cmd import _results_path
-        from trtcheck.results import load_results
-        results = load_results(_results_path(from_path))  # a report folder: its results.json
+        from trtcheck.cli.common import load_results_input
+
+        results = load_results_input(from_path)  # a report folder: its results.json
         curve, measured = inputs_from_results(results, source=str(from_path))
         name = model_name or measured.get("model_name", "model")
     else:

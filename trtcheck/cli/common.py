@@ -176,6 +176,83 @@ def check_model_file(path: str) -> None:
         raise InputError(f"cannot read {path}: permission denied", None)
 
 
+RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "
+                "folder of `trtcheck report -o DIR`")
+
+
+def results_input_kind(path: str) -> str | None:
+    """``"report folder"`` for a folder holding ``results.json``, ``"results file"`` for
+    a trtcheck results JSON (a JSON object whose first 4 KiB name ``schema_version``,
+    which :func:`trtcheck.results.results_to_json` writes first), else ``None``."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            return "report folder" if (p / "results.json").is_file() else None
+        if not p.is_file():
+            return None
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    text = head.decode("utf-8", errors="replace").lstrip()
+    return "results file" if text.startswith("{") and '"schema_version"' in text else None
+
+
+def refuse_results_as_model(path: str | None, use: str) -> None:
+    """A trtcheck results file or report folder given where a model is expected: say so
+    and name the option that reads it, instead of failing to run it as a model.
+
+    Args:
+        path: the positional MODEL argument (``None``: nothing to check).
+        use: what ``--from`` does in this command, e.g. ``"advise from its numbers"``.
+
+    Raises:
+        UsageError: ``path`` is a results file or a report folder.
+    """
+    import shlex
+
+    from trtcheck.errors import UsageError
+
+    if path is None:
+        return
+    kind = results_input_kind(path)
+    if kind is not None:
+        raise UsageError(f"{path} is a trtcheck {kind}, not a model",
+                         f"use --from {shlex.quote(path)} to {use}")
+
+
+def load_results_input(path: str, option: str = "--from") -> Any:
+    """Read a results document the user named: a results JSON or a report folder (its
+    ``results.json``), with one clear line for what is not one.
+
+    Raises:
+        InputError: missing, a folder without results.json, unreadable, not UTF-8 text
+            (a binary file), not JSON, or not a trtcheck results document.
+        SchemaError: see :func:`trtcheck.results.results_from_json`.
+    """
+    from trtcheck.errors import InputError
+    from trtcheck.results import results_from_json
+
+    p = Path(path)
+    if p.is_dir():
+        if not (p / "results.json").is_file():
+            raise InputError(f"{option} {p} is a folder without results.json", RESULTS_HINT)
+        p = p / "results.json"
+    if not p.exists():
+        raise InputError(f"results file not found: {p}", "check the path")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}",
+                         "check the file's permissions") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{p} is not a results JSON (binary, not UTF-8 text)",
+                         RESULTS_HINT) from None
+    return results_from_json(text, source=str(p))
+
+
 def measurement_options(f: F) -> F:
     """Options shared by every command that runs a model (bench, report, ...)."""
     opts = [

@@ -8,9 +8,11 @@ import click
 
 from trtcheck.cli.common import (
     check_model_file,
+    load_results_input,
     log,
     measurement_options,
     model_path_argument,
+    refuse_results_as_model,
 )
 
 DEFAULT_OUTPUT = "trtcheck-report"
@@ -24,7 +26,8 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
 @click.option("--from", "from_json", default=None, type=click.Path(path_type=str),
-              help="Render from an existing results.json; nothing is measured.")
+              help="Render from an existing results.json (or a report folder); nothing is "
+                   "measured.")
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),
               help="Output directory for report.html, report.md, charts/ and results.json.")
@@ -66,6 +69,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     from trtcheck.errors import InputError, UsageError
     from trtcheck.report import check_output_dir, render_report
 
+    refuse_results_as_model(model, "re-render its report")
     chosen = [x for x in (model is not None, demo, from_json is not None) if x]
     if len(chosen) != 1:
         raise UsageError("give exactly one of MODEL, --demo or --from results.json",
@@ -73,8 +77,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
                           slo_p99_ms)
     if from_json is not None:
-        from trtcheck.results import load_results
-
         ctx = click.get_current_context()
         measuring = {"no_bench", "precisions", "serve", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
@@ -84,7 +86,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "re-renders a results file", "drop them, or run "
                              "`trtcheck report MODEL ...` to measure again")
 
-        results = load_results(from_json)
+        results = load_results_input(from_json)  # a report folder: its results.json
         check_output_dir(output, overwrite)  # before any work
         if arrival_rate is not None:  # analysis only: advice from the recorded numbers
             results.advice = _advice(results, arrival_rate, slo_p99_ms)

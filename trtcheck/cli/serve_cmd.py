@@ -159,6 +159,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                          f"--max-batch ({','.join(map(str, mbs))}), so no configuration can "
                          "use it", "preferred sizes must be <= the max batch (as in Triton)")
     load_list = [s.strip() for s in loads.split(",") if s.strip()]
+    if not load_list:  # e.g. --load "$UNSET": refuse before anything runs
+        raise UsageError("--load is empty", "give load shapes, e.g. --load burst:64,open:500")
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
     check_output_file(output, overwrite)  # the same -o rules as every command
