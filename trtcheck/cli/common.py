@@ -379,6 +379,24 @@ def output_parent(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def made_folders_removed_on_failure(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """For a command that creates the output folder ``folder`` itself (``report -o DIR``):
+    if the ``with`` body raises, remove ``folder`` and the folders above it that did not
+    exist on entry, while they are empty. A folder that existed before is never removed.
+    """
+    missing: list[Path] = []
+    p = Path(os.path.abspath(folder))
+    while not p.exists() and p.parent != p:
+        missing.append(p)  # innermost first
+        p = p.parent
+    try:
+        yield
+    except BaseException:
+        _remove_empty(missing)
+        raise
+
+
 def _remove_empty(folders: list[Path]) -> None:
     """Remove ``folders`` (innermost first) while they exist and are empty."""
     for d in folders:

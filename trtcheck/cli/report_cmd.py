@@ -10,6 +10,7 @@ from trtcheck.cli.common import (
     check_model_file,
     load_results_input,
     log,
+    made_folders_removed_on_failure,
     measurement_options,
     model_path_argument,
     refuse_results_as_model,
@@ -87,10 +88,11 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results_input(from_json)  # a report folder: its results.json
-        check_output_dir(output, overwrite)  # before any work
-        if arrival_rate is not None:  # analysis only: advice from the recorded numbers
-            results.advice = _advice(results, arrival_rate, slo_p99_ms)
-        written = render_report(results, output, overwrite=overwrite)
+        with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+            check_output_dir(output, overwrite)  # before any work
+            if arrival_rate is not None:  # analysis only: advice from the recorded numbers
+                results.advice = _advice(results, arrival_rate, slo_p99_ms)
+            written = render_report(results, output, overwrite=overwrite)
         _announce(written)
         return
 
@@ -122,9 +124,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:
         check_model_file(model)
-    created = not os.path.exists(output)
-    check_output_dir(output, overwrite)  # fail before measuring anything
-    try:
+    with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+        check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, opts, no_bench, engine_input)
         if serve:
             results.serve = _serve(model, opts)
@@ -138,10 +139,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                 # keep every measurement: write the report without advice, then say why
                 advice_error = exc
         written = render_report(results, output, overwrite=overwrite)
-    except BaseException:
-        if created and os.path.isdir(output) and not os.listdir(output):
-            os.rmdir(output)  # leave nothing behind that we made
-        raise
     _announce(written)
     if advice_error is not None:
         if demo and explicit_rate is None:
