@@ -321,9 +321,13 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
     missing folders on its path are allowed (they are created when the file is written,
     see :func:`output_parent`).
 
+    The folders are created and a temporary file is made there, then both are removed
+    again (:func:`_probe_output_folder`), so a path that only fails on writing (``/proc``,
+    a read-only mount) is refused before any measurement.
+
     Raises:
         InputError: the file exists without ``overwrite``, is a directory, or its folder
-            cannot be made (the nearest existing folder above it is not a writable folder).
+            cannot be made or written.
     """
     from trtcheck.errors import InputError
 
@@ -347,6 +351,38 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
         raise InputError(f"cannot write {output}: {parent} is not a writable folder",
                          "choose a writable -o path")
+    _probe_output_folder(output)
+
+
+def _probe_output_folder(output: str) -> None:
+    """Create the folders above ``output`` and a temporary file in the innermost, then
+    remove what was made: a folder the permission bits call writable can still refuse
+    (``/proc``, a read-only mount, a full disk), and a command must learn that before it
+    measures, not after.
+
+    Raises:
+        InputError: the folder cannot be created or a file cannot be made in it.
+    """
+    import tempfile
+
+    from trtcheck.errors import InputError
+
+    target = Path(os.path.abspath(output)).parent
+    missing: list[Path] = []
+    p = target
+    while not p.exists() and p.parent != p:
+        missing.append(p)  # innermost first
+        p = p.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=target)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}",
+                         "choose a writable -o path") from None
+    finally:
+        _remove_empty(missing)
 
 
 @contextlib.contextmanager
