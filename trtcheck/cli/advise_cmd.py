@@ -120,7 +120,10 @@ def _check_curve_bound(curve: Any) -> None:
               help="Simulation seed (an integer >= 0).")
 @click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
               help="Batch sizes to measure when MODEL is given.")
-@click.option("--model-name", default=None, help="Model name in the exported settings.")
+@click.option("--model-name", default=None,
+              help="Model name in the exported settings: ASCII letters, digits, _ - . (not "
+                   "first), at most 128 characters (a Triton model folder name) [default: "
+                   "the model file's name, other characters as _].")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save a results JSON with the advice section here.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
@@ -151,7 +154,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     from trtcheck.analyze.advise import advise
     from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.export import export_settings
+    from trtcheck.analyze.export import check_model_name, export_settings, safe_model_name
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError, UsageError
 
@@ -162,6 +165,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                          "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
                          "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
     check_output_file(output, overwrite)  # the same -o rules as every command
+    if model_name is not None:
+        check_model_name(model_name)
     check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
                  high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
     check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
@@ -189,10 +194,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
         results = load_results_input(from_path)  # a report folder: its results.json
         curve, measured = inputs_from_results(results, source=str(from_path))
-        name = model_name or measured.get("model_name", "model")
+        name = model_name or safe_model_name(measured.get("model_name", "model"))
     else:
         curve, results = _measure(model, batch, seed)  # type: ignore[arg-type]
-        name = model_name or os.path.splitext(os.path.basename(model))[0]  # type: ignore[arg-type]
+        name = model_name or safe_model_name(
+            os.path.splitext(os.path.basename(model))[0])  # type: ignore[arg-type]
 
     with quiet_numerics():  # a bad number is one error line, never a NumPy warning
         req = build_request(

@@ -247,7 +247,7 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     from pathlib import Path
 
     from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.export import export_settings
+    from trtcheck.analyze.export import export_settings, safe_model_name
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError
 
@@ -264,7 +264,7 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
     adv = advise(req)
     src = results.bench[0].model_path if results.bench else results.serve.model_path
-    name = Path(src).stem or "model"
+    name = safe_model_name(Path(src).stem)
     adv.export = export_settings(adv.recommendation.prediction, name)
     return adv
 
