@@ -17,9 +17,9 @@ from trtcheck.cli.common import (
     echo_text,
     format_option,
     log,
-    output_parent,
     quiet_numerics,
     refuse_results_as_model,
+    save_results_file,
 )
 
 MAX_INSTANCES = 100_000
@@ -212,15 +212,12 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     adv.export = export_settings(adv.recommendation.prediction, name)
 
     if output:
-        from trtcheck.results import save_results
-
         if results is None:
             from trtcheck.measure.runner import new_results
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
-        with output_parent(output):
-            save_results(results, output)
+        save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:
         echo_json(adv)

@@ -303,10 +303,7 @@ def emit_results(results: Any, output: str | None, output_format: str,
     stdout untouched by progress lines (those go to stderr via :func:`log`).
     """
     if output:
-        from trtcheck.results import save_results
-
-        with output_parent(output):
-            save_results(results, output)
+        save_results_file(results, output)
         log(f"results saved to {output}")
     if output_format == OutputFormat.JSON.value:
         echo_json(results)
@@ -314,6 +311,34 @@ def emit_results(results: Any, output: str | None, output_format: str,
         echo_text(markdown())
     else:
         echo_text(text())
+
+
+def umask_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def save_results_file(results: Any, output: str) -> None:
+    """Save ``results`` as JSON to ``output`` (-o FILE): missing folders created
+    (:func:`output_parent`), written atomically by :func:`trtcheck.results.save_results`,
+    and given the mode a normal ``open()`` would (:func:`umask_file_mode`; the temporary
+    file behind the atomic write is created 0600).
+
+    Raises:
+        InputError: the file or its folder cannot be written.
+    """
+    from trtcheck.errors import InputError
+    from trtcheck.results import save_results
+
+    with output_parent(output):
+        path = save_results(results, output)
+    try:
+        os.chmod(path, umask_file_mode())
+    except OSError as exc:
+        raise InputError(f"cannot set the permissions of {path}: {exc.strerror or exc}",
+                         "check the output folder's file system") from None
 
 
 def check_output_file(output: str | None, overwrite: bool) -> None:
