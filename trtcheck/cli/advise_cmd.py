@@ -119,7 +119,7 @@ def _check_curve_bound(curve: Any) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Simulation seed (an integer >= 0).")
 @click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
-              help="Batch sizes to measure when MODEL is given.")
+              help="Batch sizes to measure when MODEL is given (only with MODEL).")
 @click.option("--model-name", default=None,
               help="Model name in the exported settings: ASCII letters, digits, _ - . (not "
                    "first), at most 128 characters (a Triton model folder name) [default: "
@@ -164,6 +164,13 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError("give exactly one source of T(b): MODEL, --from results.json or "
                          "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
                          "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
+    ctx = click.get_current_context()
+    if model is None and ctx.get_parameter_source("batch") is not \
+            click.core.ParameterSource.DEFAULT:  # as report --from: never ignore an option
+        given = "--from" if from_path is not None else "--latency-curve"
+        raise UsageError(f"--batch sets the batch sizes MODEL is measured at, but T(b) "
+                         f"comes from {given} here", "drop --batch, or pass MODEL (and no "
+                         f"{given}) to measure T(b) now")
     check_output_file(output, overwrite)  # the same -o rules as every command
     if model_name is not None:
         check_model_name(model_name)
