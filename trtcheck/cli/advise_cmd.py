@@ -154,7 +154,12 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     from trtcheck.analyze.advise import advise
     from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.export import check_model_name, export_settings, safe_model_name
+    from trtcheck.analyze.export import (
+        check_model_name,
+        device_kind_from_results,
+        export_settings,
+        safe_model_name,
+    )
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError, UsageError
 
@@ -216,7 +221,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
             instances=instances, max_utilisation=max_utilisation, requests=n_requests,
             seed=seed)
         adv = advise(req)
-    adv.export = export_settings(adv.recommendation.prediction, name)
+    kind = device_kind_from_results(results) if results is not None else None
+    adv.export = export_settings(adv.recommendation.prediction, name, kind)
 
     if output:
         if results is None:

@@ -247,7 +247,11 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     from pathlib import Path
 
     from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.export import export_settings, safe_model_name
+    from trtcheck.analyze.export import (
+        device_kind_from_results,
+        export_settings,
+        safe_model_name,
+    )
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError
 
@@ -265,7 +269,8 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     adv = advise(req)
     src = results.bench[0].model_path if results.bench else results.serve.model_path
     name = safe_model_name(Path(src).stem)
-    adv.export = export_settings(adv.recommendation.prediction, name)
+    adv.export = export_settings(adv.recommendation.prediction, name,
+                                 device_kind_from_results(results))
     return adv
 
 
