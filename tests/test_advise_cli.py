@@ -151,8 +151,8 @@ def test_light_model_at_high_rate_batches_without_waiting():
     (["--arrival-rate", "10"], "exactly one source"),
     (["--latency-curve", "1:1", "--from", "x.json", "--arrival-rate", "10"], "exactly one source"),
     (["--from", "/nonexistent.json", "--arrival-rate", "10"], "not found"),
-    (["--latency-curve", "1:20,8:40", "--arrival-rate", "3000", "--slo-p99-ms", "21"],
-     "no searched configuration meets"),
+    (["--latency-curve", "1:20,8:40", "--arrival-rate", "3000", "--slo-p99-ms", "21",
+      "--instances", "40..60"], "no searched configuration meets"),
 ])
 def test_bad_input_one_line_exit_2(cli, args, needle):
     res = cli("advise", *args)

@@ -54,3 +54,18 @@ def terminal_safe_lines(text: str) -> str:
     """:func:`terminal_safe` on each line of ``text``, keeping its line breaks (``\\n``):
     for whole renderings built from lines that may hold untrusted strings."""
     return "\n".join(terminal_safe(line) for line in text.split("\n"))
+
+
+def int_ranges(values: list[int] | tuple[int, ...]) -> str:
+    """Integers as compact ranges: ``[1, 2, 3, 7, 9, 10]`` -> ``"1-3, 7, 9-10"`` (sorted,
+    duplicates removed; ``""`` for none)."""
+    vs = sorted(set(int(v) for v in values))
+    parts: list[str] = []
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        parts.append(f"{vs[i]}" if i == j else f"{vs[i]}-{vs[j]}")
+        i = j + 1
+    return ", ".join(parts)

@@ -55,6 +55,7 @@ from trtcheck.results.advice import (
     SimPrediction,
 )
 from trtcheck.results.stats import Finding
+from trtcheck.units import int_ranges
 
 OVERHEAD_DOMINATES_RATIO = 1.0
 """Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
@@ -79,6 +80,13 @@ DEFAULT_MAX_UTILISATION = 0.9
 TIE_REL = 0.02
 TIE_ABS_MS = 0.01
 MAX_AUTO_INSTANCES = 1024
+SLO_SCREEN_REQUESTS = 1000
+"""Simulated requests per candidate when screening instance counts for a P99 objective."""
+
+SLO_SWEEP_TIME_BUDGET_S = 2.0
+"""Search time allowed when a P99 objective may need more instances than capacity does
+(instance counts probed by doubling, then bisected; our choice)."""
+
 SWEEP_TIME_BUDGET_S = 1.0
 """Instance counts are searched in increasing order until one has a feasible candidate;
 the search stops (and says so) once it has spent this long without finding one, so
@@ -308,28 +316,71 @@ def advise(req: AdviseRequest) -> Advice:
             for n in (n0, n0 + 1):
                 if n <= MAX_AUTO_INSTANCES:
                     inst_list.append(n)
-        inst_list = sorted(set(inst_list))
+        lo, hi = min(inst_list), max(inst_list)
+        inst_list = list(range(lo, hi + 1))  # no gaps between the counts searched
+    slo_search = req.slo_p99_ms is not None and req.instances is None
 
-    # sweep in order of instance count; stop at the first count with a feasible config
+    # sweep in order of instance count; stop at the first count with a feasible config.
+    # With a P99 objective and no --instances, probe counts lo, 2 lo, 4 lo, ... until one
+    # is feasible, then bisect down to the fewest (P99 does not rise with instances).
     preds: list[SimPrediction] = []
     chosen: SimPrediction | None = None
     feasible_at: list[SimPrediction] = []
     searched: list[int] = []
-    for n in inst_list:
-        if time.perf_counter() - t_start > SWEEP_TIME_BUDGET_S and searched:
-            req.notes.append(f"search stopped after {SWEEP_TIME_BUDGET_S:g} s at "
-                             f"{searched[-1]} instances")
-            break
-        searched.append(n)
+    stopped = ""
+    budget_s = SLO_SWEEP_TIME_BUDGET_S if slo_search else SWEEP_TIME_BUDGET_S
+
+    def probe(n: int, screen: bool = False) -> list[SimPrediction]:
+        if not screen:
+            searched.append(n)
         cands = [c for c in default_grid(max_b, [n])
                  if (service.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
                  > rate]
         if not cands:
-            continue
-        res = sweep(cands, service, arrivals, seed=req.seed, rate_per_s=rate)
-        preds.extend(res)
-        feas = [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
+            return []
+        arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
+        res = sweep(cands, service, arr, seed=req.seed, rate_per_s=rate)
+        if screen:
+            searched.append(n)
+        else:
+            preds.extend(res)
+        return [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
                 and (req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms)]
+
+    def out_of_time() -> bool:
+        nonlocal stopped
+        if searched and time.perf_counter() - t_start > budget_s:
+            stopped = f"search stopped after {budget_s:g} s at {searched[-1]} instances"
+            req.notes.append(stopped)
+            return True
+        return False
+
+    if slo_search:
+        # screen counts on a shorter run, then simulate the chosen count in full
+        bad, n = inst_list[0] - 1, inst_list[0]
+        good = None
+        while n <= MAX_AUTO_INSTANCES and not out_of_time():
+            if probe(n, screen=True):
+                good = n
+                break
+            bad, n = n, min(MAX_AUTO_INSTANCES + 1, max(n + 1, 2 * n))
+        if good is not None:
+            while good - bad > 1 and not out_of_time():
+                mid = (good + bad) // 2
+                if probe(mid, screen=True):
+                    good = mid
+                else:
+                    bad = mid
+            for m in range(good, min(good + 3, MAX_AUTO_INSTANCES) + 1):
+                feas = probe(m)  # full length; the screen's P99 is noisier
+                if feas:
+                    feasible_at = feas
+                    chosen = _pick(feas)
+                    break
+    for n in ([] if slo_search else inst_list):
+        if out_of_time():
+            break
+        feas = probe(n)
         if feas:
             feasible_at = feas
             chosen = _pick(feas)
@@ -348,8 +399,8 @@ def advise(req: AdviseRequest) -> Advice:
             if req.slo_p99_ms is not None:
                 raise InputError(
                     f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms at "
-                    f"{rate:g} req/s (instances searched: "
-                    f"{', '.join(map(str, searched))}); the best reached is P99 "
+                    f"{rate:g} req/s (instances searched: {int_ranges(searched)}"
+                    f"{'; ' + stopped if stopped else ''}); the best reached is P99 "
                     f"{_fmt_ms(best.p99_ms)} with {_cfg(best)}",
                     "loosen --slo-p99-ms, allow more instances (--instances), or make "
                     "the model faster")
@@ -369,6 +420,13 @@ def advise(req: AdviseRequest) -> Advice:
                  single_point, front_cap)
     kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
     summary = _summary(kind, chosen, formulas, rate, c_req, t1)
+    if chosen.utilisation > req.max_utilisation + 1e-12:
+        need = qf.instances_needed(rate, cap1, req.max_utilisation)
+        summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
+                    f"{chosen.instances} instance(s): {need} keep it below.")
+    if single_point and kind != "no-batching":
+        summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
+                    "case for batching); measure T(b) at larger batches before relying on it.")
     pitfalls = _pitfalls(chosen, c_req, req)
     notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
     return Advice(
@@ -445,7 +503,11 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
           f: Formulas, chosen: SimPrediction, runner: SimPrediction | None, cap1: float,
           cap_b: int, gpus: int, single_point: bool, front_cap: float) -> list[DecisionNode]:
     t1 = curve.t1_ms
-    c_req = req.per_request_overhead_ms
+    measured_delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    c_req = req.per_request_overhead_ms + measured_delay
+    c_src = ("measured by the serving run" if measured_delay > 0
+             and req.per_request_overhead_ms <= 0 else
+             "given plus measured" if measured_delay > 0 else "given")
     nodes: list[DecisionNode] = []
     # step 1: thin the HTTP layer
     ratio = f.serving_overhead_to_inference_ratio
@@ -459,7 +521,8 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
     else:
         yes = ratio >= OVERHEAD_DOMINATES_RATIO
         serial_cap = 1000.0 / c_req
-        concl = (f"the serving layer costs {c_req:.3g} ms per request, {ratio:.1f}x T(1) = "
+        concl = (f"the serving layer costs {c_req:.3g} ms per request ({c_src}), "
+                 f"{ratio:.3g}x T(1) = "
                  f"{t1:.3g} ms: " + ("thin the HTTP layer first (binary payloads, keep-alive, "
                                      "pre-warmed connections); no batching setting recovers "
                                      "this" if yes else "the model dominates; the HTTP layer "
@@ -498,14 +561,19 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
                     if yes else f"{rate:g} req/s x {t1:.3g} ms = {rho1:.3f}: one context is "
                     f"busy {rho1:.1%} of the time at batch 1; more contexts add nothing")))
     # step 4: batching
+    if rho1 >= 1.0:
+        q_concl = (f"{rho1:.3g} >= 1: requests arrive at least as fast as one executes; "
+                   "batches form from the backlog without any window")
+    else:
+        lq = rho1 * rho1 / (2.0 * (1.0 - rho1))  # M/D/1 mean queue (Pollaczek-Khinchine)
+        q_concl = (f"{rho1:.3g} < 1: at batch 1 about {lq:.2g} requests wait on average "
+                   "(M/D/1, Pollaczek-Khinchine); "
+                   + ("batches form only from that short queue" if lq < 1 else
+                      "a queue forms often, and batches form from it without a window"))
     nodes.append(DecisionNode(
         step="batching", question="Does a queue form by itself (queue-formation ratio "
-        "t_infer / t_gap = lambda x T(1) > 1)?", value=rho1, threshold=1.0,
-        answer="yes" if rho1 > 1 else "no",
-        conclusion=(f"{rho1:.3g} > 1: requests arrive faster than one executes; batches "
-                    "form from the backlog without any window" if rho1 > 1 else
-                    f"{rho1:.3g} <= 1: the queue mostly holds one request; batching has "
-                    "little to collect")))
+        "t_infer / t_gap = lambda x T(1) >= 1)?", value=rho1, threshold=1.0,
+        answer="yes" if rho1 >= 1 else "no", conclusion=q_concl))
     lam_tau = f.waiting_pays_index
     lam_inst = rate / chosen.instances
     w_probe_ms = 1.0
@@ -519,9 +587,13 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
                     f"{lam_tau:.3g}: " + (
                         "a window fills fast enough to save more fixed cost than it waits"
                         if lam_tau > 1 else
-                        f"a window waits longer than it saves; seed rule at a 1 ms window: "
-                        f"batch {b_probe:.2f} x {t1:.3g} ms = {be.saved_ms:.3g} ms saved vs "
-                        f"{be.added_ms:.3g} ms added (cost/gain {be.ratio:.2g})"))))
+                        "by this estimate a window waits longer than it saves" + (
+                            f"; seed rule at a 1 ms window: batch {b_probe:.2f} x "
+                            f"{t1:.3g} ms = {be.saved_ms:.3g} ms vs {be.added_ms:.3g} ms "
+                            f"window and per-batch overhead (cost/gain {be.ratio:.2g})"
+                            if b_probe >= 1.5 else
+                            f"; a 1 ms window would collect {b_probe:.2f} requests on "
+                            "average: nearly every batch would be a single request")))))
     if single_point:
         nodes.append(DecisionNode(
             step="batching", question="Is T(b) known beyond one batch size?", value=1.0,
@@ -531,10 +603,17 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
             "'batch' answer needs a measured curve"))
     kind = _kind(chosen)
     rtxt = (f"; runner-up {_cfg(runner)}: {_pred_text(runner)}" if runner else "")
+    override = ""
+    if kind == "window" and lam_tau <= 1:
+        override = ("; the simulation (queueing, the measured spread and overheads) "
+                    "finds this window better than the break-even estimate above says")
+    elif kind == "no-batching" and lam_tau > 1:
+        override = ("; the simulation finds no batching setting better, although the "
+                    "break-even estimate above says a window pays")
     nodes.append(DecisionNode(
         step="batching", question="Which batching configuration gives the lowest simulated "
         "P99 at the fewest instances?", value=chosen.p99_ms, threshold=req.slo_p99_ms,
-        answer=kind, conclusion=f"{_cfg(chosen)}: {_pred_text(chosen)}{rtxt}"))
+        answer=kind, conclusion=f"{_cfg(chosen)}: {_pred_text(chosen)}{rtxt}{override}"))
     # step 5: scale out
     yes = chosen.instances > 1
     nodes.append(DecisionNode(
@@ -544,11 +623,25 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
         conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, "
                     f"T = {float(curve.t_ms(cap_b)):.3g} ms); {rate:g} req/s needs at least "
                     f"{gpus} instance{'s' if gpus != 1 else ''} with this curve each (one GPU "
-                    f"each: {gpus} GPU{'s' if gpus != 1 else ''}), {chosen.instances} with "
-                    f"headroom{' and the objective' if req.slo_p99_ms else ''}"
+                    f"each: {gpus} GPU{'s' if gpus != 1 else ''}), " + _headroom_text(
+                        req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
-                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)")))
+                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)"
+                    + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
+                       f", above the {req.max_utilisation:.0%} utilisation target"))))
     return nodes
+
+
+def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
+                   cap1: float) -> str:
+    """The instance count chosen, and whether it keeps the utilisation target."""
+    n = chosen.instances
+    if chosen.utilisation <= req.max_utilisation + 1e-12:
+        return (f"{n} with headroom (utilisation {chosen.utilisation:.2f} <= "
+                f"{req.max_utilisation:g})" + (" and the objective" if req.slo_p99_ms else ""))
+    need = qf.instances_needed(rate, cap1, req.max_utilisation)
+    return (f"{n} as given, at utilisation {chosen.utilisation:.2f}, above the "
+            f"{req.max_utilisation:g} target: {need} instances keep it below")
 
 
 def _summary(kind: str, chosen: SimPrediction, f: Formulas, rate: float, c_req: float,

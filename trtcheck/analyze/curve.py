@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -78,8 +78,16 @@ class LatencyCurve:
 
     @property
     def t1_ms(self) -> float:
-        """T at the smallest measured batch size (normally 1), in ms."""
-        return float(self.median_ms[0])
+        """T(1) in ms: measured, or, when the curve starts at a larger batch size (a serve
+        run that only formed large batches), extrapolated along the linear fit's slope
+        (:meth:`t_ms`; :func:`make_curve` notes it)."""
+        if int(self.batch_sizes[0]) == 1:
+            return float(self.median_ms[0])
+        return float(self.t_ms(1))
+
+    def with_notes(self, notes: Sequence[str]) -> LatencyCurve:
+        """The same curve with ``notes`` added after its own."""
+        return replace(self, notes=tuple(self.notes) + tuple(notes))
 
     @property
     def max_batch_measured(self) -> int:
@@ -170,7 +178,13 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
     ts = np.maximum.accumulate(ts)
     raw = {int(k): np.asarray(v, dtype=np.float64) for k, v in (samples_ms or {}).items()
            if len(v) > 0}
-    return LatencyCurve(bs, ts, raw, source, tuple(notes))
+    curve = LatencyCurve(bs, ts, raw, source, tuple(notes))
+    if int(bs[0]) > 1:
+        curve = curve.with_notes([
+            f"T(1) was not measured (the curve starts at batch {int(bs[0])}): "
+            f"{curve.t1_ms:.4g} ms is extrapolated along the fit's slope; measure batch 1 "
+            "(trtcheck bench MODEL --batch 1,...) to decide on batching from data"])
+    return curve
 
 
 def check_monotone(points: Iterable[tuple[int, float]], *, source: str,

@@ -12,6 +12,7 @@ import numpy as np
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
 from trtcheck.errors import InputError
 from trtcheck.stats import AUTOCORRELATION_WARN, lag1_autocorrelation
+from trtcheck.units import int_ranges
 
 
 def inputs_from_results(results: Any, source: str = "results.json"
@@ -48,15 +49,25 @@ def inputs_from_results(results: Any, source: str = "results.json"
     return curve, measured
 
 
-def curve_from_serve(serve: Any) -> LatencyCurve:
-    """T(b) from a serving run: the median ``compute`` part of the requests that ran in
-    batches of each size, over every configuration and repeat.
+MIN_SERVE_CURVE_EXECUTIONS = 5
+"""Executions a batch size needs in a serving run to get a point in T(b) from it: the
+batcher forms sizes by chance, and one that ran once or twice (often during a stall)
+carries a single noisy time (our threshold)."""
 
-    The batcher times ``compute`` around the model call of each batch, and every request of
-    a batch carries it, so a batch size's median is over executions weighted by their size.
-    Dips up to :data:`~trtcheck.analyze.curve.MONOTONE_NOISE_TOLERANCE` are flattened, as
-    for a bench curve. A bench run (``trtcheck bench``) measures T(b) back to back with
-    warm-up and a stopping rule and is preferred when the file has one.
+
+def curve_from_serve(serve: Any) -> LatencyCurve:
+    """T(b) from a serving run: per batch size, the median ``compute`` time of its
+    executions over every configuration and repeat.
+
+    The batcher times ``compute`` around the model call of each batch and every request
+    of a batch carries it; each execution counts once. Batch sizes with fewer than
+    :data:`MIN_SERVE_CURVE_EXECUTIONS` executions are left out (noted), and the medians
+    are made non-decreasing by a weighted isotonic regression (pool-adjacent-violators,
+    Ayer et al. 1955; weights = executions), noted where it moved a point by more than
+    :data:`~trtcheck.analyze.curve.MONOTONE_NOISE_TOLERANCE`: sizes the batcher formed
+    by chance are noisy, and the curve they came from cannot fall with the batch size.
+    A bench run (``trtcheck bench``) measures T(b) back to back with warm-up and a
+    stopping rule and is preferred when the file has one.
 
     Raises:
         InputError: the serving run holds no successful request with a compute time.
@@ -67,16 +78,53 @@ def curve_from_serve(serve: Any) -> LatencyCurve:
     for cfg in serve.configs:
         for rep in cfg.repeats:
             comp = rep.parts_ms.get("compute_ms") or []
+            prev = None
             for b, c in zip(rep.batch_sizes, comp):
-                by_b.setdefault(int(b), []).append(float(c))
+                if (b, c) != prev:  # the requests of one batch share its compute time
+                    by_b.setdefault(int(b), []).append(float(c))
+                    prev = (b, c)
     by_b = {b: v for b, v in by_b.items() if v and b >= 1}
     if not by_b:
         raise InputError("the serving run holds no request with a compute time, so T(b) is "
                          "unknown", "run trtcheck bench MODEL -o results.json, or pass "
                          "--latency-curve")
-    pts = [(b, float(np.median(v))) for b, v in sorted(by_b.items())]
-    return make_curve(pts, source=f"serving run compute times ({serve.model_path})",
-                      samples_ms=by_b, noise_tolerance=MONOTONE_NOISE_TOLERANCE)
+    notes: list[str] = []
+    kept = {b: v for b, v in by_b.items() if len(v) >= MIN_SERVE_CURVE_EXECUTIONS}
+    if not kept:
+        top = max(by_b, key=lambda b: len(by_b[b]))
+        kept = {top: by_b[top]}
+    dropped = sorted(set(by_b) - set(kept))
+    if dropped:
+        notes.append(f"batch sizes executed fewer than {MIN_SERVE_CURVE_EXECUTIONS} times in "
+                     f"the serving run are left out of T(b): {int_ranges(dropped)}")
+    bs = sorted(kept)
+    med = [float(np.median(kept[b])) for b in bs]
+    mono = _isotonic([float(len(kept[b])) for b in bs], med)
+    moved = [f"T({b}) {m:.4g} -> {t:.4g} ms" for b, m, t in zip(bs, med, mono)
+             if abs(t - m) > MONOTONE_NOISE_TOLERANCE * m]
+    if moved:
+        notes.append("T(b) from the serving run made non-decreasing (weighted isotonic "
+                     "regression over batch sizes the batcher formed by chance): "
+                     + ", ".join(moved))
+    curve = make_curve(list(zip(bs, mono)),
+                       source=f"serving run compute times ({serve.model_path})",
+                       samples_ms=kept, noise_tolerance=MONOTONE_NOISE_TOLERANCE)
+    return curve.with_notes(notes) if notes else curve
+
+
+def _isotonic(weights: list[float], values: list[float]) -> list[float]:
+    """Weighted least-squares non-decreasing fit (pool-adjacent-violators)."""
+    blocks: list[list[float]] = []  # [weighted mean, weight, count]
+    for w, v in zip(weights, values):
+        blocks.append([v, w, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            v2, w2, n2 = blocks.pop()
+            v1, w1, n1 = blocks.pop()
+            blocks.append([(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    out: list[float] = []
+    for v, _, n in blocks:
+        out.extend([v] * int(n))
+    return out
 
 
 def _safe_name(text: str) -> str:
