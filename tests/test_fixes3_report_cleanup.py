@@ -8,6 +8,10 @@ import pytest
 from trtcheck.cli import main, report_cmd
 
 
+# advice that fails after the folder is made: a P99 objective below T(1) (2 ms)
+FAILING_ADVICE = ["--arrival-rate", "50", "--slo-p99-ms", "0.001"]
+
+
 @pytest.fixture
 def results_json(tmp_path):
     import gate_synth as g
@@ -24,17 +28,16 @@ def _fails(args, capsys):
 
 def test_from_with_failing_advice_leaves_no_new_folder(results_json, tmp_path, capsys):
     out = tmp_path / "new" / "deeper" / "out"
-    err = _fails(["report", "--from", str(results_json), "--arrival-rate", "1e8",
-                  "-o", str(out)], capsys)
-    assert "capacity" in err
+    err = _fails(["report", "--from", str(results_json), *FAILING_ADVICE, "-o", str(out)],
+                 capsys)
+    assert "P99 objective" in err
     assert not (tmp_path / "new").exists()
 
 
 def test_from_with_failing_advice_keeps_an_existing_folder(results_json, tmp_path, capsys):
     out = tmp_path / "mine"
     out.mkdir()
-    _fails(["report", "--from", str(results_json), "--arrival-rate", "1e8", "-o", str(out)],
-           capsys)
+    _fails(["report", "--from", str(results_json), *FAILING_ADVICE, "-o", str(out)], capsys)
     assert out.is_dir() and list(out.iterdir()) == []
 
 
