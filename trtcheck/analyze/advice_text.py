@@ -9,7 +9,9 @@ from trtcheck.results.advice import Advice, SimPrediction
 RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
                 "simulated run, as trtcheck serve measures it; in a short run the last "
                 "requests' latency keeps it below the arrival rate even when the "
-                "configuration keeps up (utilisation < 1)")
+                "configuration keeps up (utilisation < 1). util(isation): arrival rate / "
+                "the configuration's capacity at its max batch (its headroom), not the "
+                "share of time an instance is busy")
 """Footnote of the predicted-candidates tables (text, Markdown, HTML)."""
 
 
@@ -45,9 +47,12 @@ def advice_text(adv: Advice) -> str:
         f"T(b) from {c.source}: {pts}",
         f"  fit T(b) = {c.tau0_ms:.4g} ms + {c.alpha_ms_per_sample:.4g} ms x b "
         f"({r2}largest residual {c.max_rel_residual:.1%})",
-        f"overheads ({i.overheads_source}): per request {i.per_request_overhead_ms:g} ms"
+        f"overheads ({i.overheads_source}): per request {i.per_request_overhead_ms:.3g} ms"
         + (" (serial)" if i.ingress_per_request_us > 0 else "")
-        + f", per batch {i.per_batch_overhead_ms:g} ms, per item {i.per_item_overhead_ms:g} ms"
+        + f", per batch {i.per_batch_overhead_ms:.3g} ms"
+        + (" (executions ran faster than the bench's T(b))" if i.per_batch_overhead_ms < 0
+           else "")
+        + f", per item {i.per_item_overhead_ms:.3g} ms"
         + (f", timer slack {i.timer_slack_us:g} us" if i.timer_slack_us else ""),
         "",
         f"Recommendation [{r.kind}]: {r.summary}",
@@ -79,7 +84,8 @@ def advice_text(adv: Advice) -> str:
     lines += ["", "Formulas (trtcheck.analyze.queueing):",
               f"  queue-formation ratio lambda x T(1) = {f.queue_formation_ratio:.4g}",
               f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
-              " (> 1: a window pays)",
+              + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
+                 " (<= 1: by this estimate a window does not pay)"),
               f"  longest paying window at max batch (b-1) x tau0 = "
               f"{f.break_even_window_ms_at_max_batch:.4g} ms"]
     if f.single_request_batch_share_at_window is not None:

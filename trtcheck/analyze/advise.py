@@ -178,8 +178,9 @@ def _pred_text(p: SimPrediction) -> str:
 def _validate(req: AdviseRequest, fit: LinearFit) -> None:
     if req.slo_p99_ms is not None:
         delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+        excess = max(0.0, float(np.median(req.batch_excess_ms))) if req.batch_excess_ms else 0.0
         floor = (req.curve.t1_ms + req.per_request_overhead_ms + req.per_batch_overhead_ms
-                 + delay)
+                 + delay + excess)
         if not (math.isfinite(req.slo_p99_ms) and req.slo_p99_ms > 0):
             raise InputError(f"--slo-p99-ms must be a positive number of ms, got "
                              f"{req.slo_p99_ms!r}")
@@ -210,6 +211,31 @@ stretch ``1 / (1 - share)`` turns a relative error ``e`` in the measured content
 ``e * share / (1 - share)`` of execution time, 0.43 e at 0.3 (our threshold; in
 validation the contention measured from one 3-s calibration run of eager PyTorch
 ResNet-18 was 0.40 and 0.54 ms per arrival in two runs, docs/advise.md)."""
+
+
+def service_model(req: AdviseRequest) -> ServiceModel:
+    """The simulator's service model for an advice request: its curve (a one-point curve
+    becomes the best case for batching, T(b) = T(1), so a "no batching" answer is
+    conclusive), the given overheads, and the measured distributions and contention.
+    Used by :func:`advise` and by the report's predicted-vs-measured table, so both
+    simulate the same model."""
+    curve = req.curve
+    sim_curve = curve
+    if curve.batch_sizes.size == 1:
+        b0, t0 = curve.points()[0]
+        sim_curve = make_curve([(b0, t0), (max(8, b0 * 8), t0)],
+                               source=curve.source + " (best case: T(b) = T(1) assumed)")
+    c_given = req.per_request_overhead_ms
+    return ServiceModel(
+        sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
+        per_item_overhead_ms=req.per_item_overhead_ms,
+        per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
+        ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
+        timer_slack_us=req.timer_slack_us,
+        spread="none" if req.batch_excess_ms else "empirical",
+        batch_excess_ms=tuple(req.batch_excess_ms),
+        request_delay_ms=tuple(req.request_delay_ms),
+        contention_per_arrival_ms=req.contention_per_arrival_ms)
 
 
 def advise(req: AdviseRequest) -> Advice:
@@ -243,27 +269,13 @@ def advise(req: AdviseRequest) -> Advice:
         arrivals = make_arrivals(req.arrival_process, rate, n_req, req.seed)
     qf._check_rate(rate)
 
-    # one-point curve: best case for batching (T(b) = T(1)), so "no" is conclusive
     single_point = curve.batch_sizes.size == 1
-    sim_curve = curve
-    if single_point:
-        b0, t0 = curve.points()[0]
-        sim_curve = make_curve([(b0, t0), (max(8, b0 * 8), t0)],
-                               source=curve.source + " (best case: T(b) = T(1) assumed)")
+    service = service_model(req)
+    sim_curve = service.curve
     max_b = sim_curve.max_batch_measured
     c_given = req.per_request_overhead_ms
     delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
     c_req = c_given + delay_med  # what one request costs outside the model, in all
-    service = ServiceModel(
-        sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
-        per_item_overhead_ms=req.per_item_overhead_ms,
-        per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
-        ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
-        timer_slack_us=req.timer_slack_us,
-        spread="none" if req.batch_excess_ms else "empirical",
-        batch_excess_ms=tuple(req.batch_excess_ms),
-        request_delay_ms=tuple(req.request_delay_ms),
-        contention_per_arrival_ms=req.contention_per_arrival_ms)
 
     cap1, cap_b = service.capacity_per_instance_per_s(max_b, rate)
     t1 = curve.t1_ms
@@ -583,7 +595,7 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
         step="batching", question="Does waiting for a batch pay (sharp break-even: "
         "lambda x tau0 > 1, from b x T(1) > W + T(b))?", value=lam_tau, threshold=1.0,
         answer="yes" if lam_tau > 1 else "no",
-        conclusion=(f"{lam_inst:g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
+        conclusion=(f"{lam_inst:.4g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
                     f"{lam_tau:.3g}: " + (
                         "a window fills fast enough to save more fixed cost than it waits"
                         if lam_tau > 1 else
@@ -684,12 +696,13 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             message="count batches on the server (executions vs inferences), not from "
             "responses: N responses come back per batch (seed pitfall 2)",
             remedy="Triton: nv_inference_count / nv_inference_exec_count"))
-    out.append(Finding(
-        code="pitfall-load-shape", severity="info",
-        message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
-        "batching; check this advice with open-loop arrivals at the target rate and a "
-        "burst, with pre-warmed connections (seed pitfall 3)",
-        remedy="trtcheck serve --load open:RATE --load burst:N"))
+    if not req.overheads_source.startswith("calibrated"):  # no open-loop serve run behind it
+        out.append(Finding(
+            code="pitfall-load-shape", severity="info",
+            message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
+            "batching; check this advice with open-loop arrivals at the target rate and a "
+            "burst, with pre-warmed connections (seed pitfall 3)",
+            remedy="trtcheck serve --load open:RATE --load burst:N"))
     if batching and python_layer and 2.0 <= w_ms <= 10.0:
         out.append(Finding(
             code="pitfall-short-python-window", severity="warning",

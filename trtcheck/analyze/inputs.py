@@ -33,6 +33,19 @@ def inputs_from_results(results: Any, source: str = "results.json"
     """
     run = results.primary_bench
     serve = getattr(results, "serve", None)
+    prior = getattr(results, "advice", None)
+    if run is None and serve is None and prior is not None:
+        # a file written by `trtcheck advise -o`: its curve, without the measurements
+        from trtcheck.analyze.curve import make_curve
+
+        curve = make_curve(sorted((int(b), float(t)) for b, t in prior.curve.points_ms.items()),
+                           source=f"the curve of an earlier advice ({source}; from "
+                           f"{prior.curve.source})")
+        curve = curve.with_notes([
+            f"{source} holds an earlier advice, not measurements: its T(b) is reused, its "
+            "overheads are not (give them with --per-request-overhead-ms etc., or advise "
+            "from the results file that advice came from)"])
+        return curve, {"model_name": "model"}
     if run is None:
         if serve is None:
             raise InputError(f"{source} holds no bench run and no serving run, so T(b) is "
@@ -356,11 +369,13 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
     contention = float(measured.get("contention_per_arrival_ms", 0.0)) if excess else 0.0
     if contention > 0:
         notes.append(f"in the serving run, every request that arrived while a batch ran made "
-                     f"that execution {contention:.3g} ms longer: the model function "
-                     "competes with the event loop for the Python interpreter lock (eager "
-                     "Python model code); the predictions include it, and a server whose "
-                     "model call releases the lock (TensorRT, ONNX Runtime, a C++ server "
-                     "such as Triton) avoids it")
+                     f"that execution {contention:.3g} ms longer: the serving process's "
+                     "work for each arrival (the event loop) competes with the model call "
+                     "for the one Python interpreter (the interpreter lock for Python model "
+                     "code such as eager PyTorch; the loop itself for an async model "
+                     "function); the predictions include it, and a model call that "
+                     "releases the lock (TensorRT, ONNX Runtime) or a C++ server such as "
+                     "Triton avoids most of it")
     serial = serial_overhead if serial_overhead is not None else measured.get(
         "serial_overhead", False)
     if per_request_overhead_ms is not None:

@@ -35,6 +35,32 @@ def service_from_advice(adv: Advice) -> ServiceModel:
                         timer_slack_us=i.timer_slack_us, spread="none")
 
 
+def service_from_results(results: Any, adv: Advice) -> ServiceModel:
+    """The service model the advice simulated, rebuilt from the results it was made from.
+
+    When the advice was calibrated on the serve section of ``results``, the same
+    calibration (measured per-execution excess and per-request delay distributions,
+    interpreter-lock contention; :func:`trtcheck.analyze.inputs.inputs_from_results`)
+    and :func:`trtcheck.analyze.advise.service_model` rebuild it, so the report's
+    predicted-vs-measured table and the advice's candidates come from one model.
+    Otherwise (given overheads) :func:`service_from_advice`. Timer slack and per-item
+    overhead come from the advice's inputs.
+    """
+    from trtcheck.analyze.advise import service_model
+    from trtcheck.analyze.inputs import build_request, inputs_from_results
+
+    if adv.inputs.overheads_source == "given" or getattr(results, "serve", None) is None:
+        return service_from_advice(adv)
+    curve, measured = inputs_from_results(results)
+    if not measured.get("batch_excess_ms"):
+        return service_from_advice(adv)
+    i = adv.inputs
+    req = build_request(curve, measured, rate_per_s=i.arrival_rate_per_s,
+                        per_item_overhead_ms=i.per_item_overhead_ms or None,
+                        timer_slack_us=i.timer_slack_us or None)
+    return service_model(req)
+
+
 def open_loop_schedule(rate_per_s: float, count: int, arrival: str, seed: int) -> np.ndarray:
     """The load generator's open-loop send offsets (s): Poisson gaps from
     ``default_rng(seed)`` with the first gap 0, or constant spacing; shape ``[count]``."""
@@ -49,7 +75,7 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[dict[str, Any]]:
     """One row per open-loop serve configuration: measured and predicted QPS, mean
     batch, P50 and P99 (ms)."""
     serve = results.serve
-    service = service_from_advice(adv)
+    service = service_from_results(results, adv)
     inst = int(getattr(serve.settings, "instances", 1))
     seed = int(getattr(serve.settings, "seed", 0))
     rows = []
@@ -61,7 +87,8 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[dict[str, Any]]:
                                  seed + cfg.median_repeat)
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
                              max_queue_delay_us=cfg.window_ms * 1000.0)
-        p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s)
+        p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
+                     seed=seed + cfg.median_repeat)
         rows.append({"config": f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}",
                      "load": load.label, "meas_qps": cfg.throughput_queries_per_s,
                      "pred_qps": p.throughput_queries_per_s, "meas_batch": cfg.mean_batch_size,
