@@ -29,6 +29,57 @@ class FiniteFloatRange(click.FloatRange):
         return rv
 
 
+MAX_ARRIVAL_RATE_PER_S = 1e9
+"""Highest ``--arrival-rate`` accepted, requests per second (a billion: far above any
+single deployment; larger values only overflow the arithmetic and print absurd counts)."""
+
+MAX_DURATION_MS = 1e7
+"""Longest duration accepted for a latency-curve time, an overhead or a P99 objective, ms
+(10^7 ms = 2.8 hours: longer is no serving latency)."""
+
+
+def check_number(option: str, value: float | None, *, high: float, low: float = 0.0,
+                 low_open: bool = False, unit: str = "", example: str) -> None:
+    """One clear line for a number option outside ``[low, high]`` (``(low, high]`` when
+    ``low_open``), ``nan`` or infinite; ``None`` (not given) passes.
+
+    Args:
+        option: the option's name as typed, e.g. ``"--arrival-rate"``.
+        value: the parsed value.
+        high: the largest accepted value (inclusive), e.g. :data:`MAX_DURATION_MS`.
+        low: the smallest accepted value (inclusive unless ``low_open``).
+        unit: appended to the numbers in the message, e.g. ``" ms"``.
+        example: a valid value for the hint.
+
+    Raises:
+        InputError: the value is out of range or not finite.
+    """
+    from trtcheck.errors import InputError
+
+    if value is None:
+        return
+    ok_low = value > low if low_open else value >= low
+    if math.isfinite(value) and ok_low and value <= high:
+        return
+    rel = ">" if low_open else ">="
+    raise InputError(f"{option} must be a finite number {rel} {low:g} and <= {high:g}{unit}, "
+                     f"got {value:g}", f"e.g. {option} {example}")
+
+
+@contextlib.contextmanager
+def quiet_numerics() -> Iterator[None]:
+    """Keep NumPy's floating-point RuntimeWarnings (overflow, invalid value) off the
+    terminal for the ``with`` body: a command reports bad numbers in one ``error:`` line,
+    never a warning with a source line."""
+    import warnings
+
+    import numpy as np
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 class OutputFormat(str, enum.Enum):
     """Formats a command can print. Machine formats go to stdout, progress to stderr."""
 
@@ -125,6 +176,83 @@ def check_model_file(path: str) -> None:
         raise InputError(f"cannot read {path}: permission denied", None)
 
 
+RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "
+                "folder of `trtcheck report -o DIR`")
+
+
+def results_input_kind(path: str) -> str | None:
+    """``"report folder"`` for a folder holding ``results.json``, ``"results file"`` for
+    a trtcheck results JSON (a JSON object whose first 4 KiB name ``schema_version``,
+    which :func:`trtcheck.results.results_to_json` writes first), else ``None``."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            return "report folder" if (p / "results.json").is_file() else None
+        if not p.is_file():
+            return None
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    text = head.decode("utf-8", errors="replace").lstrip()
+    return "results file" if text.startswith("{") and '"schema_version"' in text else None
+
+
+def refuse_results_as_model(path: str | None, use: str) -> None:
+    """A trtcheck results file or report folder given where a model is expected: say so
+    and name the option that reads it, instead of failing to run it as a model.
+
+    Args:
+        path: the positional MODEL argument (``None``: nothing to check).
+        use: what ``--from`` does in this command, e.g. ``"advise from its numbers"``.
+
+    Raises:
+        UsageError: ``path`` is a results file or a report folder.
+    """
+    import shlex
+
+    from trtcheck.errors import UsageError
+
+    if path is None:
+        return
+    kind = results_input_kind(path)
+    if kind is not None:
+        raise UsageError(f"{path} is a trtcheck {kind}, not a model",
+                         f"use --from {shlex.quote(path)} to {use}")
+
+
+def load_results_input(path: str, option: str = "--from") -> Any:
+    """Read a results document the user named: a results JSON or a report folder (its
+    ``results.json``), with one clear line for what is not one.
+
+    Raises:
+        InputError: missing, a folder without results.json, unreadable, not UTF-8 text
+            (a binary file), not JSON, or not a trtcheck results document.
+        SchemaError: see :func:`trtcheck.results.results_from_json`.
+    """
+    from trtcheck.errors import InputError
+    from trtcheck.results import results_from_json
+
+    p = Path(path)
+    if p.is_dir():
+        if not (p / "results.json").is_file():
+            raise InputError(f"{option} {p} is a folder without results.json", RESULTS_HINT)
+        p = p / "results.json"
+    if not p.exists():
+        raise InputError(f"results file not found: {p}", "check the path")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}",
+                         "check the file's permissions") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{p} is not a results JSON (binary, not UTF-8 text)",
+                         RESULTS_HINT) from None
+    return results_from_json(text, source=str(p))
+
+
 def measurement_options(f: F) -> F:
     """Options shared by every command that runs a model (bench, report, ...)."""
     opts = [
@@ -175,10 +303,7 @@ def emit_results(results: Any, output: str | None, output_format: str,
     stdout untouched by progress lines (those go to stderr via :func:`log`).
     """
     if output:
-        from trtcheck.results import save_results
-
-        with output_parent(output):
-            save_results(results, output)
+        save_results_file(results, output)
         log(f"results saved to {output}")
     if output_format == OutputFormat.JSON.value:
         echo_json(results)
@@ -188,14 +313,46 @@ def emit_results(results: Any, output: str | None, output_format: str,
         echo_text(text())
 
 
+def umask_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def save_results_file(results: Any, output: str) -> None:
+    """Save ``results`` as JSON to ``output`` (-o FILE): missing folders created
+    (:func:`output_parent`), written atomically by :func:`trtcheck.results.save_results`,
+    and given the mode a normal ``open()`` would (:func:`umask_file_mode`; the temporary
+    file behind the atomic write is created 0600).
+
+    Raises:
+        InputError: the file or its folder cannot be written.
+    """
+    from trtcheck.errors import InputError
+    from trtcheck.results import save_results
+
+    with output_parent(output):
+        path = save_results(results, output)
+    try:
+        os.chmod(path, umask_file_mode())
+    except OSError as exc:
+        raise InputError(f"cannot set the permissions of {path}: {exc.strerror or exc}",
+                         "check the output folder's file system") from None
+
+
 def check_output_file(output: str | None, overwrite: bool) -> None:
     """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder;
     missing folders on its path are allowed (they are created when the file is written,
     see :func:`output_parent`).
 
+    The folders are created and a temporary file is made there, then both are removed
+    again (:func:`_probe_output_folder`), so a path that only fails on writing (``/proc``,
+    a read-only mount) is refused before any measurement.
+
     Raises:
         InputError: the file exists without ``overwrite``, is a directory, or its folder
-            cannot be made (the nearest existing folder above it is not a writable folder).
+            cannot be made or written.
     """
     from trtcheck.errors import InputError
 
@@ -219,6 +376,38 @@ def check_output_file(output: str | None, overwrite: bool) -> None:
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
         raise InputError(f"cannot write {output}: {parent} is not a writable folder",
                          "choose a writable -o path")
+    _probe_output_folder(output)
+
+
+def _probe_output_folder(output: str) -> None:
+    """Create the folders above ``output`` and a temporary file in the innermost, then
+    remove what was made: a folder the permission bits call writable can still refuse
+    (``/proc``, a read-only mount, a full disk), and a command must learn that before it
+    measures, not after.
+
+    Raises:
+        InputError: the folder cannot be created or a file cannot be made in it.
+    """
+    import tempfile
+
+    from trtcheck.errors import InputError
+
+    target = Path(os.path.abspath(output)).parent
+    missing: list[Path] = []
+    p = target
+    while not p.exists() and p.parent != p:
+        missing.append(p)  # innermost first
+        p = p.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=target)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}",
+                         "choose a writable -o path") from None
+    finally:
+        _remove_empty(missing)
 
 
 @contextlib.contextmanager
@@ -244,6 +433,24 @@ def output_parent(path: str | os.PathLike[str]) -> Iterator[None]:
         _remove_empty(missing)
         raise InputError(f"cannot create the folder {parent}: {exc.strerror or exc}",
                          "choose a writable output path") from None
+    try:
+        yield
+    except BaseException:
+        _remove_empty(missing)
+        raise
+
+
+@contextlib.contextmanager
+def made_folders_removed_on_failure(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """For a command that creates the output folder ``folder`` itself (``report -o DIR``):
+    if the ``with`` body raises, remove ``folder`` and the folders above it that did not
+    exist on entry, while they are empty. A folder that existed before is never removed.
+    """
+    missing: list[Path] = []
+    p = Path(os.path.abspath(folder))
+    while not p.exists() and p.parent != p:
+        missing.append(p)  # innermost first
+        p = p.parent
     try:
         yield
     except BaseException:

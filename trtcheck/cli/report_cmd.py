@@ -8,9 +8,12 @@ import click
 
 from trtcheck.cli.common import (
     check_model_file,
+    load_results_input,
     log,
+    made_folders_removed_on_failure,
     measurement_options,
     model_path_argument,
+    refuse_results_as_model,
 )
 
 DEFAULT_OUTPUT = "trtcheck-report"
@@ -24,7 +27,8 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
 @click.option("--from", "from_json", default=None, type=click.Path(path_type=str),
-              help="Render from an existing results.json; nothing is measured.")
+              help="Render from an existing results.json (or a report folder); nothing is "
+                   "measured.")
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),
               help="Output directory for report.html, report.md, charts/ and results.json.")
@@ -39,11 +43,12 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
                    "service rate (about 25 s; see `trtcheck serve` for full sweeps) "
                    "[default: on with --demo, else off].")
 @click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
-              help="Add batching advice for this arrival rate, from the measured T(b) "
+              help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
+                   "the measured T(b) "
                    "(and serving overheads when measured); works with --from too "
                    f"[default with --demo: {DEMO_ARRIVAL_RATE:g}].")
 @click.option("--slo-p99-ms", type=float, default=None,
-              help="P99 latency objective for the advice, in ms.")
+              help="P99 latency objective for the advice, in ms (> 0, <= 1e7).")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
         no_bench: bool, precisions: str | None, serve: bool | None,
@@ -65,6 +70,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     from trtcheck.errors import InputError, UsageError
     from trtcheck.report import check_output_dir, render_report
 
+    refuse_results_as_model(model, "re-render its report")
     chosen = [x for x in (model is not None, demo, from_json is not None) if x]
     if len(chosen) != 1:
         raise UsageError("give exactly one of MODEL, --demo or --from results.json",
@@ -72,8 +78,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
                           slo_p99_ms)
     if from_json is not None:
-        from trtcheck.results import load_results
-
         ctx = click.get_current_context()
         measuring = {"no_bench", "precisions", "serve", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
@@ -83,11 +87,12 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "re-renders a results file", "drop them, or run "
                              "`trtcheck report MODEL ...` to measure again")
 
-        results = load_results(from_json)
-        check_output_dir(output, overwrite)  # before any work
-        if arrival_rate is not None:  # analysis only: advice from the recorded numbers
-            results.advice = _advice(results, arrival_rate, slo_p99_ms)
-        written = render_report(results, output, overwrite=overwrite)
+        results = load_results_input(from_json)  # a report folder: its results.json
+        with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+            check_output_dir(output, overwrite)  # before any work
+            if arrival_rate is not None:  # analysis only: advice from the recorded numbers
+                results.advice = _advice(results, arrival_rate, slo_p99_ms)
+            written = render_report(results, output, overwrite=overwrite)
         _announce(written)
         return
 
@@ -119,9 +124,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:
         check_model_file(model)
-    created = not os.path.exists(output)
-    check_output_dir(output, overwrite)  # fail before measuring anything
-    try:
+    with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+        check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, opts, no_bench, engine_input)
         if serve:
             results.serve = _serve(model, opts)
@@ -135,10 +139,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                 # keep every measurement: write the report without advice, then say why
                 advice_error = exc
         written = render_report(results, output, overwrite=overwrite)
-    except BaseException:
-        if created and os.path.isdir(output) and not os.listdir(output):
-            os.rmdir(output)  # leave nothing behind that we made
-        raise
     _announce(written)
     if advice_error is not None:
         if demo and explicit_rate is None:
@@ -226,17 +226,20 @@ def _check_advice_options(arrival_rate: float | None, slo_p99_ms: float | None) 
 
     Raises:
         UsageError: ``--slo-p99-ms`` without an arrival rate (it would be ignored), or a
-            rate/objective that is not a finite number > 0.
+            rate/objective that is not a finite number > 0 (InputError), or above
+            :data:`~trtcheck.cli.common.MAX_ARRIVAL_RATE_PER_S` req/s /
+            :data:`~trtcheck.cli.common.MAX_DURATION_MS` ms.
     """
-    import math
-
+    from trtcheck.cli.common import MAX_ARRIVAL_RATE_PER_S, MAX_DURATION_MS, check_number
     from trtcheck.errors import UsageError
+
     if slo_p99_ms is not None and arrival_rate is None:
         raise UsageError("--slo-p99-ms applies to the batching advice, which needs "
                          "--arrival-rate", "add --arrival-rate REQ_PER_S, or drop --slo-p99-ms")
-    for opt, v, eg in (("--arrival-rate", arrival_rate, "200"), ("--slo-p99-ms", slo_p99_ms, "50")):
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise UsageError(f"{opt} must be a finite number > 0, got {v:g}", f"e.g. {opt} {eg}")
+    check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
+                 high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
+    check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
+                 unit=" ms", example="50")
 
 
 def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
@@ -244,7 +247,11 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     from pathlib import Path
 
     from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.export import export_settings
+    from trtcheck.analyze.export import (
+        device_kind_from_results,
+        export_settings,
+        safe_model_name,
+    )
     from trtcheck.analyze.inputs import build_request, inputs_from_results
     from trtcheck.errors import InputError
 
@@ -261,8 +268,9 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
     adv = advise(req)
     src = results.bench[0].model_path if results.bench else results.serve.model_path
-    name = Path(src).stem or "model"
-    adv.export = export_settings(adv.recommendation.prediction, name)
+    name = safe_model_name(Path(src).stem)
+    adv.export = export_settings(adv.recommendation.prediction, name,
+                                 device_kind_from_results(results))
     return adv
 
 

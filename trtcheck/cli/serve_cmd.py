@@ -116,7 +116,7 @@ def serve_table_text(run: Any) -> str:
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
               "QPS count requests = samples); use `trtcheck bench --batch N` to time "
               "executions of N samples.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
@@ -162,6 +162,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                          f"--max-batch ({','.join(map(str, mbs))}), so no configuration can "
                          "use it", "preferred sizes must be <= the max batch (as in Triton)")
     load_list = [s.strip() for s in loads.split(",") if s.strip()]
+    if not load_list:  # e.g. --load "$UNSET": refuse before anything runs
+        raise UsageError("--load is empty", "give load shapes, e.g. --load burst:64,open:500")
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
     check_output_file(output, overwrite)  # the same -o rules as every command

@@ -12,6 +12,10 @@ from trtcheck.results import Results
 from trtcheck.results.advice import Advice
 
 
+PREDICTED_KEYS = ("pred_qps", "pred_batch", "pred_p50", "pred_p99")
+"""Predicted columns of the predicted-vs-measured table (``None`` is shown as "-")."""
+
+
 def _view(adv: Advice) -> dict[str, Any]:
     rows = []
     for label, p in prediction_rows(adv):
@@ -26,7 +30,7 @@ def _view(adv: Advice) -> dict[str, Any]:
                      "value": n.value, "threshold": n.threshold, "conclusion": n.conclusion})
     return {"adv": adv, "rows": rows, "path": path, "run_qps_note": RUN_QPS_NOTE,
             "points": sorted(adv.curve.points_ms.items()),
-            "comparison": []}
+            "comparison": [], "predicted_dash": False}
 
 
 def _serve_comparison(results: Results, adv: Advice) -> list[dict[str, Any]]:
@@ -67,6 +71,9 @@ def build(results: Results, charts: ChartSink) -> Section | None:
         return None
     view = _view(adv)
     view["comparison"] = _serve_comparison(results, adv)
+    # the note on a predicted "-" only where one is shown (an unstable prediction)
+    view["predicted_dash"] = any(row[k] is None for row in view["comparison"]
+                                 for k in PREDICTED_KEYS)
     section_charts = _chart(view["comparison"], charts)
     return render_partial("advice", "Batching advice", view, section_charts)
 
