@@ -77,7 +77,8 @@ def _calibration(name: str, backend: str) -> dict:
 
 def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
     gpu = _calibration("h200-torch-gpu", "torch-gpu")
-    assert gpu["contention_per_arrival_ms"] == pytest.approx(0.396, abs=0.01)
+    # instrumental-variables estimate (least squares said 0.396: biased upward)
+    assert gpu["contention_per_arrival_ms"] == pytest.approx(0.284, abs=0.01)
     assert _calibration("dev-quiet-ort", "onnxruntime")["contention_per_arrival_ms"] == 0.0
     assert _calibration("dev-quiet-synthetic", "synthetic")["contention_per_arrival_ms"] == 0.0
 
@@ -96,17 +97,32 @@ def test_advice_explains_contention_and_its_sensitivity():
     from trtcheck.analyze.advise import advise
 
     low = advise(_gpu_request(300.0))
-    assert any("interpreter lock" in n and "0.396 ms" in n for n in low.curve.notes)
+    assert any("interpreter lock" in n and "0.284 ms" in n for n in low.curve.notes)
     assert not any("holds the interpreter lock for" in n for n in low.curve.notes)
     high = advise(_gpu_request(1500.0))
     sens = [n for n in high.curve.notes if "holds the interpreter lock for" in n]
-    assert len(sens) == 1 and "59%" in sens[0] and "2.5x" in sens[0]
+    assert len(sens) == 1 and "43%" in sens[0] and "1.7x" in sens[0]
 
 
 def test_advice_refuses_a_rate_the_loop_alone_saturates():
     from trtcheck.analyze.advise import advise
 
     with pytest.raises(InputError) as e:
-        advise(_gpu_request(3000.0))
+        advise(_gpu_request(4000.0))
     assert "no number of instances in one process keeps up" in str(e.value)
     assert "at least 2 processes" in e.value.hint
+
+
+def test_slow_executions_alone_do_not_fake_contention():
+    """Executions slow for another reason (a loaded CPU) see more arrivals because they
+    last longer: least squares finds a slope, the fixed-window instrument does not."""
+    rng = np.random.default_rng(5)
+    rate_per_ms, t_bench = 0.047, 16.0  # ONNX Runtime demo at 47 req/s
+    excess = rng.gamma(1.0, 20.0, 400)  # heavy, arrival-independent slowness
+    dur = t_bench + excess
+    window = rng.poisson(rate_per_ms * t_bench, 400).astype(float)  # first T(b) ms
+    arrivals = window + rng.poisson(rate_per_ms * (dur - t_bench))  # + the rest
+    ols_c, _ = _fit_contention(excess.tolist(), arrivals.tolist())
+    iv_c, _ = _fit_contention(excess.tolist(), arrivals.tolist(), window.tolist())
+    assert ols_c > 3.0  # the bias: ~1/rate
+    assert iv_c == 0.0

@@ -144,3 +144,28 @@ def test_int_ranges():
     assert int_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10"
     assert int_ranges([5, 5, 4]) == "4-5"
     assert int_ranges([]) == ""
+
+
+def test_a_rate_beyond_every_search_is_one_clear_error():
+    with pytest.raises(InputError) as e:
+        advise(_req([(1, 2.0), (8, 4.0)], 1e9))
+    assert "more than the 1024 this search covers" in str(e.value)
+    assert "units" in e.value.hint
+
+
+def test_an_absurd_shortfall_does_not_hint_an_absurd_instance_count():
+    with pytest.raises(InputError) as e:
+        advise(_req([(1, 2e6), (8, 4e6)], 1e6, instances=[3]))
+    assert "--instances" not in e.value.hint and "far too slow" in e.value.hint
+
+
+def test_library_results_files_get_the_umask_mode(tmp_path):
+    import os
+
+    from trtcheck.measure.runner import new_results
+    from trtcheck.results import save_results
+    from trtcheck.results.model import umask_file_mode
+
+    out = tmp_path / "r.json"
+    save_results(new_results(), out)
+    assert (os.stat(out).st_mode & 0o777) == umask_file_mode()

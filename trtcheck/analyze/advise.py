@@ -316,9 +316,9 @@ def advise(req: AdviseRequest) -> Advice:
             need = qf.instances_needed(rate, cap1)
             raise InputError(
                 f"{rate:g} req/s is above the capacity of {top} instance"
-                f"{'s' if top != 1 else ''} ({cap1 * top:.0f} req/s at batch {cap_b}, "
-                f"{cap1:.0f} req/s each): at least {need} instances are needed",
-                f"pass --instances {need} or more, or leave --instances out to search")
+                f"{'s' if top != 1 else ''} ({cap1 * top:.3g} req/s at batch {cap_b}, "
+                f"{cap1:.3g} req/s each): at least {need} instances are needed",
+                _instances_hint(need, "or leave --instances out to search"))
     else:
         inst_list = []
         batches = sorted({c.max_batch_size for c in default_grid(max_b, [1])})
@@ -328,6 +328,13 @@ def advise(req: AdviseRequest) -> Advice:
             for n in (n0, n0 + 1):
                 if n <= MAX_AUTO_INSTANCES:
                     inst_list.append(n)
+        if not inst_list:
+            need = qf.instances_needed(rate, cap1, req.max_utilisation)
+            raise InputError(
+                f"{rate:g} req/s needs {need:,} instances at {cap1:.3g} req/s each (batch "
+                f"{cap_b}), more than the {MAX_AUTO_INSTANCES} this search covers",
+                "check the arrival rate and the curve's units (ms), or advise per "
+                "cluster share (--arrival-rate divided by the number of clusters)")
         lo, hi = min(inst_list), max(inst_list)
         inst_list = list(range(lo, hi + 1))  # no gaps between the counts searched
     slo_search = req.slo_p99_ms is not None and req.instances is None
@@ -422,8 +429,8 @@ def advise(req: AdviseRequest) -> Advice:
             need = qf.instances_needed(rate, cap1)
             raise InputError(
                 f"{rate:g} req/s is above the capacity of every searched configuration "
-                f"({cap1:.0f} req/s per instance at batch {cap_b}): at least {need} "
-                "instances are needed", f"pass --instances {need} or more")
+                f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
+                "instances are needed", _instances_hint(need))
 
     runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
     formulas = _formulas(rate, curve, fit, service, chosen, cap1, cap_b, gpus_implied,
@@ -642,6 +649,19 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
                     + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
                        f", above the {req.max_utilisation:.0%} utilisation target"))))
     return nodes
+
+
+MAX_SENSIBLE_INSTANCES = 100_000
+"""Above this many instances a hint to pass --instances is no help (the CLI's bound)."""
+
+
+def _instances_hint(need: int, extra: str = "") -> str:
+    """The hint for a shortfall of instances: pass more, or check the inputs when the
+    count is beyond reason."""
+    if need > MAX_SENSIBLE_INSTANCES:
+        return ("check the arrival rate (req/s) and the curve's units (ms): this many "
+                "instances means the model is far too slow for the load")
+    return f"pass --instances {need} or more" + (f", {extra}" if extra else "")
 
 
 def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,

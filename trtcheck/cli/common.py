@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import click
 
+from trtcheck.results.model import umask_file_mode
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -311,13 +313,6 @@ def emit_results(results: Any, output: str | None, output_format: str,
         echo_text(markdown())
     else:
         echo_text(text())
-
-
-def umask_file_mode() -> int:
-    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def save_results_file(results: Any, output: str) -> None:

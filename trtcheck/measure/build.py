@@ -35,6 +35,7 @@ from typing import Any
 
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
+from trtcheck.results.model import umask_file_mode
 
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
@@ -332,6 +333,7 @@ def write_plan_atomic(path: str | Path, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, umask_file_mode())  # mkstemp makes 0600; a plain open() would not
         os.replace(tmp, out)
         tmp = None
     except OSError as exc:

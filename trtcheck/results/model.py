@@ -134,6 +134,14 @@ def load_results(path: str | os.PathLike[str]) -> Results:
     return results_from_json(text, source=str(p))
 
 
+def umask_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask
+    (files written through :func:`tempfile.mkstemp` get 0600 and are set to this)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
     """Write ``results`` as JSON atomically (temp file + rename in the same folder).
 
@@ -150,6 +158,7 @@ def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=p.parent or ".")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, umask_file_mode())  # mkstemp makes 0600; a plain open() would not
         os.replace(tmp, p)
     except OSError as exc:
         raise InputError(f"cannot write {p}: {exc.strerror or exc}",
