@@ -14,15 +14,23 @@ def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz:
                          max_duration_s: float | None, seed: int,
                          cuda_graph: bool = False, profile_index: int | None = None,
                          base_rule: Any = None) -> Any:
-    """Parse and validate the shared options (raises InputError / click.BadParameter)."""
+    """Parse and validate the shared options (raises InputError / click.BadParameter);
+    ``--inputs`` data must be finite (:func:`trtcheck.load.input_checks.check_finite_data`)."""
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
     from trtcheck.measure.runner import RunOptions, rule_from_options
 
+    arrays = None
+    if inputs_npz:
+        from trtcheck.load.input_checks import check_finite_data
+
+        arrays = load_npz(inputs_npz)
+        check_finite_data(arrays, inputs_npz)
     return RunOptions(
         batch_sizes=batch_list(batch),
         shapes=parse_shapes(shapes),
-        arrays=load_npz(inputs_npz) if inputs_npz else None,
+        arrays=arrays,
+        arrays_source=inputs_npz or "--inputs data",
         values=parse_input_values(input_values) or None,
         backend_name=backend_name,
         providers=[p.strip() for p in providers.split(",") if p.strip()] if providers else None,

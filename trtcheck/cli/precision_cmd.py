@@ -247,6 +247,11 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         from trtcheck.measure.precision import load_npz_dir
 
         array_sets = load_npz_dir(inputs_dir)
+    if array_sets:  # NaN/inf data would make every variant agree on NaN outputs
+        from trtcheck.load.input_checks import check_finite_data
+
+        for fname, arrays in array_sets:
+            check_finite_data(arrays, fname)
     check_output_file(output, overwrite)
     rule = None
     if bench:

@@ -113,7 +113,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
               values: dict[str, float | int | bool] | None = None, label: str | None = None,
-              progress: bool = False) -> BenchRun:
+              progress: bool = False, data_source: str = "--inputs data") -> BenchRun:
     """Measure ``backend`` at each batch size.
 
     Args:
@@ -124,7 +124,10 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         shapes: user shapes (``--shapes``); needed for dynamic dims other than batch.
         rule: warm-up and stopping rule (default :class:`StopRule`).
         seed: seed of generated input data.
-        arrays, values: user input data (see :func:`trtcheck.load.inputs.make_feed`).
+        arrays, values: user input data (see :func:`trtcheck.load.inputs.make_feed`);
+            ``arrays`` must fit the inputs as in ``trtcheck precision``
+            (:func:`trtcheck.load.input_checks.check_data_fits`).
+        data_source: how messages name ``arrays``, e.g. the ``.npz`` file name.
         label: run label in the results (default ``"<backend>-<precision>"``).
         progress: show a tqdm progress bar on stderr.
 
@@ -137,7 +140,11 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     """
     rule = rule or StopRule()
     inputs = backend.input_specs()
-    shapes = shapes_with_data(inputs, shapes, arrays, "--inputs data")
+    if arrays:
+        from trtcheck.load.input_checks import check_data_fits
+
+        check_data_fits(inputs, arrays, data_source, values)
+    shapes = shapes_with_data(inputs, shapes, arrays, data_source)
     plan: list[tuple[int, dict[str, list[int]]]] = []
     if batch_sizes:
         seen: list[int] = []

@@ -460,14 +460,10 @@ def prepare_samples(inputs: Sequence[TensorInfo], shapes: dict[str, list[int]] |
     values = dict(values or {})
     feeds: list[dict[str, np.ndarray]] = []
     if array_sets:
-        names = [t.name for t in inputs]
+        from trtcheck.load.input_checks import check_data_fits
+
         for fname, arrays in array_sets:
-            missing = [n for n in names if n not in arrays and n not in values]
-            if missing:
-                raise InputError(f"{fname} has no array for input(s) {', '.join(map(repr, missing))} "
-                                 f"(it holds {', '.join(map(repr, sorted(arrays))) or 'nothing'})",
-                                 "save one array per model input: numpy.savez(path, "
-                                 + ", ".join(f"{n}=..." for n in names) + ")")
+            check_data_fits(inputs, arrays, fname, values)  # as bench and report
             resolved = _default_shapes(inputs, shapes, arrays, fname)
             feeds.append(make_feed(list(inputs), resolved, seed=None, arrays=arrays, values=values))
         src = source or ("npz" if len(array_sets) == 1 else "npz-dir")
@@ -1040,7 +1036,8 @@ def precision_section_for_report(model_path: str, run_options: Any,
     arrays = run_options.arrays
     return compare_onnx_precisions(
         model_path, precisions, shapes=shapes,
-        array_sets=[("--inputs", arrays)] if arrays else None, values=run_options.values,
+        array_sets=[(run_options.arrays_source, arrays)] if arrays else None,
+        values=run_options.values,
         sample_count=sample_count, seed=run_options.seed if run_options.seed is not None else 0,
         backend_name=run_options.backend_name, providers=run_options.providers,
         threads=run_options.threads, bench_rule=run_options.rule, log=log)

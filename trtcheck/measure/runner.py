@@ -21,6 +21,7 @@ class RunOptions:
     batch_sizes: list[int] | None = None
     shapes: dict[str, list[int]] = field(default_factory=dict)
     arrays: dict[str, Any] | None = None
+    arrays_source: str = "--inputs data"
     values: dict[str, float | int | bool] | None = None
     backend_name: str | None = None
     providers: list[str] | None = None
@@ -110,4 +111,5 @@ def bench_model(model_path: str, opts: RunOptions) -> BenchRun:
     with backend:
         return run_bench(backend, model_path, opts.batch_sizes, shapes=opts.shapes,
                          rule=opts.rule, seed=opts.seed, arrays=opts.arrays,
-                         values=opts.values, progress=opts.progress)
+                         values=opts.values, progress=opts.progress,
+                         data_source=opts.arrays_source)
