@@ -195,3 +195,11 @@ def test_report_of_trtexec_exports_refuses_an_arrival_rate_up_front(cli, tmp_pat
               "--arrival-rate", "100")
     assert_one_line_error(res, 2, "--arrival-rate needs T(b)", "trtcheck bench PLAN")
     assert not out.exists()
+
+
+def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_exports):
+    from trtcheck.backends.registry import open_backend
+
+    with pytest.raises(InputError) as e:
+        open_backend(trtexec_exports / "resnet18-a100-fp16")
+    assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")
