@@ -175,3 +175,17 @@ def test_distinct_outputs_still_work(model, tmp_path, capsys):
         main(["bench", str(model), "--shapes", "x:1x3x4x4", *FAST, "-o", str(out)])
     assert e.value.code == 0, capsys.readouterr().err
     assert out.read_text().lstrip().startswith("{")
+
+
+def test_precision_inputs_dir_other_files_are_no_inputs(model, tmp_path, capsys):
+    """Only the folder's .npz files are read, so another file there is not an input."""
+    d = tmp_path / "samples"
+    d.mkdir()
+    np.savez(d / "a.npz", x=np.ones((1, 3, 4, 4), np.float32))
+    out = d / "notes.json"
+    out.write_text("{}")
+    with pytest.raises(SystemExit) as e:
+        main(["precision", str(model), "--inputs-dir", str(d), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert "refusing to write" not in err and "already exists" in err, err
+    assert e.value.code == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -76,6 +77,13 @@ def parse_candidates(entries: tuple[str, ...]) -> dict[str, str]:
             raise InputError(f"--candidate gives {prec} twice")
         out[prec.strip()] = path
     return out
+
+
+def _npz_files(folder: str | None) -> list[Path]:
+    """The ``*.npz`` files ``--inputs-dir`` reads (none for a missing folder)."""
+    if folder is None or not Path(folder).is_dir():
+        return []
+    return sorted(f for f in Path(folder).iterdir() if f.suffix == ".npz")
 
 
 def _num(v: float | None, fmt: str = ".3g") -> str:
@@ -225,7 +233,8 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
 
     refuse_output_over_inputs(
         [("-o", output)],
-        [("MODEL", model), ("--inputs", inputs_npz), ("--inputs-dir", inputs_dir),
+        [("MODEL", model), ("--inputs", inputs_npz),
+         *[("--inputs-dir", str(f)) for f in _npz_files(inputs_dir)],
          *[("--candidate", c.partition("=")[2]) for c in candidates]])
     check_model_file(model)
     if inputs_npz and inputs_dir:
