@@ -770,10 +770,6 @@ def _outcome(verdict: str, policy_choice: str) -> str:
     return policy_choice
 
 
-def _rule_seed(seed: int, text: str) -> int:
-    return (seed * 1_000_003 + zlib.crc32(text.encode())) % (2**63)
-
-
 def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Check]:
     base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
@@ -1024,7 +1020,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
         try:
             ci = R.ratio_interval(ov.samples, nv.samples, nv.stat, confidence=st.confidence,
                                   resamples=st.resamples,
-                                  seed=_rule_seed(st.seed, nv.path),
+                                  seed=R.interval_seed(st.seed, nv.path),
                                   run_to_run_cv=st.run_to_run_cv)
             ratio, low, high, conf = b / a, ci.low, ci.high, st.confidence
             low, high = min(low, ratio), max(high, ratio)
