@@ -13,10 +13,12 @@ import click
 
 from trtcheck.cli.common import (
     OutputFormat,
+    check_output_file,
     echo_json,
     echo_text,
     format_option,
     output_parent,
+    refuse_output_over_inputs,
 )
 from trtcheck.errors import EnvironmentProblem, InputError
 
@@ -54,6 +56,22 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
 
     if plan is None and log_file is None:
         raise InputError("nothing to check", "pass a PLAN file and/or --log FILE")
+    if output is not None and not strip_prefix:
+        raise InputError("-o is only written by --strip-prefix",
+                         "add --strip-prefix, or drop -o")
+    if strip_prefix:
+        if plan is None:
+            raise InputError("--strip-prefix needs a PLAN file", "e.g. trtcheck preflight "
+                             "yolo.engine --strip-prefix -o clean.plan")
+        if output is None:
+            raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
+        # never an input, never an existing file, a writable folder (missing ones are made)
+        refuse_output_over_inputs([("-o", str(output))], [("PLAN", str(plan)),
+                                                          ("--log", log_file)])
+        if output.exists() and output.is_file():  # no --overwrite here: never replaced
+            raise InputError(f"{output} exists; not overwriting it",
+                             "choose a new -o path")
+        check_output_file(str(output), overwrite=False)
     if log_file is not None:
         try:
             text = log_file.read_text(encoding="utf-8", errors="replace")
@@ -71,10 +89,13 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             return
     assert plan is not None
     if strip_prefix:
-        if output is None:
-            raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
-        with output_parent(output):  # missing folders made, removed again on failure
-            removed = strip_plan_prefix(plan, output)
+        assert output is not None
+        try:
+            with output_parent(output):  # missing folders made, removed again on failure
+                removed = strip_plan_prefix(plan, output)
+        except OSError as exc:  # a missing PLAN, a full disk: one line, exit 2
+            raise InputError(f"cannot write {output} from {plan}: {exc.strerror or exc}",
+                             "check both paths") from None
         echo_text(f"wrote {output} ({removed} prefix bytes removed)", err=True)
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
