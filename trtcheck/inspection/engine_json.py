@@ -30,7 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import InputError
-from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTensor
+from trtcheck.results.engine import (
+    EngineInspection,
+    EngineLayer,
+    EngineTensor,
+    layer_is_reformat,
+)
 from trtcheck.results.stats import Finding
 
 REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
@@ -216,8 +221,7 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
 def is_reformat(layer: EngineLayer) -> bool:
     """A format/type conversion inserted by TensorRT (``Reformat`` type or ``REFORMAT``
     origin)."""
-    return (layer.layer_type or "").lower() == "reformat" and (layer.origin or "").upper() \
-        != "QDQ" or (layer.origin or "").upper() == "REFORMAT"
+    return layer_is_reformat(layer.layer_type, layer.origin)
 
 
 def summarize(insp: EngineInspection) -> EngineInspection:
