@@ -474,7 +474,7 @@ def _path(line: int, text: Any) -> tuple[M.MetricPath, M.PathInfo]:
     if not isinstance(text, str):
         raise _PolicyError(line, f"metric must be a path like bench.batch[8].p99_ms, got {text!r}")
     try:
-        p = M.parse_path(text)
+        p = M.fold_dotted_keys(M.parse_path(text))  # variants.fp16 = variants[fp16]
         return p, M.check_path(p)
     except M.MetricPathError as exc:
         raise _PolicyError(line, f"unknown metric {text.strip()!r}: {exc.message}",
