@@ -18,9 +18,7 @@ from trtcheck.cli.common import (
     format_option,
     log,
     quiet_numerics,
-    refuse_output_over_inputs,
     refuse_results_as_model,
-    results_input_file,
     save_results_file,
 )
 
@@ -178,10 +176,6 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError(f"--batch sets the batch sizes MODEL is measured at, but T(b) "
                          f"comes from {given} here", "drop --batch, or pass MODEL (and no "
                          f"{given}) to measure T(b) now")
-    refuse_output_over_inputs(
-        [("-o", output)],
-        [("MODEL", model), ("--from", results_input_file(from_path)),
-         ("--arrival", arrival.partition(":")[2] if arrival.startswith("trace:") else None)])
     check_output_file(output, overwrite)  # the same -o rules as every command
     if model_name is not None:
         check_model_name(model_name)

@@ -15,7 +15,6 @@ from trtcheck.cli.common import (
     log,
     measurement_options,
     model_path_argument,
-    refuse_output_over_inputs,
 )
 
 
@@ -65,8 +64,6 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     from trtcheck.cli.options_build import run_options_from_cli
     from trtcheck.measure.runner import bench_model, new_results
 
-    refuse_output_over_inputs([("-o", output)], [("MODEL", model),
-                                                  ("--inputs", measure.get("inputs_npz"))])
     check_model_file(model)
     opts = run_options_from_cli(**measure)
     check_output_file(output, overwrite)

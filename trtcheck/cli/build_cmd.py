@@ -13,8 +13,6 @@ from trtcheck.cli.common import (
     echo_text,
     format_option,
     log,
-    refuse_duplicates,
-    refuse_output_over_inputs,
 )
 from trtcheck.errors import InputError
 
@@ -41,33 +39,6 @@ def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, 
                              "give shapes of one rank with --min-shapes <= --opt-shapes <= "
                              "--max-shapes")
     return out
-
-
-def _check_profile_names(proto: object, profile: dict[str, object],
-                         **given: tuple[str, ...]) -> None:
-    """Every name in the shape options is an input of the model (before any runtime is
-    imported: TensorRT would only say that some other input lacks a profile).
-
-    Raises:
-        InputError: a name that is not a graph input; the message names the option(s)
-            and lists the model's inputs.
-    """
-    from trtcheck.load.shapes import parse_shapes
-
-    graph = proto.graph  # type: ignore[attr-defined]
-    inits = {t.name for t in graph.initializer}
-    names = [i.name for i in graph.input if i.name not in inits]
-    unknown = [n for n in profile if n not in names]
-    if not unknown:
-        return
-    options = [f"--{opt.replace('_', '-')}" for opt, specs in given.items()
-               if any(n in parse_shapes(list(specs)) for n in unknown)]
-    raise InputError(f"{'/'.join(options) or '--shapes'} name(s) unknown input(s) "
-                     f"{', '.join(map(repr, unknown))}; the model's inputs are "
-                     f"{', '.join(map(repr, names)) or '(none)'}",
-                     f"use the model's input names, e.g. --shapes "
-                     f"{names[0] if names else 'NAME'}:DIMS (`trtcheck inspect MODEL` lists "
-                     "them with their dims)")
 
 
 @click.command("build", epilog="Exit codes: 0 ok; 2 bad input (or a model TensorRT cannot "
@@ -108,21 +79,17 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
     if bad or not precs:
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
                          f"choose from: {', '.join(PRECISIONS)}")
-    refuse_duplicates("--precision", precs, "fp32,fp16")
     profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
     if not output_dir_text.strip():
         raise InputError("-o is empty", "pass a folder for the plans, e.g. -o engines/")
     output_dir = Path(output_dir_text)
     # the model must be an ONNX model whatever its name, before any runtime is imported
     check_model_file(str(model))
-    proto = load_onnx(model, load_external_data=False)
-    _check_profile_names(proto, profile, shapes=shapes, min_shapes=min_shapes,
-                         opt_shapes=opt_shapes, max_shapes=max_shapes)
+    load_onnx(model, load_external_data=False)
     if output_dir.exists() and not output_dir.is_dir():
         raise InputError(f"-o {output_dir} exists and is not a directory",
                          "pass a folder for the plans")
     outs = [(p, output_dir / f"{model.stem}.{p}.plan") for p in precs]
-    refuse_output_over_inputs([("-o", str(out)) for _, out in outs], [("MODEL", str(model))])
     existing = [str(out) for _, out in outs if out.exists()]
     if existing and not overwrite:  # refuse before building any plan
         raise InputError(f"{', '.join(existing)} exists; not overwriting it",

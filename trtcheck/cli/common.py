@@ -130,7 +130,6 @@ def batch_list(value: str | None) -> list[int] | None:
 
     Raises:
         click.BadParameter: not a comma-separated list of integers >= 1.
-        UsageError: a batch size given twice (:func:`refuse_duplicates`).
     """
     if value is None or value == "":
         return None
@@ -146,7 +145,6 @@ def batch_list(value: str | None) -> list[int] | None:
     if any(b < 1 for b in out):
         raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8",
                                  param_hint="'--batch'")
-    refuse_duplicates("--batch", out, "1,2,4,8")
     return out
 
 
@@ -487,97 +485,3 @@ def write_text_atomic(path: str, text: str) -> None:
                 pass
             raise InputError(f"cannot write {p}: {exc.strerror or exc}",
                              "choose a writable output path") from None
-
-
-def input_files(path: str | os.PathLike[str] | None) -> list[str]:
-    """The files a command reads for one input argument: the path itself, or for a folder
-    the regular files directly in it (``--inputs-dir``, a report folder given to
-    ``--from``); ``[]`` for ``None`` or an empty name."""
-    if path is None or not str(path).strip():
-        return []
-    p = Path(path)
-    if p.is_dir():
-        try:
-            return sorted(str(f) for f in p.iterdir() if f.is_file())
-        except OSError:
-            return []
-    return [str(p)]
-
-
-def _same_file(a: str, b: str) -> bool:
-    """``a`` and ``b`` name one file: equal resolved paths (symbolic links, ``..``), or
-    for two existing paths the same inode (:func:`os.path.samefile`: hard links, bind
-    mounts)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def refuse_output_over_inputs(outputs: list[tuple[str, str | os.PathLike[str] | None]],
-                              inputs: list[tuple[str, str | os.PathLike[str] | None]]) -> None:
-    """Before any work: no output a command writes may be one of the files it reads,
-    with ``--overwrite`` or not (``bench model.onnx -o model.onnx --overwrite`` would
-    replace the model with a results JSON).
-
-    Args:
-        outputs: ``(option, path)`` of each file the command will write, e.g.
-            ``[("-o", "r.json")]``; ``None`` entries (not given) are skipped.
-        inputs: ``(what, path)`` of each input, e.g. ``[("MODEL", "m.onnx"),
-            ("--inputs", "x.npz")]``; a folder stands for the files directly in it
-            (:func:`input_files`); ``None`` entries are skipped.
-
-    Raises:
-        InputError: an output is an input (same resolved path or same file).
-    """
-    from trtcheck.errors import InputError
-
-    for option, out in outputs:
-        if out is None or not str(out).strip():
-            continue
-        for what, src in inputs:
-            for f in input_files(src):
-                if _same_file(str(out), f):
-                    shown = "" if os.path.realpath(f) == os.path.realpath(str(src)) \
-                        else f" (in {src})"
-                    raise InputError(
-                        f"refusing to write {option} {out} over the input file {f}{shown} "
-                        f"given as {what}",
-                        f"choose another {option} path: trtcheck never writes over a file "
-                        "it reads, with --overwrite or not")
-
-
-def results_input_file(path: str | None) -> str | None:
-    """The file read for a results argument: ``DIR/results.json`` for a report folder,
-    else ``path`` itself (``None`` stays ``None``)."""
-    if path is not None and Path(path).is_dir():
-        return str(Path(path) / "results.json")
-    return path
-
-
-def refuse_duplicates(option: str, items: list[Any], example: str) -> None:
-    """Before any work: a comma-separated list option names each entry once
-    (``--precision fp32,fp32`` would build one plan, then refuse to write it again;
-    ``--batch 1,1`` would time batch 1 twice under one label).
-
-    Args:
-        option: the option as typed, e.g. ``"--precision"``.
-        items: the parsed entries, in the order given.
-        example: a valid value for the hint.
-
-    Raises:
-        UsageError: an entry appears more than once (all repeated entries are named).
-    """
-    from trtcheck.errors import UsageError
-
-    seen: set[Any] = set()
-    repeated: list[str] = []
-    for item in items:
-        if item in seen and str(item) not in repeated:
-            repeated.append(str(item))
-        seen.add(item)
-    if repeated:
-        raise UsageError(f"{option} names {', '.join(repeated)} more than once",
-                         f"give each entry once, e.g. {option} {example}")

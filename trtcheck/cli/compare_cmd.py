@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from trtcheck.cli.common import FiniteFloatRange, log
+from trtcheck.errors import InputError
 
 
 def _results_path(path: str) -> str:
@@ -55,13 +57,17 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
     """
     from trtcheck.analyze.compare import compare
-    from trtcheck.cli.common import check_output_file, refuse_output_over_inputs
+    from trtcheck.cli.common import check_output_file
     from trtcheck.report import compare_render
     from trtcheck.results import load_results
     from trtcheck.units import terminal_safe_lines
 
     a, b = _results_path(a), _results_path(b)
-    refuse_output_over_inputs([("--output", output)], [("A", a), ("B", b)])
+    for src in (a, b):
+        if output and Path(output).exists() and Path(src).exists() \
+                and os.path.samefile(output, src):
+            raise InputError(f"refusing to write over the input file {src}",
+                             "choose another --output path")
     check_output_file(output, overwrite)
     ra, rb = load_results(a), load_results(b)
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,

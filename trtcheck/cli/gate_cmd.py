@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from trtcheck.cli.common import OutputFormat, echo_json, echo_text, format_option, log
-from trtcheck.errors import EnvironmentProblem, GateFailed, UsageError
+from trtcheck.errors import EnvironmentProblem, GateFailed, InputError, UsageError
 
 
 def _results_path(path: str) -> str:
@@ -19,18 +19,22 @@ def _results_path(path: str) -> str:
     return path
 
 
-def _check_output(path: str | None, inputs: list[tuple[str, str | None]], overwrite: bool,
+def _check_output(path: str | None, inputs: list[str], overwrite: bool,
                   option: str = "-o") -> None:
     """Before any work: never an input file; an existing file only with --overwrite;
     never an empty name or ``-`` (a file named '-' is not stdout)."""
-    from trtcheck.cli.common import check_output_file, refuse_output_over_inputs
+    from trtcheck.cli.common import check_output_file
     if path is None:
         return
     if not path.strip() or path.strip() == "-":
         raise UsageError(f"{option} needs a file name, got {path!r}",
                          "give a path, e.g. gate.xml / gate.md; --format md or json prints "
                          "to stdout")
-    refuse_output_over_inputs([(option, path)], inputs)
+    p = Path(path)
+    for i in inputs:
+        if i and p.exists() and Path(i).exists() and os.path.samefile(p, i):
+            raise InputError(f"refusing to write the summary over the input file {i}",
+                             "choose another output path")
     check_output_file(path, overwrite)
 
 
@@ -106,7 +110,7 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     if policy_path is None:
         raise UsageError("missing --policy", "pass --policy gate.yaml (see docs/gate.md), or "
                          "--list-metrics to see the metric paths of RESULTS")
-    inputs = [("RESULTS", results), ("--policy", policy_path), ("--baseline", baseline_path)]
+    inputs = [results, policy_path, baseline_path or ""]
     if junit_path and markdown_path and \
             os.path.realpath(junit_path) == os.path.realpath(markdown_path):
         raise UsageError(f"--junit-xml and --markdown name the same file {junit_path}",

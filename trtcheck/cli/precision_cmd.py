@@ -14,8 +14,6 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
-    refuse_duplicates,
-    refuse_output_over_inputs,
 )
 
 _TOL_OPTIONS = {
@@ -223,10 +221,6 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
     from trtcheck.measure.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
 
-    refuse_output_over_inputs(
-        [("-o", output)],
-        [("MODEL", model), ("--inputs", inputs_npz), ("--inputs-dir", inputs_dir),
-         *[("--candidate", c.partition("=")[2]) for c in candidates]])
     check_model_file(model)
     if inputs_npz and inputs_dir:
         raise UsageError("give --inputs or --inputs-dir, not both")
@@ -235,7 +229,6 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
                          "give the list once, e.g. --precision fp16,int8")
     precisions = precision or precisions_alias or "fp16"
     precs = [p.strip() for p in precisions.split(",") if p.strip()]
-    refuse_duplicates("--precision", precs, "fp16,int8")
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
                                         max_outside_fraction=max_outside_fraction,
                                         min_top1=min_top1, max_rel_l2=max_rel_l2)

@@ -1,7 +1,8 @@
 """``trtcheck preflight PLAN``: can this plan load here? Read from its header, no GPU.
 
-Exit codes: 0 the plan can load (or no runtime is installed to compare with: the
-verdict says so); 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
+Exit codes: 0 the plan can load (or no runtime is installed to compare with and nothing
+in the file itself stops it loading: the verdict says so); any error-severity finding
+exits non-zero whatever runtime is installed: 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
 by a text-mode copy, a prefix in front); 3 a plan for another TensorRT version or runtime.
 """
 
@@ -13,12 +14,10 @@ import click
 
 from trtcheck.cli.common import (
     OutputFormat,
-    check_output_file,
     echo_json,
     echo_text,
     format_option,
     output_parent,
-    refuse_output_over_inputs,
 )
 from trtcheck.errors import EnvironmentProblem, InputError
 
@@ -56,22 +55,6 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
 
     if plan is None and log_file is None:
         raise InputError("nothing to check", "pass a PLAN file and/or --log FILE")
-    if output is not None and not strip_prefix:
-        raise InputError("-o is only written by --strip-prefix",
-                         "add --strip-prefix, or drop -o")
-    if strip_prefix:
-        if plan is None:
-            raise InputError("--strip-prefix needs a PLAN file", "e.g. trtcheck preflight "
-                             "yolo.engine --strip-prefix -o clean.plan")
-        if output is None:
-            raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
-        # never an input, never an existing file, a writable folder (missing ones are made)
-        refuse_output_over_inputs([("-o", str(output))], [("PLAN", str(plan)),
-                                                          ("--log", log_file)])
-        if output.exists() and output.is_file():  # no --overwrite here: never replaced
-            raise InputError(f"{output} exists; not overwriting it",
-                             "choose a new -o path")
-        check_output_file(str(output), overwrite=False)
     if log_file is not None:
         try:
             text = log_file.read_text(encoding="utf-8", errors="replace")
@@ -89,13 +72,10 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             return
     assert plan is not None
     if strip_prefix:
-        assert output is not None
-        try:
-            with output_parent(output):  # missing folders made, removed again on failure
-                removed = strip_plan_prefix(plan, output)
-        except OSError as exc:  # a missing PLAN, a full disk: one line, exit 2
-            raise InputError(f"cannot write {output} from {plan}: {exc.strerror or exc}",
-                             "check both paths") from None
+        if output is None:
+            raise InputError("--strip-prefix needs -o OUTPUT", "e.g. -o clean.plan")
+        with output_parent(output):  # missing folders made, removed again on failure
+            removed = strip_plan_prefix(plan, output)
         echo_text(f"wrote {output} ({removed} prefix bytes removed)", err=True)
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
@@ -115,8 +95,11 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             echo_text(f"{bullet}{p.severity}: [{p.code}] {p.message}")
             if p.remedy:
                 echo_text(f"{bullet}  fix: {p.remedy}")
-    if info.can_load is False:
-        first = info.problems[0] if info.problems else None
+    errors = [p for p in info.problems if p.severity == "error"]
+    if info.can_load is False or errors:
+        # every error-severity finding means the plan cannot load: exit 2 (not a usable
+        # plan) or 3 (another runtime/version), whatever runtime is installed here
+        first = errors[0] if errors else (info.problems[0] if info.problems else None)
         code = first.code if first else ""
         cls = InputError if code in UNUSABLE_CODES else EnvironmentProblem
         raise cls(f"{plan}: {info.verdict}", first.remedy if first else None)

@@ -75,13 +75,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if len(chosen) != 1:
         raise UsageError("give exactly one of MODEL, --demo or --from results.json",
                          "e.g. trtcheck report --demo, or trtcheck report model.onnx -o out")
-    from trtcheck.cli.common import refuse_output_over_inputs, results_input_file
-    from trtcheck.report import report_output_files
-
-    refuse_output_over_inputs(
-        [("-o", f) for f in report_output_files(output)],
-        [("MODEL", model), ("--from", results_input_file(from_json)),
-         ("--inputs", measure.get("inputs_npz"))])
     _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
                           slo_p99_ms)
     if from_json is not None:
@@ -122,11 +115,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         arrival_rate = DEMO_ARRIVAL_RATE if arrival_rate is None else arrival_rate
     if precisions is not None and precisions.strip().lower() in ("none", ""):
         precisions = None
-    if precisions is not None:  # before anything is measured
-        from trtcheck.cli.common import refuse_duplicates
-
-        refuse_duplicates("--precision", [p.strip().lower() for p in precisions.split(",")
-                                          if p.strip()], "fp16")
     if arrival_rate is not None and no_bench:
         raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
                          "drop --no-bench, or run `trtcheck advise` with --latency-curve")

@@ -14,8 +14,6 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
-    refuse_duplicates,
-    refuse_output_over_inputs,
 )
 
 
@@ -158,9 +156,6 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     windows = _floats(window_ms, "--window-ms")
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
-    refuse_duplicates("--window-ms", windows, "0,20,50,100")
-    refuse_duplicates("--max-batch", mbs, "1,8,32")
-    refuse_duplicates("--preferred-batch", pref, "4,8")
     unused = sorted(p for p in set(pref) if p > max(mbs))
     if unused:  # each configuration uses the sizes <= its max batch; these fit none
         raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above every "
@@ -169,13 +164,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     load_list = [s.strip() for s in loads.split(",") if s.strip()]
     if not load_list:  # e.g. --load "$UNSET": refuse before anything runs
         raise UsageError("--load is empty", "give load shapes, e.g. --load burst:64,open:500")
-    refuse_duplicates("--load", load_list, "burst:64,open:500")
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
-    refuse_output_over_inputs(
-        [("-o", output)], [("MODEL", model), *[("--load", spec.partition(":")[2])
-                                             for spec in load_list
-                                             if spec.startswith("trace:")]])
     check_output_file(output, overwrite)  # the same -o rules as every command
     shape_map: dict[str, list[int]] | None = None
     if shapes:

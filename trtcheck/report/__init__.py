@@ -48,34 +48,16 @@ def check_output_dir(out_dir: str | os.PathLike[str], overwrite: bool) -> Path:
         raise InputError(f"cannot write to output directory {p}: {exc.strerror or exc}",
                          "choose a writable directory with -o/--output") from None
     charts = p / "charts"
-    if charts.exists() and not charts.is_dir():
-        raise InputError(f"{charts} exists and is not a folder; the report writes its "
-                         "charts into charts/", "move it away or choose another -o/--output")
-    existing = [n for n in REPORT_FILES if (p / n).exists()]
-    existing += [f"charts/{n}" for n in _own_charts(charts)]
+    if charts.exists() and (not charts.is_dir() or any(
+            not (f.is_file() and f.suffix == ".png") for f in charts.iterdir())):
+        raise InputError(f"{charts} holds files trtcheck did not write (only charts/*.png "
+                         "is replaced with --overwrite)",
+                         "move them away or choose another -o/--output")
+    existing = [n for n in (*REPORT_FILES, "charts") if (p / n).exists()]
     if existing and not overwrite:
         raise InputError(f"{p} already holds a report ({', '.join(existing)})",
                          "pass --overwrite to replace it, or choose another -o/--output")
     return p
-
-
-def _own_charts(charts: Path) -> list[str]:
-    """Names of the chart files in the folder ``charts`` that trtcheck writes
-    (:func:`~trtcheck.report.charts.is_trtcheck_chart`), sorted; ``[]`` without one."""
-    from trtcheck.report.charts import is_trtcheck_chart
-
-    if not charts.is_dir():
-        return []
-    return sorted(f.name for f in charts.iterdir() if f.is_file() and is_trtcheck_chart(f.name))
-
-
-def report_output_files(out_dir: str | os.PathLike[str]) -> list[str]:
-    """The files a report into ``out_dir`` may write or replace: results.json,
-    report.html, report.md and the trtcheck chart files already in ``charts/`` (new ones
-    are named by :data:`~trtcheck.report.charts.CHART_NAME_PATTERN`)."""
-    p = Path(out_dir)
-    return [str(p / n) for n in REPORT_FILES] + [str(p / "charts" / n)
-                                                 for n in _own_charts(p / "charts")]
 
 
 def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
@@ -108,11 +90,6 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
                   overwrite: bool = False) -> list[Path]:
     """Write report.html, report.md, charts/*.png and results.json into ``out_dir``.
 
-    With ``overwrite``, only those files are replaced, and the chart files of an earlier
-    report that this one does not draw are removed (named by
-    :data:`~trtcheck.report.charts.CHART_NAME_PATTERN`); any other file in ``out_dir`` or
-    ``charts/`` is left as it is.
-
     Args:
         results: the results model (nothing is measured here).
         out_dir: destination folder (created when missing).
@@ -136,18 +113,11 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
             for ch in charts.charts:
                 (staging / ch.png_relpath).write_bytes(ch.png_bytes)
         written: list[Path] = []
-        new_charts = sorted((staging / "charts").iterdir()) if charts.charts else []
-        if new_charts:
-            (dest / "charts").mkdir(exist_ok=True)
-        for f in new_charts:  # replace only the files this report writes
-            os.replace(f, dest / "charts" / f.name)
-            written.append(dest / "charts" / f.name)
-        made = {f.name for f in new_charts}
-        stale = [n for n in _own_charts(dest / "charts") if n not in made]
-        for name in stale:  # charts of an earlier report that this one does not draw
-            (dest / "charts" / name).unlink()
-        if stale and not any((dest / "charts").iterdir()):
-            (dest / "charts").rmdir()  # it held only trtcheck's charts
+        if (dest / "charts").is_dir():
+            shutil.rmtree(dest / "charts")
+        if (staging / "charts").is_dir():
+            os.replace(staging / "charts", dest / "charts")
+            written += sorted((dest / "charts").iterdir())
         # results.json last-but-one, report.html last: a reader seeing report.html sees all
         for name in ("report.md", "results.json", "report.html"):
             os.replace(staging / name, dest / name)
