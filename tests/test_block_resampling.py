@@ -82,7 +82,7 @@ def test_one_measured_stall_stays_one_stall():
 
 
 def test_thinning_keeps_consecutive_runs():
-    values = [float(i) for i in range(3 * MAX_CALIBRATION_SAMPLES)]
+    values = [float(i) for i in range(2 * MAX_CALIBRATION_SAMPLES + 7)]
     thin = np.asarray(_thin(values))
     assert thin.size == MAX_CALIBRATION_SAMPLES
     runs = thin.reshape(-1, THIN_BLOCK)

@@ -169,3 +169,37 @@ def test_library_results_files_get_the_umask_mode(tmp_path):
     out = tmp_path / "r.json"
     save_results(new_results(), out)
     assert (os.stat(out).st_mode & 0o777) == umask_file_mode()
+
+
+def test_a_heavy_tailed_bench_sets_capacity_by_its_mean_and_is_noted():
+    rng = np.random.default_rng(3)
+    s1 = np.where(rng.random(500) < 0.15, 8.6, 0.56)  # 15% of executions stalled
+    s4 = np.where(rng.random(500) < 0.15, 10.4, 2.29)
+    curve = make_curve([(1, 0.56), (4, 2.29)], source="bench",
+                       samples_ms={1: s1.tolist(), 4: s4.tolist()})
+    req = build_request(curve, {}, rate_per_s=500.0)
+    sm = service_model(req)
+    f = float(sm.mean_spread_factors(np.array([1]))[0])
+    assert f == pytest.approx(float(np.mean(s1) / 0.56), rel=1e-9) and f > 2.5
+    adv = advise(req)
+    assert adv.recommendation.prediction.utilisation > 0.4  # not the median's 0.28
+    assert any("heavy tail" in n for n in adv.curve.notes)
+
+
+def test_report_of_trtexec_exports_refuses_an_arrival_rate_up_front(cli, tmp_path,
+                                                                   trtexec_exports):
+    from conftest import assert_one_line_error
+
+    out = tmp_path / "rep"
+    res = cli("report", str(trtexec_exports / "resnet18-a100-fp16"), "-o", str(out),
+              "--arrival-rate", "100")
+    assert_one_line_error(res, 2, "--arrival-rate needs T(b)", "trtcheck bench PLAN")
+    assert not out.exists()
+
+
+def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_exports):
+    from trtcheck.backends.registry import open_backend
+
+    with pytest.raises(InputError) as e:
+        open_backend(trtexec_exports / "resnet18-a100-fp16")
+    assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")

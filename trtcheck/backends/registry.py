@@ -60,6 +60,10 @@ def open_backend(model_path: str | os.PathLike[str], backend_name: str | None = 
         InputError: unknown backend name, or no backend for this kind of file.
     """
     path = Path(model_path)
+    if path.is_dir():
+        raise InputError(f"{path} is a folder: it holds no model to run (a folder of trtexec "
+                         "exports has per-layer timings, not an engine)",
+                         "give the ONNX model or the engine plan to measure")
     name = backend_name or _by_magic(path) or DEFAULT_BY_SUFFIX.get(path.suffix.lower())
     if name is None:
         raise InputError(f"no backend runs {path.name!r} files of this kind",

@@ -124,6 +124,13 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:
         check_model_file(model)
+    elif arrival_rate is not None and os.path.isdir(model):
+        # trtexec exports hold per-layer timings of one engine at one shape, not T(b)
+        raise UsageError(
+            f"--arrival-rate needs T(b), which the trtexec exports in {model} do not hold "
+            "(per-layer timings at one shape)",
+            "measure the engine with `trtcheck bench PLAN --batch 1,8,32` and advise "
+            "--from that, or run `trtcheck advise --latency-curve B:MS,...`")
     with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, opts, no_bench, engine_input)
@@ -144,9 +151,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if demo and explicit_rate is None:
             log(f"warning: no batching advice in this report: {advice_error.message}")
             return
+        hint = advice_error.hint or "re-measure on a quieter machine"
         raise InputError(f"the report was written without batching advice: "
                          f"{advice_error.message}",
-                         "re-measure on a quieter machine, then add the advice with "
+                         f"{hint}; then add the advice with "
                          f"`trtcheck report --from {os.path.join(output, 'results.json')} "
                          f"--arrival-rate {arrival_rate:g} -o NEW_DIR`")
 

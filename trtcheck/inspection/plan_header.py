@@ -338,7 +338,8 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
         other = "TensorRT-RTX" if want == "tensorrt_rtx" else "TensorRT"
         asked = "TensorRT-RTX" if prefer_runtime == "tensorrt_rtx" else "TensorRT"
         return bad(kind, "plan-wrong-runtime",
-                   f"it is a {other} {built} plan and the {asked} runtime was asked for; "
+                   f"it is a {other} {built} plan and the {asked} runtime was chosen "
+                   "(by --backend/--runtime, or the default for the file); "
                    "the two plan formats are not interchangeable",
                    f"load it with {other} (`--backend {want}` for bench, `--runtime {want}` "
                    f"for preflight/build), or rebuild the engine with {asked}", **extra)
@@ -488,7 +489,8 @@ _PATTERNS: list[tuple[re.Pattern[str], object]] = [
      lambda m: LoadDiagnosis(
          "rtx-unsupported-gpu",
          f"TensorRT-RTX does not support this GPU (compute capability {m.group(1)})",
-         "use full TensorRT on this GPU (--runtime tensorrt), or a GPU TensorRT-RTX "
+         "use full TensorRT on this GPU (--backend tensorrt for bench/report, --runtime "
+         "tensorrt for preflight/build), or a GPU TensorRT-RTX "
          "supports (compute 8.0, 8.6, 8.9, 12.x)")),
     (re.compile(r"(?i)out of memory|cudaErrorMemoryAllocation"),
      lambda m: LoadDiagnosis(
