@@ -307,7 +307,7 @@ def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed:
         try:
             ci = R.ratio_interval(stat_a.samples, stat_b.samples, stat_b.stat,
                                   confidence=confidence, resamples=resamples,
-                                  seed=seed + ba.batch_size * 31 + len(name),
+                                  seed=R.interval_seed(seed, f"batch[{ba.batch_size}].{name}"),
                                   run_to_run_cv=run_to_run_cv)
             low, high, conf = min(ci.low, ratio), max(ci.high, ratio), confidence
         except ValueError:

@@ -474,7 +474,7 @@ def _path(line: int, text: Any) -> tuple[M.MetricPath, M.PathInfo]:
     if not isinstance(text, str):
         raise _PolicyError(line, f"metric must be a path like bench.batch[8].p99_ms, got {text!r}")
     try:
-        p = M.parse_path(text)
+        p = M.fold_dotted_keys(M.parse_path(text))  # variants.fp16 = variants[fp16]
         return p, M.check_path(p)
     except M.MetricPathError as exc:
         raise _PolicyError(line, f"unknown metric {text.strip()!r}: {exc.message}",
@@ -699,6 +699,11 @@ class Check(BaseModel):
         samples, over_bound, max_over_allowed, min_samples_zero_over, certified:
             early-stopping certification of a percentile budget; certified_bound: the
             tightest budget these samples certify (MLPerf's early-stopping estimate).
+            For ``max(...)``/``min(...)`` these describe ``element``.
+        element: for ``max(...)``/``min(...)``, the member path holding the aggregate value
+            (argmax/argmin); ``value`` is that member's value.
+        uncertified_members: for ``max(...)``/``min(...)``, the members that had to be
+            certified and were not (the named element first).
     """
 
     kind: str
@@ -722,6 +727,8 @@ class Check(BaseModel):
     min_samples_zero_over: int | None = None
     certified: bool | None = None
     certified_bound: float | None = None
+    element: str | None = None
+    uncertified_members: list[str] | None = None
 
 
 class GateReport(BaseModel):
@@ -763,10 +770,6 @@ def _outcome(verdict: str, policy_choice: str) -> str:
     return policy_choice
 
 
-def _rule_seed(seed: int, text: str) -> int:
-    return (seed * 1_000_003 + zlib.crc32(text.encode())) % (2**63)
-
-
 def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Check]:
     base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
@@ -778,27 +781,102 @@ def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Che
     if not vals:
         return [Check(**base, metric=rule.path.text, verdict="missing", outcome=rule.on_missing,
                       message=f"{rule.path.text} matched nothing in this results file")]
-    out = []
-    for v in vals:
-        out.append(_budget_one(rule, v, st, base))
-    if len(out) == 1 and out[0].verdict == "pass" and _universal(rule):
-        # max(X) <= B means every X <= B (min(X) >= B: every X >= B): each member must be
-        # certified as if it were gated on its own, or the aggregate would bypass early
-        # stopping
-        member_rule = replace(rule, path=replace(rule.path, func=None))
-        for v in M.evaluate_path(member_rule.path, results):
-            chk = _budget_one(member_rule, v, st, base)
-            if chk.verdict != "pass":
-                return [chk.model_copy(update={"metric": rule.path.text,
-                                               "value": out[0].value,
-                                               "message": f"{rule.path.text}: {chk.message}"})]
-    return out
+    if rule.path.func in ("min", "max"):
+        return [_aggregate_check(rule, results, st, base)]
+    return [_budget_one(rule, v, st, base) for v in vals]
 
 
-def _universal(rule: Rule) -> bool:
-    """Whether a ``max``/``min`` budget holds exactly when every member meets the bound."""
-    return (rule.path.func == "max" and rule.op in ("<=", "<")) or \
-        (rule.path.func == "min" and rule.op in (">=", ">"))
+def _universal(func: str | None, op: str) -> bool:
+    """Whether a ``max``/``min`` limit holds exactly when every member meets it.
+
+    ``max(X) <= B`` means every X <= B (likewise ``min(X) >= B``); ``max(X) >= B`` and
+    ``min(X) <= B`` only need the member holding the maximum (minimum).
+    """
+    return (func == "max" and op in ("<=", "<")) or (func == "min" and op in (">=", ">"))
+
+
+def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any]) -> Check:
+    """One check for ``max(...)``/``min(...)``: the value is the aggregate, the element named
+    is the member holding it (argmax/argmin, first on ties), and certification follows
+    :func:`_universal`: a universal limit needs **every** member certified as if gated on
+    its own, an existential one needs the named member certified. The certification
+    counts (``samples``, ``over_bound``, ...) describe the named member; ``certified`` is
+    the verdict over every member that had to be certified."""
+    func = rule.path.func
+    member_path = replace(rule.path, func=None)
+    text = rule.path.text
+    try:
+        members = M.evaluate_path(member_path, results)
+    except M.MetricMissing as exc:
+        return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
+                     message=str(exc))
+    nums = [m for m in members if isinstance(m.value, (int, float))
+            and not isinstance(m.value, bool) and not math.isnan(m.value)]
+    if not nums:
+        return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
+                     message=f"{text}: no values to reduce")
+    pick = (max if func == "max" else min)(nums, key=lambda m: m.value)
+    leaf = rule.info.leaf
+    agg = pick.value
+    head = f"{text} = {_fmt(agg, leaf, None)} ({pick.path})"
+    if rule.op == "range":
+        lo, hi = rule.bound
+        limits = [(">=", lo), ("<=", hi)]
+        ok = lo <= agg <= hi
+    else:
+        limits = [(rule.op, rule.bound)]
+        ok = bool(OPS[rule.op](agg, rule.bound))
+    common = {"metric": text, "value": _plain(agg), "element": pick.path}
+    if not ok:
+        return Check(**base, **common, verdict="fail", outcome="fail",
+                     message=f"{head}, budget {rule.bound_text}")
+    named: Check | None = None
+    problems: dict[str, Check] = {}
+    needed = 0
+    for op, b in limits:
+        sub = replace(rule, path=member_path, op=op, bound=b)
+        targets = nums if _universal(func, op) else [pick]
+        for m in targets:
+            chk = _budget_one(sub, m, st, base)
+            if chk.certified is not None or chk.verdict == "not-certified":
+                needed += 1
+            if m is pick and (named is None or chk.verdict != "pass"):
+                named = chk
+            if chk.verdict != "pass" and m.path not in problems:
+                problems[m.path] = chk
+    cert = {}
+    if named is not None and (named.certified is not None or named.verdict == "not-certified"):
+        cert = {k: getattr(named, k) for k in ("samples", "over_bound", "max_over_allowed",
+                                               "min_samples_zero_over", "certified_bound")}
+    if problems:
+        # the named member's own problem first, then the others in path order
+        order = sorted(problems.values(), key=lambda c: (c.metric != pick.path, c.metric))
+        def why(c: Check) -> str:
+            return c.message.split(" but ", 1)[-1]
+        others = [c for c in order if c.metric != pick.path]
+        every = any(_universal(func, op) for op, _ in limits)
+        rest = "; ".join(f"{c.metric}: {why(c)}" for c in others[:3])
+        rest += f"; and {len(others) - 3} more" if len(others) > 3 else ""
+        if order[0].metric == pick.path:
+            msg = f"{head} meets {rule.bound_text} but it is not certified: {why(order[0])}"
+            if others:
+                msg += f"; nor are {len(others)} other member(s) (all must be): {rest}"
+        else:
+            msg = (f"{head} meets {rule.bound_text} and is certified, but {len(others)} other "
+                   f"member(s) are not (all must be): {rest}")
+        if not every:
+            msg += f" (the member holding the {func}imum must be certified)"
+        return Check(**base, **common, verdict="not-certified", outcome=rule.on_uncertified,
+                     certified=False, uncertified_members=[c.metric for c in order], **cert,
+                     message=msg)
+    note = ""
+    if needed:
+        note = (f"; certified at {st.certify_confidence:.0%} for every member"
+                if any(_universal(func, op) for op, _ in limits)
+                else f"; certified at {st.certify_confidence:.0%} for {pick.path}")
+        cert["certified"] = True
+    return Check(**base, **common, verdict="pass", outcome="pass", **cert,
+                 message=f"{head}, budget {rule.bound_text}{note}")
 
 
 def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> Check:
@@ -942,7 +1020,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
         try:
             ci = R.ratio_interval(ov.samples, nv.samples, nv.stat, confidence=st.confidence,
                                   resamples=st.resamples,
-                                  seed=_rule_seed(st.seed, nv.path),
+                                  seed=R.interval_seed(st.seed, nv.path),
                                   run_to_run_cv=st.run_to_run_cv)
             ratio, low, high, conf = b / a, ci.low, ci.high, st.confidence
             low, high = min(low, ratio), max(high, ratio)

@@ -481,6 +481,56 @@ class PathInfo:
     sample_backed: bool
 
 
+def fold_dotted_keys(path: MetricPath, root: type | None = None) -> MetricPath:
+    """Read a dotted name after a dict field as its key: ``precision.variants.fp16.
+    max_abs_error`` is ``precision.variants[fp16].max_abs_error`` (and ``outputs.y`` is
+    ``outputs[y]``). Only a dict field written without a selector is folded, so a path
+    that already selects is unchanged; anything the schema walk cannot follow is left as
+    written for :func:`check_path` to report.
+
+    Args:
+        path: a parsed path; root: the root record class (default ``Results``).
+
+    Returns:
+        the path with such names turned into ``[KEY]`` selectors (``text`` as written).
+    """
+    if root is None:
+        from trtcheck.results import Results
+        root = Results
+    segs = list(path.segments)
+    out: list[Segment] = []
+    cur = TypeInfo("record", cls=root)
+    folded = False
+    for seg in segs:
+        if cur.kind == "dict" and out and not out[-1].selectors and "[" not in seg.name:
+            out[-1] = Segment(out[-1].name, (Selector("key", key=seg.name),) + seg.selectors)
+            folded = True
+            cur = cur.item or TypeInfo("scalar")
+            for sel in seg.selectors:
+                if cur.kind in ("list", "dict"):
+                    cur = cur.item or TypeInfo("scalar")
+            continue
+        out.append(seg)
+        if cur.kind == "list" and cur.item is not None and cur.item.kind == "record" \
+                and _key_field(cur.item.cls) == "label":
+            cur = cur.item
+        if cur.kind != "record" or cur.cls is None:
+            return path
+        try:
+            info = _lookup(cur.cls, seg.name, True).info
+        except MetricPathError:
+            return path
+        for sel in seg.selectors:
+            if info.kind in ("list", "dict"):
+                info = info.item or TypeInfo("scalar")
+            else:
+                return path
+        cur = info
+    if not folded:
+        return path
+    return MetricPath(path.text, path.func, tuple(out))
+
+
 def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
     """Check ``path`` against the results schema without any data.
 

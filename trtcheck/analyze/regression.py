@@ -34,6 +34,8 @@ NumPy only (no SciPy), deterministic for a given seed.
 from __future__ import annotations
 
 import math
+import re
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +53,27 @@ enough for standard errors (percentile intervals would need >= 1000)."""
 
 DEFAULT_RUN_TO_RUN_CV = 0.01
 """Assumed run-to-run variation of a statistic (1%), which one run cannot measure."""
+
+
+_BATCH_RE = re.compile(r"(?:^|\.)batch\[(\d+)\]\.(?:stats\.)?(.+)$")
+
+
+def interval_seed(seed: int, metric_path: str) -> int:
+    """The bootstrap seed of one metric's ratio interval, shared by ``trtcheck gate`` and
+    ``trtcheck compare`` so both give the same interval for the same pair of files.
+
+    Args:
+        seed: the user's seed (policy ``seed`` / ``compare --seed``), >= 0.
+        metric_path: the metric's path; a bench path is reduced to its canonical form
+            ``batch[N].LEAF`` (run label and ``stats.`` dropped: ``bench[onnxruntime-fp32]
+            .batch[1].stats.p99_ms`` and ``bench.batch[1].p99_ms`` give the same seed).
+
+    Returns:
+        an int in [0, 2**63).
+    """
+    m = _BATCH_RE.search(metric_path)
+    key = f"batch[{m.group(1)}].{m.group(2)}" if m else metric_path
+    return (seed * 1_000_003 + zlib.crc32(key.encode())) % (2**63)
 
 TAIL_Q = 0.1
 """Quantiles at or above 0.9 (or at or below 0.1) are tails: their spread is also estimated from the

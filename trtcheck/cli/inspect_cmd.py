@@ -94,12 +94,12 @@ INSPECTORS: dict[str, Callable[[Path, dict[str, list[int]], str], None]] = {
 
 @click.command("inspect", epilog="Exit codes: 0 ok (lints are reported, not failed); 2 bad "
                                   "input; 3 environment; 4 internal.")
-@click.argument("model", type=click.Path(path_type=Path))
+@click.argument("model", type=click.Path(path_type=Path), nargs=-1, required=True)
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Concrete sizes for dynamic inputs, e.g. x:1x3x224x224 (repeatable or "
                    "comma-separated); used for the MACs estimate and the lints.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
-def cli(model: Path, shapes: tuple[str, ...], output_format: str) -> None:
+def cli(model: tuple[Path, ...], shapes: tuple[str, ...], output_format: str) -> None:
     """Inspect MODEL: inputs/outputs, dynamic dims, opsets, ops, parameters, MACs, lints.
 
     \b
@@ -107,9 +107,22 @@ def cli(model: Path, shapes: tuple[str, ...], output_format: str) -> None:
       trtcheck inspect model.onnx
       trtcheck inspect det.onnx --shapes x:1x3x320x320
       trtcheck inspect model.onnx --format json > inspection.json
+      trtcheck inspect model.graph.json model.profile.json   # trtexec exports of one engine
     """
     parsed = _parse_shapes(shapes)
-    INSPECTORS[_detect_kind(model)](model, parsed, output_format)
+    if len(model) > 1:
+        # several files: the trtexec exports of one engine (graph, profile, timing, ...)
+        from trtcheck.cli.engine_inspect import inspect_engine
+        from trtcheck.errors import InputError
+
+        odd = [p for p in model if _detect_kind(p) != KIND_TRTEXEC_EXPORT or p.is_dir()]
+        if odd:
+            raise InputError(f"several paths given and {odd[0]} is not a trtexec export file",
+                             "pass one model, plan or folder, or the trtexec export files "
+                             "of one engine (model.graph.json model.profile.json ...)")
+        inspect_engine(list(model), parsed, output_format)  # type: ignore[arg-type]
+        return
+    INSPECTORS[_detect_kind(model[0])](model[0], parsed, output_format)
 
 
 __all__ = ["INSPECTORS", "cli"]

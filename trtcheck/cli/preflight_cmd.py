@@ -1,7 +1,8 @@
 """``trtcheck preflight PLAN``: can this plan load here? Read from its header, no GPU.
 
-Exit codes: 0 the plan can load (or no runtime is installed to compare with: the
-verdict says so); 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
+Exit codes: 0 the plan can load (or no runtime is installed to compare with and nothing
+in the file itself stops it loading: the verdict says so); any error-severity finding
+exits non-zero whatever runtime is installed: 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
 by a text-mode copy, a prefix in front); 3 a plan for another TensorRT version or runtime.
 """
 
@@ -115,8 +116,11 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             echo_text(f"{bullet}{p.severity}: [{p.code}] {p.message}")
             if p.remedy:
                 echo_text(f"{bullet}  fix: {p.remedy}")
-    if info.can_load is False:
-        first = info.problems[0] if info.problems else None
+    errors = [p for p in info.problems if p.severity == "error"]
+    if info.can_load is False or errors:
+        # every error-severity finding means the plan cannot load: exit 2 (not a usable
+        # plan) or 3 (another runtime/version), whatever runtime is installed here
+        first = errors[0] if errors else (info.problems[0] if info.problems else None)
         code = first.code if first else ""
         cls = InputError if code in UNUSABLE_CODES else EnvironmentProblem
         raise cls(f"{plan}: {info.verdict}", first.remedy if first else None)

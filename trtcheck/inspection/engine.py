@@ -54,13 +54,13 @@ def is_engine_input(path: str | Path) -> bool:
         return False
 
 
-def inspect_engine_path(path: str | Path, runtime: str | None = None,
+def inspect_engine_path(path: str | Path | list[str | Path], runtime: str | None = None,
                         load_engine: Callable[[Path, str], EngineInspection] | None = None
                         ) -> EngineInspection:
     """Inspect an engine plan, trtexec exports or inspector JSON.
 
     Args:
-        path: the file or folder.
+        path: the file or folder, or a list of trtexec export files of one engine.
         runtime: ``"tensorrt"``/``"tensorrt_rtx"`` to load a plan with (default: the
             plan's own kind).
         load_engine: ``(plan_path, runtime) -> EngineInspection`` that deserializes the
@@ -74,6 +74,11 @@ def inspect_engine_path(path: str | Path, runtime: str | None = None,
     Raises:
         InputError: missing path; a file that is neither a plan nor an export.
     """
+    if isinstance(path, (list, tuple)):
+        if len(path) == 1:
+            path = path[0]
+        else:  # several files: one trtexec export set (graph, profile, timing, ...)
+            return load_trtexec_export([Path(x) for x in path])
     p = Path(path)
     if not p.exists():
         raise InputError(f"not found: {p}", "check the path")

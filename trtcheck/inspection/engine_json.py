@@ -30,7 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import InputError
-from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTensor
+from trtcheck.results.engine import (
+    EngineInspection,
+    EngineLayer,
+    EngineTensor,
+    layer_is_reformat,
+)
 from trtcheck.results.stats import Finding
 
 REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
@@ -173,6 +178,14 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                          "pass the file written by trtexec --exportLayerInfo or by "
                          "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
     raw_layers = doc.get("Layers") or []
+    bad = next((x for x in (raw_layers if isinstance(raw_layers, list) else [raw_layers])
+                if not isinstance(x, (str, dict))), None) if raw_layers else None
+    if not isinstance(raw_layers, list) or bad is not None:
+        raise InputError(f"{path} is not TensorRT layer information (a layer is "
+                         f"{type(bad if bad is not None else raw_layers).__name__}, not a "
+                         "record or a name)",
+                         "pass the file written by trtexec --exportLayerInfo or by "
+                         "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
     if "I/O Tensors" in doc:
         schema = "11.x"
         io = [_tensor(t) for t in doc.get("I/O Tensors") or []]
@@ -208,8 +221,7 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
 def is_reformat(layer: EngineLayer) -> bool:
     """A format/type conversion inserted by TensorRT (``Reformat`` type or ``REFORMAT``
     origin)."""
-    return (layer.layer_type or "").lower() == "reformat" and (layer.origin or "").upper() \
-        != "QDQ" or (layer.origin or "").upper() == "REFORMAT"
+    return layer_is_reformat(layer.layer_type, layer.origin)
 
 
 def summarize(insp: EngineInspection) -> EngineInspection:

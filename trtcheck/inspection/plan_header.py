@@ -350,6 +350,13 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
         problems.append(_problem("plan-no-runtime",
                                  f"no {label} runtime is installed here (installed: {others})",
                                  INSTALL_HINTS[want], severity="warning"))
+        errors = [p for p in problems if p.severity == "error"]
+        if errors:
+            # a plan that can never load (a prefix in front) cannot load here either,
+            # whatever runtime is or is not installed
+            return PlanInfo(kind=kind, can_load=False, problems=problems,
+                            verdict=f"cannot load because {errors[0].message} (and no "
+                                    f"{label} runtime is installed here)", **base, **extra)
         return PlanInfo(kind=kind, can_load=None, problems=problems,
                         verdict=f"{label} {built} plan; cannot tell whether it loads: no "
                                 f"{label} runtime installed here", **base, **extra)
@@ -364,9 +371,12 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                 "loads it only if it was built version-compatible",
                 "build with --versionCompatible (BuilderFlag.VERSION_COMPATIBLE)",
                 severity="warning"))
-            return PlanInfo(kind=kind, can_load=None, problems=problems,
+            errors = [p for p in problems if p.severity == "error"]
+            return PlanInfo(kind=kind, can_load=False if errors else None, problems=problems,
                             runtime_name=rt.name, runtime_version=rt.version,
-                            verdict="loads only if built version-compatible", **base, **extra)
+                            verdict=(f"cannot load because {errors[0].message}" if errors
+                                     else "loads only if built version-compatible"),
+                            **base, **extra)
         return bad(kind, "plan-version-mismatch",
                    f"it was built by {label} {built} and the installed runtime is "
                    f"{rt.version} ({rt.distribution}); plans load only in the version "

@@ -61,6 +61,21 @@ def find_exports(paths: list[str | Path] | str | Path) -> dict[str, Path]:
             raise InputError(f"not found: {p}", "check the path")
         files.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
     groups: dict[str, dict[str, Path]] = {}
+    if len(items) > 1 and all(p.is_file() for p in items):
+        # files named one by one are one export set, whatever their stems (x.graph.json
+        # y.profile.json); load_trtexec_export checks that they describe one engine
+        for f in files:
+            k = export_kind(f)
+            if k is None:
+                raise InputError(f"{f} is not a trtexec export file",
+                                 "expected *.graph.json (--exportLayerInfo), *.profile.json "
+                                 "(--exportProfile) or *.timing.json (--exportTimes)")
+            prev = groups.setdefault("", {}).get(k[1])
+            if prev is not None:
+                raise InputError(f"two {k[1]} exports given: {prev} and {f}",
+                                 "pass the files of one engine (at most one of each kind)")
+            groups[""][k[1]] = f
+        return groups[""]
     for f in files:
         k = export_kind(f)
         if k:
@@ -71,8 +86,8 @@ def find_exports(paths: list[str | Path] | str | Path) -> dict[str, Path]:
                          "(--exportProfile) or *.timing.json (--exportTimes)")
     if len(groups) > 1:
         raise InputError(f"exports of {len(groups)} engines found: {', '.join(sorted(groups))}",
-                         "pass the files of one engine (e.g. ENGINE.graph.json "
-                         "ENGINE.profile.json)")
+                         "pass the files of one engine (e.g. `trtcheck inspect "
+                         "ENGINE.graph.json ENGINE.profile.json`) or a folder holding one")
     return next(iter(groups.values()))
 
 
@@ -122,6 +137,30 @@ def timing_from_times(doc: Any, path: str = "<timing>") -> EngineTiming:
                         source=Path(path).name)
 
 
+def _check_same_engine(graph: Path, graph_names: set[str], profile: Path,
+                       profile_names: list[str]) -> None:
+    """Refuse a layer-info export and a profile of different engines (an FP16 engine's
+    graph.json beside an FP32 engine's profile.json merged into FP32 times on FP16 layers).
+
+    trtexec writes both from the same engine, so the layer names agree exactly (checked on
+    the four real export sets in ``shared/data/trtexec-exports``).
+
+    Raises:
+        InputError: the two files name different layers.
+    """
+    only_graph = sorted(graph_names - set(profile_names))
+    only_prof = sorted(set(profile_names) - graph_names)
+    if not only_graph and not only_prof:
+        return
+    eg = (only_graph or only_prof)[0]
+    raise InputError(
+        f"{graph} and {profile} are exports of different engines: {len(graph_names)} vs "
+        f"{len(set(profile_names))} layers, {len(only_graph)} only in the graph and "
+        f"{len(only_prof)} only in the profile (e.g. {eg!r})",
+        "export --exportLayerInfo and --exportProfile in the same trtexec run of one engine "
+        "and pass those files together")
+
+
 def load_trtexec_export(paths: list[str | Path] | str | Path) -> EngineInspection:
     """Inspect one engine from its trtexec exports (folder or files).
 
@@ -149,6 +188,9 @@ def load_trtexec_export(paths: list[str | Path] | str | Path) -> EngineInspectio
         times = {str(r["name"]): float(r["averageMs"]) for r in rows}
         layers = []
         names = {layer.name for layer in insp.layers}
+        if "graph" in found:
+            _check_same_engine(found["graph"], names, found["profile"],
+                               [str(r["name"]) for r in rows])
         for layer in insp.layers:
             t = times.get(layer.name)
             layers.append(layer.model_copy(update={

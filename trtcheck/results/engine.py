@@ -8,6 +8,10 @@ that comes from a file (layer, tensor, tactic names) is untrusted text.
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import model_validator
+
 from trtcheck.results.base import Record
 from trtcheck.results.stats import Finding
 
@@ -69,6 +73,14 @@ class EngineTensor(Record):
     mode: str | None = None
 
 
+def layer_is_reformat(layer_type: str | None, origin: str | None) -> bool:
+    """A format/type conversion inserted by TensorRT: ``Reformat`` type (unless it came
+    from a Q/DQ pair, origin ``QDQ``) or ``REFORMAT`` origin (the engine inspector's
+    labels)."""
+    return (layer_type or "").lower() == "reformat" and (origin or "").upper() != "QDQ" \
+        or (origin or "").upper() == "REFORMAT"
+
+
 class EngineLayer(Record):
     """One layer of a built engine (after fusion).
 
@@ -85,6 +97,10 @@ class EngineLayer(Record):
         weights_bytes: their size in bytes (``None`` if the type is unknown).
         avg_time_ms: average time per inference from a per-layer profile, or ``None``.
         time_pct: share of the summed layer times, percent, or ``None``.
+        reformat: a format/type conversion TensorRT inserted (:func:`layer_is_reformat`);
+            filled from ``layer_type``/``origin`` when absent (older results files). The
+            precision mix leaves these out, and so does the gate filter
+            ``engine.layers[precision=fp32,reformat=false]``.
     """
 
     name: str
@@ -99,6 +115,15 @@ class EngineLayer(Record):
     weights_bytes: int | None = None
     avg_time_ms: float | None = None
     time_pct: float | None = None
+    reformat: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_reformat(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("reformat") is None:
+            data = {**data, "reformat": layer_is_reformat(data.get("layer_type"),
+                                                          data.get("origin"))}
+        return data
 
 
 class ProfileShape(Record):
