@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 import operator
 import re
-import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any

@@ -163,7 +163,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         safe_model_name,
     )
     from trtcheck.analyze.inputs import build_request, inputs_from_results
-    from trtcheck.errors import InputError, UsageError
+    from trtcheck.errors import UsageError
 
     refuse_results_as_model(model, "advise from the numbers in it")
     sources = [s for s in (model, from_path, latency_curve) if s is not None]
