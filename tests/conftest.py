@@ -141,3 +141,19 @@ def rtx_conv_plan(trt_rtx, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("rtx") / "conv.plan"
     path.write_bytes(memoryview(data).tobytes())
     return path
+
+
+@pytest.fixture
+def tiny_relu_model(tmp_path) -> Path:
+    """A one-node ONNX model: x [N, 3, H, W] float -> Relu -> y (every dim but C dynamic)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    return p

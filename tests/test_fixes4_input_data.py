@@ -11,9 +11,7 @@
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from trtcheck.cli import main
 
@@ -21,16 +19,8 @@ FAST = ["--warmup", "0", "--min-duration", "0", "--min-samples", "2"]
 
 
 @pytest.fixture
-def model(tmp_path):
-    """x [N, 3, H, W] float -> Relu -> y."""
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, "H", "W"])
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny", [x], [y])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    p = tmp_path / "m.onnx"
-    onnx.save(m, str(p))
-    return p
+def model(tiny_relu_model):
+    return tiny_relu_model
 
 
 def npz(path, **arrays):

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from trtcheck.results.model import umask_file_mode
+from trtcheck.results.model import probe_writable_dir, umask_file_mode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -385,7 +385,6 @@ def _probe_output_folder(output: str) -> None:
     Raises:
         InputError: the folder cannot be created or a file cannot be made in it.
     """
-    import tempfile
 
     from trtcheck.errors import InputError
 
@@ -396,10 +395,7 @@ def _probe_output_folder(output: str) -> None:
         missing.append(p)  # innermost first
         p = p.parent
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=target)
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable_dir(target)
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}",
                          "choose a writable -o path") from None

@@ -19,6 +19,7 @@ from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, build_sections
 from trtcheck.report.templating import render_template
 from trtcheck.results import Results, results_to_json
+from trtcheck.results.model import probe_writable_dir
 
 REPORT_FILES = ("report.html", "report.md", "results.json")
 
@@ -40,10 +41,7 @@ def check_output_dir(out_dir: str | os.PathLike[str], overwrite: bool) -> Path:
         raise InputError(f"output path {p} exists and is not a directory",
                          "pass a directory with -o/--output")
     try:
-        p.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=p)
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable_dir(p)
     except OSError as exc:
         raise InputError(f"cannot write to output directory {p}: {exc.strerror or exc}",
                          "choose a writable directory with -o/--output") from None

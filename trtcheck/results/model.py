@@ -134,6 +134,20 @@ def load_results(path: str | os.PathLike[str]) -> Results:
     return results_from_json(text, source=str(p))
 
 
+def probe_writable_dir(folder: str | os.PathLike[str]) -> None:
+    """Create ``folder`` (and its parents) if missing and check that a file can be
+    created in it, by creating and removing a temporary one.
+
+    Raises:
+        OSError: the folder cannot be created or written.
+    """
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=target)
+    os.close(fd)
+    os.unlink(probe)
+
+
 def umask_file_mode() -> int:
     """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask
     (files written through :func:`tempfile.mkstemp` get 0600 and are set to this)."""
