@@ -26,7 +26,9 @@ def test_seed_burst_direction_qps_falls_and_p50_rises_with_window():
     p50 = [c.p50_ms for c in run.configs]
     mean_batch = [c.mean_batch_size for c in run.configs]
     # batches do form as the window grows ...
-    assert mean_batch[0] == pytest.approx(1.0)
+    # window 0: requests 12 ms apart never share a batch, unless the loaded test machine
+    # stalls an execution for 12 ms (seen once in CI emulation: one batch of 2 of 63)
+    assert 1.0 <= mean_batch[0] <= 1.1
     assert mean_batch[3] > mean_batch[1] > 1.2
     # ... yet QPS falls and P50 rises (each step within noise, the ends clearly)
     for a, b in zip(qps, qps[1:]):
