@@ -203,3 +203,12 @@ def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_expor
     with pytest.raises(InputError) as e:
         open_backend(trtexec_exports / "resnet18-a100-fp16")
     assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")
+
+
+def test_report_no_bench_refuses_sweep_options(cli, tmp_path, demo_model):
+    from conftest import assert_one_line_error
+
+    res = cli("report", str(demo_model), "--no-bench", "--batch", "1,2",
+              "--min-samples", "5", "-o", str(tmp_path / "r"))
+    assert_one_line_error(res, 2, "--batch, --min-samples", "--no-bench skips")
+    assert not (tmp_path / "r").exists()

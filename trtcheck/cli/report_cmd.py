@@ -130,6 +130,16 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if arrival_rate is not None and no_bench:
         raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
                          "drop --no-bench, or run `trtcheck advise` with --latency-curve")
+    if no_bench and not serve and not precisions:
+        # nothing is timed: options of the batch sweep would be silently ignored
+        ctx = click.get_current_context()
+        sweep_only = {"batch", "warmup_s", "min_duration_s", "min_samples", "max_duration_s",
+                      "cuda_graph"}
+        given = [max(p.opts, key=len) for p in ctx.command.params if p.name in sweep_only
+                 and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise UsageError(f"{', '.join(given)} set(s) the batch sweep, which --no-bench "
+                             "skips", "drop them, or drop --no-bench")
     assert model is not None
     from trtcheck.inspection.engine import is_engine_input
 
