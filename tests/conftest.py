@@ -157,3 +157,16 @@ def tiny_relu_model(tmp_path) -> Path:
     p = tmp_path / "m.onnx"
     onnx.save(m, str(p))
     return p
+
+
+def synthetic_serve_json(out: Path, max_batch: str = "8", repeats: str = "1") -> Path:
+    """Write a small real `trtcheck serve` results file (synthetic curve 1:0.3,8:1,
+    windows 0 and 2 ms, a burst of 16) to ``out``; returns ``out``."""
+    from trtcheck.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0,2",
+              "--max-batch", max_batch, "--load", "burst:16", "--repeats", repeats,
+              "--warmup-requests", "0", "-o", str(out)])
+    assert e.value.code in (0, None)
+    return out

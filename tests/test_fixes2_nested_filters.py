@@ -11,17 +11,13 @@ import pytest
 from trtcheck.analyze import metrics as M
 from trtcheck.cli import main
 from trtcheck.results import load_results
+from conftest import synthetic_serve_json  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def serve_json(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("fixes2-filters") / "serve.json"
-    with pytest.raises(SystemExit) as e:
-        main(["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0,2",
-              "--max-batch", "4,8", "--load", "burst:16", "--repeats", "2",
-              "--warmup-requests", "0", "-o", str(out)])
-    assert e.value.code in (0, None)
-    return out
+    return synthetic_serve_json(tmp_path_factory.mktemp("fixes2-filters") / "serve.json",
+                                max_batch="4,8", repeats="2")
 
 
 @pytest.fixture(scope="module")

@@ -14,22 +14,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import gate_synth as g  # noqa: E402
 
-from trtcheck.cli import main  # noqa: E402
 from trtcheck.report import build_report  # noqa: E402
 from trtcheck.report.sec_summary import count_sentence  # noqa: E402
 from trtcheck.results import Finding  # noqa: E402
 from trtcheck.results.model import load_results  # noqa: E402
+from conftest import synthetic_serve_json  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def serve_results(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fixes5-counts") / "serve.json"
-    with pytest.raises(SystemExit) as e:
-        main(["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0,2",
-              "--max-batch", "8", "--load", "burst:16", "--repeats", "1",
-              "--warmup-requests", "0", "-o", str(out)])
-    assert e.value.code in (0, None)
-    return load_results(out)
+    return load_results(synthetic_serve_json(
+        tmp_path_factory.mktemp("fixes5-counts") / "serve.json"))
 
 
 def _shown(html: str) -> dict[str, int]:

@@ -5,17 +5,12 @@ from __future__ import annotations
 import pytest
 
 from trtcheck.cli import main
+from conftest import synthetic_serve_json  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def serve_json(tmp_path_factory):
-    out = tmp_path_factory.mktemp("qa2gate") / "serve.json"
-    with pytest.raises(SystemExit) as e:
-        main(["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0,2",
-              "--max-batch", "8", "--load", "burst:16", "--repeats", "1",
-              "--warmup-requests", "0", "-o", str(out)])
-    assert e.value.code in (0, None)
-    return out
+    return synthetic_serve_json(tmp_path_factory.mktemp("qa2gate") / "serve.json")
 
 
 def _gate(tmp_path, results, policy, capsys):

@@ -350,8 +350,9 @@ def advise(req: AdviseRequest) -> Advice:
     budget_s = SLO_SWEEP_TIME_BUDGET_S if slo_search else SWEEP_TIME_BUDGET_S
 
     def probe(n: int, screen: bool = False) -> list[SimPrediction]:
-        if not screen:
-            searched.append(n)
+        """Simulate every candidate at ``n`` instances; the feasible ones. A screen runs
+        shorter and its predictions are not kept (the chosen count is simulated again)."""
+        searched.append(n)
         cands = [c for c in default_grid(max_b, [n])
                  if (service.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
                  > rate]
@@ -359,9 +360,7 @@ def advise(req: AdviseRequest) -> Advice:
             return []
         arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
         res = sweep(cands, service, arr, seed=req.seed, rate_per_s=rate)
-        if screen:
-            searched.append(n)
-        else:
+        if not screen:
             preds.extend(res)
         return [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
                 and (req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms)]

@@ -503,6 +503,15 @@ def _bound(line: int, raw: Any, op: str, path: M.MetricPath, info: M.PathInfo) -
     return (raw.strip().strip("'\"") if isinstance(raw, str) else str(raw)), text
 
 
+def _warn_or_fail(doc: Any, mp: dict[str, Any], key: str, default: str,
+                  errs: _Errors) -> str:
+    """A rule's ``warn``/``fail`` setting ``key`` (``on_missing`` ...), or ``default`` when
+    absent or wrong (a wrong value is recorded in ``errs``)."""
+    if key not in mp:
+        return default
+    return _try(errs, _choice, doc, mp[key][1], key, ("warn", "fail")) or default
+
+
 def _try(errs: _Errors, fn: Any, *args: Any) -> Any:
     """``fn(*args)``, or ``None`` with its :class:`_PolicyError` recorded in ``errs``."""
     try:
@@ -549,12 +558,8 @@ def _budget(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
         key_mistakes = len(errs) > n0  # a misspelt key: do not also say what is missing
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
-        if "on_uncertified" in mp:
-            on_unc = _try(errs, _choice, doc, mp["on_uncertified"][1], "on_uncertified",
-                          ("warn", "fail")) or on_unc
-        if "on_missing" in mp:
-            on_miss = _try(errs, _choice, doc, mp["on_missing"][1], "on_missing",
-                           ("warn", "fail")) or on_miss
+        on_unc = _warn_or_fail(doc, mp, "on_uncertified", on_unc, errs)
+        on_miss = _warn_or_fail(doc, mp, "on_missing", on_miss, errs)
         for k, op in _MAPPING_OPS.items():
             if k in mp:
                 pairs.append((op, doc.value(mp[k][1]), _line(mp[k][1])))
@@ -650,12 +655,8 @@ def _baseline(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
                              (M.LOWER, M.HIGHER))
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
-        if "on_inconclusive" in mp:
-            on_inc = _try(errs, _choice, doc, mp["on_inconclusive"][1], "on_inconclusive",
-                          ("warn", "fail")) or on_inc
-        if "on_missing" in mp:
-            on_miss = _try(errs, _choice, doc, mp["on_missing"][1], "on_missing",
-                           ("warn", "fail")) or on_miss
+        on_inc = _warn_or_fail(doc, mp, "on_inconclusive", on_inc, errs)
+        on_miss = _warn_or_fail(doc, mp, "on_missing", on_miss, errs)
     if got is None:
         return None  # direction and type cannot be judged without a known metric
     path, info = got
