@@ -435,7 +435,7 @@ def advise(req: AdviseRequest) -> Advice:
     formulas = _formulas(rate, curve, fit, service, chosen, cap1, cap_b, gpus_implied,
                          c_req, req.max_utilisation)
     path = _path(req, rate, curve, fit, formulas, chosen, runner, cap1, cap_b, gpus_implied,
-                 single_point, front_cap)
+                 single_point, front_cap, c_req)
     kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
     summary = _summary(kind, chosen, formulas, rate, c_req, t1)
     if chosen.utilisation > req.max_utilisation + 1e-12:
@@ -526,13 +526,13 @@ def _formulas(rate: float, curve: LatencyCurve, fit: LinearFit, service: Service
 
 def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
           f: Formulas, chosen: SimPrediction, runner: SimPrediction | None, cap1: float,
-          cap_b: int, gpus: int, single_point: bool, front_cap: float) -> list[DecisionNode]:
+          cap_b: int, gpus: int, single_point: bool, front_cap: float,
+          c_req: float) -> list[DecisionNode]:
+    """The decision path; ``c_req``: per-request overhead in all (given + measured), ms."""
     t1 = curve.t1_ms
-    measured_delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
-    c_req = req.per_request_overhead_ms + measured_delay
-    c_src = ("measured by the serving run" if measured_delay > 0
-             and req.per_request_overhead_ms <= 0 else
-             "given plus measured" if measured_delay > 0 else "given")
+    measured = c_req > req.per_request_overhead_ms
+    c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
+             else "given plus measured" if measured else "given")
     nodes: list[DecisionNode] = []
     # step 1: thin the HTTP layer
     ratio = f.serving_overhead_to_inference_ratio
