@@ -83,21 +83,19 @@ def assert_one_line_error(res: CliResult, code: int = 2, *needles: str) -> str:
 
 # --- TensorRT engines (issue 5): real trtexec exports and TensorRT-RTX plans -------------
 
-def _shared_exports() -> Path:
-    """``<repo>/../shared/data/trtexec-exports``; ``TRTCHECK_SHARED_DIR`` overrides the
-    ``shared`` folder (for a git worktree that does not sit beside it)."""
-    shared = Path(os.environ.get("TRTCHECK_SHARED_DIR") or REPO.parent / "shared")
-    return shared / "data" / "trtexec-exports"
+def _vendored_exports() -> Path:
+    """``tests/data/trtexec-exports``: the real trtexec exports, vendored with their license
+    (see ``tests/data/trtexec-exports/README.md`` for where they come from)."""
+    return REPO / "tests" / "data" / "trtexec-exports"
 
 
 @pytest.fixture(scope="session")
 def trtexec_exports() -> Path:
-    """The real trtexec exports (``../shared/data/trtexec-exports``); FAILS if absent."""
-    path = _shared_exports()
+    """The real trtexec exports (``tests/data/trtexec-exports``); FAILS if absent."""
+    path = _vendored_exports()
     if not (path / "resnet18-a100-fp16").is_dir():
-        pytest.fail(f"real trtexec exports not found at {path}: clone the shared data "
-                    "folder beside the repository (<repo>/../shared/data/trtexec-exports) "
-                    "or set TRTCHECK_SHARED_DIR to the shared folder")
+        pytest.fail(f"real trtexec exports not found at {path}: they ship with the "
+                    "repository; restore tests/data/trtexec-exports from git")
     return path
 
 

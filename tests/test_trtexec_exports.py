@@ -1,4 +1,4 @@
-"""trtexec exports: the real files from ../shared/data/trtexec-exports (A100, TITAN RTX)."""
+"""trtexec exports: the real files from tests/data/trtexec-exports (A100, TITAN RTX)."""
 
 from __future__ import annotations
 

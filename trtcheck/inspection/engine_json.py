@@ -4,7 +4,7 @@ Two schemas are accepted:
 
 * TensorRT 8.x-10.x: ``{"Layers": [...], "Bindings": ["input", ...]}``; each layer tensor
   has one ``"Format/Datatype"`` string such as ``"Channel major FP16 format where
-  channel % 8 == 0"``. Verified on the real exports in ``../shared/data/trtexec-exports``.
+  channel % 8 == 0"``. Verified on the real exports in ``tests/data/trtexec-exports``.
 * TensorRT 11.x: ``{"Layers": [...], "I/O Tensors": [...]}``; tensors carry ``"Datatype"``
   and ``"Format"`` separately (TensorRT 11 release notes / environment notes; no real 11.x
   export was available, so this path is covered by synthetic documents in the tests).

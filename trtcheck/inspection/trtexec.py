@@ -1,7 +1,7 @@
 """Read trtexec's exported files and turn them into one :class:`EngineInspection`.
 
 Files (trtexec ``--help`` and the TREx helper scripts that wrote the real examples in
-``../shared/data/trtexec-exports``):
+``tests/data/trtexec-exports``):
 
 * ``*.graph.json``: ``--exportLayerInfo`` (engine-inspector JSON, see
   :mod:`trtcheck.inspection.engine_json`);
@@ -143,7 +143,7 @@ def _check_same_engine(graph: Path, graph_names: set[str], profile: Path,
     graph.json beside an FP32 engine's profile.json merged into FP32 times on FP16 layers).
 
     trtexec writes both from the same engine, so the layer names agree exactly (checked on
-    the four real export sets in ``shared/data/trtexec-exports``).
+    the four real export sets in ``tests/data/trtexec-exports``).
 
     Raises:
         InputError: the two files name different layers.
