@@ -1,4 +1,5 @@
-"""Regression tests for the third QA pass of advise (fresh user, 2026-11-29)."""
+"""trtcheck advise: the curve taken from a serving run, the decision path's steps and
+wording, instance searches and objectives, advising from an advice file."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from trtcheck.analyze.inputs import (
     inputs_from_results,
 )
 from trtcheck.errors import InputError
-from trtcheck.units import int_ranges
 
 
 def _serve(executions: list[tuple[int, float]]):
@@ -140,12 +140,6 @@ def test_an_advice_file_can_be_advised_from():
     assert measured == {"model_name": "model"}
 
 
-def test_int_ranges():
-    assert int_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10"
-    assert int_ranges([5, 5, 4]) == "4-5"
-    assert int_ranges([]) == ""
-
-
 def test_a_rate_beyond_every_search_is_one_clear_error():
     with pytest.raises(InputError) as e:
         advise(_req([(1, 2.0), (8, 4.0)], 1e9))
@@ -157,18 +151,6 @@ def test_an_absurd_shortfall_does_not_hint_an_absurd_instance_count():
     with pytest.raises(InputError) as e:
         advise(_req([(1, 2e6), (8, 4e6)], 1e6, instances=[3]))
     assert "--instances" not in e.value.hint and "far too slow" in e.value.hint
-
-
-def test_library_results_files_get_the_umask_mode(tmp_path):
-    import os
-
-    from trtcheck.measure.runner import new_results
-    from trtcheck.results import save_results
-    from trtcheck.results.model import umask_file_mode
-
-    out = tmp_path / "r.json"
-    save_results(new_results(), out)
-    assert (os.stat(out).st_mode & 0o777) == umask_file_mode()
 
 
 def test_a_heavy_tailed_bench_sets_capacity_by_its_mean_and_is_noted():
@@ -184,31 +166,3 @@ def test_a_heavy_tailed_bench_sets_capacity_by_its_mean_and_is_noted():
     adv = advise(req)
     assert adv.recommendation.prediction.utilisation > 0.4  # not the median's 0.28
     assert any("heavy tail" in n for n in adv.curve.notes)
-
-
-def test_report_of_trtexec_exports_refuses_an_arrival_rate_up_front(cli, tmp_path,
-                                                                   trtexec_exports):
-    from conftest import assert_one_line_error
-
-    out = tmp_path / "rep"
-    res = cli("report", str(trtexec_exports / "resnet18-a100-fp16"), "-o", str(out),
-              "--arrival-rate", "100")
-    assert_one_line_error(res, 2, "--arrival-rate needs T(b)", "trtcheck bench PLAN")
-    assert not out.exists()
-
-
-def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_exports):
-    from trtcheck.backends.registry import open_backend
-
-    with pytest.raises(InputError) as e:
-        open_backend(trtexec_exports / "resnet18-a100-fp16")
-    assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")
-
-
-def test_report_no_bench_refuses_sweep_options(cli, tmp_path, demo_model):
-    from conftest import assert_one_line_error
-
-    res = cli("report", str(demo_model), "--no-bench", "--batch", "1,2",
-              "--min-samples", "5", "-o", str(tmp_path / "r"))
-    assert_one_line_error(res, 2, "--batch, --min-samples", "--no-bench skips")
-    assert not (tmp_path / "r").exists()

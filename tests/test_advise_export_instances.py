@@ -1,4 +1,4 @@
-"""QA pass 3: the Triton export's instance groups add up to the recommended instance
+"""The Triton export's instance groups add up to the recommended instance
 count exactly, say the arithmetic, and use KIND_CPU when T(b) was measured on a CPU."""
 
 from __future__ import annotations

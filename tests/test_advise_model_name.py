@@ -1,4 +1,4 @@
-"""QA pass 3: the model name in the exported Triton/TorchServe settings.
+"""The model name in the exported Triton/TorchServe settings.
 
 --model-name must be a Triton model folder name (ASCII letters, digits, _ - ., not first);
 names taken from files are made so; and the exports escape whatever name they are given.

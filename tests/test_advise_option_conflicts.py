@@ -1,4 +1,4 @@
-"""QA pass 3: advise refuses --batch (a measuring option) when T(b) does not come from
+"""Advise refuses --batch (a measuring option) when T(b) does not come from
 measuring MODEL, as report --from refuses measuring options: never silently ignored."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""QA pass 3: advise/report number options are bounded to physical ranges and every bad
+"""Advise/report number options are bounded to physical ranges and every bad
 number is one `error: ...; hint: ...` line (no NumPy warning, no 300-digit output)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""QA pass 3: every file a command writes gets the mode a plain open() would give
+"""Every file a command writes gets the mode a plain open() would give
 (0666 less the umask), not the 0600 of the temporary file behind an atomic write."""
 
 from __future__ import annotations
@@ -66,3 +66,15 @@ def test_report_and_gate_files_match(umask, tmp_path, capsys):
         main(["gate", str(res), "-p", str(policy), "--markdown", str(tmp_path / "g.md")])
     capsys.readouterr()
     assert _mode(tmp_path / "g.md") == 0o666 & ~umask
+
+
+def test_library_results_files_get_the_umask_mode(tmp_path):
+    import os
+
+    from trtcheck.measure.runner import new_results
+    from trtcheck.results import save_results
+    from trtcheck.results.model import umask_file_mode
+
+    out = tmp_path / "r.json"
+    save_results(new_results(), out)
+    assert (os.stat(out).st_mode & 0o777) == umask_file_mode()

@@ -1,4 +1,4 @@
-"""QA pass 3: `-o FILE` whose folder cannot really be created or written (``/proc``) is
+"""`-o FILE` whose folder cannot really be created or written (``/proc``) is
 refused before anything is measured, and the probe leaves nothing behind."""
 
 from __future__ import annotations

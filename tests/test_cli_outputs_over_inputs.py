@@ -1,4 +1,4 @@
-"""QA pass 4: no command writes an output over one of its inputs, --overwrite or not.
+"""No command writes an output over one of its inputs, --overwrite or not.
 
 `bench cls.onnx -o cls.onnx --overwrite` replaced the model with a results JSON; the same
 for `precision -o MODEL`, `bench --inputs g.npz -o g.npz`, ... Every command that reads

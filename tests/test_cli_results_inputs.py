@@ -1,4 +1,4 @@
-"""QA pass 3: results files and report folders as inputs.
+"""Results files and report folders as inputs.
 
 * a results JSON or a report folder given as advise/report MODEL says to use --from;
 * report --from accepts a report folder (as advise --from, gate and compare do);

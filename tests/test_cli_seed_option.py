@@ -1,4 +1,4 @@
-"""QA pass 3: a negative --seed is bad input (exit 2, one line), in every command."""
+"""A negative --seed is bad input (exit 2, one line), in every command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""QA pass 4: user input data (--inputs, --inputs-dir).
+"""User input data (--inputs, --inputs-dir).
 
 * `precision --inputs nan.npz` reported PASS with max_abs 0 (NaN outputs everywhere
   compare as equal). NaN or infinite values in input files are now refused in precision,

@@ -1,4 +1,4 @@
-"""QA pass 4, item 4: ``trtcheck inspect`` refuses exports of two different engines
+"""``trtcheck inspect`` refuses exports of two different engines
 (an FP16 engine's graph.json beside an FP32 engine's profile.json was merged silently)
 and accepts the documented ``inspect model.graph.json model.profile.json``."""
 

@@ -1,4 +1,4 @@
-"""QA pass: the model cache (demo model) as a user's environment meets it."""
+"""The model cache (demo model) as a user's environment meets it."""
 
 import os
 import stat

@@ -1,6 +1,6 @@
-"""QA pass 4, item 3: a plan that can never load (error-severity finding, e.g. a JSON
-prefix in front) makes ``trtcheck preflight`` exit 2 whatever runtime is installed here
-(it exited 0 when no runtime was installed)."""
+"""trtcheck preflight: a plan that can never load (an error-severity finding, e.g. a JSON
+prefix in front) exits 2 whatever runtime is installed here; --strip-prefix -o goes
+through the shared output checks (exit 2, one line; missing folders are created)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from trtcheck.cli import main
 from trtcheck.inspection import plan_header as PH
 from trtcheck.inspection.plan_header import Runtime, plan_info_from_bytes
+import json
 
 
 def _plan(version=(10, 8, 0, 43)) -> bytes:
@@ -55,3 +56,55 @@ def test_clean_plan_without_runtime_still_exits_0(tmp_path: Path, capsys, monkey
     out = capsys.readouterr().out
     assert e.value.code in (0, None), out
     assert "cannot tell whether it loads" in out
+
+
+def one_line_error(args, capsys, *needles, code=2):
+    with pytest.raises(SystemExit) as e:
+        main([str(a) for a in args])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert e.value.code == code and len(lines) == 1 and lines[0].startswith("error:"), err
+    assert "; hint: " in lines[0] and "internal error" not in err, err
+    for n in needles:
+        assert n in lines[0], (n, err)
+    return lines[0]
+
+
+def _prefixed_plan(tmp_path: Path) -> Path:
+    body = b"\x00\n" * 200
+    plan = (b"ftrt" + b"\0" * 12 + struct.pack("<Q", 32 + len(body)) + bytes((10, 8, 0, 43))
+            + b"ftrt" + body)
+    meta = json.dumps({"author": "exporter"}).encode()
+    p = tmp_path / "yolo.engine"
+    p.write_bytes(struct.pack("<i", len(meta)) + meta + plan)
+    return p
+
+
+@pytest.mark.parametrize("target", ["/proc/c.plan", "/proc/self/nope/c.plan"])
+def test_preflight_strip_prefix_unwritable_output(target, tmp_path, capsys):
+    one_line_error(["preflight", _prefixed_plan(tmp_path), "--strip-prefix", "-o", target],
+                   capsys, target)
+
+
+def test_preflight_strip_prefix_output_rules(tmp_path, capsys):
+    p = _prefixed_plan(tmp_path)
+    existing = tmp_path / "clean.plan"
+    existing.write_bytes(b"mine")
+    one_line_error(["preflight", p, "--strip-prefix", "-o", existing], capsys,
+                   "exists; not overwriting")
+    assert existing.read_bytes() == b"mine"
+    one_line_error(["preflight", p, "--strip-prefix", "-o", tmp_path], capsys,
+                   "is a directory")
+    one_line_error(["preflight", p, "-o", tmp_path / "x.plan"], capsys, "--strip-prefix")
+    one_line_error(["preflight", tmp_path / "missing.engine", "--strip-prefix", "-o",
+                    tmp_path / "y.plan"], capsys, "missing.engine")
+    assert not (tmp_path / "y.plan").exists()
+
+
+def test_preflight_strip_prefix_creates_missing_folders(tmp_path, capsys):
+    p = _prefixed_plan(tmp_path)
+    out = tmp_path / "new" / "dir" / "clean.plan"
+    with pytest.raises(SystemExit):
+        main(["preflight", str(p), "--strip-prefix", "-o", str(out)])
+    capsys.readouterr()
+    assert out.read_bytes()[:4] == b"ftrt"

@@ -1,4 +1,4 @@
-"""QA round 2: `trtcheck report` options for the advice are checked before measuring,
+"""`trtcheck report` options for the advice are checked before measuring,
 and never silently ignored."""
 
 from __future__ import annotations
@@ -53,3 +53,23 @@ def test_from_checks_output_before_advising(results_json, tmp_path, capsys):
                   "-o", str(out)], "--overwrite", capsys)
     assert "advising" not in err
     assert (out / "report.html").read_text() == "keep me"
+
+
+def test_report_of_trtexec_exports_refuses_an_arrival_rate_up_front(cli, tmp_path,
+                                                                   trtexec_exports):
+    from conftest import assert_one_line_error
+
+    out = tmp_path / "rep"
+    res = cli("report", str(trtexec_exports / "resnet18-a100-fp16"), "-o", str(out),
+              "--arrival-rate", "100")
+    assert_one_line_error(res, 2, "--arrival-rate needs T(b)", "trtcheck bench PLAN")
+    assert not out.exists()
+
+
+def test_report_no_bench_refuses_sweep_options(cli, tmp_path, demo_model):
+    from conftest import assert_one_line_error
+
+    res = cli("report", str(demo_model), "--no-bench", "--batch", "1,2",
+              "--min-samples", "5", "-o", str(tmp_path / "r"))
+    assert_one_line_error(res, 2, "--batch, --min-samples", "--no-bench skips")
+    assert not (tmp_path / "r").exists()

@@ -1,4 +1,4 @@
-"""QA pass 3: the advice section of the report.
+"""The advice section of the report.
 
 * the HTML has the "Pitfalls that apply" heading the text and Markdown have;
 * in the Markdown a chart image line is followed by a blank line (else it runs into the

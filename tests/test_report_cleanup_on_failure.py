@@ -1,4 +1,4 @@
-"""QA pass 3: a failed `trtcheck report` removes the output folder it created itself
+"""A failed `trtcheck report` removes the output folder it created itself
 (and the folders above it that it created), never a folder that existed before."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""QA pass 4, item 6: the report summary counts every finding the report shows, by
+"""The report summary counts every finding the report shows, by
 severity (it said "6 warning(s)" beside 9 shown warnings: serving warnings were left out,
 and an error-level lint was called a warning)."""
 

@@ -1,4 +1,4 @@
-"""QA pass 4: `report -o DIR --overwrite` deleted a user's DIR/charts/mychart.png.
+"""`report -o DIR --overwrite` deleted a user's DIR/charts/mychart.png.
 
 --overwrite replaces only the files the report writes (results.json, report.html,
 report.md, its own charts) and removes only stale charts trtcheck itself names

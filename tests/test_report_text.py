@@ -1,4 +1,4 @@
-"""QA pass: report text a user reads or copies."""
+"""Report text a user reads or copies."""
 
 import json
 
@@ -13,7 +13,7 @@ def test_md_escape_escapes_ampersands_so_entities_show_literally():
 
 def test_recorded_command_is_the_one_a_user_can_rerun(cli, tmp_path):
     out = tmp_path / "r.json"
-    from tests.test_qa_cli import _save
+    from tests.test_cli_errors import _save
     from onnx import TensorProto as T
     from onnx import helper as h
 

@@ -1,11 +1,12 @@
-"""QA round 2: bad input to serve / advise / compare ends as one line with exit 2,
-never an internal error (exit 4) and never a silent NaN/inf measurement."""
+"""Bad input to trtcheck serve ends as one line with exit 2, never an internal error
+(exit 4) and never a silent NaN/inf measurement."""
 
 from __future__ import annotations
 
 import pytest
 
 from trtcheck.cli import main
+from trtcheck.errors import InputError
 
 SYN = ["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0", "--max-batch", "8",
        "--repeats", "1", "--warmup-requests", "0"]
@@ -47,25 +48,6 @@ def test_serve_non_finite_options(opt, value, capsys):
     _exit2(SYN + ["--load", "burst:4", opt, value], opt, capsys)
 
 
-@pytest.mark.parametrize("opt", ["--confidence", "--run-to-run-cv"])
-def test_compare_non_finite_options(opt, tmp_path, capsys):
-    from trtcheck.results import Results  # noqa: F401  (import check only)
-    _exit2(["compare", "a.json", "b.json", opt, "nan"], opt, capsys)
-
-
-def test_advise_from_a_report_folder(tmp_path, capsys):
-    """gate and compare take a report folder for its results.json; advise --from did not."""
-    import gate_synth as g
-    d = tmp_path / "report"
-    d.mkdir()
-    g.write(g.results({1: 2.0, 8: 4.0}, n=200, seed=1), d / "results.json")
-    with pytest.raises(SystemExit) as e:
-        main(["advise", "--from", str(d), "--arrival-rate", "100"])
-    cap = capsys.readouterr()
-    assert e.value.code in (0, None), cap.err
-    assert "Recommendation" in cap.out
-
-
 def test_serve_output_rules_match_the_other_commands(tmp_path, capsys):
     """serve had its own -o check: -o '' ran the whole sweep and saved nothing, and a
     FIFO (or /dev/null) with --overwrite would have been replaced by a regular file."""
@@ -78,44 +60,14 @@ def test_serve_output_rules_match_the_other_commands(tmp_path, capsys):
     assert not fifo.is_file()
 
 
-def test_advise_dispatch_reasons_add_up_to_batches(capsys):
-    """Counters add up: the simulator counted dispatch reasons over the warm-up batches too,
-    so sum(dispatch_reasons) exceeded `batches` (1,986 vs 1,763 in the demo report)."""
-    import json
-    with pytest.raises(SystemExit) as e:
-        main(["advise", "--latency-curve", "1:2,8:4", "--arrival-rate", "1500", "--format",
-              "json"])
-    assert e.value.code in (0, None)
-    data = json.loads(capsys.readouterr().out)
-    cands = data["candidates"]
-    assert cands
-    for c in cands:
-        if c.get("batches"):
-            assert sum(c["dispatch_reasons"].values()) == c["batches"], c
-
-
 def test_serve_preferred_batch_no_configuration_uses(capsys):
     """Preferred sizes above every --max-batch were dropped silently (Triton refuses them)."""
     _exit2(SYN + ["--load", "burst:4", "--preferred-batch", "4,16"], "--preferred-batch", capsys)
 
 
-def test_advise_from_serve_faster_than_bench_does_not_crash(tmp_path, capsys):
-    """`report --demo` on a loaded machine exited 2 with "capacity must be > 0": the serve
-    run's executions were much faster than the bench's T(b) (measured under other load),
-    the calibrated mean excess was below -T(1), and every batch time came out <= 0."""
-    import gate_synth as g
-    from trtcheck.results import load_results, save_results
-    serve = tmp_path / "s.json"
-    with pytest.raises(SystemExit):
-        main(["serve", "--synthetic-curve", "1:0.1,8:0.2", "--window-ms", "2",
-              "--max-batch", "8", "--load", "open:2000:400", "--repeats", "1",
-              "--warmup-requests", "0", "-o", str(serve)])
-    capsys.readouterr()
-    res = load_results(g.write(g.results({1: 2.0, 8: 40.0}, n=200, seed=1), tmp_path / "b.json"))
-    res.serve = load_results(serve).serve
-    save_results(res, tmp_path / "both.json")
-    with pytest.raises(SystemExit) as e:
-        main(["advise", "--from", str(tmp_path / "both.json"), "--arrival-rate", "100"])
-    cap = capsys.readouterr()
-    assert e.value.code in (0, None), cap.err
-    assert "faster on average than the bench" in cap.out
+def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_exports):
+    from trtcheck.backends.registry import open_backend
+
+    with pytest.raises(InputError) as e:
+        open_backend(trtexec_exports / "resnet18-a100-fp16")
+    assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")

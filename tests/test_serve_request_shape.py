@@ -1,4 +1,4 @@
-"""Follow-up: `trtcheck serve --shapes` with a per-request batch other than 1.
+"""`trtcheck serve --shapes` with a per-request batch other than 1.
 
 Before: `--shapes input:4x3x224x224` on the demo ResNet-18 was silently run as
 1x3x224x224 (axis 0 forced to the per-request batch of 1), so numbers were reported for
