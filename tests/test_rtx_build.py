@@ -158,7 +158,7 @@ def test_cli_build_preflight_inspect(trt_rtx, tiny_onnx, tmp_path, cli):
               "-o", str(tmp_path), "--min-shapes", "x:1x3x16x16", "--max-shapes", "x:8x3x16x16",
               "--format", "json")
     assert res.returncode == 0, res.stderr
-    built = json.loads(res.stdout)
+    built = json.loads(res.stdout)["engines"]
     assert [b["precision"] for b in built] == ["fp32", "fp16"]
     plan = tmp_path / "tiny.fp32.plan"
     pre = cli("preflight", str(plan), "--format", "json")
