@@ -101,7 +101,9 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
     if output_format == OutputFormat.JSON.value:
-        echo_json(info)
+        doc = info.model_dump(mode="json")
+        doc["plan_kind"] = doc.pop("kind")  # "kind" names the document
+        echo_json(doc, "preflight")
     else:
         bullet = "- " if output_format == OutputFormat.MD.value else ""
         rows = [("file", f"{info.path} ({info.file_size_bytes:,} bytes)"),
