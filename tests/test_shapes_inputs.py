@@ -67,3 +67,16 @@ def test_feed_user_data(tmp_path):
         load_npz(tmp_path / "bad.npz")
     with pytest.raises(InputError):
         parse_input_values(["ids=abc"])
+
+
+def test_runnable_batch_sizes_skips_sizes_a_fixed_input_refuses():
+    from trtcheck.load.shapes import runnable_batch_sizes
+
+    fixed = [TensorInfo(name="x", dtype="float32", shape=[1, 80]),
+             TensorInfo(name="state", dtype="float32", shape=[1, 64])]
+    ok, skipped = runnable_batch_sizes(fixed, None, [1, 4, 8])
+    assert ok == [1] and sorted(skipped) == [4, 8]
+    assert "fixed batch dimension of 1" in skipped[4]
+    dynamic = [TensorInfo(name="x", dtype="float32", shape=["b", "t"])]
+    ok, skipped = runnable_batch_sizes(dynamic, None, [1, 2])
+    assert ok == [1, 2] and not skipped  # missing dims are the bench's one-line error
