@@ -9,7 +9,6 @@ line here and there for every change to any record):
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -76,6 +75,10 @@ def results_to_json(results: Results) -> str:
     return results.model_dump_json(indent=2) + "\n"
 
 
+MAX_RESULTS_BYTES = 2 << 30
+"""Largest results file read (2 GiB; a 10-million-request serving run writes less)."""
+
+
 def results_from_json(text: str, source: str = "<string>") -> Results:
     """Parse and validate a results JSON document.
 
@@ -88,11 +91,9 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
         SchemaError: a schema version this trtcheck cannot read, or fields that do not
             match the model (the first problem is named with its JSON path).
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})",
-                         "pass a results.json written by trtcheck") from None
+    from trtcheck.safe_io import parse_json_text
+
+    data = parse_json_text(text, source, "pass a results.json written by trtcheck")
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
                          "pass a results.json written by trtcheck report/bench")
@@ -121,16 +122,11 @@ def load_results(path: str | os.PathLike[str]) -> Results:
         InputError: missing file, a directory, unreadable, not a results file.
         SchemaError: see :func:`results_from_json`.
     """
+    from trtcheck.safe_io import read_input_text
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"results file not found: {p}", "check the path")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a results file",
-                         "pass the results.json inside it")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {p}: {exc}", None) from None
+    text = read_input_text(p, "results file", MAX_RESULTS_BYTES,
+                           "pass a results.json written by trtcheck")
     return results_from_json(text, source=str(p))
 
 
