@@ -110,7 +110,8 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise SchemaError(f"{source}: {loc}: {err['msg']} "
+        msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
+        raise SchemaError(f"{source}: {loc}: {msg} "
                           f"({exc.error_count()} problem(s) in all)",
                           "the file was edited by hand or written by another tool") from None
 
