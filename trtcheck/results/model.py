@@ -140,6 +140,10 @@ def _drop(data: Any, loc: tuple[Any, ...]) -> bool:
     return False
 
 
+MAX_RESULTS_BYTES = 2 << 30
+"""Largest results file read (2 GiB; a 10-million-request serving run writes less)."""
+
+
 def results_from_json(text: str, source: str = "<string>") -> Results:
     """Parse and validate a results JSON document.
 
@@ -158,11 +162,9 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             ``schema_version``, or fields that do not match the model (the first problem
             is named with its JSON path).
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})",
-                         "pass a results.json written by trtcheck") from None
+    from trtcheck.safe_io import parse_json_text
+
+    data = parse_json_text(text, source, "pass a results.json written by trtcheck")
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
                          "pass a results.json written by trtcheck report/bench")
@@ -211,7 +213,8 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             return results
     err = others[0]
     loc = ".".join(str(p) for p in err["loc"])
-    raise SchemaError(f"{source}: {loc}: {err['msg']} "
+    msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
+    raise SchemaError(f"{source}: {loc}: {msg} "
                       f"({len(errors)} problem(s) in all)",
                       "the file was edited by hand or written by another tool") from None
 
@@ -223,16 +226,11 @@ def load_results(path: str | os.PathLike[str]) -> Results:
         InputError: missing file, a directory, unreadable, not a results file.
         SchemaError: see :func:`results_from_json`.
     """
+    from trtcheck.safe_io import read_input_text
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"results file not found: {p}", "check the path")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a results file",
-                         "pass the results.json inside it")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {p}: {exc}", None) from None
+    text = read_input_text(p, "results file", MAX_RESULTS_BYTES,
+                           "pass a results.json written by trtcheck")
     return results_from_json(text, source=str(p))
 
 
