@@ -811,7 +811,15 @@ def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any
         return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
                      message=str(exc))
     nums = [m for m in members if isinstance(m.value, (int, float))
-            and not isinstance(m.value, bool) and not math.isnan(m.value)]
+            and not isinstance(m.value, bool)]
+    undefined = [m for m in nums if math.isnan(m.value)]
+    if undefined:
+        # a NaN metric (e.g. the cosine of outputs holding NaN/Inf) meets no bound: the
+        # reduction must not skip it and pass on the other members
+        return Check(**base, metric=text, verdict="fail", outcome="fail", value=_plain(math.nan),
+                     element=undefined[0].path,
+                     message=f"{text}: {undefined[0].path} is NaN (undefined), which meets no "
+                             f"budget ({rule.bound_text})")
     if not nums:
         return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
                      message=f"{text}: no values to reduce")
