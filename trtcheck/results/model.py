@@ -46,6 +46,8 @@ class Results(Record):
     """Everything one trtcheck run produced; the only input of analysis, report and gate.
 
     Sections are ``None`` (or empty) when the stage that fills them did not run.
+    ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
+    finished is kept, what was running is dropped), ``None`` for a complete run.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -58,6 +60,7 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    incomplete: str | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:
