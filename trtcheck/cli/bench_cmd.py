@@ -38,6 +38,19 @@ def bench_table_text(run: Any) -> str:
         for w in b.warnings:
             if w.severity != "info":
                 warnings.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    for f in getattr(run, "failed_batches", []):
+        what = "out of memory" if f.reason == "out-of-memory" else "failed"
+        lines.append(f"{f.batch_size:>5} {what} at batch {f.batch_size}: {f.message}")
+    firsts = [(b.batch_size, b.first_call_ms) for b in run.batches if b.first_call_ms is not None]
+    if firsts:
+        lines.append("warm-up (not in the samples): first call " + ", ".join(
+            f"{ms:.3f} ms at batch {bs}" for bs, ms in firsts))
+    for b in run.batches:
+        for v in b.validity:
+            if v.severity == "error":
+                warnings.append(f"error [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        warnings.append(f"incomplete: {run.incomplete}")
     infos = sorted({w.message.split(' samples')[0] for b in run.batches for w in b.warnings
                     if w.code == "p99-not-certified"})
     if infos:
@@ -46,7 +59,9 @@ def bench_table_text(run: Any) -> str:
     return "\n".join(lines + warnings)
 
 
-@click.command("bench", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("bench", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                               "130 interrupted (Ctrl-C/SIGTERM: what finished is written, "
+                               "marked incomplete).")
 @model_path_argument()
 @measurement_options
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
@@ -70,11 +85,18 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     check_model_file(model)
     opts = run_options_from_cli(**measure)
     check_output_file(output, overwrite)
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
     log(f"benchmarking {model} ...")
-    run = bench_model(model, opts)
+    with sigterm_as_interrupt():
+        run = bench_model(model, opts)  # Ctrl-C / SIGTERM: the finished batch sizes
     results = new_results()
     results.bench.append(run)
+    results.incomplete = run.incomplete
     from trtcheck.report.sec_bench import bench_markdown
 
     emit_results(results, output, output_format, lambda: bench_table_text(run),
                  lambda: bench_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)
