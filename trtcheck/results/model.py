@@ -25,6 +25,7 @@ from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.verdict import Verdict
 
 SCHEMA_VERSION = 1
 """Current version of the results JSON schema (an integer, bumped on every change)."""
@@ -58,6 +59,7 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    verdict: Verdict | None = None
 
     @property
     def primary_bench(self) -> BenchRun | None:
