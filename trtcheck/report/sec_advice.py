@@ -57,6 +57,7 @@ def _chart(rows: list[dict[str, Any]], charts: ChartSink) -> list[Any]:
     axes.plot(xs, [r["pred_p50"] for r in rows], "+", label="predicted P50")
     axes.set_xticks(xs)
     axes.set_xticklabels([r["config"] for r in rows], rotation=60, ha="right", fontsize=7)
+    axes.set_ylim(bottom=0)  # levels compared on a zero-based axis
     axes.set_ylabel("latency (ms)")
     axes.legend(fontsize=7)
     out.append(charts.add("advice-predicted-vs-measured", "Simulated vs measured latency per "
