@@ -20,7 +20,6 @@ from trtcheck.report import build_report, render_report
 from trtcheck.report.verdict import render_verdict_text
 from trtcheck.results import Finding, load_results, results_from_json, results_to_json, save_results
 from trtcheck.results.verdict import VERDICT_STATUSES
-from trtcheck.stats import summarize
 
 STEADY = (1.0, 1.01, 0.99, 1.0) * 10   # CV about 0.7%
 NOISY = (1.0, 3.0, 0.5, 2.0) * 10      # CV about 65%
