@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.analyze.engine_timing import enqueue_bound_finding
 from trtcheck.results.stats import Finding
 from trtcheck.results.verdict import REASON_EFFECTS, Verdict, VerdictReason
 
@@ -86,17 +85,10 @@ def fit_remedy(remedy: str | None, gpu: bool) -> str | None:
 
 
 def bench_findings(run: Any) -> list[Finding]:
-    """Every finding of one bench run in batch order: the recorded warnings of each
-    batch and, where the components show it, the enqueue-bound finding
-    (:func:`trtcheck.analyze.engine_timing.enqueue_bound_finding`) unless it is
-    already recorded."""
-    found: list[Finding] = []
-    for b in run.batches:
-        found += list(b.warnings)
-        extra = enqueue_bound_finding(b)
-        if extra is not None and all(w.code != extra.code for w in b.warnings):
-            found.append(extra)
-    return found
+    """Every finding stored on one bench run, in batch order (the ``enqueue-bound``
+    warning among them once :func:`trtcheck.analyze.derived.add_enqueue_bound_findings`
+    has run)."""
+    return [w for b in run.batches for w in b.warnings]
 
 
 def collect_findings(results: Any) -> list[ShownFinding]:

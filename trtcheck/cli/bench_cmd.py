@@ -48,7 +48,10 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     run = bench_model(model, opts)
     results = new_results()
     results.bench.append(run)
+    from trtcheck.analyze.derived import add_enqueue_bound_findings
     from trtcheck.report.sec_bench import bench_markdown
+
+    add_enqueue_bound_findings(results)  # stored in the results, gateable
 
     emit_results(results, output, output_format, lambda: bench_table_text(run),
                  lambda: bench_markdown(results))

@@ -342,11 +342,15 @@ def _load_report_policy(policy_path: str | None) -> Any:
 
 
 def _verdict(results: Any, policy: Any) -> Any:
-    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), with the
+    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), after the
+    derived analyses are stored in them (:mod:`trtcheck.analyze.derived`), with the
     budgets of ``policy`` judged first when one is given. Budgets on ``verdict.*`` are
     judged against the verdict without gate checks (a verdict does not judge itself)."""
+    from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
     from trtcheck.analyze.verdict import judge
 
+    add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
+    add_serve_predictions(results)
     if policy is None:
         return judge(results)
     from trtcheck.analyze.gate import evaluate

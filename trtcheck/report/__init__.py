@@ -96,14 +96,12 @@ def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
 
 
 def with_verdict(results: Results) -> Results:
-    """``results`` with its verdict: as stored, or judged now
-    (:func:`trtcheck.analyze.verdict.judge`) when the results hold none (a results file
-    written by ``bench`` or by an older trtcheck). The input is not changed."""
-    if results.verdict is not None:
-        return results
-    from trtcheck.analyze.verdict import judge
+    """``results`` completed by :func:`trtcheck.analyze.derived.complete` (derived
+    findings, the predicted-vs-measured table and the verdict, each only where the
+    results hold none). The input is not changed."""
+    from trtcheck.analyze.derived import complete
 
-    return results.model_copy(update={"verdict": judge(results)})
+    return complete(results)
 
 
 def _title(results: Results) -> str:
@@ -121,8 +119,9 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
                   overwrite: bool = False) -> list[Path]:
     """Write report.html, report.md, charts/*.png and results.json into ``out_dir``.
 
-    The verdict comes first in each (judged from ``results`` when they hold none, see
-    :func:`with_verdict`) and is stored in the results.json written.
+    The verdict comes first in each (judged from ``results`` when they hold none, with
+    the other derived analyses, see :func:`with_verdict`) and is stored in the
+    results.json written.
 
     With ``overwrite``, only those files are replaced, and the chart files of an earlier
     report that this one does not draw are removed (named by
