@@ -32,6 +32,7 @@ from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.verdict import Verdict
 
 SCHEMA_VERSION = "1.1"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
@@ -98,6 +99,7 @@ class Results(Record):
     serve: ServeRun | None = None
     advice: Advice | None = None
     incomplete: str | None = None
+    verdict: Verdict | None = None
 
     @field_validator("schema_version", mode="before")
     @classmethod
