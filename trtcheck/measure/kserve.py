@@ -214,8 +214,8 @@ class KServeClient:
                 state = await self._repository_state(name, version)
                 if state is not None:  # in the repository, but not loaded
                     raise EnvironmentProblem(
-                        f"model {name!r}{ver} is not ready on {self.ep.url} (repository "
-                        f"state {state or 'unknown'}: {text})",
+                        f"model {name!r}{ver} is in the server's repository but not ready "
+                        f"({state or 'not loaded'}: {text})",
                         "load it (POST /v2/repository/models/NAME/load) or wait until it "
                         "is ready") from None
                 raise InputError(f"the server at {self.ep.url} has no model "
