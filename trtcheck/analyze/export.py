@@ -487,3 +487,55 @@ def export_settings(p: SimPrediction, model_name: str = "model",
         ray_serve_python=ray_serve_code(p, kind),
         torchserve_config=torchserve_config(p, model_name, version=torchserve_version,
                                             servers=instances_per_server(p, kind, spec)))
+
+
+def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
+    """The repository entry of the model a live Triton served, from the configuration the
+    server reported (``GET /v2/models/NAME/config``: Triton's ``ModelConfig`` as JSON,
+    int64 fields as numbers or strings).
+
+    Kept: ``platform``/``backend``, ``input``/``output`` (name, ``data_type``, ``dims``),
+    whether the model batches (``max_batch_size > 0``), the instance kind of the first
+    ``instance_group`` and its GPU ids, and string ``parameters``. The instances stay in
+    one server (``co_located``), as the measured server ran them.
+
+    Raises:
+        InputError: the configuration names neither a platform nor a backend, or a
+            tensor without a name or type.
+    """
+    platform = str(config.get("platform") or "")
+    backend = str(config.get("backend") or "")
+    if not platform and not backend:
+        raise InputError("the recorded Triton model configuration names no platform or "
+                         "backend", "record the run again against a server that reports "
+                         "its model configuration (GET /v2/models/NAME/config)")
+    if platform and backend:  # Triton fills both for some platforms: the backend decides
+        platform = "" if backend not in ("tensorrt", "onnxruntime") else platform
+        backend = "" if platform else backend
+    batch_axis = int(str(config.get("max_batch_size", 0) or 0)) > 0
+
+    def tensors(key: str) -> tuple[TritonTensor, ...]:
+        out = []
+        for t in config.get(key) or []:  # type: ignore[union-attr]
+            if not isinstance(t, dict) or not t.get("name") or not t.get("data_type"):
+                raise InputError(f"a recorded {key} tensor has no name or data_type",
+                                 "record the run again")
+            out.append(TritonTensor(str(t["name"]), str(t["data_type"]),
+                                    tuple(int(str(d)) for d in t.get("dims") or [])))
+        return tuple(out)
+
+    groups = [g for g in (config.get("instance_group") or []) if isinstance(g, dict)]
+    kind_text = str(groups[0].get("kind", "KIND_GPU")) if groups else "KIND_GPU"
+    kind = "cpu" if kind_text == "KIND_CPU" else "gpu"
+    ids = groups[0].get("gpus") if groups else None
+    gpus = tuple(int(str(i)) for i in ids) if isinstance(ids, list) and ids else None
+    params: list[tuple[str, str]] = []
+    raw = config.get("parameters") or {}
+    if isinstance(raw, dict):
+        for k, v in sorted(raw.items()):
+            if isinstance(v, dict) and isinstance(v.get("string_value"), str):
+                params.append((str(k), v["string_value"]))
+    return TritonModelSpec(platform=platform, backend=backend, inputs=tensors("input"),
+                           outputs=tensors("output"), batch_axis=batch_axis,
+                           device_kind=kind, co_located=True, gpus=gpus,
+                           parameters=tuple(params))
