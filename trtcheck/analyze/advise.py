@@ -38,6 +38,8 @@ from trtcheck.analyze.curve import (
     per_sample_findings,
 )
 from trtcheck.analyze.simulator import (
+    Candidate,
+    ClosedLoop,
     ServiceModel,
     default_grid,
     make_arrivals,
@@ -121,6 +123,14 @@ class AdviseRequest:
         requests: simulated requests per candidate (``None``: automatic).
         seed: random seed (arrivals and spread).
         overheads_source: where the overheads came from, in words.
+        burst_size: a burst of this many requests at once (``serve --load burst:N``)
+            instead of an arrival rate; ``None``: open loop.
+        closed_loop: a closed loop (``serve --load closed:C[:COUNT]``) instead of an
+            arrival rate; ``None``: open loop.
+        what_if: configurations to predict as given, next to the recommendation
+            (:func:`what_if`); empty: none.
+        device: ``"gpu"``, ``"cpu"`` or ``None`` (unknown): where T(b) was measured,
+            for the wording (GPUs vs CPU hosts and processes).
     """
 
     curve: LatencyCurve
@@ -141,6 +151,120 @@ class AdviseRequest:
     contention_per_arrival_ms: float = 0.0
     request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
+    burst_size: int | None = None
+    closed_loop: ClosedLoop | None = None
+    what_if: list[Candidate] = field(default_factory=list)
+    device: str | None = None
+
+    @property
+    def finite_load(self) -> bool:
+        """A burst or a closed loop: a load that drains, with no offered rate."""
+        return self.burst_size is not None or self.closed_loop is not None
+
+    @property
+    def load_label(self) -> str:
+        """The load in ``serve --load`` syntax."""
+        if self.burst_size is not None:
+            return f"burst:{self.burst_size}"
+        if self.closed_loop is not None:
+            return f"closed:{self.closed_loop.clients}:{self.closed_loop.count}"
+        rate = "" if self.rate_per_s is None else f"{self.rate_per_s:g}"
+        return f"open:{rate}:{self.arrival_process}" if rate else self.arrival_process
+
+
+@dataclass
+class SimLoad:
+    """What the simulator is driven with for one request (see :func:`simulation_load`).
+
+    Attributes:
+        arrivals: arrival times (s), shape ``[n]``, or a :class:`ClosedLoop`.
+        rate_per_s: offered rate (req/s) of an open load; ``None`` for a finite one.
+        finite: a burst or closed loop (drains; never refused for capacity).
+        warmup_fraction: share of the first requests left out of the statistics (0 for
+            a finite load: ``serve`` counts every request of a burst).
+    """
+
+    arrivals: np.ndarray | ClosedLoop
+    rate_per_s: float | None
+    finite: bool
+    warmup_fraction: float
+
+    def __len__(self) -> int:
+        return (self.arrivals.count if isinstance(self.arrivals, ClosedLoop)
+                else len(self.arrivals))
+
+    def head(self, n: int) -> np.ndarray | ClosedLoop:
+        """The first ``n`` requests (a shorter screening run)."""
+        if isinstance(self.arrivals, ClosedLoop):
+            return ClosedLoop(self.arrivals.clients, max(2, min(n, self.arrivals.count)))
+        return self.arrivals[:n]
+
+
+MAX_FINITE_REQUESTS = 20_000
+"""Most requests a burst or closed loop may simulate (the advise time bound)."""
+
+CLOSED_LOOP_DEFAULT_REQUESTS = 2000
+"""Requests a closed loop without COUNT simulates (``serve`` sends until its duration
+bound; 2,000 gives a P99 from 20 samples above it)."""
+
+
+def simulation_load(req: AdviseRequest) -> SimLoad:
+    """The arrivals (or closed loop) of an advice request, as :func:`advise` and
+    :func:`what_if` simulate them.
+
+    Raises:
+        InputError: no rate for an open load, a bad rate, an unreadable trace, a burst
+            or closed loop larger than :data:`MAX_FINITE_REQUESTS`.
+    """
+    if req.burst_size is not None or req.closed_loop is not None:
+        n = req.burst_size if req.burst_size is not None else req.closed_loop.count  # type: ignore[union-attr]
+        if n > MAX_FINITE_REQUESTS:
+            raise InputError(f"load {req.load_label} simulates {n:,} requests, more than "
+                             f"{MAX_FINITE_REQUESTS:,}", "give a smaller burst or count")
+        if req.burst_size is not None:
+            if req.burst_size < 2:
+                raise InputError("a burst needs at least 2 requests", "e.g. --load burst:64")
+            return SimLoad(np.zeros(req.burst_size), None, True, 0.0)
+        return SimLoad(req.closed_loop, None, True, 0.0)  # type: ignore[arg-type]
+    if req.arrival_process.startswith("trace:"):
+        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
+        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
+        qf._check_rate(rate)
+        return SimLoad(arrivals, float(rate), False, 0.1)
+    if req.rate_per_s is None:
+        raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
+    qf._check_rate(req.rate_per_s)
+    rate = float(req.rate_per_s)
+    n_req = req.requests or _auto_requests(rate)
+    return SimLoad(make_arrivals(req.arrival_process, rate, n_req, req.seed), rate, False, 0.1)
+
+
+def what_if(req: AdviseRequest, configs: list[Candidate] | None = None,
+            service: ServiceModel | None = None) -> list[SimPrediction]:
+    """Predict exactly the given configurations at the request's load.
+
+    Args:
+        req: the load, T(b) and overheads (as for :func:`advise`).
+        configs: configurations to simulate (default ``req.what_if``).
+        service: the service model to use (default :func:`service_model` of ``req``;
+            a caller with a calibrated model, e.g. a live server's, passes its own).
+
+    Returns:
+        one :class:`SimPrediction` per configuration, in order. A configuration the
+        load cannot carry (offered rate >= its capacity) is returned with
+        ``stable=False`` and its utilisation, never raised.
+
+    Raises:
+        InputError: a bad load (see :func:`simulation_load`) or a configuration out of
+            range (preferred batch size above max batch).
+    """
+    configs = list(req.what_if if configs is None else configs)
+    if not configs:
+        return []
+    load = simulation_load(req)
+    service = service or service_model(req)
+    return sweep(configs, service, load.arrivals, seed=req.seed, rate_per_s=load.rate_per_s,
+                 finite=load.finite, warmup_fraction=load.warmup_fraction)
 
 
 def _kind(p: SimPrediction) -> str:
@@ -256,18 +380,11 @@ def advise(req: AdviseRequest) -> Advice:
     _validate(req, fit)
 
     # arrivals ----------------------------------------------------------------------
-    n_req = req.requests
-    if req.arrival_process.startswith("trace:"):
-        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
-        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
-    else:
-        if req.rate_per_s is None:
-            raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
-        qf._check_rate(req.rate_per_s)
-        rate = float(req.rate_per_s)
-        n_req = n_req or _auto_requests(rate)
-        arrivals = make_arrivals(req.arrival_process, rate, n_req, req.seed)
-    qf._check_rate(rate)
+    load = simulation_load(req)
+    if load.finite:
+        return _advise_finite(req, load, fit, t_start)
+    arrivals = load.arrivals
+    rate = float(load.rate_per_s)  # type: ignore[arg-type]
 
     single_point = curve.batch_sizes.size == 1
     service = service_model(req)
@@ -431,6 +548,63 @@ def advise(req: AdviseRequest) -> Advice:
                 f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
                 "instances are needed", _instances_hint(need))
 
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   gpus_implied, c_req, front_cap, inst_list, t_start)
+
+
+def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
+                   t_start: float) -> Advice:
+    """:func:`advise` for a burst or a closed loop: the instance counts given (default
+    1) are simulated in full; every run drains, so none is refused for capacity; the
+    rules use the rate at which requests reached the queue in the chosen simulation."""
+    service = service_model(req)
+    max_b = service.curve.max_batch_measured
+    inst_list = sorted(set(req.instances or [1]))
+    preds: list[SimPrediction] = []
+    chosen: SimPrediction | None = None
+    feasible_at: list[SimPrediction] = []
+    for n in inst_list:
+        res = sweep(default_grid(max_b, [n]), service, load.arrivals, seed=req.seed,
+                    finite=True, warmup_fraction=0.0)
+        preds.extend(res)
+        feas = [p for p in res if req.slo_p99_ms is None
+                or (p.p99_ms or math.inf) <= req.slo_p99_ms]
+        if feas:
+            feasible_at, chosen = feas, _pick(feas)
+            break
+    if chosen is None:
+        best = min(preds, key=lambda p: p.p99_ms or math.inf)
+        raise InputError(
+            f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms under load "
+            f"{req.load_label} (instances searched: {int_ranges(inst_list)}); the best "
+            f"reached is P99 {_fmt_ms(best.p99_ms)} with {_cfg(best)}",
+            "loosen --slo-p99-ms or allow more instances (--instances)")
+    rate = chosen.arrival_rate_per_s
+    if not math.isfinite(rate):  # an instant burst without a serial front
+        rate = chosen.throughput_queries_per_s or 1.0
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b, None)
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   qf.instances_needed(rate, cap1), _c_req(req),
+                   service.ingress_capacity_per_s(), inst_list, t_start)
+
+
+def _c_req(req: AdviseRequest) -> float:
+    """What one request costs outside the model in all (given + median measured), ms."""
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    return req.per_request_overhead_ms + delay_med
+
+
+def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
+            service: ServiceModel, chosen: SimPrediction, feasible_at: list[SimPrediction],
+            preds: list[SimPrediction], cap1: float, cap_b: int, gpus_implied: int,
+            c_req: float, front_cap: float, inst_list: list[int],
+            t_start: float) -> Advice:
+    """The runner-up, formulas, decision path, summary and record of a chosen
+    configuration (shared by the open and the finite loads)."""
+    curve = req.curve
+    t1 = curve.t1_ms
+    single_point = curve.batch_sizes.size == 1
+    arrivals = load.arrivals
     runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
     formulas = _formulas(rate, curve, fit, service, chosen, cap1, cap_b, gpus_implied,
                          c_req, req.max_utilisation)
@@ -462,7 +636,7 @@ def advise(req: AdviseRequest) -> Advice:
             per_item_overhead_ms=req.per_item_overhead_ms,
             ingress_per_request_us=service.ingress_per_request_us,
             timer_slack_us=req.timer_slack_us, instances_searched=inst_list,
-            overheads_source=req.overheads_source),
+            overheads_source=req.overheads_source, load=req.load_label),
         curve=CurveFit(source=curve.source, points_ms={b: t for b, t in curve.points()},
                        tau0_ms=fit.tau0_ms, alpha_ms_per_sample=fit.alpha_ms_per_sample,
                        r2=None if math.isnan(fit.r2) else fit.r2,
@@ -472,7 +646,8 @@ def advise(req: AdviseRequest) -> Advice:
                                       runner_up=runner,
                                       runner_up_kind=_kind(runner) if runner else None),
         candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
-        simulated_requests=int(len(arrivals)),
+        simulated_requests=int(len(load)),
+        what_if=what_if(req, service=service),
         sweep_seconds=time.perf_counter() - t_start)
 
 

@@ -54,6 +54,7 @@ class SimPrediction(Record):
     requests: int = 0
     batches: int = 0
     dispatch_reasons: dict[str, int] = {}
+    preferred_batch_sizes: list[int] = []
 
 
 class CurveFit(Record):
@@ -69,7 +70,11 @@ class CurveFit(Record):
 
 
 class AdviceInputs(Record):
-    """What the advice was computed from (all given or measured numbers, with units)."""
+    """What the advice was computed from (all given or measured numbers, with units).
+
+    ``load`` is the load in ``serve --load`` syntax (``open:200:poisson``, ``burst:64``,
+    ``closed:32:2000``); for a burst or closed loop ``arrival_rate_per_s`` is the rate at
+    which requests reached the queue in the recommended configuration's simulation."""
 
     arrival_rate_per_s: float
     arrival_process: str
@@ -81,6 +86,7 @@ class AdviceInputs(Record):
     timer_slack_us: float = 0.0
     instances_searched: list[int] = []
     overheads_source: str = "given"
+    load: str = ""
 
 
 class DecisionNode(Record):
@@ -148,7 +154,11 @@ class ExportedSettings(Record):
 
 
 class Advice(Record):
-    """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json)."""
+    """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json).
+
+    ``what_if`` holds the predictions of the configurations asked for with
+    ``--window-ms/--max-batch/--instances/--preferred-batch``, in the order given
+    (``stable`` false: the load exceeds that configuration's capacity)."""
 
     inputs: AdviceInputs
     curve: CurveFit
@@ -161,3 +171,4 @@ class Advice(Record):
     gpus_implied: int | None = None
     simulated_requests: int = 0
     sweep_seconds: float | None = None
+    what_if: list[SimPrediction] = []
