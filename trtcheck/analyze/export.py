@@ -206,9 +206,15 @@ def device_kind_from_results(results: object) -> str | None:
     ``"gpu"`` for a TensorRT backend or a device named ``GPU ...``/``NVIDIA ...``;
     ``"cpu"`` for a device named ``CPU ...`` (ONNX Runtime on the CPU provider);
     ``None`` when the results hold neither run, or the backend names no device (the
-    synthetic backend).
+    synthetic backend). A live Triton run: the kind of its recorded instance groups.
     """
-    run = getattr(results, "primary_bench", None) or getattr(results, "serve", None)
+    serve = getattr(results, "serve", None)
+    live = getattr(serve, "live", None) if serve is not None else None
+    if live is not None and getattr(results, "primary_bench", None) is None:
+        groups = (getattr(live, "model_config_json", None) or {}).get("instance_group") or []
+        kinds = {str(g.get("kind", "")) for g in groups if isinstance(g, dict)}
+        return "cpu" if kinds == {"KIND_CPU"} else "gpu" if "KIND_GPU" in kinds else None
+    run = getattr(results, "primary_bench", None) or serve
     backend = getattr(run, "backend", None)
     if backend is None:
         return None

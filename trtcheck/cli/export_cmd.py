@@ -160,6 +160,10 @@ def write_model_repository(repo: str, name: str, config_text: str, model: str | 
     if model and model.lower().endswith(".onnx"):
         extra = _external_data_files(model)
         targets += [version / e for e in extra]
+    if model and os.path.exists(version / model_file) and \
+            os.path.samefile(model, version / model_file):
+        raise InputError(f"the model {model} is the file the repository entry would write",
+                         "export to another repository folder or --model-name")
     if not overwrite:
         for t in targets:
             if t.exists():
@@ -326,8 +330,13 @@ def live_config_from_results(results: Any) -> dict[str, Any] | None:
     """The Triton model configuration a live serving run recorded (the server's
     ``/v2/models/NAME/config`` answer), or ``None``."""
     serve = getattr(results, "serve", None)
-    triton = getattr(serve, "triton", None) if serve is not None else None
-    cfg = getattr(triton, "model_config", None) if triton is not None else None
+    live = getattr(serve, "live", None) if serve is not None else None
+    cfg = getattr(live, "model_config_json", None) if live is not None else None
+    if serve is not None and live is not None:  # the calibration config's own, when swept
+        for c in serve.configs:
+            if c.server_model_config:
+                cfg = c.server_model_config
+                break
     return cfg if isinstance(cfg, dict) and cfg else None
 
 
