@@ -6,7 +6,8 @@ default, over a model repository of python-backend models whose batch time is sc
 each execution of ``b`` requests busy-waits ``T(b) = a_ms + b_ms * b`` milliseconds
 (:func:`write_model`). Models take ``INPUT0`` FP32 ``[-1, 4]`` and answer ``OUTPUT0`` =
 ``2 * INPUT0``; ``mode`` scripts failures (``"fail"``: every request errors;
-``"badshape"``: ``OUTPUT0`` has 3 columns instead of 4).
+``"every2"``: every second request errors; ``"badshape"``: ``OUTPUT0`` has 3 columns
+instead of 4).
 
 Used by ``tests/conftest.py`` (fixtures ``triton``, ``triton_no_control``) and by
 ``benchmarks/triton_validation.py``.
@@ -49,6 +50,7 @@ class TritonPythonModel:
         self.a_s = float(get("a_ms", "1")) / 1e3
         self.b_s = float(get("b_ms", "0")) / 1e3
         self.mode = get("mode", "ok")
+        self.served = 0
 
     def execute(self, requests):
         xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
@@ -58,7 +60,8 @@ class TritonPythonModel:
             pass
         out = []
         for x in xs:
-            if self.mode == "fail":
+            self.served += 1
+            if self.mode == "fail" or (self.mode == "every2" and self.served % 2 == 0):
                 out.append(pb_utils.InferenceResponse(
                     error=pb_utils.TritonError("scripted failure")))
                 continue
@@ -85,7 +88,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         max_queue_delay_us: dynamic batching window, µs.
         instances: ``instance_group [{count: N, kind: KIND_CPU}]``.
         preferred_batch_sizes: Triton ``preferred_batch_size`` list.
-        mode: ``"ok"``, ``"fail"`` (every request errors) or ``"badshape"``.
+        mode: ``"ok"``, ``"fail"`` (every request errors), ``"every2"`` (every second
+            request errors) or ``"badshape"``.
         dynamic_batching: write a ``dynamic_batching`` block.
 
     Returns:
@@ -270,7 +274,9 @@ class TritonServer:
 def make_repository(root: Path) -> Path:
     """The test repository: ``tb_linear`` (T(b) = 1 + 0.25 b ms, max batch 32, 2 ms
     window), ``tb_fail`` (every request errors), ``tb_badshape`` (answers 3 columns),
-    ``tb_slow`` (T(b) = 400 ms: requests outlive short bounds)."""
+    ``tb_every2`` (every second request errors), ``tb_slow`` (T(b) = 400 ms: requests
+    outlive short bounds). Only ``tb_linear`` is meant to load at start; tests load the
+    others when they need them."""
     repo = root / "models"
     if repo.exists():
         shutil.rmtree(repo)
@@ -278,6 +284,7 @@ def make_repository(root: Path) -> Path:
     write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25)
     write_model(repo, "tb_fail", mode="fail")
     write_model(repo, "tb_badshape", mode="badshape")
+    write_model(repo, "tb_every2", mode="every2")
     write_model(repo, "tb_slow", a_ms=400.0, b_ms=0.0, max_batch_size=4)
     return repo
 

@@ -234,6 +234,8 @@ class LiveTarget(Record):
         explicit_model_control: whether configurations were loaded through the
             model-repository API (a sweep).
         client_processes: load generator processes.
+        command_stats: without a sweep, the server's statistics delta over the whole
+            command (warm-up requests included), from its first read to its last.
     """
 
     url: str
@@ -248,6 +250,7 @@ class LiveTarget(Record):
     model_config_json: dict = {}
     explicit_model_control: bool = False
     client_processes: int = 1
+    command_stats: TritonStatsDelta | None = None
 
 
 class WaterfallPart(Record):
