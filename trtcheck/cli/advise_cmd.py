@@ -331,7 +331,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
         echo_text(advice_markdown(adv))
     else:
-        from trtcheck.analyze.advice_text import advice_text
+        from trtcheck.report.advise_text import advice_text
 
         echo_text(advice_text(adv))
 

@@ -87,6 +87,7 @@ class AdviceInputs(Record):
     instances_searched: list[int] = []
     overheads_source: str = "given"
     load: str = ""
+    device: str | None = None
 
 
 class DecisionNode(Record):
@@ -111,7 +112,14 @@ class DecisionNode(Record):
 
 
 class Formulas(Record):
-    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source)."""
+    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source).
+
+    They use the execution time the simulation used: ``s1_ms`` = S(1), the mean
+    simulated instance time of a batch of 1 (T(1) with the measured spread, per-batch
+    and per-item overheads, contention), ``s_tau0_ms`` its fixed part per execution,
+    and the per-instance rate of the recommendation (``per_instance_rate_per_s``):
+    ``queue_formation_ratio`` = rate per instance x S(1), ``waiting_pays_index`` = rate
+    per instance x tau0 of S."""
 
     queue_formation_ratio: float
     waiting_pays_index: float
@@ -123,6 +131,50 @@ class Formulas(Record):
     capacity_batch_size: int
     instances_needed_min: int
     serving_overhead_to_inference_ratio: float
+    per_instance_rate_per_s: float | None = None
+    s1_ms: float | None = None
+    s_tau0_ms: float | None = None
+
+
+class ReplicaChoice(Record):
+    """One configuration chosen on bootstrap replicas and the share of replicas that
+    chose it."""
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+    share: float
+
+
+class AdviceStability(Record):
+    """How stable the recommendation is under the measurement noise
+    (:mod:`trtcheck.analyze.advise_noise`).
+
+    Attributes:
+        status: ``stable`` (the recommendation is chosen in at least 60% of replicas)
+            or ``cannot-tell`` (the measurements cannot decide; see ``remeasure``).
+        replicas: bootstrap replicas rerun.
+        share: share of replicas whose own choice is the recommendation, 0-1.
+        kind_share: share whose choice is of the same kind (no batching, batch without
+            waiting, window).
+        choices: every configuration chosen on some replica, most frequent first.
+        p50_ms_range, p99_ms_range: 10th and 90th percentile of the recommendation's
+            simulated P50/P99 over the replicas, ms (empty: no replica).
+        resampled: what each replica draws again, in words.
+        remeasure: what to measure again to decide (``cannot-tell`` only).
+        tie_break: the tie-break rule in words.
+    """
+
+    status: str
+    replicas: int
+    share: float
+    kind_share: float
+    choices: list[ReplicaChoice] = []
+    p50_ms_range: list[float] = []
+    p99_ms_range: list[float] = []
+    resampled: list[str] = []
+    remeasure: list[str] = []
+    tie_break: str = ""
 
 
 class Recommendation(Record):
@@ -136,6 +188,8 @@ class Recommendation(Record):
         prediction: simulated numbers for the recommended configuration.
         runner_up: the best configuration of another kind, for comparison.
         runner_up_kind: its kind.
+        stability: how stable the choice is under measurement noise (``None``: not
+            assessed).
     """
 
     kind: str
@@ -143,6 +197,7 @@ class Recommendation(Record):
     prediction: SimPrediction
     runner_up: SimPrediction | None = None
     runner_up_kind: str | None = None
+    stability: AdviceStability | None = None
 
 
 class ExportedSettings(Record):
