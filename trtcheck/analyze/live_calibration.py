@@ -52,6 +52,9 @@ that ran once or twice carries one noisy time; our threshold, as for a serve run
 DELAY_QUANTILES = 200
 """Quantiles of the per-request delay distribution kept (0.25% steps)."""
 
+MIN_SEND_TIMES = 200
+"""Send times a calibration run needs before its own arrival gaps replace Poisson ones."""
+
 DELAY_REFINEMENTS = 3
 """Fixed-point steps that re-match the delay quantiles after the independent delay is
 added to the simulated server time (their sum's quantiles are not the sum of quantiles);
@@ -188,11 +191,13 @@ def curve_from_batch_stats(batch_stats: dict[int, tuple[int, float]], *,
 
 def _simulate(obs: LiveObservation, service: ServiceModel, seed: int,
               latencies: list[float] | None = None) -> Any:
-    if obs.send_times_s is not None and obs.send_times_s.size >= CALIBRATION_REQUESTS // 4:
-        arrivals = np.sort(np.asarray(obs.send_times_s, dtype=np.float64))
-        arrivals = arrivals - arrivals[0] + 1.0 / obs.rate_per_s
+    n = max(CALIBRATION_REQUESTS, int(obs.client_latencies_ms.size))
+    if obs.send_times_s is not None and obs.send_times_s.size >= MIN_SEND_TIMES:
+        # the run's own gaps, repeated end to end up to n arrivals (keeps its bunching)
+        gaps = np.diff(np.sort(np.asarray(obs.send_times_s, dtype=np.float64)))
+        gaps = np.tile(gaps, -(-n // gaps.size))[:n]
+        arrivals = np.cumsum(np.concatenate(([1.0 / obs.rate_per_s], gaps[1:])))
     else:
-        n = max(CALIBRATION_REQUESTS, int(obs.client_latencies_ms.size))
         arrivals = make_arrivals("poisson", obs.rate_per_s, n, seed)
     return simulate(obs.policy(), obs.instances, service, arrivals, seed=seed,
                     warmup_fraction=0.1, rate_per_s=obs.rate_per_s, latencies_out=latencies)
