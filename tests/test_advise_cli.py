@@ -214,7 +214,8 @@ def test_exports_follow_each_servers_vocabulary():
     e = export_settings(p, "resnet")
     assert "max_queue_delay_microseconds: 2500" in e.triton_config_pbtxt
     assert "preferred_batch_size: [ 16 ]" in e.triton_config_pbtxt
-    assert "gpus: [ 0, 1, 2 ]" in e.triton_config_pbtxt
+    assert "{ count: 1, kind: KIND_GPU }" in e.triton_config_pbtxt  # no GPU ids unless asked
+    assert "gpus:" not in e.triton_config_pbtxt and "3 GPUs visible" in e.triton_config_pbtxt
     assert "@serve.batch(max_batch_size=16, batch_wait_timeout_s=0.0025)" in e.ray_serve_python
     assert "num_replicas=3" in e.ray_serve_python
     assert '"batchSize": 16, "maxBatchDelay": 3' in e.torchserve_config
