@@ -123,6 +123,21 @@ def test_sweep_loads_each_config_and_restores_the_original(triton, tmp_path):
     assert now["instance_group"][0]["count"] == 1
 
 
+def test_a_refused_configuration_keeps_the_others(triton, tmp_path):
+    triton.load("tb_picky")
+    out = tmp_path / "sweep.json"
+    res = _serve(triton.http_url, "tb_picky", out, "--max-batch", "4,16", "--load", "burst:8")
+    assert res.returncode == 0, res.stderr
+    run = _read(out)
+    assert [c["max_batch_size"] for c in run["configs"]] == [4]
+    assert [w["code"] for w in run["warnings"]] == ["config-not-loaded"]
+    assert "max batch 16" in run["warnings"][0]["where"]
+    assert "scripted refusal" in run["warnings"][0]["message"]
+    res = _serve(triton.http_url, "tb_picky", out, "--max-batch", "16", "--load", "burst:8",
+                 "--overwrite")
+    assert_one_line_error(res, 2, "could not load 'tb_picky'", "scripted refusal")
+
+
 def test_sweep_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):
     res = _serve(triton_no_control.http_url, "tb_linear", tmp_path / "x.json",
                  "--window-ms", "1", "--load", "burst:4")
