@@ -776,6 +776,10 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     # execution) is max batch 1 for the batching quantities
                     c = _config_result(window_ms_of(cfg), max(1, int(cfg.get(
                         "max_batch_size", 0) or 0)), shape, reps)
+                    for w in c.warnings:
+                        if w.code == "late-sends":
+                            w.remedy = ("lower the rate, add --client-processes, or run the "
+                                        "load on a less loaded machine")
                     c.server_model_config = cfg
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
