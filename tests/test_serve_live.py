@@ -174,6 +174,22 @@ def test_unknown_model_and_version_are_input(triton, tmp_path):
     assert_one_line_error(res, 2, "version 9")
 
 
+def test_server_not_ready_is_environment(tmp_path):
+    from triton_server import TritonServer, write_model
+
+    repo = tmp_path / "models"
+    write_model(repo, "tb_linear")
+    write_model(repo, "tb_broken", max_batch_size=16, refuse_max_batch_above=8)
+    # strict readiness: a model that failed to load keeps the server not ready
+    with TritonServer(repo, explicit=False, wait_for="/v2/health/live",
+                      extra_args=("--strict-readiness=true", "--exit-on-error=false")) as srv:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "tb_broken" not in srv.log_tail(200):
+            time.sleep(0.2)
+        res = _serve(srv.http_url, "tb_linear", tmp_path / "x.json", "--load", "burst:2")
+    assert_one_line_error(res, 3, "is not ready")
+
+
 def test_model_not_loaded_is_environment(triton, tmp_path):
     res = _serve(triton.http_url, "tb_slow", tmp_path / "x.json")
     assert_one_line_error(res, 3, "not ready")

@@ -164,6 +164,9 @@ class TritonServer:
             API; :meth:`load` loads one); otherwise every model loads at start.
         http_port, grpc_port, metrics_port: chosen free loopback ports.
         log_path: the server's stdout+stderr.
+        extra_args: more ``tritonserver`` arguments.
+        wait_for: the endpoint :meth:`start` waits for (``/v2/health/live`` for a server
+            meant to stay not ready).
     """
 
     repo: Path
@@ -173,6 +176,8 @@ class TritonServer:
     grpc_port: int = 0
     metrics_port: int = 0
     log_path: Path | None = None
+    extra_args: tuple[str, ...] = ()
+    wait_for: str = "/v2/health/ready"
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -198,7 +203,7 @@ class TritonServer:
         """
         inst = load_fetch_triton().fetch()
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
-        extra = tuple(f"--load-model={m}" for m in self.load_models)
+        extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
         cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
                                   self.metrics_port, explicit=self.explicit, extra=extra)
         self.log_path = self.log_path or Path(tempfile.mkstemp(prefix="tritonserver-",
@@ -213,7 +218,7 @@ class TritonServer:
                 raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:
-                if self._get("/v2/health/ready", 1.0)[0] == 200:
+                if self._get(self.wait_for, 1.0)[0] == 200:
                     return self
             except OSError:
                 pass
