@@ -129,7 +129,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         backend_name: str | None, providers: str | None, threads: int | None,
         shapes: tuple[str, ...], seed: int, output: str | None, overwrite: bool,
         output_format: str) -> None:
-    """Measure MODEL served behind an embedded dynamic batcher.
+    """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
     load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
