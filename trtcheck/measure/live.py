@@ -256,8 +256,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     mod = import_client(job.protocol)
     inputs = []
     for name, arr in job.feed.items():
-        dt = next(str(d) for d in [_datatype(arr)])
-        t = mod.InferInput(name, list(arr.shape), dt)
+        t = mod.InferInput(name, list(arr.shape), _datatype(arr))
         t.set_data_from_numpy(arr)
         inputs.append(t)
     outs = [mod.InferRequestedOutput(o.name) for o in job.outputs]
