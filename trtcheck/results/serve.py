@@ -156,6 +156,12 @@ class ServeRepeat(Record):
         send_lag_p50_ms, send_lag_p99_ms: open loop send-lag percentiles.
         achieved_send_rate_per_s: open loop: (sent - 1) / (last send - first send).
         counters: server-side counters.
+        ok_count: ok requests (every statistic above is computed over all of them).
+        raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
+            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            repeat the lists are thinned evenly, in request order, to bound memory and
+            file size; ``latency``, ``waterfall`` and the send-lag statistics still
+            describe every request.
     """
 
     repeat: int
@@ -179,6 +185,8 @@ class ServeRepeat(Record):
     send_lag_p99_ms: float | None = None
     achieved_send_rate_per_s: float | None = None
     counters: ServeCounters
+    ok_count: int | None = None
+    raw_stride: int = 1
 
 
 class ServeConfigResult(Record):
@@ -189,6 +197,12 @@ class ServeConfigResult(Record):
     kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
     ``median_repeat`` is the repeat whose throughput is the median, whose
     waterfall the report shows.
+
+    ``validity`` marks a configuration whose numbers cannot certify a budget:
+    ``generator-limited`` (error: the open-loop sender fell behind its schedule, so the
+    load generator, not the server, shaped the run), ``incomplete`` (error: stopped by
+    SIGINT/SIGTERM), ``unstable`` (warning: throughput varied across repeats). The gate
+    refuses to pass a budget on a marked configuration (docs/gate.md).
     """
 
     window_ms: float
@@ -205,6 +219,7 @@ class ServeConfigResult(Record):
     late_send_share: float | None = None
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
+    validity: list[Finding] = []
 
     @property
     def key(self) -> tuple[str, float, int]:
@@ -222,6 +237,8 @@ class ServeRun(Record):
         settings: sweep settings.
         configs: one entry per (load, window, max batch), in sweep order.
         warnings: run-level findings (e.g. a slow event loop, timed-out requests).
+        incomplete: why the sweep stopped early (SIGINT/SIGTERM: the configurations
+            finished are kept, the one running is dropped), or ``None``.
     """
 
     label: str
@@ -230,6 +247,7 @@ class ServeRun(Record):
     settings: ServeSettings
     configs: list[ServeConfigResult]
     warnings: list[Finding] = []
+    incomplete: str | None = None
 
     def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:
         """The configuration with these keys, or ``None``."""
