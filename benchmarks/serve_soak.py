@@ -23,6 +23,11 @@ batcher's own counters agree (accepted + rejected == submitted). Resident memory
 the end of the first segment to the end is below 64 MB (the first segment warms the
 allocator and the thread pools).
 
+A last phase measures what ``measure_serving`` (load generator, per-request records,
+results) keeps: ``--serve-requests`` requests (closed loop of 64 clients, max batch 32,
+a 1000-float output per request) and the peak RSS growth per request and the size of
+the results JSON (raw per-request lists are capped at ``MAX_RAW_REQUESTS`` per repeat).
+
 Run (one command; on a quiet host it takes a few minutes)::
 
     PYTHONPATH=. python benchmarks/serve_soak.py [--requests 1000000] [--uvloop]
@@ -196,9 +201,38 @@ async def soak(requests: int) -> dict:
             "all_accounted": all(r["accounted"] and r["counters_agree"] for r in rows)}
 
 
+def serve_memory(requests: int) -> dict:
+    """RSS growth per request and results size of one ``measure_serving`` run."""
+    import numpy as np
+
+    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.serve import MAX_RAW_REQUESTS, measure_serving
+    from trtcheck.results import results_to_json
+
+    async def fn(batch: dict) -> np.ndarray:
+        return np.zeros((len(batch["x"]), 1000), np.float32)
+
+    r0 = rss_bytes()
+    t0 = time.perf_counter()
+    run = measure_serving(fn, windows_ms=[0], max_batch_sizes=[32],
+                          loads=[f"closed:64:{requests}"], repeats=1, warmup_requests=0,
+                          max_duration_s=3600, payload={"x": np.zeros((1, 16), np.float32)})
+    r1 = rss_bytes()
+    res = new_results(["serve_soak"])
+    res.serve = run
+    size = len(results_to_json(res).encode())
+    rep = run.configs[0].repeats[0]
+    return {"requests": requests, "ok": rep.outcomes["ok"], "seconds":
+            round(time.perf_counter() - t0, 1), "rss_growth_bytes": r1 - r0,
+            "rss_growth_bytes_per_request": round((r1 - r0) / requests, 1),
+            "results_json_bytes": size, "raw_stride": rep.raw_stride,
+            "max_raw_requests": MAX_RAW_REQUESTS}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=1_000_000)
+    ap.add_argument("--serve-requests", type=int, default=400_000)
     ap.add_argument("--uvloop", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "serve_soak.json"))
     a = ap.parse_args()
@@ -209,6 +243,7 @@ def main() -> int:
         res = uvloop.run(soak(a.requests))
     else:
         res = asyncio.run(soak(a.requests))
+    res["serve_memory"] = serve_memory(a.serve_requests) if a.serve_requests > 0 else None
     res["seconds"] = round(time.perf_counter() - t0, 1)
     res["machine"] = {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                       "python": sys.version.split()[0], "loop": "uvloop" if a.uvloop else
@@ -229,6 +264,12 @@ def main() -> int:
     print(f"RSS {first / 2**20:.0f} MiB at start, {last / 2**20:.0f} MiB at the end; growth "
           f"after the first segment {res['rss_growth_after_first_segment_bytes'] / 2**20:.1f} "
           f"MiB ({'flat' if res['rss_flat'] else 'NOT flat'}); {res['seconds']} s")
+    sm = res["serve_memory"]
+    if sm:
+        print(f"measure_serving, {sm['requests']:,} requests: RSS +{sm['rss_growth_bytes'] / 2**20:.0f}"
+              f" MiB ({sm['rss_growth_bytes_per_request']:.0f} B/request while running), results "
+              f"{sm['results_json_bytes'] / 2**20:.1f} MiB (raw lists every "
+              f"{sm['raw_stride']}th request), {sm['seconds']} s")
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
     print(f"wrote {a.out}")
