@@ -288,6 +288,26 @@ def test_overload_in_one_run_does_not_leak_into_the_next():
             assert 70 < rep.throughput_queries_per_s < 130, rep.throughput_queries_per_s
 
 
+def test_a_hung_model_cannot_hang_serve():
+    """Runs are bounded in time (issue 3) even when a batch never finishes."""
+    import asyncio
+    import time
+
+    from trtcheck.measure.serve import measure_serving
+
+    async def hung(batch):
+        await asyncio.sleep(3600)
+        return batch
+
+    t0 = time.perf_counter()
+    run = measure_serving(hung, windows_ms=(0,), max_batch_sizes=(4,), loads=["burst:8"],
+                          repeats=1, max_duration_s=0.3, drain_timeout_s=0.3,
+                          warmup_requests=0, payload=1.0)
+    assert time.perf_counter() - t0 < 20
+    cfg = run.configs[0]
+    assert cfg.ok_share == 0.0  # every request ended (timeout), none hangs
+
+
 def test_open_loop_sender_never_sleeps_past_the_duration(tmp_path):
     import time
 

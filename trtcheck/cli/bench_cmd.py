@@ -17,46 +17,7 @@ from trtcheck.cli.common import (
     model_path_argument,
     refuse_output_over_inputs,
 )
-
-
-def bench_table_text(run: Any) -> str:
-    """A plain-text table of a :class:`~trtcheck.results.BenchRun`."""
-    head = (f"{'batch':>5} {'median_ms':>10} {'p90_ms':>9} {'p99_ms':>9} {'cv':>6} "
-            f"{'queries/s':>10} {'samples/s':>10} {'gain':>6} {'eff':>5} {'n':>6}")
-    lines = [f"model:   {run.model_path}",
-             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device} "
-             f"({run.backend.precision}; {', '.join(run.backend.providers) or '-'})",
-             head, "-" * len(head)]
-    warnings: list[str] = []
-    for b in run.batches:
-        s = b.stats
-        gain = f"{b.throughput_gain_vs_batch1:.2f}" if b.throughput_gain_vs_batch1 else "-"
-        eff = f"{b.scaling_efficiency:.2f}" if b.scaling_efficiency else "-"
-        lines.append(f"{b.batch_size:>5} {s.median_ms:>10.3f} {s.p90_ms:>9.3f} {s.p99_ms:>9.3f} "
-                     f"{s.cv:>6.1%} {b.throughput_queries_per_s:>10.1f} "
-                     f"{b.throughput_samples_per_s:>10.1f} {gain:>6} {eff:>5} {s.count:>6}")
-        for w in b.warnings:
-            if w.severity != "info":
-                warnings.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
-    for f in getattr(run, "failed_batches", []):
-        what = "out of memory" if f.reason == "out-of-memory" else "failed"
-        lines.append(f"{f.batch_size:>5} {what} at batch {f.batch_size}: {f.message}")
-    firsts = [(b.batch_size, b.first_call_ms) for b in run.batches if b.first_call_ms is not None]
-    if firsts:
-        lines.append("warm-up (not in the samples): first call " + ", ".join(
-            f"{ms:.3f} ms at batch {bs}" for bs, ms in firsts))
-    for b in run.batches:
-        for v in b.validity:
-            if v.severity == "error":
-                warnings.append(f"error [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
-    if getattr(run, "incomplete", None):
-        warnings.append(f"incomplete: {run.incomplete}")
-    infos = sorted({w.message.split(' samples')[0] for b in run.batches for w in b.warnings
-                    if w.code == "p99-not-certified"})
-    if infos:
-        warnings.append("info: p99 is not certified at these sample counts (MLPerf early "
-                        "stopping needs >= 459); raise --min-samples to gate on p99")
-    return "\n".join(lines + warnings)
+from trtcheck.report.text_tables import bench_table_text  # noqa: F401  (re-exported)
 
 
 @click.command("bench", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
@@ -93,7 +54,10 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     results = new_results()
     results.bench.append(run)
     results.incomplete = run.incomplete
+    from trtcheck.analyze.derived import add_enqueue_bound_findings
     from trtcheck.report.sec_bench import bench_markdown
+
+    add_enqueue_bound_findings(results)  # stored in the results, gateable
 
     emit_results(results, output, output_format, lambda: bench_table_text(run),
                  lambda: bench_markdown(results))
