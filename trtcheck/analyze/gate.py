@@ -1124,12 +1124,14 @@ def _apply_validity(check: Check, marks: list[tuple[str, Any]], st: Settings,
         why = "; ".join(f"{f.code}: {f.message}" for f in errors[:2])
         return check.model_copy(update={
             "verdict": "invalid", "outcome": st.on_invalid_run,
-            "message": f"{check.message}; but the measurement is not valid ({why})"})
+            "message": f"{check.metric}: the measurement is not valid ({why}); "
+                       f"the value alone: {check.message}"})
     if warns:
         why = "; ".join(f"{f.code}: {f.message}" for f in warns[:2])
         return check.model_copy(update={
             "verdict": "inconclusive", "outcome": on_inconclusive,
-            "message": f"{check.message}; but the measurement is marked ({why})"})
+            "message": f"{check.metric}: the measurement is marked ({why}); "
+                       f"the value alone: {check.message}"})
     return check
 
 
