@@ -160,6 +160,7 @@ def test_sigterm_while_measuring_a_report_keeps_no_empty_folder(tmp_path):
         data = json.loads((out / "results.json").read_text())
         assert data["incomplete"].startswith("interrupted by SIGTERM")
         assert (out / "report.html").exists()
+        assert "**Incomplete:** interrupted by SIGTERM" in (out / "report.md").read_text()
         assert not [p for p in out.iterdir() if p.name.startswith(".trtcheck-")]
     else:  # stopped before anything was measured: no folder left behind
         assert not (tmp_path / "new").exists()
