@@ -479,3 +479,20 @@ def test_interrupted_serve_writes_its_finished_configurations(tmp_path, sig, ext
     assert "Traceback" not in stderr and "marked incomplete" in stderr
     assert data["incomplete"].startswith(f"interrupted by {sig}")
     assert len(data["serve"]["configs"]) < 4
+
+
+def test_serving_gives_sigterm_back_to_the_commands_own_handler():
+    """report runs the serving sweep inside its own SIGTERM handling: after the sweep,
+    SIGTERM must still reach that handler (not the default, which kills at once)."""
+    import signal
+
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+    async def fn(batch):
+        return list(batch)
+
+    with sigterm_as_interrupt():
+        before = signal.getsignal(signal.SIGTERM)
+        measure_serving(fn, windows_ms=[0], max_batch_sizes=[2], loads=["burst:4"], repeats=1,
+                        warmup_requests=0)
+        assert signal.getsignal(signal.SIGTERM) is before

@@ -276,6 +276,7 @@ class _SigtermCancel:
         self.fired = False
         self._loop = loop
         self._installed = False
+        self._previous: Any = None
         if task is None:
             return
 
@@ -284,16 +285,20 @@ class _SigtermCancel:
             task.cancel()
 
         try:
+            self._previous = signal.getsignal(signal.SIGTERM)
             loop.add_signal_handler(signal.SIGTERM, on_term)
             self._installed = True
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
             pass
 
     def remove(self) -> None:
+        """Give SIGTERM back to the handler it had before (e.g. a command's own)."""
         import signal
 
         if self._installed:
             self._loop.remove_signal_handler(signal.SIGTERM)
+            if self._previous is not None:
+                signal.signal(signal.SIGTERM, self._previous)
             self._installed = False
 
 
