@@ -155,8 +155,9 @@ class BenchRun(Record):
 
     ``failed_batches`` lists the batch sizes that could not run (out of memory, a runtime
     failure) while the others were measured; ``incomplete`` says why the sweep stopped
-    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the run's very first
-    execution (session start-up costs), shown apart and never mixed into the samples.
+    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the first execution of the
+    first batch size measured (session start-up costs), shown apart and never mixed into
+    the samples.
     """
 
     label: str
