@@ -212,7 +212,16 @@ def fetch_perf_analyzer(force: bool = False) -> Path:
     link = dest / "libcudart.so.12"
     if link.is_symlink() or link.exists():
         link.unlink()
-    link.symlink_to(cudart[0])
+    link.symlink_to(os.path.relpath(cudart[0], dest))  # relative: the cache can move
+    # a copy of the system's libb64 makes the folder self-contained: it then runs on a
+    # machine without the Debian package (e.g. an offline GPU host the cache is copied to)
+    b64 = dest / "libb64.so.0d"
+    if not b64.is_file():
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"):
+            src = Path(d) / "libb64.so.0d"
+            if src.is_file():
+                shutil.copyfile(src, b64)
+                break
     return exe
 
 

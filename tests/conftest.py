@@ -18,6 +18,19 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-gold", action="store_true", default=False,
+                     help="rewrite the golden files under tests/gold/ from the current "
+                          "outputs (same as TRTCHECK_UPDATE_GOLD=1)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-gold"):
+        import goldtest
+
+        goldtest.UPDATE = True
+
+
 def _load_fetch_module():
     spec = importlib.util.spec_from_file_location("fetch_ppocr", REPO / "engines" / "fetch_ppocr.py")
     mod = importlib.util.module_from_spec(spec)

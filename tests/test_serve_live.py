@@ -41,11 +41,15 @@ def test_server_mean_batch_equals_triton_stats_delta(triton, tmp_path, scheme):
     url = triton.http_url if scheme == "http" else triton.grpc_url
     out = tmp_path / "live.json"
     before = triton.stats("tb_linear")
-    res = _serve(url, "tb_linear", out, "--load", "open:150", "--duration-s", "1.5")
+    # gRPC with two load processes: the schedule is dealt to both, nothing lost
+    procs = "1" if scheme == "http" else "2"
+    res = _serve(url, "tb_linear", out, "--load", "open:150", "--duration-s", "1.5",
+                 "--client-processes", procs)
     after = triton.stats("tb_linear")
     assert res.returncode == 0, res.stderr
     run = _read(out)
     assert run["live"]["protocol"] == scheme
+    assert run["live"]["client_processes"] == int(procs)
     assert run["live"]["model_config_json"]["max_batch_size"] == 32
     assert run["live"]["server_name"] == "triton"
     cfg = run["configs"][0]

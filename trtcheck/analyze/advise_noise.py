@@ -16,14 +16,13 @@ simulation's own. One replica draws every input again from its raw samples:
 
 A hand-given curve has no raw samples: its replicas vary the simulation only.
 
-The choice on a replica is the simplest configuration whose P99 is within
-:data:`MATERIAL_GAIN` of that replica's lowest P99 (simpler: no window before a window,
-then fewer instances, then a smaller max batch, then a shorter window). The
-recommendation starts from the simplest shortlisted configuration and moves to a more
-complex one only when that one lowers P99 by more than :data:`MATERIAL_GAIN` in at least
-:data:`BEAT_SHARE` of the replicas (a one-sided bootstrap test). Its stability is the
-share of replicas whose own choice is the recommendation; below :data:`DECIDED_SHARE`
-the advice says it cannot tell.
+The recommendation starts from the simplest shortlisted configuration (simpler: no
+window before a window, then fewer instances, then a smaller max batch, then a shorter
+window) and moves to a more complex one only when that one lowers P99 by more than
+:data:`MATERIAL_GAIN` in at least :data:`BEAT_SHARE` of the replicas (a one-sided
+bootstrap test; :func:`choose_sequential`). Each replica's own choice applies the same
+rule to that replica alone; the stability is the share of replicas whose choice is the
+recommendation, and below :data:`DECIDED_SHARE` the advice says it cannot tell.
 
 Source of the method: Efron & Tibshirani, "An Introduction to the Bootstrap" (1993),
 percentile intervals; Politis & Romano (1992) for the circular block resample.
@@ -91,18 +90,25 @@ def _key(p: SimPrediction | Candidate) -> tuple[float, int, int]:
     return (float(p.window_us), int(p.max_batch_size), int(p.instances))
 
 
-def choose_in_band(p99: np.ndarray, order: list[int]) -> int:
-    """Index of the simplest configuration (``order``: indices, simplest first) whose P99
-    is within :data:`MATERIAL_GAIN` (+0.01 ms) of the lowest; inf P99s (unstable) never
-    qualify unless all are inf (then the simplest)."""
-    finite = p99[np.isfinite(p99)]
-    if finite.size == 0:
-        return order[0]
-    limit = float(finite.min()) * (1.0 + MATERIAL_GAIN) + 0.01
-    for i in order:
-        if p99[i] <= limit:
-            return i
-    return order[0]
+def beats(p99_new: np.ndarray, p99_cur: np.ndarray) -> np.ndarray:
+    """Whether a configuration's P99 is lower than the current one's by more than
+    :data:`MATERIAL_GAIN` (+0.01 ms), elementwise over replicas (inf: unstable or
+    infeasible, never better)."""
+    return p99_new < p99_cur * (1.0 - MATERIAL_GAIN) - 0.01
+
+
+def choose_sequential(p99: np.ndarray, order: list[int], share: float = 1.0) -> int:
+    """The tie-break rule: start from the simplest configuration (``order``: column
+    indices, simplest first) and move to a more complex one only when it
+    :func:`beats` the current one in at least ``share`` of the rows of ``p99`` (shape
+    ``[replicas, configurations]`` or ``[configurations]`` for one run). Returns the
+    column index chosen."""
+    m = np.atleast_2d(p99)
+    cur = order[0]
+    for j in order[1:]:
+        if float(np.mean(beats(m[:, j], m[:, cur]))) >= share:
+            cur = j
+    return cur
 
 
 def _replica_request(req: Any, rng: np.random.Generator) -> Any:
@@ -222,17 +228,14 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
                 p50[r, j] = p.p50_ms if p.p50_ms is not None else math.inf
 
     # the recommendation: the simplest, replaced only by a material, repeatable gain
-    cur = 0
     if replicas > 0:
-        for j in order[1:]:
-            beats = p99[:, j] < p99[:, cur] * (1.0 - MATERIAL_GAIN) - 0.01
-            if float(np.mean(beats)) >= BEAT_SHARE:
-                cur = j
+        cur = choose_sequential(p99, order, BEAT_SHARE)
     else:
         cur = next(i for i, p in enumerate(short) if _key(p) == _key(chosen))
     rec = short[cur]
 
-    picks = Counter(choose_in_band(p99[r], order) for r in range(replicas))
+    # each replica's own choice by the same rule (one replica: it must beat outright)
+    picks = Counter(choose_sequential(p99[r], order) for r in range(replicas))
     share = picks.get(cur, 0) / replicas if replicas else 1.0
     kind = _kind_of(rec)
     kind_share = (sum(n for j, n in picks.items() if _kind_of(short[j]) == kind) / replicas

@@ -17,6 +17,7 @@ from trtcheck.cli.common import (
     refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
 
 
 def _floats(value: str, what: str) -> list[float]:
@@ -37,33 +38,6 @@ def _ints(value: str, what: str) -> list[int]:
     if not out or any(v < 1 for v in out):
         raise click.BadParameter(f"{what} must be integers >= 1, e.g. 1,8,32")
     return out
-
-
-def serve_table_text(run: Any) -> str:
-    """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: the seed's columns plus ok share and late sends)."""
-    s = run.settings
-    lines = [f"target:  {run.model_path}",
-             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
-             f"settings: repeats {s.repeats} (median shown), instances {s.instances}, "
-             f"per-request overhead {s.per_request_overhead_ms:g} ms, http "
-             f"{'on' if s.http else 'off'}, loop {s.event_loop}"]
-    for load in s.loads:
-        cfgs = [c for c in run.configs if c.load.label == load]
-        head = (f"{'window_ms':>9} {'max_batch':>9} {'mean_batch':>10} {'max_seen':>8} "
-                f"{'QPS':>9} {'p50_ms':>9} {'p99_ms':>9} {'ok':>6} {'late':>6}")
-        lines += ["", f"load {load}", head, "-" * len(head)]
-        for c in cfgs:
-            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
-            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
-            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
-                         f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
-                         f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
-    warns = [w for c in run.configs for w in c.warnings]
-    for w in warns:
-        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
-    return "\n".join(lines)
 
 
 @click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
