@@ -273,6 +273,10 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
 
         results = load_results_input(from_path)
     live = live_config_from_results(results)
+    if device_kind is None and results is not None and live is None:
+        from trtcheck.analyze.export import device_kind_from_results
+
+        device_kind = device_kind_from_results(results)  # where the advice's T(b) ran
     spec = model_spec(model, device_kind=device_kind, gpus=ids, live_config=live)
     if model is None and live is None:
         raise UsageError("nothing to export", "pass MODEL (an .onnx or .plan file)")
