@@ -760,8 +760,10 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serve import _config_result
 
-                    c = _config_result(window_ms_of(cfg), int(cfg.get("max_batch_size", 0)
-                                                               or 0), shape, reps)
+                    # Triton's max_batch_size 0 (no batch axis: one request per
+                    # execution) is max batch 1 for the batching quantities
+                    c = _config_result(window_ms_of(cfg), max(1, int(cfg.get(
+                        "max_batch_size", 0) or 0)), shape, reps)
                     c.server_model_config = cfg
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
