@@ -41,13 +41,14 @@ from trtcheck.analyze.simulator import Candidate, ClosedLoop, make_arrivals, swe
 from trtcheck.results.advice import AdviceStability, ReplicaChoice, SimPrediction
 from trtcheck.stats import circular_block_indices
 
-REPLICAS = 16
+REPLICAS = 12
 """Bootstrap replicas per advice (fixed, so a run's answer does not depend on the
-machine's speed; 16 x at most :data:`SHORTLIST` candidates keeps ``advise`` near 0.5 s,
-``benchmarks/advise_speed.py``). A share is then known to about +-12% (binomial
+machine's speed; 12 x at most :data:`SHORTLIST` candidates x
+:data:`MAX_REPLICA_REQUESTS` requests cost about as much as the nominal sweep,
+``benchmarks/advise_speed.py``). A share is then known to about +-14% (binomial
 standard error at 50%), enough to tell a stable choice (>= 75%) from a coin flip."""
 
-SHORTLIST = 6
+SHORTLIST = 4
 """Configurations rerun on each replica: the nominal run's best by P99 and the simplest
 feasible one (the others were already clearly worse in the nominal run)."""
 
@@ -65,13 +66,13 @@ BEAT_SHARE = 0.8
 
 DECIDED_SHARE = 0.6
 """Below this share of replicas choosing the recommendation, the advice says it cannot
-tell (with 16 replicas, 60% is 10 of 16)."""
+tell (with 12 replicas: fewer than 8 of 12)."""
 
 CURVE_BLOCK = 8
 """Block length of the T(b) raw-sample resample (consecutive executions share a drifting
 host's speed)."""
 
-MAX_REPLICA_REQUESTS = 3000
+MAX_REPLICA_REQUESTS = 2000
 """Simulated requests per replica and candidate (the nominal run may use more)."""
 
 TIE_BREAK = ("simpler wins unless a more complex configuration lowers P99 by more than "
