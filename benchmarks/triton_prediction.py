@@ -267,11 +267,15 @@ def main() -> int:
                                   for k, v in row["rel_error"].items()}
             rows.append(row)
             e = row["rel_error"]
-            print(f"{cfg.label():34s} batch {meas['stats']['mean_batch']:5.2f} vs "
-                  f"{pred.mean_batch or 0:5.2f} ({(e['mean_batch'] or 0):+.0%})  P50 "
-                  f"{meas['p50_ms']:6.2f} vs {pred.p50_ms or 0:6.2f} ({(e['p50_ms'] or 0):+.0%})"
-                  f"  P99 {meas['p99_ms']:6.2f} vs {pred.p99_ms or 0:6.2f} "
-                  f"({(e['p99_ms'] or 0):+.0%})", flush=True)
+
+            def fmt(k: str, unit: str = "") -> str:
+                m, pr = row["measured"][k], row["predicted"][k]
+                if pr is None:
+                    return f"{m:6.2f}{unit} vs unstable"
+                return f"{m:6.2f}{unit} vs {pr:6.2f}{unit} ({e[k]:+.0%})"
+
+            print(f"{cfg.label():34s} batch {fmt('mean_batch')}  P50 {fmt('p50_ms')}  "
+                  f"P99 {fmt('p99_ms')}", flush=True)
     hits = {k: sum(r["within_goal"][k] for r in rows) for k in GOALS}
     print(f"\nwithin goal ({len(rows)} configurations): mean batch {hits['mean_batch']}, "
           f"P50 {hits['p50_ms']}, P99 {hits['p99_ms']}  ({time.time() - t_start:.0f} s)")

@@ -128,7 +128,8 @@ class LiveCalibration:
     Attributes:
         curve: T(b) from Triton's ``batch_stats``.
         request_delay_ms: per-request delay outside the queue, :data:`DELAY_QUANTILES`
-            quantiles (ms, >= 0).
+            quantiles (ms, >= 0) in a fixed random order (the simulator resamples
+            blocks of consecutive samples; sorted quantiles would make a block a tail).
         per_batch_overhead_ms: fitted instance time per execution outside compute, ms.
         observation: the calibration run.
         check: what the calibrated model predicts for the calibration run itself, with
@@ -274,6 +275,10 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
         got = np.quantile(np.asarray(lat, dtype=np.float64), qs)
         delay = np.clip(delay + (client_q - got), 0.0, None)
         cal.request_delay_ms = tuple(float(d) for d in delay)
+    # the simulator resamples delays in blocks of consecutive samples (a time series):
+    # quantiles in a fixed random order, so a block is a spread of quantiles, not a tail
+    order = np.random.default_rng(seed + 17).permutation(len(cal.request_delay_ms))
+    cal.request_delay_ms = tuple(cal.request_delay_ms[i] for i in order)
     final = _simulate(obs, cal.service(), seed)
     cal.check = {
         "mean_batch": float(final.mean_batch or 0.0),
