@@ -19,13 +19,16 @@ every request and the delta of Triton's own statistics (``/v2/models/NAME/stats`
    the simulated queue + execution time), clipped at 0. It holds the client's encoding
    and decoding, the network, Triton's protocol handling and response (``success`` -
    ``queue`` - ``compute`` in its statistics) and the client's scheduling jitter.
-3. **The queueing behaviour**: the mean batch the simulation forms for the calibration
-   configuration (with the run's actual send times when they are known) is compared
-   with the server's (inferences / executions, an exact count). A shortfall is fitted
-   as instance time per execution outside ``compute`` (``per_batch_overhead_ms``: the
-   scheduler handing the batch to the instance, the instance thread waking, the
-   response leaving), by bisection, so the simulated mean batch matches the server's.
-   The mean queue time (Triton's ``queue``) is reported beside the simulated one.
+3. **The queueing behaviour**: the mean time a request waits before its batch starts,
+   simulated for the calibration configuration (with the run's actual send gaps when
+   they are known), is compared with Triton's (``queue.total / queue.count``). A
+   shortfall is fitted as instance time per execution outside ``compute``
+   (``per_batch_overhead_ms``: the scheduler handing the batch to the instance, the
+   instance thread waking, the response leaving), by bisection, so the simulated mean
+   queue time matches the server's. The server's mean batch (an exact count) is
+   reported beside the simulated one: the server's time, not its batch count, is what
+   latency predictions rest on, and the batch count also depends on how requests
+   bunched on their way to the server, which the client does not see.
 
 Triton's batcher rules themselves (delay from the oldest request, preferred sizes, how
 instances take batches) are in :mod:`trtcheck.policy`, shared with the simulator.
@@ -65,8 +68,8 @@ CALIBRATION_REQUESTS = 6000
 """Requests simulated for each step of the calibration (enough for a stable mean queue
 time and a P99 from 60 samples above it)."""
 
-BATCH_MATCH_TOLERANCE = 0.02
-"""A simulated mean batch within 2% of the server's needs no fitted overhead (the
+QUEUE_MATCH_TOLERANCE = 0.02
+"""A simulated mean queue time within 2% of Triton's needs no fitted overhead (about the
 simulation's own sampling noise at :data:`CALIBRATION_REQUESTS` requests)."""
 
 MAX_PER_BATCH_OVERHEAD_SHARE = 1.0
@@ -227,37 +230,36 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     notes.extend(curve.notes)
     base = ServiceModel(curve, spread="none")
 
-    # batching: fit the per-execution overhead to the mean batch the server formed
+    # queueing: fit the per-execution overhead to Triton's mean queue time
     hi = MAX_PER_BATCH_OVERHEAD_SHARE * curve.t1_ms
-    target = obs.mean_batch
+    target = obs.queue_mean_ms
 
-    def batch_at(c_ms: float) -> float:
+    def queue_at(c_ms: float) -> float:
         sv = ServiceModel(curve, per_batch_overhead_ms=c_ms, spread="none")
-        p = _simulate(obs, sv, seed)
-        return float(p.mean_batch) if p.stable and p.mean_batch else math.inf
+        return _queue_mean_ms(_simulate(obs, sv, seed))
 
-    b0 = batch_at(0.0)
+    q0 = queue_at(0.0)
     c_batch = 0.0
-    if target > b0 * (1.0 + BATCH_MATCH_TOLERANCE):
-        b_hi = batch_at(hi)
-        if b_hi <= target:
+    if target > q0 * (1.0 + QUEUE_MATCH_TOLERANCE):
+        q_hi = queue_at(hi)
+        if q_hi <= target:
             c_batch = hi
-            notes.append(f"the server formed batches of {target:.3g} on average, more than "
-                         f"the model explains even with {hi:.3g} ms per execution outside "
-                         f"compute ({b_hi:.3g}): the calibration run was disturbed or the "
-                         "server does more than the model knows; predictions will run low")
+            notes.append(f"Triton's mean queue time {target:.3g} ms is more than the model "
+                         f"explains even with {hi:.3g} ms per execution outside compute "
+                         f"({q_hi:.3g} ms): the calibration run was disturbed or the server "
+                         "does more than the model knows; predictions will run low")
         else:
             lo_c, hi_c = 0.0, hi
             for _ in range(10):  # 1/1024 of the range
                 mid = 0.5 * (lo_c + hi_c)
-                if batch_at(mid) < target:
+                if queue_at(mid) < target:
                     lo_c = mid
                 else:
                     hi_c = mid
             c_batch = 0.5 * (lo_c + hi_c)
-    elif target < b0 * (1.0 - BATCH_MATCH_TOLERANCE):
-        notes.append(f"the server formed batches of {target:.3g} on average, fewer than the "
-                     f"simulated batcher forms with no overhead at all ({b0:.3g})")
+    elif target < q0 * (1.0 - QUEUE_MATCH_TOLERANCE):
+        notes.append(f"Triton's mean queue time {target:.3g} ms is below what the simulated "
+                     f"batcher gives with no overhead at all ({q0:.3g} ms)")
     service = ServiceModel(curve, per_batch_overhead_ms=c_batch, spread="none")
     sim_lat: list[float] = []
     _simulate(obs, service, seed, sim_lat)
