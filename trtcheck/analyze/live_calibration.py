@@ -366,9 +366,11 @@ def _server_settings(cfg: Any, live: Any, settings: Any) -> tuple[float, int, tu
 
 def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObservation:
     """The calibration run of a live serving run (``trtcheck serve --url``): its first
-    configuration with server statistics, all repeats pooled (their ``batch_stats``,
-    counts and times summed; their latencies from the actual send joined); the send times
-    of its longest repeat; the rate the client achieved.
+    configuration with server statistics, all repeats pooled (counts and times summed;
+    their latencies from the actual send joined); the send times of its longest repeat;
+    the rate the client achieved. ``batch_stats`` pool every configuration of the run
+    with the same instance count (a sweep over windows adds larger batch sizes to T(b);
+    CPU instances that share cores run slower, so other counts are left out).
 
     Raises:
         InputError: the run is not a live run, or no repeat has server statistics.
@@ -388,15 +390,19 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
                          "GET /v2/models/NAME/stats)")
     window_us, mbs, pref, inst = _server_settings(cfg, live, serve.settings)
     bstats: dict[int, list[float]] = {}
+    for other in serve.configs:  # T(b): every configuration with this instance count
+        if _server_settings(other, live, serve.settings)[3] != inst:
+            continue
+        for r in other.repeats:
+            for s in (r.server_stats.batch_stats if r.server_stats is not None else []):
+                acc = bstats.setdefault(int(s.batch_size), [0.0, 0.0])
+                acc[0] += s.execution_count
+                acc[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
     inf = ex = q_n = 0
     q_ms = c_ms = c_n = s_ms = s_n = 0.0
     lat: list[float] = []
     for r in reps:
         st = r.server_stats
-        for s in st.batch_stats:
-            acc = bstats.setdefault(int(s.batch_size), [0.0, 0.0])
-            acc[0] += s.execution_count
-            acc[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
         inf += st.inference_count
         ex += st.execution_count
         q_n += st.queue.count
