@@ -137,8 +137,12 @@ def is_unreachable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name.startswith("Client") and "Connector" in name:  # aiohttp
         return True
+    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    if status and str(status).isdigit():  # an HTTP answer: the server was reached
+        return False
     text = error_text(exc).lower()
-    return any(s in text for s in ("failed to connect", "connection refused", "unavailable",
+    # an answer's text may name a model state such as UNAVAILABLE: only transport words
+    return any(s in text for s in ("failed to connect", "connection refused",
                                    "cannot connect", "connect call failed",
                                    "deadline exceeded", "name resolution",
                                    "server disconnected", "connection reset"))
