@@ -50,9 +50,14 @@ machine's speed; 12 x at most :data:`SHORTLIST` candidates x
 ``benchmarks/advise_speed.py``). A share is then known to about +-14% (binomial
 standard error at 50%), enough to tell a stable choice (>= 75%) from a coin flip."""
 
-SHORTLIST = 4
-"""Configurations rerun on each replica: the nominal run's best by P99 and the simplest
-feasible one (the others were already clearly worse in the nominal run)."""
+SHORTLIST = 3
+"""Configurations rerun on each replica: the nominal run's best by P99, plus the simplest
+feasible one and the configurations without a window whose nominal P99 is within twice
+the material gain of the best (up to :data:`MAX_RERUN` in all); the others were already
+clearly worse in the nominal run."""
+
+MAX_RERUN = 7
+"""Most configurations rerun per replica (the time bound)."""
 
 SHORTLIST_P99_FACTOR = 1.5
 """Only configurations with a nominal P99 within this factor of the best are rerun."""
@@ -201,7 +206,13 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
     short = [p for p in ranked if (p.p99_ms or math.inf) <= best * SHORTLIST_P99_FACTOR + 0.01]
     short = short[:SHORTLIST]
     simplest = min(nominal, key=simplicity)
-    for extra in (simplest, chosen):
+    # the simpler contenders: configurations without a window whose nominal P99 is within
+    # twice the material gain of the best (a smaller max batch may be as good)
+    near = [p for p in ranked if p.window_us == 0
+            and (p.p99_ms or math.inf) <= best * (1.0 + 2 * MATERIAL_GAIN) + 0.01]
+    for extra in (simplest, chosen, *sorted(near, key=simplicity)):
+        if len(short) >= MAX_RERUN:
+            break
         if all(_key(extra) != _key(p) for p in short):
             short.append(extra)
     short.sort(key=simplicity)
