@@ -9,7 +9,8 @@ then asks ``trtcheck advise --from`` each measurement for the same arrival rates
 rates are shares of one instance's batch-1 capacity (1 / T(1)) from a pilot
 measurement, so the question is the same on a fast and a slow machine: 0.1 (sparse: no
 queue forms), 0.5 and 0.9 (a queue forms). Goal: for each rate, at least 4 of 5
-measurements give the same headline (window, max batch, instances).
+measurements give the same headline (window, max batch, instances); how many of them
+said "cannot tell" (the replicas of that one measurement did not agree) is counted too.
 
 Prints a table and writes ``benchmarks/results/advise_stability-TAG.json``.
 
@@ -107,18 +108,21 @@ def main() -> int:
                 details.append({"headline": head, "kind": rec["kind"], "status": status,
                                 "share": st.get("share"), "t1_ms": adv["curve"]["points_ms"]
                                 .get("1"), "p99_ms": pr.get("p99_ms")})
-            mode, count = Counter(heads).most_common(1)[0]
+            configs = [h.replace(" (cannot tell)", "") for h in heads]
+            mode, count = Counter(configs).most_common(1)[0]
             rows.append({"share_of_capacity": share, "arrival_rate_per_s": rate,
                          "headlines": heads, "agree": count, "mode": mode,
+                         "cannot_tell": sum(h.endswith("(cannot tell)") for h in heads),
                          "runs": details})
     wall = time.perf_counter() - t_start
     print(f"model {Path(model).name}, pilot T(1) = {t1:.3g} ms, {args.runs} measurements, "
           f"{cpu_model()}, load average before {load_before[0]:.1f}, after "
           f"{os.getloadavg()[0]:.1f}, {wall:.0f} s")
-    print(f"{'share':>5} {'req/s':>8} {'agree':>5}  most common headline / all")
+    print(f"{'share':>5} {'req/s':>8} {'agree':>5} {'cannot tell':>11}  most common "
+          "headline (window, max batch, instances) / all")
     for r in rows:
         print(f"{r['share_of_capacity']:>5g} {r['arrival_rate_per_s']:>8g} "
-              f"{r['agree']:>3}/{len(r['headlines'])}  {r['mode']}")
+              f"{r['agree']:>3}/{len(r['headlines'])} {r['cannot_tell']:>11}  {r['mode']}")
         t1s = ", ".join(f"{d['t1_ms']:.3g}" if d.get("t1_ms") else "-" for d in r["runs"])
         shares_txt = ", ".join(f"{d.get('share') or 0:.0%}" for d in r["runs"])
         print(f"{'':21}all: {' | '.join(r['headlines'])}")

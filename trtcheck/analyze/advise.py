@@ -1082,7 +1082,7 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         alts = ", ".join(f"{_cfg_short(c)} ({c.share:.0%})" for c in stability.choices[:3])
         return (f"Cannot tell: the measurements are too noisy to decide; bootstrap replicas "
                 f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
-                f"the simplest of them is the safe default: {_cfg_short(chosen)}.")
+                f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
     pred = _pred_text(chosen, load.finite)
     stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
             f"the measurements (as good as each replica's own choice, within "

@@ -23,8 +23,9 @@ window) and moves to a more complex one only when that one lowers P99 by more th
 bootstrap test; :func:`choose_sequential`). Each replica's own choice applies the same
 rule to that replica alone. The stability is the share of replicas in which the
 recommendation is as good as that replica's own choice (P99 not worse by more than
-:data:`MATERIAL_GAIN`: neighbouring windows that trade places by noise do not count as
-a flip); below :data:`DECIDED_SHARE` the advice says it cannot tell.
+:data:`MATERIAL_GAIN`). When the rule's choice holds in fewer than :data:`DECIDED_SHARE`
+of the replicas, the replicas' most frequent choice is taken if it holds in enough of
+them; otherwise the advice says it cannot tell (with that choice as the best guess).
 
 Source of the method: Efron & Tibshirani, "An Introduction to the Bootstrap" (1993),
 percentile intervals; Politis & Romano (1992) for the circular block resample.
@@ -264,12 +265,13 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
         return float(np.mean(ok))
 
     share = holds(cur)
-    decided = share >= DECIDED_SHARE
-    if not decided:
-        # the simplest configuration the replicas or the rule chose is the safe default
-        cur = min([*picks, cur], key=lambda j: simplicity(short[j]))
+    if share < DECIDED_SHARE and picks:
+        # the simpler choice does not hold up: the replicas' most frequent choice (ties:
+        # the simpler) is the answer if it holds, else the best guess of a "cannot tell"
+        cur = min(picks, key=lambda j: (-picks[j], simplicity(short[j])))
         rec = short[cur]
         share = holds(cur)
+    decided = share >= DECIDED_SHARE
     kind = _kind_of(rec)
     kind_share = (sum(n for j, n in picks.items() if _kind_of(short[j]) == kind) / replicas
                   if replicas else 1.0)
