@@ -964,8 +964,9 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     else:
         concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
         if stability is not None:
-            concl += (f" (chosen in {stability.share:.0%} of {stability.replicas} bootstrap "
-                      "replicas of the measurements)")
+            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} bootstrap "
+                      "replicas of the measurements; chosen outright in "
+                      f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
             concl += _tie_break_text(chosen, runner)
@@ -1021,6 +1022,12 @@ def _cfg_short(c: Any) -> str:
             else f"max batch {c.max_batch_size} without waiting{inst}")
 
 
+def _material() -> float:
+    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+
+    return MATERIAL_GAIN
+
+
 def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
     """Why the recommendation is kept when the runner-up reads better on a number."""
     better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
@@ -1030,7 +1037,8 @@ def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
         return ""
     from trtcheck.analyze.advise_noise import MATERIAL_GAIN
 
-    return (f"; the runner-up's lower {' and '.join(better)} is within the noise (a more "
+    verb = "are" if len(better) > 1 else "is"
+    return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "
             f"complex configuration must lower P99 by more than {MATERIAL_GAIN:.0%} in most "
             "replicas), so the simpler one is recommended")
 
@@ -1074,10 +1082,12 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         alts = ", ".join(f"{_cfg_short(c)} ({c.share:.0%})" for c in stability.choices[:3])
         return (f"Cannot tell: the measurements are too noisy to decide; bootstrap replicas "
                 f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
-                f"the simplest of them is the safe default: {_cfg_short(chosen)}.")
+                f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
     pred = _pred_text(chosen, load.finite)
-    stab = (f" Chosen in {stability.share:.0%} of {stability.replicas} bootstrap replicas "
-            "of the measurements." if stability is not None else "")
+    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
+            f"the measurements (as good as each replica's own choice, within "
+            f"{_material():.0%} on P99)."
+            if stability is not None else "")
     if kind == "no-batching":
         reasons = []
         if f.queue_formation_ratio < 1:

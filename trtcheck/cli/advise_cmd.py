@@ -327,9 +327,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if output_format == OutputFormat.JSON.value:
         echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
+        from trtcheck.report.advise_text import advice_extras_markdown
         from trtcheck.report.sec_advice import advice_markdown
 
-        echo_text(advice_markdown(adv))
+        extras = advice_extras_markdown(adv)
+        echo_text(advice_markdown(adv) + ("\n" + extras if extras else ""))
     else:
         from trtcheck.report.advise_text import advice_text
 
