@@ -211,3 +211,27 @@ def test_a_live_runs_export_loads_in_the_same_server(triton, tmp_path):
         assert got["instance_group"][0]["kind"] == "KIND_CPU"
     finally:
         triton.unload("tb_export")
+
+
+def test_advise_latency_curve_can_say_cpu_and_writes_the_config(tmp_path):
+    repo = tmp_path / "repo"
+    res = run_cli("advise", "--latency-curve", "1:2,8:4,32:10", "--arrival-rate", "3000",
+                  "--device-kind", "cpu", "--torchserve-version", "2.0", "--format", "json",
+                  "--export-dir", str(repo), "--model-name", "net")
+    assert res.returncode == 0, res.stderr
+    adv = json.loads(res.stdout)
+    cfg = _parse((repo / "net" / "config.pbtxt").read_text())
+    assert cfg.instance_group[0].kind == cfg.instance_group[0].KIND_CPU
+    assert "KIND_GPU" not in adv["export"]["triton_config_pbtxt"]
+    assert '"2.0"' in adv["export"]["torchserve_config"]
+    assert list((repo / "net" / "1").iterdir()) == []  # no model file: said on stderr
+    assert "no model file copied" in res.stderr
+
+
+def test_advise_gpus_lists_the_ids_asked_for(tmp_path):
+    res = run_cli("advise", "--latency-curve", "1:2,8:4,32:10", "--arrival-rate", "1000",
+                  "--gpus", "0,1", "--instances", "3", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    text = json.loads(res.stdout)["export"]["triton_config_pbtxt"]
+    assert "gpus: [ 0, 1 ]" in text and "gpus: [ 0 ]" in text  # 3 = 2 + 1 over two servers
+    _parse(text)
