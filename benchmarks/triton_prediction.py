@@ -25,8 +25,15 @@ What it does:
 Run: ``python benchmarks/triton_prediction.py`` (full, about 4 minutes) or ``--quick``
 (6 configurations, about 1.5 minutes). Needs ``python engines/fetch_triton.py
 --perf-analyzer`` once and the Debian package ``libb64-0d``. Numbers are only meaningful
-on a quiet host with spare cores (the server, its python stubs and perf_analyzer all run
-here).
+on a quiet host with spare cores (the server, its python stubs, the load generator and
+perf_analyzer all run here).
+
+On a host without internet (the GPU machine's): fetch on a connected machine, then carry
+``$TRTCHECK_CACHE_DIR/triton`` (default ``~/.cache/trtcheck/triton``; about 31 MB as
+tar.xz) and the ``libb64-0d`` .deb (``apt-get download libb64-0d``; unpack with ``dpkg
+-x`` and put its ``usr/lib/x86_64-linux-gnu`` on ``LD_LIBRARY_PATH``), point
+``TRTCHECK_CACHE_DIR`` at the carried folder, and run the same command; the python
+backend stub for that host's Python is copied from the same cache.
 """
 
 from __future__ import annotations
