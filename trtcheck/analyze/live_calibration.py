@@ -47,6 +47,7 @@ from trtcheck.analyze.curve import LatencyCurve, isotonic_fit, make_curve
 from trtcheck.analyze.simulator import ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
+from trtcheck.stats import percentile
 
 MIN_EXECUTIONS = 5
 """Executions a batch size needs in the calibration run to give a point of T(b) (a size
@@ -214,6 +215,12 @@ def _queue_mean_ms(pred: Any) -> float:
     return 1e3 * float(pred.mean_queue_len) / float(pred.throughput_queries_per_s)
 
 
+def _quantiles(samples: Sequence[float] | np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """``samples`` at each fraction of ``qs`` (:func:`trtcheck.stats.percentile`)."""
+    arr = np.asarray(samples, dtype=np.float64)
+    return np.array([percentile(arr, float(q)) for q in qs])
+
+
 def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     """Calibrate T(b), the per-execution overhead and the per-request delay from one
     measured configuration (see the module text for the method).
@@ -228,7 +235,6 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     notes: list[str] = []
     curve = curve_from_batch_stats(obs.batch_stats)
     notes.extend(curve.notes)
-    base = ServiceModel(curve, spread="none")
 
     # queueing: fit the per-execution overhead to Triton's mean queue time
     hi = MAX_PER_BATCH_OVERHEAD_SHARE * curve.t1_ms
@@ -266,21 +272,18 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
 
     # per-request delay: client quantiles minus simulated server quantiles
     qs = (np.arange(DELAY_QUANTILES) + 0.5) / DELAY_QUANTILES
-    client_q = np.quantile(obs.client_latencies_ms, qs)
-    server_q = np.quantile(np.asarray(sim_lat, dtype=np.float64), qs)
-    delay = np.clip(client_q - server_q, 0.0, None)
-    cal = LiveCalibration(curve=curve, request_delay_ms=tuple(float(d) for d in delay),
+    client_q = _quantiles(obs.client_latencies_ms, qs)
+    delay = np.clip(client_q - _quantiles(sim_lat, qs), 0.0, None)
+    # the simulator resamples delays in blocks of consecutive samples (a time series):
+    # the quantiles go in a fixed random order, so a block is a spread, not a tail
+    order = np.random.default_rng(seed + 17).permutation(DELAY_QUANTILES)
+    cal = LiveCalibration(curve=curve, request_delay_ms=tuple(delay[order].tolist()),
                           per_batch_overhead_ms=float(c_batch), observation=obs, notes=notes)
     for _ in range(DELAY_REFINEMENTS):  # the delay is added independently: re-match
         lat: list[float] = []
         _simulate(obs, cal.service(), seed, lat)
-        got = np.quantile(np.asarray(lat, dtype=np.float64), qs)
-        delay = np.clip(delay + (client_q - got), 0.0, None)
-        cal.request_delay_ms = tuple(float(d) for d in delay)
-    # the simulator resamples delays in blocks of consecutive samples (a time series):
-    # quantiles in a fixed random order, so a block is a spread of quantiles, not a tail
-    order = np.random.default_rng(seed + 17).permutation(len(cal.request_delay_ms))
-    cal.request_delay_ms = tuple(cal.request_delay_ms[i] for i in order)
+        delay = np.clip(delay + (client_q - _quantiles(lat, qs)), 0.0, None)
+        cal.request_delay_ms = tuple(delay[order].tolist())
     final = _simulate(obs, cal.service(), seed)
     cal.check = {
         "mean_batch": float(final.mean_batch or 0.0),
@@ -288,9 +291,9 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
         "queue_mean_ms": _queue_mean_ms(final),
         "measured_queue_mean_ms": float(obs.queue_mean_ms),
         "p50_ms": float(final.p50_ms or 0.0),
-        "measured_p50_ms": float(np.quantile(obs.client_latencies_ms, 0.5)),
+        "measured_p50_ms": percentile(obs.client_latencies_ms, 0.50),
         "p99_ms": float(final.p99_ms or 0.0),
-        "measured_p99_ms": float(np.quantile(obs.client_latencies_ms, 0.99)),
+        "measured_p99_ms": percentile(obs.client_latencies_ms, 0.99),
     }
     return cal
 
