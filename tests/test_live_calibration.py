@@ -152,3 +152,14 @@ def test_model_file_without_export_dir_is_one_line(tmp_path):
     res = run_cli("advise", "--latency-curve", "1:2,8:4", "--arrival-rate", "100",
                   "--model-file", str(tmp_path / "m.py"))
     assert_one_line_error(res, 2, "--export-dir")
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_a_burst_is_no_calibration_run(triton, tmp_path):
+    live = tmp_path / "live.json"
+    res = run_cli("serve", "--url", triton.http_url, "--model", "tb_linear", "--load",
+                  "burst:16", "-o", str(live), timeout=180)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("advise", "--from", str(live), "--arrival-rate", "100")
+    assert_one_line_error(res, 2, "open-loop", "--load open:RATE")

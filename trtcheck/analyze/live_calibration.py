@@ -369,14 +369,15 @@ def _server_settings(cfg: Any, live: Any, settings: Any) -> tuple[float, int, tu
 
 def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObservation:
     """The calibration run of a live serving run (``trtcheck serve --url``): its first
-    configuration with server statistics, all repeats pooled (counts and times summed;
+    open-loop configuration with server statistics, all repeats pooled (counts and times summed;
     their latencies from the actual send joined); the send times of its longest repeat;
     the rate the client achieved. ``batch_stats`` pool every configuration of the run
     with the same instance count (a sweep over windows adds larger batch sizes to T(b);
     CPU instances that share cores run slower, so other counts are left out).
 
     Raises:
-        InputError: the run is not a live run, or no repeat has server statistics.
+        InputError: the run is not a live run, has no open-loop configuration, or no
+            repeat has server statistics.
     """
     live = getattr(serve, "live", None)
     if live is None:
@@ -385,9 +386,14 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
                          "NAME -o live.json")
     for cfg in serve.configs:
         reps = [r for r in cfg.repeats if r.server_stats is not None]
-        if reps:
+        if reps and cfg.load.kind == "open":
             break
     else:
+        if any(r.server_stats is not None for c in serve.configs for r in c.repeats):
+            raise InputError(f"the live run in {source} has no open-loop load: a burst or a "
+                             "closed loop says nothing about arrivals at a rate",
+                             "calibrate from trtcheck serve --url URL --model NAME --load "
+                             "open:RATE -o live.json")
         raise InputError(f"the live run in {source} has no server statistics",
                          "record it against a Triton server (its statistics extension, "
                          "GET /v2/models/NAME/stats)")
