@@ -226,6 +226,9 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     from trtcheck.cli.export_cmd import gpu_ids
 
     gpu_list = gpu_ids(gpus)
+    if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
+        raise UsageError(f"--torchserve-version {torchserve_version!r} is no model version",
+                         "give the version the .mar archive was made with, e.g. 1.0")
     if model_file is not None and export_dir is None:
         raise UsageError("--model-file names the model to copy into --export-dir",
                          "add --export-dir DIR, or drop --model-file")
