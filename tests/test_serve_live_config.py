@@ -116,3 +116,18 @@ def test_open_loop_schedule_is_dealt_round_robin():
     assert [b.count for b in burst] == [4, 3, 3]
     closed = [_split(parse_load("closed:2:100"), 0, k, 3) for k in range(3)]
     assert closed[2] is None and [c.concurrency for c in closed[:2]] == [1, 1]
+
+
+def test_request_failures_are_classified_by_who_is_at_fault():
+    from trtcheck.errors import EnvironmentProblem
+    from trtcheck.measure.live import LoadJob, _request_failure
+
+    job = LoadJob("http://h:1", "http", "h:1", "m", "", {}, [], parse_load("burst:1"), 0,
+                  1.0, 1.0, 0, 0)
+    for kind, cls in (("HTTP 400", InputError), ("gRPC INVALID_ARGUMENT", InputError),
+                      ("HTTP 500", EnvironmentProblem), ("gRPC INTERNAL", EnvironmentProblem),
+                      ("BadResponse", EnvironmentProblem),
+                      ("ConnectionError", EnvironmentProblem)):
+        err = _request_failure(kind, "text", job, warmup=False)
+        assert isinstance(err, cls), kind
+        assert kind in err.message and err.hint

@@ -153,6 +153,18 @@ def load_fetch_triton():
     return mod
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (Linux
+    ``prctl(PR_SET_PDEATHSIG)``), so a crashed test run leaves no server behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except Exception:  # noqa: BLE001 - best effort (not Linux)
+        pass
+
+
 @dataclass
 class TritonServer:
     """A running tritonserver (start with :meth:`start`, stop with :meth:`stop`, or use
@@ -210,7 +222,8 @@ class TritonServer:
                                                                suffix=".log")[1])
         log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                     env=inst.server_env(), start_new_session=True)
+                                     env=inst.server_env(), start_new_session=True,
+                                     preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -266,7 +266,7 @@ class KServeClient:
         Raises:
             InputError: no such model/version; EnvironmentProblem: not ready.
         """
-        md = await self.model_metadata(name, version)  # unknown model -> InputError
+        await self.model_metadata(name, version)  # unknown model -> InputError
         ready = await self._model_call("the readiness check", name, version,
                                        self._c.is_model_ready(name, version))
         if not ready:
@@ -274,7 +274,6 @@ class KServeClient:
             raise EnvironmentProblem(f"model {name!r}{ver} is not ready on {self.ep.url}",
                                      "load it (POST /v2/repository/models/NAME/load) or "
                                      "wait until it is ready")
-        del md
 
     async def model_metadata(self, name: str, version: str = "") -> dict[str, Any]:
         """Model metadata (``name``, ``versions``, ``platform``, ``inputs``, ``outputs``

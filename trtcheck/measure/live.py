@@ -256,8 +256,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     mod = import_client(job.protocol)
     inputs = []
     for name, arr in job.feed.items():
-        dt = next(str(d) for d in [_datatype(arr)])
-        t = mod.InferInput(name, list(arr.shape), dt)
+        t = mod.InferInput(name, list(arr.shape), _datatype(arr))
         t.set_data_from_numpy(arr)
         inputs.append(t)
     outs = [mod.InferRequestedOutput(o.name) for o in job.outputs]
@@ -806,7 +805,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         instances=max((c.instances or 1) for c in configs) if configs else 1,
         max_queue_size=int(((base_cfg.get("dynamic_batching") or {}).get(
             "default_queue_policy") or {}).get("max_queue_size", 0) or 0),
-        on_full="reject", per_request_overhead_ms=0.0, http=ep.protocol == "http",
+        on_full="reject", per_request_overhead_ms=0.0, http=False,
         max_duration_s=max_duration_s, drain_timeout_s=drain_timeout_s,
         late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
         event_loop="asyncio", payload=describe_payload(feed))

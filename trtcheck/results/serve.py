@@ -32,7 +32,10 @@ waterfall (:class:`LiveSplit`) splits the **mean** request latency into client a
 network, server queue and server compute; ``counters`` hold the server's counts
 (``inference_count``/``execution_count`` are Triton's), ``batch_sizes`` is empty (the
 server does not say which batch a request ran in) and ``batch_size_histogram`` counts
-executions per batch size from Triton's ``batch_stats``.
+executions per batch size from Triton's ``batch_stats``. In its settings,
+``max_queue_size`` is Triton's ``default_queue_policy.max_queue_size`` (0: unbounded) and
+``http`` is false (the embedded HTTP front was not used; ``live.protocol`` says how the
+requests went).
 """
 
 from __future__ import annotations
