@@ -300,7 +300,7 @@ def _pred_text(p: SimPrediction, finite: bool = False) -> str:
         return f"unstable (utilisation {p.utilisation:.2f})"
     if finite:
         return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, "
-                f"{p.throughput_queries_per_s or 0:.3g} req/s completed, mean batch "
+                f"{p.throughput_queries_per_s or 0:.4g} req/s completed, mean batch "
                 f"{p.mean_batch:.2f}")
     return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, keeps up with "
             f"{p.arrival_rate_per_s:g} req/s at utilisation {p.utilisation:.2f}, "
@@ -828,9 +828,9 @@ def _load_words(req: AdviseRequest, rate: float) -> str:
     if req.burst_size is not None:
         how = ("through the serial front" if req.serial_overhead and req.per_request_overhead_ms
                else "as fast as the recommended run served them")
-        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.3g} req/s ({how})"
+        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.4g} req/s ({how})"
     if req.closed_loop is not None:
-        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.3g} "
+        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.4g} "
                 "req/s (the recommended run's throughput)")
     return f"{rate:g} req/s"
 

@@ -223,6 +223,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "open":
         arrival_rate = load.rate_per_s
         arrival = load.arrival
+        if any(p.isdigit() for p in load_spec.split(":")[2:]):  # an explicit COUNT
+            if n_requests is not None:
+                raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
+                                 "number of simulated requests", "drop one of them")
+            n_requests = max(2, load.count)
     elif arrival_rate is None and not arrival.startswith("trace:") and load is None:
         raise UsageError("--arrival-rate is required (requests per second)",
                          "e.g. --arrival-rate 200, --load burst:64, or --arrival trace:FILE")
