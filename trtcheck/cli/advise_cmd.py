@@ -121,6 +121,10 @@ def _check_curve_bound(curve: Any) -> None:
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Simulation seed (an integer >= 0).")
+@click.option("--replicas", type=click.IntRange(min=0, max=64), default=12,
+              show_default=True,
+              help="Bootstrap replicas of the measurements the choice is rerun on, 0-64 "
+                   "(0: no stability check).")
 @click.option("--load", "load_spec", default=None,
               metavar="open:RATE[:poisson|constant][:COUNT]|burst:N|closed:C[:COUNT]",
               help="The load as trtcheck serve takes it (one shape); burst and closed "
@@ -149,7 +153,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         per_request_overhead_ms: float | None, serial_overhead: bool | None,
         per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
         timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
-        n_requests: int | None, seed: int, load_spec: str | None,
+        n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
         what_if_windows: str | None, what_if_batches: str | None,
         what_if_preferred: str | None, batch: str, model_name: str | None,
         output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
@@ -263,6 +267,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         kind = device_kind_from_results(results) if results is not None else None
         req.device = kind
         req.what_if = what_if_cfgs
+        req.replicas = replicas
         if load is not None and load.kind == "burst":
             req.burst_size = load.count
         elif load is not None and load.kind == "closed":
