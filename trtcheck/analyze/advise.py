@@ -36,7 +36,6 @@ from trtcheck.analyze.curve import (
     LinearFit,
     fit_linear,
     make_curve,
-    per_sample_findings,
 )
 from trtcheck.analyze.simulator import (
     Candidate,
@@ -675,7 +674,9 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             f"the median T(1) = {curve.t1_ms:.3g} ms (a busy or unstable machine); capacity, "
             "utilisation, the rules and the simulation all use that mean; re-measure on a "
             "quiet machine if serving will not see it")
-    notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
+    notes = (list(fit.notes) + list(curve.notes)
+             + _per_request_findings(service, None if load.finite else rate, curve)
+             + req.notes)
     return Advice(
         inputs=AdviceInputs(
             arrival_rate_per_s=rate, arrival_process=req.arrival_process,
@@ -700,6 +701,27 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         simulated_requests=int(len(load)),
         what_if=what_if(req, service=service),
         sweep_seconds=time.perf_counter() - t_start)
+
+
+def _per_request_findings(service: ServiceModel, rate: float | None,
+                          curve: LatencyCurve) -> list[str]:
+    """Where the simulated execution time per request S(b)/b rises with b (batching past
+    that size costs more), at the curve's measured batch sizes: the same times the
+    simulation and the decision path use (with no overheads, S(b) = T(b))."""
+    from trtcheck.analyze.curve import PER_SAMPLE_RISE_TOLERANCE
+
+    bs = [int(b) for b in curve.batch_sizes]
+    per = [service.batch_time_ms(b, rate) / b for b in bs]
+    name = "T(b)/b" if all(abs(service.batch_time_ms(b, rate) - float(curve.t_ms(b)))
+                           < 1e-9 for b in bs) else \
+        "S(b)/b (simulated execution time per request, overheads included)"
+    out = []
+    for i in range(1, len(bs)):
+        if per[i] > per[i - 1] * (1 + PER_SAMPLE_RISE_TOLERANCE):
+            out.append(f"{name} rises from {per[i - 1]:.4g} ms at b={bs[i - 1]} to "
+                       f"{per[i]:.4g} ms at b={bs[i]}: batches above {bs[i - 1]} give no "
+                       "throughput")
+    return out
 
 
 @dataclass(frozen=True)
