@@ -311,7 +311,7 @@ class _Draws:
 def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
              arrivals_s: np.ndarray, *, seed: int = 0, warmup_fraction: float = 0.0,
              draws: _Draws | None = None, rate_per_s: float | None = None,
-             finite: bool = False) -> SimPrediction:
+             finite: bool = False, latencies_out: list[float] | None = None) -> SimPrediction:
     """Simulate the batcher for one configuration.
 
     Args:
@@ -325,6 +325,9 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
             (start-up transient of an empty system), in ``[0, 0.5]``.
         draws: pre-drawn factors to share between candidates (internal).
         rate_per_s: offered rate for the record (default: from ``arrivals_s``).
+        latencies_out: when given, the simulated latency (ms) of every request counted
+            (after the warm-up) is appended to it (live calibration compares them with
+            the client's).
         finite: the arrivals are a finite load that drains (a burst: every arrival at
             once, ``trtcheck serve --load burst:N``): nothing is refused for capacity,
             the run is always ``stable``, the recorded ``arrival_rate_per_s`` is the rate
@@ -474,6 +477,8 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     first = int(n * warmup_fraction)
     keep_b = start_b >= first
     lat = lat_ms[first:]
+    if latencies_out is not None:
+        latencies_out.extend(lat.tolist())
     span = float(done_r[first:].max() - arr[first])
     wait_total = float(np.sum(np.clip(dispatch_t[first:] - enq_arr[first:], 0, None)))
     sz = sizes[keep_b] if keep_b.any() else sizes

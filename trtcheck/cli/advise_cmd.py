@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -144,9 +145,25 @@ def _check_curve_bound(curve: Any) -> None:
               help="Model name in the exported settings: ASCII letters, digits, _ - . (not "
                    "first), at most 128 characters (a Triton model folder name) [default: "
                    "the model file's name, other characters as _].")
+@click.option("--device-kind", type=click.Choice(["cpu", "gpu"]), default=None,
+              help="Where the instances run, for the exports (KIND_CPU/KIND_GPU) [default: "
+                   "as measured; unknown: gpu, said in a comment].")
+@click.option("--gpus", default=None, metavar="IDS",
+              help="GPU ids the Triton export lists per server, e.g. 0,1 [default: none, "
+                   "every visible GPU].")
+@click.option("--torchserve-version", default="1.0", show_default=True,
+              help="Model version of the TorchServe .mar archive in its export.")
+@click.option("--export-dir", default=None, type=click.Path(file_okay=False),
+              help="Also write a Triton model repository entry for the recommendation: "
+                   "DIR/NAME/config.pbtxt and DIR/NAME/1/<model file>.")
+@click.option("--model-file", default=None, type=click.Path(dir_okay=False),
+              help="With --export-dir: the model file to copy into the repository [default: "
+                   "MODEL, or the model the results were measured with; a live run's "
+                   "model.py must be given].")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save a results JSON with the advice section here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file (and the "
+              "files --export-dir writes).")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
@@ -156,6 +173,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
         what_if_windows: str | None, what_if_batches: str | None,
         what_if_preferred: str | None, batch: str, model_name: str | None,
+        device_kind: str | None, gpus: str | None, torchserve_version: str,
+        export_dir: str | None, model_file: str | None,
         output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
 
@@ -174,6 +193,9 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --latency-curve 1:0.29,8:0.4,32:1.0 --per-request-overhead-ms 12 \
           --serial-overhead --load burst:64 --window-ms 0,20,50,100 --max-batch 32
       trtcheck advise model.onnx --shapes x:1x3x48x192 --arrival-rate 300
+      trtcheck advise --from live.json --arrival-rate 800 --window-ms 1,5 --max-batch 16
+      trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \
+          --model-file model.py
     """
     import os
 
@@ -205,9 +227,20 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
                          "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
                          "T(b) now")
+    from trtcheck.cli.export_cmd import gpu_ids
+
+    gpu_list = gpu_ids(gpus)
+    if model_file is not None and export_dir is None:
+        raise UsageError("--model-file names the model to copy into --export-dir",
+                         "add --export-dir DIR, or drop --model-file")
+    if export_dir is not None and model_file is not None:
+        from trtcheck.cli.common import check_model_file
+
+        check_model_file(model_file)
     refuse_output_over_inputs(
         [("-o", output)],
         [("MODEL", model), ("--from", results_input_file(from_path)),
+         ("--model-file", model_file),
          ("--arrival", arrival.partition(":")[2] if arrival.startswith("trace:") else None)])
     check_output_file(output, overwrite)  # the same -o rules as every command
     if model_name is not None:
@@ -249,7 +282,14 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         from trtcheck.cli.common import load_results_input
 
         results = load_results_input(from_path)  # a report folder: its results.json
-        curve, measured = inputs_from_results(results, source=str(from_path))
+        if getattr(getattr(results, "serve", None), "live", None) is not None \
+                and results.primary_bench is None:  # a live server: calibrate from it
+            from trtcheck.analyze.live_calibration import inputs_from_live
+
+            with quiet_numerics():
+                curve, measured = inputs_from_live(results, source=str(from_path), seed=seed)
+        else:
+            curve, measured = inputs_from_results(results, source=str(from_path))
         name = model_name or safe_model_name(measured.get("model_name", "model"))
     else:
         curve, results = _measure(model, batch, seed, measure)  # type: ignore[arg-type]
@@ -264,7 +304,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
             per_item_overhead_ms=per_item_overhead_ms, timer_slack_us=timer_slack_us,
             instances=None if what_if_cfgs else instances, max_utilisation=max_utilisation,
             requests=n_requests, seed=seed)
-        kind = device_kind_from_results(results) if results is not None else None
+        kind = device_kind or (device_kind_from_results(results) if results is not None
+                               else None)
         req.device = kind
         req.what_if = what_if_cfgs
         req.replicas = replicas
@@ -278,7 +319,12 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                 CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
             req.closed_loop = ClosedLoop(load.concurrency, count)
         adv = advise(req)
-    adv.export = export_settings(adv.recommendation.prediction, name, kind)
+    spec = _export_spec(results, model, model_file, kind, gpu_list)
+    adv.export = export_settings(adv.recommendation.prediction, name, kind, spec=spec,
+                                 torchserve_version=torchserve_version)
+    if export_dir is not None:
+        _write_export_dir(export_dir, name, adv, spec, _export_model(model, model_file, results),
+                          overwrite)
 
     if output:
         if results is None:
@@ -289,7 +335,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:
-        echo_json(adv)
+        echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
         from trtcheck.report.advise_text import advice_extras_markdown
         from trtcheck.report.sec_advice import advice_markdown
@@ -300,6 +346,55 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         from trtcheck.report.advise_text import advice_text
 
         echo_text(advice_text(adv))
+
+
+def _export_spec(results: Any, model: str | None, model_file: str | None,
+                 kind: str | None, gpus: tuple[int, ...] | None) -> Any:
+    """The Triton model spec of the exports: a live run's own configuration (backend,
+    tensors, kind), else the model file's (ONNX tensors, plan platform), else settings
+    only."""
+    from dataclasses import replace
+
+    from trtcheck.analyze.export import TritonModelSpec
+    from trtcheck.cli.export_cmd import live_config_from_results, model_spec
+
+    live = live_config_from_results(results)
+    if live is not None:
+        return model_spec(None, device_kind=kind, gpus=gpus, live_config=live)
+    path = _export_model(model, model_file, results)
+    if path is not None and path.lower().endswith((".onnx", ".plan", ".engine", ".trt")):
+        spec = model_spec(path, device_kind=kind, gpus=gpus)
+        return replace(spec, device_kind=kind or spec.device_kind)
+    return TritonModelSpec(device_kind=kind, gpus=gpus)
+
+
+def _export_model(model: str | None, model_file: str | None, results: Any) -> str | None:
+    """The model file to copy into ``--export-dir``: ``--model-file``, MODEL, or the
+    model the results were measured with when that file is still there."""
+    if model_file is not None:
+        return model_file
+    if model is not None:
+        return model
+    run = getattr(results, "primary_bench", None) or getattr(results, "serve", None)
+    path = getattr(run, "model_path", None)
+    if getattr(getattr(results, "serve", None), "live", None) is not None:
+        return None  # a live server's model is on the server, not here
+    return path if isinstance(path, str) and os.path.isfile(path) else None
+
+
+def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
+                      overwrite: bool) -> None:
+    """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
+    from trtcheck.cli.export_cmd import write_model_repository
+
+    if model is not None and spec.backend == "python" and not model.endswith(".py"):
+        model = None
+    for path in write_model_repository(export_dir, name, adv.export.triton_config_pbtxt,
+                                       model, spec.model_file, overwrite):
+        log(f"wrote {path}")
+    if model is None:
+        log(f"no model file copied: put the model in {os.path.join(export_dir, name, '1')} as "
+            f"{spec.model_file} (or pass --model-file)")
 
 
 def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float | None,

@@ -211,6 +211,33 @@ class ExportedSettings(Record):
     torchserve_config: str
 
 
+class ServePrediction(Record):
+    """One measured open-loop serving configuration next to what the advice's service
+    model predicts for it (same window, max batch, instances and arrival times).
+
+    Attributes:
+        config: ``"W=2 ms B=8"``; load: the load spec label (``"open:300:poisson:150"``).
+        window_ms, max_batch_size, instances: the configuration.
+        measured_*: the serving measurement (medians over repeats).
+        predicted_*: the simulation; ``None`` when the simulated system is unstable at
+            that rate (a queue without bound has no percentiles).
+    """
+
+    config: str
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int = 1
+    measured_throughput_queries_per_s: float
+    predicted_throughput_queries_per_s: float | None = None
+    measured_mean_batch: float
+    predicted_mean_batch: float | None = None
+    measured_p50_ms: float | None = None
+    predicted_p50_ms: float | None = None
+    measured_p99_ms: float | None = None
+    predicted_p99_ms: float | None = None
+
+
 class Advice(Record):
     """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json).
 
@@ -229,4 +256,5 @@ class Advice(Record):
     gpus_implied: int | None = None
     simulated_requests: int = 0
     sweep_seconds: float | None = None
+    serve_predictions: list[ServePrediction] = []
     what_if: list[SimPrediction] = []
