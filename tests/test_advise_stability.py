@@ -109,3 +109,20 @@ def test_replicas_zero_keeps_the_nominal_choice():
     adv = advise(AdviseRequest(curve=parse_curve_text("1:2,8:4,32:10"), rate_per_s=1200.0,
                                replicas=0))
     assert adv.recommendation.stability is None
+
+
+def test_demo_advice_takes_its_rate_from_the_measured_capacity():
+    from trtcheck.analyze.advise_results import DEMO_LOAD_SHARE, advise_from_results
+    from trtcheck.results import load_results
+    from goldtest import REPO
+
+    results = load_results(REPO / "tests" / "gold" / "inputs" / "full.json")
+    adv = advise_from_results(results, None, None, demo=True)
+    f = adv.formulas
+    # the rate is 10% of one instance's batch-1 capacity (1 / S(1)), to 2 digits
+    assert f.queue_formation_ratio == pytest.approx(DEMO_LOAD_SHARE, rel=0.06)
+    assert adv.inputs.device == "cpu"
+    assert any(n.startswith("demo: the arrival rate") for n in adv.curve.notes)
+    assert adv.export is not None
+    text = " ".join([adv.recommendation.summary] + [n.conclusion for n in adv.path])
+    assert "GPU" not in text

@@ -9,6 +9,7 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -78,6 +79,9 @@ class StopRule:
             raise InputError("--max-duration must be > 0")
         if self.max_samples < self.min_samples:
             raise InputError("--max-samples must be >= --min-samples")
+
+
+_log = logging.getLogger("trtcheck.bench")
 
 
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
@@ -249,7 +253,11 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 samples, comps, duration, stopped = _time_loop(backend, feed, rule)
             except (MemoryError, TrtcheckError) as exc:
                 first_error = first_error or exc
-                failed.append(_failure_row(b, shp, exc))
+                row = _failure_row(b, shp, exc)
+                failed.append(row)
+                _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
+                             "ran out of memory" if row.reason == "out-of-memory"
+                             else "could not run", row.message)
                 bar.update(1)
                 continue
             st = summarize(samples)
@@ -282,9 +290,12 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     if not results and first_error is not None and incomplete is None:
         row = failed[0]
         if row.reason == "out-of-memory":
+            tried = " ".join(f"{k}:{'x'.join(map(str, v))}"
+                             for k, v in row.input_shapes.items())
             raise InputError(f"out of memory at batch {row.batch_size}: {row.message}",
-                             "use smaller --batch values; `trtcheck inspect` estimates "
-                             "the memory a batch needs") from None
+                             "use smaller --batch values, or smaller dynamic dims in "
+                             f"--shapes (tried {tried}); `trtcheck inspect` estimates the "
+                             "memory a batch needs") from None
         raise first_error
     base = next((r for r in results if r.batch_size == 1), None)
     if base is not None:

@@ -41,7 +41,7 @@ def load_label(adv: Advice) -> str:
     """The load in words: ``"200 req/s (poisson)"``, ``"burst:64"``, ``"closed:32:2000"``."""
     i = adv.inputs
     if i.load.startswith(("burst:", "closed:")):
-        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.3g} req/s "
+        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.4g} req/s "
                 "in the recommended run)")
     return f"{i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
 
