@@ -24,7 +24,7 @@ EXPORTS = REPO / "tests" / "data" / "trtexec-exports"
 FORMATS = {"text": "txt", "json": "json", "md": "md"}
 
 #: every command of trtcheck.cli.COMMANDS, for the help goldens
-COMMANDS = ["advise", "bench", "build", "compare", "gate", "inspect", "precision",
+COMMANDS = ["advise", "bench", "build", "compare", "export", "gate", "inspect", "precision",
             "preflight", "report", "serve"]
 
 GATE_POLICY = """\

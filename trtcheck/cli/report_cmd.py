@@ -189,7 +189,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if arrival_rate is not None and stopped is None:
             try:
                 if demo and explicit_rate is None:  # the rate from the measured capacity
-                    from trtcheck.analyze.advise import advise_from_results
+                    from trtcheck.analyze.advise_results import advise_from_results
 
                     results.advice = advise_from_results(results, None, slo_p99_ms, demo=True)
                 else:
