@@ -48,7 +48,7 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
                    "the measured T(b) "
                    "(and serving overheads when measured); works with --from too "
-                   "[default with --demo: 30% of one instance's measured batch-1 "
+                   "[default with --demo: 10% of one instance's measured batch-1 "
                    "capacity].")
 @click.option("--slo-p99-ms", type=float, default=None,
               help="P99 latency objective for the advice, in ms (> 0, <= 1e7).")
