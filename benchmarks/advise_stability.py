@@ -60,7 +60,8 @@ def main() -> int:
                     help="arrival rates as shares of 1 / T(1) of the pilot measurement")
     ap.add_argument("--tag", default="dev-cpu")
     args = ap.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
     if args.model is None:
         from trtcheck.load.demo import demo_model_path
 
