@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from trtcheck.report.findings_view import compact_where
 from trtcheck.results.verdict import Verdict
 
 MAX_REASONS_SHOWN = 5
@@ -63,7 +64,8 @@ _EFFECT_LABELS = {"not_ready": "blocks", "cannot_tell": "undecided", "warning": 
 def _reason(r: object) -> ReasonView:
     section = getattr(r, "section")
     where = list(getattr(r, "where"))
-    shown = ", ".join(where[:8]) + (f" and {len(where) - 8} more" if len(where) > 8 else "")
+    shown = compact_where(where[:8]) + (f" and {len(where) - 8} more" if len(where) > 8
+                                        else "")
     return ReasonView(effect=getattr(r, "effect"), label=_EFFECT_LABELS[getattr(r, "effect")],
                       message=getattr(r, "message"), remedy=getattr(r, "remedy"),
                       section=section, section_title=SECTION_TITLES.get(section, section),
