@@ -20,7 +20,9 @@ from trtcheck.cli.common import (
 from trtcheck.report.text_tables import bench_table_text  # noqa: F401  (re-exported)
 
 
-@click.command("bench", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("bench", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                               "130 interrupted (Ctrl-C/SIGTERM: what finished is written, "
+                               "marked incomplete).")
 @model_path_argument()
 @measurement_options
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
@@ -44,10 +46,14 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     check_model_file(model)
     opts = run_options_from_cli(**measure)
     check_output_file(output, overwrite)
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
     log(f"benchmarking {model} ...")
-    run = bench_model(model, opts)
+    with sigterm_as_interrupt():
+        run = bench_model(model, opts)  # Ctrl-C / SIGTERM: the finished batch sizes
     results = new_results()
     results.bench.append(run)
+    results.incomplete = run.incomplete
     from trtcheck.analyze.derived import add_enqueue_bound_findings
     from trtcheck.report.sec_bench import bench_markdown
 
@@ -55,3 +61,6 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
 
     emit_results(results, output, output_format, lambda: bench_table_text(run),
                  lambda: bench_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)

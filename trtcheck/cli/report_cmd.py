@@ -46,7 +46,8 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
                    "the measured T(b) "
                    "(and serving overheads when measured); works with --from too "
-                   f"[default with --demo: {DEMO_ARRIVAL_RATE:g}].")
+                   "[default with --demo: 30% of one instance's measured batch-1 "
+                   "capacity].")
 @click.option("--slo-p99-ms", type=float, default=None,
               help="P99 latency objective for the advice, in ms (> 0, <= 1e7).")
 @click.option("--policy", "policy_path", default=None, type=click.Path(path_type=str),
@@ -176,7 +177,12 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         advice_error = None
         if arrival_rate is not None:
             try:
-                results.advice = _advice(results, arrival_rate, slo_p99_ms)
+                if demo and explicit_rate is None:  # the rate from the measured capacity
+                    from trtcheck.analyze.advise import advise_from_results
+
+                    results.advice = advise_from_results(results, None, slo_p99_ms, demo=True)
+                else:
+                    results.advice = _advice(results, arrival_rate, slo_p99_ms)
             except InputError as exc:
                 # keep every measurement: write the report without advice, then say why
                 advice_error = exc
@@ -231,6 +237,15 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) 
                 at_one = None  # the bench reports the missing dims in one line
             if at_one:
                 results.inspection = inspect_onnx(model, shapes=at_one)
+        if opts.batch_sizes and len(opts.batch_sizes) > 1:
+            from trtcheck.load.shapes import runnable_batch_sizes
+
+            runnable, skipped = runnable_batch_sizes(results.inspection.inputs,
+                                                     opts.shapes or None, opts.batch_sizes)
+            if runnable and skipped:  # all refused: the bench says why in one line
+                for b, why in skipped.items():
+                    log(f"warning: skipping batch {b}: {why}")
+                opts.batch_sizes = runnable
     if not no_bench:
         if engine_input:
             log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "
@@ -311,6 +326,7 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     log(f"advising for {arrival_rate:g} req/s ...")
     curve, measured = inputs_from_results(results, source="this run")
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
+    req.device = device_kind_from_results(results)  # GPU or CPU wording
     adv = advise(req)
     src = results.bench[0].model_path if results.bench else results.serve.model_path
     name = safe_model_name(Path(src).stem)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.analyze.advice_text import RUN_QPS_NOTE, config_label, prediction_rows
+from trtcheck.report.advise_text import RUN_QPS_NOTE, config_label, prediction_rows
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results

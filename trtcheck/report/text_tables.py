@@ -37,6 +37,19 @@ def bench_table_text(run: Any) -> str:
                      f"{b.throughput_samples_per_s:>10.1f} {gain:>6} {eff:>5} {s.count:>6}")
     warnings += _grouped_lines([w for b in run.batches for w in b.warnings
                                 if w.severity != "info"], device_is_gpu(run.backend.device))
+    for f in getattr(run, "failed_batches", []):
+        what = "out of memory" if f.reason == "out-of-memory" else "failed"
+        lines.append(f"{f.batch_size:>5} {what} at batch {f.batch_size}: {f.message}")
+    firsts = [(b.batch_size, b.first_call_ms) for b in run.batches if b.first_call_ms is not None]
+    if firsts:
+        lines.append("warm-up (not in the samples): first call " + ", ".join(
+            f"{ms:.3f} ms at batch {bs}" for bs, ms in firsts))
+    for b in run.batches:
+        for v in b.validity:
+            if v.severity == "error":
+                warnings.append(f"error [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        warnings.append(f"incomplete: {run.incomplete}")
     infos = sorted({w.message.split(' samples')[0] for b in run.batches for w in b.warnings
                     if w.code == "p99-not-certified"})
     if infos:
