@@ -285,3 +285,21 @@ def test_every_status_renders(status):
     r.verdict = judge(r).model_copy(update={"status": status})
     html, md, _, _ = build_report(r)
     assert f'class="verdict {status}"' in html
+
+
+def test_real_advice_that_cannot_tell_names_what_to_remeasure():
+    """A noisy sweep (log-normal sigma 0.4, 30 samples a batch size): the advice's
+    bootstrap replicas disagree, and the verdict says so with the advice's own words."""
+    import gate_synth as g
+
+    from trtcheck.analyze.inputs import build_request, inputs_from_results
+
+    r = g.results({1: 38.0, 2: 75.0, 4: 190.0, 8: 224.0, 16: 406.0}, n=30, seed=1, sigma=0.4)
+    curve, measured = inputs_from_results(r)
+    r.advice = advise(build_request(curve, measured, rate_per_s=20.0))
+    assert r.advice.recommendation.stability.status == "cannot-tell"
+    v = judge(r)
+    assert v.status == "cannot_tell"
+    (c,) = _reasons(v, "advice-cannot-tell")
+    assert c.effect == "cannot_tell" and c.section == "advice"
+    assert "bootstrap replicas" in c.message and c.remedy.startswith("re-measure T(b) at batch")

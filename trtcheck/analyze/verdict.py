@@ -208,15 +208,25 @@ def _gate_reasons(gate_report: Any) -> list[VerdictReason]:
 def advice_cannot_tell(advice: Any) -> str | None:
     """Why the advice says its measurements cannot decide, or ``None`` when it decided.
 
-    Read from the advice record: a recommendation of kind ``cannot-tell`` (its summary is
-    the reason), or a ``stability`` record with ``decided`` false."""
+    Read from the advice record: ``recommendation.stability.status == "cannot-tell"``
+    (the bootstrap replicas of the measurements chose different configurations;
+    :mod:`trtcheck.analyze.advise_noise`), or a recommendation of kind ``cannot-tell``.
+    The reason is the recommendation's summary, which names what to re-measure."""
     rec = advice.recommendation
+    stability = getattr(rec, "stability", None)
+    if stability is not None and getattr(stability, "status", "") == "cannot-tell":
+        return rec.summary
     if rec.kind.replace("_", "-") == "cannot-tell":
         return rec.summary
-    stability = getattr(advice, "stability", None)
-    if stability is not None and getattr(stability, "decided", True) is False:
-        return getattr(stability, "summary", None) or rec.summary
     return None
+
+
+def _remeasure(rec: Any) -> str:
+    stability = getattr(rec, "stability", None)
+    what = list(getattr(stability, "remeasure", []) or [])
+    if what:
+        return "re-measure " + "; ".join(what)
+    return "re-measure on a quiet machine (the advice section says which numbers)"
 
 
 def _advice_reasons(results: Any) -> list[VerdictReason]:
@@ -232,10 +242,8 @@ def _advice_reasons(results: Any) -> list[VerdictReason]:
         out.append(VerdictReason(kind="advice-cannot-tell", effect="cannot_tell",
                                  section="advice",
                                  title="the serving advice cannot decide",
-                                 message=f"the serving advice at {rate:g} req/s cannot "
-                                         f"decide: {cannot}",
-                                 remedy="re-measure on a quiet machine (see the advice "
-                                        "section for which numbers)", codes=[rec.kind]))
+                                 message=f"serving advice at {rate:g} req/s: {cannot}",
+                                 remedy=_remeasure(rec), codes=[rec.kind]))
         return out
     if not pred.stable:
         out.append(VerdictReason(
