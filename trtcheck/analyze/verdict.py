@@ -14,15 +14,20 @@ decided it. The rules, strongest first (docs/verdict.md states them for users):
     (``advice-unstable``) or none that meets the P99 objective (``advice-slo``).
 
 ``cannot_tell`` (when not ``not_ready``) when any of
-  * the advice itself says the measurements cannot decide (``advice-cannot-tell``);
-  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
-    (``measurement-unstable``): its numbers move more between runs than the choices
-    they decide differ;
+  * the advice says its measurements cannot decide (``advice-cannot-tell``): its
+    bootstrap replicas of the measured T(b) chose different configurations, i.e. the
+    noise is large enough to change the decision;
   * the results hold nothing inspected or measured (``nothing-measured``).
 
-``ready_with_warnings`` when findings of severity ``warning`` remain (one reason per
-finding code, listing where it applies: ``findings``; the advice's pitfalls stay in the
-advice) or a gate check warned.
+``ready_with_warnings`` when any of
+  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
+    (``measurement-unstable``: which batch sizes, and what to do). Noise alone is a
+    warning: whether it changes a decision is judged where a decision is made (the
+    advice's replicas, the gate's certification), so the verdict does not flip with the
+    noise level of the machine;
+  * findings of severity ``warning`` remain (one reason per finding code, listing where
+    it applies: ``findings``; the advice's pitfalls stay in the advice);
+  * a gate check warned.
 
 ``ready`` otherwise. The serving advice headline is added as an ``info`` reason
 (``advice``) whatever the status.
@@ -37,11 +42,11 @@ from trtcheck.results.stats import Finding
 from trtcheck.results.verdict import REASON_EFFECTS, Verdict, VerdictReason
 
 UNSTABLE_CV_LIMIT = 0.20
-"""A timed batch size whose coefficient of variation (std / mean) exceeds this is too
-unstable to decide on (our threshold: twice the 10% level at which
+"""A timed batch size whose coefficient of variation (std / mean) exceeds this is named
+too unstable to trust, with what to do (our threshold: twice the 10% level at which
 :func:`trtcheck.stats.stability_findings` warns. Measured: a quiet GPU run stays under a
-few percent, while the demo on a 2-core host shared with other jobs read 21-44% in one
-run and 40-65% in others, with batch-1 medians of 263, 118 and 58 ms across three runs)."""
+few percent, while demo runs on a 2-core host shared with other jobs read 6-16%,
+21-44% and 40-65%, with batch-1 medians of 263, 118 and 58 ms across three runs)."""
 
 STATUS_WORDS = {"ready": "Ready", "ready_with_warnings": "Ready with warnings",
                 "cannot_tell": "Cannot tell", "not_ready": "Not ready"}
@@ -282,7 +287,7 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
                   + ", and raise --min-duration; decide on numbers whose CV stays under "
                   f"{UNSTABLE_CV_LIMIT:.0%}")
         out.append(VerdictReason(
-            kind="measurement-unstable", effect="cannot_tell", section="bench",
+            kind="measurement-unstable", effect="warning", section="bench",
             title=f"the latency at batch {sizes} is too unstable to trust",
             message=(f"latency of {run.label} varies too much to trust: coefficient of "
                      f"variation up to {worst.stats.cv:.0%} at batch {worst.batch_size} "
@@ -349,7 +354,7 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     advice = _advice_reasons(results)
     reasons += [r for r in advice if r.effect != "info"]
     unstable = _unstable_reasons(results, gpu)
-    reasons += unstable
+    reasons += unstable  # warnings: sorted after every stronger reason below
     reasons += _nothing_reasons(results)
     # a warning already behind a stronger reason is not repeated
     covered = {"unstable-cv"} if unstable else set()
