@@ -72,6 +72,13 @@ def _reason(r: object) -> ReasonView:
                       where=shown)
 
 
+def _sentence(r: ReasonView) -> ReasonView:
+    """``r`` with its message starting with a capital letter (shown on its own)."""
+    from dataclasses import replace
+
+    return replace(r, message=r.message[:1].upper() + r.message[1:])
+
+
 def verdict_view(verdict: Verdict) -> VerdictView:
     """The view model of ``verdict`` (nothing is judged here; see
     :func:`trtcheck.analyze.verdict.judge`)."""
@@ -83,7 +90,7 @@ def verdict_view(verdict: Verdict) -> VerdictView:
                        headline=verdict.headline,
                        reasons=[_reason(r) for r in deciding[:MAX_REASONS_SHOWN]],
                        more=max(0, len(deciding) - MAX_REASONS_SHOWN),
-                       advice=_reason(advice) if advice is not None else None,
+                       advice=_sentence(_reason(advice)) if advice is not None else None,
                        gate_policy=verdict.gate_policy)
 
 
@@ -108,7 +115,7 @@ def render_verdict_text(verdict: Verdict, report_html: str | None = None) -> str
     if v.more:
         lines.append(f"  ... and {v.more} more reason(s) in the report")
     if v.advice is not None:
-        lines.append(f"  {v.advice.message[0].upper()}{v.advice.message[1:]}")
+        lines.append(f"  {v.advice.message}")
         lines.append(f"      details: {target}#{v.advice.section} ({v.advice.section_title})")
     if v.gate_policy:
         lines.append(f"  (gate policy: {v.gate_policy})")
