@@ -81,6 +81,12 @@ def serve_table_text(run: Any) -> str:
                          f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
     lines += _grouped_lines([w for c in run.configs for w in c.warnings],
                             device_is_gpu(run.backend.device))
+    for c in run.configs:
+        for v in getattr(c, "validity", []):
+            if v.severity == "error":
+                lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        lines.append(f"incomplete: {run.incomplete}")
     return "\n".join(lines)
 
 
