@@ -310,3 +310,12 @@ def test_real_advice_that_cannot_tell_names_what_to_remeasure():
     (c,) = _reasons(v, "advice-cannot-tell")
     assert c.effect == "cannot_tell" and c.section == "advice"
     assert "bootstrap replicas" in c.message and c.remedy.startswith("re-measure T(b) at batch")
+
+
+def test_an_interrupted_run_cannot_tell():
+    r = _steady()
+    r.bench[0].incomplete = "interrupted by SIGINT after batch 1"
+    v = judge(r)
+    assert v.status == "cannot_tell"
+    (i,) = _reasons(v, "incomplete")
+    assert "SIGINT" in i.message and i.where == ["bench"] and i.section == "bench"

@@ -17,6 +17,7 @@ decided it. The rules, strongest first (docs/verdict.md states them for users):
   * the advice says its measurements cannot decide (``advice-cannot-tell``): its
     bootstrap replicas of the measured T(b) chose different configurations, i.e. the
     noise is large enough to change the decision;
+  * the run, a bench sweep or a serving sweep stopped before its end (``incomplete``);
   * the results hold nothing inspected or measured (``nothing-measured``).
 
 ``ready_with_warnings`` when any of
@@ -297,6 +298,25 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
     return out
 
 
+def _incomplete_reasons(results: Any) -> list[VerdictReason]:
+    """The run, a bench sweep or a serving sweep stopped before its end."""
+    parts = [("summary", getattr(results, "incomplete", None))]
+    parts += [("bench", getattr(run, "incomplete", None)) for run in results.bench]
+    serve = getattr(results, "serve", None)
+    if serve is not None:
+        parts.append(("serve", getattr(serve, "incomplete", None)))
+    stopped = [(sec, why) for sec, why in parts if why]
+    if not stopped:
+        return []
+    section, why = stopped[0]
+    return [VerdictReason(kind="incomplete", effect="cannot_tell", section=section,
+                          title="the run did not finish",
+                          message=f"the run stopped before its end: {why}",
+                          remedy="run it again to the end; what was measured before the "
+                                 "stop is shown, the rest is missing",
+                          where=[sec for sec, _ in stopped])]
+
+
 def _nothing_reasons(results: Any) -> list[VerdictReason]:
     parts = (results.inspection, getattr(results, "engine", None), results.bench,
              getattr(results, "precision", None), getattr(results, "serve", None),
@@ -355,6 +375,7 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     reasons += [r for r in advice if r.effect != "info"]
     unstable = _unstable_reasons(results, gpu)
     reasons += unstable  # warnings: sorted after every stronger reason below
+    reasons += _incomplete_reasons(results)
     reasons += _nothing_reasons(results)
     # a warning already behind a stronger reason is not repeated
     covered = {"unstable-cv"} if unstable else set()
