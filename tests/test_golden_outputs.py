@@ -111,8 +111,14 @@ def test_report_from_results(work):
     check_gold("report/from-full.html",
                (work / "rep" / "report.html").read_text(encoding="utf-8"))
     assert sorted(p.name for p in (work / "rep" / "charts").iterdir())
-    assert json.loads((work / "rep" / "results.json").read_text(encoding="utf-8")) == \
-        json.loads((work / "full.json").read_text(encoding="utf-8"))
+    written = json.loads((work / "rep" / "results.json").read_text(encoding="utf-8"))
+    given = json.loads((work / "full.json").read_text(encoding="utf-8"))
+    # the report stores its verdict and the derived predicted-vs-measured table beside
+    # the recorded numbers, which it keeps as they are
+    assert written.pop("verdict")["status"] == "ready_with_warnings"
+    assert written["advice"].pop("serve_predictions")
+    given["advice"].pop("serve_predictions", None)
+    assert written == given
 
 
 def test_report_of_trtexec_export_folder(work):

@@ -130,3 +130,12 @@ def test_nothing_overflows_its_card_in_chromium(chromium, tmp_path, width):
     assert res["problems"] == [], res["problems"][:5]
     verdict = next(s for s in res["sections"] if s["id"] == "verdict")
     assert verdict["height"] < 900  # the verdict reads in one screen
+
+
+def test_bench_text_table_groups_repeated_warnings():
+    from trtcheck.report.text_tables import bench_table_text
+
+    text = bench_table_text(_busy_results().bench[0])
+    warns = [ln for ln in text.splitlines() if ln.startswith("warning")]
+    assert warns == [warns[0]] and warns[0].startswith("warning [batch 1, 2, 4, 8, 16] ")
+    assert "(the first of 5)" in warns[0] and "nvidia-smi" not in warns[0]

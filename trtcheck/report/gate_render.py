@@ -123,3 +123,26 @@ def render_junit(report: GateReport) -> str:
 
 #: Characters not allowed anywhere in an XML 1.0 document (W3C XML 1.0, section 2.2).
 _XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def render_metric_list(items: list[tuple[str, object]], markdown: bool = False) -> str:
+    """``gate --list-metrics`` as text (path and value in two columns, the path column at
+    most 70 characters wide) or Markdown (``- `path` = value``); values carry their
+    metric's unit (:func:`trtcheck.analyze.metrics.format_quantity`), counts do not.
+
+    Args:
+        items: ``(path, value)`` pairs from :func:`trtcheck.analyze.metrics.list_metrics`.
+        markdown: Markdown list instead of columns.
+
+    Returns:
+        the lines joined by newlines, without a final newline; ``""`` for no items.
+    """
+    from trtcheck.analyze.metrics import format_quantity, metric_unit
+
+    width = min(70, max(len(p) for p, _ in items)) if items else 0
+    lines = []
+    for p, v in items:
+        leaf = p.rsplit(".", 1)[-1]
+        shown = str(v) if p.startswith("len(") else format_quantity(v, metric_unit(leaf))
+        lines.append(f"- `{p}` = {shown}" if markdown else f"{p:<{width}}  {shown}")
+    return "\n".join(lines)
