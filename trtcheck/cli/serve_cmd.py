@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
+    BACKEND_NAMES,
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
@@ -16,6 +17,7 @@ from trtcheck.cli.common import (
     model_path_argument,
     refuse_duplicates,
     refuse_output_over_inputs,
+    throttled,
 )
 
 
@@ -41,7 +43,7 @@ def _ints(value: str, what: str) -> list[int]:
 
 def serve_table_text(run: Any) -> str:
     """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: the seed's columns plus ok share and late sends)."""
+    load shape: window, mean and max batch, QPS, P50, P99, ok share and late sends)."""
     s = run.settings
     lines = [f"target:  {run.model_path}",
              f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
@@ -79,7 +81,7 @@ def serve_table_text(run: Any) -> str:
 @click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0), default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
-                   "HTTP layer; the seed measured ~12 ms).")
+                   "HTTP layer, often ~12 ms).")
 @click.option("--window-ms", default="0,20,50,100", show_default=True, metavar="LIST",
               help="Batching windows (Triton max queue delay) in ms.")
 @click.option("--max-batch", default="1,8,32", show_default=True, metavar="LIST",
@@ -108,7 +110,9 @@ def serve_table_text(run: Any) -> str:
 @click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
               help="Requests sent and discarded before each run.")
 @click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
-@click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
+@click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
+              help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
+              "tensorrt_rtx for plans by their header].")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
@@ -135,9 +139,9 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     """Measure MODEL served behind an embedded dynamic batcher.
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
-    load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
-    P99), plus a per-request waterfall (queue, window, assembly, compute, dispatch,
-    HTTP) in the results. Open-loop latency counts from the scheduled send time.
+    load shape a table (window, mean batch, max batch, QPS, P50, P99), plus a
+    per-request waterfall (queue, window, assembly, compute, dispatch, HTTP) in the
+    results. Open-loop latency counts from the scheduled send time.
 
     \b
     Examples:
@@ -151,6 +155,14 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
 
+    if use_uvloop:
+        import importlib.util
+
+        if importlib.util.find_spec("uvloop") is None:  # before any work is started
+            from trtcheck.errors import EnvironmentProblem
+
+            raise EnvironmentProblem("uvloop is not installed",
+                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop")
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
@@ -228,7 +240,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=log)
+            shapes=shape_map, model_path=target_desc, progress=throttled(log))
     finally:
         if activated_here:
             backend.deactivate()

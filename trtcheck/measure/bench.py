@@ -9,6 +9,7 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -129,7 +130,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             (:func:`trtcheck.load.input_checks.check_data_fits`).
         data_source: how messages name ``arrays``, e.g. the ``.npz`` file name.
         label: run label in the results (default ``"<backend>-<precision>"``).
-        progress: show a tqdm progress bar on stderr.
+        progress: log one line per batch size (its median, p99 and run count) on the
+            ``trtcheck.bench`` logger, which the CLI sends to stderr.
 
     Returns:
         a :class:`~trtcheck.results.BenchRun`.
@@ -160,35 +162,33 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         first = next(iter(resolved.values()), [1])
         plan.append((int(first[0]) if first else 1, resolved))
 
-    from tqdm import tqdm
-
     results: list[BatchResult] = []
-    bar = tqdm(total=len(plan), desc="bench", unit="batch size", disable=not progress,
-               leave=False)
-    try:
-        for b, shp in plan:
-            bar.set_postfix_str(f"batch {b}")
-            try:
-                feed = make_feed(inputs, shp, seed=seed, arrays=arrays, values=values)
-                warm = _warmup(backend, feed, rule)
-                samples, comps, duration, stopped = _time_loop(backend, feed, rule)
-            except MemoryError:
-                given = ",".join(f"{n}:{format_shape(d)}" for n, d in shp.items())
-                raise InputError(f"batch size {b} with input shapes {given} does not fit in "
-                                 "memory", "use smaller --batch values or smaller --shapes"
-                                 ) from None
-            st = summarize(samples)
-            qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
-            results.append(BatchResult(
-                batch_size=b, input_shapes=shp, samples_ms=samples, warmup_samples_ms=warm,
-                components_ms=comps, stats=st,
-                component_stats={k: summarize(v) for k, v in comps.items() if v},
-                throughput_queries_per_s=qps, throughput_samples_per_s=qps * b,
-                measured_duration_s=duration, stopped_by=stopped,
-                warnings=stability_findings(samples, st, where=f"batch {b}")))
-            bar.update(1)
-    finally:
-        bar.close()
+    log = logging.getLogger("trtcheck.bench")
+    for i, (b, shp) in enumerate(plan, 1):
+        if progress:
+            log.debug("bench: batch %d (%d/%d) starts", b, i, len(plan))
+        try:
+            feed = make_feed(inputs, shp, seed=seed, arrays=arrays, values=values)
+            warm = _warmup(backend, feed, rule)
+            samples, comps, duration, stopped = _time_loop(backend, feed, rule)
+        except MemoryError:
+            given = ",".join(f"{n}:{format_shape(d)}" for n, d in shp.items())
+            raise InputError(f"batch size {b} with input shapes {given} does not fit in "
+                             "memory", "use smaller --batch values or smaller --shapes"
+                             ) from None
+        st = summarize(samples)
+        qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
+        results.append(BatchResult(
+            batch_size=b, input_shapes=shp, samples_ms=samples, warmup_samples_ms=warm,
+            components_ms=comps, stats=st,
+            component_stats={k: summarize(v) for k, v in comps.items() if v},
+            throughput_queries_per_s=qps, throughput_samples_per_s=qps * b,
+            measured_duration_s=duration, stopped_by=stopped,
+            warnings=stability_findings(samples, st, where=f"batch {b}")))
+        if progress:
+            log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs in "
+                     "%.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
+                     duration)
     base = next((r for r in results if r.batch_size == 1), None)
     if base is not None:
         for r in results:
