@@ -347,6 +347,27 @@ def load_results_input(path: str, option: str = "--from") -> Any:
     return results_from_json(text, source=str(p))
 
 
+def _enter_percentile_method(ctx: click.Context, _param: click.Parameter,
+                             value: str | None) -> str | None:
+    if value is not None:
+        from trtcheck.stats import percentile_method
+
+        ctx.with_resource(percentile_method(value))  # undone when the command ends
+    return value
+
+
+def percentile_method_option(f: F) -> F:
+    """``--percentile-method linear|nearest-rank``: the method of every percentile the
+    command computes (:func:`trtcheck.stats.percentile_method`), recorded in the results
+    (``percentile_method`` of each latency statistics record)."""
+    return click.option(
+        "--percentile-method", "percentile_method", default=None, expose_value=False,
+        type=click.Choice(["linear", "nearest-rank"]), callback=_enter_percentile_method,
+        help="How percentiles (p25..p99) are computed: linear interpolation [default], or "
+        "nearest-rank, the sample at rank ceil(q*n) as trtexec reports them (use it to put "
+        "numbers next to trtexec's or perf_analyzer's).")(f)
+
+
 def measurement_options(f: F) -> F:
     """Options shared by every command that runs a model (bench, report, ...)."""
     opts = [
@@ -383,6 +404,7 @@ def measurement_options(f: F) -> F:
                                         "[default: 30]."),
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Seed of generated input data."),
+        percentile_method_option,
     ]
     for opt in reversed(opts):
         f = opt(f)

@@ -86,7 +86,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                           slo_p99_ms)
     if from_json is not None:
         ctx = click.get_current_context()
-        measuring = {"no_bench", "precisions", "serve", *measure}
+        measuring = {"no_bench", "precisions", "serve", "percentile_method", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
                  and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
         if given:  # nothing is measured with --from: say so rather than ignore them

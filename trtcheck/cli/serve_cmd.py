@@ -15,6 +15,7 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
+    percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
     throttled,
@@ -127,6 +128,7 @@ def serve_table_text(run: Any) -> str:
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, window_ms: str, max_batch: str,
