@@ -113,6 +113,9 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if demo:
         from trtcheck.load.demo import demo_model_path
 
+        from trtcheck.backends.onnxruntime import import_onnxruntime
+
+        import_onnxruntime()  # the demo runs on ONNX Runtime: say so before any work
         log("building/loading the demo ResNet-18 ...")
         model = str(demo_model_path())
         if opts.batch_sizes is None:

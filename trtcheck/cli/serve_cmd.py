@@ -157,14 +157,15 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
 
-    if use_uvloop:
-        import importlib.util
-
-        if importlib.util.find_spec("uvloop") is None:  # before any work is started
+    if use_uvloop:  # checked before any work, and before a coroutine exists to leak
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop")
+                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
