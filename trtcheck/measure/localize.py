@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.errors import InputError
+from trtcheck.measure.output_compare import compare_output
 from trtcheck.results.precision import LayerError, PrecisionTolerance, RangeOverflow
 
 MAX_LISTED = 5
@@ -204,8 +205,6 @@ def compare_layers(ref: Activations, cand: Activations, tol: PrecisionTolerance
         their range (ReLU6/Clip boundaries, large sums whose elements near zero carry the
         rounding error of the whole sum).
     """
-    from trtcheck.measure.precision import compare_output
-
     failing: list[LayerError] = []
     nonfinite: list[LayerError] = []
     compared = 0

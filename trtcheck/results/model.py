@@ -15,7 +15,6 @@ logger; a newer major version is refused. Files of the integer version ``1`` (be
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 import os
 import tempfile
@@ -33,8 +32,9 @@ from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -82,6 +82,8 @@ class Results(Record):
     """Everything one trtcheck run produced; the only input of analysis, report and gate.
 
     Sections are ``None`` (or empty) when the stage that fills them did not run.
+    ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
+    finished is kept, what was running is dropped), ``None`` for a complete run.
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -96,6 +98,8 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    incomplete: str | None = None
+    verdict: Verdict | None = None
 
     @field_validator("schema_version", mode="before")
     @classmethod
@@ -140,6 +144,10 @@ def _drop(data: Any, loc: tuple[Any, ...]) -> bool:
     return False
 
 
+MAX_RESULTS_BYTES = 2 << 30
+"""Largest results file read (2 GiB; a 10-million-request serving run writes less)."""
+
+
 def results_from_json(text: str, source: str = "<string>") -> Results:
     """Parse and validate a results JSON document.
 
@@ -158,11 +166,9 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             ``schema_version``, or fields that do not match the model (the first problem
             is named with its JSON path).
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})",
-                         "pass a results.json written by trtcheck") from None
+    from trtcheck.safe_io import parse_json_text
+
+    data = parse_json_text(text, source, "pass a results.json written by trtcheck")
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
                          "pass a results.json written by trtcheck report/bench")
@@ -211,7 +217,8 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             return results
     err = others[0]
     loc = ".".join(str(p) for p in err["loc"])
-    raise SchemaError(f"{source}: {loc}: {err['msg']} "
+    msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
+    raise SchemaError(f"{source}: {loc}: {msg} "
                       f"({len(errors)} problem(s) in all)",
                       "the file was edited by hand or written by another tool") from None
 
@@ -223,16 +230,11 @@ def load_results(path: str | os.PathLike[str]) -> Results:
         InputError: missing file, a directory, unreadable, not a results file.
         SchemaError: see :func:`results_from_json`.
     """
+    from trtcheck.safe_io import read_input_text
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"results file not found: {p}", "check the path")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a results file",
-                         "pass the results.json inside it")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {p}: {exc}", None) from None
+    text = read_input_text(p, "results file", MAX_RESULTS_BYTES,
+                           "pass a results.json written by trtcheck")
     return results_from_json(text, source=str(p))
 
 
