@@ -108,6 +108,20 @@ class BatchResult(Record):
     input_bytes: int | None = None
     validity: list[Finding] = []
 
+    @model_validator(mode="after")
+    def _consistent(self) -> BatchResult:
+        """Batch size in range; raw samples finite, >= 0 and aligned with their
+        components (:mod:`trtcheck.results.consistency`)."""
+        C.check_batch_size(self.batch_size, "batch_size")
+        C.check_times_ms(self.samples_ms, "samples_ms")
+        C.check_times_ms(self.warmup_samples_ms, "warmup_samples_ms")
+        for name, values in self.components_ms.items():
+            C.check_times_ms(values, f"components_ms.{name}")
+        C.check_aligned(self.samples_ms, {f"components_ms.{k}": v
+                                          for k, v in self.components_ms.items()},
+                        "samples_ms", allow_empty=True)
+        return self
+
 
 class FailedBatch(Record):
     """A batch size the sweep could not measure; the sweep went on with the others.
@@ -124,20 +138,6 @@ class FailedBatch(Record):
     input_shapes: dict[str, list[int]]
     reason: str
     message: str
-
-    @model_validator(mode="after")
-    def _consistent(self) -> BatchResult:
-        """Batch size in range; raw samples finite, >= 0 and aligned with their
-        components (:mod:`trtcheck.results.consistency`)."""
-        C.check_batch_size(self.batch_size, "batch_size")
-        C.check_times_ms(self.samples_ms, "samples_ms")
-        C.check_times_ms(self.warmup_samples_ms, "warmup_samples_ms")
-        for name, values in self.components_ms.items():
-            C.check_times_ms(values, f"components_ms.{name}")
-        C.check_aligned(self.samples_ms, {f"components_ms.{k}": v
-                                          for k, v in self.components_ms.items()},
-                        "samples_ms", allow_empty=True)
-        return self
 
 
 class BenchRun(Record):
