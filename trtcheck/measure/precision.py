@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.backends.base import Backend
-from trtcheck.errors import InputError
+from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
 from trtcheck.measure.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
