@@ -81,6 +81,9 @@ class StopRule:
             raise InputError("--max-samples must be >= --min-samples")
 
 
+_log = logging.getLogger("trtcheck.bench")
+
+
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
                ) -> tuple[list[float], dict[str, list[float]], float, str]:
     samples: list[float] = []
@@ -238,21 +241,21 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     failed: list[FailedBatch] = []
     first_error: BaseException | None = None
     incomplete: str | None = None
-    log = logging.getLogger("trtcheck.bench")
     try:
         for i, (b, shp) in enumerate(plan, 1):
             if progress:
-                log.debug("bench: batch %d (%d/%d) starts", b, i, len(plan))
+                _log.debug("bench: batch %d (%d/%d) starts", b, i, len(plan))
             try:
                 feed = make_feed(inputs, shp, seed=seed, arrays=arrays, values=values)
                 warm = _warmup(backend, feed, rule)
                 samples, comps, duration, stopped = _time_loop(backend, feed, rule)
             except (MemoryError, TrtcheckError) as exc:
                 first_error = first_error or exc
-                failed.append(_failure_row(b, shp, exc))
-                if progress:
-                    log.info("bench: batch %d (%d/%d) failed: %s", b, i, len(plan),
-                             failed[-1].reason)
+                row = _failure_row(b, shp, exc)
+                failed.append(row)
+                _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
+                             "ran out of memory" if row.reason == "out-of-memory"
+                             else "could not run", row.message)
                 continue
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
@@ -275,9 +278,9 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 warnings=warnings, first_call_ms=warm[0] if warm else None,
                 input_bytes=nbytes, validity=validity))
             if progress:
-                log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs in "
-                         "%.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
-                         duration)
+                _log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs "
+                          "in %.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
+                          duration)
     except KeyboardInterrupt as exc:
         done = len(results) + len(failed)
         incomplete = (f"interrupted by {interrupt_name(exc)} at batch {plan[done][0]}: "
@@ -285,9 +288,12 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     if not results and first_error is not None and incomplete is None:
         row = failed[0]
         if row.reason == "out-of-memory":
+            tried = " ".join(f"{k}:{'x'.join(map(str, v))}"
+                             for k, v in row.input_shapes.items())
             raise InputError(f"out of memory at batch {row.batch_size}: {row.message}",
-                             "use smaller --batch values; `trtcheck inspect` estimates "
-                             "the memory a batch needs") from None
+                             "use smaller --batch values, or smaller dynamic dims in "
+                             f"--shapes (tried {tried}); `trtcheck inspect` estimates the "
+                             "memory a batch needs") from None
         raise first_error
     base = next((r for r in results if r.batch_size == 1), None)
     if base is not None:

@@ -31,7 +31,10 @@ waterfall (:class:`LiveSplit`) splits the **mean** request latency into client a
 network, server queue and server compute; ``counters`` hold the server's counts
 (``inference_count``/``execution_count`` are Triton's), ``batch_sizes`` is empty (the
 server does not say which batch a request ran in) and ``batch_size_histogram`` counts
-executions per batch size from Triton's ``batch_stats``.
+executions per batch size from Triton's ``batch_stats``. In its settings,
+``max_queue_size`` is Triton's ``default_queue_policy.max_queue_size`` (0: unbounded) and
+``http`` is false (the embedded HTTP front was not used; ``live.protocol`` says how the
+requests went).
 """
 
 from __future__ import annotations
@@ -338,10 +341,11 @@ class ServeRepeat(Record):
         C.check_times_ms(self.latencies_ms, "latencies_ms")
         for name, values in self.parts_ms.items():
             C.check_times_ms(values, f"parts_ms.{name}")
-        C.check_aligned(self.latencies_ms, {**{f"parts_ms.{k}": v
-                                               for k, v in self.parts_ms.items()},
-                                            "batch_sizes": self.batch_sizes},
-                        "latencies_ms")
+        aligned = {f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
+        if self.server_stats is None or self.batch_sizes:
+            # a live server does not say which batch a request ran in: empty there
+            aligned["batch_sizes"] = self.batch_sizes
+        C.check_aligned(self.latencies_ms, aligned, "latencies_ms")
         C.check_aligned(self.latencies_ms, {"enqueue_offsets_ms": self.enqueue_offsets_ms},
                         "latencies_ms", allow_empty=True)
         C.check_batch_sizes(self.batch_sizes, "batch_sizes")
