@@ -24,8 +24,8 @@ EXPORTS = REPO / "tests" / "data" / "trtexec-exports"
 FORMATS = {"text": "txt", "json": "json", "md": "md"}
 
 #: every command of trtcheck.cli.COMMANDS, for the help goldens
-COMMANDS = ["advise", "bench", "build", "compare", "gate", "inspect", "precision",
-            "preflight", "report", "serve"]
+COMMANDS = ["advise", "bench", "build", "compare", "export", "gate", "inspect", "precision",
+            "preflight", "report", "schema", "serve"]
 
 GATE_POLICY = """\
 version: 1
