@@ -43,7 +43,9 @@ def _ints(value: str, what: str) -> list[int]:
     return out
 
 
-@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                               "130 interrupted (Ctrl-C/SIGTERM: the finished configurations "
+                               "are written, marked incomplete).")
 @model_path_argument(required=False)
 @click.option("--synthetic-curve", default=None, metavar="B:MS,...",
               help="Serve a synthetic backend whose batch time follows these points "
@@ -270,11 +272,15 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             backend.deactivate()
     results = new_results()
     results.serve = run
+    results.incomplete = run.incomplete
     from trtcheck.cli.common import emit_results
     from trtcheck.report.sec_serve import serve_markdown
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)
 
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,8 +38,11 @@ MAX_PLAUSIBLE_INPUT_BYTES_PER_S = 1.6e13
 #: Stability warnings that make a batch's numbers unfit to certify a budget.
 _UNSTABLE_CODES = ("unstable-cv", "drift")
 
-_OOM_WORDS = ("out of memory", "does not fit in", "memory allocation", "failed to allocate",
-              "cudaerrormemoryallocation", "bad_alloc", "oom")
+#: How runtimes word an allocation failure (ORT "Failed to allocate memory", CUDA
+#: "out of memory" / cudaErrorMemoryAllocation, C++ std::bad_alloc, trtcheck's TensorRT
+#: backend "does not fit in GPU memory").
+_OOM_RE = re.compile(r"out of memory|does not fit in|memory allocation|failed to allocate|"
+                     r"cudaerrormemoryallocation|bad_alloc|\boom\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> Faile
     msg = (exc.message if isinstance(exc, TrtcheckError) else
            str(exc) or type(exc).__name__)
     msg = " ".join(msg.split())[:300]
-    oom = isinstance(exc, MemoryError) or any(w in msg.lower() for w in _OOM_WORDS)
+    oom = isinstance(exc, MemoryError) or _OOM_RE.search(msg) is not None
     if isinstance(exc, MemoryError):
         msg = "host memory allocation failed (MemoryError)" + (f": {msg}" if str(exc) else "")
     return FailedBatch(batch_size=b, input_shapes=shp,

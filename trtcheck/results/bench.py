@@ -139,6 +139,12 @@ class FailedBatch(Record):
     reason: str
     message: str
 
+    @model_validator(mode="after")
+    def _consistent(self) -> FailedBatch:
+        """Batch size in range (:mod:`trtcheck.results.consistency`)."""
+        C.check_batch_size(self.batch_size, "batch_size")
+        return self
+
 
 class BenchRun(Record):
     """One batch-size sweep of one model on one backend and precision.
@@ -149,8 +155,9 @@ class BenchRun(Record):
 
     ``failed_batches`` lists the batch sizes that could not run (out of memory, a runtime
     failure) while the others were measured; ``incomplete`` says why the sweep stopped
-    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the run's very first
-    execution (session start-up costs), shown apart and never mixed into the samples.
+    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the first execution of the
+    first batch size measured (session start-up costs), shown apart and never mixed into
+    the samples.
     """
 
     label: str

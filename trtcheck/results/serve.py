@@ -306,6 +306,12 @@ class ServeRepeat(Record):
         send_lag_p50_ms, send_lag_p99_ms: open loop send-lag percentiles.
         achieved_send_rate_per_s: open loop: (sent - 1) / (last send - first send).
         counters: server-side counters.
+        ok_count: ok requests (every statistic above is computed over all of them).
+        raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
+            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            repeat the lists are thinned evenly, in request order, to bound memory and
+            file size; ``latency``, ``waterfall`` and the send-lag statistics still
+            describe every request.
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
     """
@@ -331,6 +337,8 @@ class ServeRepeat(Record):
     send_lag_p99_ms: float | None = None
     achieved_send_rate_per_s: float | None = None
     counters: ServeCounters
+    ok_count: int | None = None
+    raw_stride: int = 1
     server_stats: TritonStatsDelta | None = None
     live_split: LiveSplit | None = None
 
@@ -364,6 +372,12 @@ class ServeConfigResult(Record):
     waterfall the report shows. A live target's sweep records the model config the
     server ran this configuration with in ``server_model_config`` (Triton's config JSON)
     and its ``instances`` and ``preferred_batch_sizes`` (``None``: as in the settings).
+
+    ``validity`` marks a configuration whose numbers cannot certify a budget:
+    ``generator-limited`` (error: the open-loop sender fell behind its schedule, so the
+    load generator, not the server, shaped the run), ``unstable`` (warning: throughput
+    varied across repeats). The gate refuses to pass a budget on a marked configuration
+    (docs/gate.md).
     """
 
     window_ms: float
@@ -380,6 +394,7 @@ class ServeConfigResult(Record):
     late_send_share: float | None = None
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
+    validity: list[Finding] = []
     server_model_config: dict | None = None
     instances: int | None = None
     preferred_batch_sizes: list[int] | None = None
@@ -411,6 +426,8 @@ class ServeRun(Record):
         settings: sweep settings.
         configs: one entry per (load, window, max batch), in sweep order.
         warnings: run-level findings (e.g. a slow event loop, timed-out requests).
+        incomplete: why the sweep stopped early (SIGINT/SIGTERM: the configurations
+            finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
     """
@@ -421,6 +438,7 @@ class ServeRun(Record):
     settings: ServeSettings
     configs: list[ServeConfigResult]
     warnings: list[Finding] = []
+    incomplete: str | None = None
     live: LiveTarget | None = None
 
     def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:
