@@ -25,7 +25,7 @@ FORMATS = {"text": "txt", "json": "json", "md": "md"}
 
 #: every command of trtcheck.cli.COMMANDS, for the help goldens
 COMMANDS = ["advise", "bench", "build", "compare", "export", "gate", "inspect", "precision",
-            "preflight", "report", "serve"]
+            "preflight", "report", "schema", "serve"]
 
 GATE_POLICY = """\
 version: 1
