@@ -44,7 +44,13 @@ def test_demo_has_every_section(cli, tmp_path):
     data = json.loads((out / "results.json").read_text())
     for key in ("inspection", "serve", "precision", "advice"):
         assert data[key] is not None, key
-    assert data["bench"] and data["advice"]["inputs"]["arrival_rate_per_s"] == 200.0
+    assert data["bench"]
+    # the demo's rate is 10% of one instance's measured batch-1 capacity, 1 / S(1), to two
+    # significant figures: the sparse-arrival case on any machine
+    rate = data["advice"]["inputs"]["arrival_rate_per_s"]
+    s1_ms = data["advice"]["formulas"]["s1_ms"]
+    assert rate == float(f"{0.1 * 1000.0 / s1_ms:.2g}") > 0
+    assert 0.095 <= data["advice"]["formulas"]["queue_formation_ratio"] <= 0.105
     codes = {f["code"] for f in data["inspection"]["lints"]}
     assert "onnx-dynamic-input-no-shape" not in codes  # the sweep gave the sizes
     md = (out / "report.md").read_text()
