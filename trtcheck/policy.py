@@ -30,8 +30,8 @@ one sample each:
   growing until an instance takes it. Asking this policy when an instance is free gives
   the same batches.
 
-Unlike the seed experiment's design (pitfall 5: ``wait_for(queue.get(), 0)`` gives up even
-with requests queued), a window of 0 means "take everything already queued, up to
+Unlike a batcher built on ``wait_for(queue.get(), 0)`` (which gives up even with requests
+queued), a window of 0 means "take everything already queued, up to
 ``max_batch_size``, without waiting".
 """
 

@@ -1,8 +1,8 @@
 """Load generator: burst, closed loop, open loop (Poisson, constant or a replayed trace).
 
-Load shapes (seed pitfall 3: the shape decides the conclusion, so run several):
+Load shapes (the shape decides the conclusion, so run several):
 
-* ``burst:N`` - all ``N`` requests are sent at once (the seed's experiment; the upper
+* ``burst:N`` - all ``N`` requests are sent at once (the upper
   bound of what a batcher can collect). Latency runs from each request's send.
 * ``closed:C[:COUNT]`` - ``C`` clients, each sending its next request when the previous
   one is answered (fixed concurrency caps the arrival rate). Latency from each send.
