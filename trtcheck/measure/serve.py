@@ -819,7 +819,6 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
     else:
         raise UsageError("measure_serving() was called inside a running event loop",
                          "use `await ameasure_serving(...)` there")
-    coro = ameasure_serving(target, **kwargs)
     if use_uvloop:
         try:
             import uvloop
@@ -828,8 +827,9 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
 
             raise EnvironmentProblem("uvloop is not installed",
                                      "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
-        return uvloop.run(coro)
-    return asyncio.run(coro)
+        # the coroutine is made only once it will be run: none is left never awaited
+        return uvloop.run(ameasure_serving(target, **kwargs))
+    return asyncio.run(ameasure_serving(target, **kwargs))
 
 
 def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | None = None,
