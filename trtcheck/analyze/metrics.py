@@ -60,6 +60,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from trtcheck.stats import PERCENTILE_METHODS, numpy_quantile_method
+
 FUNCTIONS = ("len", "min", "max", "sum")
 KEY_FIELDS = ("batch_size", "label", "name", "code", "id", "index")
 SAMPLES_FIELDS = ("samples_ms", "latencies_ms")
@@ -391,6 +393,18 @@ def _stats_field(cls: type | None) -> str | None:
     if "stats" in cands:
         return "stats"
     return cands[0] if cands else None
+
+
+def _recorded_percentile_method(obj: Any) -> str:
+    """The ``percentile_method`` recorded with a record's latency statistics (on the
+    record itself, or on its statistics sub-record); ``"linear"`` where none is recorded
+    (files from before the field existed were computed with it)."""
+    for rec in (obj, getattr(obj, _stats_field(type(obj)) or "", None)
+                if isinstance(obj, BaseModel) else None):
+        method = getattr(rec, "percentile_method", None)
+        if method in PERCENTILE_METHODS:
+            return method
+    return "linear"
 
 
 def _percentile_of(name: str) -> float | None:
@@ -760,19 +774,24 @@ class SampleStat:
 
     ``kind``: ``"quantile"`` (value = quantile ``q`` of the samples), ``"mean"``, or
     ``"inverse_median"`` (value = ``scale / median``, e.g. throughput with
-    ``scale = batch_size * 1000``).
+    ``scale = batch_size * 1000``). ``method``: the percentile method of a ``"quantile"``
+    (``"linear"`` or ``"nearest-rank"``, :mod:`trtcheck.stats`), the one the results file
+    records in ``percentile_method`` for a percentile field; medians, minima and maxima
+    use ``"linear"`` (the same under both methods, the median as in ``median_ms``).
     """
 
     kind: str
     q: float = 0.5
     scale: float = 1.0
+    method: str = "linear"
 
     def of(self, samples: np.ndarray, axis: int | None = None) -> Any:
         """The statistic of ``samples`` (along ``axis`` for a 2-D bootstrap array)."""
         if self.kind == "mean":
             return np.mean(samples, axis=axis)
         if self.kind == "quantile":
-            return np.quantile(samples, self.q, axis=axis, method="linear")
+            return np.quantile(samples, self.q, axis=axis,
+                               method=numpy_quantile_method(self.method))
         return self.scale / np.quantile(samples, 0.5, axis=axis, method="linear")
 
 
@@ -863,7 +882,8 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     raise MetricMissing(f"{'.'.join(parts + [seg.name])}: no raw samples "
                                         "kept to compute a percentile from")
                 arr = np.asarray(samples, dtype=np.float64)
-                stat = SampleStat("quantile", step.percentile)
+                stat = SampleStat("quantile", step.percentile,
+                                  method=_recorded_percentile_method(obj))
                 val: Any = float(stat.of(arr))
             else:
                 val = obj
@@ -882,6 +902,8 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     if kind == "inverse_median":
                         med = float(np.quantile(np.asarray(samples, dtype=np.float64), 0.5))
                         stat = SampleStat(kind, 0.5, float(val) * med)
+                    elif _percentile_of(fname) is not None:  # p90_ms, p99_ms, ...
+                        stat = SampleStat(kind, q, method=_recorded_percentile_method(obj))
                     else:
                         stat = SampleStat(kind, q)
             parts.append(seg.name)
