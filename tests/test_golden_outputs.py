@@ -199,7 +199,7 @@ def _plan_header(version=(10, 8, 0, 43)) -> bytes:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_preflight(work, monkeypatch, fmt):
-    from trtcheck.inspection import plan_header as PH
+    from trtcheck.load import plan_header as PH
 
     monkeypatch.setattr(PH, "installed_runtimes", lambda: {
         "tensorrt": PH.Runtime("tensorrt", "10.9.0.34", "tensorrt-cu12")})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import EnvironmentProblem, InputError
-from trtcheck.inspection.plan_header import (
+from trtcheck.load.plan_header import (
     Runtime,
     explain_load_log,
     installed_runtimes,
