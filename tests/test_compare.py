@@ -194,3 +194,33 @@ def _exit2(args, needle, capsys):
 def test_compare_non_finite_options(opt, tmp_path, capsys):
     from trtcheck.results import Results  # noqa: F401  (import check only)
     _exit2(["compare", "a.json", "b.json", opt, "nan"], opt, capsys)
+
+
+def test_different_models_get_a_banner_and_no_verdicts(pair):
+    from trtcheck.results import ModelInspection, TensorInfo
+
+    def insp(inp: str, out: str) -> ModelInspection:
+        return ModelInspection(format="onnx", path="m.onnx", file_size_bytes=1, sha256="0" * 64,
+                               ir_version=8, opset={"ai.onnx": 17}, inputs=[
+                                   TensorInfo(name=inp, dtype="float32", shape=[1, 3])],
+                               outputs=[TensorInfo(name=out, dtype="float32", shape=[1])],
+                               node_count=1, op_histogram={}, parameter_count=0,
+                               parameter_bytes=0, initializer_dtypes={})
+
+    a, b = pair
+    a = a.model_copy(update={"inspection": insp("images", "logits")})
+    same = a.model_copy(update={"inspection": insp("images", "logits")})
+    other = b.model_copy(update={"inspection": insp("audio", "text")})
+    assert compare(a, same).different_models is None
+    c = compare(a, other, "a.json", "b.json")
+    assert c.different_models and "inputs ['images'] vs ['audio']" in c.different_models
+    for bc in c.runs[0].batches:
+        for m in bc.metrics:
+            assert m.change == "different models" and m.ratio is None and m.low is None
+    text = compare_render.render_text(c)
+    assert "WARNING: different models" in text
+    run_lines = [ln for ln in text.splitlines() if "different models" in ln
+                 and not ln.startswith("WARNING")]
+    assert run_lines and not any(re.search(r"[+-]\d+(\.\d+)?%", ln) for ln in run_lines)
+    assert "different models" in compare_render.render_markdown(c)
+    assert "different models" in compare_render.render_html(c)

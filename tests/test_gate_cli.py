@@ -220,7 +220,7 @@ def test_list_metrics_cli(files, capsys):
     line = next(ln for ln in out.splitlines() if ln.startswith("bench.batch[8].p99_ms "))
     assert line.rstrip().endswith(" ms")
     code, out, _ = gate([files["base"], "--list-metrics", "--format", "json"], capsys)
-    items = json.loads(out)
+    items = json.loads(out)["metrics"]
     assert {"path": "inspection.parameter_bytes", "value": 46_800_000} in items
     code, _, err = gate([files["base"]], capsys)
     assert code == 2 and "missing --policy" in err

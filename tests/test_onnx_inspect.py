@@ -394,3 +394,17 @@ def test_shared_name_across_inputs_with_different_given_sizes(tmp_path):
             if f.code == "onnx-shared-dim-name"]
     assert f.severity == "error" and f.where == "a, b"
     assert "a axis 0 = 1" in f.message and "b axis 0 = 4" in f.message
+
+
+def test_integer_scalar_input_gets_an_input_value_hint(tmp_path: Path):
+    """A sample-rate input (int64 scalar) would be filled with 0 or 1 by generated data:
+    a warning names it and shows --input-value."""
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["sr"], ["srf"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "srf"], ["y"])], "g",
+        [_vi("x", ["batch", 80]), _vi("sr", [], TensorProto.INT64)], [_vi("y", ["batch", 80])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    insp = inspect_onnx(_save(m, tmp_path))
+    [f] = [f for f in insp.lints if f.code == "onnx-integer-scalar-input"]
+    assert f.severity == "warning" and f.where == "sr"
+    assert "int64 scalar" in f.message and "--input-value sr=" in (f.remedy or "")

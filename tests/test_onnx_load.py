@@ -160,3 +160,50 @@ def test_external_data_unsafe_location(tmp_path):
     p = tmp_path / "evil.onnx"
     p.write_bytes(m.SerializeToString())
     assert "unsafe" in _err(p).message
+
+
+def _passthrough_model() -> onnx.ModelProto:
+    """A graph of no nodes whose output is its input."""
+    g = helper.make_graph([], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                  [1, 4])],
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _zero_dim_model() -> onnx.ModelProto:
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 0, 80])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 0, 80])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_zero_node_model_is_refused(tmp_path: Path):
+    p = tmp_path / "empty.onnx"
+    onnx.save(_passthrough_model(), str(p))
+    err = _err(p)
+    assert "no nodes" in err.message and "nothing to measure" in err.message
+
+
+def test_zero_sized_input_axis_is_refused(tmp_path: Path):
+    """ONNX dim_value 0 is a fixed empty axis, not a dynamic one: refused at load, so
+    inspect, bench and build agree (none treats it as dynamic, none builds for it)."""
+    p = tmp_path / "zero.onnx"
+    onnx.save(_zero_dim_model(), str(p))
+    err = _err(p)
+    assert "'x' declares axis 0 with size 0 ([0, 0, 80])" in err.message
+    assert "dim_param" in (err.hint or "")
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["bench", "--batch", "1"], ["build"]])
+@pytest.mark.parametrize("which", ["empty", "zero"])
+def test_unmeasurable_models_exit_2_in_every_command(tmp_path: Path, cli, command, which):
+    from conftest import assert_one_line_error
+
+    p = tmp_path / f"{which}.onnx"
+    onnx.save(_passthrough_model() if which == "empty" else _zero_dim_model(), str(p))
+    args = [command[0], str(p), *command[1:]]
+    if command[0] == "build":
+        args += ["-o", str(tmp_path / "out.plan")]
+    res = cli(*args)
+    assert_one_line_error(res, 2, "no nodes" if which == "empty" else "size 0")
+    assert not (tmp_path / "out.plan").exists()

@@ -155,12 +155,125 @@ def test_truncated_rtx_plan(rtx_conv_plan: Path):
     assert tiny.problems[0].code == "plan-truncated"
 
 
-def test_truncated_trt_plan_is_a_warning():
+def test_truncated_trt_plan_is_an_error():
     data = fake_trt_plan()
     info = plan_info_from_bytes(data[:-50], runtimes=TRT_10_8)
-    assert info.can_load is True
+    assert info.can_load is False
     assert [p.code for p in info.problems] == ["plan-truncated"]
-    assert info.problems[0].severity == "warning"
+    assert info.problems[0].severity == "error"
+
+
+def test_trt_header_claiming_far_more_than_the_file_is_truncated(tmp_path: Path, capsys,
+                                                                  monkeypatch):
+    from trtcheck.cli import main
+    from trtcheck.inspection import plan_header as PH
+
+    data = bytearray(fake_trt_plan(body=bytes(range(256)) * 16))[:4096]
+    data[16:24] = struct.pack("<Q", 400_000)
+    p = tmp_path / "cut.plan"
+    p.write_bytes(bytes(data))
+    info = plan_info_from_bytes(bytes(data), runtimes=TRT_10_8)
+    assert info.can_load is False and info.problems[0].code == "plan-truncated"
+    assert "4096 of 400000 bytes" in info.verdict
+    monkeypatch.setattr(PH, "installed_runtimes", lambda: TRT_10_8)
+    with pytest.raises(SystemExit) as e:
+        main(["preflight", str(p)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "truncated" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("version", [(10, 8, 0, 43), (0, 0, 0, 0)])
+def test_zero_length_zero_filled_plan_is_truncated(version):
+    """A TensorRT 10.x header whose length field is 0, followed by a 4 KB body of zeros
+    (a file allocated but never written): truncated, not loadable."""
+    data = b"ftrt" + b"\0" * 12 + struct.pack("<Q", 0) + bytes(version) + b"\0" * 4068
+    data = data[:-10] + b"\x01" * 10  # almost all zeros
+    assert len(data) == 4096
+    info = plan_info_from_bytes(data, runtimes=TRT_10_8)
+    assert info.can_load is False
+    assert info.problems[0].code == "plan-truncated"
+    assert "truncated" in info.verdict
+
+
+def test_zero_length_field_with_real_body_is_not_refused():
+    """The length field layout is unverified for full TensorRT: a 0 there alone (with a
+    body that is not zero-filled) refuses nothing."""
+    data = bytearray(fake_trt_plan(body=bytes(range(1, 256)) * 8))
+    data[16:24] = b"\0" * 8
+    info = plan_info_from_bytes(bytes(data), runtimes=TRT_10_8)
+    assert info.can_load is True, info.verdict
+
+
+def test_json_prefix_keys_are_shown(rtx_conv_plan: Path):
+    meta = json.dumps({"author": "exporter", "imgsz": [640, 640],
+                       "bad\u0007key": 1}).encode()
+    data = struct.pack("<i", len(meta)) + meta + rtx_conv_plan.read_bytes()
+    info = plan_info_from_bytes(data)
+    assert info.prefix_metadata_keys == ["author", "imgsz", "bad\\x07key"]
+    assert "its keys: author, imgsz" in info.problems[0].message
+
+
+def test_triton_magic_mismatch_with_metadata_length_is_a_prefix():
+    """Triton/TensorRT print the first four bytes as a little-endian u32 against the plan
+    magic 0x74727466 ('ftrt' = 1953657958): a small number there is the length of a
+    metadata block written in front of the plan."""
+    assert struct.unpack("<I", b"ftrt")[0] == 1953657958
+    line = ("IRuntime::deserializeCudaEngine: Error Code 1: Serialization (Serialization "
+            "assertion plan->header.magicTag == rt::kPLAN_MAGIC_TAG failed.Trying to load "
+            "an engine created with incompatible serialization version. Check that the "
+            "engine was not created using safety runtime, same OS was used and version "
+            "compatibility parameters were set accordingly. (1825 != 1953657958))")
+    [d] = explain_load_log([line])
+    assert d.code == "plan-prefix" and "1825-byte metadata block" in d.message
+    assert "1829 bytes" in d.hint
+    err = load_failure_error([line], "model.plan")
+    assert isinstance(err, InputError) and err.exit_code == 2
+
+
+def test_library_version_zero_means_a_corrupt_plan():
+    line = ("The engine plan file is not compatible with this version of TensorRT, "
+            "expecting library version 10.8.0.43 got 0.0.0, please rebuild.")
+    [d] = explain_load_log([line])
+    assert d.code == "corrupt-plan" and "corrupt or truncated" in d.message
+    assert "0.0.0 is installed" not in d.hint
+    assert load_failure_error([line], "m.plan").exit_code == 2
+
+
+def test_preflight_without_runtime_exits_3(tmp_path: Path, capsys, monkeypatch):
+    from trtcheck.cli import main
+    from trtcheck.inspection import plan_header as PH
+
+    p = tmp_path / "model.plan"
+    p.write_bytes(fake_trt_plan())
+    monkeypatch.setattr(PH, "installed_runtimes", lambda: {})
+    with pytest.raises(SystemExit) as e:
+        main(["preflight", str(p)])
+    out, err = capsys.readouterr()
+    assert e.value.code == 3, err
+    assert "10.8.0.43" in out and "no TensorRT runtime is installed" in err
+
+
+def test_preflight_log_as_json(tmp_path: Path, capsys, monkeypatch):
+    from trtcheck.cli import main
+    from trtcheck.inspection import plan_header as PH
+
+    log = tmp_path / "load.log"
+    log.write_text("expecting compute 8.6 got compute 7.5, please rebuild.\n")
+    with pytest.raises(SystemExit) as e:
+        main(["preflight", "--log", str(log), "--format", "json"])
+    out = capsys.readouterr().out
+    assert e.value.code == 3
+    doc = json.loads(out)
+    assert [d["code"] for d in doc["diagnoses"]] == ["gpu-mismatch"]
+    p = tmp_path / "model.plan"
+    p.write_bytes(fake_trt_plan())
+    monkeypatch.setattr(PH, "installed_runtimes", lambda: TRT_10_8)
+    log.write_text("nothing known\n")
+    with pytest.raises(SystemExit) as e:
+        main(["preflight", str(p), "--log", str(log), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert e.value.code in (0, None)
+    assert doc["diagnoses"] == [] and doc["plan"]["can_load"] is True
 
 
 def test_plan_written_in_text_mode(rtx_conv_plan: Path):

@@ -47,14 +47,14 @@ def test_prefixed_plan_exits_2_whatever_runtime(tmp_path: Path, capsys, monkeypa
     assert info.can_load is False and info.verdict.startswith("cannot load"), info.verdict
 
 
-def test_clean_plan_without_runtime_still_exits_0(tmp_path: Path, capsys, monkeypatch):
+def test_clean_plan_without_runtime_exits_3(tmp_path: Path, capsys, monkeypatch):
     p = tmp_path / "clean.plan"
     p.write_bytes(_plan())
     monkeypatch.setattr(PH, "installed_runtimes", lambda: {})
     with pytest.raises(SystemExit) as e:
         main(["preflight", str(p)])
     out = capsys.readouterr().out
-    assert e.value.code in (0, None), out
+    assert e.value.code == 3, out
     assert "cannot tell whether it loads" in out
 
 

@@ -100,3 +100,24 @@ def test_overwrite_keeps_foreign_files_in_charts(tmp_path):
     (out / "charts" / "notes.txt").write_text("mine")
     render_report(make_results(), out, overwrite=True)
     assert (out / "charts" / "notes.txt").read_text() == "mine"
+
+
+def test_report_skips_batch_sizes_a_fixed_input_refuses(tmp_path, cli):
+    """--batch 1,4 on a model whose inputs fix axis 0 to 1: batch 4 is skipped with a
+    warning and the sweep keeps batch 1 (it aborted before)."""
+    import json
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 64]) for n in ("x", "h")]
+    g = helper.make_graph([helper.make_node("Add", ["x", "h"], ["y"])], "g", vi,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+    model = tmp_path / "fixed.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    res = cli("report", str(model), "--batch", "1,4", "-o", str(tmp_path / "rep"),
+              "--min-duration", "0.1", "--warmup", "0.02")
+    assert res.returncode == 0, res.stderr
+    assert "skipping batch 4" in res.stderr
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [p["batch_size"] for p in doc["bench"][0]["batches"]] == [1]

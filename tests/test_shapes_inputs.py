@@ -230,3 +230,16 @@ def test_fixed_batch_model_still_refuses_other_batches(cli, tmp_path):
                   tmp_path / "m.onnx")
     res = cli("bench", model, "--batch", "1,2", *FAST)
     assert_one_line_error(res, 2, "fixed batch dimension of 1", "--batch 1")
+
+
+def test_runnable_batch_sizes_skips_sizes_a_fixed_input_refuses():
+    from trtcheck.load.shapes import runnable_batch_sizes
+
+    fixed = [TensorInfo(name="x", dtype="float32", shape=[1, 80]),
+             TensorInfo(name="state", dtype="float32", shape=[1, 64])]
+    ok, skipped = runnable_batch_sizes(fixed, None, [1, 4, 8])
+    assert ok == [1] and sorted(skipped) == [4, 8]
+    assert "fixed batch dimension of 1" in skipped[4]
+    dynamic = [TensorInfo(name="x", dtype="float32", shape=["b", "t"])]
+    ok, skipped = runnable_batch_sizes(dynamic, None, [1, 2])
+    assert ok == [1, 2] and not skipped  # missing dims are the bench's one-line error

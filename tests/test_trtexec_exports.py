@@ -91,3 +91,109 @@ def test_individual_files_and_errors(trtexec_exports: Path, tmp_path: Path):
     bad.write_text('{"not": "a list"}')
     with pytest.raises(InputError, match="not a trtexec profile"):
         load_trtexec_export(bad)
+
+
+def _copy_export(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _graph_file(folder: Path) -> Path:
+    return next(folder.glob("*.graph.json"))
+
+
+@pytest.mark.parametrize("bad_dim", ["3.5", '"N"', "null", "true", "[1]", "1e400",
+                                     "99999999999999999999999"])
+def test_non_integer_dimension_is_one_input_error(trtexec_exports: Path, tmp_path: Path,
+                                                  bad_dim: str):
+    folder = _copy_export(trtexec_exports / "resnet18-a100-fp16", tmp_path / "e")
+    g = _graph_file(folder)
+    text = g.read_text()
+    i = text.index('"Dimensions": [') + len('"Dimensions": [')
+    g.write_text(text[:i] + bad_dim + ", " + text[i:])
+    with pytest.raises(InputError) as e:
+        load_trtexec_export(folder)
+    assert "dimension" in e.value.message and g.name in e.value.message
+
+
+def test_integral_float_dimension_is_accepted(trtexec_exports: Path, tmp_path: Path):
+    folder = _copy_export(trtexec_exports / "resnet18-a100-fp16", tmp_path / "e")
+    g = _graph_file(folder)
+    text = g.read_text()
+    i = text.index('"Dimensions": [') + len('"Dimensions": [')
+    g.write_text(text[:i] + "3.0, " + text[i:])
+    insp = load_trtexec_export(folder)
+    assert any(t.dims and t.dims[0] == 3 for la in insp.layers for t in la.inputs)
+
+
+def test_bad_bytes_and_control_characters_in_a_layer_name_keep_the_file(
+        trtexec_exports: Path, tmp_path: Path):
+    """One invalid UTF-8 byte, a raw control character and a lone surrogate in layer
+    names: the file is read, the names keep them (escaped), and the results serialise."""
+    folder = _copy_export(trtexec_exports / "resnet18-a100-fp16", tmp_path / "e")
+    g = _graph_file(folder)
+    data = g.read_bytes()
+    data = data.replace(b'"Conv_0 + Relu_1"', b'"Conv_0\xff + Relu_1\x07"', 1)
+    data = data.replace(b'"MaxPool_2"', b'"MaxPool_2\\ud800"', 1)
+    g.write_bytes(data)
+    prof = next(folder.glob("*.profile.json"))
+    pdata = prof.read_bytes().replace(b'"Conv_0 + Relu_1"', b'"Conv_0\\\\xff + Relu_1\\u0007"')
+    prof.write_bytes(pdata.replace(b'"MaxPool_2"', b'"MaxPool_2\\ud800"'))
+    insp = load_trtexec_export(folder)
+    names = [la.name for la in insp.layers]
+    assert "Conv_0\\xff + Relu_1\x07" in names
+    assert "MaxPool_2\\ud800" in names
+    import json
+
+    back = json.loads(insp.model_dump_json())  # serialises (no surrogate left)
+    assert "Conv_0\\xff + Relu_1\x07" in [la["name"] for la in back["layers"]]
+
+
+def test_name_only_export_does_not_call_outputs_inputs(tmp_path: Path):
+    from trtcheck.inspection.engine_json import parse_layer_info
+
+    insp = parse_layer_info({"Layers": ["conv1 + relu1", "fc"],
+                             "Bindings": ["images", "logits"]})
+    assert [t.mode for t in insp.io_tensors] == [None, None]
+    detailed = parse_layer_info({"Layers": [
+        {"Name": "fc", "Inputs": [{"Name": "images", "Dimensions": [1, 8]}],
+         "Outputs": [{"Name": "logits", "Dimensions": [1, 2]}]}],
+        "Bindings": ["images", "logits"]})
+    assert [t.mode for t in detailed.io_tensors] == ["input", "output"]
+
+
+@pytest.mark.parametrize("kind,doc", [
+    ("profile", '[{"count": "many"}, {"name": "a", "averageMs": 1}]'),
+    ("profile", '[{"name": {"x": 1}, "averageMs": 1}]'),
+    ("profile", '[{"name": "a", "averageMs": "fast"}]'),
+    ("profile", '[{"name": "a", "averageMs": NaN}]'),
+    ("timing", '[{"computeMs": "1"}]'),
+    ("timing", '[1, 2]'),
+    ("timing", '[{"computeMs": 1, "startEnqMs": 5, "endEnqMs": 1}]'),
+    ("graph", '{"Layers": [{"Name": "a", "Inputs": 5}]}'),
+    ("graph", '{"Layers": [{"Name": "a", "Weights": {"Count": -4, "Type": "Half"}}]}'),
+    ("graph", '{"Layers": [{"Name": ["a"]}]}'),
+    ("graph", '{"Layers": [], "Bindings": {"a": 1}}'),
+    ("graph", "[" * 100000 + "]" * 100000),
+    ("graph", '{"Layers": [' + "9" * 5000 + "]}"),
+])
+def test_malformed_export_fields_are_one_input_error(tmp_path: Path, kind: str, doc: str):
+    p = tmp_path / f"e.{kind}.json"
+    p.write_text(doc)
+    with pytest.raises(InputError):
+        load_trtexec_export(p)
+
+
+@pytest.mark.parametrize("kind,doc", [
+    ("profile.metadata", '{"performance_summary": [1], "inference_options": 3, '
+                         '"device_information": "x"}'),
+    ("metadata", '[{"Name": {"a": 1}, "ComputeCapability": ["8", 0]}]'),
+    ("build.metadata", '{"model_options": [1, 2], "build_options": null}'),
+])
+def test_odd_metadata_sections_are_ignored(tmp_path: Path, kind: str, doc: str):
+    (tmp_path / "e.profile.json").write_text('[{"name": "a", "averageMs": 1}]')
+    (tmp_path / f"e.{kind}.json").write_text(doc)
+    insp = load_trtexec_export(tmp_path)
+    assert [la.name for la in insp.layers] == ["a"]

@@ -8,13 +8,18 @@ sorted and shifted so the first arrival is at 0.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from trtcheck.errors import InputError
+
+MAX_TRACE_BYTES = 1 << 30
+"""Largest trace file read (1 GiB: about 60 million arrival times as text)."""
+MAX_TRACE_SPAN_S = 1e6
+"""Longest trace accepted, first to last arrival (about 11.6 days): longer is a unit
+mistake (milliseconds or epoch times given as seconds) and no run replays it."""
 
 _HINT = "one arrival time in seconds per line (or a JSON list of numbers)"
 
@@ -27,23 +32,26 @@ def read_arrival_times(path: str | Path, min_arrivals: int = 1) -> np.ndarray:
         min_arrivals: fewer arrivals than this is an error (>= 1).
 
     Raises:
-        InputError: missing, binary or unreadable file; a non-number (with its line);
-            a non-finite time; fewer than ``min_arrivals`` arrivals.
+        InputError: missing, not a regular file, larger than :data:`MAX_TRACE_BYTES`,
+            binary or unreadable; a non-number (with its line); a non-finite time; a
+            span over :data:`MAX_TRACE_SPAN_S`; fewer than ``min_arrivals`` arrivals.
     """
+    from trtcheck.safe_io import parse_json_text, read_input_text
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"trace file not found: {p}", "give a file of arrival times in seconds")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = "not a text file" if isinstance(exc, UnicodeDecodeError) else str(exc)
-        raise InputError(f"cannot read the trace file {p}: {reason}", _HINT) from None
+    text = read_input_text(p, "trace file", MAX_TRACE_BYTES,
+                           "give a file of arrival times in seconds")
     vals: list[float] = []
     if text.lstrip().startswith("["):
+        doc = parse_json_text(text, str(p), _HINT)
+        if not isinstance(doc, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in doc):
+            raise InputError(f"{p} is not a JSON list of numbers", _HINT)
         try:
-            vals = [float(v) for v in json.loads(text)]
-        except (ValueError, TypeError):
-            raise InputError(f"{p} is not a JSON list of numbers", _HINT) from None
+            vals = [float(v) for v in doc]
+        except OverflowError:  # an integer beyond the float range
+            raise InputError(f"{p} holds an arrival time beyond the float range", _HINT) \
+                from None
     else:
         for ln, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
@@ -57,6 +65,9 @@ def read_arrival_times(path: str | Path, min_arrivals: int = 1) -> np.ndarray:
                                  _HINT) from None
     if any(not math.isfinite(v) for v in vals):
         raise InputError(f"{p} holds a non-finite arrival time", _HINT)
+    if vals and max(vals) - min(vals) > MAX_TRACE_SPAN_S:
+        raise InputError(f"the trace {p} spans {max(vals) - min(vals):.3g} s, more than "
+                         f"{MAX_TRACE_SPAN_S:.0e} s (times are in seconds)", _HINT)
     if len(vals) < max(1, min_arrivals):
         raise InputError(f"the trace {p} has {len(vals)} arrival(s); need at least "
                          f"{max(1, min_arrivals)}", _HINT)

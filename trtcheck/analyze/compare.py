@@ -10,6 +10,7 @@ per batch size with bootstrap intervals of the ratio B/A
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel
@@ -200,6 +201,9 @@ class Comparison(BaseModel):
         precision_setup: the precision comparisons' reference, inputs and verdict side
             by side (empty unless both files have a precision section); precision:
             variants in both files; precision_only_in_a / _b: labels without a partner.
+        different_models: why A and B are different models (their graph inputs or
+            outputs differ by name), or ``None``; then no latency change is called
+            better or worse (a ratio of two models' latencies is no regression).
     """
 
     name_a: str
@@ -220,6 +224,35 @@ class Comparison(BaseModel):
     precision: list[PrecisionVariantDelta] = []
     precision_only_in_a: list[str] = []
     precision_only_in_b: list[str] = []
+    different_models: str | None = None
+
+
+def _io_names(res: Any) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(input names, output names) of the model a results file describes: from the ONNX
+    inspection, else the engine's I/O tensors whose mode is known; ``None`` when
+    neither is there."""
+    if res.inspection is not None:
+        return (frozenset(t.name for t in res.inspection.inputs),
+                frozenset(t.name for t in res.inspection.outputs))
+    eng = getattr(res, "engine", None)
+    if eng is not None and eng.io_tensors and all(t.mode for t in eng.io_tensors):
+        return (frozenset(t.name for t in eng.io_tensors if t.mode == "input"),
+                frozenset(t.name for t in eng.io_tensors if t.mode == "output"))
+    return None
+
+
+def different_models(a: Any, b: Any) -> str | None:
+    """Why results ``a`` and ``b`` describe different models, or ``None`` (same I/O, or
+    not known). An FP16 copy or a rebuilt engine of one model keeps its input and output
+    names; two different networks do not."""
+    ia, ib = _io_names(a), _io_names(b)
+    if ia is None or ib is None or ia == ib:
+        return None
+    parts = []
+    for what, x, y in (("inputs", ia[0], ib[0]), ("outputs", ia[1], ib[1])):
+        if x != y:
+            parts.append(f"{what} {sorted(x)[:4]} vs {sorted(y)[:4]}")
+    return "different models: " + "; ".join(parts)
 
 
 def _s(v: Any) -> str:
@@ -299,7 +332,9 @@ def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed:
     a, b = float(stat_a.value), float(stat_b.value)
     direction = M.infer_direction(name) or M.LOWER
     unit = M.metric_unit(name)
-    ratio = b / a if a > 0 else None
+    ratio = b / a if a > 0 and math.isfinite(a) and math.isfinite(b) else None
+    if ratio is not None and not math.isfinite(ratio):
+        ratio = None
     low = high = conf = None
     if ratio is not None and stat_a.samples is not None and stat_b.samples is not None \
             and stat_a.stat is not None and stat_b.stat is not None \
@@ -320,6 +355,14 @@ def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed:
             change = "worse" if direction == M.LOWER else "better"
     return MetricDelta(metric=name, unit=unit.name or "", direction=direction, a=a, b=b,
                        ratio=ratio, low=low, high=high, confidence=conf, change=change)
+
+
+def _not_a_change(d: MetricDelta, models_differ: str | None) -> MetricDelta:
+    """``d`` without interval and verdict when the two files are different models."""
+    if models_differ is None:
+        return d
+    return d.model_copy(update={"low": None, "high": None, "confidence": None,
+                                "ratio": None, "change": "different models"})
 
 
 def _select_run(res: Any, label: str | None, which: str) -> Any:
@@ -357,6 +400,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
     from trtcheck.analyze.gate import environment_differences
     a = _select_run(a, run_a, name_a)
     b = _select_run(b, run_b, name_b)
+    models_differ = different_models(a, b)
     runs: list[RunComparison] = []
     pairs, only_a, only_b = _pair_runs(a, b)
     for ra, rb, how in pairs:
@@ -367,7 +411,8 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
             ba, bb = ra.batch(bs), rb.batch(bs)
             batches.append(BatchComparison(
                 batch_size=bs, samples_a=ba.stats.count, samples_b=bb.stats.count,
-                metrics=[_delta(m, ba, bb, confidence, resamples, seed, run_to_run_cv)
+                metrics=[_not_a_change(_delta(m, ba, bb, confidence, resamples, seed,
+                                              run_to_run_cv), models_differ)
                          for m in BATCH_METRICS]))
         backend = _diff([("backend", ra.backend.name, rb.backend.name),
                          ("version", ra.backend.version, rb.backend.version),
@@ -401,6 +446,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                       environment=_env_rows(a, b), inspection=_inspection_rows(a, b),
                       runs=runs, runs_only_in_a=only_a, runs_only_in_b=only_b,
                       layers=layers, layers_note=layers_note,
+                      different_models=models_differ,
                       method=(f"ratio B/A with a {confidence:.0%} interval from a circular block "
                               "bootstrap "
                               f"standard error ({resamples} resamples, assumed run-to-run "

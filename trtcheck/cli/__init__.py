@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "precision": "precision_cmd",
     "serve": "serve_cmd",
     "advise": "advise_cmd",
+    "schema": "schema_cmd",
 }
 
 

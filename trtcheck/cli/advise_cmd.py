@@ -239,7 +239,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:
-        echo_json(adv)
+        echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
         from trtcheck.report.sec_advice import advice_markdown
 

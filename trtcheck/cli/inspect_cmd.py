@@ -69,7 +69,7 @@ def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) 
 
     insp = inspect_onnx(path, shapes or None)
     if output_format == OutputFormat.JSON.value:
-        echo_json(insp)
+        echo_json(insp, "inspect")
     elif output_format == OutputFormat.MD.value:
         echo_text(render_markdown(insp), nl=False)
     else:

@@ -215,7 +215,7 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         threads: int | None, output: str | None, overwrite: bool, output_format: str) -> None:
     """Compare reduced-precision variants of MODEL with its FP32 run.
 
-    Builds the FP16 variant (onnxconverter-common, I/O kept FP32) or takes --candidate
+    Builds the FP16 variant (ONNX Runtime's converter, I/O kept FP32) or takes --candidate
     files (e.g. TensorRT engines), runs the FP32 reference and every variant on the same
     inputs, and reports per output: max/mean absolute and relative error, cosine
     similarity, share of elements outside tolerance, NaN/Inf, top-1/top-5 agreement for

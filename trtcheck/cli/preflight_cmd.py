@@ -1,13 +1,15 @@
 """``trtcheck preflight PLAN``: can this plan load here? Read from its header, no GPU.
 
-Exit codes: 0 the plan can load (or no runtime is installed to compare with and nothing
-in the file itself stops it loading: the verdict says so); any error-severity finding
+Exit codes: 0 the plan can load (or a lean/dispatch runtime may load it if it was built
+version-compatible: the verdict says so); 3 when no runtime of the plan's kind is
+installed here (the building version is still reported); any error-severity finding
 exits non-zero whatever runtime is installed: 2 the file is not a usable plan (ONNX, text, empty, truncated, damaged
 by a text-mode copy, a prefix in front); 3 a plan for another TensorRT version or runtime.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
@@ -73,17 +75,24 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             raise InputError(f"{output} exists; not overwriting it",
                              "choose a new -o path")
         check_output_file(str(output), overwrite=False)
+    log_json: dict[str, object] | None = None
     if log_file is not None:
         try:
             text = log_file.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise InputError(f"cannot read {log_file}: {exc.strerror}", None) from None
         diags = explain_load_log(text)
-        if not diags:
-            click.echo("no known TensorRT load failure in the log")
-        for d in diags:
-            echo_text(f"{'error' if d.fatal else 'warning'}: {d.message}")
-            echo_text(f"  fix: {d.hint}")
+        if output_format == OutputFormat.JSON.value:
+            log_json = {"log_file": str(log_file),
+                        "diagnoses": [dataclasses.asdict(d) for d in diags]}
+            if plan is None:
+                echo_json(log_json, "preflight")
+        else:
+            if not diags:
+                click.echo("no known TensorRT load failure in the log")
+            for d in diags:
+                echo_text(f"{'error' if d.fatal else 'warning'}: {d.message}")
+                echo_text(f"  fix: {d.hint}")
         if plan is None:
             if any(d.fatal for d in diags):
                 raise EnvironmentProblem(diags[0].message, diags[0].hint)
@@ -101,7 +110,12 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
     if output_format == OutputFormat.JSON.value:
-        echo_json(info)
+        doc = info.model_dump(mode="json")
+        doc["plan_kind"] = doc.pop("kind")  # "kind" names the document
+        if log_json is not None:  # one JSON document for both
+            echo_json({**log_json, "plan": doc}, "preflight")
+        else:
+            echo_json(doc, "preflight")
     else:
         bullet = "- " if output_format == OutputFormat.MD.value else ""
         rows = [("file", f"{info.path} ({info.file_size_bytes:,} bytes)"),
@@ -124,3 +138,6 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         code = first.code if first else ""
         cls = InputError if code in UNUSABLE_CODES else EnvironmentProblem
         raise cls(f"{plan}: {info.verdict}", first.remedy if first else None)
+    no_runtime = [p for p in info.problems if p.code == "plan-no-runtime"]
+    if no_runtime:  # nothing here can load it: a CI preflight must not pass
+        raise EnvironmentProblem(f"{plan}: {no_runtime[0].message}", no_runtime[0].remedy)

@@ -216,6 +216,15 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) 
                 at_one = None  # the bench reports the missing dims in one line
             if at_one:
                 results.inspection = inspect_onnx(model, shapes=at_one)
+        if opts.batch_sizes and len(opts.batch_sizes) > 1:
+            from trtcheck.load.shapes import runnable_batch_sizes
+
+            runnable, skipped = runnable_batch_sizes(results.inspection.inputs,
+                                                     opts.shapes or None, opts.batch_sizes)
+            if runnable and skipped:  # all refused: the bench says why in one line
+                for b, why in skipped.items():
+                    log(f"warning: skipping batch {b}: {why}")
+                opts.batch_sizes = runnable
     if not no_bench:
         if engine_input:
             log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "

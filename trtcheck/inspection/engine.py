@@ -10,7 +10,6 @@ says how to get layer information (``trtexec --exportLayerInfo`` on the GPU mach
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,9 +41,12 @@ def is_engine_input(path: str | Path) -> bool:
     if p.suffix.lower() == ".onnx":
         return False
     if p.suffix.lower() == ".json":
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        from trtcheck.errors import InputError
+        from trtcheck.safe_io import read_json_file
+
+        try:  # a sniff: anything unreadable is "not an engine document"
+            doc = read_json_file(p, "JSON file", None, lenient_text=True)
+        except InputError:
             return False
         return isinstance(doc, dict) and "Layers" in doc
     try:

@@ -24,7 +24,6 @@ Requirements", and TensorRT best-practices "Channel alignment").
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from trtcheck.results.engine import (
     layer_is_reformat,
 )
 from trtcheck.results.stats import Finding
+from trtcheck.safe_io import escape_surrogates
 
 REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
                     "--profilingVerbosity=detailed, or config.profiling_verbosity = "
@@ -75,34 +75,90 @@ def split_format_datatype(text: str | None) -> tuple[str | None, str | None]:
     return dtype, fmt or None
 
 
-def _dtype(value: Any) -> str | None:
+class MalformedField(Exception):
+    """A field of an export that has the wrong type or value (turned into one
+    :class:`InputError` naming the file by :func:`parse_layer_info`)."""
+
+
+#: largest dimension or weight count accepted (2**63 - 1: TensorRT's int64 dims)
+_MAX_INT = (1 << 63) - 1
+
+
+def _text(value: Any, what: str) -> str | None:
+    """A string field: ``None`` stays ``None``, numbers become their text, strings have
+    lone surrogates escaped; containers are malformed."""
     if value is None:
         return None
-    v = str(value).strip()
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    raise MalformedField(f"{what} is a {type(value).__name__}, not text")
+
+
+def _int(value: Any, what: str, low: int = -1) -> int:
+    """An integer field (a dimension, a count): ``int`` or an integral ``float`` within
+    ``[low, 2**63 - 1]``; anything else is malformed."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MalformedField(f"{what} is {_short(value)}, not an integer")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise MalformedField(f"{what} is {_short(value)}, not an integer")
+        value = int(value)
+    if not low <= value <= _MAX_INT:
+        raise MalformedField(f"{what} is {_short(value)}, outside {low}..2**63-1")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    """A list field (``None`` or missing is empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedField(f"{what} is a {type(value).__name__}, not a list")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _dtype(value: Any) -> str | None:
+    v = _text(value, "a Datatype")
+    if v is None:
+        return None
+    v = v.strip()
     low = v.lower().replace("datatype.", "")
     return _DTYPE_WORDS.get(low) or split_format_datatype(v)[0] or low
 
 
 def _tensor(d: Any, mode: str | None = None) -> EngineTensor:
     if isinstance(d, str):
-        return EngineTensor(name=d, mode=mode)
+        return EngineTensor(name=escape_surrogates(d), mode=mode)
+    if not isinstance(d, dict):
+        raise MalformedField(f"a tensor is a {type(d).__name__}, not a record or a name")
+    name = _text(d.get("Name", ""), "a tensor Name") or ""
+    where = f"tensor {name!r}"
     if "Format/Datatype" in d:
-        dtype, fmt = split_format_datatype(d.get("Format/Datatype"))
+        dtype, fmt = split_format_datatype(_text(d.get("Format/Datatype"),
+                                                 f"{where} Format/Datatype"))
     else:
-        dtype, fmt = _dtype(d.get("Datatype") or d.get("DataType")), d.get("Format")
-    dims = d.get("Dimensions") or d.get("Shape") or []
-    m = mode or (str(d["Mode"]).lower() if d.get("Mode") else None)
-    return EngineTensor(name=str(d.get("Name", "")), dims=[int(x) for x in dims],
-                        dtype=dtype, format=fmt, location=d.get("Location"), mode=m)
+        dtype = _dtype(d.get("Datatype") or d.get("DataType"))
+        fmt = _text(d.get("Format"), f"{where} Format")
+    dims = _list(d.get("Dimensions") or d.get("Shape"), f"{where} Dimensions")
+    m = mode or (_text(d.get("Mode"), f"{where} Mode") or "").lower() or None
+    return EngineTensor(name=name, dims=[_int(x, f"{where} dimension") for x in dims],
+                        dtype=dtype, format=fmt,
+                        location=_text(d.get("Location"), f"{where} Location"), mode=m)
 
 
-def _fused_ops(layer: dict[str, Any]) -> list[str]:
+def _fused_ops(layer: dict[str, Any], name: str) -> list[str]:
     meta = layer.get("Metadata")
     if isinstance(meta, str) and "ONNX Layer:" in meta:
-        ops = re.findall(r"\[ONNX Layer: ([^\]]+)\]", meta)
+        ops = re.findall(r"\[ONNX Layer: ([^\]]+)\]", escape_surrogates(meta))
         if ops:
             return ops
-    name = str(layer.get("Name", ""))
     parts = [p.strip() for p in name.split(" + ")]
     out = []
     for p in parts:
@@ -114,7 +170,7 @@ def _fused_ops(layer: dict[str, Any]) -> list[str]:
     return [p for p in out if p]
 
 
-def _weights(layer: dict[str, Any]) -> tuple[int | None, int | None]:
+def _weights(layer: dict[str, Any], where: str) -> tuple[int | None, int | None]:
     count = 0
     nbytes: float | None = 0
     seen = False
@@ -122,9 +178,10 @@ def _weights(layer: dict[str, Any]) -> tuple[int | None, int | None]:
         w = layer.get(key)
         if isinstance(w, dict) and "Count" in w:
             seen = True
-            c = int(w["Count"])
+            c = _int(w["Count"], f"{where} {key} Count", low=0)
             count += c
-            per = WEIGHT_TYPE_BYTES.get(str(w.get("Type", "")).lower())
+            per = WEIGHT_TYPE_BYTES.get((_text(w.get("Type", ""), f"{where} {key} Type")
+                                         or "").lower())
             nbytes = None if (per is None or nbytes is None) else nbytes + per * c
     if not seen:
         return None, None
@@ -147,29 +204,39 @@ def _compute_precision(d: dict[str, Any], inputs: list[EngineTensor],
 
 def _layer(d: Any) -> EngineLayer:
     if isinstance(d, str):
-        return EngineLayer(name=d)
-    inputs = [_tensor(t) for t in d.get("Inputs", []) or []]
-    outputs = [_tensor(t) for t in d.get("Outputs", []) or []]
-    count, nbytes = _weights(d)
-    tactic = d.get("TacticName") or d.get("Tactic Name")
-    if not tactic and d.get("TacticValue") not in (None, "0x0000000000000000"):
-        tactic = str(d.get("TacticValue"))
-    return EngineLayer(name=str(d.get("Name", "")), layer_type=d.get("LayerType"),
+        return EngineLayer(name=escape_surrogates(d))
+    name = _text(d.get("Name", ""), "a layer Name") or ""
+    where = f"layer {name!r}"
+    inputs = [_tensor(t) for t in _list(d.get("Inputs"), f"{where} Inputs")]
+    outputs = [_tensor(t) for t in _list(d.get("Outputs"), f"{where} Outputs")]
+    count, nbytes = _weights(d, where)
+    tactic = _text(d.get("TacticName") or d.get("Tactic Name"), f"{where} TacticName")
+    value = d.get("TacticValue")
+    if not tactic and value not in (None, "0x0000000000000000"):
+        tactic = _text(value, f"{where} TacticValue")
+    return EngineLayer(name=name, layer_type=_text(d.get("LayerType"), f"{where} LayerType"),
                        precision=_compute_precision(d, inputs, outputs), tactic=tactic,
-                       origin=d.get("Origin"), fused_ops=_fused_ops(d), inputs=inputs,
-                       outputs=outputs, weights_count=count, weights_bytes=nbytes)
+                       origin=_text(d.get("Origin"), f"{where} Origin"),
+                       fused_ops=_fused_ops(d, name), inputs=inputs, outputs=outputs,
+                       weights_count=count, weights_bytes=nbytes)
 
 
 def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
     """Parse an engine-inspector document into an :class:`EngineInspection` (no lints yet:
     call :func:`lint_engine`).
 
+    Every field is type-checked: names and types are text (numbers are accepted as their
+    text), dimensions and weight counts integers (an integral float such as ``3.0`` is
+    accepted), lists are lists. Names keep any character (control characters and
+    undecodable bytes are shown escaped on output).
+
     Args:
         doc: the parsed JSON (a dict with ``Layers``; a bare list of layers is accepted).
         path: shown in messages.
 
     Raises:
-        InputError: not an engine-inspector document.
+        InputError: not an engine-inspector document, or a field of the wrong type (the
+            message names the layer or tensor and the field).
     """
     if isinstance(doc, list):
         doc = {"Layers": doc}
@@ -186,13 +253,18 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                          "record or a name)",
                          "pass the file written by trtexec --exportLayerInfo or by "
                          "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
-    if "I/O Tensors" in doc:
-        schema = "11.x"
-        io = [_tensor(t) for t in doc.get("I/O Tensors") or []]
-    else:
-        schema = "8.x/10.x"
-        io = [_tensor(t) for t in doc.get("Bindings") or []]
-    layers = [_layer(x) for x in raw_layers]
+    try:
+        if "I/O Tensors" in doc:
+            schema = "11.x"
+            io = [_tensor(t) for t in _list(doc.get("I/O Tensors"), "'I/O Tensors'")]
+        else:
+            schema = "8.x/10.x"
+            io = [_tensor(t) for t in _list(doc.get("Bindings"), "'Bindings'")]
+        layers = [_layer(x) for x in raw_layers]
+    except MalformedField as exc:
+        raise InputError(f"{path} is malformed layer information: {exc}",
+                         "re-export it with trtexec --exportLayerInfo "
+                         "--profilingVerbosity=detailed") from None
     detailed = bool(raw_layers) and all(isinstance(x, dict) for x in raw_layers)
     if not detailed and raw_layers and all(isinstance(x, dict) and set(x) <= {"Name"}
                                            for x in raw_layers):
@@ -210,12 +282,27 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                                      "format": t.format or src.format,
                                      "location": t.location or src.location})
         filled.append(t)
-    produced = {t.name for layer in layers for t in layer.outputs}
-    filled = [t if t.mode else t.model_copy(update={"mode": "output" if t.name in produced
-                                                    else "input"}) for t in filled]
+    filled = _io_modes(filled, layers)
     insp = EngineInspection(source="plan", path=path, inspector_schema=schema,
                             detailed=detailed, layers=layers, io_tensors=filled)
     return summarize(insp)
+
+
+def _io_modes(io: list[EngineTensor], layers: list[EngineLayer]) -> list[EngineTensor]:
+    """Engine I/O tensors with ``mode`` filled where the document left it out: a tensor a
+    layer writes is an output, one a layer reads is an input. Name-only exports (no
+    layer tensors) leave it unknown (``None``) rather than calling everything an input."""
+    produced = {t.name for layer in layers for t in layer.outputs}
+    consumed = {t.name for layer in layers for t in layer.inputs}
+    out = []
+    for t in io:
+        if t.mode:
+            out.append(t)
+            continue
+        mode = ("output" if t.name in produced else "input" if t.name in consumed
+                else None)
+        out.append(t.model_copy(update={"mode": mode}))
+    return out
 
 
 def is_reformat(layer: EngineLayer) -> bool:
@@ -333,13 +420,11 @@ def load_layer_info(path: str | Path) -> EngineInspection:
     Raises:
         InputError: missing file, not JSON, not layer information.
     """
+    from trtcheck.safe_io import read_json_file
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"layer information file not found: {p}", "check the path")
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p} is not JSON ({exc})",
-                         "pass the file written by trtexec --exportLayerInfo") from None
+    doc = read_json_file(p, "layer information file",
+                         "pass the file written by trtexec --exportLayerInfo",
+                         lenient_text=True)
     insp = parse_layer_info(doc, str(p))
     return insp.model_copy(update={"lints": lint_engine(insp)})

@@ -17,6 +17,8 @@ onnx-shared-dim-name            warning    two axes of one tensor share a dynami
 onnx-dynamic-input-no-shape     warning    dynamic dims with no size given (``info``
                                            when only the batch axis is dynamic)
 onnx-fixed-batch                info       every input fixes axis 0: no batch sweep
+onnx-integer-scalar-input       warning    an integer input of one element (sample rate,
+                                           length): generated data gives it 0 or 1
 onnx-fp64                       warning    float64 tensors (TensorRT casts to float32)
 onnx-int64-io                   info       int64 inputs/outputs (TensorRT 8.x casts down)
 onnx-string-tensor              error      string inputs/outputs (TensorRT has no strings)
@@ -723,6 +725,31 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
     return out
 
 
+def _lint_integer_scalars(inputs: list[TensorInfo]) -> list[Finding]:
+    """Integer inputs of one element (a scalar, ``[1]``): a sample rate, a length, a
+    count or a flag. Generated data fills integers with 0 or 1
+    (:func:`trtcheck.load.inputs.make_feed`), which for a sample rate or a length is a
+    degenerate run (a 0-length sequence, a 1 Hz signal), so the user is told to give the
+    real value."""
+    out: list[Finding] = []
+    for t in inputs:
+        if not t.rank_known or not t.dtype.startswith(("int", "uint")):
+            continue
+        if not all(isinstance(d, int) and d == 1 for d in t.shape):
+            continue
+        kind = "scalar" if not t.shape else f"of one element {t.shape_text()}"
+        out.append(Finding(
+            code="onnx-integer-scalar-input", severity="warning",
+            message=(f"input {t.name!r} is a {t.dtype} {kind} (a length, rate, count or "
+                     "flag?); "
+                     "generated data gives it 0 or 1 at random, which measures a degenerate "
+                     "run for a sample rate or a length"),
+            remedy=f"give its real value, e.g. --input-value {t.name}=16000, or --inputs "
+                   "data.npz",
+            where=t.name))
+    return out
+
+
 def _lint_dtypes(model: onnx.ModelProto, inputs: list[TensorInfo],
                  outputs: list[TensorInfo]) -> list[Finding]:
     from onnx import TensorProto
@@ -1004,6 +1031,7 @@ def inspect_onnx(path: str | os.PathLike[str],
     ext = sorted(external_data_refs(model))
 
     lints = lint_model(model, inputs, outputs, opset, shapes)
+    lints += _lint_integer_scalars(inputs)
     lints += _lint_checker(model, p)
 
     fixed, how = concrete_shapes(inputs, shapes)

@@ -24,7 +24,7 @@ sum of layer averages exceeds the engine mean; the ratio is reported as
 
 from __future__ import annotations
 
-import json
+import math
 import statistics
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from typing import Any
 from trtcheck.errors import InputError
 from trtcheck.inspection.engine_json import lint_engine, parse_layer_info, summarize
 from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTiming
+from trtcheck.safe_io import escape_surrogates, read_json_file
 
 KINDS = ("build.metadata", "profile.metadata", "graph", "profile", "timing", "metadata")
 
@@ -92,18 +93,40 @@ def find_exports(paths: list[str | Path] | str | Path) -> dict[str, Path]:
 
 
 def _read_json(p: Path) -> Any:
+    """A trtexec export parsed: invalid UTF-8 bytes and raw control characters in names
+    are kept (shown escaped), never a reason to refuse the whole file."""
+    return read_json_file(p, "trtexec export", "re-export it with trtexec", lenient_text=True)
+
+
+def _ms(value: Any, what: str, path: str) -> float:
+    """A time field in milliseconds: a finite, non-negative number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{path}: {what} is {_short(value)}, not a time in ms",
+                         "re-export it with trtexec")
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read {p} as JSON ({exc})", "re-export it with trtexec") \
-            from None
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range
+        v = math.inf
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"{path}: {what} is {_short(value)}, not a finite time >= 0 ms",
+                         "re-export it with trtexec")
+    return v
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def parse_profile(doc: Any, path: str = "<profile>") -> tuple[int | None, list[dict[str, Any]]]:
     """``(count, layer records)`` from a ``--exportProfile`` document.
 
+    Each returned record has ``name`` (text, surrogates escaped) and ``averageMs`` (a
+    finite float >= 0) checked.
+
     Raises:
-        InputError: not a list of layer-time records.
+        InputError: not a list of layer-time records, or a record whose name or time has
+            the wrong type.
     """
     if not isinstance(doc, list):
         raise InputError(f"{path} is not a trtexec profile (expected a JSON list)",
@@ -112,9 +135,20 @@ def parse_profile(doc: Any, path: str = "<profile>") -> tuple[int | None, list[d
     rows = []
     for item in doc:
         if isinstance(item, dict) and set(item) == {"count"}:
-            count = int(item["count"])
+            c = item["count"]
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not (
+                    math.isfinite(c) and 0 <= c < 2**63 and float(c).is_integer()):
+                raise InputError(f"{path}: count is {_short(c)}, not a number of runs",
+                                 "re-export it with trtexec")
+            count = int(c)
         elif isinstance(item, dict) and "name" in item and "averageMs" in item:
-            rows.append(item)
+            name = item["name"]
+            if isinstance(name, (dict, list)) or name is None:
+                raise InputError(f"{path}: a layer name is {_short(name)}, not text",
+                                 "re-export it with trtexec")
+            rows.append({**item, "name": escape_surrogates(str(name)),
+                         "averageMs": _ms(item["averageMs"], f"averageMs of {name!r}",
+                                          path)})
     if not rows:
         raise InputError(f"{path} holds no per-layer times",
                          "pass the file written by trtexec --exportProfile")
@@ -122,19 +156,38 @@ def parse_profile(doc: Any, path: str = "<profile>") -> tuple[int | None, list[d
 
 
 def timing_from_times(doc: Any, path: str = "<timing>") -> EngineTiming:
-    """Engine timing (means, median) from a ``--exportTimes`` document."""
-    if not isinstance(doc, list) or not doc or "computeMs" not in doc[0]:
+    """Engine timing (means, median) from a ``--exportTimes`` document.
+
+    Raises:
+        InputError: not a list of records with ``computeMs``, or a time field that is
+            not a finite number >= 0 (enqueue end before start included).
+    """
+    if not isinstance(doc, list) or not doc or not all(
+            isinstance(r, dict) and "computeMs" in r for r in doc):
         raise InputError(f"{path} is not a trtexec times file",
                          "pass the file written by trtexec --exportTimes")
-    comp = [float(r["computeMs"]) for r in doc]
-    enq = [float(r["endEnqMs"]) - float(r["startEnqMs"]) for r in doc
-           if "endEnqMs" in r and "startEnqMs" in r]
+    comp = [_ms(r["computeMs"], f"record {i} computeMs", path) for i, r in enumerate(doc)]
+    enq = [_ms(r["endEnqMs"], f"record {i} endEnqMs", path)
+           - _ms(r["startEnqMs"], f"record {i} startEnqMs", path)
+           for i, r in enumerate(doc) if "endEnqMs" in r and "startEnqMs" in r]
+    if any(e < 0 for e in enq):
+        raise InputError(f"{path}: an enqueue ends before it starts (endEnqMs < startEnqMs)",
+                         "re-export it with trtexec")
+    h2d = [_ms(r.get("h2dMs", 0), f"record {i} h2dMs", path) for i, r in enumerate(doc)]
+    d2h = [_ms(r.get("d2hMs", 0), f"record {i} d2hMs", path) for i, r in enumerate(doc)]
     return EngineTiming(engine_mean_ms=statistics.fmean(comp),
                         engine_median_ms=statistics.median(comp), iterations=len(comp),
-                        h2d_mean_ms=statistics.fmean(float(r.get("h2dMs", 0)) for r in doc),
-                        d2h_mean_ms=statistics.fmean(float(r.get("d2hMs", 0)) for r in doc),
+                        h2d_mean_ms=statistics.fmean(h2d), d2h_mean_ms=statistics.fmean(d2h),
                         enqueue_mean_ms=statistics.fmean(enq) if enq else None,
                         source=Path(path).name)
+
+
+def _text_map(value: Any) -> dict[str, str]:
+    """A metadata section as ``{text: text}`` (a section that is not an object is
+    empty; surrogates escaped)."""
+    if not isinstance(value, dict):
+        return {}
+    return {escape_surrogates(str(k)): escape_surrogates(str(v)) for k, v in value.items()}
 
 
 def _check_same_engine(graph: Path, graph_names: set[str], profile: Path,
@@ -184,22 +237,22 @@ def load_trtexec_export(paths: list[str | Path] | str | Path) -> EngineInspectio
     sources = []
     if "profile" in found:
         count, rows = parse_profile(_read_json(found["profile"]), str(found["profile"]))
-        total = sum(float(r["averageMs"]) for r in rows)
-        times = {str(r["name"]): float(r["averageMs"]) for r in rows}
+        total = sum(r["averageMs"] for r in rows)
+        times = {r["name"]: r["averageMs"] for r in rows}
         layers = []
         names = {layer.name for layer in insp.layers}
         if "graph" in found:
             _check_same_engine(found["graph"], names, found["profile"],
-                               [str(r["name"]) for r in rows])
+                               [r["name"] for r in rows])
         for layer in insp.layers:
             t = times.get(layer.name)
             layers.append(layer.model_copy(update={
                 "avg_time_ms": t, "time_pct": (100 * t / total) if (t is not None and total)
                 else None}))
         for r in rows:  # layers only the profile knows (no graph.json, or renamed)
-            if str(r["name"]) not in names:
-                t = float(r["averageMs"])
-                layers.append(EngineLayer(name=str(r["name"]), avg_time_ms=t,
+            if r["name"] not in names:
+                t = r["averageMs"]
+                layers.append(EngineLayer(name=r["name"], avg_time_ms=t,
                                           time_pct=100 * t / total if total else None))
         insp = insp.model_copy(update={"layers": layers})
         timing = timing.model_copy(update={"layer_sum_ms": total, "profile_iterations": count})
@@ -212,35 +265,39 @@ def load_trtexec_export(paths: list[str | Path] | str | Path) -> EngineInspectio
         sources.append(found["timing"].name)
     update: dict[str, Any] = {}
     if "profile.metadata" in found:
+        pm = str(found["profile.metadata"])
         meta = _read_json(found["profile.metadata"])
-        perf = meta.get("performance_summary", {}) if isinstance(meta, dict) else {}
-        gpu = perf.get("GPU Compute Time")
+        meta = meta if isinstance(meta, dict) else {}
+        perf = meta.get("performance_summary")
+        gpu = perf.get("GPU Compute Time") if isinstance(perf, dict) else None
         if timing.engine_mean_ms is None and isinstance(gpu, list) and len(gpu) >= 4:
-            timing = timing.model_copy(update={"engine_mean_ms": float(gpu[2]),
-                                               "engine_median_ms": float(gpu[3])})
+            timing = timing.model_copy(update={
+                "engine_mean_ms": _ms(gpu[2], "GPU Compute Time mean", pm),
+                "engine_median_ms": _ms(gpu[3], "GPU Compute Time median", pm)})
             sources.append(found["profile.metadata"].name + " (GPU Compute Time)")
-        update["inference_options"] = {str(k): str(v) for k, v in
-                                       (meta.get("inference_options") or {}).items()}
-        dev = meta.get("device_information") or {}
+        update["inference_options"] = _text_map(meta.get("inference_options"))
+        dev = _text_map(meta.get("device_information"))
         if dev.get("Selected Device"):
-            update["device_name"] = str(dev["Selected Device"])
-        if dev.get("Compute Capability") is not None:
-            update["compute_capability"] = str(dev["Compute Capability"])
+            update["device_name"] = dev["Selected Device"]
+        if dev.get("Compute Capability"):
+            update["compute_capability"] = dev["Compute Capability"]
     if "metadata" in found:
         meta = _read_json(found["metadata"])
         d = meta[0] if isinstance(meta, list) and meta else meta
         if isinstance(d, dict):
-            if d.get("Name"):
-                update["device_name"] = str(d["Name"])
+            if d.get("Name") and isinstance(d["Name"], (str, int, float)):
+                update["device_name"] = escape_surrogates(str(d["Name"]))
             cc = d.get("ComputeCapability")
-            if isinstance(cc, list) and len(cc) == 2:
+            if isinstance(cc, list) and len(cc) == 2 and all(
+                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 1000
+                    for c in cc):
                 update["compute_capability"] = f"{cc[0]}.{cc[1]}"
     if "build.metadata" in found:
         meta = _read_json(found["build.metadata"])
+        meta = meta if isinstance(meta, dict) else {}
         opts: dict[str, str] = {}
         for section in ("model_options", "build_options"):
-            for k, v in (meta.get(section) or {}).items():
-                opts[str(k)] = str(v)
+            opts.update(_text_map(meta.get(section)))
         update["build_options"] = opts
     if timing.layer_sum_ms is not None and timing.engine_mean_ms:
         timing = timing.model_copy(update={

@@ -10,6 +10,8 @@ parsing it checks, in this order, and raises :class:`trtcheck.errors.InputError`
 * protobuf cannot decode it (a truncated or corrupt file), or it decodes into something
   that is not a model (no graph, no ``ir_version``, no opset for IR >= 3: what a file
   truncated between top-level fields or a stray protobuf looks like);
+* the model cannot be measured: its graph has no nodes, or a graph input declares a
+  fixed size of 0 (an empty tensor, not a dynamic axis);
 * external-data files that the model names are missing, outside the model folder or
   shorter than the model says (every missing file is named).
 
@@ -259,6 +261,41 @@ def _structure_problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
+def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
+    """``(what, hint)`` for a well-formed model that cannot be measured, or ``None``.
+
+    * no nodes at all: the outputs are the inputs, nothing runs (a bench of it times a
+      copy; a build gives an engine of no layers);
+    * a graph input with a fixed dimension of 0: ONNX ``dim_value: 0`` is a fixed
+      *empty* axis, not a dynamic one (dynamic axes use ``dim_param`` or no value), so
+      TensorRT builds for an empty tensor and no ``--shapes`` can change it.
+    """
+    g = model.graph
+    if len(g.node) == 0:
+        return ("its graph has no nodes: the outputs are copies of the inputs and there is "
+                "nothing to measure",
+                "export the model again; check that the exporter traced the computation")
+    inits = {t.name for t in g.initializer}
+    for vi in g.input:
+        if vi.name in inits or not vi.type.HasField("tensor_type"):
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        dims = tt.shape.dim
+        zero = [i for i, d in enumerate(dims) if d.HasField("dim_value") and d.dim_value == 0]
+        if zero:
+            shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
+                              else (d.dim_param or "?") for d in dims)
+            name = ascii(vi.name)[1:-1]
+            return (f"input {name!r} declares axis {zero[0]} with size 0 ([{shown}]): a "
+                    "fixed empty axis in ONNX, not a dynamic one, so the model only runs on "
+                    "empty tensors",
+                    "export that axis as dynamic (a named dim_param, e.g. 'batch') or with "
+                    "its real size")
+    return None
+
+
 def load_onnx(path: str | os.PathLike[str], load_external_data: bool = True) -> onnx.ModelProto:
     """Read an ONNX model, or raise one clear :class:`InputError`.
 
@@ -291,6 +328,9 @@ def load_onnx(path: str | os.PathLike[str], load_external_data: bool = True) -> 
     if problem is not None:
         raise InputError(f"{p} is not a valid ONNX model: {problem} "
                          "(truncated or corrupt file?)", "re-export or re-download the model")
+    usability = _usability_problem(model)
+    if usability is not None:
+        raise InputError(f"{p} cannot be measured: {usability[0]}", usability[1])
     check_external_data(model, p.parent)
     if load_external_data and external_data_refs(model):
         from onnx.external_data_helper import load_external_data_for_model

@@ -30,8 +30,10 @@ machine we have):
   answer in NVIDIA/TensorRT issue #3073, used in production by Autoware's
   ``autoware_tensorrt_common`` (PR autowarefoundation/autoware_universe#10320, constant
   ``TRT_MAJOR_IDX = 24``).
-* the length field at 16..23 is assumed to follow the RTX layout: it is only used to
-  say "possibly truncated", never to refuse a plan.
+* the length field at 16..23 is assumed to follow the RTX layout. A file shorter than
+  the length it claims cannot be a complete plan whatever the layout, so it is refused
+  as truncated; a length field below the header size is only trusted when the bytes
+  after the header are also almost all zero (a file allocated but never written).
 * ``b"ptrt"`` (0x74727470, the other value in the error above) is another TensorRT plan
   variant whose meaning NVIDIA does not document; reported as such.
 * before 8.6 there was no magic; the u32 at byte 8 was a serialization version (205 for
@@ -164,6 +166,42 @@ def _looks_like_text(head: bytes) -> bool:
     return printable / len(head) > 0.95
 
 
+ZERO_FILLED_FRACTION = 0.9
+"""Share of zero bytes after the header from which a plan counts as never written: real
+plans carry kernels and weights; a file preallocated and cut short (a crashed copy, a
+sparse download) is zeros."""
+
+
+ZERO_FILLED_MIN_BYTES = 256
+"""Bytes after the header needed before the zero-filled rule applies (a shorter file is
+judged by its header alone)."""
+
+
+def _zero_fraction(body: bytes) -> float:
+    """Share of zero bytes in ``body`` (0.0 for no bytes)."""
+    return body.count(0) / len(body) if body else 0.0
+
+
+def _metadata_keys(blob: bytes) -> list[str] | None:
+    """Top-level keys of a JSON object ``blob`` (printable, at most 64 characters each),
+    or ``None`` when it is not a JSON object. Never raises: the prefix is untrusted."""
+    import json
+
+    try:
+        obj = json.loads(blob.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    return [_printable(str(k))[:64] for k in list(obj)[:100]]
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters and lone surrogates escaped (safe to print)."""
+    return "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF
+                   else ascii(c)[1:-1] for c in text)
+
+
 def _find_magic(data: bytes) -> tuple[int, bytes] | None:
     best: tuple[int, bytes] | None = None
     for magic in (MAGIC_TRT, MAGIC_RTX):
@@ -236,6 +274,11 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                     struct.unpack_from("<i", prefix, 0)[0] == offset - 4:
                 what = (f"a {offset}-byte JSON metadata block (4-byte length + JSON, the "
                         f"layout Ultralytics' exporter writes) precedes the plan")
+                keys = _metadata_keys(prefix[4:])
+                if keys is not None:
+                    base["prefix_metadata_keys"] = keys
+                    shown = ", ".join(keys[:12]) + (", ..." if len(keys) > 12 else "")
+                    what += f"; its keys: {shown or '(none)'}"
             elif prefix.lstrip()[:1] in (b"{", b"["):
                 what = f"{offset} bytes of JSON text precede the plan"
             else:
@@ -289,6 +332,15 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
     header_size = struct.unpack_from("<Q", plan, 16)[0]
     extra = {"plan_offset_bytes": offset, "built_with_version": built,
              "header_size_bytes": header_size}
+    zero_fraction = _zero_fraction(plan[HEADER_BYTES:])
+    if (header_size < HEADER_BYTES and len(plan) - HEADER_BYTES >= ZERO_FILLED_MIN_BYTES
+            and zero_fraction >= ZERO_FILLED_FRACTION):
+        return bad(kind, "plan-truncated",
+                   f"the plan is truncated or was never fully written: its length field "
+                   f"says {header_size} bytes and {zero_fraction:.0%} of the "
+                   f"{len(plan) - HEADER_BYTES} bytes after the header are zero",
+                   "copy or rebuild the engine again; the file was not written completely",
+                   **extra)
     if plan[24] == 0:  # no TensorRT or TensorRT-RTX release has major version 0
         label = "TensorRT-RTX" if kind == "tensorrt_rtx" else "TensorRT"
         return bad(kind, "plan-bad-header",
@@ -299,6 +351,11 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
             "plan-variant", "the plan carries the tag 'ptrt', a TensorRT serialization "
             "variant (e.g. safety runtime or another OS) the standard runtime rejects",
             "rebuild with the standard TensorRT runtime on this OS", severity="warning"))
+    if header_size < HEADER_BYTES and kind == "tensorrt_rtx":
+        return bad(kind, "plan-bad-header",
+                   f"the TensorRT-RTX plan header is damaged (length field {header_size}, "
+                   f"smaller than the {HEADER_BYTES}-byte header)",
+                   "rebuild the engine or copy it again in binary mode", **extra)
     replacement = plan.count(b"\xef\xbf\xbd")
     if replacement > 16 and replacement * 3 > len(plan) // 200:
         return bad(kind, "plan-text-decoded",
@@ -321,11 +378,7 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
             if header_size - len(plan) <= lf and len(plan) > header_size // 2:
                 remedy += ("; if it passed through a text-mode read/write (CR LF -> LF), "
                            "copy it in binary mode")
-            if kind == "tensorrt_rtx":
-                return bad(kind, "plan-truncated", why, remedy, **extra)
-            problems.append(_problem("plan-truncated", "possibly " + why + " (length field "
-                                     "layout verified on TensorRT-RTX plans only)", remedy,
-                                     severity="warning"))
+            return bad(kind, "plan-truncated", why, remedy, **extra)
         elif kind == "tensorrt_rtx":
             trailing = len(plan) - header_size
             problems.append(_problem(
@@ -446,11 +499,7 @@ class LoadDiagnosis:
 
 _PATTERNS: list[tuple[re.Pattern[str], object]] = [
     (re.compile(r"expecting library version ([\w.]+?) got ([\w.]+?)(?:[,.]?\s|,|$)"),
-     lambda m: LoadDiagnosis(
-         "version-mismatch",
-         f"the plan was built by TensorRT {m.group(2)}; this runtime is {m.group(1)}",
-         f"rebuild the engine with TensorRT {m.group(1)} here, or run it where TensorRT "
-         f"{m.group(2)} is installed")),
+     lambda m: _library_version_diagnosis(m.group(1), m.group(2))),
     (re.compile(r"Current Version: (\d+), Serialized Engine Version: (\d+)"),
      lambda m: LoadDiagnosis(
          "version-mismatch",
@@ -470,14 +519,62 @@ _PATTERNS: list[tuple[re.Pattern[str], object]] = [
          "the plan was built on another GPU model; it loads but may be slower or fail",
          "rebuild the engine on this GPU model for reliable timings", fatal=False)),
     (re.compile(r"magicTag.*\((\d+) != (\d+)\)|Magic tag does not match"),
-     lambda m: LoadDiagnosis(
-         "not-a-plan",
-         "the file is not a plan this runtime understands (magic tag mismatch"
-         + (f": {_magic_text(struct.pack('<I', int(m.group(1))))} vs "
-            f"{_magic_text(struct.pack('<I', int(m.group(2))))}" if m.group(1) else "")
-         + ")",
-         "run `trtcheck preflight PLAN` to see what the file is; TensorRT and "
-         "TensorRT-RTX plans are not interchangeable")),
+     lambda m: _magic_diagnosis(m)),
+]
+
+
+def _library_version_diagnosis(runtime_version: str, plan_version: str) -> LoadDiagnosis:
+    """"expecting library version R got P": a version mismatch, unless P has major
+    version 0, which no TensorRT release has: then the header the runtime read is zeros
+    or garbage, i.e. a corrupt or truncated plan."""
+    if _version_tuple(plan_version)[:1] in ((0,), ()):
+        return LoadDiagnosis(
+            "corrupt-plan",
+            f"the plan header is corrupt or truncated (the runtime read version "
+            f"{plan_version}, which no TensorRT release has)",
+            "run `trtcheck preflight PLAN`; copy the engine again in binary mode or "
+            "rebuild it")
+    return LoadDiagnosis(
+        "version-mismatch",
+        f"the plan was built by TensorRT {plan_version}; this runtime is {runtime_version}",
+        f"rebuild the engine with TensorRT {runtime_version} here, or run it where "
+        f"TensorRT {plan_version} is installed")
+
+
+#: the largest metadata prefix length recognised in a magic-tag mismatch
+_MAX_PREFIX_LENGTH = 1 << 20
+
+
+def _magic_diagnosis(m: re.Match[str]) -> LoadDiagnosis:
+    """A magic-tag mismatch "(READ != EXPECTED)". READ is the file's first four bytes as a
+    little-endian u32; a small READ where the expected value is a plan magic is the
+    4-byte length of a metadata block written before the plan (Ultralytics' exporter
+    writes ``<i32 length><JSON><plan>``)."""
+    read_tag = int(m.group(1)) if m.group(1) else None
+    want_tag = int(m.group(2)) if m.group(2) else None
+    plan_tags = {struct.unpack("<I", t)[0] for t in (MAGIC_TRT, MAGIC_RTX, MAGIC_TRT_OTHER)}
+    if read_tag is not None and 0 < read_tag < _MAX_PREFIX_LENGTH and want_tag in plan_tags:
+        return LoadDiagnosis(
+            "plan-prefix",
+            f"the file starts with a {read_tag}-byte metadata block (a 4-byte length "
+            f"{read_tag} + {read_tag} bytes, e.g. Ultralytics' exporter metadata), not "
+            "with the plan",
+            f"strip the first {read_tag + 4} bytes (`trtcheck preflight FILE "
+            "--strip-prefix -o clean.plan`) or load it with the exporter's own loader")
+
+    def tag(v: int) -> str:
+        return _magic_text(struct.pack("<I", v % (1 << 32)))
+
+    return LoadDiagnosis(
+        "not-a-plan",
+        "the file is not a plan this runtime understands (magic tag mismatch"
+        + (f": {tag(read_tag)} vs {tag(want_tag or 0)}" if read_tag is not None else "")
+        + ")",
+        "run `trtcheck preflight PLAN` to see what the file is; TensorRT and "
+        "TensorRT-RTX plans are not interchangeable")
+
+
+_PATTERNS_TAIL: list[tuple[re.Pattern[str], object]] = [
     (re.compile(r"CUDA driver version is insufficient"),
      lambda m: LoadDiagnosis(
          "no-driver",
@@ -514,10 +611,11 @@ def explain_load_log(lines: list[str] | str) -> list[LoadDiagnosis]:
         empty when nothing known was found (callers fall back to the first error line).
     """
     text_lines = lines.splitlines() if isinstance(lines, str) else list(lines)
+    patterns = _PATTERNS + _PATTERNS_TAIL
     out: list[LoadDiagnosis] = []
     seen: set[str] = set()
     for line in text_lines:
-        for pat, make in _PATTERNS:
+        for pat, make in patterns:
             m = pat.search(line)
             if m:
                 d = make(m)  # type: ignore[operator]
@@ -528,15 +626,22 @@ def explain_load_log(lines: list[str] | str) -> list[LoadDiagnosis]:
     return out
 
 
-def load_failure_error(lines: list[str], path: str) -> EnvironmentProblem:
+#: load diagnoses that mean the file itself is damaged (bad input, exit 2), not this machine
+BAD_FILE_DIAGNOSES = frozenset({"corrupt-plan", "plan-prefix"})
+
+
+def load_failure_error(lines: list[str], path: str) -> EnvironmentProblem | InputError:
     """The error to raise when ``deserialize_cuda_engine`` returned ``None``.
 
     Uses the first fatal diagnosis from :func:`explain_load_log`, else the first error
-    line TensorRT logged, else a generic message; always exit code 3.
+    line TensorRT logged, else a generic message. Exit code 3 (:class:`EnvironmentProblem`),
+    except 2 (:class:`InputError`) when the log shows a damaged file
+    (:data:`BAD_FILE_DIAGNOSES`).
     """
     diags = [d for d in explain_load_log(lines) if d.fatal]
     if diags:
-        return EnvironmentProblem(f"cannot load {path}: {diags[0].message}", diags[0].hint)
+        cls = InputError if diags[0].code in BAD_FILE_DIAGNOSES else EnvironmentProblem
+        return cls(f"cannot load {path}: {diags[0].message}", diags[0].hint)
     errors = [ln for ln in lines if ln.strip()]
     first = errors[0].strip() if errors else "TensorRT gave no reason"
     return EnvironmentProblem(f"cannot load {path}: deserialization failed ({first[:300]})",

@@ -135,6 +135,36 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     return out
 
 
+def runnable_batch_sizes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
+                         batch_sizes: Sequence[int]) -> tuple[list[int], dict[int, str]]:
+    """Split a batch-size sweep into the sizes the model's declared shapes allow and the
+    ones they refuse (an input whose fixed axis 0 cannot take the size), so a sweep skips
+    a size instead of aborting on it.
+
+    Args:
+        inputs: the model's inputs.
+        given: user shapes (``--shapes``), or ``None``.
+        batch_sizes: the sweep, each >= 1.
+
+    Returns:
+        ``(runnable, skipped)``: the runnable sizes in the given order, and for each
+        refused size the one-line reason (from :func:`resolve_shapes`).
+    """
+    runnable: list[int] = []
+    skipped: dict[int, str] = {}
+    for b in batch_sizes:
+        try:
+            resolve_shapes(inputs, given, b)
+        except InputError as exc:
+            if "dynamic dims need sizes" in exc.message:  # not about the batch size
+                runnable.append(b)
+            else:
+                skipped[b] = exc.message
+        else:
+            runnable.append(b)
+    return runnable, skipped
+
+
 def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
                      arrays: dict[str, Any] | None, where: str = "the input data"
                      ) -> dict[str, list[int]]:

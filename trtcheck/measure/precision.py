@@ -24,7 +24,8 @@ activations (:func:`trtcheck.measure.localize.range_overflows`) is part of every
 verdict: it finds what a true FP16 runtime (a TensorRT FP16 engine) would overflow.
 
 :func:`compare_onnx_precisions` builds the variants of an ONNX model itself
-(FP16 through ``onnxconverter_common.float16.convert_float_to_float16``) or takes
+(FP16 through ``onnxruntime.transformers.float16.convert_float_to_float16``,
+:mod:`trtcheck.measure.fp16`) or takes
 candidate files (``--candidate fp16=model.plan``) opened with
 :func:`trtcheck.backends.registry.open_backend`.
 """
@@ -34,7 +35,6 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +45,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
+from trtcheck.measure.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.output_compare import (  # noqa: F401 - rounding_floor: this module's API
     FP16_MAX,
@@ -587,9 +588,9 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
 # --------------------------------------------------------------------------- ONNX variants
 
 
-#: the converter's defaults (onnxconverter-common float16.convert_float_to_float16)
-CONVERTER_MAX_FINITE = 1e4
-CONVERTER_MIN_POSITIVE = 1e-7
+#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.fp16)
+CONVERTER_MAX_FINITE = FP16_WEIGHT_MAX
+CONVERTER_MIN_POSITIVE = FP16_WEIGHT_MIN
 
 
 def clamped_weights(model: Any, blocked_nodes: set[str]) -> list[tuple[str, float, int, list[str]]]:
@@ -664,16 +665,17 @@ def _constants_to_initializers(model: Any) -> int:
 def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
                     keep_fp32_ops: Sequence[str] = (), keep_fp32_nodes: Sequence[str] = ()
                     ) -> tuple[str, list[str], list[Finding]]:
-    """Convert an FP32 ONNX model to FP16 with onnxconverter-common.
+    """Convert an FP32 ONNX model to FP16 with ONNX Runtime's converter.
 
-    ``float16.convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
-    node_block_list=...)``: inputs and outputs stay float32 (Casts inside), so the
-    variant takes the same feeds as the reference. The op block list is the converter's
-    ``DEFAULT_OP_BLOCK_LIST`` (Resize, Upsample, Range, TopK, NonMaxSuppression, RoiAlign,
-    CumSum, Min, Max and the ML ops: ops whose FP16 form is range- or index-sensitive or
-    missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes`` keeps single nodes in FP32.
-    Weights beyond FP16's range are clamped by the converter to +-1e4 and tiny ones to
-    +-1e-7 (its defaults; it warns, and we silence that warning).
+    :func:`trtcheck.measure.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
+    convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
+    node_block_list=...)``): inputs and outputs stay float32 (Casts inside), so the
+    variant takes the same feeds as the reference. The op block list is
+    :func:`trtcheck.measure.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
+    NonMaxSuppression, RoiAlign, CumSum, Min, Max and the ML ops: ops whose FP16 form is
+    range- or index-sensitive or missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes``
+    keeps single nodes in FP32. Weights beyond FP16's range are clamped to +-1e4 and
+    tiny ones to +-1e-7 (:data:`trtcheck.measure.fp16.FP16_WEIGHT_MAX`).
 
     Returns:
         ``(written path, names of the nodes kept in FP32, findings)``; a finding
@@ -682,17 +684,14 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
         and the nodes that read them.
 
     Raises:
-        EnvironmentProblem: onnxconverter-common is not installed.
+        EnvironmentProblem: neither onnxruntime nor onnxruntime-gpu is installed.
         InputError: the model cannot be loaded or converted, or a kept node does not exist.
     """
     import onnx
 
-    try:
-        from onnxconverter_common import float16
-    except ImportError:
-        raise EnvironmentProblem("FP16 conversion needs onnxconverter-common",
-                                 "pip install onnxconverter-common (a dependency of "
-                                 "trtcheck-tool: reinstall it)") from None
+    from trtcheck.measure.fp16 import convert_to_fp16, fp16_op_block_list
+
+    block_ops = fp16_op_block_list(keep_fp32_ops)  # checks that ONNX Runtime is there
     try:
         model = onnx.load(str(model_path))
     except Exception as exc:
@@ -714,19 +713,11 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                          f"{'did you mean' if near else 'the model has nodes such as'} "
                          f"{', '.join(map(repr, some))}? (unnamed nodes are node_<index>; "
                          "the localisation of `trtcheck precision` prints node names)")
-    block_ops = list(float16.DEFAULT_OP_BLOCK_LIST) + [o for o in keep_fp32_ops
-                                                       if o not in float16.DEFAULT_OP_BLOCK_LIST]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m16 = float16.convert_float_to_float16(model, keep_io_types=True,
-                                                   op_block_list=block_ops,
-                                                   node_block_list=list(keep_fp32_nodes))
-    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
-        raise InputError(f"FP16 conversion of {Path(model_path).name} failed: "
-                         f"{type(exc).__name__}: {str(exc)[:200]}",
-                         "the model may already be FP16, or use ops the converter cannot "
-                         "handle; pass a converted model with --candidate fp16=PATH") from None
+        m16 = convert_to_fp16(model, Path(model_path).name, block_ops, keep_fp32_nodes)
+    except InputError as exc:
+        raise InputError(exc.message, "pass a converted model with --candidate fp16=PATH"
+                         ) from None
     kept = [n.name for n in model.graph.node if n.op_type in set(block_ops)
             or n.name in set(keep_fp32_nodes)]
     findings: list[Finding] = []
@@ -835,12 +826,12 @@ def compare_onnx_precisions(model_path: str | os.PathLike[str],
                                         onnx_path=path if path.lower().endswith(".onnx") else None))
             else:
                 if log:
-                    log("converting the model to FP16 (onnxconverter-common) ...")
+                    log("converting the model to FP16 (ONNX Runtime's converter) ...")
                 out = Path(work) / (Path(model_path).stem + ".fp16.onnx")
                 path, kept, built = build_fp16_onnx(model_path, out, keep_fp32_ops,
                                                     keep_fp32_nodes)
-                how = ("onnxconverter-common float16.convert_float_to_float16(keep_io_types=True) "
-                       f"with its default op block list{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
+                how = ("onnxruntime.transformers.float16.convert_float_to_float16(keep_io_types=True) "
+                       f"with its default op block list + Resize{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
                        f"{'; nodes kept in FP32: ' + ', '.join(keep_fp32_nodes) if keep_fp32_nodes else ''}"
                        "; run by ONNX Runtime")
                 variants.append(Variant(p, p, _ort_backend(path, p, providers, threads), path,

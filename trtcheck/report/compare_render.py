@@ -118,6 +118,7 @@ def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
                  for m in p.metrics if m.a is not None or m.b is not None],
     } for p in c.precision]
     return {"name_a": c.name_a, "name_b": c.name_b, "comparable": c.comparable,
+            "different_models": c.different_models,
             "serve": serve, "serve_only_in_a": c.serve_only_in_a,
             "serve_only_in_b": c.serve_only_in_b,
             "precision_setup": [d.model_dump() for d in c.precision_setup],
@@ -142,6 +143,9 @@ def render_text(c: Comparison) -> str:
     """Plain-text side-by-side comparison (ratios are B/A)."""
     v = view(c, MAX_LAYER_ROWS)
     out = [f"trtcheck compare  A={c.name_a}  B={c.name_b}  (changes are B relative to A)"]
+    if c.different_models:
+        out.append(f"WARNING: {c.different_models}; latency changes are not regressions "
+                   "and are not judged")
     out.append("environment: " + ("comparable" if c.comparable else
                                   "NOT comparable (differences marked *)"))
     out += _table(["field", "A", "B", ""],
@@ -216,6 +220,8 @@ def render_markdown(c: Comparison) -> str:
     from trtcheck.report.templating import md_escape as e
     v = view(c, MAX_LAYER_ROWS)
     out = [f"## trtcheck compare: {e(c.name_a)} (A) vs {e(c.name_b)} (B)", "",
+           *([f"**Warning: {e(c.different_models)}**; latency changes are not "
+              "regressions and are not judged.", ""] if c.different_models else []),
            "Environment: " + ("comparable" if c.comparable else
                               "**not comparable** (differences in bold)"), "",
            "| field | A | B |", "|---|---|---|"]

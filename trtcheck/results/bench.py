@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pydantic import model_validator
+
+from trtcheck.results import consistency as C
 from trtcheck.results.base import Record
 from trtcheck.results.stats import Finding, LatencyStats
 
@@ -93,6 +96,20 @@ class BatchResult(Record):
     stopped_by: str
     warnings: list[Finding] = []
 
+    @model_validator(mode="after")
+    def _consistent(self) -> BatchResult:
+        """Batch size in range; raw samples finite, >= 0 and aligned with their
+        components (:mod:`trtcheck.results.consistency`)."""
+        C.check_batch_size(self.batch_size, "batch_size")
+        C.check_times_ms(self.samples_ms, "samples_ms")
+        C.check_times_ms(self.warmup_samples_ms, "warmup_samples_ms")
+        for name, values in self.components_ms.items():
+            C.check_times_ms(values, f"components_ms.{name}")
+        C.check_aligned(self.samples_ms, {f"components_ms.{k}": v
+                                          for k, v in self.components_ms.items()},
+                        "samples_ms", allow_empty=True)
+        return self
+
 
 class BenchRun(Record):
     """One batch-size sweep of one model on one backend and precision.
@@ -107,6 +124,12 @@ class BenchRun(Record):
     backend: BackendInfo
     settings: BenchSettings
     batches: list[BatchResult]
+
+    @model_validator(mode="after")
+    def _unique_batches(self) -> BenchRun:
+        """Each batch size once (rows are looked up by it)."""
+        C.check_unique([b.batch_size for b in self.batches], "batch size")
+        return self
 
     def batch(self, batch_size: int) -> BatchResult | None:
         """Return the result for ``batch_size`` or ``None`` when it was not measured."""

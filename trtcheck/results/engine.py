@@ -29,6 +29,8 @@ class PlanInfo(Record):
         built_with_version: TensorRT/TensorRT-RTX version that built it, ``"10.8.0.43"``.
         header_size_bytes: the plan length recorded in the header (bytes 16..23), when
             the header has one.
+        prefix_metadata_keys: top-level keys of a JSON metadata block found before the
+            plan (exporter metadata), ``None`` when there is none.
         runtime_name: the installed runtime it was compared with (``"tensorrt"``,
             ``"tensorrt_rtx"``) or ``None`` when none is installed.
         runtime_version: that runtime's version.
@@ -44,6 +46,7 @@ class PlanInfo(Record):
     plan_offset_bytes: int = 0
     built_with_version: str | None = None
     header_size_bytes: int | None = None
+    prefix_metadata_keys: list[str] | None = None
     runtime_name: str | None = None
     runtime_version: str | None = None
     can_load: bool | None = None

@@ -27,6 +27,9 @@ and with HTTP the handler's reply serialisation); it is reported, not hidden.
 
 from __future__ import annotations
 
+from pydantic import model_validator
+
+from trtcheck.results import consistency as C
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.stats import Finding, LatencyStats
@@ -96,6 +99,17 @@ class ServeSettings(Record):
     seed: int = 0
     event_loop: str = "asyncio"
     payload: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ServeSettings:
+        """Batch sizes in range, at least one repeat and one instance."""
+        C.check_batch_sizes(self.max_batch_sizes, "max_batch_sizes")
+        C.check_batch_sizes(self.preferred_batch_sizes, "preferred_batch_sizes")
+        C.check_times_ms(self.windows_ms, "windows_ms")
+        for name, v in (("repeats", self.repeats), ("instances", self.instances)):
+            if not 1 <= v <= C.MAX_COUNT:
+                raise ValueError(f"{name} is {v}; it must be 1..{C.MAX_COUNT}")
+        return self
 
 
 class ServeCounters(Record):
@@ -180,6 +194,24 @@ class ServeRepeat(Record):
     achieved_send_rate_per_s: float | None = None
     counters: ServeCounters
 
+    @model_validator(mode="after")
+    def _consistent(self) -> ServeRepeat:
+        """Per-request arrays finite, >= 0 and aligned with ``latencies_ms``; batch sizes
+        in range (:mod:`trtcheck.results.consistency`)."""
+        C.check_times_ms(self.latencies_ms, "latencies_ms")
+        for name, values in self.parts_ms.items():
+            C.check_times_ms(values, f"parts_ms.{name}")
+        C.check_aligned(self.latencies_ms, {**{f"parts_ms.{k}": v
+                                               for k, v in self.parts_ms.items()},
+                                            "batch_sizes": self.batch_sizes},
+                        "latencies_ms")
+        C.check_aligned(self.latencies_ms, {"enqueue_offsets_ms": self.enqueue_offsets_ms},
+                        "latencies_ms", allow_empty=True)
+        C.check_batch_sizes(self.batch_sizes, "batch_sizes")
+        if self.max_batch_size:  # 0 when no request succeeded
+            C.check_batch_size(self.max_batch_size, "max_batch_size")
+        return self
+
 
 class ServeConfigResult(Record):
     """One configuration (window, max batch, load) with its repeats.
@@ -205,6 +237,17 @@ class ServeConfigResult(Record):
     late_send_share: float | None = None
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ServeConfigResult:
+        """At least one repeat, ``median_repeat`` one of them, batch sizes in range."""
+        if not self.repeats:
+            raise ValueError("a configuration has no repeats")
+        if not 0 <= self.median_repeat < len(self.repeats):
+            raise ValueError(f"median_repeat is {self.median_repeat} but there are "
+                             f"{len(self.repeats)} repeat(s)")
+        C.check_batch_size(self.max_batch_size, "max_batch_size")
+        return self
 
     @property
     def key(self) -> tuple[str, float, int]:
