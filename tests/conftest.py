@@ -10,10 +10,10 @@ import importlib.util
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_helper import CliResult
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -54,13 +54,6 @@ def demo_model() -> Path:
     from trtcheck.load.demo import demo_model_path
 
     return demo_model_path()
-
-
-@dataclass
-class CliResult:
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
