@@ -9,9 +9,12 @@ import pytest
 
 from trtcheck.analyze.export import (
     TRITON_GPUS_PER_SERVER,
+    TritonModelSpec,
     device_kind_from_results,
     export_settings,
 )
+
+IDS = TritonModelSpec(gpus=tuple(range(TRITON_GPUS_PER_SERVER)))  # GPU ids asked for
 from trtcheck.results.advice import SimPrediction
 
 
@@ -39,7 +42,7 @@ def _instances_in(cfg: str) -> int:
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 12, 16, 17, 20, 24, 33, 100])
 def test_instance_groups_add_up(n):
-    cfg = export_settings(_p(n), "m", "gpu").triton_config_pbtxt
+    cfg = export_settings(_p(n), "m", "gpu", spec=IDS).triton_config_pbtxt
     assert _instances_in(cfg) == n, cfg
     assert "count: 1" in cfg
     if n > TRITON_GPUS_PER_SERVER:
@@ -50,7 +53,7 @@ def test_instance_groups_add_up(n):
 
 
 def test_twelve_instances_is_eight_plus_four():
-    cfg = export_settings(_p(12), "m", "gpu").triton_config_pbtxt
+    cfg = export_settings(_p(12), "m", "gpu", spec=IDS).triton_config_pbtxt
     assert "# 12 instances = 8 + 4: 2 servers" in cfg
     assert "gpus: [ 0, 1, 2, 3, 4, 5, 6, 7 ]" in cfg
     assert "#   { count: 1, kind: KIND_GPU, gpus: [ 0, 1, 2, 3 ] }" in cfg

@@ -142,11 +142,18 @@ def test_p99_budget_with_too_many_samples_over_bound(files):
 
 
 def test_environment_mismatch_warns_or_exits_3(files, capsys):
+    # another GPU model: the baseline rules are not comparable unless the policy allows it
     code, out, err = gate([files["other_gpu"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 1
+    assert "not comparable (GPUs: ['NVIDIA A100'] vs ['NVIDIA H200'])" in out
+    allow = files["dir"] / "allow.yaml"
+    allow.write_text("settings:\n  cross_device: allow\n" + BASELINE_POLICY.split("\n", 1)[1])
+    code, out, err = gate([files["other_gpu"], "-p", allow, "-b", files["base"]], capsys)
     assert code == 0
     assert "environments differ" in out and "NVIDIA A100" in out
     pol = files["dir"] / "env.yaml"
-    pol.write_text("settings:\n  environment_mismatch: fail\n" + BASELINE_POLICY.split("\n", 1)[1])
+    pol.write_text("settings:\n  environment_mismatch: fail\n  cross_device: allow\n"
+                   + BASELINE_POLICY.split("\n", 1)[1])
     code, out, err = gate([files["other_gpu"], "-p", pol, "-b", files["base"]], capsys)
     assert code == 3
     assert err.startswith("error: the baseline was measured on another machine")

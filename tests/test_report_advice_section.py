@@ -36,7 +36,16 @@ def results():
 
 
 def _section(results, rows, monkeypatch):
-    monkeypatch.setattr(sec_advice, "_serve_comparison", lambda res, adv: rows)
+    from trtcheck.results.advice import ServePrediction
+
+    # the predicted-vs-measured table is stored in the advice; the section renders it
+    results.advice.serve_predictions = [ServePrediction(
+        config=r["config"], load=r["load"], window_ms=0.0, max_batch_size=8,
+        measured_throughput_queries_per_s=r["meas_qps"],
+        predicted_throughput_queries_per_s=r["pred_qps"], measured_mean_batch=r["meas_batch"],
+        predicted_mean_batch=r["pred_batch"], measured_p50_ms=r["meas_p50"],
+        predicted_p50_ms=r["pred_p50"], measured_p99_ms=r["meas_p99"],
+        predicted_p99_ms=r["pred_p99"]) for r in rows]
     return sec_advice.build(results, ChartSink())
 
 

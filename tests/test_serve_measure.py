@@ -306,3 +306,58 @@ def test_a_hung_model_cannot_hang_serve():
     assert time.perf_counter() - t0 < 20
     cfg = run.configs[0]
     assert cfg.ok_share == 0.0  # every request ended (timeout), none hangs
+
+
+def test_open_loop_sender_never_sleeps_past_the_duration(tmp_path):
+    import time
+
+    async def fast(batch):
+        return list(batch)
+
+    trace = tmp_path / "gap.txt"
+    trace.write_text("0\n0.001\n1000000\n")  # a gap of 11 days
+    for load in ("open:0.01:constant:5", f"trace:{trace}"):
+        t0 = time.perf_counter()
+        run = measure_serving(fast, windows_ms=[0], max_batch_sizes=[1], loads=[load],
+                              repeats=1, warmup_requests=0, max_duration_s=0.3,
+                              drain_timeout_s=0.2)
+        assert time.perf_counter() - t0 < 3.0, load
+        assert run.configs[0].repeats[0].outcomes["not_sent"] >= 1
+
+
+def test_hung_sync_backend_does_not_hang_serve():
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def hangs(batch):
+        release.wait()
+        return list(batch)
+
+    try:
+        t0 = time.perf_counter()
+        run = measure_serving(hangs, windows_ms=[0], max_batch_sizes=[4],
+                              loads=["burst:8", "burst:4"], repeats=2, warmup_requests=0,
+                              max_duration_s=0.2, drain_timeout_s=0.2)
+        took = time.perf_counter() - t0
+        # 4 runs, each at most sending + drain + close timeouts; never joined at the end
+        assert took < 4 * (0.2 + 0.2 + 0.2) + 2.0
+        for cfg in run.configs:
+            for rep in cfg.repeats:
+                assert rep.outcomes["ok"] == 0
+                assert sum(rep.outcomes.values()) == cfg.load.count
+    finally:
+        release.set()
+
+
+def test_counts_of_full_and_timer_batches_are_kept_after_the_warm_up():
+    async def fn(batch):
+        await asyncio.sleep(0.001)
+        return list(batch)
+
+    run = measure_serving(fn, windows_ms=[5], max_batch_sizes=[4], loads=["burst:10"],
+                          repeats=1, warmup_requests=8)
+    c = run.configs[0].repeats[0].counters
+    assert c.decision_reasons, "the reasons went to the warm-up's counters"
+    assert sum(c.decision_reasons.values()) == c.execution_count

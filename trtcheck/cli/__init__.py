@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "serve": "serve_cmd",
     "advise": "advise_cmd",
     "schema": "schema_cmd",
+
+
+    "export": "export_cmd",
 }
 
 

@@ -286,12 +286,16 @@ def load_results_input(path: str, option: str = "--from") -> Any:
     return results_from_json(text, source=str(p))
 
 
-def measurement_options(f: F) -> F:
-    """Options shared by every command that runs a model (bench, report, ...)."""
-    opts = [
-        click.option("--batch", "batch", default=None, metavar="LIST",
-                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
-                          "input whose axis 0 is dynamic)."),
+def model_input_options(f: F) -> F:
+    """How a model is fed and run (shapes, input data, runtime): shared by every command
+    that runs a model (:func:`measurement_options`, ``advise MODEL``)."""
+    for opt in reversed(_model_input_opts()):
+        f = opt(f)
+    return f
+
+
+def _model_input_opts() -> list[Callable[[F], F]]:
+    return [
         click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
                      help="Input shapes, e.g. x:1x3x320x320 (repeatable or comma-separated)."),
         click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
@@ -310,6 +314,16 @@ def measurement_options(f: F) -> F:
                      help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
+    ]
+
+
+def measurement_options(f: F) -> F:
+    """Options shared by every command that runs a model (bench, report, ...)."""
+    opts = [
+        click.option("--batch", "batch", default=None, metavar="LIST",
+                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
+                          "input whose axis 0 is dynamic)."),
+        *_model_input_opts(),
         click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0), default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),
         click.option("--min-duration", "min_duration_s", type=FiniteFloatRange(min=0),

@@ -279,7 +279,9 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                 break
             dt = base + offs[i] - _clock()
             if dt > _SPIN_S:
-                await asyncio.sleep(dt - _SPIN_S)
+                # never sleep past the end of sending: a slow rate or a trace with a long
+                # gap must not hold the run beyond max_duration_s
+                await asyncio.sleep(max(0.0, min(dt - _SPIN_S, stop_at - _clock())))
             else:
                 await asyncio.sleep(0)
     elif shape.kind == "closed":

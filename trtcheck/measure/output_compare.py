@@ -11,13 +11,13 @@ agreement, the rounding floor of the variant's precision) and the verdict agains
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from trtcheck.errors import InputError
 from trtcheck.results.precision import OutputComparison, PrecisionTolerance
-from trtcheck.stats import percentile
 
 #: largest finite FP16 value (IEEE 754 binary16: (2 - 2^-10) * 2^15)
 FP16_MAX = 65504.0
@@ -111,17 +111,57 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
                              "compare models with the same outputs (same export, same shapes)")
     r = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in refs])
     c = np.concatenate([np.asarray(b, dtype=np.float64).ravel() for b in cands])
+    with np.errstate(all="ignore"):
+        return _judge_output(name, refs, cands, r, c, tol, polygraphy_passed, precision)
+
+
+def _quantile_with_inf(d: np.ndarray, q: float) -> float:
+    """Linear-interpolation quantile (NumPy's default) of errors that may hold ``inf``:
+    ``inf`` as soon as an infinite element takes part in the interpolation (NumPy's own
+    interpolation turns ``inf - inf`` into NaN)."""
+    s = np.sort(d)
+    pos = q * (s.size - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, s.size - 1)
+    t = pos - lo
+    if math.isinf(s[lo]) or (t > 0 and math.isinf(s[hi])):
+        return math.inf
+    return float(s[lo] + (s[hi] - s[lo]) * t)
+
+
+def mismatched_nonfinite(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Elements where reference ``r`` and candidate ``c`` disagree about being finite:
+    one side NaN/Inf and the other not, NaN against Inf, or infinities of opposite sign.
+    Their error is infinite: no finite tolerance covers them."""
+    rf, cf = np.isfinite(r), np.isfinite(c)
+    same = (np.isnan(r) & np.isnan(c)) | (np.isinf(r) & np.isinf(c) & (np.sign(r) == np.sign(c)))
+    return ~(rf & cf) & ~same
+
+
+def _judge_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
+                  r: np.ndarray, c: np.ndarray, tol: PrecisionTolerance,
+                  polygraphy_passed: bool | None, precision: str | None) -> OutputComparison:
+    """The metrics and verdict of :func:`compare_output` on the pooled float64 arrays."""
     rf, cf = np.isfinite(r), np.isfinite(c)
     both = rf & cf
+    mism = mismatched_nonfinite(r, c)
+    n_mism = int(mism.sum())
     d = np.abs(c[both] - r[both])
     rb, cb = r[both], c[both]
     nz = rb != 0
     rel = d[nz] / np.abs(rb[nz]) if nz.any() else np.empty(0)
+    # every error statistic counts the mismatched elements as infinitely wrong: a NaN or
+    # Inf where the reference is finite must never read as "no error"
+    d_all = np.concatenate([d, np.full(n_mism, np.inf)])
+    rel_all = np.concatenate([rel, np.full(n_mism, np.inf)]) if (rel.size or n_mism) else rel
     nr, nc = float(np.linalg.norm(rb)), float(np.linalg.norm(cb))
     cos = float(np.dot(rb, cb) / (nr * nc)) if nr > 0 and nc > 0 else None
     if cos is not None:
         cos = max(-1.0, min(1.0, cos))
     rel_l2 = float(np.linalg.norm(cb - rb) / nr) if nr > 0 else None
+    if n_mism:
+        cos = math.nan  # undefined over NaN/Inf: fails every comparison, as it must
+        rel_l2 = math.inf
     outside = _outside_mask(r, c, tol.atol, tol.rtol)
     n_out = int(outside.sum())
     frac = n_out / r.size if r.size else 0.0
@@ -132,6 +172,9 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
     failures: list[str] = []
     if new_nan or new_inf:
         failures.append(f"{new_nan} NaN and {new_inf} Inf where the FP32 reference is finite")
+    elif n_mism:
+        failures.append(f"{n_mism} element(s) are NaN/Inf on one side only, or infinities "
+                        "of opposite sign")
     if frac > tol.max_outside_fraction:
         failures.append(f"{frac:.2%} of elements ({n_out}/{r.size}) outside atol={tol.atol:g} "
                         f"and rtol={tol.rtol:g} (allowed {tol.max_outside_fraction:.2%})")
@@ -152,11 +195,11 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
         candidate_dtype=str(np.asarray(cands[0]).dtype),
         element_count=int(r.size),
         reference_max_abs=float(np.max(np.abs(rb))) if rb.size else 0.0,
-        max_abs_error=float(d.max()) if d.size else 0.0,
-        mean_abs_error=float(d.mean()) if d.size else 0.0,
-        p99_abs_error=percentile(d, 0.99) if d.size else 0.0,
-        max_rel_error=float(rel.max()) if rel.size else None,
-        mean_rel_error=float(rel.mean()) if rel.size else None,
+        max_abs_error=float(d_all.max()) if d_all.size else 0.0,
+        mean_abs_error=float(d_all.mean()) if d_all.size else 0.0,
+        p99_abs_error=_quantile_with_inf(d_all, 0.99) if d_all.size else 0.0,
+        max_rel_error=float(rel_all.max()) if rel_all.size else None,
+        mean_rel_error=float(rel_all.mean()) if rel_all.size else None,
         cosine_similarity=cos, rel_l2_error=rel_l2,
         outside_tolerance_count=n_out, outside_tolerance_fraction=frac,
         candidate_nan_count=int(np.isnan(c).sum()), candidate_inf_count=int(np.isinf(c).sum()),
@@ -165,3 +208,5 @@ def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.nda
         polygraphy_elemwise_passed=polygraphy_passed,
         rounding_floor_max_abs_error=rounding_floor(r, precision) if precision else None,
         passed=not failures, failures=failures)
+
+

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,7 +181,9 @@ def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
     func = SimpleCompareFunc(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
-    with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
+    with G_LOGGER.verbosity(G_LOGGER.CRITICAL), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN/Inf outputs: judged by us
         acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
     verdict: dict[str, bool] = {}
     for per_iter in acc[0][("candidate", "reference")]:
@@ -206,6 +209,9 @@ class Variant:
             layer-wise localisation), or ``None`` (engines).
         kept_fp32_nodes: nodes the builder kept in FP32.
         build_findings: what the builder noticed (e.g. weights clamped to FP16's range).
+        built_by_trtcheck: trtcheck converted this variant itself; a runtime rejecting it
+            is then trtcheck's conversion failing, not the user's model
+            (:class:`~trtcheck.errors.EnvironmentProblem`, exit 3).
     """
 
     label: str
@@ -216,6 +222,64 @@ class Variant:
     onnx_path: str | None = None
     kept_fp32_nodes: list[str] = field(default_factory=list)
     build_findings: list[Finding] = field(default_factory=list)
+    built_by_trtcheck: bool = False
+
+
+#: ONNX element types (onnx.TensorProto values) of each reduced precision
+_ONNX_TYPES = {"fp16": {10}, "bf16": {16}, "int8": {2, 3}, "fp8": {17, 18, 19, 20}}
+#: ONNX ops that compute in INT8 (quantized graphs: QDQ or QOperator form)
+_INT8_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "ConvInteger",
+             "MatMulInteger", "QLinearConv", "QLinearMatMul", "QLinearAdd", "QLinearMul"}
+
+
+def onnx_has_precision(path: str, precision: str) -> bool | None:
+    """Whether the ONNX model at ``path`` holds anything in ``precision``: a tensor,
+    initializer or Cast of that element type (FLOAT16=10, BFLOAT16=16, INT8/UINT8=2/3,
+    FLOAT8*=17..20), or for ``int8`` a quantization op (Q/DQ, QLinear*, *Integer).
+
+    Returns:
+        ``True``/``False``, or ``None`` when the file cannot be read here (the runtime that
+        opened it speaks for it) or the precision is unknown.
+    """
+    types = _ONNX_TYPES.get(precision)
+    if types is None:
+        return None
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - the backend already opened it; unknown here
+        return None
+    g = model.graph
+    if any(i.data_type in types for i in g.initializer):
+        return True
+    for vi in (*g.input, *g.output, *g.value_info):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type in types:
+            return True
+    for n in g.node:
+        if precision == "int8" and n.op_type in _INT8_OPS:
+            return True
+        for a in n.attribute:
+            if (a.name == "to" and a.i in types) or (a.HasField("t") and a.t.data_type in types):
+                return True
+    return False
+
+
+def _candidate_has_precision(v: Variant, be: Backend) -> bool | None:
+    """Whether the candidate computes anything in its requested precision (``None``:
+    unknown, e.g. an engine built without detailed layer information)."""
+    if v.onnx_path:
+        return onnx_has_precision(v.onnx_path, v.precision)
+    inspect = getattr(be, "engine_inspection", None)
+    if inspect is None:
+        return None
+    try:
+        mix = inspect().precision_mix
+    except Exception:  # noqa: BLE001 - inspection is extra; the comparison stands alone
+        return None
+    if not mix:
+        return None
+    return mix.get(v.precision, 0) > 0
 
 
 def _fixed(d: Any) -> bool:
@@ -468,17 +532,37 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                    ref_latency: PrecisionLatency | None, workdir: str,
                    log: Callable[[str], None]) -> VariantResult:
     findings: list[Finding] = list(v.build_findings)
-    with v.backend as be:
-        check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
-        log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
-        cand_runs = _run(be, feeds)
-        info = be.info
-        latency = None
-        if st.bench_rule is not None:
-            log(f"measuring {v.label} latency ...")
-            latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
-            if ref_latency is not None and latency.median_ms > 0:
-                latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    try:
+        with v.backend as be:
+            check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
+            log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
+            cand_runs = _run(be, feeds)
+            info = be.info
+            present = _candidate_has_precision(v, be)
+            latency = None
+            if st.bench_rule is not None:
+                log(f"measuring {v.label} latency ...")
+                latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
+                if ref_latency is not None and latency.median_ms > 0:
+                    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    except InputError as exc:
+        if not v.built_by_trtcheck:
+            raise
+        raise EnvironmentProblem(
+            f"trtcheck's own {v.precision.upper()} conversion of the model produced a graph "
+            f"the runtime rejects ({exc.message[:300]})",
+            f"this is a limit of the converter ({v.built_by.split(' with ')[0]}), not a fault "
+            f"of your model: convert it yourself and pass --candidate {v.precision}=PATH, "
+            "or keep the failing ops in FP32 (--keep-fp32-ops OP)") from None
+    if present is False:
+        findings.append(Finding(
+            code="precision-not-in-candidate", severity="error", where=v.label,
+            message=f"{v.precision.upper()} was requested, but the {v.label} candidate has no "
+                    f"{v.precision.upper()} layers or tensors: it computes in higher precision "
+                    f"(e.g. an FP32 model passed as the {v.label} candidate), so this "
+                    f"comparison says nothing about {v.precision.upper()} accuracy",
+            remedy=f"pass the {v.precision.upper()} model or engine (build it with "
+                   f"{v.precision.upper()} enabled; for INT8, calibrated or with Q/DQ nodes)"))
     ref_names, cand_names = set(ref_runs[0]), set(cand_runs[0])
     if ref_names != cand_names:
         raise InputError(f"reference and {v.label} candidate return different outputs: "
@@ -567,6 +651,8 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         else:
             localization.notes.append(note + "; the FP16 range check speaks for it")
     worst_cos = [o.cosine_similarity for o in outputs.values() if o.cosine_similarity is not None]
+    if any(math.isnan(x) for x in worst_cos):
+        worst_cos = [math.nan]  # an undefined cosine (NaN/Inf outputs) is the worst one
     worst_top1 = [o.top1_agreement for o in outputs.values() if o.top1_agreement is not None]
     return VariantResult(
         label=v.label, precision=v.precision, backend=info, model_path=v.model_path,
@@ -836,7 +922,7 @@ def compare_onnx_precisions(model_path: str | os.PathLike[str],
                        "; run by ONNX Runtime")
                 variants.append(Variant(p, p, _ort_backend(path, p, providers, threads), path,
                                         how, onnx_path=path, kept_fp32_nodes=kept,
-                                        build_findings=built))
+                                        build_findings=built, built_by_trtcheck=True))
         with ref_backend as be:
             ref_inputs = be.input_specs()
         feeds, info = prepare_samples(ref_inputs, shapes, sample_count, seed, array_sets, values)

@@ -33,7 +33,7 @@ from trtcheck import stats as tstats
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.batcher import (
-    BatcherCounters, DynamicBatcher, QueueFull, Ticket, is_async_callable,
+    BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
 from trtcheck.measure.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
@@ -468,14 +468,13 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
         backend.activate()
         activated = True
     front_srv = None
-    own_pool: concurrent.futures.ThreadPoolExecutor | None = None
+    own_pool: DaemonThreadPool | None = None
     try:
         fn = batch_function(backend)
         if executor is None and not is_async_callable(fn):
             # one long-lived pool for the whole sweep, as a server has: per-thread state
             # (e.g. cuDNN autotuning caches) warmed in one run stays warm in the next
-            own_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=instances, thread_name_prefix="trtcheck-serve")
+            own_pool = DaemonThreadPool(instances, thread_name_prefix="trtcheck-serve")
             executor = own_pool
         if payload is None and not isinstance(backend, CallableBackend):
             payload = _default_payload(backend, shapes, seed)
@@ -540,6 +539,13 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                                  rejected_types=(QueueFull,))
                         finally:
                             await b.aclose(drain=False, timeout_s=drain_timeout_s)
+                            if b.abandoned_batches and own_pool is not None:
+                                # a batch call that never returned keeps a pool thread:
+                                # the next run gets fresh threads, the hung one is abandoned
+                                own_pool.shutdown(wait=False)
+                                own_pool = DaemonThreadPool(
+                                    instances, thread_name_prefix="trtcheck-serve")
+                                executor = own_pool
                         rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
                                            b.counters, late_threshold_ms)
                         reps.append(rep)
@@ -559,7 +565,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                         backend=info, settings=settings, configs=configs)
     finally:
         if own_pool is not None:
-            own_pool.shutdown(wait=True)
+            own_pool.shutdown(wait=False)  # never join a thread stuck in a hung batch
         if front_srv is not None:
             await front_srv.close()
         if activated:

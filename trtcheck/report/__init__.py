@@ -77,18 +77,31 @@ def report_output_files(out_dir: str | os.PathLike[str]) -> list[str]:
 
 
 def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
-    """Render the HTML and Markdown text of a report in memory.
+    """Render the HTML and Markdown text of a report in memory; the verdict block
+    comes first when ``results.verdict`` is set (:func:`with_verdict` sets it).
 
     Returns:
         ``(html, markdown, sections, charts)``.
     """
+    from trtcheck.report.verdict import verdict_view
+
     charts = ChartSink()
     sections = build_sections(results, charts)
     ctx = {"results": results, "sections": sections,
+           "verdict": verdict_view(results.verdict) if results.verdict is not None else None,
            "title": _title(results), "schema_version": results.schema_version}
     html = render_template("report.html.j2", ctx, markdown=False)
     md = render_template("report.md.j2", ctx, markdown=True)
     return html, md, sections, charts
+
+
+def with_verdict(results: Results) -> Results:
+    """``results`` completed by :func:`trtcheck.analyze.derived.complete` (derived
+    findings, the predicted-vs-measured table and the verdict, each only where the
+    results hold none). The input is not changed."""
+    from trtcheck.analyze.derived import complete
+
+    return complete(results)
 
 
 def _title(results: Results) -> str:
@@ -105,6 +118,10 @@ def _title(results: Results) -> str:
 def render_report(results: Results, out_dir: str | os.PathLike[str],
                   overwrite: bool = False) -> list[Path]:
     """Write report.html, report.md, charts/*.png and results.json into ``out_dir``.
+
+    The verdict comes first in each (judged from ``results`` when they hold none, with
+    the other derived analyses, see :func:`with_verdict`) and is stored in the
+    results.json written.
 
     With ``overwrite``, only those files are replaced, and the chart files of an earlier
     report that this one does not draw are removed (named by
@@ -123,6 +140,7 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
         InputError: see :func:`check_output_dir`.
     """
     dest = check_output_dir(out_dir, overwrite)
+    results = with_verdict(results)
     html, md, _sections, charts = build_report(results)
     staging = Path(tempfile.mkdtemp(prefix=".trtcheck-report-", dir=dest))
     try:

@@ -15,7 +15,6 @@ logger; a newer major version is refused. Files of the integer version ``1`` (be
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 import os
 import tempfile
@@ -33,8 +32,9 @@ from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -82,6 +82,8 @@ class Results(Record):
     """Everything one trtcheck run produced; the only input of analysis, report and gate.
 
     Sections are ``None`` (or empty) when the stage that fills them did not run.
+    ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
+    finished is kept, what was running is dropped), ``None`` for a complete run.
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -96,6 +98,8 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    incomplete: str | None = None
+    verdict: Verdict | None = None
 
     @field_validator("schema_version", mode="before")
     @classmethod

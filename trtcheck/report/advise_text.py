@@ -1,5 +1,7 @@
-"""Plain-text rendering of an :class:`~trtcheck.results.advice.Advice` (the CLI's
-default format). Markdown and HTML come from the report section (sec_advice)."""
+"""Plain-text rendering of an :class:`~trtcheck.results.advice.Advice` (the ``advise``
+command's default format): recommendation with its stability, decision path, predictions,
+what-if table, formulas, pitfalls and exported settings. Markdown and HTML come from the
+report section (:mod:`trtcheck.report.sec_advice`), which shares the row helpers here."""
 
 from __future__ import annotations
 
@@ -35,14 +37,68 @@ def config_label(p: SimPrediction) -> str:
     return f"W={p.window_us / 1000:g} ms B={p.max_batch_size} x{p.instances}"
 
 
+def load_label(adv: Advice) -> str:
+    """The load in words: ``"200 req/s (poisson)"``, ``"burst:64"``, ``"closed:32:2000"``."""
+    i = adv.inputs
+    if i.load.startswith(("burst:", "closed:")):
+        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.3g} req/s "
+                "in the recommended run)")
+    return f"{i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
+
+
+def what_if_rows(adv: Advice) -> list[dict[str, object]]:
+    """One row per what-if prediction: config label, stable, latency, throughput, batch,
+    utilisation (``None`` where unstable)."""
+    rows = []
+    for p in adv.what_if:
+        rows.append({"config": config_label(p) + (
+            f" pref={','.join(str(x) for x in p.preferred_batch_sizes)}"
+            if p.preferred_batch_sizes else ""), "stable": p.stable,
+            "p50": p.p50_ms, "p95": p.p95_ms, "p99": p.p99_ms,
+            "qps": p.throughput_queries_per_s, "batch": p.mean_batch, "util": p.utilisation})
+    return rows
+
+
+def stability_lines(adv: Advice) -> list[str]:
+    """The recommendation's stability under the measurement noise, in lines of text."""
+    st = adv.recommendation.stability
+    if st is None:
+        return []
+    lines = [f"Stability: {st.status} - {st.share:.0%} of {st.replicas} bootstrap replicas "
+             "choose the recommendation"]
+    alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
+    if alts:
+        lines.append(f"  replicas chose: {alts}")
+    if st.status == "stable" and st.p99_ms_range:
+        lines.append(f"  recommended P50 {_ms(st.p50_ms_range[0])}-{_ms(st.p50_ms_range[1])} "
+                     f"ms, P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms "
+                     "(10-90% over replicas)")
+    if st.resampled:
+        lines.append("  resampled: " + "; ".join(st.resampled))
+    for m in st.remeasure:
+        lines.append(f"  re-measure: {m}")
+    if st.tie_break:
+        lines.append(f"  tie-break: {st.tie_break}")
+    return lines
+
+
+def _choice(ch: object) -> str:
+    w = getattr(ch, "window_us") / 1000.0
+    b = getattr(ch, "max_batch_size")
+    n = getattr(ch, "instances")
+    return f"W={w:g} ms B={b} x{n}"
+
+
 def advice_text(adv: Advice) -> str:
-    """Human-readable advice: recommendation, decision path, predictions, formulas,
-    pitfalls and exported settings."""
+    """Human-readable advice: recommendation, stability, decision path, predictions,
+    what-if, formulas, pitfalls and exported settings. When the stability is
+    ``cannot-tell`` the recommendation's latencies are shown as replica ranges only."""
     i, c, f, r = adv.inputs, adv.curve, adv.formulas, adv.recommendation
+    undecided = r.stability is not None and r.stability.status == "cannot-tell"
     pts = ", ".join(f"{b}: {t:.4g} ms" for b, t in sorted(c.points_ms.items()))
     r2 = f"R^2 {c.r2:.3f}, " if c.r2 is not None else ""
     lines = [
-        f"trtcheck advise: {i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
+        f"trtcheck advise: {load_label(adv)}"
         + (f", P99 objective {i.slo_p99_ms:g} ms" if i.slo_p99_ms else ""),
         f"T(b) from {c.source}: {pts}",
         f"  fit T(b) = {c.tau0_ms:.4g} ms + {c.alpha_ms_per_sample:.4g} ms x b "
@@ -55,7 +111,8 @@ def advice_text(adv: Advice) -> str:
         + f", per item {i.per_item_overhead_ms:.3g} ms"
         + (f", timer slack {i.timer_slack_us:g} us" if i.timer_slack_us else ""),
         "",
-        f"Recommendation [{r.kind}]: {r.summary}",
+        f"Recommendation [{'cannot-tell' if undecided else r.kind}]: {r.summary}",
+        *stability_lines(adv),
         "",
         "Decision path:",
     ]
@@ -72,6 +129,12 @@ def advice_text(adv: Advice) -> str:
             f"{'run q/s':>8} {'batch':>6} {'max':>4} {'queue':>6} {'util':>5}")
     lines.append(head)
     for label, p in prediction_rows(adv):
+        if undecided and label == "recommended":
+            st = r.stability
+            rng = (f"P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms over replicas"
+                   if st and st.p99_ms_range else "")
+            lines.append(f"  {label:28} {config_label(p):22} cannot tell ({rng})")
+            continue
         if not p.stable:
             lines.append(f"  {label:28} {config_label(p):22} unstable (utilisation "
                          f"{p.utilisation:.2f})")
@@ -81,8 +144,23 @@ def advice_text(adv: Advice) -> str:
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
     lines.append(f"  {RUN_QPS_NOTE}")
+    if adv.what_if:
+        lines += ["", f"What-if (simulated at {load_label(adv)}, the configurations asked for):",
+                  f"  {'config':30} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} {'run q/s':>8} "
+                  f"{'batch':>6} {'util':>5}"]
+        for row in what_if_rows(adv):
+            if not row["stable"]:
+                lines.append(f"  {row['config']:30} unstable: the load exceeds its capacity "
+                             f"(utilisation {row['util']:.2f})")
+                continue
+            lines.append(f"  {row['config']:30} {_ms(row['p50']):>8} {_ms(row['p95']):>8} "  # type: ignore[arg-type]
+                         f"{_ms(row['p99']):>8} {row['qps'] or 0:>8.1f} "  # type: ignore[arg-type]
+                         f"{row['batch'] or 0:>6.2f} {row['util']:>5.2f}")
     lines += ["", "Formulas (trtcheck.analyze.queueing):",
-              f"  queue-formation ratio lambda x T(1) = {f.queue_formation_ratio:.4g}",
+              f"  queue-formation ratio lambda x S(1) (per instance) = "
+              f"{f.queue_formation_ratio:.4g}"
+              + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
+                 if f.s1_ms is not None else ""),
               f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
               + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
                  " (<= 1: by this estimate a window does not pay)"),
@@ -95,12 +173,14 @@ def advice_text(adv: Advice) -> str:
         nb = f.natural_batch_no_wait
         lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
                      f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
-                                    if nb < 1 else ""))
+                                    if nb < 1 and f.queue_formation_ratio < 1 else ""))
     lines.append(f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
                  f"batch {f.capacity_batch_size}; instances needed >= "
                  f"{f.instances_needed_min} (at the utilisation target)")
-    if adv.gpus_implied is not None:
-        lines.append(f"  a single GPU's curve implies {adv.gpus_implied} instance(s)/GPU(s) "
+    if adv.gpus_implied is not None and not i.load.startswith(("burst:", "closed:")):
+        what = {"gpu": "GPU(s)", "cpu": "processes (CPU)"}.get(i.device or "",
+                                                                "GPUs or processes")
+        lines.append(f"  this curve implies {adv.gpus_implied} instance(s), i.e. {what}, "
                      f"for {i.arrival_rate_per_s:g} req/s at full utilisation")
     if c.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in c.notes]
