@@ -15,7 +15,7 @@ requests/s sustained.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/batcher_overhead.py [--seconds 2] [--profile]
+    python benchmarks/batcher_overhead.py [--seconds 2] [--profile]
 
 Prints a table and writes ``benchmarks/results/batcher_overhead.json``.
 """

@@ -21,15 +21,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
 from trtcheck.inspection.onnx_inspect import inspect_onnx
-shapes = json.loads(sys.argv[3]) or None
+shapes = json.loads(sys.argv[2]) or None
 t0 = time.perf_counter()
-insp = inspect_onnx(sys.argv[2], shapes)
+insp = inspect_onnx(sys.argv[1], shapes)
 wall_s = time.perf_counter() - t0
 print(json.dumps({"wall_s": wall_s,
                   "peak_rss_bytes": next(int(l.split()[1]) * 1024 for l in
@@ -61,7 +59,7 @@ def big_model(path: Path, mb: int, external: bool) -> None:
 
 
 def run_case(path: Path, shapes: dict | None) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(path),
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(path),
                            json.dumps(shapes or {})], capture_output=True, text=True,
                           check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])

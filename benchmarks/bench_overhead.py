@@ -15,18 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trtcheck.backends.onnxruntime import OnnxRuntimeBackend  # noqa: E402
-from trtcheck.fingerprint import collect_environment  # noqa: E402
-from trtcheck.load.demo import demo_model_path  # noqa: E402
-from trtcheck.measure.bench import StopRule, run_bench  # noqa: E402
+from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
+from trtcheck.fingerprint import collect_environment
+from trtcheck.load.demo import demo_model_path
+from trtcheck.measure.bench import StopRule, run_bench
 
 
 def plain_loop(sess, feed, n: int) -> list[float]:

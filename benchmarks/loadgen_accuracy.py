@@ -14,7 +14,7 @@ is not counted as generator error.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/loadgen_accuracy.py [--seconds 2]
+    python benchmarks/loadgen_accuracy.py [--seconds 2]
 
 The column ``cpu%`` is the process's CPU time / wall time during the run: on a machine
 where other processes compete for the core it stays well under 100% and the send lag

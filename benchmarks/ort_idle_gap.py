@@ -15,17 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trtcheck.fingerprint import collect_environment  # noqa: E402
-from trtcheck.load.demo import demo_model_path  # noqa: E402
+from trtcheck.fingerprint import collect_environment
+from trtcheck.load.demo import demo_model_path
 
 
 def main() -> int:

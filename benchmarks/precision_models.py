@@ -6,7 +6,7 @@ Accuracy (same seeded random inputs for both precisions) and latency per precisi
 ``benchmarks/results/precision_models.json`` (the PrecisionResult of each model).
 Latency on a shared 2-core CPU is noisy; the accuracy numbers are deterministic.
 
-Usage: ``PYTHONPATH=. python benchmarks/precision_models.py [--samples N]``
+Usage: ``python benchmarks/precision_models.py [--samples N]``
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def _ppocr_cls() -> Path:

@@ -16,7 +16,7 @@ from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 from conftest import synthetic_serve_json
 
 

@@ -10,7 +10,7 @@ from trtcheck.analyze.gate import PolicyError, parse_policy
 from trtcheck.cli import main
 from trtcheck.errors import EXIT_BAD_INPUT, InputError
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 
 OK_HEAD = "version: 1\nbudgets:\n"
 
