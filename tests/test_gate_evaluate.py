@@ -15,7 +15,7 @@ import pytest
 
 from trtcheck.analyze import regression as R
 from trtcheck.analyze.gate import evaluate, parse_policy
-from trtcheck.analyze.metrics import SampleStat
+from trtcheck.analyze.metric_resolver import SampleStat
 from trtcheck.cli import main
 from trtcheck.results.engine import EngineLayer
 from trtcheck.results.model import load_results

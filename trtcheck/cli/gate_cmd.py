@@ -41,7 +41,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _list(res: object, output_format: str) -> None:
-    from trtcheck.analyze.metrics import format_quantity, list_metrics, metric_unit
+    from trtcheck.analyze.metric_resolver import list_metrics
+    from trtcheck.units import format_quantity, metric_unit
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
         echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
