@@ -5,7 +5,7 @@ Each case runs in a fresh subprocess (so peak RSS, ``VmHWM`` from
 ``/proc/self/status`` on Linux, is the inspection's own): the three PP-OCR models (with the shapes the tests use), the demo
 ResNet-18, and a generated model with ~N MB of inline weights (25 MatMuls of
 2048 x 2048 float32 per 400 MB) inspected both inline and saved with external data.
-Prints a table and writes ``benchmarks/results/bench_inspect.json``.
+Prints a table and writes ``benchmarks/results/bench_inspect-<machine>.json``.
 
 Usage: ``python benchmarks/bench_inspect.py [--big-mb 400]``
 """
@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _harness import add_machine_argument, result_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +70,7 @@ def run_case(path: Path, shapes: dict | None) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--big-mb", type=int, default=400)
+    add_machine_argument(ap)
     args = ap.parse_args()
     import importlib.util
 
@@ -96,7 +99,7 @@ def main() -> None:
     for r in rows:
         print(f"{r['case']:<28} {r['files_bytes'] / 1e6:>9.1f} {r['wall_s']:>7.2f} "
               f"{r['peak_rss_bytes'] / 1e6:>12.0f} {r['macs'] if r['macs'] is not None else '-':>14}")
-    out = ROOT / "benchmarks" / "results" / "bench_inspect.json"
+    out = result_path("bench_inspect", args.machine)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                "cpu_count": __import__("os").cpu_count(), "rows": rows},

@@ -5,7 +5,7 @@ For the demo ResNet-18 at batch 1 and 8, in one process and with the same ONNX R
 session and inputs: (a) a hand-written loop timing ``session.run`` with
 ``time.perf_counter_ns``; (b) :func:`trtcheck.measure.bench.run_bench`. The two are
 interleaved A/B/A/B in rounds so machine drift hits both; the goal is medians within 3%.
-Prints a table and writes ``benchmarks/results/bench_overhead.json``.
+Prints a table and writes ``benchmarks/results/bench_overhead-<machine>.json``.
 
 Usage: ``python benchmarks/bench_overhead.py [--rounds 3] [--samples 60]``
 """
@@ -16,7 +16,8 @@ import argparse
 import json
 import platform
 import time
-from pathlib import Path
+
+from _harness import add_machine_argument, result_path
 
 import numpy as np
 
@@ -41,6 +42,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--samples", type=int, default=60)
     ap.add_argument("--batches", default="1,8")
+    add_machine_argument(ap)
     args = ap.parse_args()
     model = demo_model_path()
     be = OnnxRuntimeBackend(model)
@@ -73,7 +75,7 @@ def main() -> int:
            "cpu": env.cpu_model, "cpu_count": env.cpu_count, "python": platform.python_version(),
            "onnxruntime": env.packages.get("onnxruntime"), "rows": rows,
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    dest = Path(__file__).resolve().parent / "results" / "bench_overhead.json"
+    dest = result_path("bench_overhead", args.machine)
     dest.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {dest}")
     return 0
