@@ -26,11 +26,17 @@ Run (dev machine, about 2 minutes with the defaults)::
 
     python benchmarks/triton_validation.py --machine dev-cpu
 
-On another host (e.g. the GPU machine's CPU, offline): copy the trtcheck cache folder
-(``~/.cache/trtcheck/triton``, made by ``python engines/fetch_triton.py --perf-analyzer``;
-perf_analyzer's folder carries libb64 and a relative libcudart link) and run::
+On another host (e.g. the GPU machine's CPU, offline): pack the cache made by
+``python engines/fetch_triton.py --perf-analyzer`` (perf_analyzer's folder carries libb64
+and a relative libcudart link; 40 MB as tar.xz)::
 
-    TRTCHECK_CACHE_DIR=/path/to/cache python benchmarks/triton_validation.py \\
+    tar -cJf triton-cache.tar.xz -C ~/.cache/trtcheck triton
+
+and there, with a Python that has numpy and ``tritonclient[http,grpc]`` (the python
+backend stub for that Python is copied from the cache on start)::
+
+    mkdir -p /tmp/tc && tar -xJf triton-cache.tar.xz -C /tmp/tc
+    TRTCHECK_CACHE_DIR=/tmp/tc PYTHONPATH=. python benchmarks/triton_validation.py \\
         --machine h200-host --rates 200,400,800,1600 --duration-s 10
 
 Prints a table and writes ``benchmarks/results/triton_validation-<machine>.json``.

@@ -41,11 +41,15 @@ def test_server_mean_batch_equals_triton_stats_delta(triton, tmp_path, scheme):
     url = triton.http_url if scheme == "http" else triton.grpc_url
     out = tmp_path / "live.json"
     before = triton.stats("tb_linear")
-    res = _serve(url, "tb_linear", out, "--load", "open:150", "--duration-s", "1.5")
+    # gRPC with two load processes: the schedule is dealt to both, nothing lost
+    procs = "1" if scheme == "http" else "2"
+    res = _serve(url, "tb_linear", out, "--load", "open:150", "--duration-s", "1.5",
+                 "--client-processes", procs)
     after = triton.stats("tb_linear")
     assert res.returncode == 0, res.stderr
     run = _read(out)
     assert run["live"]["protocol"] == scheme
+    assert run["live"]["client_processes"] == int(procs)
     assert run["live"]["model_config_json"]["max_batch_size"] == 32
     assert run["live"]["server_name"] == "triton"
     cfg = run["configs"][0]
@@ -119,6 +123,21 @@ def test_sweep_loads_each_config_and_restores_the_original(triton, tmp_path):
     assert now["instance_group"][0]["count"] == 1
 
 
+def test_a_refused_configuration_keeps_the_others(triton, tmp_path):
+    triton.load("tb_picky")
+    out = tmp_path / "sweep.json"
+    res = _serve(triton.http_url, "tb_picky", out, "--max-batch", "4,16", "--load", "burst:8")
+    assert res.returncode == 0, res.stderr
+    run = _read(out)
+    assert [c["max_batch_size"] for c in run["configs"]] == [4]
+    assert [w["code"] for w in run["warnings"]] == ["config-not-loaded"]
+    assert "max batch 16" in run["warnings"][0]["where"]
+    assert "scripted refusal" in run["warnings"][0]["message"]
+    res = _serve(triton.http_url, "tb_picky", out, "--max-batch", "16", "--load", "burst:8",
+                 "--overwrite")
+    assert_one_line_error(res, 2, "could not load 'tb_picky'", "scripted refusal")
+
+
 def test_sweep_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):
     res = _serve(triton_no_control.http_url, "tb_linear", tmp_path / "x.json",
                  "--window-ms", "1", "--load", "burst:4")
@@ -153,6 +172,22 @@ def test_unknown_model_and_version_are_input(triton, tmp_path):
     assert_one_line_error(res, 2, "has no model 'no_such_model'", "tb_linear")
     res = _serve(triton.grpc_url, "tb_linear", tmp_path / "x.json", "--model-version", "9")
     assert_one_line_error(res, 2, "version 9")
+
+
+def test_server_not_ready_is_environment(tmp_path):
+    from trtcheck.testing.triton_server import TritonServer, write_model
+
+    repo = tmp_path / "models"
+    write_model(repo, "tb_linear")
+    write_model(repo, "tb_broken", max_batch_size=16, refuse_max_batch_above=8)
+    # strict readiness: a model that failed to load keeps the server not ready
+    with TritonServer(repo, explicit=False, wait_for="/v2/health/live",
+                      extra_args=("--strict-readiness=true", "--exit-on-error=false")) as srv:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "tb_broken" not in srv.log_tail(200):
+            time.sleep(0.2)
+        res = _serve(srv.http_url, "tb_linear", tmp_path / "x.json", "--load", "burst:2")
+    assert_one_line_error(res, 3, "is not ready")
 
 
 def test_model_not_loaded_is_environment(triton, tmp_path):

@@ -1108,25 +1108,30 @@ def _under(path: str, prefix: str) -> bool:
 
 def _apply_validity(check: Check, marks: list[tuple[str, Any]], st: Settings,
                     on_inconclusive: str, aggregate: bool = False) -> Check:
-    """Refuse a pass on a marked measurement: ``invalid`` for an error mark, else
-    ``inconclusive`` for a warning mark; other verdicts stay. A ``min``/``max``/``sum``
+    """Refuse a pass on a marked measurement: ``invalid`` for an error mark (also over a
+    ``not-certified``/``inconclusive`` verdict, which a warn policy would let through),
+    ``inconclusive`` for a warning mark on a pass; ``fail`` and the rest stay. A ``min``/``max``/``sum``
     rests on every member, so any member's mark counts."""
-    if check.verdict != "pass" or not marks:
+    if check.verdict not in ("pass", "not-certified", "inconclusive") or not marks:
         return check
     where = [check.metric] + ([check.element] if check.element else [])
     mine = [f for p, f in marks if aggregate or any(_under(w, p) for w in where)]
     errors = [f for f in mine if f.severity == "error"]
     warns = [f for f in mine if f.severity == "warning"]
+    if check.verdict != "pass" and not errors:
+        return check
     if errors:
         why = "; ".join(f"{f.code}: {f.message}" for f in errors[:2])
         return check.model_copy(update={
             "verdict": "invalid", "outcome": st.on_invalid_run,
-            "message": f"{check.message}; but the measurement is not valid ({why})"})
+            "message": f"{check.metric}: the measurement is not valid ({why}); "
+                       f"the value alone: {check.message}"})
     if warns:
         why = "; ".join(f"{f.code}: {f.message}" for f in warns[:2])
         return check.model_copy(update={
             "verdict": "inconclusive", "outcome": on_inconclusive,
-            "message": f"{check.message}; but the measurement is marked ({why})"})
+            "message": f"{check.metric}: the measurement is marked ({why}); "
+                       f"the value alone: {check.message}"})
     return check
 
 

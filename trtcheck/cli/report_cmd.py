@@ -22,7 +22,9 @@ DEMO_ARRIVAL_RATE = 200.0  # the seed's sparse-arrival case (issue 4 acceptance)
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
-@click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                                "130 interrupted (Ctrl-C/SIGTERM: a sweep cut short is "
+                                "reported as measured, marked incomplete).")
 @model_path_argument(required=False)
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
@@ -107,7 +109,9 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results_input(from_json)  # a report folder: its results.json
-        with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+        from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+        with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
             check_output_dir(output, overwrite)  # before any work
             if arrival_rate is not None:  # analysis only: advice from the recorded numbers
                 results.advice = _advice(results, arrival_rate, slo_p99_ms)
@@ -167,15 +171,22 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             "(per-layer timings at one shape)",
             "measure the engine with `trtcheck bench PLAN --batch 1,8,32` and advise "
             "--from that, or run `trtcheck advise --latency-curve B:MS,...`")
-    with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+    # Ctrl-C or SIGTERM: a sweep that was cut short is reported as it is (marked
+    # incomplete); one cut short elsewhere leaves no output folder behind
+    with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, opts, no_bench, engine_input)
-        if serve:
+        stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
+        if serve and stopped is None:
             results.serve = _serve(model, opts)
-        if precisions:
+            stopped = results.serve.incomplete
+        if precisions and stopped is None:
             results.precision = _precision(model, opts, precisions, engine_input)
+        results.incomplete = stopped
         advice_error = None
-        if arrival_rate is not None:
+        if arrival_rate is not None and stopped is None:
             try:
                 if demo and explicit_rate is None:  # the rate from the measured capacity
                     from trtcheck.analyze.advise import advise_from_results
@@ -190,6 +201,9 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         written = render_report(results, output, overwrite=overwrite)
     _announce(written)
     _print_verdict(results, written)
+    if stopped is not None:
+        log(f"{stopped}; the report is marked incomplete")
+        raise click.exceptions.Exit(130)
     if advice_error is not None:
         if demo and explicit_rate is None:
             log(f"warning: no batching advice in this report: {advice_error.message}")

@@ -40,7 +40,9 @@ def _ints(value: str, what: str) -> list[int]:
     return out
 
 
-@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                               "130 interrupted (Ctrl-C/SIGTERM: the finished configurations "
+                               "are written, marked incomplete).")
 @model_path_argument(required=False)
 @click.option("--synthetic-curve", default=None, metavar="B:MS,...",
               help="Serve a synthetic backend whose batch time follows these points "
@@ -129,7 +131,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         backend_name: str | None, providers: str | None, threads: int | None,
         shapes: tuple[str, ...], seed: int, output: str | None, overwrite: bool,
         output_format: str) -> None:
-    """Measure MODEL served behind an embedded dynamic batcher.
+    """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
     load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
@@ -255,11 +257,15 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             backend.deactivate()
     results = new_results()
     results.serve = run
+    results.incomplete = run.incomplete
     from trtcheck.cli.common import emit_results
     from trtcheck.report.sec_serve import serve_markdown
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)
 
 
 
@@ -296,7 +302,7 @@ def live_table_text(run: Any) -> str:
         cfgs = [c for c in run.configs if c.load.label == load]
         head = (f"{'window_ms':>9} {'max_batch':>9} {'inst':>4} {'srv_batch':>9} "
                 f"{'QPS':>9} {'sent/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'ok':>6} {'late':>6} "
-                f"{'client':>7} {'queue':>7} {'compute':>7}")
+                f"{'net_ms':>7} {'queue_ms':>8} {'compute_ms':>10}")
         lines += ["", f"load {load}", head, "-" * len(head)]
         for c in cfgs:
             rep = c.repeats[c.median_repeat]
@@ -306,15 +312,16 @@ def live_table_text(run: Any) -> str:
                     else f"{rep.achieved_send_rate_per_s:.1f}")
             p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
             p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            split = ("      -       -       -" if sp is None else
-                     f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>7.2f} "
-                     f"{sp.server_compute_mean_ms:>7.2f}")
+            split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
+                     f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
+                     f"{sp.server_compute_mean_ms:>10.2f}")
             lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.instances or 1:>4} "
                          f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
                          f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
-                  "statistics); client/queue/compute: mean ms of client + network, server "
-                  "queue and server compute per request."]
+                  "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
+                  "queue_ms, compute_ms: mean client + network, server queue and server "
+                  "compute time per request."]
     for w in [*run.warnings, *[w for c in run.configs for w in c.warnings]]:
         lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
     return "\n".join(lines)

@@ -9,7 +9,9 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,8 +38,11 @@ MAX_PLAUSIBLE_INPUT_BYTES_PER_S = 1.6e13
 #: Stability warnings that make a batch's numbers unfit to certify a budget.
 _UNSTABLE_CODES = ("unstable-cv", "drift")
 
-_OOM_WORDS = ("out of memory", "does not fit in", "memory allocation", "failed to allocate",
-              "cudaerrormemoryallocation", "bad_alloc", "oom")
+#: How runtimes word an allocation failure (ORT "Failed to allocate memory", CUDA
+#: "out of memory" / cudaErrorMemoryAllocation, C++ std::bad_alloc, trtcheck's TensorRT
+#: backend "does not fit in GPU memory").
+_OOM_RE = re.compile(r"out of memory|does not fit in|memory allocation|failed to allocate|"
+                     r"cudaerrormemoryallocation|bad_alloc|\boom\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,9 @@ class StopRule:
             raise InputError("--max-duration must be > 0")
         if self.max_samples < self.min_samples:
             raise InputError("--max-samples must be >= --min-samples")
+
+
+_log = logging.getLogger("trtcheck.bench")
 
 
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
@@ -169,7 +177,7 @@ def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> Faile
     msg = (exc.message if isinstance(exc, TrtcheckError) else
            str(exc) or type(exc).__name__)
     msg = " ".join(msg.split())[:300]
-    oom = isinstance(exc, MemoryError) or any(w in msg.lower() for w in _OOM_WORDS)
+    oom = isinstance(exc, MemoryError) or _OOM_RE.search(msg) is not None
     if isinstance(exc, MemoryError):
         msg = "host memory allocation failed (MemoryError)" + (f": {msg}" if str(exc) else "")
     return FailedBatch(batch_size=b, input_shapes=shp,
@@ -249,7 +257,11 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 samples, comps, duration, stopped = _time_loop(backend, feed, rule)
             except (MemoryError, TrtcheckError) as exc:
                 first_error = first_error or exc
-                failed.append(_failure_row(b, shp, exc))
+                row = _failure_row(b, shp, exc)
+                failed.append(row)
+                _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
+                             "ran out of memory" if row.reason == "out-of-memory"
+                             else "could not run", row.message)
                 bar.update(1)
                 continue
             st = summarize(samples)
@@ -282,9 +294,12 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     if not results and first_error is not None and incomplete is None:
         row = failed[0]
         if row.reason == "out-of-memory":
+            tried = " ".join(f"{k}:{'x'.join(map(str, v))}"
+                             for k, v in row.input_shapes.items())
             raise InputError(f"out of memory at batch {row.batch_size}: {row.message}",
-                             "use smaller --batch values; `trtcheck inspect` estimates "
-                             "the memory a batch needs") from None
+                             "use smaller --batch values, or smaller dynamic dims in "
+                             f"--shapes (tried {tried}); `trtcheck inspect` estimates the "
+                             "memory a batch needs") from None
         raise first_error
     base = next((r for r in results if r.batch_size == 1), None)
     if base is not None:

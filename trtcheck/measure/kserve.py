@@ -137,8 +137,12 @@ def is_unreachable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name.startswith("Client") and "Connector" in name:  # aiohttp
         return True
+    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    if status and str(status).isdigit():  # an HTTP answer: the server was reached
+        return False
     text = error_text(exc).lower()
-    return any(s in text for s in ("failed to connect", "connection refused", "unavailable",
+    # an answer's text may name a model state such as UNAVAILABLE: only transport words
+    return any(s in text for s in ("failed to connect", "connection refused",
                                    "cannot connect", "connect call failed",
                                    "deadline exceeded", "name resolution",
                                    "server disconnected", "connection reset"))
@@ -262,7 +266,7 @@ class KServeClient:
         Raises:
             InputError: no such model/version; EnvironmentProblem: not ready.
         """
-        md = await self.model_metadata(name, version)  # unknown model -> InputError
+        await self.model_metadata(name, version)  # unknown model -> InputError
         ready = await self._model_call("the readiness check", name, version,
                                        self._c.is_model_ready(name, version))
         if not ready:
@@ -270,7 +274,6 @@ class KServeClient:
             raise EnvironmentProblem(f"model {name!r}{ver} is not ready on {self.ep.url}",
                                      "load it (POST /v2/repository/models/NAME/load) or "
                                      "wait until it is ready")
-        del md
 
     async def model_metadata(self, name: str, version: str = "") -> dict[str, Any]:
         """Model metadata (``name``, ``versions``, ``platform``, ``inputs``, ``outputs``

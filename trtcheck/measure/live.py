@@ -256,8 +256,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     mod = import_client(job.protocol)
     inputs = []
     for name, arr in job.feed.items():
-        dt = next(str(d) for d in [_datatype(arr)])
-        t = mod.InferInput(name, list(arr.shape), dt)
+        t = mod.InferInput(name, list(arr.shape), _datatype(arr))
         t.set_data_from_numpy(arr)
         inputs.append(t)
     outs = [mod.InferRequestedOutput(o.name) for o in job.outputs]
@@ -728,6 +727,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     total = len(shapes_) * len(wins) * len(mbs)
     k = 0
     loaded: dict[str, Any] | None = None
+    skipped: list[tuple[dict[str, Any], InputError]] = []
     try:
         for w in wins:
             for mb in mbs:
@@ -740,7 +740,18 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                  f"batch {cfg.get('max_batch_size')}, "
                                  f"{instances_of(cfg)} instance(s) ...")
                     loaded = cfg
-                    _load(ep, model, cfg)
+                    try:
+                        _load(ep, model, cfg)
+                    except InputError as exc:
+                        # no explicit model control: nothing can be swept; any other
+                        # refusal skips this configuration and keeps the others
+                        if "refuses to load models" in str(exc):
+                            raise
+                        skipped.append((cfg, exc))
+                        if progress:
+                            progress(f"warning: {exc}; skipping this configuration")
+                        k += len(shapes_)
+                        continue
                     cfg = _current_config(ep, model, model_version) or cfg
                 for shape in shapes_:
                     k += 1
@@ -760,8 +771,14 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serve import _config_result
 
-                    c = _config_result(window_ms_of(cfg), int(cfg.get("max_batch_size", 0)
-                                                               or 0), shape, reps)
+                    # Triton's max_batch_size 0 (no batch axis: one request per
+                    # execution) is max batch 1 for the batching quantities
+                    c = _config_result(window_ms_of(cfg), max(1, int(cfg.get(
+                        "max_batch_size", 0) or 0)), shape, reps)
+                    for w in c.warnings:
+                        if w.code == "late-sends":
+                            w.remedy = ("lower the rate, add --client-processes, or run the "
+                                        "load on a less loaded machine")
                     c.server_model_config = cfg
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
@@ -776,6 +793,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                 if progress:
                     progress(f"warning: could not load {model} with its original "
                              f"configuration again: {exc}")
+    if not configs and skipped:
+        raise skipped[0][1]
     dtypes = sorted({str(t.get("datatype", "")).lower() for t in md.get("inputs", [])})
     settings = ServeSettings(
         windows_ms=sorted({c.window_ms for c in configs}),
@@ -786,7 +805,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         instances=max((c.instances or 1) for c in configs) if configs else 1,
         max_queue_size=int(((base_cfg.get("dynamic_batching") or {}).get(
             "default_queue_policy") or {}).get("max_queue_size", 0) or 0),
-        on_full="reject", per_request_overhead_ms=0.0, http=ep.protocol == "http",
+        on_full="reject", per_request_overhead_ms=0.0, http=False,
         max_duration_s=max_duration_s, drain_timeout_s=drain_timeout_s,
         late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
         event_loop="asyncio", payload=describe_payload(feed))
@@ -800,6 +819,13 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                    model_path=f"{ep.url}/v2/models/{model}"
                    + (f"/versions/{model_version}" if model_version else ""),
                    backend=backend, settings=settings, configs=configs, live=live)
+    for cfg, exc in skipped:
+        run.warnings.append(Finding(
+            code="config-not-loaded",
+            where=f"window {window_ms_of(cfg):g} ms max batch {cfg.get('max_batch_size')} "
+                  f"instances {instances_of(cfg)}",
+            message=f"the server did not load this configuration: {exc.message}",
+            remedy=exc.hint or "check the swept values against the model"))
     if not sweep:
         run.live.command_stats = stats_delta(first_stats, _stats(ep, model, model_version))
     _run_findings(run)

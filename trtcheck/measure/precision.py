@@ -562,7 +562,8 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                     f"(e.g. an FP32 model passed as the {v.label} candidate), so this "
                     f"comparison says nothing about {v.precision.upper()} accuracy",
             remedy=f"pass the {v.precision.upper()} model or engine (build it with "
-                   f"{v.precision.upper()} enabled; for INT8, calibrated or with Q/DQ nodes)"))
+                   f"{v.precision.upper()} enabled"
+                   + ("; calibrated or with Q/DQ nodes)" if v.precision == "int8" else ")")))
     ref_names, cand_names = set(ref_runs[0]), set(cand_runs[0])
     if ref_names != cand_names:
         raise InputError(f"reference and {v.label} candidate return different outputs: "

@@ -9,9 +9,13 @@ a failure never leaves a partial report that looks finished.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from trtcheck.errors import InputError
@@ -153,24 +157,81 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
                 (staging / ch.png_relpath).write_bytes(ch.png_bytes)
         written: list[Path] = []
         new_charts = sorted((staging / "charts").iterdir()) if charts.charts else []
-        if new_charts:
-            (dest / "charts").mkdir(exist_ok=True)
-        for f in new_charts:  # replace only the files this report writes
-            os.replace(f, dest / "charts" / f.name)
-            written.append(dest / "charts" / f.name)
-        made = {f.name for f in new_charts}
-        stale = [n for n in _own_charts(dest / "charts") if n not in made]
-        for name in stale:  # charts of an earlier report that this one does not draw
-            (dest / "charts" / name).unlink()
-        if stale and not any((dest / "charts").iterdir()):
-            (dest / "charts").rmdir()  # it held only trtcheck's charts
-        # results.json last-but-one, report.html last: a reader seeing report.html sees all
-        for name in ("report.md", "results.json", "report.html"):
-            os.replace(staging / name, dest / name)
-            written.append(dest / name)
+        with _signals_deferred():  # all files land, or none: no mix of old and new
+            written = _place(staging, dest, new_charts, overwrite)
     except OSError as exc:
         raise InputError(f"cannot write the report into {dest}: {exc.strerror or exc}",
                          "check free space and permissions of the output directory") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return written
+
+
+def _claim(src: Path, dst: Path, dest: Path) -> None:
+    """Move ``src`` to ``dst`` only if ``dst`` does not exist, atomically (a hard link
+    fails on an existing name; where links are not supported, an exclusive create): of two
+    runs writing one new folder, exactly one gets it.
+
+    Raises:
+        InputError: ``dst`` exists (another run wrote a report there meanwhile).
+    """
+    try:
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links on this file system
+            with open(dst, "xb") as fh:
+                fh.write(src.read_bytes())
+    except FileExistsError:
+        raise InputError(f"{dest} already holds a report ({dst.name} appeared while this one "
+                         "was being made: another run writes there)",
+                         "pass --overwrite to replace it, or choose another -o/--output"
+                         ) from None
+    src.unlink()
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for the few renames that publish a report (main thread, POSIX);
+    a signal that arrives meanwhile is delivered right after."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _place(staging: Path, dest: Path, new_charts: list[Path], overwrite: bool) -> list[Path]:
+    """Publish the staged report into ``dest``. Without ``overwrite`` the first file is
+    claimed with :func:`_claim` before anything else lands, and so are the others."""
+    written: list[Path] = []
+    if not overwrite:
+        _claim(staging / "report.md", dest / "report.md", dest)
+        written.append(dest / "report.md")
+    if new_charts:
+        (dest / "charts").mkdir(exist_ok=True)
+    for f in new_charts:  # replace only the files this report writes
+        os.replace(f, dest / "charts" / f.name)
+        written.append(dest / "charts" / f.name)
+    made = {f.name for f in new_charts}
+    stale = [n for n in _own_charts(dest / "charts") if n not in made]
+    for name in stale:  # charts of an earlier report that this one does not draw
+        (dest / "charts" / name).unlink()
+    if stale and not any((dest / "charts").iterdir()):
+        (dest / "charts").rmdir()  # it held only trtcheck's charts
+    # results.json last-but-one, report.html last: a reader seeing report.html sees all
+    for name in ("report.md", "results.json", "report.html"):
+        if not overwrite:
+            if name != "report.md":
+                _claim(staging / name, dest / name, dest)
+                written.append(dest / name)
+            continue
+        os.replace(staging / name, dest / name)
+        written.append(dest / name)
     return written

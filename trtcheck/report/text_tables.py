@@ -70,6 +70,12 @@ def serve_table_text(run: Any) -> str:
     warns = [w for c in run.configs for w in c.warnings]
     for w in warns:
         lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    for c in run.configs:
+        for v in getattr(c, "validity", []):
+            if v.severity == "error":
+                lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        lines.append(f"incomplete: {run.incomplete}")
     return "\n".join(lines)
 
 

@@ -108,6 +108,20 @@ class BatchResult(Record):
     input_bytes: int | None = None
     validity: list[Finding] = []
 
+    @model_validator(mode="after")
+    def _consistent(self) -> BatchResult:
+        """Batch size in range; raw samples finite, >= 0 and aligned with their
+        components (:mod:`trtcheck.results.consistency`)."""
+        C.check_batch_size(self.batch_size, "batch_size")
+        C.check_times_ms(self.samples_ms, "samples_ms")
+        C.check_times_ms(self.warmup_samples_ms, "warmup_samples_ms")
+        for name, values in self.components_ms.items():
+            C.check_times_ms(values, f"components_ms.{name}")
+        C.check_aligned(self.samples_ms, {f"components_ms.{k}": v
+                                          for k, v in self.components_ms.items()},
+                        "samples_ms", allow_empty=True)
+        return self
+
 
 class FailedBatch(Record):
     """A batch size the sweep could not measure; the sweep went on with the others.
@@ -126,17 +140,9 @@ class FailedBatch(Record):
     message: str
 
     @model_validator(mode="after")
-    def _consistent(self) -> BatchResult:
-        """Batch size in range; raw samples finite, >= 0 and aligned with their
-        components (:mod:`trtcheck.results.consistency`)."""
+    def _consistent(self) -> FailedBatch:
+        """Batch size in range (:mod:`trtcheck.results.consistency`)."""
         C.check_batch_size(self.batch_size, "batch_size")
-        C.check_times_ms(self.samples_ms, "samples_ms")
-        C.check_times_ms(self.warmup_samples_ms, "warmup_samples_ms")
-        for name, values in self.components_ms.items():
-            C.check_times_ms(values, f"components_ms.{name}")
-        C.check_aligned(self.samples_ms, {f"components_ms.{k}": v
-                                          for k, v in self.components_ms.items()},
-                        "samples_ms", allow_empty=True)
         return self
 
 
@@ -149,8 +155,9 @@ class BenchRun(Record):
 
     ``failed_batches`` lists the batch sizes that could not run (out of memory, a runtime
     failure) while the others were measured; ``incomplete`` says why the sweep stopped
-    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the run's very first
-    execution (session start-up costs), shown apart and never mixed into the samples.
+    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the first execution of the
+    first batch size measured (session start-up costs), shown apart and never mixed into
+    the samples.
     """
 
     label: str

@@ -32,7 +32,10 @@ waterfall (:class:`LiveSplit`) splits the **mean** request latency into client a
 network, server queue and server compute; ``counters`` hold the server's counts
 (``inference_count``/``execution_count`` are Triton's), ``batch_sizes`` is empty (the
 server does not say which batch a request ran in) and ``batch_size_histogram`` counts
-executions per batch size from Triton's ``batch_stats``.
+executions per batch size from Triton's ``batch_stats``. In its settings,
+``max_queue_size`` is Triton's ``default_queue_policy.max_queue_size`` (0: unbounded) and
+``http`` is false (the embedded HTTP front was not used; ``live.protocol`` says how the
+requests went).
 """
 
 from __future__ import annotations
@@ -303,6 +306,12 @@ class ServeRepeat(Record):
         send_lag_p50_ms, send_lag_p99_ms: open loop send-lag percentiles.
         achieved_send_rate_per_s: open loop: (sent - 1) / (last send - first send).
         counters: server-side counters.
+        ok_count: ok requests (every statistic above is computed over all of them).
+        raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
+            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            repeat the lists are thinned evenly, in request order, to bound memory and
+            file size; ``latency``, ``waterfall`` and the send-lag statistics still
+            describe every request.
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
     """
@@ -328,6 +337,8 @@ class ServeRepeat(Record):
     send_lag_p99_ms: float | None = None
     achieved_send_rate_per_s: float | None = None
     counters: ServeCounters
+    ok_count: int | None = None
+    raw_stride: int = 1
     server_stats: TritonStatsDelta | None = None
     live_split: LiveSplit | None = None
 
@@ -338,10 +349,11 @@ class ServeRepeat(Record):
         C.check_times_ms(self.latencies_ms, "latencies_ms")
         for name, values in self.parts_ms.items():
             C.check_times_ms(values, f"parts_ms.{name}")
-        C.check_aligned(self.latencies_ms, {**{f"parts_ms.{k}": v
-                                               for k, v in self.parts_ms.items()},
-                                            "batch_sizes": self.batch_sizes},
-                        "latencies_ms")
+        aligned = {f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
+        if self.server_stats is None or self.batch_sizes:
+            # a live server does not say which batch a request ran in: empty there
+            aligned["batch_sizes"] = self.batch_sizes
+        C.check_aligned(self.latencies_ms, aligned, "latencies_ms")
         C.check_aligned(self.latencies_ms, {"enqueue_offsets_ms": self.enqueue_offsets_ms},
                         "latencies_ms", allow_empty=True)
         C.check_batch_sizes(self.batch_sizes, "batch_sizes")
@@ -360,6 +372,12 @@ class ServeConfigResult(Record):
     waterfall the report shows. A live target's sweep records the model config the
     server ran this configuration with in ``server_model_config`` (Triton's config JSON)
     and its ``instances`` and ``preferred_batch_sizes`` (``None``: as in the settings).
+
+    ``validity`` marks a configuration whose numbers cannot certify a budget:
+    ``generator-limited`` (error: the open-loop sender fell behind its schedule, so the
+    load generator, not the server, shaped the run), ``unstable`` (warning: throughput
+    varied across repeats). The gate refuses to pass a budget on a marked configuration
+    (docs/gate.md).
     """
 
     window_ms: float
@@ -376,6 +394,7 @@ class ServeConfigResult(Record):
     late_send_share: float | None = None
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
+    validity: list[Finding] = []
     server_model_config: dict | None = None
     instances: int | None = None
     preferred_batch_sizes: list[int] | None = None
@@ -407,6 +426,8 @@ class ServeRun(Record):
         settings: sweep settings.
         configs: one entry per (load, window, max batch), in sweep order.
         warnings: run-level findings (e.g. a slow event loop, timed-out requests).
+        incomplete: why the sweep stopped early (SIGINT/SIGTERM: the configurations
+            finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
     """
@@ -417,6 +438,7 @@ class ServeRun(Record):
     settings: ServeSettings
     configs: list[ServeConfigResult]
     warnings: list[Finding] = []
+    incomplete: str | None = None
     live: LiveTarget | None = None
 
     def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:

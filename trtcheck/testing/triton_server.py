@@ -51,6 +51,11 @@ class TritonPythonModel:
         self.b_s = float(get("b_ms", "0")) / 1e3
         self.mode = get("mode", "ok")
         self.served = 0
+        cfg_mb = json.loads(args["model_config"]).get("max_batch_size", 0)
+        limit = int(get("refuse_max_batch_above", "0"))
+        if limit and int(cfg_mb) > limit:
+            raise pb_utils.TritonModelException(
+                f"scripted refusal: max_batch_size {cfg_mb} > {limit}")
 
     def execute(self, requests):
         xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
@@ -79,7 +84,8 @@ class TritonPythonModel:
 def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
                 max_batch_size: int = 32, max_queue_delay_us: int = 2000,
                 instances: int = 1, preferred_batch_sizes: tuple[int, ...] = (),
-                mode: str = "ok", dynamic_batching: bool = True) -> Path:
+                mode: str = "ok", dynamic_batching: bool = True,
+                refuse_max_batch_above: int = 0) -> Path:
     """Write ``repo/name/config.pbtxt`` and ``repo/name/1/model.py`` (python backend).
 
     Args:
@@ -91,6 +97,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         mode: ``"ok"``, ``"fail"`` (every request errors), ``"every2"`` (every second
             request errors) or ``"badshape"``.
         dynamic_batching: write a ``dynamic_batching`` block.
+        refuse_max_batch_above: the model fails to load with a larger
+            ``max_batch_size`` (0: never), to script a refused configuration.
 
     Returns:
         the model's folder.
@@ -105,7 +113,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
                 if preferred_batch_sizes else "")
         db = f"dynamic_batching {{\n{pref}  max_queue_delay_microseconds: {max_queue_delay_us}\n}}\n"
     params = "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
-                     for k, v in (("a_ms", a_ms), ("b_ms", b_ms), ("mode", mode)))
+                     for k, v in (("a_ms", a_ms), ("b_ms", b_ms), ("mode", mode),
+                                  ("refuse_max_batch_above", refuse_max_batch_above)))
     (d / "config.pbtxt").write_text(
         f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
         f'input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'
@@ -144,6 +153,18 @@ def load_fetch_triton():
     return mod
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (Linux
+    ``prctl(PR_SET_PDEATHSIG)``), so a crashed test run leaves no server behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except Exception:  # noqa: BLE001 - best effort (not Linux)
+        pass
+
+
 @dataclass
 class TritonServer:
     """A running tritonserver (start with :meth:`start`, stop with :meth:`stop`, or use
@@ -155,6 +176,9 @@ class TritonServer:
             API; :meth:`load` loads one); otherwise every model loads at start.
         http_port, grpc_port, metrics_port: chosen free loopback ports.
         log_path: the server's stdout+stderr.
+        extra_args: more ``tritonserver`` arguments.
+        wait_for: the endpoint :meth:`start` waits for (``/v2/health/live`` for a server
+            meant to stay not ready).
     """
 
     repo: Path
@@ -164,6 +188,8 @@ class TritonServer:
     grpc_port: int = 0
     metrics_port: int = 0
     log_path: Path | None = None
+    extra_args: tuple[str, ...] = ()
+    wait_for: str = "/v2/health/ready"
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -189,14 +215,15 @@ class TritonServer:
         """
         inst = load_fetch_triton().fetch()
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
-        extra = tuple(f"--load-model={m}" for m in self.load_models)
+        extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
         cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
                                   self.metrics_port, explicit=self.explicit, extra=extra)
         self.log_path = self.log_path or Path(tempfile.mkstemp(prefix="tritonserver-",
                                                                suffix=".log")[1])
         log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                     env=inst.server_env(), start_new_session=True)
+                                     env=inst.server_env(), start_new_session=True,
+                                     preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -204,7 +231,7 @@ class TritonServer:
                 raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:
-                if self._get("/v2/health/ready", 1.0)[0] == 200:
+                if self._get(self.wait_for, 1.0)[0] == 200:
                     return self
             except OSError:
                 pass
@@ -274,7 +301,8 @@ class TritonServer:
 def make_repository(root: Path) -> Path:
     """The test repository: ``tb_linear`` (T(b) = 1 + 0.25 b ms, max batch 32, 2 ms
     window), ``tb_fail`` (every request errors), ``tb_badshape`` (answers 3 columns),
-    ``tb_every2`` (every second request errors), ``tb_slow`` (T(b) = 400 ms: requests
+    ``tb_every2`` (every second request errors), ``tb_picky`` (fails to load with a max
+    batch above 8), ``tb_slow`` (T(b) = 400 ms: requests
     outlive short bounds). Only ``tb_linear`` is meant to load at start; tests load the
     others when they need them."""
     repo = root / "models"
@@ -285,6 +313,7 @@ def make_repository(root: Path) -> Path:
     write_model(repo, "tb_fail", mode="fail")
     write_model(repo, "tb_badshape", mode="badshape")
     write_model(repo, "tb_every2", mode="every2")
+    write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
     write_model(repo, "tb_slow", a_ms=400.0, b_ms=0.0, max_batch_size=4)
     return repo
 
