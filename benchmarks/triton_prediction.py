@@ -9,11 +9,12 @@ What it does:
 
 1. Starts a real tritonserver (``trtcheck/testing/triton_server.py``: CPU, python backend, explicit
    model control) with a python-backend model that busy-waits T(b) = A + B x b ms.
-2. Calibration run: one configuration under Poisson load. By default the load comes from
-   ``trtcheck serve --url ... -o live.json`` and the calibration is exactly what
-   ``trtcheck advise --from live.json`` does; ``--calibrate-with perf_analyzer`` takes
-   the per-request latencies from perf_analyzer's profile export instead (the server's
-   statistics delta the same way).
+2. Calibration run: one configuration under Poisson load (400 req/s, 2 ms window, max
+   batch 32, 1 instance). By default the load comes from ``trtcheck serve --url ... -o
+   live.json`` and the predictions are exactly what ``trtcheck advise --from live.json
+   --arrival-rate R --window-ms W --max-batch B --instances N`` puts in ``what_if``;
+   ``--calibrate-with perf_analyzer`` takes the per-request latencies and send times
+   from perf_analyzer's profile export instead (the server's statistics the same way).
 3. For every configuration of the grid (>= 12; window, max batch, instances, preferred
    sizes, rate): loads it through the repository API, runs perf_analyzer (Poisson,
    ``--async``, profile export for per-request latencies), reads Triton's statistics
@@ -24,8 +25,15 @@ What it does:
 Run: ``python benchmarks/triton_prediction.py`` (full, about 4 minutes) or ``--quick``
 (6 configurations, about 1.5 minutes). Needs ``python engines/fetch_triton.py
 --perf-analyzer`` once and the Debian package ``libb64-0d``. Numbers are only meaningful
-on a quiet host with spare cores (the server, its python stubs and perf_analyzer all run
-here).
+on a quiet host with spare cores (the server, its python stubs, the load generator and
+perf_analyzer all run here).
+
+On a host without internet (the GPU machine's): fetch on a connected machine, then carry
+``$TRTCHECK_CACHE_DIR/triton`` (default ``~/.cache/trtcheck/triton``; about 31 MB as
+tar.xz) and the ``libb64-0d`` .deb (``apt-get download libb64-0d``; unpack with ``dpkg
+-x`` and put its ``usr/lib/x86_64-linux-gnu`` on ``LD_LIBRARY_PATH``), point
+``TRTCHECK_CACHE_DIR`` at the carried folder, and run the same command; the python
+backend stub for that host's Python is copied from the same cache.
 """
 
 from __future__ import annotations
@@ -179,6 +187,34 @@ def observation(cfg: Config, meas: dict) -> LiveObservation:
         client_latencies_ms=meas["latencies_ms"], send_times_s=meas["send_times_s"])
 
 
+def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
+    """The calibration run as the user makes it: ``trtcheck serve --url ... -o live.json``;
+    returns ``(calibration, predict)`` where ``predict(config)`` is what ``trtcheck advise
+    --from live.json --arrival-rate R --window-ms W --max-batch B --instances N
+    [--preferred-batch L]`` puts in its ``what_if`` list (same functions, in process)."""
+    from trtcheck.analyze.advise import what_if
+    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.live_calibration import inputs_from_live
+    from trtcheck.results import load_results
+
+    live = work / "live.json"
+    live.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", "serve", "--url", srv.http_url,
+                           "--model", MODEL, "--load", f"open:{cfg.rate_per_s:g}",
+                           "--duration-s", f"{duration_s:g}", "-o", str(live)],
+                          capture_output=True, text=True, timeout=duration_s * 10 + 120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"trtcheck serve --url failed: {proc.stderr[-600:]}")
+    curve, measured = inputs_from_live(load_results(live), source=str(live))
+
+    def predict_cfg(c: Config):
+        req = build_request(curve, measured, rate_per_s=c.rate_per_s, instances=[c.instances])
+        return what_if(req, [Candidate(c.window_us, c.max_batch_size, c.instances,
+                                       c.preferred)])[0]
+
+    return measured["live_calibration"], predict_cfg
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="6 configurations, 2-s windows")
@@ -186,6 +222,9 @@ def main() -> int:
     ap.add_argument("--b-ms", type=float, default=0.25, help="T(b) = A + B x b: B, ms")
     ap.add_argument("--interval-ms", type=int, default=None,
                     help="perf_analyzer measurement window, ms [4000; quick 2000]")
+    ap.add_argument("--calibrate-with", choices=["trtcheck", "perf_analyzer"],
+                    default="trtcheck", help="load generator of the calibration run "
+                    "[trtcheck: serve --url, as advise --from live.json takes it]")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" /
                                          "triton_prediction.json"))
     args = ap.parse_args()
@@ -201,8 +240,16 @@ def main() -> int:
     with TritonServer(repo, explicit=True, load_models=(MODEL,)) as srv:
         load_config(srv, CALIBRATION, args.a_ms, args.b_ms)
         perf_analyzer(srv, CALIBRATION, 1000, work)  # warm-up (stubs, connections)
-        cal_meas = perf_analyzer(srv, CALIBRATION, interval, work)
-        cal = calibrate(observation(CALIBRATION, cal_meas))
+        if args.calibrate_with == "trtcheck":
+            cal, predict_cfg = trtcheck_calibration(srv, CALIBRATION, interval / 1000 * 2,
+                                                    work)
+        else:
+            cal_meas = perf_analyzer(srv, CALIBRATION, interval, work)
+            cal = calibrate(observation(CALIBRATION, cal_meas))
+
+            def predict_cfg(c: Config):
+                return predict(cal, [Candidate(c.window_us, c.max_batch_size, c.instances,
+                                               c.preferred)], c.rate_per_s)[0]
         print(f"calibration {CALIBRATION.label()}: T(b) {cal.curve.points()}, "
               f"per-execution overhead {cal.per_batch_overhead_ms:.3f} ms, median delay "
               f"{np.median(cal.request_delay_ms):.3f} ms; check {cal.check}", flush=True)
@@ -210,8 +257,7 @@ def main() -> int:
             load_config(srv, cfg, args.a_ms, args.b_ms)
             perf_analyzer(srv, cfg, 500, work)  # warm-up
             meas = perf_analyzer(srv, cfg, interval, work)
-            pred = predict(cal, [Candidate(cfg.window_us, cfg.max_batch_size, cfg.instances,
-                                           cfg.preferred)], cfg.rate_per_s)[0]
+            pred = predict_cfg(cfg)
             row = {"config": cfg.label(), "rate_per_s": cfg.rate_per_s,
                    "achieved_rate_per_s": meas["achieved_rate_per_s"],
                    "window_us": cfg.window_us, "max_batch_size": cfg.max_batch_size,
@@ -227,17 +273,21 @@ def main() -> int:
                                   for k, v in row["rel_error"].items()}
             rows.append(row)
             e = row["rel_error"]
-            print(f"{cfg.label():34s} batch {meas['stats']['mean_batch']:5.2f} vs "
-                  f"{pred.mean_batch or 0:5.2f} ({(e['mean_batch'] or 0):+.0%})  P50 "
-                  f"{meas['p50_ms']:6.2f} vs {pred.p50_ms or 0:6.2f} ({(e['p50_ms'] or 0):+.0%})"
-                  f"  P99 {meas['p99_ms']:6.2f} vs {pred.p99_ms or 0:6.2f} "
-                  f"({(e['p99_ms'] or 0):+.0%})", flush=True)
+
+            def fmt(k: str, unit: str = "") -> str:
+                m, pr = row["measured"][k], row["predicted"][k]
+                if pr is None:
+                    return f"{m:6.2f}{unit} vs unstable"
+                return f"{m:6.2f}{unit} vs {pr:6.2f}{unit} ({e[k]:+.0%})"
+
+            print(f"{cfg.label():34s} batch {fmt('mean_batch')}  P50 {fmt('p50_ms')}  "
+                  f"P99 {fmt('p99_ms')}", flush=True)
     hits = {k: sum(r["within_goal"][k] for r in rows) for k in GOALS}
     print(f"\nwithin goal ({len(rows)} configurations): mean batch {hits['mean_batch']}, "
           f"P50 {hits['p50_ms']}, P99 {hits['p99_ms']}  ({time.time() - t_start:.0f} s)")
     out = {"host": platform.node(), "cpus": os.cpu_count(),
            "load_average": os.getloadavg(), "a_ms": args.a_ms, "b_ms": args.b_ms,
-           "interval_ms": interval, "calibration": {
+           "interval_ms": interval, "calibrate_with": args.calibrate_with, "calibration": {
                "config": CALIBRATION.label(), "curve_ms": cal.curve.points(),
                "per_batch_overhead_ms": cal.per_batch_overhead_ms,
                "median_delay_ms": float(np.median(cal.request_delay_ms)),

@@ -89,7 +89,9 @@ def test_heavy_model_scenario_recommends_window_batch_and_instances(cli):
     rec = adv["recommendation"]
     p = rec["prediction"]
     assert rec["kind"] == "add-instances"
-    assert p["window_us"] > 0 and p["max_batch_size"] > 1
+    # a window 10 ms beats batching without waiting by ~7% on P99: within the noise
+    # tie-break (10%), so the simpler configuration without a window is recommended
+    assert p["max_batch_size"] == 32 and rec["stability"]["status"] == "stable"
     # one instance serves 32 / 110 ms = 291 req/s: 3000 req/s needs >= 11 such GPUs
     assert adv["gpus_implied"] == 11
     assert adv["formulas"]["capacity_per_instance_per_s"] == pytest.approx(290.9, abs=0.1)

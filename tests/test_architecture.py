@@ -75,15 +75,5 @@ def _import_cycles(package: str) -> list[list[str]]:
     return cycles
 
 
-#: cycles allowed until their modules are split (each entry must still be a cycle: the test
-#: fails when one is gone, so the entry is removed with the fix). analyze.inputs builds the
-#: AdviseRequest of analyze.advise, whose advise_from_results reads its inputs through
-#: analyze.inputs: moving AdviseRequest (or advise_from_results) to its own module ends it.
-KNOWN_CYCLES = [["trtcheck.analyze.advise", "trtcheck.analyze.inputs"]]
-
-
 def test_no_import_cycle():
-    cycles = _import_cycles("trtcheck")
-    assert [c for c in cycles if c not in KNOWN_CYCLES] == []
-    assert [c for c in KNOWN_CYCLES if c not in cycles] == [], "a known cycle is gone: " \
-        "remove it from KNOWN_CYCLES"
+    assert _import_cycles("trtcheck") == []

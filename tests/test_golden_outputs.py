@@ -116,13 +116,15 @@ def test_report_from_results(work):
     check_gold("report/from-full.html",
                (work / "rep" / "report.html").read_text(encoding="utf-8"))
     assert sorted(p.name for p in (work / "rep" / "charts").iterdir())
-    # the results.json the report wrote holds its input's sections (and what the report
-    # derived from them before rendering)
-    from trtcheck.results import load_results
-
-    written, given = load_results(work / "rep" / "results.json"), load_results(work / "full.json")
-    assert written.bench == given.bench and written.serve == given.serve
-    assert written.precision == given.precision and written.inspection == given.inspection
+    written = json.loads((work / "rep" / "results.json").read_text(encoding="utf-8"))
+    given = json.loads((work / "full.json").read_text(encoding="utf-8"))
+    # the report stores its verdict and the derived predicted-vs-measured table beside
+    # the recorded numbers, which it keeps as they are
+    assert written.pop("verdict")["status"] == "ready_with_warnings"
+    assert written["advice"].pop("serve_predictions")
+    given["advice"].pop("serve_predictions", None)
+    given.pop("verdict", None)  # an input written by an earlier report carries one
+    assert written == given
 
 
 def test_report_of_trtexec_export_folder(work):

@@ -38,7 +38,8 @@ def _observe(service: ServiceModel, rate: float, window_us: float, mbs: int,
     stats = {b: (100, 100 * t) for b, t in TRUE_CURVE[:8]}  # compute only, no overhead
     return LiveObservation(window_us=window_us, max_batch_size=mbs, preferred_batch_sizes=(),
                            instances=1, rate_per_s=rate, batch_stats=stats,
-                           queue_mean_ms=1.0, compute_mean_ms=3.0, server_request_mean_ms=4.0,
+                           queue_mean_ms=1e3 * p.mean_queue_len / p.throughput_queries_per_s,
+                           compute_mean_ms=3.0, server_request_mean_ms=4.0,
                            mean_batch=float(p.mean_batch), client_latencies_ms=np.array(lat))
 
 
@@ -57,8 +58,9 @@ def test_calibration_recovers_a_known_server():
     truth = _truth(overhead_ms=0.6, delay_ms=1.5)
     obs = _observe(truth, rate=500.0, window_us=2000, mbs=32)
     cal = calibrate(obs)
-    # the fitted per-execution overhead reproduces the server's mean batch
-    assert cal.check["mean_batch"] == pytest.approx(obs.mean_batch, rel=0.03)
+    # the fitted per-execution overhead reproduces the server's queue time and batches
+    assert cal.check["queue_mean_ms"] == pytest.approx(obs.queue_mean_ms, rel=0.05)
+    assert cal.check["mean_batch"] == pytest.approx(obs.mean_batch, rel=0.05)
     assert cal.per_batch_overhead_ms == pytest.approx(0.6, abs=0.25)
     assert float(np.median(cal.request_delay_ms)) == pytest.approx(1.5, abs=0.4)
     assert cal.check["p50_ms"] == pytest.approx(cal.check["measured_p50_ms"], rel=0.05)
@@ -76,12 +78,20 @@ def test_calibration_recovers_a_known_server():
             assert g.p99_ms == pytest.approx(w.p99_ms, rel=0.20)
 
 
-def test_a_server_batching_less_than_the_model_is_noted():
+def test_a_server_queueing_less_than_the_model_is_noted():
     obs = _observe(_truth(0.0, 1.0), rate=500.0, window_us=2000, mbs=32)
-    obs = LiveObservation(**{**obs.__dict__, "mean_batch": obs.mean_batch * 0.5})
+    obs = LiveObservation(**{**obs.__dict__, "queue_mean_ms": obs.queue_mean_ms * 0.5})
     cal = calibrate(obs)
     assert cal.per_batch_overhead_ms == 0.0
-    assert any("fewer than the simulated batcher" in n for n in cal.notes)
+    assert any("below what the simulated batcher gives" in n for n in cal.notes)
+
+
+def test_a_server_queueing_beyond_the_model_is_noted():
+    obs = _observe(_truth(0.0, 1.0), rate=500.0, window_us=2000, mbs=32)
+    obs = LiveObservation(**{**obs.__dict__, "queue_mean_ms": obs.queue_mean_ms * 50})
+    cal = calibrate(obs)
+    assert cal.per_batch_overhead_ms == pytest.approx(cal.curve.t1_ms)
+    assert any("more than the model explains" in n for n in cal.notes)
 
 
 def test_too_few_requests_is_one_error():
@@ -142,3 +152,14 @@ def test_model_file_without_export_dir_is_one_line(tmp_path):
     res = run_cli("advise", "--latency-curve", "1:2,8:4", "--arrival-rate", "100",
                   "--model-file", str(tmp_path / "m.py"))
     assert_one_line_error(res, 2, "--export-dir")
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_a_burst_is_no_calibration_run(triton, tmp_path):
+    live = tmp_path / "live.json"
+    res = run_cli("serve", "--url", triton.http_url, "--model", "tb_linear", "--load",
+                  "burst:16", "-o", str(live), timeout=180)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("advise", "--from", str(live), "--arrival-rate", "100")
+    assert_one_line_error(res, 2, "open-loop", "--load open:RATE")

@@ -110,18 +110,24 @@ class BatchingPolicy:
         """
         if queued <= 0:
             return Decision(0, None, "empty")
-        scan = min(queued, self.max_batch_size)
-        preferred = self.preferred_batch_sizes or (self.max_batch_size,)
-        fits = [p for p in preferred if p <= scan]
-        best = fits[-1] if fits else 0
-        window_s = self.window_s
+        big = self.max_batch_size
+        scan = queued if queued < big else big
+        window_s = self.max_queue_delay_us * 1e-6
         deadline = (oldest_enqueue_s if oldest_enqueue_s is not None else now_s) + window_s
         exceeded = window_s > 0 and now_s >= deadline
-        if best and not exceeded:  # a preferred size (max batch without any) goes at once
-            return Decision(best, None, "full" if best == self.max_batch_size else "preferred")
+        if scan == big and not exceeded:  # max batch is the largest preferred size
+            best = self.preferred_batch_sizes[-1] if self.preferred_batch_sizes else big
+            return Decision(best, None, "full" if best == big else "preferred")
+        if self.preferred_batch_sizes and not exceeded:
+            best = 0
+            for p in self.preferred_batch_sizes:  # ascending: the largest that fits
+                if p > scan:
+                    break
+                best = p
+            if best:  # a preferred size that can be formed goes at once
+                return Decision(best, None, "preferred")
         if exceeded:  # late: everything scanned, not cut back to a preferred size
-            return Decision(scan, None, "full" if scan == self.max_batch_size
-                            else "window-expired")
+            return Decision(scan, None, "full" if scan == big else "window-expired")
         if window_s <= 0:  # no delay: what is queued goes now
             return Decision(scan, None, "no-window")
         return Decision(0, deadline, "waiting")

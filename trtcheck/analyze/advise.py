@@ -36,7 +36,6 @@ from trtcheck.analyze.curve import (
     LinearFit,
     fit_linear,
     make_curve,
-    per_sample_findings,
 )
 from trtcheck.analyze.simulator import (
     Candidate,
@@ -158,7 +157,7 @@ class AdviseRequest:
     closed_loop: ClosedLoop | None = None
     what_if: list[Candidate] = field(default_factory=list)
     device: str | None = None
-    replicas: int = 16
+    replicas: int = 12
 
     @property
     def finite_load(self) -> bool:
@@ -300,7 +299,7 @@ def _pred_text(p: SimPrediction, finite: bool = False) -> str:
         return f"unstable (utilisation {p.utilisation:.2f})"
     if finite:
         return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, "
-                f"{p.throughput_queries_per_s or 0:.3g} req/s completed, mean batch "
+                f"{p.throughput_queries_per_s or 0:.4g} req/s completed, mean batch "
                 f"{p.mean_batch:.2f}")
     return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, keeps up with "
             f"{p.arrival_rate_per_s:g} req/s at utilisation {p.utilisation:.2f}, "
@@ -343,6 +342,11 @@ stretch ``1 / (1 - share)`` turns a relative error ``e`` in the measured content
 ``e * share / (1 - share)`` of execution time, 0.43 e at 0.3 (our threshold; in
 validation the contention measured from one 3-s calibration run of eager PyTorch
 ResNet-18 was 0.40 and 0.54 ms per arrival in two runs, docs/advise.md)."""
+
+
+def _clip0(x_ms: float) -> float:
+    """``x_ms`` with a negative or rounding-error value (below 1 ns) shown as 0."""
+    return x_ms if x_ms > 1e-6 else 0.0
 
 
 def clamped_excess(samples: tuple[float, ...]) -> tuple[float, ...]:
@@ -415,7 +419,6 @@ def advise(req: AdviseRequest) -> Advice:
     arrivals = load.arrivals
     rate = float(load.rate_per_s)  # type: ignore[arg-type]
 
-    single_point = curve.batch_sizes.size == 1
     service = service_model(req)
     sim_curve = service.curve
     max_b = sim_curve.max_batch_measured
@@ -424,7 +427,6 @@ def advise(req: AdviseRequest) -> Advice:
     c_req = c_given + delay_med  # what one request costs outside the model, in all
 
     cap1, cap_b = service.capacity_per_instance_per_s(max_b, rate)
-    t1 = curve.t1_ms
     front_cap = service.ingress_capacity_per_s()
     if rate >= front_cap:
         need = math.ceil(rate / front_cap + 1e-12)
@@ -670,13 +672,15 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             f"the median T(1) = {curve.t1_ms:.3g} ms (a busy or unstable machine); capacity, "
             "utilisation, the rules and the simulation all use that mean; re-measure on a "
             "quiet machine if serving will not see it")
-    notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
+    notes = (list(fit.notes) + list(curve.notes)
+             + _per_request_findings(service, None if load.finite else rate, curve)
+             + req.notes)
     return Advice(
         inputs=AdviceInputs(
             arrival_rate_per_s=rate, arrival_process=req.arrival_process,
             slo_p99_ms=req.slo_p99_ms, per_request_overhead_ms=c_req,
-            per_batch_overhead_ms=max(0.0, req.per_batch_overhead_ms
-                                      + service.mean_batch_excess_ms),
+            per_batch_overhead_ms=_clip0(req.per_batch_overhead_ms
+                                         + service.mean_batch_excess_ms),
             per_item_overhead_ms=req.per_item_overhead_ms,
             ingress_per_request_us=service.ingress_per_request_us,
             timer_slack_us=req.timer_slack_us, instances_searched=inst_list,
@@ -695,6 +699,27 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         simulated_requests=int(len(load)),
         what_if=what_if(req, service=service),
         sweep_seconds=time.perf_counter() - t_start)
+
+
+def _per_request_findings(service: ServiceModel, rate: float | None,
+                          curve: LatencyCurve) -> list[str]:
+    """Where the simulated execution time per request S(b)/b rises with b (batching past
+    that size costs more), at the curve's measured batch sizes: the same times the
+    simulation and the decision path use (with no overheads, S(b) = T(b))."""
+    from trtcheck.analyze.curve import PER_SAMPLE_RISE_TOLERANCE
+
+    bs = [int(b) for b in curve.batch_sizes]
+    per = [service.batch_time_ms(b, rate) / b for b in bs]
+    name = "T(b)/b" if all(abs(service.batch_time_ms(b, rate) - float(curve.t_ms(b)))
+                           < 1e-9 for b in bs) else \
+        "S(b)/b (simulated execution time per request, overheads included)"
+    out = []
+    for i in range(1, len(bs)):
+        if per[i] > per[i - 1] * (1 + PER_SAMPLE_RISE_TOLERANCE):
+            out.append(f"{name} rises from {per[i - 1]:.4g} ms at b={bs[i - 1]} to "
+                       f"{per[i]:.4g} ms at b={bs[i]}: batches above {bs[i - 1]} give no "
+                       "throughput")
+    return out
 
 
 @dataclass(frozen=True)
@@ -823,9 +848,9 @@ def _load_words(req: AdviseRequest, rate: float) -> str:
     if req.burst_size is not None:
         how = ("through the serial front" if req.serial_overhead and req.per_request_overhead_ms
                else "as fast as the recommended run served them")
-        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.3g} req/s ({how})"
+        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.4g} req/s ({how})"
     if req.closed_loop is not None:
-        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.3g} "
+        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.4g} "
                 "req/s (the recommended run's throughput)")
     return f"{rate:g} req/s"
 
@@ -959,8 +984,9 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     else:
         concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
         if stability is not None:
-            concl += (f" (chosen in {stability.share:.0%} of {stability.replicas} bootstrap "
-                      "replicas of the measurements)")
+            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} bootstrap "
+                      "replicas of the measurements; chosen outright in "
+                      f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
             concl += _tie_break_text(chosen, runner)
@@ -1016,6 +1042,12 @@ def _cfg_short(c: Any) -> str:
             else f"max batch {c.max_batch_size} without waiting{inst}")
 
 
+def _material() -> float:
+    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+
+    return MATERIAL_GAIN
+
+
 def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
     """Why the recommendation is kept when the runner-up reads better on a number."""
     better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
@@ -1025,7 +1057,8 @@ def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
         return ""
     from trtcheck.analyze.advise_noise import MATERIAL_GAIN
 
-    return (f"; the runner-up's lower {' and '.join(better)} is within the noise (a more "
+    verb = "are" if len(better) > 1 else "is"
+    return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "
             f"complex configuration must lower P99 by more than {MATERIAL_GAIN:.0%} in most "
             "replicas), so the simpler one is recommended")
 
@@ -1069,10 +1102,12 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         alts = ", ".join(f"{_cfg_short(c)} ({c.share:.0%})" for c in stability.choices[:3])
         return (f"Cannot tell: the measurements are too noisy to decide; bootstrap replicas "
                 f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
-                f"the simplest of them is the safe default: {_cfg_short(chosen)}.")
+                f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
     pred = _pred_text(chosen, load.finite)
-    stab = (f" Chosen in {stability.share:.0%} of {stability.replicas} bootstrap replicas "
-            "of the measurements." if stability is not None else "")
+    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
+            f"the measurements (as good as each replica's own choice, within "
+            f"{_material():.0%} on P99)."
+            if stability is not None else "")
     if kind == "no-batching":
         reasons = []
         if f.queue_formation_ratio < 1:
@@ -1140,68 +1175,3 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             remedy="drain the queue up to max batch without awaiting, then wait"))
     return out
 
-
-DEMO_LOAD_SHARE = 0.1
-"""The demo's arrival rate as a share of what one instance serves at batch 1 (1 / S(1),
-the simulated mean execution time with the measured spread): the seed's sparse-arrival
-case, where no queue forms (lambda x S(1) = 0.1; the seed's own was 0.058). Tied to the
-measured capacity, so the demo answers the same question on a fast GPU and on a loaded
-2-core CPU; at 0.3 a heavy-tailed CPU curve made batches of 2 win by 7% on P99 in some
-runs and not in others (a tail effect, not the lesson)."""
-
-DEMO_BUSY_SHARE = 9.0
-"""The demo's second rate, in units of :data:`DEMO_LOAD_SHARE` (0.9 of one instance's
-batch-1 capacity: a queue forms), to show where batching starts to matter."""
-
-
-def advise_from_results(results: Any, rate_per_s: float | None = None,
-                        slo_p99_ms: float | None = None, *, demo: bool = False) -> Advice:
-    """Advice from the numbers in a results model (bench T(b), serve overheads), with the
-    device wording of where T(b) was measured and the export settings.
-
-    With ``demo`` and no ``rate_per_s`` the rate comes from the measured capacity:
-    :data:`DEMO_LOAD_SHARE` of one instance's batch-1 capacity (``serve``'s default
-    sweep also sets its rate from the measured T(1)); the advice carries a note with the
-    seed's lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate.
-
-    Raises:
-        InputError: no T(b) in the results, or what :func:`advise` raises.
-    """
-    from pathlib import Path
-
-    from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
-
-    curve, measured = inputs_from_results(results, source="this run")
-    device = device_kind_from_results(results)
-    lesson = None
-    if rate_per_s is None:
-        if not demo:
-            raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
-        probe = build_request(curve, measured, rate_per_s=1.0)
-        s1 = service_model(probe).batch_time_ms(1, None)
-        cap = 1000.0 / s1
-        rate_per_s = float(f"{DEMO_LOAD_SHARE * cap:.2g}")
-        busy = float(f"{DEMO_LOAD_SHARE * DEMO_BUSY_SHARE * cap:.2g}")
-        breq = build_request(curve, measured, rate_per_s=busy)
-        breq.device, breq.replicas = device, 0
-        try:
-            b_adv = advise(breq)
-            b_head = b_adv.recommendation.summary.split(" Predicted:")[0]
-        except InputError as exc:
-            b_head = exc.message
-        lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
-                  f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
-                  "from this machine's measurement), the seed's sparse-arrival case: no queue "
-                  "forms, so a batching window only adds latency and the serving layer's "
-                  f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
-                  f"advice would be: {b_head}")
-    req = build_request(curve, measured, rate_per_s=rate_per_s, slo_p99_ms=slo_p99_ms)
-    req.device = device
-    if lesson:
-        req.notes.append(lesson)
-    adv = advise(req)
-    run = results.bench[0] if results.bench else results.serve
-    adv.export = export_settings(adv.recommendation.prediction,
-                                 safe_model_name(Path(run.model_path).stem), device)
-    return adv

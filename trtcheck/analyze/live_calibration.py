@@ -19,13 +19,16 @@ every request and the delta of Triton's own statistics (``/v2/models/NAME/stats`
    the simulated queue + execution time), clipped at 0. It holds the client's encoding
    and decoding, the network, Triton's protocol handling and response (``success`` -
    ``queue`` - ``compute`` in its statistics) and the client's scheduling jitter.
-3. **The queueing behaviour**: the mean batch the simulation forms for the calibration
-   configuration (with the run's actual send times when they are known) is compared
-   with the server's (inferences / executions, an exact count). A shortfall is fitted
-   as instance time per execution outside ``compute`` (``per_batch_overhead_ms``: the
-   scheduler handing the batch to the instance, the instance thread waking, the
-   response leaving), by bisection, so the simulated mean batch matches the server's.
-   The mean queue time (Triton's ``queue``) is reported beside the simulated one.
+3. **The queueing behaviour**: the mean time a request waits before its batch starts,
+   simulated for the calibration configuration (with the run's actual send gaps when
+   they are known), is compared with Triton's (``queue.total / queue.count``). A
+   shortfall is fitted as instance time per execution outside ``compute``
+   (``per_batch_overhead_ms``: the scheduler handing the batch to the instance, the
+   instance thread waking, the response leaving), by bisection, so the simulated mean
+   queue time matches the server's. The server's mean batch (an exact count) is
+   reported beside the simulated one: the server's time, not its batch count, is what
+   latency predictions rest on, and the batch count also depends on how requests
+   bunched on their way to the server, which the client does not see.
 
 Triton's batcher rules themselves (delay from the oldest request, preferred sizes, how
 instances take batches) are in :mod:`trtcheck.policy`, shared with the simulator.
@@ -44,6 +47,7 @@ from trtcheck.analyze.curve import LatencyCurve, isotonic_fit, make_curve
 from trtcheck.analyze.simulator import ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
+from trtcheck.stats import percentile
 
 MIN_EXECUTIONS = 5
 """Executions a batch size needs in the calibration run to give a point of T(b) (a size
@@ -65,8 +69,8 @@ CALIBRATION_REQUESTS = 6000
 """Requests simulated for each step of the calibration (enough for a stable mean queue
 time and a P99 from 60 samples above it)."""
 
-BATCH_MATCH_TOLERANCE = 0.02
-"""A simulated mean batch within 2% of the server's needs no fitted overhead (the
+QUEUE_MATCH_TOLERANCE = 0.02
+"""A simulated mean queue time within 2% of Triton's needs no fitted overhead (about the
 simulation's own sampling noise at :data:`CALIBRATION_REQUESTS` requests)."""
 
 MAX_PER_BATCH_OVERHEAD_SHARE = 1.0
@@ -128,7 +132,8 @@ class LiveCalibration:
     Attributes:
         curve: T(b) from Triton's ``batch_stats``.
         request_delay_ms: per-request delay outside the queue, :data:`DELAY_QUANTILES`
-            quantiles (ms, >= 0).
+            quantiles (ms, >= 0) in a fixed random order (the simulator resamples
+            blocks of consecutive samples; sorted quantiles would make a block a tail).
         per_batch_overhead_ms: fitted instance time per execution outside compute, ms.
         observation: the calibration run.
         check: what the calibrated model predicts for the calibration run itself, with
@@ -210,6 +215,12 @@ def _queue_mean_ms(pred: Any) -> float:
     return 1e3 * float(pred.mean_queue_len) / float(pred.throughput_queries_per_s)
 
 
+def _quantiles(samples: Sequence[float] | np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """``samples`` at each fraction of ``qs`` (:func:`trtcheck.stats.percentile`)."""
+    arr = np.asarray(samples, dtype=np.float64)
+    return np.array([percentile(arr, float(q)) for q in qs])
+
+
 def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     """Calibrate T(b), the per-execution overhead and the per-request delay from one
     measured configuration (see the module text for the method).
@@ -224,56 +235,55 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     notes: list[str] = []
     curve = curve_from_batch_stats(obs.batch_stats)
     notes.extend(curve.notes)
-    base = ServiceModel(curve, spread="none")
 
-    # batching: fit the per-execution overhead to the mean batch the server formed
+    # queueing: fit the per-execution overhead to Triton's mean queue time
     hi = MAX_PER_BATCH_OVERHEAD_SHARE * curve.t1_ms
-    target = obs.mean_batch
+    target = obs.queue_mean_ms
 
-    def batch_at(c_ms: float) -> float:
+    def queue_at(c_ms: float) -> float:
         sv = ServiceModel(curve, per_batch_overhead_ms=c_ms, spread="none")
-        p = _simulate(obs, sv, seed)
-        return float(p.mean_batch) if p.stable and p.mean_batch else math.inf
+        return _queue_mean_ms(_simulate(obs, sv, seed))
 
-    b0 = batch_at(0.0)
+    q0 = queue_at(0.0)
     c_batch = 0.0
-    if target > b0 * (1.0 + BATCH_MATCH_TOLERANCE):
-        b_hi = batch_at(hi)
-        if b_hi <= target:
+    if target > q0 * (1.0 + QUEUE_MATCH_TOLERANCE):
+        q_hi = queue_at(hi)
+        if q_hi <= target:
             c_batch = hi
-            notes.append(f"the server formed batches of {target:.3g} on average, more than "
-                         f"the model explains even with {hi:.3g} ms per execution outside "
-                         f"compute ({b_hi:.3g}): the calibration run was disturbed or the "
-                         "server does more than the model knows; predictions will run low")
+            notes.append(f"Triton's mean queue time {target:.3g} ms is more than the model "
+                         f"explains even with {hi:.3g} ms per execution outside compute "
+                         f"({q_hi:.3g} ms): the calibration run was disturbed or the server "
+                         "does more than the model knows; predictions will run low")
         else:
             lo_c, hi_c = 0.0, hi
             for _ in range(10):  # 1/1024 of the range
                 mid = 0.5 * (lo_c + hi_c)
-                if batch_at(mid) < target:
+                if queue_at(mid) < target:
                     lo_c = mid
                 else:
                     hi_c = mid
             c_batch = 0.5 * (lo_c + hi_c)
-    elif target < b0 * (1.0 - BATCH_MATCH_TOLERANCE):
-        notes.append(f"the server formed batches of {target:.3g} on average, fewer than the "
-                     f"simulated batcher forms with no overhead at all ({b0:.3g})")
+    elif target < q0 * (1.0 - QUEUE_MATCH_TOLERANCE):
+        notes.append(f"Triton's mean queue time {target:.3g} ms is below what the simulated "
+                     f"batcher gives with no overhead at all ({q0:.3g} ms)")
     service = ServiceModel(curve, per_batch_overhead_ms=c_batch, spread="none")
     sim_lat: list[float] = []
     _simulate(obs, service, seed, sim_lat)
 
     # per-request delay: client quantiles minus simulated server quantiles
     qs = (np.arange(DELAY_QUANTILES) + 0.5) / DELAY_QUANTILES
-    client_q = np.quantile(obs.client_latencies_ms, qs)
-    server_q = np.quantile(np.asarray(sim_lat, dtype=np.float64), qs)
-    delay = np.clip(client_q - server_q, 0.0, None)
-    cal = LiveCalibration(curve=curve, request_delay_ms=tuple(float(d) for d in delay),
+    client_q = _quantiles(obs.client_latencies_ms, qs)
+    delay = np.clip(client_q - _quantiles(sim_lat, qs), 0.0, None)
+    # the simulator resamples delays in blocks of consecutive samples (a time series):
+    # the quantiles go in a fixed random order, so a block is a spread, not a tail
+    order = np.random.default_rng(seed + 17).permutation(DELAY_QUANTILES)
+    cal = LiveCalibration(curve=curve, request_delay_ms=tuple(delay[order].tolist()),
                           per_batch_overhead_ms=float(c_batch), observation=obs, notes=notes)
     for _ in range(DELAY_REFINEMENTS):  # the delay is added independently: re-match
         lat: list[float] = []
         _simulate(obs, cal.service(), seed, lat)
-        got = np.quantile(np.asarray(lat, dtype=np.float64), qs)
-        delay = np.clip(delay + (client_q - got), 0.0, None)
-        cal.request_delay_ms = tuple(float(d) for d in delay)
+        delay = np.clip(delay + (client_q - _quantiles(lat, qs)), 0.0, None)
+        cal.request_delay_ms = tuple(delay[order].tolist())
     final = _simulate(obs, cal.service(), seed)
     cal.check = {
         "mean_batch": float(final.mean_batch or 0.0),
@@ -281,9 +291,9 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
         "queue_mean_ms": _queue_mean_ms(final),
         "measured_queue_mean_ms": float(obs.queue_mean_ms),
         "p50_ms": float(final.p50_ms or 0.0),
-        "measured_p50_ms": float(np.quantile(obs.client_latencies_ms, 0.5)),
+        "measured_p50_ms": percentile(obs.client_latencies_ms, 0.50),
         "p99_ms": float(final.p99_ms or 0.0),
-        "measured_p99_ms": float(np.quantile(obs.client_latencies_ms, 0.99)),
+        "measured_p99_ms": percentile(obs.client_latencies_ms, 0.99),
     }
     return cal
 
@@ -359,12 +369,15 @@ def _server_settings(cfg: Any, live: Any, settings: Any) -> tuple[float, int, tu
 
 def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObservation:
     """The calibration run of a live serving run (``trtcheck serve --url``): its first
-    configuration with server statistics, all repeats pooled (their ``batch_stats``,
-    counts and times summed; their latencies from the actual send joined); the send times
-    of its longest repeat; the rate the client achieved.
+    open-loop configuration with server statistics, all repeats pooled (counts and times summed;
+    their latencies from the actual send joined); the send times of its longest repeat;
+    the rate the client achieved. ``batch_stats`` pool every configuration of the run
+    with the same instance count (a sweep over windows adds larger batch sizes to T(b);
+    CPU instances that share cores run slower, so other counts are left out).
 
     Raises:
-        InputError: the run is not a live run, or no repeat has server statistics.
+        InputError: the run is not a live run, has no open-loop configuration, or no
+            repeat has server statistics.
     """
     live = getattr(serve, "live", None)
     if live is None:
@@ -373,23 +386,32 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
                          "NAME -o live.json")
     for cfg in serve.configs:
         reps = [r for r in cfg.repeats if r.server_stats is not None]
-        if reps:
+        if reps and cfg.load.kind == "open":
             break
     else:
+        if any(r.server_stats is not None for c in serve.configs for r in c.repeats):
+            raise InputError(f"the live run in {source} has no open-loop load: a burst or a "
+                             "closed loop says nothing about arrivals at a rate",
+                             "calibrate from trtcheck serve --url URL --model NAME --load "
+                             "open:RATE -o live.json")
         raise InputError(f"the live run in {source} has no server statistics",
                          "record it against a Triton server (its statistics extension, "
                          "GET /v2/models/NAME/stats)")
     window_us, mbs, pref, inst = _server_settings(cfg, live, serve.settings)
     bstats: dict[int, list[float]] = {}
+    for other in serve.configs:  # T(b): every configuration with this instance count
+        if _server_settings(other, live, serve.settings)[3] != inst:
+            continue
+        for r in other.repeats:
+            for s in (r.server_stats.batch_stats if r.server_stats is not None else []):
+                acc = bstats.setdefault(int(s.batch_size), [0.0, 0.0])
+                acc[0] += s.execution_count
+                acc[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
     inf = ex = q_n = 0
     q_ms = c_ms = c_n = s_ms = s_n = 0.0
     lat: list[float] = []
     for r in reps:
         st = r.server_stats
-        for s in st.batch_stats:
-            acc = bstats.setdefault(int(s.batch_size), [0.0, 0.0])
-            acc[0] += s.execution_count
-            acc[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
         inf += st.inference_count
         ex += st.execution_count
         q_n += st.queue.count

@@ -578,7 +578,6 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
 
     sent_at = [0.0] * n
     enq_at = [0.0] * n
-    done_at = [0.0] * n
     lat_ms = [0.0] * n
     sends: list[float] = [0.0] * min(load.clients, n)  # heap of send times
     n_sent = len(sends)

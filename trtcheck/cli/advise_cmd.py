@@ -122,6 +122,10 @@ def _check_curve_bound(curve: Any) -> None:
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Simulation seed (an integer >= 0).")
+@click.option("--replicas", type=click.IntRange(min=0, max=64), default=12,
+              show_default=True,
+              help="Bootstrap replicas of the measurements the choice is rerun on, 0-64 "
+                   "(0: no stability check).")
 @click.option("--load", "load_spec", default=None,
               metavar="open:RATE[:poisson|constant][:COUNT]|burst:N|closed:C[:COUNT]",
               help="The load as trtcheck serve takes it (one shape); burst and closed "
@@ -166,7 +170,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         per_request_overhead_ms: float | None, serial_overhead: bool | None,
         per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
         timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
-        n_requests: int | None, seed: int, load_spec: str | None,
+        n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
         what_if_windows: str | None, what_if_batches: str | None,
         what_if_preferred: str | None, batch: str, model_name: str | None,
         device_kind: str | None, gpus: str | None, torchserve_version: str,
@@ -226,6 +230,9 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     from trtcheck.cli.export_cmd import gpu_ids
 
     gpu_list = gpu_ids(gpus)
+    if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
+        raise UsageError(f"--torchserve-version {torchserve_version!r} is no model version",
+                         "give the version the .mar archive was made with, e.g. 1.0")
     if model_file is not None and export_dir is None:
         raise UsageError("--model-file names the model to copy into --export-dir",
                          "add --export-dir DIR, or drop --model-file")
@@ -256,6 +263,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "open":
         arrival_rate = load.rate_per_s
         arrival = load.arrival
+        if any(p.isdigit() for p in load_spec.split(":")[2:]):  # an explicit COUNT
+            if n_requests is not None:
+                raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
+                                 "number of simulated requests", "drop one of them")
+            n_requests = max(2, load.count)
     elif arrival_rate is None and not arrival.startswith("trace:") and load is None:
         raise UsageError("--arrival-rate is required (requests per second)",
                          "e.g. --arrival-rate 200, --load burst:64, or --arrival trace:FILE")
@@ -299,6 +311,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                                else None)
         req.device = kind
         req.what_if = what_if_cfgs
+        req.replicas = replicas
         if load is not None and load.kind == "burst":
             req.burst_size = load.count
         elif load is not None and load.kind == "closed":
@@ -327,9 +340,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if output_format == OutputFormat.JSON.value:
         echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
+        from trtcheck.report.advise_text import advice_extras_markdown
         from trtcheck.report.sec_advice import advice_markdown
 
-        echo_text(advice_markdown(adv))
+        extras = advice_extras_markdown(adv)
+        echo_text(advice_markdown(adv) + ("\n" + extras if extras else ""))
     else:
         from trtcheck.report.advise_text import advice_text
 

@@ -273,6 +273,10 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
 
         results = load_results_input(from_path)
     live = live_config_from_results(results)
+    if device_kind is None and results is not None and live is None:
+        from trtcheck.analyze.export import device_kind_from_results
+
+        device_kind = device_kind_from_results(results)  # where the advice's T(b) ran
     spec = model_spec(model, device_kind=device_kind, gpus=ids, live_config=live)
     if model is None and live is None:
         raise UsageError("nothing to export", "pass MODEL (an .onnx or .plan file)")
@@ -280,6 +284,11 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
         safe_model_name(os.path.splitext(os.path.basename(model or "model"))[0])
     check_model_name(name)
     model_file = spec.model_file
+    if model is not None and live is not None and \
+            os.path.splitext(model)[1].lower() != os.path.splitext(model_file)[1]:
+        raise UsageError(f"the live run's server ran a {spec.platform or spec.backend} model "
+                         f"({model_file}), but MODEL is {os.path.basename(model)}",
+                         f"pass the served model file ({model_file}), or drop --from")
     refuse_output_over_inputs(repository_outputs(repo, name, model_file),
                               [("MODEL", model), ("--from", results_input_file(from_path))])
 

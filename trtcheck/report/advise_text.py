@@ -41,7 +41,7 @@ def load_label(adv: Advice) -> str:
     """The load in words: ``"200 req/s (poisson)"``, ``"burst:64"``, ``"closed:32:2000"``."""
     i = adv.inputs
     if i.load.startswith(("burst:", "closed:")):
-        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.3g} req/s "
+        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.4g} req/s "
                 "in the recommended run)")
     return f"{i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
 
@@ -64,8 +64,9 @@ def stability_lines(adv: Advice) -> list[str]:
     st = adv.recommendation.stability
     if st is None:
         return []
-    lines = [f"Stability: {st.status} - {st.share:.0%} of {st.replicas} bootstrap replicas "
-             "choose the recommendation"]
+    lines = [f"Stability: {st.status} - the recommendation holds in {st.share:.0%} of "
+             f"{st.replicas} bootstrap replicas (P99 as good as each replica's own choice); "
+             f"chosen outright in {st.chosen_share:.0%}"]
     alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
     if alts:
         lines.append(f"  replicas chose: {alts}")
@@ -196,3 +197,28 @@ def advice_text(adv: Advice) -> str:
         lines += ["", "TorchServe config.properties:"]
         lines += ["  " + ln for ln in adv.export.torchserve_config.rstrip().splitlines()]
     return "\n".join(lines)
+
+
+def advice_extras_markdown(adv: Advice) -> str:
+    """Markdown of the stability record and the what-if table (appended to the report
+    section's advice Markdown by ``advise --format md``); empty when neither exists."""
+    out: list[str] = []
+    st = adv.recommendation.stability
+    if st is not None:
+        out += ["### Stability", ""]
+        out += [f"- {ln.strip()}" for ln in stability_lines(adv)]
+        out.append("")
+    rows = what_if_rows(adv)
+    if rows:
+        out += ["### What-if", "", f"Simulated at {load_label(adv)}.", "",
+                "| config | P50 ms | P95 ms | P99 ms | run q/s | mean batch | utilisation |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            if not r["stable"]:
+                out.append(f"| {r['config']} | unstable | | | | | {r['util']:.2f} |")
+                continue
+            out.append(f"| {r['config']} | {_ms(r['p50'])} | {_ms(r['p95'])} | "  # type: ignore[arg-type]
+                       f"{_ms(r['p99'])} | {r['qps'] or 0:.1f} | {r['batch'] or 0:.2f} | "  # type: ignore[arg-type]
+                       f"{r['util']:.2f} |")
+        out.append("")
+    return "\n".join(out)

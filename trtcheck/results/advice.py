@@ -94,7 +94,7 @@ class DecisionNode(Record):
     """One question of the decision tree and the number that answered it.
 
     Attributes:
-        step: the seed notes' optimisation step (``thin-http``, ``replace-python-layer``,
+        step: the optimisation step (``thin-http``, ``replace-python-layer``,
             ``execution-contexts``, ``batching``, ``scale-out``) or ``check``.
         question: the question in words.
         value: the measured or given number that decided it.
@@ -151,10 +151,12 @@ class AdviceStability(Record):
     (:mod:`trtcheck.analyze.advise_noise`).
 
     Attributes:
-        status: ``stable`` (the recommendation is chosen in at least 60% of replicas)
+        status: ``stable`` (the recommendation holds in at least 60% of replicas)
             or ``cannot-tell`` (the measurements cannot decide; see ``remeasure``).
         replicas: bootstrap replicas rerun.
-        share: share of replicas whose own choice is the recommendation, 0-1.
+        share: share of replicas in which the recommendation is as good as the
+            replica's own choice (P99 not worse by more than the material gain), 0-1.
+        chosen_share: share of replicas whose own choice is exactly the recommendation.
         kind_share: share whose choice is of the same kind (no batching, batch without
             waiting, window).
         choices: every configuration chosen on some replica, most frequent first.
@@ -168,6 +170,7 @@ class AdviceStability(Record):
     status: str
     replicas: int
     share: float
+    chosen_share: float = 0.0
     kind_share: float
     choices: list[ReplicaChoice] = []
     p50_ms_range: list[float] = []
