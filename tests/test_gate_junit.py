@@ -12,7 +12,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 import pytest
 import xmlschema
 

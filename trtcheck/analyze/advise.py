@@ -1,12 +1,12 @@
 """The batching decision tree: from T(b), overheads and an arrival rate to a configuration.
 
-The tree follows the order of optimisations for online serving (largest
-measured gain first, in ResNet-18 serving measurements): thin the HTTP layer -> replace the Python serving layer -> more
-execution contexts -> batching -> scale out. Each step is an explicit question with a
-threshold, answered by a given or measured number that the node records. The
-configuration itself (window, max batch, instances) is chosen by simulating every
-candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the batcher);
-the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
+The tree follows the order of optimisations for online serving (largest measured gain
+first, in ResNet-18 serving measurements): thin the HTTP layer -> replace the Python
+serving layer -> more execution contexts -> batching -> scale out. Each step is an
+explicit question with a threshold, answered by a given or measured number that the node
+records. The configuration itself (window, max batch, instances) is chosen by simulating
+every candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the
+batcher); the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
 
 Choice rule (documented, deterministic):
 
@@ -61,7 +61,8 @@ from trtcheck.units import int_ranges
 
 OVERHEAD_DOMINATES_RATIO = 1.0
 """Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
-the model, is the larger cost (ResNet-18 behind a Python HTTP layer: 12 ms overhead vs 0.29 ms inference)."""
+the model, is the larger cost (ResNet-18 behind a Python HTTP layer: 12 ms overhead vs
+0.29 ms inference)."""
 
 PYTHON_LAYER_OVERHEAD_MS = 1.0
 """Step 2 threshold: a per-request overhead of 1 ms or more is a Python-class serving
@@ -906,7 +907,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         yes = c_req >= PYTHON_LAYER_OVERHEAD_MS
         nodes.append(DecisionNode(
             step="replace-python-layer", question="Is the per-request overhead at the level "
-            "of a Python serving layer (>= 1 ms; a Python HTTP layer typically costs ~10 ms, a C++ server far less)?",
+            "of a Python serving layer (>= 1 ms; a Python HTTP layer typically costs ~10 ms, "
+            "a C++ server far less)?",
             value=c_req, threshold=PYTHON_LAYER_OVERHEAD_MS, answer="yes" if yes else "no",
             conclusion=("move serving to a C++ server (Triton, gRPC, shared memory): "
                         f"{c_req:.3g} ms per request is what a Python layer costs"

@@ -58,7 +58,8 @@ def break_even_optimistic(batch_size: float, t_infer_ms: float, window_ms: float
     right side: the time the batch adds (the window it waited and a fixed per-batch
     cost). Assumes the whole saving materialises, so it is optimistic for batching: a
     ``False`` here is conclusive, a ``True`` is necessary, not sufficient.
-    Example (ResNet-18 at batch 3.34, T(1) 0.29 ms): 3.34 x 0.29 ms = 0.97 ms saved vs a 100 ms window.
+    Example (ResNet-18 at batch 3.34, T(1) 0.29 ms): 3.34 x 0.29 ms = 0.97 ms saved vs a
+    100 ms window.
     """
     return BreakEven(saved_ms=batch_size * t_infer_ms,
                      added_ms=window_ms + per_batch_overhead_ms)
@@ -71,8 +72,9 @@ def break_even_sharp(batch_size: int, t1_ms: float, tb_ms: float, window_ms: flo
     Serving ``b`` requests one at a time keeps an instance busy ``b*T(1)``; batching them
     costs the window the first one waited plus one execution ``T(b)``. With the linear
     model this is ``(b - 1) * tau0 > W``: a window pays only while it is shorter than the
-    fixed cost the extra ``b - 1`` requests avoid. Derived here from :func:`break_even_optimistic` by
-    charging the batch its real execution time ``T(b)`` instead of assuming it free.
+    fixed cost the extra ``b - 1`` requests avoid. Derived here from
+    :func:`break_even_optimistic` by charging the batch its real execution time ``T(b)``
+    instead of assuming it free.
     Assumes the instance would otherwise be busy serving those requests (a backlog);
     with an idle instance nothing is saved at all.
     """

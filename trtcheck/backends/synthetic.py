@@ -15,11 +15,12 @@ awaits :func:`asyncio.sleep` for all but the last 1.5 ms and then yields to the 
 milliseconds (selectors' epoll timeout).
 
 ``per_request_overhead_ms`` stands for the fixed per-request cost of an HTTP/Python
-serving layer (about 12 ms measured for ResNet-18 behind a Python HTTP layer: HTTP receive and asyncio scheduling ~6 ms,
-tensor copy and thread hop ~4 ms, response ~2 ms). It is not spent by the backend (which
-only sees batches): :func:`trtcheck.measure.serve.measure_serving` reads it and puts a
-serial front stage of that cost before the batcher queue (one request at a time, like a
-single Python event-loop thread), see :class:`trtcheck.measure.serve.SerialFront`.
+serving layer (about 12 ms measured for ResNet-18 behind a Python HTTP layer: HTTP receive
+and asyncio scheduling ~6 ms, tensor copy and thread hop ~4 ms, response ~2 ms). It is not
+spent by the backend (which only sees batches):
+:func:`trtcheck.measure.serve.measure_serving` reads it and puts a serial front stage of
+that cost before the batcher queue (one request at a time, like a single Python event-loop
+thread), see :class:`trtcheck.measure.serve.SerialFront`.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def render_metric_list(items: list[tuple[str, object]], markdown: bool = False) 
     Returns:
         the lines joined by newlines, without a final newline; ``""`` for no items.
     """
-    from trtcheck.analyze.metrics import format_quantity, metric_unit
+    from trtcheck.units import format_quantity, metric_unit
 
     width = min(70, max(len(p) for p, _ in items)) if items else 0
     lines = []
