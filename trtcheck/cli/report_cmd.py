@@ -18,7 +18,8 @@ from trtcheck.cli.common import (
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
-DEMO_ARRIVAL_RATE = 200.0  # sparse arrivals: batching that waits should not pay here
+DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the rate itself
+# comes from the measured capacity (trtcheck.analyze.advise_results.DEMO_LOAD_SHARE)
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
