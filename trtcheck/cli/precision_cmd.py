@@ -172,9 +172,9 @@ def precision_text(result: Any) -> str:
               help="A folder of .npz files, one sample each.")
 @click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
               help="A scalar value for an input, repeatable.")
-@click.option("--samples", "sample_count", type=click.IntRange(min=1), default=4,
+@click.option("--samples", "sample_count", type=click.IntRange(min=1, max=10**5), default=4,
               show_default=True, help="Random samples when no --inputs/--inputs-dir is given.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Seed of the first random sample (sample i uses seed + i).")
 @click.option("--atol", multiple=True, metavar="[PREC=]VALUE",
               help="Absolute tolerance per element (default per precision: fp16 1e-2).")

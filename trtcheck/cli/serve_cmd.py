@@ -8,6 +8,11 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
+    MAX_COUNT,
+    MAX_DURATION_MS,
+    MAX_DURATION_S,
+    MAX_INSTANCES,
+    MAX_SEED,
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
@@ -72,11 +77,12 @@ def serve_table_text(run: Any) -> str:
               help="Serve a synthetic backend whose batch time follows these points "
                    "(linear interpolation), e.g. 1:0.29,8:1.02; T(b) must not decrease "
                    "with b (as for advise --latency-curve); no MODEL then.")
-@click.option("--spread", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
+@click.option("--spread", type=FiniteFloatRange(min=0, max=100), default=0.0, show_default=True,
               help="Synthetic: relative std of each batch time (seeded).")
 @click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
               show_default=True, help="Synthetic: sleep on the loop or in an executor thread.")
-@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0), default=0.0,
+@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
                    "HTTP layer; the seed measured ~12 ms).")
@@ -89,23 +95,24 @@ def serve_table_text(run: Any) -> str:
 @click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
               metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
                                    "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
-@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3, show_default=True,
               help="Runs per configuration (the median is reported).")
-@click.option("--instances", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=1, show_default=True,
               help="Concurrent execution instances.")
-@click.option("--max-queue", type=click.IntRange(min=1), default=65536, show_default=True,
+@click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536, show_default=True,
               help="Most requests waiting in the batcher queue.")
 @click.option("--on-full", type=click.Choice(["reject", "wait"]), default="reject",
               show_default=True, help="Back-pressure when the queue is full.")
 @click.option("--http", is_flag=True, help="Put a loopback aiohttp front (keep-alive, "
                                            "pre-warmed) between load and batcher.")
-@click.option("--duration-s", type=FiniteFloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--duration-s", type=FiniteFloatRange(min=0.01, max=MAX_DURATION_S), default=2.0, show_default=True,
               help="Stop sending after this many seconds per run.")
-@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0), default=5.0,
+@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S), default=5.0,
               show_default=True, help="Seconds allowed after sending for requests to finish.")
-@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0), default=1.0,
+@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=1.0,
               show_default=True, help="Open loop: a send this late counts as late.")
-@click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
+@click.option("--warmup-requests", type=click.IntRange(min=0, max=MAX_COUNT), default=8, show_default=True,
               help="Requests sent and discarded before each run.")
 @click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
 @click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
@@ -118,7 +125,7 @@ def serve_table_text(run: Any) -> str:
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
               "QPS count requests = samples); use `trtcheck bench --batch N` to time "
               "executions of N samples.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
