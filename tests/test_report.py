@@ -121,3 +121,35 @@ def test_report_skips_batch_sizes_a_fixed_input_refuses(tmp_path, cli):
     assert "skipping batch 4" in res.stderr
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert [p["batch_size"] for p in doc["bench"][0]["batches"]] == [1]
+
+
+def test_tex_like_user_text_does_not_break_charts(tmp_path):
+    r"""A trace file named ``$\frac$.txt`` gives the serving load label ``trace:$\frac$.txt``,
+    which lands in chart legends: matplotlib's mathtext would raise on it. Every chart
+    text is shown literally."""
+    import json
+
+    from inprocess_cli import run_main
+
+    trace = tmp_path / "$\\frac$.txt"
+    trace.write_text("\n".join(str(i * 0.002) for i in range(40)) + "\n")
+    res = run_main("serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0",
+                   "--max-batch", "8", "--load", f"trace:{trace}", "--repeats", "1",
+                   "--warmup-requests", "0", "-o", tmp_path / "serve.json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((tmp_path / "serve.json").read_text())
+    assert doc["serve"]["configs"][0]["load"]["label"] == "trace:$\\frac$.txt"
+    res = run_main("report", "--from", tmp_path / "serve.json", "-o", tmp_path / "rep")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+
+def test_chart_text_is_never_parsed_as_math():
+    from trtcheck.report.charts import ChartSink, new_figure
+
+    fig, ax = new_figure()
+    ax.bar(["$\\frac$", "a$b"], [1, 2], label="$\\frac{$")
+    ax.set_title("$\\frac$ layer")
+    ax.legend()
+    chart = ChartSink().add("bench-latency", "t", fig)
+    assert chart.png_bytes.startswith(b"\x89PNG")
