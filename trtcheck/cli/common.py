@@ -494,15 +494,18 @@ def write_text_atomic(path: str, text: str) -> None:
     tmp = p.with_name(f".{p.name}.tmp")
     with output_parent(p):
         try:
-            tmp.write_text(text, encoding="utf-8")
+            # a lone surrogate (an undecodable file name) is written as its \udXXX escape
+            tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
             os.replace(tmp, p)
-        except OSError as exc:
+        except BaseException as exc:  # never a temporary file left behind
             try:
                 tmp.unlink(missing_ok=True)
             except OSError:
                 pass
-            raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                             "choose a writable output path") from None
+            if isinstance(exc, OSError):
+                raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                                 "choose a writable output path") from None
+            raise
 
 
 def input_files(path: str | os.PathLike[str] | None) -> list[str]:

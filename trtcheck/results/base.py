@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from trtcheck.safe_io import escape_surrogates
 
 
 class Record(BaseModel):
@@ -17,3 +21,20 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False,
                               ser_json_inf_nan="strings")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_lone_surrogates(cls, value: Any) -> Any:
+        """Strings (also in flat lists and dicts) with lone surrogates -- undecodable
+        bytes of a file name, ``"\\ud800"`` from a JSON input -- get ``\\udXXX`` escape
+        text instead, so every record can be written as UTF-8."""
+        if isinstance(value, str):
+            return escape_surrogates(value)
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return [escape_surrogates(v) if isinstance(v, str) else v for v in value]
+        if isinstance(value, dict) and value and any(isinstance(k, str) for k in value):
+            return {escape_surrogates(k) if isinstance(k, str) else k:
+                    escape_surrogates(v) if isinstance(v, str) else v
+                    for k, v in value.items()}
+        return value
+
