@@ -153,3 +153,31 @@ def test_chart_text_is_never_parsed_as_math():
     ax.legend()
     chart = ChartSink().add("bench-latency", "t", fig)
     assert chart.png_bytes.startswith(b"\x89PNG")
+
+
+def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeypatch):
+    """report --precision whose comparison fails still writes the bench results, then
+    exits with the precision error (nothing measured is lost)."""
+    import json
+
+    import onnx
+    from inprocess_cli import run_main
+    from onnx import TensorProto, helper
+
+    from trtcheck.errors import InputError
+    from trtcheck.measure import precision as P
+
+    def broken(*args, **kwargs):
+        raise InputError("the FP16 variant cannot be built", "check the model")
+
+    monkeypatch.setattr(P, "precision_section_for_report", broken)
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["b", 8]) for n in ("x", "y")]
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", vi[:1], vi[1:])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    res = run_main("report", model, "--batch", "1", "--precision", "fp16", "--no-serve",
+                   "--min-duration", "0.05", "--warmup", "0.01", "-o", tmp_path / "rep")
+    assert res.returncode == 2, res.stderr
+    assert "written without the precision comparison: the FP16 variant" in res.stderr
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [b["batch_size"] for b in doc["bench"][0]["batches"]] == [1]

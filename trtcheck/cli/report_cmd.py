@@ -158,8 +158,14 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         results = _measure(model, opts, no_bench, engine_input)
         if serve:
             results.serve = _serve(model, opts)
+        precision_error: BaseException | None = None
         if precisions:
-            results.precision = _precision(model, opts, precisions, engine_input)
+            try:
+                results.precision = _precision(model, opts, precisions, engine_input)
+            except UsageError:
+                raise
+            except Exception as exc:  # keep every other measurement, then say why
+                precision_error = exc
         advice_error = None
         if arrival_rate is not None:
             try:
@@ -169,6 +175,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                 advice_error = exc
         written = render_report(results, output, overwrite=overwrite)
     _announce(written)
+    if precision_error is not None:
+        _raise_without(precision_error, "the precision comparison")
     if advice_error is not None:
         if demo and explicit_rate is None:
             log(f"warning: no batching advice in this report: {advice_error.message}")
@@ -245,6 +253,18 @@ def _serve(model: str, opts: Any) -> Any:
     with backend:
         return default_report_sweep(backend, progress=log if opts.progress else None,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
+
+
+def _raise_without(exc: BaseException, part: str) -> None:
+    """Raise ``exc`` again after the report was written without ``part``: a typed error
+    keeps its exit code with the message saying what the report lacks; anything else (a
+    bug) is raised as it is (exit 4), the report being written all the same."""
+    from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
+
+    if not isinstance(exc, TrtcheckError):
+        raise exc
+    cls = EnvironmentProblem if isinstance(exc, EnvironmentProblem) else InputError
+    raise cls(f"the report was written without {part}: {exc.message}", exc.hint) from None
 
 
 def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:
