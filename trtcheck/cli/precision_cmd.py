@@ -242,7 +242,10 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
     if precision is not None and precisions_alias is not None and precision != precisions_alias:
         raise UsageError("--precision and --precisions (its old spelling) disagree",
                          "give the list once, e.g. --precision fp16,int8")
-    precisions = precision or precisions_alias or "fp16"
+    given = precision if precision is not None else precisions_alias
+    if given is not None and not given.replace(",", "").strip():
+        raise UsageError("--precision is empty", "name the precisions, e.g. --precision fp16")
+    precisions = given or "fp16"
     precs = [p.strip() for p in precisions.split(",") if p.strip()]
     refuse_duplicates("--precision", precs, "fp16,int8")
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,

@@ -24,13 +24,19 @@ from trtcheck.cli.common import (
 )
 
 
+MAX_SERVE_BATCH = 65536
+"""Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
+``advise`` and ``--latency-curve`` use the same bound)."""
+
+
 def _floats(value: str, what: str) -> list[float]:
     try:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
-    if not out or any(not (v >= 0 and math.isfinite(v)) for v in out):
-        raise click.BadParameter(f"{what} must be finite numbers >= 0, e.g. 0,20,50,100")
+    if not out or any(not (0 <= v <= MAX_DURATION_MS and math.isfinite(v)) for v in out):
+        raise click.BadParameter(f"{what} must be finite numbers >= 0 and <= "
+                                 f"{MAX_DURATION_MS:g}, e.g. 0,20,50,100")
     return out
 
 
@@ -39,8 +45,9 @@ def _ints(value: str, what: str) -> list[int]:
         out = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not out or any(v < 1 for v in out):
-        raise click.BadParameter(f"{what} must be integers >= 1, e.g. 1,8,32")
+    if not out or any(not 1 <= v <= MAX_SERVE_BATCH for v in out):
+        raise click.BadParameter(f"{what} must be integers in 1..{MAX_SERVE_BATCH}, "
+                                 "e.g. 1,8,32")
     return out
 
 

@@ -283,17 +283,33 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
         if not tt.HasField("shape"):
             continue
         dims = tt.shape.dim
-        zero = [i for i, d in enumerate(dims) if d.HasField("dim_value") and d.dim_value == 0]
+        shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
+                          else (d.dim_param or "?") for d in dims)
+        name = ascii(vi.name)[1:-1]
+        fixed = [(i, int(d.dim_value)) for i, d in enumerate(dims) if d.HasField("dim_value")]
+        negative = [i for i, v in fixed if v < 0]
+        if negative:
+            return (f"input {name!r} declares axis {negative[0]} with a negative size "
+                    f"([{shown}]), which ONNX does not allow",
+                    "export dynamic axes as named dim_params (e.g. 'batch'), never as -1")
+        zero = [i for i, v in fixed if v == 0]
         if zero:
-            shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
-                              else (d.dim_param or "?") for d in dims)
-            name = ascii(vi.name)[1:-1]
             return (f"input {name!r} declares axis {zero[0]} with size 0 ([{shown}]): a "
                     "fixed empty axis in ONNX, not a dynamic one, so the model only runs on "
                     "empty tensors",
                     "export that axis as dynamic (a named dim_param, e.g. 'batch') or with "
                     "its real size")
+        count = 1
+        for _, v in fixed:
+            count *= v
+        if count > MAX_TENSOR_ELEMENTS:
+            return (f"input {name!r} declares [{shown}]: {count:.3g} elements, more than "
+                    f"any runtime indexes (2**63 - 1)", "check the exported input shape")
     return None
+
+
+MAX_TENSOR_ELEMENTS = 2**63 - 1
+"""Most elements a tensor may have: TensorRT and ONNX Runtime count them in int64."""
 
 
 def load_onnx(path: str | os.PathLike[str], load_external_data: bool = True) -> onnx.ModelProto:
