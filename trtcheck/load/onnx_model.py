@@ -268,7 +268,10 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
       copy; a build gives an engine of no layers);
     * a graph input with a fixed dimension of 0: ONNX ``dim_value: 0`` is a fixed
       *empty* axis, not a dynamic one (dynamic axes use ``dim_param`` or no value), so
-      TensorRT builds for an empty tensor and no ``--shapes`` can change it.
+      TensorRT builds for an empty tensor and no ``--shapes`` can change it;
+    * a size below -1 (-1 itself is read as dynamic, the convention of PaddlePaddle
+      exports), or fixed sizes whose product exceeds ``2**63 - 1`` elements (the int64
+      element count of every runtime).
     """
     g = model.graph
     if len(g.node) == 0:
@@ -287,11 +290,13 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
                           else (d.dim_param or "?") for d in dims)
         name = ascii(vi.name)[1:-1]
         fixed = [(i, int(d.dim_value)) for i, d in enumerate(dims) if d.HasField("dim_value")]
-        negative = [i for i, v in fixed if v < 0]
+        # -1 marks a dynamic axis in many exports (PaddlePaddle's): read as dynamic; any
+        # other negative size is no shape at all
+        negative = [i for i, v in fixed if v < -1]
         if negative:
             return (f"input {name!r} declares axis {negative[0]} with a negative size "
                     f"([{shown}]), which ONNX does not allow",
-                    "export dynamic axes as named dim_params (e.g. 'batch'), never as -1")
+                    "export dynamic axes as named dim_params (e.g. 'batch')")
         zero = [i for i, v in fixed if v == 0]
         if zero:
             return (f"input {name!r} declares axis {zero[0]} with size 0 ([{shown}]): a "
@@ -301,7 +306,7 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
                     "its real size")
         count = 1
         for _, v in fixed:
-            count *= v
+            count *= max(v, 1)
         if count > MAX_TENSOR_ELEMENTS:
             return (f"input {name!r} declares [{shown}]: {count:.3g} elements, more than "
                     f"any runtime indexes (2**63 - 1)", "check the exported input shape")
