@@ -47,18 +47,56 @@ class Target:
 
 # --- building blocks ---------------------------------------------------------------------
 
-#: JSON scalars including the awkward ones: huge ints, non-finite floats, surrogates
-JSON_SCALARS = (st.none() | st.booleans() | st.integers() | st.integers(-2**70, 2**70)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12)
-                | st.sampled_from(["\ud800", "NaN", "Infinity", "-1", "1e400", "", "\x00",
-                                   "$\\frac$", "a[0]*", "\x1b[2J"]))
+_SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, 5e-324, 3.5, -1.5)
+_SPECIAL_TEXT = ("\ud800", "NaN", "Infinity", "-1", "1e400", "", "\x00", "$\\frac$", "a[0]*",
+                 "\x1b[2J", "\u202e", "9" * 50)
+_BIG_INTS = (2**63, 2**64, -2**63 - 1, 2**70, 10**30, -1, 0)
 
 
-def json_values(keys: list[str] | None = None, max_leaves: int = 20) -> st.SearchStrategy[Any]:
-    """Nested JSON values whose dict keys come mostly from ``keys`` (a parser's vocabulary)."""
-    key = st.text(max_size=8) if not keys else (st.sampled_from(keys) | st.text(max_size=8))
-    return st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=5)
-                        | st.dictionaries(key, inner, max_size=6), max_leaves=max_leaves)
+def json_from_bytes(data: bytes, keys: tuple[str, ...]) -> Any:
+    """A JSON value built from ``data`` read as a little program (one byte an opcode:
+    scalar kinds, lists and dicts of the next values, dict keys from ``keys``). Random
+    bytes are cheap for Hypothesis to make and to shrink, and this turns them into deep,
+    odd documents in a parser's vocabulary."""
+    pos = 0
+
+    def byte() -> int:
+        nonlocal pos
+        if pos >= len(data):
+            return 0
+        pos += 1
+        return data[pos - 1]
+
+    def value(depth: int) -> Any:
+        op = byte() % 10
+        if op == 0 or depth > 8 or pos >= len(data):
+            return None if op == 0 else byte()
+        if op == 1:
+            return bool(byte() & 1)
+        if op == 2:
+            return byte() - 64
+        if op == 3:
+            return _BIG_INTS[byte() % len(_BIG_INTS)]
+        if op == 4:
+            return _SPECIAL_FLOATS[byte() % len(_SPECIAL_FLOATS)]
+        if op == 5:
+            return _SPECIAL_TEXT[byte() % len(_SPECIAL_TEXT)]
+        if op == 6:
+            n = byte() % 6
+            return data[pos:pos + n].decode("latin-1") if n else keys[byte() % len(keys)]
+        if op == 7:
+            return keys[byte() % len(keys)]
+        if op == 8:
+            return [value(depth + 1) for _ in range(byte() % 5)]
+        return {keys[byte() % len(keys)]: value(depth + 1) for _ in range(byte() % 5)}
+
+    return value(0)
+
+
+def json_values(keys: list[str] | None = None, max_size: int = 80) -> st.SearchStrategy[Any]:
+    """Nested JSON values whose dict keys come from ``keys`` (a parser's vocabulary)."""
+    vocab = tuple(keys or ["a", "b"])
+    return st.binary(min_size=1, max_size=max_size).map(lambda b: json_from_bytes(b, vocab))
 
 
 def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -72,35 +110,30 @@ def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    doc = json.loads(json.dumps(doc))  # a copy (docs here are plain JSON)
-    node = doc
-    for k in path[:-1]:
-        node = node[k]
-    node[path[-1]] = value
-    return doc
-
-
 def mutations(valid: Any, keys: list[str]) -> st.SearchStrategy[Any]:
     """``valid`` with one value (at any depth) replaced by a random JSON value, or one key
     deleted."""
     paths = _paths(valid)
+    text = json.dumps(valid)
+    vocab = tuple(keys)
 
-    @st.composite
-    def mutate(draw: Any) -> Any:
-        path = draw(st.sampled_from(paths))
-        if path and draw(st.booleans()) and isinstance(path[-1], str):
-            doc = json.loads(json.dumps(valid))
-            node = doc
-            for k in path[:-1]:
-                node = node[k]
+    def mutate(args: tuple[int, bool, bytes]) -> Any:
+        index, delete, data = args
+        path = paths[index % len(paths)]
+        doc = json.loads(text)  # a fresh copy
+        if not path:
+            return json_from_bytes(data, vocab)
+        node = doc
+        for k in path[:-1]:
+            node = node[k]
+        if delete and isinstance(node, dict):
             node.pop(path[-1], None)
-            return doc
-        return _replace(valid, path, draw(json_values(keys, max_leaves=6)))
+        else:
+            node[path[-1]] = json_from_bytes(data, vocab)
+        return doc
 
-    return mutate()
+    return st.tuples(st.integers(0, len(paths) - 1), st.booleans(),
+                     st.binary(min_size=1, max_size=24)).map(mutate)
 
 
 # --- plan header ----------------------------------------------------------------------
@@ -206,7 +239,7 @@ def _json_text_call(text: str) -> Any:
 JSON_TEXT = (st.text(max_size=60)
              | st.integers(1, 3000).map(lambda n: "[" * n + "]" * n)
              | st.integers(1, 6000).map(lambda n: "[" + "9" * n + "]")
-             | json_values(EXPORT_KEYS).map(json.dumps))
+             | json_values(EXPORT_KEYS).map(lambda v: json.dumps(v, allow_nan=True)))
 
 
 # --- results --------------------------------------------------------------------------
