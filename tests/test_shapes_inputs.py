@@ -134,3 +134,9 @@ def test_values_that_do_not_survive_the_cast_are_refused(dtype, arr, needle):
         check_data_fits([t], {"x": arr}, "in.npz")
     assert needle in e.value.message
     check_data_fits([t], {"x": np.ones((1, 4))}, "in.npz")  # in range: accepted
+
+
+@pytest.mark.parametrize("spec", ["x:1x" + "9" * 30, "x:1x2147483648", "x:0", "x:-3"])
+def test_shape_dims_are_bounded(spec):
+    with pytest.raises(InputError, match=r"every dim must be in 1\.\.2147483647"):
+        parse_shapes(spec)
