@@ -102,7 +102,7 @@ def test_unwritable_output_dir(cli, tmp_path, demo_model):
     (["serve", "--synthetic-curve", "1:1", "--duration-s", "1e308"], "--duration-s"),
     (["serve", "--synthetic-curve", "100000000000000000000:1"], "bad synthetic curve point"),
     (["advise", "--latency-curve", "1:1,100000000000000000000:5", "--arrival-rate", "100"],
-     "must be an integer in 1..2147483647"),
+     "must be an integer >= 1 and <= 2147483647"),
     (["advise", "--latency-curve", "1:1e308", "--arrival-rate", "100"],
      "positive number of milliseconds <= 1e+07"),
     (["precision", "m.onnx", "--samples", "10000000000"], "--samples"),

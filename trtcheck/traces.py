@@ -67,7 +67,10 @@ def arrival_times_from_text(text: str, where: str = "<trace>",
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            field = line.replace(",", " ").split()[0]
+            fields = line.replace(",", " ").split()
+            if not fields:  # separators only
+                continue
+            field = fields[0]
             try:
                 vals.append(float(field))
             except (ValueError, OverflowError):

@@ -182,7 +182,7 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
     for b, t in pts:
         if not isinstance(b, (int, np.integer)) or not 1 <= b <= MAX_BATCH_SIZE:
             raise InputError(f"batch size {b!r} in the latency curve from {source} must be "
-                             f"an integer in 1..{MAX_BATCH_SIZE}",
+                             f"an integer >= 1 and <= {MAX_BATCH_SIZE}",
                              "write batch:milliseconds pairs, e.g. 1:0.29")
         if b in seen:
             raise InputError(f"batch size {b} appears twice in the latency curve from {source}",
