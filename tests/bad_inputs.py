@@ -22,7 +22,8 @@ import numpy as np
 
 #: the variants every file kind gets (see ``docs/robustness.md`` for the table)
 FILE_VARIANTS = ("empty", "truncated-10%", "truncated-50%", "truncated-90%", "random-bytes",
-                 "wrong-kind", "directory", "missing", "dangling-symlink", "non-utf8-name")
+                 "wrong-kind", "directory", "missing", "dangling-symlink", "non-utf8-name",
+                 "fifo", "device")
 
 
 @dataclass
@@ -122,6 +123,10 @@ def _variants(folder: Path, stem: str, suffix: str, valid: bytes,
     with open(name, "wb") as fh:  # a file whose name is not UTF-8, holding random bytes
         fh.write(bytes(rng.randrange(256) for _ in range(512)))
     out["non-utf8-name"] = Path(os.fsdecode(name))
+    fifo = folder / f"{stem}.fifo{suffix}"
+    os.mkfifo(fifo)  # a reader that opens it blocks until a writer comes: never opened
+    out["fifo"] = fifo
+    out["device"] = Path("/dev/zero")  # endless zeros: never read to the end
     return out
 
 

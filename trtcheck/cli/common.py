@@ -195,6 +195,9 @@ def check_model_file(path: str) -> None:
                          "pass the .onnx (or .plan) file inside it")
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied", None)
+    from trtcheck.safe_io import check_input_file
+
+    check_input_file(path, "model file")  # a regular file: a FIFO or a device is refused
 
 
 RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "
@@ -259,13 +262,10 @@ def load_results_input(path: str, option: str = "--from") -> Any:
         if not (p / "results.json").is_file():
             raise InputError(f"{option} {p} is a folder without results.json", RESULTS_HINT)
         p = p / "results.json"
-    if not p.exists():
-        raise InputError(f"results file not found: {p}", "check the path")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror or exc}",
-                         "check the file's permissions") from None
+    from trtcheck.results.model import MAX_RESULTS_BYTES
+    from trtcheck.safe_io import read_input_bytes
+
+    data = read_input_bytes(p, "results file", MAX_RESULTS_BYTES, "check the path")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

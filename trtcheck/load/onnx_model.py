@@ -118,6 +118,9 @@ def check_model_file(path: str | os.PathLike[str]) -> Path:
                 f"pass one of the models inside it: {', '.join(found[:5])}"
                 + (", ..." if len(found) > 5 else ""))
         raise InputError(f"{p} is a directory, not an ONNX model", hint)
+    from trtcheck.safe_io import check_input_file
+
+    check_input_file(p, "model file")  # a regular file (a FIFO would block the read)
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:
