@@ -165,6 +165,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             except UsageError:
                 raise
             except Exception as exc:  # keep every other measurement, then say why
+                if not (results.bench or results.serve):  # nothing else was measured
+                    raise
                 precision_error = exc
         advice_error = None
         if arrival_rate is not None:
