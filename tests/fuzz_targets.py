@@ -282,9 +282,44 @@ def _policy_call(data: bytes) -> Any:
     return parse_policy(data, "p.yaml")
 
 
+_METRICS = ["bench.batch[1].p99_ms", "bench.batch[*].throughput_samples_per_s",
+            "bench.batch[8].p99.9_ms", "inspection.parameter_bytes", "len(bench.batch[*])",
+            "serve.configs[window_ms=2].p99_ms", "engine.layers[precision=fp32]",
+            "precision.variants[fp16].max_abs_error", "bench[x].batch[1].median_ms",
+            "max(bench.batch[*].p99_ms)", "no.such.metric", "bench.batch[1]"]
+_OPS = ["<=", "<", ">=", ">", "==", "!=", "=<", ""]
+_VALUES = ["5", "5 ms", "800 us", "1.5 s", "100 MiB", "1500 samples/s", "-1", "0", "nan",
+          "1e308 ms", "5%", "abc", "10 parsecs", "true", ""]
+
+
+def _policy_text(rules: list[tuple[int, int, int]], baseline: list[tuple[int, int]],
+                 settings: list[tuple[int, int]]) -> bytes:
+    """A block-style policy from drawn rule parts (metric, op, value indices)."""
+    lines = ["version: 1"]
+    if settings:
+        keys = ["confidence", "resamples", "seed", "on_missing", "direction", "tolerance"]
+        vals = ["0.95", "0", "-1", "1e9", "warn", "fail", "2", "x", "1.5"]
+        lines.append("settings:")
+        lines += [f"  {keys[k % len(keys)]}: {vals[v % len(vals)]}" for k, v in settings]
+    if rules:
+        lines.append("budgets:")
+        lines += [f"  - {_METRICS[m % len(_METRICS)]} {_OPS[o % len(_OPS)]} "
+                  f"{_VALUES[v % len(_VALUES)]}" for m, o, v in rules]
+    if baseline:
+        lines.append("baseline:")
+        for m, v in baseline:
+            lines += [f"  - metric: {_METRICS[m % len(_METRICS)]}",
+                      f"    max_regression: {_VALUES[v % len(_VALUES)]}"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+_IDX = st.integers(0, 50)
 POLICY_BYTES = (st.binary(max_size=200)
                 | st.lists(st.sampled_from(POLICY_WORDS), max_size=30).map(
-                    lambda ws: "".join(ws).encode("utf-8", "surrogatepass")))
+                    lambda ws: "".join(ws).encode("utf-8", "surrogatepass"))
+                | st.builds(_policy_text, st.lists(st.tuples(_IDX, _IDX, _IDX), max_size=4),
+                            st.lists(st.tuples(_IDX, _IDX), max_size=2),
+                            st.lists(st.tuples(_IDX, _IDX), max_size=2)))
 
 
 # --- traces, shapes, curves, load specs, metric paths ---------------------------------
