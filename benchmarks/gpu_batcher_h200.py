@@ -46,7 +46,7 @@ def main() -> int:
     import torchvision
 
     from trtcheck.backends.callable import CallableBackend
-    from trtcheck.cli.serve_cmd import serve_table_text
+    from trtcheck.report.text_tables import serve_table_text
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
 

@@ -18,6 +18,19 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-gold", action="store_true", default=False,
+                     help="rewrite the golden files under tests/gold/ from the current "
+                          "outputs (same as TRTCHECK_UPDATE_GOLD=1)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-gold"):
+        import goldtest
+
+        goldtest.UPDATE = True
+
+
 def _load_fetch_module():
     spec = importlib.util.spec_from_file_location("fetch_ppocr", REPO / "engines" / "fetch_ppocr.py")
     mod = importlib.util.module_from_spec(spec)
@@ -168,3 +181,37 @@ def synthetic_serve_json(out: Path, max_batch: str = "8", repeats: str = "1") ->
               "--warmup-requests", "0", "-o", str(out)])
     assert e.value.code in (0, None)
     return out
+
+
+@pytest.fixture(scope="session")
+def triton(tmp_path_factory):
+    """A real tritonserver (CPU, python backend, explicit model control) on free loopback
+    ports, with the scripted-T(b) models of ``tests/triton_server.py``; ``tb_linear`` is
+    loaded. Fails loudly when the server cannot be fetched or started."""
+    from triton_server import TritonServer, make_repository
+
+    repo = make_repository(tmp_path_factory.mktemp("triton"))
+    srv = TritonServer(repo, explicit=True, load_models=("tb_linear",))
+    try:
+        srv.start()
+    except Exception as exc:  # noqa: BLE001 - a clear failure, never a skip
+        pytest.fail(f"cannot start tritonserver (engines/fetch_triton.py): {exc}")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def triton_no_control(tmp_path_factory):
+    """A real tritonserver without explicit model control (``tb_linear`` loaded at
+    start): the repository API refuses loads."""
+    from triton_server import TritonServer, write_model
+
+    repo = tmp_path_factory.mktemp("triton_nc") / "models"
+    write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25)
+    srv = TritonServer(repo, explicit=False)
+    try:
+        srv.start()
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"cannot start tritonserver (engines/fetch_triton.py): {exc}")
+    yield srv
+    srv.stop()

@@ -71,3 +71,32 @@ def resnet18(batch: int | str = "batch", classes: int = 1000) -> onnx.ModelProto
 #: conv1 64*112*112*3*49 = 118,013,952; layer1 4 * 56*56*64*64*9 = 462,422,016;
 #: layer2..4 each 411,041,792 (3x3 s2 + 3 more 3x3 + 1x1 downsample); fc 512*1000.
 RESNET18_MACS = 118_013_952 + 462_422_016 + 3 * 411_041_792 + 512_000
+
+
+def small_classifier(seed: int | None = None, classes: int = 10) -> onnx.ModelProto:
+    """A small image classifier: Conv-BN-Relu 3->8 (3x3), Conv-BN-Relu 8->16 (3x3, stride 2),
+    GlobalAveragePool, Flatten, Gemm -> ``logits`` ``[batch, classes]``; input ``x``
+    ``[batch, 3, 32, 32]`` float32, batch dynamic; opset 17, IR version 8 (fixed, so the
+    file does not change with the installed onnx). Weights are zeros, or seeded normal
+    draws (``numpy.random.default_rng(seed)``, BatchNorm variances made positive) when
+    ``seed`` is given."""
+    b = GraphBuilder()
+    x = b.conv_bn_relu("x", 3, 8, 3, 1)
+    x = b.conv_bn_relu(x, 8, 16, 3, 2)
+    x = b.node("GlobalAveragePool", [x])
+    x = b.node("Flatten", [x], axis=1)
+    w = b.weight([classes, 16])
+    bias = b.weight([classes])
+    b.nodes.append(helper.make_node("Gemm", [x, w, bias], ["logits"], transB=1))
+    m = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+                [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", classes])])
+    m.ir_version = 8
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+        for init in m.graph.initializer:
+            arr = numpy_helper.to_array(init)
+            vals = rng.normal(0.0, 0.5, arr.shape).astype(np.float32)
+            if arr.ndim == 1:  # BatchNorm scale/bias/mean/var and Gemm bias: keep var > 0
+                vals = np.abs(vals) + 0.5
+            init.CopyFrom(numpy_helper.from_array(vals, init.name))
+    return m

@@ -65,6 +65,9 @@ def test_report_section_compares_predicted_and_measured(served):
     served.advice = advise(AdviseRequest(curve, 300.0,
                                          batch_excess_ms=measured["batch_excess_ms"],
                                          request_delay_ms=measured["request_delay_ms"]))
+    from trtcheck.analyze.derived import add_serve_predictions
+
+    assert add_serve_predictions(served)  # computed once, stored in the advice
     sink = ChartSink()
     sec = build(served, sink)
     assert sec is not None and "Predicted vs measured" in sec.html
@@ -73,8 +76,10 @@ def test_report_section_compares_predicted_and_measured(served):
     # open-loop QPS is set by the schedule: the prediction must agree closely
     from trtcheck.analyze.serve_compare import predict_serve_configs
 
-    for row in predict_serve_configs(served, served.advice):
-        assert row["pred_qps"] == pytest.approx(row["meas_qps"], rel=0.1)
+    assert predict_serve_configs(served, served.advice) == served.advice.serve_predictions
+    for row in served.advice.serve_predictions:
+        assert row.predicted_throughput_queries_per_s == pytest.approx(
+            row.measured_throughput_queries_per_s, rel=0.1)
 
 
 def test_advise_measures_a_model_on_the_spot(cli, demo_model):

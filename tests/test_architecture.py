@@ -31,3 +31,49 @@ def test_help_imports_no_heavy_module():
     mods = _modules_after(["--help"])
     assert "trtcheck" in mods
     assert not [m for m in mods if m.split(".")[0] in HEAVY]
+
+
+def _import_cycles(package: str) -> list[list[str]]:
+    """Strongly connected components of more than one module in ``package``'s import graph
+    (grimp, which import-linter uses; imports inside functions count too)."""
+    import grimp
+
+    graph = grimp.build_graph(package)
+    modules = sorted(graph.modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.find_modules_directly_imported_by(v)):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for m in modules:
+        if m not in index:
+            visit(m)
+    return cycles
+
+
+def test_no_import_cycle():
+    assert _import_cycles("trtcheck") == []

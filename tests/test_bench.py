@@ -115,3 +115,126 @@ def test_onnxruntime_backend_on_a_tiny_model(tmp_path):
             be.infer({"x": np.ones((3, 5), np.float32)})
     with pytest.raises(InputError, match="unknown backend"):
         open_backend(tmp_path / "t.onnx", "nope")
+
+
+class FailingAtBatch(FakeBackend):
+    """Runs out of memory at the batch sizes in ``oom`` and is stopped (Ctrl-C) on the
+    ``interrupt_at`` call of a batch size."""
+
+    def __init__(self, oom=(), interrupt_batch=None, interrupt_at=3, error=MemoryError):
+        super().__init__()
+        self.oom, self.interrupt_batch, self.interrupt_at = set(oom), interrupt_batch, interrupt_at
+        self.error = error
+
+    def infer(self, feed):
+        b = feed["x"].shape[0]
+        if b in self.oom:
+            raise self.error() if self.error is MemoryError else self.error
+        if b == self.interrupt_batch and self.calls.count(b) + 1 >= self.interrupt_at:
+            raise KeyboardInterrupt
+        return super().infer(feed)
+
+
+QUICK = StopRule(warmup_s=0, warmup_min_iterations=2, min_duration_s=0, min_samples=10)
+
+
+def test_out_of_memory_at_one_batch_is_a_row_and_the_sweep_goes_on():
+    be = FailingAtBatch(oom={4})
+    run = run_bench(be, "m", [1, 4, 8], rule=QUICK)
+    assert [b.batch_size for b in run.batches] == [1, 8]
+    (row,) = run.failed_batches
+    assert row.batch_size == 4 and row.reason == "out-of-memory"
+    assert "shape" not in row.message and run.incomplete is None
+    gpu = FailingAtBatch(oom={8}, error=InputError(
+        "this batch does not fit in GPU memory: 96.0 MiB more needed for 'x'"))
+    run = run_bench(gpu, "m", [1, 8], rule=QUICK)
+    assert run.failed_batches[0].reason == "out-of-memory"
+    assert "GPU memory" in run.failed_batches[0].message
+    # every batch size out of memory: nothing measured, one clear error naming the batch
+    with pytest.raises(InputError, match="out of memory at batch 2") as exc:
+        run_bench(FailingAtBatch(oom={2, 4}), "m", [2, 4], rule=QUICK)
+    assert "shapes" not in exc.value.message
+
+
+def test_interrupt_keeps_the_finished_batch_sizes():
+    be = FailingAtBatch(interrupt_batch=4)
+    run = run_bench(be, "m", [1, 2, 4, 8], rule=QUICK)
+    assert [b.batch_size for b in run.batches] == [1, 2]
+    assert run.incomplete.startswith("interrupted by SIGINT at batch 4")
+    assert "2 of 4 batch size(s) measured" in run.incomplete
+
+
+def test_first_calls_are_kept_apart_from_the_samples():
+    class SlowStart(FakeBackend):
+        def infer(self, feed):
+            b = feed["x"].shape[0]
+            first = b not in self.calls
+            if first:
+                time.sleep(0.03)  # a new shape: allocation, kernel choice
+            return super().infer(feed)
+
+    run = run_bench(SlowStart(), "m", [1, 2], rule=QUICK)
+    for b in run.batches:
+        assert b.first_call_ms >= 30 and b.first_call_ms == b.warmup_samples_ms[0]
+        assert b.stats.max_ms < 30
+    assert run.first_call_ms == run.batches[0].first_call_ms
+
+
+def test_a_backend_returning_before_its_work_is_flagged_implausible():
+    class EnqueueOnly(FakeBackend):
+        """Reports 5 ms of GPU compute but returns at once (no synchronisation)."""
+
+        def infer(self, feed):
+            return InferOutput(outputs={}, components_ms={"gpu_compute_ms": 5.0})
+
+    from trtcheck.measure.bench import plausibility_findings
+    from trtcheck.stats import summarize
+
+    run = run_bench(EnqueueOnly(), "m", [1], rule=QUICK)
+    v = run.batches[0].validity
+    assert [f.code for f in v if f.severity == "error"] == ["implausible-latency"]
+    assert "shorter than the GPU compute" in v[0].message
+    # the bandwidth rule: 64 MB read in 2 us is 32 TB/s
+    st = summarize([0.002] * 10)
+    (f,) = plausibility_findings(st, 64 * 2**20, {}, "batch 1")
+    assert f.code == "implausible-latency" and "TB/s" in f.message
+    assert plausibility_findings(summarize([1.0] * 10), 64 * 2**20, {}, "batch 1") == []
+    # an honest backend is plausible
+    honest = run_bench(FakeBackend(), "m", [1], rule=QUICK).batches[0]
+    assert not [f for f in honest.validity if f.severity == "error"]
+    assert honest.input_bytes == 16
+
+
+def test_sigterm_during_the_cli_sweep_writes_results_marked_incomplete(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+                          initializer=[w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "t.onnx")
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "bench", str(tmp_path / "t.onnx"),
+                             "--batch", "1,2,4,8,16,32", "--warmup", "0", "--min-duration", "1",
+                             "-o", str(out), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()  # "benchmarking ..." is logged just before measuring
+    assert "benchmarking" in line
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "marked incomplete" in stderr
+    data = json.loads(out.read_text())
+    assert data["incomplete"].startswith("interrupted by SIGTERM")
+    assert len(data["bench"][0]["batches"]) < 6
+    assert json.loads(stdout)["incomplete"] == data["incomplete"]

@@ -182,6 +182,20 @@ def test_two_runs_of_one_file(tmp_path, capsys):
     assert code == 2 and "present: onnxruntime-fp32, ort-fp16" in err
 
 
+def _exit2(args, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert needle in err and "Traceback" not in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("opt", ["--confidence", "--run-to-run-cv"])
+def test_compare_non_finite_options(opt, tmp_path, capsys):
+    from trtcheck.results import Results  # noqa: F401  (import check only)
+    _exit2(["compare", "a.json", "b.json", opt, "nan"], opt, capsys)
+
+
 def test_different_models_get_a_banner_and_no_verdicts(pair):
     from trtcheck.results import ModelInspection, TensorInfo
 

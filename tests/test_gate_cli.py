@@ -1,4 +1,6 @@
-"""trtcheck gate end to end on recorded (synthetic, seeded) results files."""
+"""trtcheck gate end to end: exit codes, every output format and summary file (JUnit XML,
+Markdown, JSON), baseline and environment handling, on recorded (synthetic, seeded) results
+files and on real `trtcheck bench` output."""
 
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import gate_synth as g
+import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from trtcheck.analyze.gate import evaluate, parse_policy
 from trtcheck.cli import main
+
+import gate_synth as g
+from conftest import synthetic_serve_json
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -135,11 +142,18 @@ def test_p99_budget_with_too_many_samples_over_bound(files):
 
 
 def test_environment_mismatch_warns_or_exits_3(files, capsys):
+    # another GPU model: the baseline rules are not comparable unless the policy allows it
     code, out, err = gate([files["other_gpu"], "-p", files["policy"], "-b", files["base"]], capsys)
+    assert code == 1
+    assert "not comparable (GPUs: ['NVIDIA A100'] vs ['NVIDIA H200'])" in out
+    allow = files["dir"] / "allow.yaml"
+    allow.write_text("settings:\n  cross_device: allow\n" + BASELINE_POLICY.split("\n", 1)[1])
+    code, out, err = gate([files["other_gpu"], "-p", allow, "-b", files["base"]], capsys)
     assert code == 0
     assert "environments differ" in out and "NVIDIA A100" in out
     pol = files["dir"] / "env.yaml"
-    pol.write_text("settings:\n  environment_mismatch: fail\n" + BASELINE_POLICY.split("\n", 1)[1])
+    pol.write_text("settings:\n  environment_mismatch: fail\n  cross_device: allow\n"
+                   + BASELINE_POLICY.split("\n", 1)[1])
     code, out, err = gate([files["other_gpu"], "-p", pol, "-b", files["base"]], capsys)
     assert code == 3
     assert err.startswith("error: the baseline was measured on another machine")
@@ -213,7 +227,7 @@ def test_list_metrics_cli(files, capsys):
     line = next(ln for ln in out.splitlines() if ln.startswith("bench.batch[8].p99_ms "))
     assert line.rstrip().endswith(" ms")
     code, out, _ = gate([files["base"], "--list-metrics", "--format", "json"], capsys)
-    items = json.loads(out)
+    items = json.loads(out)["metrics"]
     assert {"path": "inspection.parameter_bytes", "value": 46_800_000} in items
     code, _, err = gate([files["base"]], capsys)
     assert code == 2 and "missing --policy" in err
@@ -292,3 +306,125 @@ def test_existing_summary_files_need_overwrite(files, tmp_path, capsys):
     code, _, _ = gate([files["base"], "-p", files["policy"], "-b", files["base"],
                        "--junit-xml", junit, "--overwrite"], capsys)
     assert code == 0 and junit.read_text().startswith("<?xml")
+
+
+def run_main(argv, capsys):
+    with pytest.raises(SystemExit) as ei:
+        main([str(a) for a in argv])
+    cap = capsys.readouterr()
+    return ei.value.code, cap.out, cap.err
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("real-bench")
+    w = numpy_helper.from_array(
+        np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32), "W")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 128])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 128])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["h"]),
+                               helper.make_node("Relu", ["h"], ["y"])], "tiny", [x], [y], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    onnx.save(model, d / "tiny.onnx")
+    out = []
+    for name in ("a.json", "b.json"):
+        with pytest.raises(SystemExit) as ei:
+            main(["bench", str(d / "tiny.onnx"), "--batch", "1,4", "--min-duration", "0.2",
+                  "--min-samples", "500", "--max-duration", "2", "--warmup", "0.05",
+                  "--threads", "1", "-o", str(d / name), "--format", "json"])
+        assert ei.value.code == 0
+        out.append(d / name)
+    return d, out[0], out[1]
+
+
+def test_gate_reads_real_bench_output(two_runs, capsys):
+    d, a, b = two_runs
+    pol = d / "gate.yaml"
+    pol.write_text("budgets:\n  - bench.batch[4].p99_ms <= 10 s\n"
+                   "  - bench.batch[*].count >= 500\n"
+                   "baseline:\n  - bench.batch[*].median_ms: 50%\n"
+                   "  - bench.batch[*].throughput_samples_per_s: 50%\n")
+    code, out, err = run_main(["gate", b, "-p", pol, "-b", a, "--format", "json"], capsys)
+    rep = json.loads(out)
+    # a 50% limit is far beyond what two runs of one model differ by, even on a busy box
+    assert code == 0, err
+    base = [c for c in rep["checks"] if c["kind"] == "baseline"]
+    assert sorted(c["metric"] for c in base) == [
+        "bench.batch[1].median_ms", "bench.batch[1].throughput_samples_per_s",
+        "bench.batch[4].median_ms", "bench.batch[4].throughput_samples_per_s"]
+    for c in base:  # intervals from the raw samples, not point comparisons
+        assert c["confidence"] == 0.95 and c["ratio_low"] < c["ratio"] < c["ratio_high"]
+    p99 = next(c for c in rep["checks"] if c["metric"] == "bench.batch[4].p99_ms")
+    assert p99["certified"] is True and p99["samples"] >= 500 and p99["over_bound"] == 0
+
+
+def test_compare_reads_real_bench_output(two_runs, capsys):
+    _, a, b = two_runs
+    code, out, _ = run_main(["compare", a, b, "--format", "json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["comparable"] is True
+    assert [x["batch_size"] for x in data["runs"][0]["batches"]] == [1, 4]
+
+
+@pytest.fixture(scope="module")
+def serve_results_json(tmp_path_factory):
+    return synthetic_serve_json(tmp_path_factory.mktemp("qa2gate") / "serve.json")
+
+
+def _gate_output(tmp_path, results, policy, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(results), "--policy", str(pol)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out + cap.err
+
+
+def test_junit_and_markdown_to_the_same_file_is_refused(serve_results_json, tmp_path, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - serve.configs[0].mean_batch_size >= 1\n")
+    out = tmp_path / "gate.out"
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(serve_results_json), "--policy", str(pol), "--junit-xml", str(out),
+              "--markdown", str(tmp_path / "." / "gate.out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "same file" in err, err
+    assert not out.exists()
+
+
+def test_junit_xml_stays_well_formed_with_control_characters(tmp_path, capsys):
+    """A run label is user text; a control character in it made --junit-xml unparsable."""
+    import xml.etree.ElementTree as ET
+
+    from trtcheck.results import load_results, save_results
+
+    import gate_synth as g
+    src = g.write(g.results({1: 2.0}, n=100, seed=1), tmp_path / "a.json")
+    res = load_results(src)
+    res.bench[0].label = "bad\x01label\x1b]]>"
+    save_results(res, tmp_path / "b.json")
+    pol = tmp_path / "p.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - bench[*].batch[1].median_ms <= 1 us\n")
+    xml = tmp_path / "g.xml"
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(tmp_path / "b.json"), "--policy", str(pol), "--junit-xml", str(xml)])
+    assert e.value.code == 1
+    root = ET.parse(xml).getroot()
+    assert root.find("testcase/failure") is not None
+
+
+@pytest.mark.parametrize("opt,value", [("--markdown", ""), ("--junit-xml", " "),
+                                       ("--junit-xml", "-"), ("--markdown", "-")])
+def test_gate_summary_paths_empty_or_dash_are_refused(serve_results_json, tmp_path, capsys, opt, value,
+                                                      monkeypatch):
+    """`--markdown ''` was ignored silently; `--junit-xml -` wrote a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("version: 1\nbudgets:\n  - serve.configs[0].mean_batch_size >= 1\n")
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(serve_results_json), "--policy", str(pol), opt, value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and opt in err, err
+    assert not (tmp_path / "-").exists()

@@ -1,13 +1,23 @@
-"""Metric paths, units and directions (trtcheck.analyze.metrics)."""
+"""Gate metric paths (trtcheck.analyze.metrics): the path language (runs by label,
+filters, nested and multi-condition filters, dotted dict keys, functions), units and
+directions, schema checks and --list-metrics."""
 
 from __future__ import annotations
 
-import gate_synth as g
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from trtcheck.analyze import metrics as M
+from trtcheck.analyze.gate import parse_policy
+from trtcheck.cli import main
+from trtcheck.results import load_results
 from trtcheck.stats import percentile
+
+import gate_synth as g
+from conftest import synthetic_serve_json
 
 
 @pytest.fixture(scope="module")
@@ -215,3 +225,248 @@ def test_list_metrics_round_trips_through_the_path_language(res):
         M.check_path(pp)
         (got,) = M.evaluate_path(pp, res)
         assert got.value == v, p
+
+
+@pytest.fixture(scope="module")
+def serve_json(tmp_path_factory) -> Path:
+    return synthetic_serve_json(tmp_path_factory.mktemp("fixes2-filters") / "serve.json",
+                                max_batch="4,8", repeats="2")
+
+
+@pytest.fixture(scope="module")
+def precision_json(tmp_path_factory) -> Path:
+    """A real FP32-vs-FP16 comparison (ONNX Runtime CPU) whose FP16 variant fails at the
+    node 'square' (localised)."""
+    import onnx
+
+    from trtcheck.load.precision_models import build_overflow_model
+    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.runner import new_results
+    from trtcheck.results import save_results
+
+    d = tmp_path_factory.mktemp("fixes2-precision")
+    onnx.save_model(build_overflow_model(), str(d / "m.onnx"))
+    res = new_results()
+    res.precision = compare_onnx_precisions(d / "m.onnx", ["fp16"], sample_count=1, seed=0)
+    return save_results(res, d / "results.json")
+
+
+def values(text: str, results) -> list[tuple[str, object]]:
+    p = M.parse_path(text)
+    M.check_path(p)
+    return [(v.path, v.value) for v in M.evaluate_path(p, results)]
+
+
+def test_multi_condition_filter_selects_the_one_configuration(serve_json):
+    res = load_results(serve_json)
+    want = res.serve.config("burst:16", 0, 8)
+    assert want is not None
+    idx = res.serve.configs.index(want)
+    got = values("serve.configs[window_ms=0,max_batch_size=8].p99_ms", res)
+    # before the fix: [] (the value "0,max_batch_size=8" matched nothing, silently)
+    assert got == [(f"serve.configs[{idx}].p99_ms", want.p99_ms)]
+    # the same number parsing as single filters: 0.0 / 8.0 / spaces match too
+    assert values("serve.configs[ window_ms = 0.0 , max_batch_size=8.0 ].p99_ms", res) == got
+    assert values("len(serve.configs[window_ms=2,max_batch_size=4])", res)[0][1] == 1
+    assert values("len(serve.configs[window_ms=2,max_batch_size=16])", res)[0][1] == 0
+
+
+def test_dotted_field_and_quoted_values(serve_json):
+    res = load_results(serve_json)
+    got = values("serve.configs[load.kind=burst,window_ms=2].max_batch_size", res)
+    assert sorted(v for _, v in got) == [4, 8]
+    # a quoted value may hold ':' ',' or ']'
+    assert len(values("serve.configs[load.label='burst:16'].p50_ms", res)) == 4
+    assert values("len(serve.configs[load.label='burst:16,x]'])", res)[0][1] == 0
+
+
+def test_filters_nest_inside_filtered_items(serve_json):
+    res = load_results(serve_json)
+    cfg = res.serve.config("burst:16", 0, 8)
+    rep = cfg.repeats[1]
+    part = next(w for w in rep.waterfall if w.name == "compute_ms")
+    got = values("serve.configs[window_ms=0,max_batch_size=8].repeats[repeat=1]"
+                 ".waterfall[name=compute_ms].median_ms", res)
+    assert [v for _, v in got] == [part.median_ms]
+    got = values("serve.configs[window_ms=0].repeats[0].p99_ms", res)
+    zero = [c for c in res.serve.configs if c.window_ms == 0]
+    assert [v for _, v in got] == [c.repeats[0].latency.p99_ms for c in zero]
+    # raw samples follow the nested item: a computed percentile works there too
+    got = values("serve.configs[window_ms=2,max_batch_size=4].repeats[repeat=0].p50_ms", res)
+    assert len(got) == 1 and got[0][1] > 0
+
+
+def test_filters_on_a_dict_of_records_and_nested_lists(precision_json):
+    res = load_results(precision_json)
+    v = res.precision.variants["fp16"]
+    assert values("precision.variants[label=fp16].max_abs_error", res) == [
+        ("precision.variants[fp16].max_abs_error", v.max_abs_error)]
+    layer = next(x for x in v.localization.first_failing if x.node == "square")
+    got = values("precision.variants[precision=fp16].localization"
+                 ".first_failing[op_type=Pow,node=square].max_abs_error", res)
+    assert [x for _, x in got] == [layer.max_abs_error]
+    assert values("len(precision.variants[passed=false])", res)[0][1] == 1
+    assert values("len(precision.variants[passed=true])", res)[0][1] == 0
+
+
+@pytest.mark.parametrize("path,fragment,hint", [
+    ("serve.configs[window_ms=0][max_batch_size=8].p99_ms", "two selectors on one list",
+     "configs[window_ms=0,max_batch_size=8]"),
+    ("serve.configs[window_ms=0][1].p99_ms", "two selectors on one list", "one selector"),
+    ("serve.configs[window_ms=0 and max_batch_size=8].p99_ms", "holds '='", "commas"),
+    ("serve.configs[window_ms=0,8].p99_ms", "'8' is not FIELD=VALUE", "commas"),
+    ("serve.configs[window_ms>=2].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms!=2].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms>2].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms=0,max_batch_size<8].p99_ms", "equality only", "[*]"),
+    ("serve.configs[window_ms=0ms].p99_ms", "is a number", "[window_ms=0]"),
+    ("serve.configs[window_ms=0,window_ms=2].p99_ms", "tests window_ms twice", "one"),
+    ("serve.configs[load=burst].p99_ms", "is a LoadSpec", "load.kind"),
+    ("serve.configs[load.knd=burst].p99_ms", "no field 'knd'", "kind"),
+    ("precision.variants[passed=maybe].max_abs_error", "true/false", "passed=true"),
+    ("inspection.op_histogram[count=3]", "cannot apply to the dict", "[KEY]"),
+])
+def test_unsupported_forms_are_refused_clearly(path, fragment, hint):
+    with pytest.raises(M.MetricPathError) as ei:
+        M.check_path(M.parse_path(path))
+    assert fragment in ei.value.message, ei.value.message
+    assert hint in (ei.value.hint or ""), ei.value.hint
+
+
+def _gate(tmp_path, results, policy, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(results), "--policy", str(pol)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out, cap.err
+
+
+def test_gate_end_to_end(serve_json, tmp_path, capsys):
+    code, out, err = _gate(tmp_path, serve_json, "version: 1\nbudgets:\n"
+                           "  - serve.configs[window_ms=0,max_batch_size=8].mean_batch_size >= 1\n"
+                           "  - serve.configs[load.kind=burst,window_ms=2].repeats[repeat=0]"
+                           ".max_batch_size >= 1\n", capsys)
+    assert code == 0, out + err
+    assert "matched nothing" not in out
+    # a form that cannot be supported: exit 2 naming the policy line and the alternative
+    code, out, err = _gate(tmp_path, serve_json, "version: 1\nbudgets:\n"
+                           "  - serve.configs[window_ms=0][max_batch_size=8].p99_ms <= 1 s\n",
+                           capsys)
+    assert code == 2 and out == ""
+    assert "policy.yaml:3:" in err and "[window_ms=0,max_batch_size=8]" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_values_may_hold_comparison_characters(serve_json):
+    # only FIELD<op> at the start of a condition is a comparison; '->' inside a value is text
+    res = load_results(serve_json)
+    assert values("len(serve.configs[load.label=a->b])", res)[0][1] == 0
+    assert values("len(serve.configs[load.label='burst:16'])", res)[0][1] == 4
+
+
+def test_quotes_open_only_at_the_start_of_a_value(serve_json):
+    from trtcheck.analyze.gate import parse_policy
+
+    res = load_results(serve_json)
+    # an apostrophe inside a value is text (it used to be: '[' ... first ']')
+    assert values("len(serve.configs[load.label=it's])", res)[0][1] == 0
+    assert values("len(serve.configs[load.label= 'a,]b' ,window_ms=0])", res)[0][1] == 0
+    pol = parse_policy("budgets:\n  - len(engine.layers[name=it's]) == 0\n"
+                       "  - \"len(serve.configs[load.label='a==b']) == 0\"\n"
+                       "  - \"len(inspection.lints[code=x[31m]) == 0\"\n")
+    assert [r.op for r in pol.rules] == ["==", "==", "=="]
+    assert pol.rules[1].path.segments[1].selectors[0].conditions() == (("load.label", "a==b"),)
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_fold_turns_dotted_dict_names_into_keys():
+    p = M.fold_dotted_keys(M.parse_path("precision.variants.fp16.outputs.y.max_abs_error"))
+    assert [s.name for s in p.segments] == ["precision", "variants", "outputs",
+                                            "max_abs_error"]
+    assert p.segments[1].selectors[0].key == "fp16"
+    assert p.segments[2].selectors[0].key == "y"
+    assert p.text == "precision.variants.fp16.outputs.y.max_abs_error"
+    same = M.parse_path("precision.variants[fp16].max_abs_error")
+    assert M.fold_dotted_keys(same) == same
+    op = M.fold_dotted_keys(M.parse_path("inspection.op_histogram.Conv"))
+    assert op.segments[-1].selectors[0].key == "Conv"
+    # lists and records are untouched; unknown names are left for check_path to report
+    b = M.parse_path("bench.batch[8].p99_ms")
+    assert M.fold_dotted_keys(b) == b
+    with pytest.raises(M.MetricPathError):
+        M.check_path(M.fold_dotted_keys(M.parse_path("precision.variantz.fp16.passed")))
+
+
+def test_every_documented_precision_path_loads():
+    doc = (REPO / "docs" / "precision.md").read_text()
+    paths = sorted(set(re.findall(r"`(precision\.variants\.fp16\.[A-Za-z0-9_.<>]+)`", doc)))
+    assert len(paths) >= 8, paths
+    rules = [p.replace("<output>", "y") for p in paths]
+    pol = parse_policy("version: 1\nbudgets:\n" + "".join(
+        f"  - {r} >= 0\n" if not r.endswith("passed") else f"  - {r} == true\n"
+        for r in rules))
+    assert len(pol.rules) == len(rules)
+
+
+def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
+    import onnx
+
+    from trtcheck.analyze.gate import evaluate
+    from trtcheck.load.precision_models import build_safe_model
+    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.runner import new_results
+
+    model = tmp_path / "safe.onnx"
+    onnx.save_model(build_safe_model(), str(model))
+    quick = StopRule(warmup_s=0.0, warmup_min_iterations=1, min_duration_s=0.0,
+                     min_samples=5, max_duration_s=5.0)
+    res = new_results(["trtcheck", "precision"])
+    res.precision = compare_onnx_precisions(model, ["fp16"], sample_count=2, bench_rule=quick)
+    out = next(iter(res.precision.variants["fp16"].outputs))
+    assert "." not in out and "[" not in out
+    pol = parse_policy("version: 1\nbudgets:\n"
+                       "  - precision.variants.fp16.max_abs_error <= 1\n"
+                       "  - precision.variants[fp16].max_abs_error <= 1\n"
+                       f"  - precision.variants.fp16.outputs.{out}.max_abs_error <= 1\n")
+    a, b, c = evaluate(pol, res).checks
+    assert a.verdict == b.verdict == c.verdict == "pass", [a.message, b.message, c.message]
+    assert a.value == b.value == c.value
+    assert a.metric == b.metric == "precision.variants[fp16].max_abs_error"
+
+
+@pytest.fixture(scope="module")
+def serve_results_json(tmp_path_factory):
+    return synthetic_serve_json(tmp_path_factory.mktemp("gate-serve") / "serve.json")
+
+
+def _gate_output(tmp_path, results, policy, capsys):
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(results), "--policy", str(pol)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out + cap.err
+
+
+def test_filter_on_a_float_field_matches_integer_text(serve_results_json, tmp_path, capsys):
+    # window_ms is stored as 0.0: [window_ms=0] must match it (it matched nothing)
+    code, out = _gate_output(tmp_path, serve_results_json, "version: 1\nbudgets:\n"
+                      "  - serve.configs[window_ms=0].mean_batch_size >= 1\n"
+                      "  - serve.configs[window_ms=2.0].mean_batch_size >= 1\n", capsys)
+    assert code == 0, out
+    assert "matched nothing" not in out
+
+
+def test_request_rate_metrics_take_a_request_rate_unit(tmp_path, capsys):
+    """`load.rate_per_s` and `arrival_rate_per_s` are requests per second; the gate called
+    the unit 'rate/s', refused '1 rate/s' and then hinted "rates take rate/s"."""
+    from trtcheck.analyze.metrics import format_quantity, metric_unit, parse_quantity
+    for leaf in ("rate_per_s", "arrival_rate_per_s", "capacity_per_instance_per_s"):
+        u = metric_unit(leaf)
+        assert parse_quantity("300 requests/s", u) == 300.0
+        assert parse_quantity("300 qps", u) == 300.0
+        assert "rate/s" not in format_quantity(300.0, u)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,7 +54,9 @@ def test_inspect_cls_prints_dynamic_dims_and_shared_name_lint(ppocr):
 def test_inspect_det_with_shapes_json(ppocr):
     proc = run_cli("inspect", str(ppocr["det"]), "--shapes", "x:1x3x320x320", "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    insp = ModelInspection.model_validate_json(proc.stdout)
+    doc = json.loads(proc.stdout)
+    assert doc.pop("kind") == "inspect" and doc.pop("schema_version")
+    insp = ModelInspection.model_validate(doc)
     assert insp.compute is not None and insp.compute.input_shapes == {"x": [1, 3, 320, 320]}
     assert insp.compute.macs > 0
 

@@ -33,3 +33,33 @@ def test_preferred_sizes_go_at_once():
 def test_bad_policy(kw):
     with pytest.raises(InputError):
         BatchingPolicy(**kw)
+
+
+def test_triton_preferred_size_goes_before_a_full_batch():
+    # core dynamic_batch_scheduler.cc: before the delay passes, the best preferred size is
+    # sent even when max_batch_size requests are queued
+    p = BatchingPolicy(max_batch_size=16, max_queue_delay_us=5000, preferred_batch_sizes=(4, 8))
+    d = p.decide(20, 0.0, 0.001)
+    assert (d.dispatch, d.reason) == (8, "preferred")
+
+
+def test_triton_late_batch_is_not_cut_to_a_preferred_size():
+    p = BatchingPolicy(max_batch_size=16, max_queue_delay_us=5000, preferred_batch_sizes=(4, 8))
+    assert p.decide(11, 0.0, 0.006).dispatch == 11  # delay passed: all scanned
+    assert p.decide(20, 0.0, 0.006).dispatch == 16  # ... up to max batch
+    assert p.decide(3, 0.0, 0.006).dispatch == 3
+
+
+def test_triton_zero_delay_still_prefers():
+    # a delay of 0 is never "exceeded" in Triton: the best preferred size goes first
+    p = BatchingPolicy(max_batch_size=16, max_queue_delay_us=0, preferred_batch_sizes=(4,))
+    assert p.decide(6, 0.0, 0.0).dispatch == 4
+    assert p.decide(2, 0.0, 0.0).dispatch == 2
+    assert p.decide(30, 0.0, 0.0).dispatch == 4
+
+
+def test_no_preferred_sizes_means_max_batch_is_the_preferred_one():
+    p = BatchingPolicy(max_batch_size=8, max_queue_delay_us=1000)
+    assert p.decide(8, 0.0, 0.0).reason == "full"
+    assert p.decide(7, 0.0, 0.0).dispatch == 0
+    assert p.decide(7, 0.0, 0.002).dispatch == 7

@@ -376,3 +376,97 @@ def test_odd_node_and_tensor_names_are_quoted_and_localised(tmp_path: Path) -> N
     command = overflow.remedy.split("(--keep-fp32-nodes ", 1)[1].split("), or", 1)[0]
     assert shlex.split(command) == ["sq;rm -rf x|[a]*,v ar$(id)"]
     assert v.localization is not None
+
+
+# ----------------------------------------------------------------- non-finite candidates
+
+
+def test_inf_output_has_infinite_errors_and_fails_a_tolerance_only_gate(
+        models: dict[str, Path], tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
+    import onnx
+
+    from trtcheck.analyze.gate import evaluate, parse_policy
+
+    eng = FakeEngine(onnx.load(str(models["safe"])),
+                     fn=lambda x: {"y": np.full((x.shape[0], 64), np.inf, np.float32)})
+    r = _compare_with_engine(models["safe"], eng)
+    v = r.variants["fp16"]
+    o = v.outputs["y"]
+    assert not r.passed and not v.passed
+    assert o.max_abs_error == np.inf and o.mean_abs_error == np.inf
+    assert o.p99_abs_error == np.inf and o.rel_l2_error == np.inf
+    assert np.isnan(o.cosine_similarity) and np.isnan(v.min_cosine_similarity)
+    assert v.max_abs_error == np.inf and v.nonfinite_count == o.element_count
+    assert "precision-nonfinite" in {f.code for f in v.findings}
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    res = _results_with(r)
+    for rule in ("precision.variants.fp16.max_abs_error <= 0.05",
+                 "precision.variants.fp16.outputs.y.p99_abs_error <= 0.05",
+                 "precision.variants.fp16.min_cosine_similarity >= 0.99",
+                 "max(precision.variants[*].min_cosine_similarity) >= 0.5",
+                 "min(precision.variants[*].min_cosine_similarity) >= 0.5"):
+        rep = evaluate(parse_policy(f"budgets:\n  - {rule}\n"), res)
+        assert rep.exit_code == 1, (rule, [c.message for c in rep.checks])
+    back = results_from_json(results_to_json(res))
+    assert back.precision.variants["fp16"].max_abs_error == np.inf
+
+
+def test_one_nan_among_many_elements_still_makes_the_max_error_infinite() -> None:
+    from trtcheck.measure.precision import compare_output, tolerance_for
+
+    ref = [np.ones((1, 1000), np.float32)]
+    cand = [np.ones((1, 1000), np.float32)]
+    cand[0][0, 7] = np.nan
+    o = compare_output("y", ref, cand, tolerance_for("fp16"), None, "fp16")
+    assert o.max_abs_error == np.inf and o.mean_abs_error == np.inf
+    assert o.p99_abs_error == 0.0  # one element in 1000 is beyond the 99th percentile
+    assert not o.passed and "NaN" in o.failures[0]
+
+
+def test_fp32_model_passed_as_the_int8_candidate_is_an_error_finding(
+        models: dict[str, Path]) -> None:
+    r = compare_onnx_precisions(models["safe"], ["int8"], sample_count=2,
+                                candidates={"int8": str(models["safe"])})
+    v = r.variants["int8"]
+    f = next(f for f in v.findings if f.code == "precision-not-in-candidate")
+    assert f.severity == "error" and "INT8 was requested" in f.message
+    assert not v.passed and not r.passed
+    # the FP16 model trtcheck builds does hold FP16 tensors: no such finding
+    r16 = compare_onnx_precisions(models["safe"], ["fp16"], sample_count=2)
+    assert "precision-not-in-candidate" not in {f.code for f in r16.variants["fp16"].findings}
+
+
+def test_our_conversion_rejected_by_the_runtime_is_not_blamed_on_the_model(
+        models: dict[str, Path], tmp_path: Path) -> None:
+    """A converted graph with an FP16/FP32 type clash (what a converter gets wrong) that
+    ONNX Runtime refuses: exit 3 naming the conversion, not "check the model"."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
+    from trtcheck.errors import EnvironmentProblem
+
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["x16"], to=TensorProto.FLOAT16),
+         helper.make_node("Add", ["x16", "x"], ["y"])], "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64])])
+    bad = tmp_path / "converted.fp16.onnx"
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save_model(m, str(bad))
+    ref = OnnxRuntimeBackend(str(models["safe"]), intra_op_threads=1)
+    with ref:
+        feeds, info = prepare_samples(ref.input_specs(), None, 1, 0)
+    variant = Variant("fp16", "fp16", OnnxRuntimeBackend(str(bad), precision="fp16"), str(bad),
+                      "onnxconverter-common float16 with its default op block list",
+                      onnx_path=str(bad), built_by_trtcheck=True)
+    with pytest.raises(EnvironmentProblem, match="trtcheck's own FP16 conversion") as exc:
+        compare_variants(Variant("fp32", "fp32", ref, str(models["safe"]), "FP32"), [variant],
+                         str(models["safe"]), feeds, info, CompareSettings(localize=False))
+    assert "--candidate fp16=PATH" in (exc.value.hint or "")
+    given = Variant("fp16", "fp16", OnnxRuntimeBackend(str(bad), precision="fp16"), str(bad),
+                    "given by the user", onnx_path=str(bad))
+    with pytest.raises(InputError):  # the user's own file: bad input, as before
+        compare_variants(Variant("fp32", "fp32", ref, str(models["safe"]), "FP32"), [given],
+                         str(models["safe"]), feeds, info, CompareSettings(localize=False))

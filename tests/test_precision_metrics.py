@@ -68,8 +68,8 @@ def test_nan_and_inf_are_their_own_failure() -> None:
     assert c.reference_nan_count == 0
     assert not c.passed
     assert c.failures[0].startswith("1 NaN and 1 Inf")
-    # error statistics use finite pairs only and stay finite numbers
-    assert c.max_abs_error == 0.0
+    # a NaN/Inf where the reference is finite is infinitely wrong: never an error of 0
+    assert c.max_abs_error == np.inf and c.mean_abs_error == np.inf
 
 
 def test_top1_and_top5_agreement_on_classifier_outputs() -> None:

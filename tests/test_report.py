@@ -1,5 +1,6 @@
 import os
 
+import numpy as np
 import pytest
 
 from tests.conftest import assert_one_line_error
@@ -102,6 +103,67 @@ def test_overwrite_keeps_foreign_files_in_charts(tmp_path):
     assert (out / "charts" / "notes.txt").read_text() == "mine"
 
 
+def test_two_reports_racing_into_one_new_folder_cannot_both_land(tmp_path):
+    """Both runs passed the early check (the folder was empty); the publishing step
+    itself refuses the second, and the folder holds the first report whole."""
+    from trtcheck.report import _place
+
+    dest = tmp_path / "out"
+    dest.mkdir()
+    stagings = []
+    for who in ("first", "second"):
+        st = tmp_path / f"staging-{who}"
+        st.mkdir()
+        for name in ("report.md", "results.json", "report.html"):
+            (st / name).write_text(f"{who} {name}")
+        stagings.append(st)
+    _place(stagings[0], dest, [], overwrite=False)
+    with pytest.raises(InputError, match="another run writes there"):
+        _place(stagings[1], dest, [], overwrite=False)
+    assert {p.read_text() for p in dest.iterdir()} == {
+        "first report.md", "first results.json", "first report.html"}
+
+
+def test_sigterm_while_measuring_a_report_keeps_no_empty_folder(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+                          initializer=[w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "t.onnx")
+    out = tmp_path / "new" / "report"
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "report", str(tmp_path / "t.onnx"),
+                             "-o", str(out), "--batch", "1,2,4,8,16", "--min-duration", "1",
+                             "--warmup", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = ""
+    while "inspecting" not in line:
+        line = proc.stderr.readline()
+        assert line, "report ended early"
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    if out.exists():  # the sweep was cut short: reported as measured, marked incomplete
+        assert proc.returncode == 130, err
+        data = json.loads((out / "results.json").read_text())
+        assert data["incomplete"].startswith("interrupted by SIGTERM")
+        assert (out / "report.html").exists()
+        assert "**Incomplete:** interrupted by SIGTERM" in (out / "report.md").read_text()
+        assert not [p for p in out.iterdir() if p.name.startswith(".trtcheck-")]
+    else:  # stopped before anything was measured: no folder left behind
+        assert not (tmp_path / "new").exists()
 def test_report_skips_batch_sizes_a_fixed_input_refuses(tmp_path, cli):
     """--batch 1,4 on a model whose inputs fix axis 0 to 1: batch 4 is skipped with a
     warning and the sweep keeps batch 1 (it aborted before)."""

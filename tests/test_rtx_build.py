@@ -62,7 +62,7 @@ def test_tiny_fp32_and_fp16(trt_rtx, tiny_onnx, tmp_path):
     r16 = build_engine(tiny_onnx, tmp_path / "t.fp16.plan", runtime="tensorrt_rtx",
                        precision="fp16", shapes=PROFILE)
     assert r16.onnx_path.name == "t.fp16.converted-fp16.onnx" and r16.onnx_path.is_file()
-    assert "onnxconverter-common" in r16.notes[0]
+    assert "ONNX Runtime's converter" in r16.notes[0]
     conv = next(la for la in r16.network_layers if la.layer_type == "CONVOLUTION")
     assert conv.precision == "fp16"                       # strongly typed: FP16 from the graph
     assert r16.inputs[0].dtype == "fp32"                  # keep_io_types=True
@@ -158,7 +158,7 @@ def test_cli_build_preflight_inspect(trt_rtx, tiny_onnx, tmp_path, cli):
               "-o", str(tmp_path), "--min-shapes", "x:1x3x16x16", "--max-shapes", "x:8x3x16x16",
               "--format", "json")
     assert res.returncode == 0, res.stderr
-    built = json.loads(res.stdout)
+    built = json.loads(res.stdout)["engines"]
     assert [b["precision"] for b in built] == ["fp32", "fp16"]
     plan = tmp_path / "tiny.fp32.plan"
     pre = cli("preflight", str(plan), "--format", "json")

@@ -280,3 +280,74 @@ def test_a_broken_policy_fails_requests_instead_of_hanging():
     outs, c = run(main())
     assert all(isinstance(o, ZeroDivisionError) for o in outs)
     assert c.failed == 3 == c.settled()
+
+
+def test_batch_raising_cancelled_error_fails_that_batch_only():
+    from trtcheck.measure.batcher import BatchCancelled
+
+    calls = []
+
+    async def fn(batch):
+        calls.append(list(batch))
+        if len(calls) == 1:
+            raise asyncio.CancelledError()  # e.g. an async client whose call was cancelled
+        return [x + 1 for x in batch]
+
+    async def main():
+        async with DynamicBatcher(fn, BatchingPolicy(4, 0)) as b:
+            first = await asyncio.gather(b.submit(1), return_exceptions=True)
+            later = await asyncio.gather(*[b.submit(i) for i in range(5)])
+            return first, later, b.closed, b.counters
+
+    first, later, closed, c = run(main())
+    assert isinstance(first[0], BatchCancelled)
+    assert later == [1, 2, 3, 4, 5] and not closed
+    assert c.batch_errors == 1 and c.failed == 1 and c.completed == 5
+
+
+def test_hung_sync_batch_is_abandoned_by_aclose_and_its_pool_never_joined():
+    import threading
+    import time
+
+    from trtcheck.measure.batcher import DaemonThreadPool
+
+    release = threading.Event()
+
+    def fn(batch):
+        release.wait()  # a driver call that never returns
+        return batch
+
+    async def main():
+        b = DynamicBatcher(fn, BatchingPolicy(4, 0))
+        fut = b.enqueue(1).future
+        await asyncio.sleep(0.05)
+        t0 = time.perf_counter()
+        await b.aclose(drain=False, timeout_s=0.2)
+        return time.perf_counter() - t0, fut, b
+
+    try:
+        took, fut, b = run(main())
+        assert took < 2.0 and b.abandoned_batches == 1
+        assert isinstance(fut.exception(), BatcherClosed)
+        pool = DaemonThreadPool(1)
+        pool.submit(release.wait)
+        t0 = time.perf_counter()
+        pool.shutdown(wait=False)
+        assert time.perf_counter() - t0 < 0.5
+        assert all(t.daemon for t in pool._threads)
+    finally:
+        release.set()
+
+
+def test_decision_reasons_survive_a_counter_reset():
+    async def main():
+        async with DynamicBatcher(lambda batch: batch, BatchingPolicy(4, 1000)) as b:
+            await asyncio.gather(*[b.submit(i) for i in range(8)])
+            b.counters = type(b.counters)()
+            await asyncio.gather(*[b.submit(i) for i in range(8)])
+            await b.submit(9)  # alone: closed by the window timer
+            return b.counters
+
+    c = run(main())
+    assert c.decision_reasons, "reasons after a reset went to the old counters"
+    assert sum(c.decision_reasons.values()) == c.execution_count

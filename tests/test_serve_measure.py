@@ -286,3 +286,213 @@ def test_overload_in_one_run_does_not_leak_into_the_next():
         for rep in cfg.repeats:
             assert rep.outcomes["timeout"] > 0  # overloaded by design: 400/s vs 100/s
             assert 70 < rep.throughput_queries_per_s < 130, rep.throughput_queries_per_s
+
+
+def test_a_hung_model_cannot_hang_serve():
+    """Runs are bounded in time (issue 3) even when a batch never finishes."""
+    import asyncio
+    import time
+
+    from trtcheck.measure.serve import measure_serving
+
+    async def hung(batch):
+        await asyncio.sleep(3600)
+        return batch
+
+    t0 = time.perf_counter()
+    run = measure_serving(hung, windows_ms=(0,), max_batch_sizes=(4,), loads=["burst:8"],
+                          repeats=1, max_duration_s=0.3, drain_timeout_s=0.3,
+                          warmup_requests=0, payload=1.0)
+    assert time.perf_counter() - t0 < 20
+    cfg = run.configs[0]
+    assert cfg.ok_share == 0.0  # every request ended (timeout), none hangs
+
+
+def test_open_loop_sender_never_sleeps_past_the_duration(tmp_path):
+    import time
+
+    async def fast(batch):
+        return list(batch)
+
+    trace = tmp_path / "gap.txt"
+    trace.write_text("0\n0.001\n1000000\n")  # a gap of 11 days
+    for load in ("open:0.01:constant:5", f"trace:{trace}"):
+        t0 = time.perf_counter()
+        run = measure_serving(fast, windows_ms=[0], max_batch_sizes=[1], loads=[load],
+                              repeats=1, warmup_requests=0, max_duration_s=0.3,
+                              drain_timeout_s=0.2)
+        assert time.perf_counter() - t0 < 3.0, load
+        assert run.configs[0].repeats[0].outcomes["not_sent"] >= 1
+
+
+def test_hung_sync_backend_does_not_hang_serve():
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def hangs(batch):
+        release.wait()
+        return list(batch)
+
+    try:
+        t0 = time.perf_counter()
+        run = measure_serving(hangs, windows_ms=[0], max_batch_sizes=[4],
+                              loads=["burst:8", "burst:4"], repeats=2, warmup_requests=0,
+                              max_duration_s=0.2, drain_timeout_s=0.2)
+        took = time.perf_counter() - t0
+        # 4 runs, each at most sending + drain + close timeouts; never joined at the end
+        assert took < 4 * (0.2 + 0.2 + 0.2) + 2.0
+        for cfg in run.configs:
+            for rep in cfg.repeats:
+                assert rep.outcomes["ok"] == 0
+                assert sum(rep.outcomes.values()) == cfg.load.count
+    finally:
+        release.set()
+
+
+def test_counts_of_full_and_timer_batches_are_kept_after_the_warm_up():
+    async def fn(batch):
+        await asyncio.sleep(0.001)
+        return list(batch)
+
+    run = measure_serving(fn, windows_ms=[5], max_batch_sizes=[4], loads=["burst:10"],
+                          repeats=1, warmup_requests=8)
+    c = run.configs[0].repeats[0].counters
+    assert c.decision_reasons, "the reasons went to the warm-up's counters"
+    assert sum(c.decision_reasons.values()) == c.execution_count
+
+
+def _loop_blocking_run(rate: int = 4000):
+    """An open loop the sender cannot keep: each batch blocks the event loop 5 ms."""
+    import time
+
+    async def blocks_the_loop(batch):
+        time.sleep(0.005)
+        return list(batch)
+
+    return measure_serving(blocks_the_loop, windows_ms=[0], max_batch_sizes=[8],
+                           loads=[f"open:{rate}"], repeats=1, warmup_requests=0,
+                           max_duration_s=0.4, drain_timeout_s=1.0)
+
+
+def test_open_loop_with_most_sends_late_is_marked_generator_limited():
+    cfg = _loop_blocking_run().configs[0]
+    assert cfg.late_send_share > 0.5
+    (mark,) = [v for v in cfg.validity if v.code == "generator-limited"]
+    assert mark.severity == "error" and "of sends were late" in mark.message
+    back = results_from_json(results_to_json(_as_results(_loop_blocking_run())))
+    assert back.serve.configs[0].validity[0].code == "generator-limited"
+
+
+def _as_results(run):
+    from trtcheck.measure.runner import new_results
+
+    res = new_results(["trtcheck", "serve"])
+    res.serve = run
+    return res
+
+
+def test_gate_does_not_pass_a_p99_budget_on_a_generator_limited_run():
+    from trtcheck.analyze.gate import evaluate, parse_policy
+
+    res = _as_results(_loop_blocking_run())
+    pol = parse_policy("settings:\n  on_uncertified: warn\nbudgets:\n"
+                       "  - serve.configs[*].p99_ms <= 100000 ms\n"
+                       "  - serve.configs[*].repeats[0].latency.p99_ms <= 100000 ms\n")
+    rep = evaluate(pol, res)
+    assert rep.exit_code == 1 and not rep.passed
+    assert {c.verdict for c in rep.checks} == {"invalid"}
+    assert "generator-limited" in rep.checks[0].message
+    warn = parse_policy("settings:\n  on_invalid_run: warn\n  on_uncertified: warn\n"
+                        "budgets:\n  - serve.configs[*].p99_ms <= 100000 ms\n")
+    rep = evaluate(warn, res)
+    assert rep.exit_code == 0 and rep.checks[0].outcome == "warn"
+
+
+def test_a_window_that_forms_no_batches_gets_a_finding_saying_why():
+    async def fn(batch):
+        await asyncio.sleep(0.001)
+        return list(batch)
+
+    run = measure_serving(fn, windows_ms=[0, 5], max_batch_sizes=[8],
+                          loads=["closed:1:40", "open:20:constant:10"], repeats=1,
+                          warmup_requests=0, max_duration_s=1.0)
+    by = {(c.load.label, c.window_ms): c for c in run.configs}
+    closed = [w for w in by[("closed:1:40", 5.0)].warnings if w.code == "window-without-batches"]
+    assert closed and "only adds latency" in closed[0].message
+    assert "closed loop has 1 client" in closed[0].message
+    opened = [w for w in by[("open:20:constant:10", 5.0)].warnings
+              if w.code == "window-without-batches"]
+    assert opened and "too short for the rate" in opened[0].message
+    # window 0 adds nothing to wait for: no such finding
+    assert not [w for w in by[("closed:1:40", 0.0)].warnings
+                if w.code == "window-without-batches"]
+
+
+def test_raw_per_request_lists_are_capped_and_statistics_use_every_request(monkeypatch):
+    import trtcheck.measure.serve as serve_mod
+
+    monkeypatch.setattr(serve_mod, "MAX_RAW_REQUESTS", 50)
+
+    async def fn(batch):
+        return list(batch)
+
+    run = measure_serving(fn, windows_ms=[0], max_batch_sizes=[8], loads=["burst:400"],
+                          repeats=1, warmup_requests=0)
+    rep = run.configs[0].repeats[0]
+    assert rep.ok_count == 400 and rep.raw_stride == 8
+    assert len(rep.latencies_ms) == 50 and len(rep.batch_sizes) == 50
+    assert all(len(v) == 50 for v in rep.parts_ms.values())
+    assert rep.latency.count == 400
+
+
+def _serve_cli(tmp_path, extra, sig):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "serve.json"
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "serve", "--synthetic-curve",
+                             "1:2,8:4", "--window-ms", "0,1,2,5", "--max-batch", "8",
+                             "--load", "closed:4", "--duration-s", "0.5", "--repeats", "2",
+                             "-o", str(out), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = ""
+    while "repeat 1/2" not in line:  # the first run finished: interrupt the next ones
+        line = proc.stderr.readline()
+        assert line, "serve ended before its first run"
+    time.sleep(0.2)
+    proc.send_signal(getattr(signal, sig))
+    _stdout, stderr = proc.communicate(timeout=60)
+    data = json.loads(out.read_text())
+    return proc.returncode, stderr, data
+
+
+@pytest.mark.parametrize("sig,extra", [("SIGTERM", []), ("SIGINT", ["--http"])])
+def test_interrupted_serve_writes_its_finished_configurations(tmp_path, sig, extra):
+    pytest.importorskip("aiohttp")
+    code, stderr, data = _serve_cli(tmp_path, extra, sig)
+    assert code == 130, stderr
+    assert "Traceback" not in stderr and "marked incomplete" in stderr
+    assert data["incomplete"].startswith(f"interrupted by {sig}")
+    assert len(data["serve"]["configs"]) < 4
+
+
+def test_serving_gives_sigterm_back_to_the_commands_own_handler():
+    """report runs the serving sweep inside its own SIGTERM handling: after the sweep,
+    SIGTERM must still reach that handler (not the default, which kills at once)."""
+    import signal
+
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+    async def fn(batch):
+        return list(batch)
+
+    with sigterm_as_interrupt():
+        before = signal.getsignal(signal.SIGTERM)
+        measure_serving(fn, windows_ms=[0], max_batch_sizes=[2], loads=["burst:4"], repeats=1,
+                        warmup_requests=0)
+        assert signal.getsignal(signal.SIGTERM) is before

@@ -5,6 +5,11 @@ from trtcheck.errors import InputError
 from trtcheck.load.inputs import load_npz, make_feed, parse_input_values
 from trtcheck.load.shapes import parse_shapes, resolve_shapes
 from trtcheck.results import TensorInfo
+import json
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from tests.conftest import assert_one_line_error
 
 X = TensorInfo(name="x", dtype="float32", shape=["batch", 3, "h", "w"])
 IDS = TensorInfo(name="ids", dtype="int64", shape=[None, 8])
@@ -67,6 +72,168 @@ def test_feed_user_data(tmp_path):
         load_npz(tmp_path / "bad.npz")
     with pytest.raises(InputError):
         parse_input_values(["ids=abc"])
+
+
+FAST = ["--warmup", "0", "--min-duration", "0", "--min-samples", "3"]
+
+
+def _save(graph: onnx.GraphProto, path) -> str:
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)
+
+
+@pytest.fixture
+def multi_input_model(tmp_path) -> str:
+    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features."""
+    ins = [h.make_tensor_value_info("ids", T.INT64, ["N", 8]),
+           h.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
+           h.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
+    out = h.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
+    nodes = [h.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
+             h.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
+             h.make_node("Mul", ["idsf", "maskf"], ["t"]),
+             h.make_node("Add", ["t", "x16"], ["out"])]
+    return _save(h.make_graph(nodes, "multi", ins, [out]), tmp_path / "multi.onnx")
+
+
+@pytest.fixture
+def scalar_input_model(tmp_path) -> str:
+    """A rank-0 float 's' and a 1-D 'v' of dynamic length 'L': o = v * s."""
+    ins = [h.make_tensor_value_info("s", T.FLOAT, []),
+           h.make_tensor_value_info("v", T.FLOAT, ["L"])]
+    out = h.make_tensor_value_info("o", T.FLOAT, ["L"])
+    return _save(h.make_graph([h.make_node("Mul", ["v", "s"], ["o"])], "scal", ins, [out]),
+                 tmp_path / "scalar.onnx")
+
+
+def test_npz_arrays_give_the_shapes_of_dynamic_inputs(cli, multi_input_model, tmp_path):
+    npz = tmp_path / "data.npz"
+    np.savez(npz, ids=np.ones((2, 8), np.int64), mask=np.ones((2, 8), bool),
+             x16=np.full((2, 8), 0.5, np.float16))
+    res = cli("bench", multi_input_model, "--inputs", str(npz), "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    (batch,) = data["bench"][0]["batches"]
+    assert batch["batch_size"] == 2
+    assert batch["input_shapes"] == {"ids": [2, 8], "mask": [2, 8], "x16": [2, 8]}
+
+
+def test_npz_shapes_still_yield_to_batch_sizes(cli, multi_input_model, tmp_path):
+    npz = tmp_path / "one.npz"
+    np.savez(npz, ids=np.ones((1, 8), np.int64), mask=np.ones((1, 8), bool),
+             x16=np.ones((1, 8), np.float16))
+    res = cli("bench", multi_input_model, "--inputs", str(npz), "--batch", "1,4",
+              "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    shapes = [b["input_shapes"]["ids"] for b in json.loads(res.stdout)["bench"][0]["batches"]]
+    assert shapes == [[1, 8], [4, 8]]
+
+
+def test_a_file_that_is_not_npz_is_not_called_pickled(cli, multi_input_model, tmp_path):
+    bad = tmp_path / "data.npz"
+    bad.write_text("hello, not numpy\n")
+    res = cli("bench", multi_input_model, "--inputs", str(bad), *FAST)
+    line = assert_one_line_error(res, 2, "data.npz", "numpy.savez")
+    assert "pickle" not in line
+
+
+def test_shapes_hint_is_valid_syntax_for_scalar_inputs(cli, scalar_input_model):
+    res = cli("bench", scalar_input_model, *FAST)
+    line = assert_one_line_error(res, 2, "v axis 0", "--shapes v:")
+    assert "s:," not in line and "s:" not in line.split("hint:")[1]
+    # and the hint's own suggestion runs
+    suggestion = line.split("give them with ")[1].split()[1]
+    res = cli("bench", scalar_input_model, "--shapes", suggestion, *FAST)
+    assert res.returncode == 0, res.stderr
+
+
+def test_memory_error_hint_mentions_the_shapes_not_only_the_batch(cli, ppocr):
+    res = cli("bench", str(ppocr["det"]), "--shapes", "x:1x3x99999x99999", *FAST)
+    line = assert_one_line_error(res, 2, "out of memory at batch 1", "x:1x3x99999x99999")
+    assert "--shapes" in line.split("hint:")[1]
+
+
+def test_npz_batch_mismatch_skips_the_batch_sizes_the_data_cannot_fill(cli, multi_input_model,
+                                                                       tmp_path):
+    # report sweeps 1,2,4,8 by default; data of batch 2 fills batch 2 only: the other
+    # batch sizes become failed rows (named on stderr) and the sweep goes on
+    npz = tmp_path / "two.npz"
+    np.savez(npz, ids=np.ones((2, 8), np.int64), mask=np.ones((2, 8), bool),
+             x16=np.ones((2, 8), np.float16))
+    res = cli("report", multi_input_model, "--inputs", str(npz), "-o", str(tmp_path / "r"),
+              *FAST)
+    assert res.returncode == 0, res.stderr
+    assert "batch 1 could not run" in res.stderr and "[2, 8]" in res.stderr, res.stderr
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert [b["batch_size"] for b in doc["bench"][0]["batches"]] == [2]
+    assert [f["batch_size"] for f in doc["bench"][0]["failed_batches"]] == [1, 4, 8]
+
+
+@pytest.mark.parametrize("command", ["bench", "precision"])
+def test_data_of_the_wrong_shape_is_named_as_data_not_as_shapes(cli, tmp_path, command):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    model = _save(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                  tmp_path / "m.onnx")
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    np.savez(folder / "bad.npz", x=np.ones((1, 5), np.float32))
+    flag = ["--inputs", str(folder / "bad.npz")] if command == "bench" else \
+        ["--inputs-dir", str(folder)]
+    res = cli(command, model, *flag, *(FAST if command == "bench" else []))
+    line = assert_one_line_error(res, 2, "'x'", "[1, 5]")
+    assert "--shapes gives" not in line, line
+
+
+@pytest.mark.parametrize("spec", ["ids=99999999999999999999999", "ids=1e400", "ids=2.7",
+                                  "mask=5", "x16=1e9"])
+def test_input_value_that_does_not_fit_the_dtype_is_bad_input(cli, multi_input_model, spec):
+    res = cli("bench", multi_input_model, "--input-value", spec, "--batch", "1", *FAST)
+    line = assert_one_line_error(res, 2, spec.split("=")[0])
+    assert "internal error" not in line and "Warning" not in res.stderr, res.stderr
+
+
+def test_input_value_that_fits_is_used(cli, multi_input_model, tmp_path):
+    res = cli("bench", multi_input_model, "--input-value", "ids=3", "--input-value",
+              "mask=true", "--input-value", "x16=0.5", "--batch", "1", *FAST)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.fixture
+def mixed_batch_model(tmp_path) -> str:
+    """x [N, 4] (batched) times k [1] (a fixed-size parameter input)."""
+    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 4])
+    k = h.make_tensor_value_info("k", T.FLOAT, [1])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["N", 4])
+    return _save(h.make_graph([h.make_node("Mul", ["x", "k"], ["y"])], "g", [x, k], [y]),
+                 tmp_path / "mixed.onnx")
+
+
+def test_batch_leaves_inputs_with_a_fixed_axis0_alone(cli, mixed_batch_model):
+    res = cli("bench", mixed_batch_model, "--batch", "1,2", "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    shapes = [b["input_shapes"] for b in json.loads(res.stdout)["bench"][0]["batches"]]
+    assert shapes == [{"x": [1, 4], "k": [1]}, {"x": [2, 4], "k": [1]}]
+
+
+def test_report_sweeps_batches_when_some_input_is_batched(cli, mixed_batch_model, tmp_path):
+    out = tmp_path / "r"
+    res = cli("report", mixed_batch_model, "-o", str(out), *FAST)
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "results.json").read_text())
+    assert [b["batch_size"] for b in data["bench"][0]["batches"]] == [1, 2, 4, 8]
+
+
+def test_fixed_batch_model_still_refuses_other_batches(cli, tmp_path):
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
+    model = _save(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                  tmp_path / "m.onnx")
+    res = cli("bench", model, "--batch", "1,2", *FAST)
+    assert_one_line_error(res, 2, "fixed batch dimension of 1", "--batch 1")
 
 
 def test_runnable_batch_sizes_skips_sizes_a_fixed_input_refuses():

@@ -6,14 +6,33 @@ a batch now and of what size, or how long to wait. The asyncio batcher
 (:mod:`trtcheck.analyze` advice code) both call :meth:`BatchingPolicy.decide`, so what is
 simulated is exactly what is measured.
 
-Semantics follow Triton's dynamic batcher (docs: user_guide/batcher.md, "Dynamic
-Batcher"): ``max_queue_delay_us`` bounds how long the **oldest** queued request may wait
-for a batch to fill (the timer starts when that request was enqueued, not when the
-instance became free); a batch of ``max_batch_size`` is dispatched at once; when
-``preferred_batch_sizes`` are given, the largest preferred size that the queue can fill
-is dispatched at once. Unlike the seed experiment's design (pitfall 5:
-``wait_for(queue.get(), 0)`` gives up even with requests queued), a window of 0 means
-"take everything already queued, up to ``max_batch_size``, without waiting".
+The rules are Triton's dynamic batcher's, as its scheduler implements them
+(triton-inference-server/core ``src/dynamic_batch_scheduler.cc``,
+``DynamicBatchScheduler::GetDynamicBatch``; docs: user_guide/batcher.md), for requests of
+one sample each:
+
+* The queue is scanned from the oldest request, up to ``max_batch_size`` requests. The
+  largest preferred size the scan reaches is the *best* batch.
+* ``max_queue_delay_us`` is counted from the **oldest** queued request's enqueue time
+  (``queue_.OldestEnqueueTime()``), not from when the instance became free.
+* Before that delay has passed, a best preferred size that can be formed goes out at
+  once, even when more requests are queued (with preferred sizes 4 and 8 and max batch
+  16, a queue of 20 sends 8).
+* Once the delay has passed, everything scanned goes, up to ``max_batch_size``: a late
+  batch is not cut back to a preferred size.
+* A delay of 0 never waits: with preferred sizes it still sends the best preferred size
+  first (``delay_is_exceeded`` is false when the delay is 0), otherwise everything queued.
+* When no preferred size is configured Triton uses ``max_batch_size`` as the only one
+  (``NormalizeModelConfig`` in ``src/model_config_utils.cc``), so the rules above reduce
+  to "a full batch goes at once; otherwise wait for the oldest request's delay".
+* Triton's per-model batcher forms a batch only when an instance slot is free (the rate
+  limiter's ``PayloadSlotAvailable``); a batch formed while every instance is busy keeps
+  growing until an instance takes it. Asking this policy when an instance is free gives
+  the same batches.
+
+Unlike the seed experiment's design (pitfall 5: ``wait_for(queue.get(), 0)`` gives up even
+with requests queued), a window of 0 means "take everything already queued, up to
+``max_batch_size``, without waiting".
 """
 
 from __future__ import annotations
@@ -91,15 +110,24 @@ class BatchingPolicy:
         """
         if queued <= 0:
             return Decision(0, None, "empty")
-        if queued >= self.max_batch_size:
-            return Decision(self.max_batch_size, None, "full")
-        if self.preferred_batch_sizes:
-            fits = [p for p in self.preferred_batch_sizes if p <= queued]
-            if fits:  # Triton: a preferred size that can be formed goes out at once
-                return Decision(fits[-1], None, "preferred")
-        if self.max_queue_delay_us <= 0:
-            return Decision(queued, None, "no-window")
-        deadline = (oldest_enqueue_s if oldest_enqueue_s is not None else now_s) + self.window_s
-        if now_s >= deadline:
-            return Decision(queued, None, "window-expired")
+        big = self.max_batch_size
+        scan = queued if queued < big else big
+        window_s = self.max_queue_delay_us * 1e-6
+        deadline = (oldest_enqueue_s if oldest_enqueue_s is not None else now_s) + window_s
+        exceeded = window_s > 0 and now_s >= deadline
+        if scan == big and not exceeded:  # max batch is the largest preferred size
+            best = self.preferred_batch_sizes[-1] if self.preferred_batch_sizes else big
+            return Decision(best, None, "full" if best == big else "preferred")
+        if self.preferred_batch_sizes and not exceeded:
+            best = 0
+            for p in self.preferred_batch_sizes:  # ascending: the largest that fits
+                if p > scan:
+                    break
+                best = p
+            if best:  # a preferred size that can be formed goes at once
+                return Decision(best, None, "preferred")
+        if exceeded:  # late: everything scanned, not cut back to a preferred size
+            return Decision(scan, None, "full" if scan == big else "window-expired")
+        if window_s <= 0:  # no delay: what is queued goes now
+            return Decision(scan, None, "no-window")
         return Decision(0, deadline, "waiting")

@@ -1,9 +1,25 @@
 """Latency statistics and stability checks, computed one way everywhere.
 
 Percentiles are given as fractions in ``[0, 1]`` in code (``0.99``) and named ``p99``
-in results; they use linear interpolation between closest ranks (NumPy
-``method="linear"``, Hyndman & Fan 1996 type 7), the same as pyperf and perf_analyzer's
-reports.
+in results. Two methods (:data:`PERCENTILE_METHODS`), recorded with every
+:class:`~trtcheck.results.stats.LatencyStats` as ``percentile_method``:
+
+* ``linear`` (the default): linear interpolation between closest ranks (NumPy
+  ``method="linear"``, Hyndman & Fan 1996 type 7; pyperf and NumPy's default).
+* ``nearest-rank``: the smallest sample with at least a fraction ``q`` of the samples at or
+  below it, ``x[ceil(q * n) - 1]`` of the sorted samples (NumPy ``method="inverted_cdf"``,
+  Hyndman & Fan type 1). trtexec's ``findPercentile`` (samples/common/sampleReporting.cpp:
+  ``x[max(n - 1 - int((1 - q) * n), 0)]``) is this formula; it differs only where its
+  float32 arithmetic rounds ``(1 - q) * n`` across an integer (p99 of exactly 100 samples
+  gives the maximum there, the 99th sample here). perf_analyzer's ``SummarizeLatency``
+  (src/inference_profiler.cc: ``x[size_t(q * (n - 1) + 0.5)]``) takes the sample nearest
+  the linear position, which is the same sample or one rank away.
+
+Nearest-rank never interpolates, so its tail percentiles are at or above linear ones at
+small sample counts (at 50 samples p99 is the maximum). Medians (``median_ms``) are the
+middle sample or the mean of the two middle ones under both methods, as in trtexec's
+``findMedian``. Use ``nearest-rank`` when numbers go next to trtexec's or
+perf_analyzer's; :func:`percentile_method` sets the method for a block of code.
 
 Stability rules follow pyperf's ``check`` (pyperf/_cli.py): a run is flagged when its
 standard deviation is more than 10% of the mean, when the minimum is far below the
@@ -13,8 +29,10 @@ half), a p99 certification check (MLPerf LoadGen early stopping) and an outlier 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -33,43 +51,98 @@ MIN_SAMPLES_WARN = 20
 """pyperf flags fewer than 20 values as too few for a stable mean."""
 
 
-def percentile(samples: Sequence[float] | np.ndarray, q: float) -> float:
-    """Percentile of ``samples`` for a fraction ``q`` in ``[0, 1]`` (linear interpolation).
+PERCENTILE_METHODS = ("linear", "nearest-rank")
+"""The percentile methods trtcheck offers (``--percentile-method``)."""
+
+ANCHOR_PERCENTILE_METHOD = "nearest-rank"
+"""The method of trtexec and perf_analyzer, for numbers put next to theirs."""
+
+_NUMPY_METHOD = {"linear": "linear", "nearest-rank": "inverted_cdf"}
+_METHOD: contextvars.ContextVar[str] = contextvars.ContextVar("trtcheck_percentile_method",
+                                                              default="linear")
+
+
+def current_percentile_method() -> str:
+    """The method :func:`percentile` and :func:`summarize` use when given none."""
+    return _METHOD.get()
+
+
+@contextlib.contextmanager
+def percentile_method(method: str) -> Iterator[None]:
+    """Within the block, :func:`percentile` and :func:`summarize` use ``method`` by default
+    (a context variable: asyncio tasks started inside inherit it).
 
     Raises:
-        ValueError: empty samples or ``q`` outside ``[0, 1]``.
+        ValueError: ``method`` not in :data:`PERCENTILE_METHODS`.
+    """
+    token = _METHOD.set(_check_method(method))
+    try:
+        yield
+    finally:
+        _METHOD.reset(token)
+
+
+def _check_method(method: str | None) -> str:
+    if method is None:
+        return _METHOD.get()
+    if method not in PERCENTILE_METHODS:
+        raise ValueError(f"percentile method must be one of {', '.join(PERCENTILE_METHODS)}, "
+                         f"got {method!r}")
+    return method
+
+
+def percentile(samples: Sequence[float] | np.ndarray, q: float,
+               method: str | None = None) -> float:
+    """Percentile of ``samples`` for a fraction ``q`` in ``[0, 1]``.
+
+    Args:
+        samples: 1-D values.
+        q: fraction in ``[0, 1]``.
+        method: ``"linear"`` or ``"nearest-rank"`` (module docstring); ``None``: the
+            current :func:`percentile_method` (``"linear"`` unless set).
+
+    Raises:
+        ValueError: empty samples, ``q`` outside ``[0, 1]`` or an unknown method.
     """
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"percentile fraction must be in [0, 1], got {q}")
+    method = _check_method(method)
     arr = np.asarray(samples, dtype=np.float64)
     if arr.size == 0:
         raise ValueError("no samples")
-    return float(np.percentile(arr, q * 100.0, method="linear"))
+    return float(np.percentile(arr, q * 100.0, method=_NUMPY_METHOD[method]))
 
 
-def summarize(samples_ms: Sequence[float] | np.ndarray) -> LatencyStats:
+def summarize(samples_ms: Sequence[float] | np.ndarray,
+              method: str | None = None) -> LatencyStats:
     """Summary statistics of a latency sample set in milliseconds.
 
     Args:
         samples_ms: 1-D sequence of at least one latency, in ms.
+        method: percentile method of p25..p99 (``None``: the current
+            :func:`percentile_method`); recorded in ``percentile_method``.
 
     Returns:
-        :class:`LatencyStats`; ``std_ms`` is the sample standard deviation (ddof=1,
-        0 for a single sample); ``cv`` = std / mean (0 when the mean is 0).
+        :class:`LatencyStats`; ``median_ms`` is the middle sample (mean of the two middle
+        ones for an even count) under either method; ``std_ms`` is the sample standard
+        deviation (ddof=1, 0 for a single sample); ``cv`` = std / mean (0 when the mean
+        is 0); ``mad_ms`` is taken around the median.
 
     Raises:
-        ValueError: empty input or non-finite values.
+        ValueError: empty input, non-finite values or an unknown method.
     """
+    method = _check_method(method)
     arr = np.asarray(samples_ms, dtype=np.float64)
     if arr.size == 0:
         raise ValueError("cannot summarize zero samples")
     if not np.all(np.isfinite(arr)):
         raise ValueError("samples contain NaN or infinity")
-    q = np.percentile(arr, [25, 50, 75, 90, 95, 99], method="linear")
+    q = np.percentile(arr, [25, 50, 75, 90, 95, 99], method=_NUMPY_METHOD[method])
     mean = float(arr.mean())
     std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
-    median = float(q[1])
+    median = float(np.median(arr))
     return LatencyStats(
+        percentile_method=method,
         count=int(arr.size),
         mean_ms=mean,
         median_ms=median,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +36,10 @@ from trtcheck.analyze.curve import (
     LinearFit,
     fit_linear,
     make_curve,
-    per_sample_findings,
 )
 from trtcheck.analyze.simulator import (
+    Candidate,
+    ClosedLoop,
     ServiceModel,
     default_grid,
     make_arrivals,
@@ -121,6 +123,16 @@ class AdviseRequest:
         requests: simulated requests per candidate (``None``: automatic).
         seed: random seed (arrivals and spread).
         overheads_source: where the overheads came from, in words.
+        burst_size: a burst of this many requests at once (``serve --load burst:N``)
+            instead of an arrival rate; ``None``: open loop.
+        closed_loop: a closed loop (``serve --load closed:C[:COUNT]``) instead of an
+            arrival rate; ``None``: open loop.
+        what_if: configurations to predict as given, next to the recommendation
+            (:func:`what_if`); empty: none.
+        device: ``"gpu"``, ``"cpu"`` or ``None`` (unknown): where T(b) was measured,
+            for the wording (GPUs vs CPU hosts and processes).
+        replicas: bootstrap replicas of the measurements the choice is rerun on
+            (:mod:`trtcheck.analyze.advise_noise`), >= 0; 0: the nominal choice only.
     """
 
     curve: LatencyCurve
@@ -141,6 +153,121 @@ class AdviseRequest:
     contention_per_arrival_ms: float = 0.0
     request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
+    burst_size: int | None = None
+    closed_loop: ClosedLoop | None = None
+    what_if: list[Candidate] = field(default_factory=list)
+    device: str | None = None
+    replicas: int = 12
+
+    @property
+    def finite_load(self) -> bool:
+        """A burst or a closed loop: a load that drains, with no offered rate."""
+        return self.burst_size is not None or self.closed_loop is not None
+
+    @property
+    def load_label(self) -> str:
+        """The load in ``serve --load`` syntax."""
+        if self.burst_size is not None:
+            return f"burst:{self.burst_size}"
+        if self.closed_loop is not None:
+            return f"closed:{self.closed_loop.clients}:{self.closed_loop.count}"
+        rate = "" if self.rate_per_s is None else f"{self.rate_per_s:g}"
+        return f"open:{rate}:{self.arrival_process}" if rate else self.arrival_process
+
+
+@dataclass
+class SimLoad:
+    """What the simulator is driven with for one request (see :func:`simulation_load`).
+
+    Attributes:
+        arrivals: arrival times (s), shape ``[n]``, or a :class:`ClosedLoop`.
+        rate_per_s: offered rate (req/s) of an open load; ``None`` for a finite one.
+        finite: a burst or closed loop (drains; never refused for capacity).
+        warmup_fraction: share of the first requests left out of the statistics (0 for
+            a finite load: ``serve`` counts every request of a burst).
+    """
+
+    arrivals: np.ndarray | ClosedLoop
+    rate_per_s: float | None
+    finite: bool
+    warmup_fraction: float
+
+    def __len__(self) -> int:
+        return (self.arrivals.count if isinstance(self.arrivals, ClosedLoop)
+                else len(self.arrivals))
+
+    def head(self, n: int) -> np.ndarray | ClosedLoop:
+        """The first ``n`` requests (a shorter screening run)."""
+        if isinstance(self.arrivals, ClosedLoop):
+            return ClosedLoop(self.arrivals.clients, max(2, min(n, self.arrivals.count)))
+        return self.arrivals[:n]
+
+
+MAX_FINITE_REQUESTS = 20_000
+"""Most requests a burst or closed loop may simulate (the advise time bound)."""
+
+CLOSED_LOOP_DEFAULT_REQUESTS = 2000
+"""Requests a closed loop without COUNT simulates (``serve`` sends until its duration
+bound; 2,000 gives a P99 from 20 samples above it)."""
+
+
+def simulation_load(req: AdviseRequest) -> SimLoad:
+    """The arrivals (or closed loop) of an advice request, as :func:`advise` and
+    :func:`what_if` simulate them.
+
+    Raises:
+        InputError: no rate for an open load, a bad rate, an unreadable trace, a burst
+            or closed loop larger than :data:`MAX_FINITE_REQUESTS`.
+    """
+    if req.burst_size is not None or req.closed_loop is not None:
+        n = req.burst_size if req.burst_size is not None else req.closed_loop.count  # type: ignore[union-attr]
+        if n > MAX_FINITE_REQUESTS:
+            raise InputError(f"load {req.load_label} simulates {n:,} requests, more than "
+                             f"{MAX_FINITE_REQUESTS:,}", "give a smaller burst or count")
+        if req.burst_size is not None:
+            if req.burst_size < 2:
+                raise InputError("a burst needs at least 2 requests", "e.g. --load burst:64")
+            return SimLoad(np.zeros(req.burst_size), None, True, 0.0)
+        return SimLoad(req.closed_loop, None, True, 0.0)  # type: ignore[arg-type]
+    if req.arrival_process.startswith("trace:"):
+        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
+        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
+        qf._check_rate(rate)
+        return SimLoad(arrivals, float(rate), False, 0.1)
+    if req.rate_per_s is None:
+        raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
+    qf._check_rate(req.rate_per_s)
+    rate = float(req.rate_per_s)
+    n_req = req.requests or _auto_requests(rate)
+    return SimLoad(make_arrivals(req.arrival_process, rate, n_req, req.seed), rate, False, 0.1)
+
+
+def what_if(req: AdviseRequest, configs: list[Candidate] | None = None,
+            service: ServiceModel | None = None) -> list[SimPrediction]:
+    """Predict exactly the given configurations at the request's load.
+
+    Args:
+        req: the load, T(b) and overheads (as for :func:`advise`).
+        configs: configurations to simulate (default ``req.what_if``).
+        service: the service model to use (default :func:`service_model` of ``req``;
+            a caller with a calibrated model, e.g. a live server's, passes its own).
+
+    Returns:
+        one :class:`SimPrediction` per configuration, in order. A configuration the
+        load cannot carry (offered rate >= its capacity) is returned with
+        ``stable=False`` and its utilisation, never raised.
+
+    Raises:
+        InputError: a bad load (see :func:`simulation_load`) or a configuration out of
+            range (preferred batch size above max batch).
+    """
+    configs = list(req.what_if if configs is None else configs)
+    if not configs:
+        return []
+    load = simulation_load(req)
+    service = service or service_model(req)
+    return sweep(configs, service, load.arrivals, seed=req.seed, rate_per_s=load.rate_per_s,
+                 finite=load.finite, warmup_fraction=load.warmup_fraction)
 
 
 def _kind(p: SimPrediction) -> str:
@@ -167,9 +294,13 @@ def _cfg(p: SimPrediction) -> str:
     return f"window {w:g} ms, max batch {p.max_batch_size}{inst}"
 
 
-def _pred_text(p: SimPrediction) -> str:
+def _pred_text(p: SimPrediction, finite: bool = False) -> str:
     if not p.stable:
         return f"unstable (utilisation {p.utilisation:.2f})"
+    if finite:
+        return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, "
+                f"{p.throughput_queries_per_s or 0:.4g} req/s completed, mean batch "
+                f"{p.mean_batch:.2f}")
     return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, keeps up with "
             f"{p.arrival_rate_per_s:g} req/s at utilisation {p.utilisation:.2f}, "
             f"mean batch {p.mean_batch:.2f}")
@@ -213,6 +344,26 @@ validation the contention measured from one 3-s calibration run of eager PyTorch
 ResNet-18 was 0.40 and 0.54 ms per arrival in two runs, docs/advise.md)."""
 
 
+def _clip0(x_ms: float) -> float:
+    """``x_ms`` with a negative or rounding-error value (below 1 ns) shown as 0."""
+    return x_ms if x_ms > 1e-6 else 0.0
+
+
+def clamped_excess(samples: tuple[float, ...]) -> tuple[float, ...]:
+    """The measured per-execution excess with a negative mean shifted to mean 0.
+
+    A negative mean excess says the serving run's executions were faster than the bench's
+    T(b): an artefact of a disturbed bench or of the fit, not a negative overhead (an
+    execution cannot cost less than the model). The spread of the samples is kept; their
+    mean is clamped at 0 (:func:`advise` notes it)."""
+    if not samples:
+        return ()
+    mean = float(np.mean(samples))
+    if mean >= 0:
+        return tuple(samples)
+    return tuple(float(x) - mean for x in samples)
+
+
 def service_model(req: AdviseRequest) -> ServiceModel:
     """The simulator's service model for an advice request: its curve (a one-point curve
     becomes the best case for batching, T(b) = T(1), so a "no batching" answer is
@@ -233,7 +384,7 @@ def service_model(req: AdviseRequest) -> ServiceModel:
         ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
         timer_slack_us=req.timer_slack_us,
         spread="none" if req.batch_excess_ms else "empirical",
-        batch_excess_ms=tuple(req.batch_excess_ms),
+        batch_excess_ms=clamped_excess(req.batch_excess_ms),
         request_delay_ms=tuple(req.request_delay_ms),
         contention_per_arrival_ms=req.contention_per_arrival_ms)
 
@@ -254,22 +405,20 @@ def advise(req: AdviseRequest) -> Advice:
     curve = req.curve
     fit = fit_linear(curve)
     _validate(req, fit)
+    if req.batch_excess_ms and float(np.mean(req.batch_excess_ms)) < 0:
+        req.notes.append(
+            f"the calibrated per-batch overhead came out negative "
+            f"({float(np.mean(req.batch_excess_ms)):.4g} ms: the serving run's executions "
+            "were faster than the bench's T(b), a fit artefact of a disturbed bench); it is "
+            "clamped to 0 ms, keeping the measured spread")
 
     # arrivals ----------------------------------------------------------------------
-    n_req = req.requests
-    if req.arrival_process.startswith("trace:"):
-        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
-        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
-    else:
-        if req.rate_per_s is None:
-            raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
-        qf._check_rate(req.rate_per_s)
-        rate = float(req.rate_per_s)
-        n_req = n_req or _auto_requests(rate)
-        arrivals = make_arrivals(req.arrival_process, rate, n_req, req.seed)
-    qf._check_rate(rate)
+    load = simulation_load(req)
+    if load.finite:
+        return _advise_finite(req, load, fit, t_start)
+    arrivals = load.arrivals
+    rate = float(load.rate_per_s)  # type: ignore[arg-type]
 
-    single_point = curve.batch_sizes.size == 1
     service = service_model(req)
     sim_curve = service.curve
     max_b = sim_curve.max_batch_measured
@@ -278,7 +427,6 @@ def advise(req: AdviseRequest) -> Advice:
     c_req = c_given + delay_med  # what one request costs outside the model, in all
 
     cap1, cap_b = service.capacity_per_instance_per_s(max_b, rate)
-    t1 = curve.t1_ms
     front_cap = service.ingress_capacity_per_s()
     if rate >= front_cap:
         need = math.ceil(rate / front_cap + 1e-12)
@@ -431,14 +579,85 @@ def advise(req: AdviseRequest) -> Advice:
                 f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
                 "instances are needed", _instances_hint(need))
 
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   gpus_implied, c_req, front_cap, inst_list, t_start)
+
+
+def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
+                   t_start: float) -> Advice:
+    """:func:`advise` for a burst or a closed loop: the instance counts given (default
+    1) are simulated in full; every run drains, so none is refused for capacity; the
+    rules use the rate at which requests reached the queue in the chosen simulation."""
+    service = service_model(req)
+    max_b = service.curve.max_batch_measured
+    inst_list = sorted(set(req.instances or [1]))
+    preds: list[SimPrediction] = []
+    chosen: SimPrediction | None = None
+    feasible_at: list[SimPrediction] = []
+    for n in inst_list:
+        res = sweep(default_grid(max_b, [n]), service, load.arrivals, seed=req.seed,
+                    finite=True, warmup_fraction=0.0)
+        preds.extend(res)
+        feas = [p for p in res if req.slo_p99_ms is None
+                or (p.p99_ms or math.inf) <= req.slo_p99_ms]
+        if feas:
+            feasible_at, chosen = feas, _pick(feas)
+            break
+    if chosen is None:
+        best = min(preds, key=lambda p: p.p99_ms or math.inf)
+        raise InputError(
+            f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms under load "
+            f"{req.load_label} (instances searched: {int_ranges(inst_list)}); the best "
+            f"reached is P99 {_fmt_ms(best.p99_ms)} with {_cfg(best)}",
+            "loosen --slo-p99-ms or allow more instances (--instances)")
+    rate = chosen.arrival_rate_per_s
+    if not math.isfinite(rate):  # an instant burst without a serial front
+        rate = chosen.throughput_queries_per_s or 1.0
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b, None)
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   qf.instances_needed(rate, cap1), _c_req(req),
+                   service.ingress_capacity_per_s(), inst_list, t_start)
+
+
+def _c_req(req: AdviseRequest) -> float:
+    """What one request costs outside the model in all (given + median measured), ms."""
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    return req.per_request_overhead_ms + delay_med
+
+
+def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
+            service: ServiceModel, chosen: SimPrediction, feasible_at: list[SimPrediction],
+            preds: list[SimPrediction], cap1: float, cap_b: int, gpus_implied: int,
+            c_req: float, front_cap: float, inst_list: list[int],
+            t_start: float) -> Advice:
+    """The noise check, runner-up, formulas, decision path, summary and record of a
+    chosen configuration (shared by the open and the finite loads)."""
+    from trtcheck.analyze.advise_noise import stabilise
+
+    curve = req.curve
+    single_point = curve.batch_sizes.size == 1
+    stability = None
+    if req.replicas > 0 and len(feasible_at) > 1:
+        def feasible(p: SimPrediction) -> bool:
+            if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
+                return False
+            return req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms
+
+        chosen, stability = stabilise(req, service_model, load, feasible_at, chosen,
+                                      feasible, req.replicas)
+        if load.finite:  # the rules use the rate the recommended run reached the queue at
+            rate = chosen.arrival_rate_per_s
+            if not math.isfinite(rate):
+                rate = chosen.throughput_queries_per_s or rate
     runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
-    formulas = _formulas(rate, curve, fit, service, chosen, cap1, cap_b, gpus_implied,
+    eff = _effective_service(req, service, fit, rate, chosen)
+    formulas = _formulas(rate, curve, eff, service, chosen, cap1, cap_b, gpus_implied,
                          c_req, req.max_utilisation)
-    path = _path(req, rate, curve, fit, formulas, chosen, runner, cap1, cap_b, gpus_implied,
-                 single_point, front_cap, c_req)
+    path = _path(req, load, rate, curve, eff, formulas, chosen, runner, cap1, cap_b,
+                 gpus_implied, single_point, c_req, stability)
     kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
-    summary = _summary(kind, chosen, formulas, rate, c_req, t1)
-    if chosen.utilisation > req.max_utilisation + 1e-12:
+    summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
+    if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
         need = qf.instances_needed(rate, cap1, req.max_utilisation)
         summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
                     f"{chosen.instances} instance(s): {need} keep it below.")
@@ -451,18 +670,22 @@ def advise(req: AdviseRequest) -> Advice:
         req.notes.append(
             f"the measured executions have a heavy tail: at batch 1 their mean is {tail:.2g}x "
             f"the median T(1) = {curve.t1_ms:.3g} ms (a busy or unstable machine); capacity, "
-            "utilisation and the simulation use that spread, the formulas the median; "
-            "re-measure on a quiet machine if serving will not see it")
-    notes = list(fit.notes) + list(curve.notes) + per_sample_findings(curve) + req.notes
+            "utilisation, the rules and the simulation all use that mean; re-measure on a "
+            "quiet machine if serving will not see it")
+    notes = (list(fit.notes) + list(curve.notes)
+             + _per_request_findings(service, None if load.finite else rate, curve)
+             + req.notes)
     return Advice(
         inputs=AdviceInputs(
             arrival_rate_per_s=rate, arrival_process=req.arrival_process,
             slo_p99_ms=req.slo_p99_ms, per_request_overhead_ms=c_req,
-            per_batch_overhead_ms=req.per_batch_overhead_ms + service.mean_batch_excess_ms,
+            per_batch_overhead_ms=_clip0(req.per_batch_overhead_ms
+                                         + service.mean_batch_excess_ms),
             per_item_overhead_ms=req.per_item_overhead_ms,
             ingress_per_request_us=service.ingress_per_request_us,
             timer_slack_us=req.timer_slack_us, instances_searched=inst_list,
-            overheads_source=req.overheads_source),
+            overheads_source=req.overheads_source, load=req.load_label,
+            device=req.device),
         curve=CurveFit(source=curve.source, points_ms={b: t for b, t in curve.points()},
                        tau0_ms=fit.tau0_ms, alpha_ms_per_sample=fit.alpha_ms_per_sample,
                        r2=None if math.isnan(fit.r2) else fit.r2,
@@ -470,10 +693,95 @@ def advise(req: AdviseRequest) -> Advice:
         formulas=formulas, path=path,
         recommendation=Recommendation(kind=kind, summary=summary, prediction=chosen,
                                       runner_up=runner,
-                                      runner_up_kind=_kind(runner) if runner else None),
+                                      runner_up_kind=_kind(runner) if runner else None,
+                                      stability=stability),
         candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
-        simulated_requests=int(len(arrivals)),
+        simulated_requests=int(len(load)),
+        what_if=what_if(req, service=service),
         sweep_seconds=time.perf_counter() - t_start)
+
+
+def _per_request_findings(service: ServiceModel, rate: float | None,
+                          curve: LatencyCurve) -> list[str]:
+    """Where the simulated execution time per request S(b)/b rises with b (batching past
+    that size costs more), at the curve's measured batch sizes: the same times the
+    simulation and the decision path use (with no overheads, S(b) = T(b))."""
+    from trtcheck.analyze.curve import PER_SAMPLE_RISE_TOLERANCE
+
+    bs = [int(b) for b in curve.batch_sizes]
+    per = [service.batch_time_ms(b, rate) / b for b in bs]
+    name = "T(b)/b" if all(abs(service.batch_time_ms(b, rate) - float(curve.t_ms(b)))
+                           < 1e-9 for b in bs) else \
+        "S(b)/b (simulated execution time per request, overheads included)"
+    out = []
+    for i in range(1, len(bs)):
+        if per[i] > per[i - 1] * (1 + PER_SAMPLE_RISE_TOLERANCE):
+            out.append(f"{name} rises from {per[i - 1]:.4g} ms at b={bs[i - 1]} to "
+                       f"{per[i]:.4g} ms at b={bs[i]}: batches above {bs[i - 1]} give no "
+                       "throughput")
+    return out
+
+
+@dataclass(frozen=True)
+class EffectiveService:
+    """The instance time per execution that the simulation uses, as the rules see it.
+
+    Attributes:
+        s1_ms: mean instance time of a batch of 1, ms (``ServiceModel.batch_time_ms``:
+            T(1) x mean spread factor + per-batch and per-item overheads + mean measured
+            excess, stretched by contention at the rate).
+        tau0_ms, alpha_ms_per_sample: least-squares line through that time at the
+            curve's measured batch sizes (the fixed and per-sample cost per execution).
+        per_batch_ms: ``s1_ms - T(1)``: what an execution costs beyond the bench's T(1).
+        parts: how ``s1_ms`` is made up, in words (for the decision path).
+    """
+
+    s1_ms: float
+    tau0_ms: float
+    alpha_ms_per_sample: float
+    per_batch_ms: float
+    parts: str
+
+
+def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit,
+                       rate: float, chosen: SimPrediction) -> EffectiveService:
+    """:class:`EffectiveService` of the simulation's service model at ``rate``: the rules
+    of the decision path use the same execution times the simulation used."""
+    r = None if req.finite_load else rate
+    bs = [int(b) for b in service.curve.batch_sizes]
+    if len(bs) < 2:
+        bs = [1, 8]
+    ts = [service.batch_time_ms(b, r) for b in bs]
+    s1 = service.batch_time_ms(1, r)
+    if len(set(bs)) >= 2:
+        alpha, tau0 = np.polyfit(np.asarray(bs, dtype=np.float64), np.asarray(ts), 1)
+    else:
+        alpha, tau0 = 0.0, s1
+    alpha = max(float(alpha), 0.0)
+    tau0 = min(max(float(tau0), 0.0), s1)
+    t1 = req.curve.t1_ms
+    bits = [f"T(1) {t1:.3g} ms"]
+    spread = float(service.mean_spread_factors(np.array([1]))[0])
+    if abs(spread - 1.0) > 0.02:
+        bits.append(f"x {spread:.2f} (mean over median of the measured spread)")
+    ob = req.per_batch_overhead_ms + service.mean_batch_excess_ms
+    if ob > 0:
+        src = ("given" if req.batch_excess_ms == () else
+               "calibrated from the serving run" if req.per_batch_overhead_ms == 0 else
+               "given plus calibrated")
+        bits.append(f"+ per-batch overhead {ob:.3g} ms ({src})")
+    if req.per_item_overhead_ms > 0:
+        bits.append(f"+ per-item overhead {req.per_item_overhead_ms:.3g} ms")
+    stretch = service.contention_stretch(r)
+    if stretch > 1.0:
+        bits.append(f"x {stretch:.2f} (interpreter-lock contention at {rate:g} req/s)")
+    parts = " ".join(bits)
+    if len(bits) > 1:
+        parts = f"S(1) = {parts} = {s1:.3g} ms"
+    else:
+        parts = f"S(1) = T(1) = {s1:.3g} ms (no per-batch overhead)"
+    return EffectiveService(s1_ms=s1, tau0_ms=tau0, alpha_ms_per_sample=alpha,
+                            per_batch_ms=max(0.0, s1 - t1), parts=parts)
 
 
 def _pick(feas: list[SimPrediction]) -> SimPrediction:
@@ -500,20 +808,22 @@ def _runner_up(chosen: SimPrediction, feasible: list[SimPrediction],
     return min(same_n, key=lambda p: p.utilisation) if same_n else None
 
 
-def _formulas(rate: float, curve: LatencyCurve, fit: LinearFit, service: ServiceModel,
-              chosen: SimPrediction, cap1: float, cap_b: int, gpus: int, c_req: float,
-              max_util: float) -> Formulas:
+def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
+              service: ServiceModel, chosen: SimPrediction, cap1: float, cap_b: int,
+              gpus: int, c_req: float, max_util: float) -> Formulas:
+    """The closed-form numbers, from the simulation's own execution times (``eff``) and
+    the per-instance rate of the recommendation."""
     lam_inst = rate / chosen.instances
     try:
-        nat = qf.natural_batch_no_wait(lam_inst, fit.tau0_ms, fit.alpha_ms_per_sample)
+        nat = qf.natural_batch_no_wait(lam_inst, eff.tau0_ms, eff.alpha_ms_per_sample)
     except InputError:
         nat = None
     w_ms = chosen.window_us / 1000.0
     return Formulas(
-        queue_formation_ratio=qf.queue_formation_ratio(curve.t1_ms, rate),
-        waiting_pays_index=qf.waiting_pays_index(lam_inst, fit.tau0_ms),
+        queue_formation_ratio=lam_inst * eff.s1_ms / 1000.0,
+        waiting_pays_index=qf.waiting_pays_index(lam_inst, eff.tau0_ms),
         break_even_window_ms_at_max_batch=qf.max_paying_window_ms(
-            chosen.max_batch_size, fit.tau0_ms),
+            chosen.max_batch_size, eff.tau0_ms),
         single_request_batch_share_at_window=(qf.single_request_batch_share(lam_inst, w_ms)
                                               if w_ms > 0 else None),
         natural_batch_no_wait=nat,
@@ -521,19 +831,45 @@ def _formulas(rate: float, curve: LatencyCurve, fit: LinearFit, service: Service
             rate, lambda b: service.batch_time_ms(b, rate), service.curve.max_batch_measured),
         capacity_per_instance_per_s=cap1, capacity_batch_size=cap_b,
         instances_needed_min=qf.instances_needed(rate, cap1, max_util),
-        serving_overhead_to_inference_ratio=c_req / curve.t1_ms)
+        serving_overhead_to_inference_ratio=c_req / curve.t1_ms,
+        per_instance_rate_per_s=lam_inst, s1_ms=eff.s1_ms, s_tau0_ms=eff.tau0_ms)
 
 
-def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
-          f: Formulas, chosen: SimPrediction, runner: SimPrediction | None, cap1: float,
-          cap_b: int, gpus: int, single_point: bool, front_cap: float,
-          c_req: float) -> list[DecisionNode]:
-    """The decision path; ``c_req``: per-request overhead in all (given + measured), ms."""
+def _unit_words(device: str | None) -> tuple[str, str]:
+    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun)."""
+    if device == "cpu":
+        return "processes on CPU hosts", "ONNX Runtime sessions (or intra-op threads) per host"
+    if device == "gpu":
+        return "GPUs", "execution contexts per GPU (Triton instance_group count)"
+    return "GPUs or processes", "execution contexts (GPU) or sessions (CPU) per device"
+
+
+def _load_words(req: AdviseRequest, rate: float) -> str:
+    if req.burst_size is not None:
+        how = ("through the serial front" if req.serial_overhead and req.per_request_overhead_ms
+               else "as fast as the recommended run served them")
+        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.4g} req/s ({how})"
+    if req.closed_loop is not None:
+        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.4g} "
+                "req/s (the recommended run's throughput)")
+    return f"{rate:g} req/s"
+
+
+def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
+          eff: EffectiveService, f: Formulas, chosen: SimPrediction,
+          runner: SimPrediction | None, cap1: float, cap_b: int, gpus: int,
+          single_point: bool, c_req: float, stability: Any) -> list[DecisionNode]:
+    """The decision path. Every step uses the rate, T(b) and overheads the simulation
+    used (``eff``: the simulated execution time) and says which; ``c_req``: per-request
+    overhead in all (given + measured), ms."""
     t1 = curve.t1_ms
+    s1 = eff.s1_ms
+    units, contexts = _unit_words(req.device)
     measured = c_req > req.per_request_overhead_ms
     c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
              else "given plus measured" if measured else "given")
     nodes: list[DecisionNode] = []
+    lw = _load_words(req, rate)
     # step 1: thin the HTTP layer
     ratio = f.serving_overhead_to_inference_ratio
     if c_req <= 0:
@@ -546,13 +882,16 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
     else:
         yes = ratio >= OVERHEAD_DOMINATES_RATIO
         serial_cap = 1000.0 / c_req
-        concl = (f"the serving layer costs {c_req:.3g} ms per request ({c_src}), "
-                 f"{ratio:.3g}x T(1) = "
+        concl = (f"the serving layer costs {c_req:.3g} ms per request ({c_src}"
+                 f"{', serial' if req.serial_overhead else ''}), {ratio:.3g}x T(1) = "
                  f"{t1:.3g} ms: " + ("thin the HTTP layer first (binary payloads, keep-alive, "
                                      "pre-warmed connections); no batching setting recovers "
                                      "this" if yes else "the model dominates; the HTTP layer "
                                      "is not the first thing to fix"))
-        if yes and not req.serial_overhead:
+        if req.serial_overhead:
+            concl += (f". On one thread (as given) it caps a serving process at "
+                      f"{serial_cap:.0f} req/s, and the simulation queues requests there")
+        elif yes and not req.finite_load:
             procs = math.ceil(rate / serial_cap - 1e-12)
             concl += (f". If this overhead runs on one thread (a single Python process) it "
                       f"caps that process at {serial_cap:.0f} req/s"
@@ -572,53 +911,61 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
                         f"{c_req:.3g} ms per request is what a Python layer costs"
                         if yes else f"{c_req:.3g} ms per request is already below a Python "
                         "layer's cost")))
-    # step 3: more execution contexts
-    rho1 = f.queue_formation_ratio
-    yes = rho1 >= req.max_utilisation
+    # step 3: more execution contexts (all of the load on one context at batch 1)
+    rho_all = rate * s1 / 1000.0
+    yes = rho_all >= req.max_utilisation
     nodes.append(DecisionNode(
         step="execution-contexts", question="Does one execution context at batch 1 fall "
-        f"short of the load (lambda x T(1) >= {req.max_utilisation:g})?", value=rho1,
-        threshold=req.max_utilisation, answer="yes" if yes else "no",
-        conclusion=(f"{rate:g} req/s x {t1:.3g} ms = {rho1:.2f}: one context serving one "
-                    f"request at a time cannot keep up; try up to {CONTEXTS_KNEE} contexts per "
-                    "GPU (the seed's knee; Triton instance_group count) - their overlap is "
-                    "not in the single-stream curve, so measure it - and batch"
-                    if yes else f"{rate:g} req/s x {t1:.3g} ms = {rho1:.3f}: one context is "
-                    f"busy {rho1:.1%} of the time at batch 1; more contexts add nothing")))
-    # step 4: batching
+        f"short of the load (lambda x S(1) >= {req.max_utilisation:g}, S(1) the simulated "
+        "execution time)?", value=rho_all, threshold=req.max_utilisation,
+        answer="yes" if yes else "no",
+        conclusion=(f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
+                    f"serving one request at a time cannot keep up; try up to {CONTEXTS_KNEE} "
+                    f"{contexts} (the seed's knee) - their overlap is not in the "
+                    "single-stream curve, so measure it - and batch"
+                    if yes else f"{lw} x S(1) {s1:.3g} ms = {rho_all:.3f} ({eff.parts}): one "
+                    f"context is busy {rho_all:.1%} of the time at batch 1; more contexts "
+                    "add nothing")))
+    # step 4: batching, per instance of the recommendation
+    n = chosen.instances
+    lam_inst = f.per_instance_rate_per_s or rate / n
+    rho1 = f.queue_formation_ratio
+    per = (f"{lam_inst:.4g} req/s per instance ({n} instances)" if n > 1
+           else f"{lam_inst:.4g} req/s")
     if rho1 >= 1.0:
-        q_concl = (f"{rho1:.3g} >= 1: requests arrive at least as fast as one executes; "
-                   "batches form from the backlog without any window")
+        q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} >= 1: requests arrive at least as "
+                   "fast as one executes; a queue forms by itself and batches form from it "
+                   "without any window")
     else:
         lq = rho1 * rho1 / (2.0 * (1.0 - rho1))  # M/D/1 mean queue (Pollaczek-Khinchine)
-        q_concl = (f"{rho1:.3g} < 1: at batch 1 about {lq:.2g} requests wait on average "
-                   "(M/D/1, Pollaczek-Khinchine); "
-                   + ("batches form only from that short queue" if lq < 1 else
-                      "a queue forms often, and batches form from it without a window"))
+        q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} < 1: no queue forms by itself; "
+                   f"at batch 1 about {lq:.2g} requests wait on average (M/D/1, "
+                   "Pollaczek-Khinchine), " + ("so the queue is mostly empty and batches "
+                                               "would mostly be single requests" if lq < 1
+                                               else "so a short queue is often there to "
+                                               "batch from without a window"))
     nodes.append(DecisionNode(
         step="batching", question="Does a queue form by itself (queue-formation ratio "
-        "t_infer / t_gap = lambda x T(1) >= 1)?", value=rho1, threshold=1.0,
+        "lambda x S(1) >= 1, per instance)?", value=rho1, threshold=1.0,
         answer="yes" if rho1 >= 1 else "no", conclusion=q_concl))
     lam_tau = f.waiting_pays_index
-    lam_inst = rate / chosen.instances
     w_probe_ms = 1.0
     b_probe = qf.expected_window_batch(lam_inst, w_probe_ms, max(curve.max_batch_measured, 2))
-    be = qf.break_even_seed(b_probe, t1, w_probe_ms, req.per_batch_overhead_ms)
+    be = qf.break_even_seed(b_probe, t1, w_probe_ms, eff.per_batch_ms)
     nodes.append(DecisionNode(
         step="batching", question="Does waiting for a batch pay (sharp break-even: "
-        "lambda x tau0 > 1, from b x T(1) > W + T(b))?", value=lam_tau, threshold=1.0,
-        answer="yes" if lam_tau > 1 else "no",
-        conclusion=(f"{lam_inst:.4g} req/s per instance x tau0 {fit.tau0_ms:.3g} ms = "
-                    f"{lam_tau:.3g}: " + (
-                        "a window fills fast enough to save more fixed cost than it waits"
-                        if lam_tau > 1 else
-                        "by this estimate a window waits longer than it saves" + (
-                            f"; seed rule at a 1 ms window: batch {b_probe:.2f} x "
-                            f"{t1:.3g} ms = {be.saved_ms:.3g} ms vs {be.added_ms:.3g} ms "
-                            f"window and per-batch overhead (cost/gain {be.ratio:.2g})"
-                            if b_probe >= 1.5 else
-                            f"; a 1 ms window would collect {b_probe:.2f} requests on "
-                            "average: nearly every batch would be a single request")))))
+        "lambda x tau0 > 1, tau0 the fixed cost of one simulated execution)?", value=lam_tau,
+        threshold=1.0, answer="yes" if lam_tau > 1 else "no",
+        conclusion=(f"{per} x tau0 {eff.tau0_ms:.3g} ms = {lam_tau:.3g}: " + (
+            "a window fills fast enough to save more fixed cost than it waits"
+            if lam_tau > 1 else
+            "by this estimate a window waits longer than it saves" + (
+                f"; seed rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
+                f"{be.saved_ms:.3g} ms saved vs {be.added_ms:.3g} ms added (window + "
+                f"per-batch overhead {eff.per_batch_ms:.3g} ms; cost/gain {be.ratio:.2g})"
+                if b_probe >= 1.5 else
+                f"; a 1 ms window would collect {b_probe:.2f} requests on average: nearly "
+                "every batch would be a single request")))))
     if single_point:
         nodes.append(DecisionNode(
             step="batching", question="Is T(b) known beyond one batch size?", value=1.0,
@@ -627,34 +974,93 @@ def _path(req: AdviseRequest, rate: float, curve: LatencyCurve, fit: LinearFit,
             "(the best case for batching), so a 'no batching' answer is conclusive and a "
             "'batch' answer needs a measured curve"))
     kind = _kind(chosen)
-    rtxt = (f"; runner-up {_cfg(runner)}: {_pred_text(runner)}" if runner else "")
-    override = ""
-    if kind == "window" and lam_tau <= 1:
-        override = ("; the simulation (queueing, the measured spread and overheads) "
-                    "finds this window better than the break-even estimate above says")
-    elif kind == "no-batching" and lam_tau > 1:
-        override = ("; the simulation finds no batching setting better, although the "
-                    "break-even estimate above says a window pays")
+    undecided = stability is not None and stability.status == "cannot-tell"
+    if undecided:
+        alts = "; ".join(f"{_cfg_short(c)} in {c.share:.0%}" for c in stability.choices[:3])
+        concl = (f"cannot tell: over {stability.replicas} bootstrap replicas of the "
+                 f"measurements the choice was {alts} of them; the simulated latency moves "
+                 "with the noise, so no number is given; re-measure "
+                 + "; ".join(stability.remeasure))
+    else:
+        concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
+        if stability is not None:
+            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} bootstrap "
+                      "replicas of the measurements; chosen outright in "
+                      f"{stability.chosen_share:.0%})")
+        if runner is not None:
+            concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
+            concl += _tie_break_text(chosen, runner)
+        if kind == "window" and lam_tau <= 1:
+            concl += ("; the simulation (queueing with the measured spread) finds this window "
+                      "better by more than the noise, although the break-even estimate above "
+                      "says a window does not pay on average")
+        elif kind == "no-batching" and lam_tau > 1:
+            concl += ("; the simulation finds no batching setting better by more than the "
+                      "noise, although the break-even estimate above says a window pays")
     nodes.append(DecisionNode(
         step="batching", question="Which batching configuration gives the lowest simulated "
-        "P99 at the fewest instances?", value=chosen.p99_ms, threshold=req.slo_p99_ms,
-        answer=kind, conclusion=f"{_cfg(chosen)}: {_pred_text(chosen)}{rtxt}{override}"))
+        "P99 at the fewest instances, beyond the noise?", value=None if undecided
+        else chosen.p99_ms, threshold=req.slo_p99_ms,
+        answer="cannot-tell" if undecided else kind, conclusion=concl))
     # step 5: scale out
     yes = chosen.instances > 1
+    if req.finite_load:
+        s_concl = (f"the instance count is as given ({chosen.instances}); a {req.load_label} "
+                   "load drains whatever the count, more instances only shorten it")
+        nodes.append(DecisionNode(step="scale-out", question="How many instances?",
+                                  value=float(chosen.instances), threshold=None,
+                                  answer="given", conclusion=s_concl))
+        return nodes
     nodes.append(DecisionNode(
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
         value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
-        conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, "
-                    f"T = {float(curve.t_ms(cap_b)):.3g} ms); {rate:g} req/s needs at least "
-                    f"{gpus} instance{'s' if gpus != 1 else ''} with this curve each (one GPU "
-                    f"each: {gpus} GPU{'s' if gpus != 1 else ''}), " + _headroom_text(
+        conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, simulated "
+                    f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
+                    f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
+                    f"({gpus} {units} with this curve each), " + _headroom_text(
                         req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
                     f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)"
                     + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
                        f", above the {req.max_utilisation:.0%} utilisation target"))))
     return nodes
+
+
+def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
+    """The simulated mean execution time of a batch of ``b`` on the rules' line, ms."""
+    return eff.tau0_ms + eff.alpha_ms_per_sample * b if curve.batch_sizes.size > 1 \
+        else eff.s1_ms
+
+
+def _cfg_short(c: Any) -> str:
+    if c.max_batch_size == 1:
+        return "no batching"
+    w = c.window_us / 1000.0
+    inst = f" x{c.instances}" if c.instances != 1 else ""
+    return (f"window {w:g} ms, max batch {c.max_batch_size}{inst}" if w > 0
+            else f"max batch {c.max_batch_size} without waiting{inst}")
+
+
+def _material() -> float:
+    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+
+    return MATERIAL_GAIN
+
+
+def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
+    """Why the recommendation is kept when the runner-up reads better on a number."""
+    better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
+                                      ("P99", runner.p99_ms, chosen.p99_ms))
+              if a is not None and b is not None and a < b]
+    if not better:
+        return ""
+    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+
+    verb = "are" if len(better) > 1 else "is"
+    return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "
+            f"complex configuration must lower P99 by more than {MATERIAL_GAIN:.0%} in most "
+            "replicas), so the simpler one is recommended")
 
 
 HEAVY_TAIL_FACTOR = 1.5
@@ -686,26 +1092,47 @@ def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
             f"{req.max_utilisation:g} target: {need} instances keep it below")
 
 
-def _summary(kind: str, chosen: SimPrediction, f: Formulas, rate: float, c_req: float,
-             t1: float) -> str:
-    pred = _pred_text(chosen)
+def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction,
+             f: Formulas, eff: EffectiveService, c_req: float, stability: Any) -> str:
+    """The headline: the configuration, why (from the same numbers as the path), the
+    prediction, and how stable the choice is; "Cannot tell" (no numbers) when the
+    replicas do not decide."""
+    t1 = req.curve.t1_ms
+    if stability is not None and stability.status == "cannot-tell":
+        alts = ", ".join(f"{_cfg_short(c)} ({c.share:.0%})" for c in stability.choices[:3])
+        return (f"Cannot tell: the measurements are too noisy to decide; bootstrap replicas "
+                f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
+                f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
+    pred = _pred_text(chosen, load.finite)
+    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
+            f"the measurements (as good as each replica's own choice, within "
+            f"{_material():.0%} on P99)."
+            if stability is not None else "")
     if kind == "no-batching":
-        why = (f"batching does not pay: lambda x T(1) = {f.queue_formation_ratio:.3g} "
-               f"(no queue forms) and lambda x tau0 = {f.waiting_pays_index:.3g} < 1 "
-               "(a window costs more than it saves)")
+        reasons = []
+        if f.queue_formation_ratio < 1:
+            reasons.append(f"lambda x S(1) = {f.queue_formation_ratio:.3g} < 1 (no queue forms "
+                           "by itself)")
+        else:
+            reasons.append(f"lambda x S(1) = {f.queue_formation_ratio:.3g} (a queue forms) but "
+                           "batches do not lower the simulated P99 beyond the noise")
+        if f.waiting_pays_index <= 1:
+            reasons.append(f"lambda x tau0 = {f.waiting_pays_index:.3g} <= 1 (a window costs "
+                           "more than it saves)")
+        why = "batching does not pay: " + " and ".join(reasons)
         if c_req > t1:
             why += (f"; the {c_req:.3g} ms per-request serving overhead is "
                     f"{c_req / t1:.0f}x the {t1:.3g} ms inference, fix that first")
-        return f"No batching: {why}. Predicted: {pred}."
+        return f"No batching: {why}. Predicted: {pred}.{stab}"
     if kind == "batch-without-waiting":
         return (f"Batch without waiting (window 0, max batch {chosen.max_batch_size}): "
-                f"batches form from the backlog only. Predicted: {pred}.")
+                f"batches form from the backlog only. Predicted: {pred}.{stab}")
     if kind == "window":
         return (f"Window {chosen.window_us / 1000:g} ms with max batch "
-                f"{chosen.max_batch_size}. Predicted: {pred}.")
+                f"{chosen.max_batch_size}. Predicted: {pred}.{stab}")
     return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
             f"serves at most {f.capacity_per_instance_per_s:.0f} req/s (batch "
-            f"{f.capacity_batch_size}). Predicted: {pred}.")
+            f"{f.capacity_batch_size}). Predicted: {pred}.{stab}")
 
 
 def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:
@@ -747,3 +1174,4 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             "(seed pitfall 5)",
             remedy="drain the queue up to max batch without awaiting, then wait"))
     return out
+

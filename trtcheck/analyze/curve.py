@@ -253,7 +253,7 @@ def check_monotone(points: Iterable[tuple[int, float]], *, source: str,
                          f"batch's {prev:.4g} ms" + (
                              " (timing noise)" if dip <= UNSTABLE_DIP else
                              ": more than timing noise; re-measure on a quiet machine, "
-                             "pinned (taskset), with the GPU warm"))
+                             "pinned (taskset), after a warm-up"))
     return notes
 
 
@@ -297,20 +297,22 @@ def parse_curve_text(text: str) -> LatencyCurve:
     return make_curve(pts, source="--latency-curve")
 
 
-def curve_from_bench(run: object) -> LatencyCurve:
+def curve_from_bench(run: object, noise_tolerance: float | None = None) -> LatencyCurve:
     """T(b) from a :class:`trtcheck.results.BenchRun`: median and raw samples per batch.
 
-    Dips up to :data:`MONOTONE_NOISE_TOLERANCE` are flattened (and noted).
+    Dips up to ``noise_tolerance`` (default :data:`MONOTONE_NOISE_TOLERANCE`) are
+    flattened by the weighted isotonic regression (and noted); 1.0 accepts any dip.
 
     Raises:
-        InputError: the run has no batches.
+        InputError: the run has no batches, or a dip beyond ``noise_tolerance``.
     """
     batches = getattr(run, "batches", [])
     label = getattr(run, "label", "?")
     pts = [(int(b.batch_size), float(b.stats.median_ms)) for b in batches]
     samples = {int(b.batch_size): b.samples_ms for b in batches}
     return make_curve(pts, source=f"bench run {label!r}", samples_ms=samples,
-                      noise_tolerance=MONOTONE_NOISE_TOLERANCE)
+                      noise_tolerance=(MONOTONE_NOISE_TOLERANCE if noise_tolerance is None
+                                       else noise_tolerance))
 
 
 def fit_linear(curve: LatencyCurve) -> LinearFit:

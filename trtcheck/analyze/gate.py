@@ -19,6 +19,9 @@ Policy format (all keys optional except at least one rule)::
       on_uncertified: fail      # warn | fail   (percentile budget met but not certifiable)
       on_missing: fail          # warn | fail   (metric absent from the results file)
       environment_mismatch: warn   # ignore | warn | fail (fail: exit 3)
+      on_invalid_run: fail      # warn | fail   (a measurement marked invalid, see below)
+      cross_device: fail        # fail | warn | allow  (baseline from another GPU model or
+                                #                       compute capability)
     budgets:                    # absolute limits
       - bench.batch[8].p99_ms <= 5 ms
       - bench.batch[8].throughput_samples_per_s >= 1500 samples/s
@@ -33,8 +36,16 @@ Policy format (all keys optional except at least one rule)::
 Verdicts per check: ``pass``, ``fail``, ``inconclusive`` (interval straddles the limit),
 ``not-certified`` (percentile budget met by the point estimate but too few samples, or
 too many over the bound, to certify it), ``missing`` (path valid but absent from the
-file). The policy maps inconclusive / not-certified / missing to a gate outcome ``warn``
-(exit 0) or ``fail`` (exit 1).
+file), ``invalid`` (the measurement behind the value carries an error validity mark:
+generator-limited, implausibly fast, interrupted), ``not-comparable`` (baseline from
+another GPU model or compute capability). The policy maps inconclusive / not-certified /
+missing / invalid / not-comparable to a gate outcome ``warn`` (exit 0) or ``fail``
+(exit 1).
+
+Validity marks (``validity`` lists of bench batch results and serve configurations):
+a value that meets its budget or baseline limit is still not a pass when the record it
+comes from is marked: an ``error`` mark gives ``invalid`` (``on_invalid_run``, default
+fail), a ``warning`` mark (unstable) gives ``inconclusive`` (``on_inconclusive``).
 """
 
 from __future__ import annotations
@@ -62,7 +73,8 @@ POLICY_VERSION = 1
 
 TOP_KEYS = ("version", "settings", "budgets", "baseline")
 SETTING_KEYS = ("confidence", "certify_confidence", "resamples", "seed", "run_to_run_cv",
-                "on_inconclusive", "on_uncertified", "on_missing", "environment_mismatch")
+                "on_inconclusive", "on_uncertified", "on_missing", "environment_mismatch",
+                "on_invalid_run", "cross_device")
 BUDGET_KEYS = ("metric", "max", "min", "equals", "not_equals", "name", "on_uncertified",
                "on_missing")
 BASELINE_KEYS = ("metric", "max_regression", "direction", "name", "on_inconclusive",
@@ -121,6 +133,8 @@ class Settings:
     on_uncertified: str = "fail"
     on_missing: str = "fail"
     environment_mismatch: str = "warn"
+    on_invalid_run: str = "fail"
+    cross_device: str = "fail"
 
 
 @dataclass(frozen=True)
@@ -497,6 +511,8 @@ def _build(doc: _Doc, root: Any, source: str, errs: _Errors) -> Policy | None:
                     kw[key] = _int(doc, vn, key, 0, 2**63 - 1)
                 elif key == "environment_mismatch":
                     kw[key] = _choice(doc, vn, key, ("ignore", "warn", "fail"))
+                elif key == "cross_device":
+                    kw[key] = _choice(doc, vn, key, ("allow", "warn", "fail"))
                 else:
                     kw[key] = _choice(doc, vn, key, ("warn", "fail"))
             except _PolicyError as exc:
@@ -871,7 +887,15 @@ def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any
         return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
                      message=str(exc))
     nums = [m for m in members if isinstance(m.value, (int, float))
-            and not isinstance(m.value, bool) and not math.isnan(m.value)]
+            and not isinstance(m.value, bool)]
+    undefined = [m for m in nums if math.isnan(m.value)]
+    if undefined:
+        # a NaN metric (e.g. the cosine of outputs holding NaN/Inf) meets no bound: the
+        # reduction must not skip it and pass on the other members
+        return Check(**base, metric=text, verdict="fail", outcome="fail", value=_plain(math.nan),
+                     element=undefined[0].path,
+                     message=f"{text}: {undefined[0].path} is NaN (undefined), which meets no "
+                             f"budget ({rule.bound_text})")
     if not nums:
         return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
                      message=f"{text}: no values to reduce")
@@ -1121,6 +1145,73 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
                  ratio=ratio, ratio_low=low, ratio_high=high, confidence=conf, message=msg)
 
 
+def validity_marks(path: M.MetricPath, results: Any) -> list[tuple[str, Any]]:
+    """The validity marks (``(record path, Finding)``) of every record a metric path goes
+    through: each shorter prefix of the path is resolved, and the ``validity`` list of
+    each record reached is collected (bench batch results, serve configurations)."""
+    out: list[tuple[str, Any]] = []
+    for k in range(1, len(path.segments)):
+        sub = replace(path, segments=path.segments[:k], func=None)
+        try:
+            vals = M.resolve(sub, results)
+        except (M.MetricMissing, M.MetricPathError):
+            continue
+        for v in vals:
+            for f in getattr(v.value, "validity", None) or []:
+                out.append((v.path, f))
+    return out
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+def _apply_validity(check: Check, marks: list[tuple[str, Any]], st: Settings,
+                    on_inconclusive: str, aggregate: bool = False) -> Check:
+    """Refuse a pass on a marked measurement: ``invalid`` for an error mark (also over a
+    ``not-certified``/``inconclusive`` verdict, which a warn policy would let through),
+    ``inconclusive`` for a warning mark on a pass; ``fail`` and the rest stay. A ``min``/``max``/``sum``
+    rests on every member, so any member's mark counts."""
+    if check.verdict not in ("pass", "not-certified", "inconclusive") or not marks:
+        return check
+    where = [check.metric] + ([check.element] if check.element else [])
+    mine = [f for p, f in marks if aggregate or any(_under(w, p) for w in where)]
+    errors = [f for f in mine if f.severity == "error"]
+    warns = [f for f in mine if f.severity == "warning"]
+    if check.verdict != "pass" and not errors:
+        return check
+    if errors:
+        why = "; ".join(f"{f.code}: {f.message}" for f in errors[:2])
+        return check.model_copy(update={
+            "verdict": "invalid", "outcome": st.on_invalid_run,
+            "message": f"{check.metric}: the measurement is not valid ({why}); "
+                       f"the value alone: {check.message}"})
+    if warns:
+        why = "; ".join(f"{f.code}: {f.message}" for f in warns[:2])
+        return check.model_copy(update={
+            "verdict": "inconclusive", "outcome": on_inconclusive,
+            "message": f"{check.metric}: the measurement is marked ({why}); "
+                       f"the value alone: {check.message}"})
+    return check
+
+
+def device_differences(results: Any, baseline: Any) -> list[str]:
+    """GPU model and compute capability lines that differ between the two files (results
+    first); empty when both ran on the same GPU models (or neither had a GPU)."""
+    def devs(r: Any) -> list[tuple[str, str | None]]:
+        return [(g.name, g.compute_capability) for g in r.environment.gpus]
+
+    a, b = devs(results), devs(baseline)
+    out = []
+    if [n for n, _ in a] != [n for n, _ in b]:
+        out.append(f"GPUs: {[n for n, _ in a] or 'none'} vs {[n for n, _ in b] or 'none'}")
+    ca, cb = [c for _, c in a], [c for _, c in b]
+    if ca != cb and all(ca) and all(cb):
+        out.append(f"compute capability: {', '.join(map(str, ca)) or 'none'} vs "
+                   f"{', '.join(map(str, cb)) or 'none'}")
+    return out
+
+
 def environment_differences(results: Any, baseline: Any) -> list[str]:
     """Fields of :meth:`Environment.comparable_key` that differ, as
     ``"gpus: ['A100'] vs ['H200']"`` lines (results first, baseline second)."""
@@ -1164,6 +1255,11 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
     warnings: list[str] = []
     env_diff: list[str] = []
     env_failed = False
+    dev_diff = device_differences(results, baseline) if baseline is not None else []
+    if getattr(results, "incomplete", None):
+        warnings.append(f"the results file is incomplete: {results.incomplete}")
+    if baseline is not None and getattr(baseline, "incomplete", None):
+        warnings.append(f"the baseline file is incomplete: {baseline.incomplete}")
     if baseline is not None:
         env_diff = environment_differences(results, baseline)
         if env_diff and st.environment_mismatch != "ignore":
@@ -1178,9 +1274,22 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
     for rule in policy.rules:
         src = f"{policy.source}:{rule.line}"
         if rule.kind == "budget":
-            checks.extend(_budget_checks(rule, results, st, src))
+            marks = validity_marks(rule.path, results)
+            agg = rule.path.func in ("min", "max", "sum")
+            checks.extend(_apply_validity(c, marks, st, st.on_inconclusive, agg)
+                          for c in _budget_checks(rule, results, st, src))
         else:
-            checks.extend(_baseline_checks(rule, results, baseline, st, src))
+            marks = validity_marks(rule.path, results) + validity_marks(rule.path, baseline)
+            for c in _baseline_checks(rule, results, baseline, st, src):
+                c = _apply_validity(c, marks, st, rule.on_inconclusive,
+                                    rule.path.func in ("min", "max", "sum"))
+                if dev_diff and st.cross_device != "allow" and c.verdict in (
+                        "pass", "fail", "inconclusive"):
+                    c = c.model_copy(update={
+                        "verdict": "not-comparable", "outcome": st.cross_device,
+                        "message": f"{c.metric}: not comparable ({'; '.join(dev_diff)}); "
+                                   "settings: cross_device: allow compares anyway"})
+                checks.append(c)
     counts = {"pass": 0, "warn": 0, "fail": 0}
     for c in checks:
         counts[c.outcome] = counts.get(c.outcome, 0) + 1

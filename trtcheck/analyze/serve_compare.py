@@ -3,8 +3,8 @@
 For every open-loop configuration in the results' serve section, the simulator runs the
 same window, max batch, instance count and arrival process (the same Poisson seed as
 the load generator, so the very same arrival times) with the advice's service model,
-and the two are put side by side. Burst and closed-loop configurations are skipped
-(the simulator is open loop).
+and the two are put side by side (stored as ``advice.serve_predictions``). Burst and
+closed-loop configurations are skipped (the simulator is open loop).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from trtcheck.analyze.curve import make_curve
 from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
-from trtcheck.results.advice import Advice
+from trtcheck.results.advice import Advice, ServePrediction
 
 
 def service_from_advice(adv: Advice) -> ServiceModel:
@@ -71,10 +71,14 @@ def open_loop_schedule(rate_per_s: float, count: int, arrival: str, seed: int) -
     return np.cumsum(gaps)
 
 
-def predict_serve_configs(results: Any, adv: Advice) -> list[dict[str, Any]]:
-    """One row per open-loop serve configuration: measured and predicted QPS, mean
-    batch, P50 and P99 (ms)."""
-    serve = results.serve
+def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
+    """One :class:`~trtcheck.results.advice.ServePrediction` per open-loop serve
+    configuration of ``results``: measured and predicted QPS, mean batch, P50 and P99
+    (ms), the prediction simulated with the arrival times the load generator used.
+    Burst and closed-loop configurations are skipped. ``[]`` without a serve section."""
+    serve = getattr(results, "serve", None)
+    if serve is None or not serve.configs:
+        return []
     service = service_from_results(results, adv)
     inst = int(getattr(serve.settings, "instances", 1))
     seed = int(getattr(serve.settings, "seed", 0))
@@ -89,9 +93,12 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[dict[str, Any]]:
                              max_queue_delay_us=cfg.window_ms * 1000.0)
         p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
                      seed=seed + cfg.median_repeat)
-        rows.append({"config": f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}",
-                     "load": load.label, "meas_qps": cfg.throughput_queries_per_s,
-                     "pred_qps": p.throughput_queries_per_s, "meas_batch": cfg.mean_batch_size,
-                     "pred_batch": p.mean_batch, "meas_p50": cfg.p50_ms, "pred_p50": p.p50_ms,
-                     "meas_p99": cfg.p99_ms, "pred_p99": p.p99_ms})
+        rows.append(ServePrediction(
+            config=f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}", load=load.label,
+            window_ms=cfg.window_ms, max_batch_size=cfg.max_batch_size, instances=inst,
+            measured_throughput_queries_per_s=cfg.throughput_queries_per_s,
+            predicted_throughput_queries_per_s=p.throughput_queries_per_s,
+            measured_mean_batch=cfg.mean_batch_size, predicted_mean_batch=p.mean_batch,
+            measured_p50_ms=cfg.p50_ms, predicted_p50_ms=p.p50_ms,
+            measured_p99_ms=cfg.p99_ms, predicted_p99_ms=p.p99_ms))
     return rows

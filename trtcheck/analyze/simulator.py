@@ -310,7 +310,8 @@ class _Draws:
 
 def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
              arrivals_s: np.ndarray, *, seed: int = 0, warmup_fraction: float = 0.0,
-             draws: _Draws | None = None, rate_per_s: float | None = None) -> SimPrediction:
+             draws: _Draws | None = None, rate_per_s: float | None = None,
+             finite: bool = False, latencies_out: list[float] | None = None) -> SimPrediction:
     """Simulate the batcher for one configuration.
 
     Args:
@@ -324,11 +325,20 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
             (start-up transient of an empty system), in ``[0, 0.5]``.
         draws: pre-drawn factors to share between candidates (internal).
         rate_per_s: offered rate for the record (default: from ``arrivals_s``).
+        latencies_out: when given, the simulated latency (ms) of every request counted
+            (after the warm-up) is appended to it (live calibration compares them with
+            the client's).
+        finite: the arrivals are a finite load that drains (a burst: every arrival at
+            once, ``trtcheck serve --load burst:N``): nothing is refused for capacity,
+            the run is always ``stable``, the recorded ``arrival_rate_per_s`` is the rate
+            at which requests reached the queue (``n / last enqueue``, inf for an
+            instant burst without a serial front) and ``utilisation`` is the measured
+            throughput over the capacity at ``policy.max_batch_size``.
 
     Returns:
-        :class:`SimPrediction`. When the offered rate exceeds the capacity of
-        ``instances`` at ``policy.max_batch_size`` (or of the ingress), nothing is
-        simulated and ``stable`` is ``False``.
+        :class:`SimPrediction`. When the offered rate of an open load exceeds the
+        capacity of ``instances`` at ``policy.max_batch_size`` (or of the ingress),
+        nothing is simulated and ``stable`` is ``False``.
 
     Raises:
         InputError: ``instances < 1``, fewer than 2 arrivals, warm-up out of range.
@@ -340,14 +350,21 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
         raise InputError("need at least 2 arrivals to simulate")
     if not 0.0 <= warmup_fraction <= 0.5:
         raise InputError("warm-up fraction must be in [0, 0.5]")
-    rate = rate_per_s if rate_per_s is not None else trace_rate_per_s(arrivals_s)
     big_b = policy.max_batch_size
-    cap_inst, _ = service.capacity_per_instance_per_s(big_b, rate)
-    cap = min(cap_inst * instances, service.ingress_capacity_per_s())
-    rho = rate / cap if cap > 0 else math.inf
+    if finite:
+        rate = math.inf
+        cap_inst, _ = service.capacity_per_instance_per_s(big_b, None)
+        cap = min(cap_inst * instances, service.ingress_capacity_per_s())
+        rho = math.nan
+    else:
+        rate = rate_per_s if rate_per_s is not None else trace_rate_per_s(arrivals_s)
+        cap_inst, _ = service.capacity_per_instance_per_s(big_b, rate)
+        cap = min(cap_inst * instances, service.ingress_capacity_per_s())
+        rho = rate / cap if cap > 0 else math.inf
     base = dict(window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
-                instances=instances, arrival_rate_per_s=float(rate), utilisation=float(rho))
-    if rho >= 1.0:
+                instances=instances, arrival_rate_per_s=float(rate), utilisation=float(rho),
+                preferred_batch_sizes=list(policy.preferred_batch_sizes))
+    if not finite and rho >= 1.0:
         return SimPrediction(stable=False, **base)
 
     arr = np.asarray(arrivals_s, dtype=np.float64)
@@ -460,6 +477,8 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     first = int(n * warmup_fraction)
     keep_b = start_b >= first
     lat = lat_ms[first:]
+    if latencies_out is not None:
+        latencies_out.extend(lat.tolist())
     span = float(done_r[first:].max() - arr[first])
     wait_total = float(np.sum(np.clip(dispatch_t[first:] - enq_arr[first:], 0, None)))
     sz = sizes[keep_b] if keep_b.any() else sizes
@@ -468,6 +487,10 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
         if kept:
             reasons[r] = reasons.get(r, 0) + 1
     q = [percentile(lat, f) for f in (0.50, 0.95, 0.99)]  # one way everywhere
+    if finite:
+        reach = float(enq_arr[-1] - arr[0])
+        base["arrival_rate_per_s"] = n / reach if reach > 0 else math.inf
+        base["utilisation"] = (lat.size / span) / cap if span > 0 and cap > 0 else 0.0
     return SimPrediction(
         stable=True,
         throughput_queries_per_s=float(lat.size / span) if span > 0 else None,
@@ -481,30 +504,210 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
 
 @dataclass(frozen=True)
 class Candidate:
-    """One configuration to simulate: window (us), max batch, instances."""
+    """One configuration to simulate: window (us), max batch, instances, and Triton
+    preferred batch sizes (each in ``[1, max_batch_size]``; empty: none)."""
 
     window_us: float
     max_batch_size: int
     instances: int
+    preferred_batch_sizes: tuple[int, ...] = ()
 
     def policy(self) -> BatchingPolicy:
         """The :class:`BatchingPolicy` of this candidate."""
         return BatchingPolicy(max_batch_size=self.max_batch_size,
-                              max_queue_delay_us=self.window_us)
+                              max_queue_delay_us=self.window_us,
+                              preferred_batch_sizes=self.preferred_batch_sizes)
 
 
-def sweep(candidates: Iterable[Candidate], service: ServiceModel, arrivals_s: np.ndarray,
-          *, seed: int = 0, warmup_fraction: float = 0.1,
-          rate_per_s: float | None = None) -> list[SimPrediction]:
+@dataclass(frozen=True)
+class ClosedLoop:
+    """A closed-loop load (``trtcheck serve --load closed:C:COUNT``): ``clients`` clients
+    each send a request at 0 and their next one as soon as the previous response is back
+    (its latency includes the per-request overhead), ``count`` requests in all."""
+
+    clients: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.clients, int) and self.clients >= 1):
+            raise InputError(f"closed loop needs >= 1 client, got {self.clients!r}")
+        if not (isinstance(self.count, int) and self.count >= 2):
+            raise InputError(f"closed loop needs >= 2 requests, got {self.count!r}")
+
+
+def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceModel,
+                    load: ClosedLoop, *, seed: int = 0, warmup_fraction: float = 0.0,
+                    draws: _Draws | None = None) -> SimPrediction:
+    """Simulate the batcher under a closed loop (arrivals follow completions).
+
+    The same stages as :func:`simulate` (serial ingress, the policy's dispatch, the
+    execution-time model, the per-request delay); a client sends its next request when
+    its previous response arrives (completion + per-request overhead and delay). One
+    Python step per event; the send lag and the interpreter-lock contention of the
+    service model are not applied (they were measured under open-loop arrivals).
+
+    Returns:
+        :class:`SimPrediction`, always ``stable`` (a closed loop cannot outrun the
+        server); ``arrival_rate_per_s`` is the achieved request rate (= throughput,
+        Little's law) and ``utilisation`` that rate over the capacity at
+        ``policy.max_batch_size``.
+
+    Raises:
+        InputError: ``instances < 1``, warm-up out of range.
+    """
+    if not isinstance(instances, int) or instances < 1:
+        raise InputError(f"instances must be an integer >= 1, got {instances!r}")
+    if not 0.0 <= warmup_fraction <= 0.5:
+        raise InputError("warm-up fraction must be in [0, 0.5]")
+    n = load.count
+    draws = draws or _Draws(service, n, seed)
+    big_b = policy.max_batch_size
+    fit = fit_linear(service.curve)
+    tmed = np.asarray(service.curve.t_ms(np.arange(0, big_b + 1), fit), dtype=np.float64)
+    fixed = (tmed + service.per_batch_overhead_ms
+             + np.arange(0, big_b + 1) * service.per_item_overhead_ms).tolist()
+    t_med = tmed.tolist()
+    excess = draws.batch_excess.tolist() if draws.batch_excess is not None else None
+    delay = draws.request_delay.tolist() if draws.request_delay is not None else None
+    fac_by_b: dict[int, list[float]] = {}
+    c_in = service.ingress_per_request_us * 1e-6
+    slack = service.timer_slack_us * 1e-6
+    c_req = service.per_request_overhead_ms * 1e-3
+    decide = policy.decide
+    inf = math.inf
+
+    sent_at = [0.0] * n
+    enq_at = [0.0] * n
+    lat_ms = [0.0] * n
+    sends: list[float] = [0.0] * min(load.clients, n)  # heap of send times
+    n_sent = len(sends)
+    enq_heap: list[tuple[float, int]] = []
+    ingress_free = 0.0
+    queue: list[int] = []
+    qhead = 0
+    busy: list[tuple[float, int]] = []  # (done, batch index)
+    batches: list[tuple[int, int]] = []  # (first request index into order, size)
+    order: list[int] = []
+    b_size: list[int] = []
+    b_qlen: list[int] = []
+    reasons: dict[str, int] = {}
+    wait_total = 0.0
+    free = instances
+    timer = inf
+    next_id = 0
+    completed = 0
+    k = 0
+    while completed < n:
+        t_send = sends[0] if sends else inf
+        t_enq = enq_heap[0][0] if enq_heap else inf
+        t_done = busy[0][0] if busy else inf
+        now = min(t_send, t_enq, t_done, timer)
+        if now == inf:
+            break
+        while busy and busy[0][0] <= now:
+            _, bi = heapq.heappop(busy)
+            free += 1
+            start, size = batches[bi]
+            for r in order[start:start + size]:
+                d = c_req + (delay[r] * 1e-3 if delay is not None else 0.0)
+                lat_ms[r] = (now + d - sent_at[r]) * 1e3
+                completed += 1
+                if n_sent < n:
+                    heapq.heappush(sends, now + d)
+                    n_sent += 1
+        while sends and sends[0] <= now:
+            s = heapq.heappop(sends)
+            r = next_id
+            next_id += 1
+            sent_at[r] = s
+            e = max(s, ingress_free) + c_in if c_in > 0 else s
+            ingress_free = e
+            enq_at[r] = e
+            heapq.heappush(enq_heap, (e, r))
+        while enq_heap and enq_heap[0][0] <= now:
+            _, r = heapq.heappop(enq_heap)
+            queue.append(r)
+        if timer <= now:
+            timer = inf
+        while free:
+            q = len(queue) - qhead
+            dec = decide(q, enq_at[queue[qhead]] if q else None, now)
+            m = dec.dispatch
+            if m <= 0:
+                timer = dec.wait_until_s + slack if dec.wait_until_s is not None else inf
+                break
+            svc = fixed[m]
+            if service.spread != "none":
+                fl = fac_by_b.get(m)
+                if fl is None:
+                    fa = draws.factors_for(m)
+                    fl = fa.tolist() if fa is not None else []
+                    fac_by_b[m] = fl
+                if fl:
+                    svc += t_med[m] * (fl[k % len(fl)] - 1.0)
+            if excess is not None:
+                svc += excess[k % len(excess)]
+            svc = max(svc, 0.0)
+            members = queue[qhead:qhead + m]
+            qhead += m
+            for r in members:
+                wait_total += now - enq_at[r]
+            batches.append((len(order), m))
+            order.extend(members)
+            b_size.append(m)
+            b_qlen.append(q)
+            reasons[dec.reason] = reasons.get(dec.reason, 0) + 1
+            heapq.heappush(busy, (now + svc * 1e-3, len(batches) - 1))
+            free -= 1
+            k += 1
+            timer = inf
+        if qhead > 4096:
+            del queue[:qhead]
+            qhead = 0
+    first = int(n * warmup_fraction)
+    lat = np.asarray(lat_ms[first:], dtype=np.float64)
+    t_end = max(sent_at[r] + lat_ms[r] * 1e-3 for r in range(n))
+    span = t_end - sent_at[first]
+    thr = float(lat.size / span) if span > 0 else None
+    cap_inst, _ = service.capacity_per_instance_per_s(big_b, None)
+    cap = min(cap_inst * instances, service.ingress_capacity_per_s())
+    sz = np.asarray(b_size, dtype=np.int64)
+    q = [percentile(lat, f) for f in (0.50, 0.95, 0.99)]
+    return SimPrediction(
+        window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
+        instances=instances, arrival_rate_per_s=thr or 0.0,
+        utilisation=float(thr / cap) if thr and cap > 0 else 0.0,
+        preferred_batch_sizes=list(policy.preferred_batch_sizes), stable=True,
+        throughput_queries_per_s=thr, mean_ms=float(lat.mean()), p50_ms=float(q[0]),
+        p95_ms=float(q[1]), p99_ms=float(q[2]), mean_batch=float(sz.mean()),
+        max_batch=int(sz.max()), mean_queue_len=wait_total / span if span > 0 else None,
+        max_queue_len=int(max(b_qlen)) if b_qlen else 0,
+        single_request_batch_share=float(np.mean(sz == 1)), requests=int(lat.size),
+        batches=int(sz.size), dispatch_reasons=reasons)
+
+
+def sweep(candidates: Iterable[Candidate], service: ServiceModel,
+          arrivals_s: np.ndarray | ClosedLoop, *, seed: int = 0,
+          warmup_fraction: float = 0.1, rate_per_s: float | None = None,
+          finite: bool = False) -> list[SimPrediction]:
     """Simulate every candidate on the same arrivals and the same spread draws
     (common random numbers: differences between candidates are not sampling noise).
+
+    ``arrivals_s`` is an array of arrival times (s) or a :class:`ClosedLoop`;
+    ``finite`` marks an array as a burst (see :func:`simulate`).
 
     Returns:
         one :class:`SimPrediction` per candidate, in order.
     """
+    if isinstance(arrivals_s, ClosedLoop):
+        draws = _Draws(service, arrivals_s.count, seed)
+        return [simulate_closed(c.policy(), c.instances, service, arrivals_s, seed=seed,
+                                warmup_fraction=warmup_fraction, draws=draws)
+                for c in candidates]
     draws = _Draws(service, len(arrivals_s), seed)
     return [simulate(c.policy(), c.instances, service, arrivals_s, seed=seed,
-                     warmup_fraction=warmup_fraction, draws=draws, rate_per_s=rate_per_s)
+                     warmup_fraction=warmup_fraction, draws=draws, rate_per_s=rate_per_s,
+                     finite=finite)
             for c in candidates]
 
 

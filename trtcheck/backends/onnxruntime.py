@@ -17,6 +17,27 @@ from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.inspection import TensorInfo
 
+ORT_INSTALL_HINT = ('pip install "trtcheck-tool[cpu]" (the CPU onnxruntime), or '
+                    "pip install onnxruntime-gpu on a GPU host")
+"""What to install when neither ``onnxruntime`` nor ``onnxruntime-gpu`` is present (both
+provide the ``onnxruntime`` module; installing both makes them overwrite each other)."""
+
+
+def import_onnxruntime() -> Any:
+    """Import and return the ``onnxruntime`` module (from ``onnxruntime`` or
+    ``onnxruntime-gpu``, whichever is installed).
+
+    Raises:
+        EnvironmentProblem: neither distribution is installed (exit code 3).
+    """
+    try:
+        import onnxruntime
+    except ImportError:
+        raise EnvironmentProblem("ONNX Runtime is not installed (neither onnxruntime nor "
+                                 "onnxruntime-gpu)", ORT_INSTALL_HINT) from None
+    return onnxruntime
+
+
 _ORT_TYPES = {
     "tensor(float)": "float32", "tensor(float16)": "float16", "tensor(double)": "float64",
     "tensor(bfloat16)": "bfloat16",
@@ -74,11 +95,7 @@ class OnnxRuntimeBackend(Backend):
         self._output_names: list[str] = []
 
     def activate(self) -> None:
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise EnvironmentProblem("onnxruntime is not installed",
-                                     "pip install onnxruntime (or onnxruntime-gpu)") from None
+        ort = import_onnxruntime()
         available = ort.get_available_providers()
         if self._requested:
             missing = [p for p in self._requested if p not in available]

@@ -35,6 +35,10 @@ COMMANDS: dict[str, str] = {
     "precision": "precision_cmd",
     "serve": "serve_cmd",
     "advise": "advise_cmd",
+    "schema": "schema_cmd",
+
+
+    "export": "export_cmd",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -17,6 +18,7 @@ from trtcheck.cli.common import (
     echo_text,
     format_option,
     log,
+    model_input_options,
     quiet_numerics,
     refuse_output_over_inputs,
     refuse_results_as_model,
@@ -120,23 +122,60 @@ def _check_curve_bound(curve: Any) -> None:
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Simulation seed (an integer >= 0).")
+@click.option("--replicas", type=click.IntRange(min=0, max=64), default=12,
+              show_default=True,
+              help="Bootstrap replicas of the measurements the choice is rerun on, 0-64 "
+                   "(0: no stability check).")
+@click.option("--load", "load_spec", default=None,
+              metavar="open:RATE[:poisson|constant][:COUNT]|burst:N|closed:C[:COUNT]",
+              help="The load as trtcheck serve takes it (one shape); burst and closed "
+                   "loops replace --arrival-rate.")
+@click.option("--window-ms", "what_if_windows", default=None, metavar="LIST",
+              help="What-if: predict these windows (ms, >= 0) x --max-batch x --instances "
+                   "next to the recommendation.")
+@click.option("--max-batch", "what_if_batches", default=None, metavar="LIST",
+              help="What-if: max batch sizes to predict (integers >= 1) [default: 1].")
+@click.option("--preferred-batch", "what_if_preferred", default=None, metavar="LIST",
+              help="What-if: Triton preferred batch sizes (those <= each max batch are "
+                   "used).")
 @click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
               help="Batch sizes to measure when MODEL is given (only with MODEL).")
+@model_input_options
 @click.option("--model-name", default=None,
               help="Model name in the exported settings: ASCII letters, digits, _ - . (not "
                    "first), at most 128 characters (a Triton model folder name) [default: "
                    "the model file's name, other characters as _].")
+@click.option("--device-kind", type=click.Choice(["cpu", "gpu"]), default=None,
+              help="Where the instances run, for the exports (KIND_CPU/KIND_GPU) [default: "
+                   "as measured; unknown: gpu, said in a comment].")
+@click.option("--gpus", default=None, metavar="IDS",
+              help="GPU ids the Triton export lists per server, e.g. 0,1 [default: none, "
+                   "every visible GPU].")
+@click.option("--torchserve-version", default="1.0", show_default=True,
+              help="Model version of the TorchServe .mar archive in its export.")
+@click.option("--export-dir", default=None, type=click.Path(file_okay=False),
+              help="Also write a Triton model repository entry for the recommendation: "
+                   "DIR/NAME/config.pbtxt and DIR/NAME/1/<model file>.")
+@click.option("--model-file", default=None, type=click.Path(dir_okay=False),
+              help="With --export-dir: the model file to copy into the repository [default: "
+                   "MODEL, or the model the results were measured with; a live run's "
+                   "model.py must be given].")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save a results JSON with the advice section here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output file (and the "
+              "files --export-dir writes).")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
         per_request_overhead_ms: float | None, serial_overhead: bool | None,
         per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
         timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
-        n_requests: int | None, seed: int, batch: str, model_name: str | None,
-        output: str | None, overwrite: bool, output_format: str) -> None:
+        n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
+        what_if_windows: str | None, what_if_batches: str | None,
+        what_if_preferred: str | None, batch: str, model_name: str | None,
+        device_kind: str | None, gpus: str | None, torchserve_version: str,
+        export_dir: str | None, model_file: str | None,
+        output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
 
     T(b) comes from exactly one of: MODEL (measured now, a short bench), --from
@@ -151,6 +190,12 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --latency-curve 1:0.29 --per-request-overhead-ms 12 --arrival-rate 200
       trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
       trtcheck advise --from results.json --arrival-rate 500 --slo-p99-ms 20
+      trtcheck advise --latency-curve 1:0.29,8:0.4,32:1.0 --per-request-overhead-ms 12 \
+          --serial-overhead --load burst:64 --window-ms 0,20,50,100 --max-batch 32
+      trtcheck advise model.onnx --shapes x:1x3x48x192 --arrival-rate 300
+      trtcheck advise --from live.json --arrival-rate 800 --window-ms 1,5 --max-batch 16
+      trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \
+          --model-file model.py
     """
     import os
 
@@ -172,15 +217,33 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                          "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
                          "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
     ctx = click.get_current_context()
-    if model is None and ctx.get_parameter_source("batch") is not \
-            click.core.ParameterSource.DEFAULT:  # as report --from: never ignore an option
+    model_only = ["--batch"] + [f"--{k.replace('_npz', '').replace('_name', '').replace('input_values', 'input-value').replace('_', '-')}"
+                                for k, v in measure.items() if v not in (None, (), False)]
+    if model is None and (ctx.get_parameter_source("batch") is not
+                          click.core.ParameterSource.DEFAULT or len(model_only) > 1):
+        # as report --from: never ignore an option
         given = "--from" if from_path is not None else "--latency-curve"
-        raise UsageError(f"--batch sets the batch sizes MODEL is measured at, but T(b) "
-                         f"comes from {given} here", "drop --batch, or pass MODEL (and no "
-                         f"{given}) to measure T(b) now")
+        opt = model_only[1] if len(model_only) > 1 else "--batch"
+        raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
+                         "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
+                         "T(b) now")
+    from trtcheck.cli.export_cmd import gpu_ids
+
+    gpu_list = gpu_ids(gpus)
+    if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
+        raise UsageError(f"--torchserve-version {torchserve_version!r} is no model version",
+                         "give the version the .mar archive was made with, e.g. 1.0")
+    if model_file is not None and export_dir is None:
+        raise UsageError("--model-file names the model to copy into --export-dir",
+                         "add --export-dir DIR, or drop --model-file")
+    if export_dir is not None and model_file is not None:
+        from trtcheck.cli.common import check_model_file
+
+        check_model_file(model_file)
     refuse_output_over_inputs(
         [("-o", output)],
         [("MODEL", model), ("--from", results_input_file(from_path)),
+         ("--model-file", model_file),
          ("--arrival", arrival.partition(":")[2] if arrival.startswith("trace:") else None)])
     check_output_file(output, overwrite)  # the same -o rules as every command
     if model_name is not None:
@@ -189,9 +252,6 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                  high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
     check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
                  unit=" ms", example="50")
-    if arrival_rate is None and not arrival.startswith("trace:"):
-        raise UsageError("--arrival-rate is required (requests per second)",
-                         "e.g. --arrival-rate 200, or --arrival trace:FILE")
     for name, v in (("--per-request-overhead-ms", per_request_overhead_ms),
                     ("--per-batch-overhead-ms", per_batch_overhead_ms),
                     ("--per-item-overhead-ms", per_item_overhead_ms)):
@@ -199,6 +259,20 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     check_number("--timer-slack-us", timer_slack_us, high=MAX_DURATION_MS * 1000.0,
                  unit=" us", example="0 (for none)")
     instances = _instances(instances_text)
+    load = _load_options(ctx, load_spec, arrival_rate, arrival)
+    if load is not None and load.kind == "open":
+        arrival_rate = load.rate_per_s
+        arrival = load.arrival
+        if any(p.isdigit() for p in load_spec.split(":")[2:]):  # an explicit COUNT
+            if n_requests is not None:
+                raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
+                                 "number of simulated requests", "drop one of them")
+            n_requests = max(2, load.count)
+    elif arrival_rate is None and not arrival.startswith("trace:") and load is None:
+        raise UsageError("--arrival-rate is required (requests per second)",
+                         "e.g. --arrival-rate 200, --load burst:64, or --arrival trace:FILE")
+    what_if_cfgs = _what_if_configs(what_if_windows, what_if_batches, what_if_preferred,
+                                    instances)
 
     results = None
     measured: dict[str, Any] = {}
@@ -211,10 +285,17 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         from trtcheck.cli.common import load_results_input
 
         results = load_results_input(from_path)  # a report folder: its results.json
-        curve, measured = inputs_from_results(results, source=str(from_path))
+        if getattr(getattr(results, "serve", None), "live", None) is not None \
+                and results.primary_bench is None:  # a live server: calibrate from it
+            from trtcheck.analyze.live_calibration import inputs_from_live
+
+            with quiet_numerics():
+                curve, measured = inputs_from_live(results, source=str(from_path), seed=seed)
+        else:
+            curve, measured = inputs_from_results(results, source=str(from_path))
         name = model_name or safe_model_name(measured.get("model_name", "model"))
     else:
-        curve, results = _measure(model, batch, seed)  # type: ignore[arg-type]
+        curve, results = _measure(model, batch, seed, measure)  # type: ignore[arg-type]
         name = model_name or safe_model_name(
             os.path.splitext(os.path.basename(model))[0])  # type: ignore[arg-type]
 
@@ -224,11 +305,29 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
             slo_p99_ms=slo_p99_ms, per_request_overhead_ms=per_request_overhead_ms,
             serial_overhead=serial_overhead, per_batch_overhead_ms=per_batch_overhead_ms,
             per_item_overhead_ms=per_item_overhead_ms, timer_slack_us=timer_slack_us,
-            instances=instances, max_utilisation=max_utilisation, requests=n_requests,
-            seed=seed)
+            instances=None if what_if_cfgs else instances, max_utilisation=max_utilisation,
+            requests=n_requests, seed=seed)
+        kind = device_kind or (device_kind_from_results(results) if results is not None
+                               else None)
+        req.device = kind
+        req.what_if = what_if_cfgs
+        req.replicas = replicas
+        if load is not None and load.kind == "burst":
+            req.burst_size = load.count
+        elif load is not None and load.kind == "closed":
+            from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
+            from trtcheck.analyze.simulator import ClosedLoop
+
+            count = load.count if load.count < 10**9 else max(
+                CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
+            req.closed_loop = ClosedLoop(load.concurrency, count)
         adv = advise(req)
-    kind = device_kind_from_results(results) if results is not None else None
-    adv.export = export_settings(adv.recommendation.prediction, name, kind)
+    spec = _export_spec(results, model, model_file, kind, gpu_list)
+    adv.export = export_settings(adv.recommendation.prediction, name, kind, spec=spec,
+                                 torchserve_version=torchserve_version)
+    if export_dir is not None:
+        _write_export_dir(export_dir, name, adv, spec, _export_model(model, model_file, results),
+                          overwrite)
 
     if output:
         if results is None:
@@ -239,29 +338,152 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:
-        echo_json(adv)
+        echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
+        from trtcheck.report.advise_text import advice_extras_markdown
         from trtcheck.report.sec_advice import advice_markdown
 
-        echo_text(advice_markdown(adv))
+        extras = advice_extras_markdown(adv)
+        echo_text(advice_markdown(adv) + ("\n" + extras if extras else ""))
     else:
-        from trtcheck.analyze.advice_text import advice_text
+        from trtcheck.report.advise_text import advice_text
 
         echo_text(advice_text(adv))
 
 
-def _measure(model: str, batch: str, seed: int) -> tuple[Any, Any]:
-    """A short bench of MODEL (0.2 s warm-up, >= 0.5 s and 20 runs per batch size)."""
+def _export_spec(results: Any, model: str | None, model_file: str | None,
+                 kind: str | None, gpus: tuple[int, ...] | None) -> Any:
+    """The Triton model spec of the exports: a live run's own configuration (backend,
+    tensors, kind), else the model file's (ONNX tensors, plan platform), else settings
+    only."""
+    from dataclasses import replace
+
+    from trtcheck.analyze.export import TritonModelSpec
+    from trtcheck.cli.export_cmd import live_config_from_results, model_spec
+
+    live = live_config_from_results(results)
+    if live is not None:
+        return model_spec(None, device_kind=kind, gpus=gpus, live_config=live)
+    path = _export_model(model, model_file, results)
+    if path is not None and path.lower().endswith((".onnx", ".plan", ".engine", ".trt")):
+        spec = model_spec(path, device_kind=kind, gpus=gpus)
+        return replace(spec, device_kind=kind or spec.device_kind)
+    return TritonModelSpec(device_kind=kind, gpus=gpus)
+
+
+def _export_model(model: str | None, model_file: str | None, results: Any) -> str | None:
+    """The model file to copy into ``--export-dir``: ``--model-file``, MODEL, or the
+    model the results were measured with when that file is still there."""
+    if model_file is not None:
+        return model_file
+    if model is not None:
+        return model
+    run = getattr(results, "primary_bench", None) or getattr(results, "serve", None)
+    path = getattr(run, "model_path", None)
+    if getattr(getattr(results, "serve", None), "live", None) is not None:
+        return None  # a live server's model is on the server, not here
+    return path if isinstance(path, str) and os.path.isfile(path) else None
+
+
+def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
+                      overwrite: bool) -> None:
+    """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
+    from trtcheck.cli.export_cmd import write_model_repository
+
+    if model is not None and spec.backend == "python" and not model.endswith(".py"):
+        model = None
+    for path in write_model_repository(export_dir, name, adv.export.triton_config_pbtxt,
+                                       model, spec.model_file, overwrite):
+        log(f"wrote {path}")
+    if model is None:
+        log(f"no model file copied: put the model in {os.path.join(export_dir, name, '1')} as "
+            f"{spec.model_file} (or pass --model-file)")
+
+
+def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float | None,
+                  arrival: str) -> Any:
+    """``--load`` parsed (``None`` when not given), refusing a second load option.
+
+    Raises:
+        UsageError: ``--load`` together with ``--arrival-rate`` or ``--arrival``, or a
+            trace load (use ``--arrival trace:FILE``).
+        InputError: an unreadable spec (as ``serve --load``).
+    """
+    from trtcheck.errors import UsageError
+    from trtcheck.measure.loadgen import parse_load
+
+    if load_spec is None:
+        return None
+    if "," in load_spec:
+        raise UsageError(f"--load takes one load shape here, got {load_spec!r}",
+                         "run advise once per load, e.g. --load burst:64")
+    if arrival_rate is not None or ctx.get_parameter_source("arrival") is not \
+            click.core.ParameterSource.DEFAULT:
+        given = "--arrival-rate" if arrival_rate is not None else "--arrival"
+        raise UsageError(f"--load and {given} both give the load", f"drop {given}, or "
+                         "give the rate in --load open:RATE[:poisson|constant]")
+    if load_spec.strip().startswith("trace:"):
+        raise UsageError("--load trace:PATH is not taken by advise",
+                         "use --arrival trace:PATH")
+    return parse_load(load_spec)
+
+
+MAX_WHAT_IF = 256
+"""Most configurations one what-if may ask for (each is simulated in full)."""
+
+
+def _what_if_configs(windows: str | None, batches: str | None, preferred: str | None,
+                     instances: list[int] | None) -> list[Any]:
+    """The what-if grid ``windows x max batches x instances`` (``[]`` when none of
+    ``--window-ms/--max-batch/--preferred-batch`` is given). Defaults: window 0, max
+    batch 1, 1 instance; preferred sizes above a max batch are left out for it.
+
+    Raises:
+        UsageError: a bad list, or more than :data:`MAX_WHAT_IF` configurations.
+    """
+    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.cli.serve_cmd import _floats, _ints
+    from trtcheck.errors import UsageError
+
+    if windows is None and batches is None and preferred is None:
+        return []
+    try:
+        ws = _floats(windows, "--window-ms") if windows is not None else [0.0]
+        bs = _ints(batches, "--max-batch") if batches is not None else [1]
+        ps = _ints(preferred, "--preferred-batch") if preferred is not None else []
+    except click.BadParameter as exc:
+        raise UsageError(exc.message, "e.g. --window-ms 0,20 --max-batch 8,32") from None
+    for w in ws:
+        check_number("--window-ms", w, high=MAX_DURATION_MS, unit=" ms", example="0,20,50")
+    if preferred is not None and not any(p <= b for p in ps for b in bs):
+        raise UsageError(f"--preferred-batch {preferred} is above every --max-batch",
+                         "give preferred sizes up to the max batch, e.g. --max-batch 32 "
+                         "--preferred-batch 8,16")
+    inst = sorted(set(instances or [1]))
+    n = len(ws) * len(bs) * len(inst)
+    if n > MAX_WHAT_IF:
+        raise UsageError(f"the what-if asks for {n} configurations, more than {MAX_WHAT_IF}",
+                         "give fewer windows, max batch sizes or instance counts")
+    return [Candidate(w * 1000.0, b, k, tuple(p for p in ps if p <= b))
+            for k in inst for b in bs for w in ws]
+
+
+def _measure(model: str, batch: str, seed: int, measure: dict[str, Any]) -> tuple[Any, Any]:
+    """A short bench of MODEL (0.2 s warm-up, >= 0.5 s and 20 runs per batch size), fed
+    and run as ``measure`` says (bench's ``--shapes``, ``--inputs``, ``--input-value``,
+    ``--backend``, ``--providers``, ``--threads``...)."""
     from trtcheck.analyze.curve import curve_from_bench
-    from trtcheck.cli.common import batch_list, check_model_file, progress_enabled
+    from trtcheck.cli.common import check_model_file
+    from trtcheck.cli.options_build import run_options_from_cli
     from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.runner import RunOptions, bench_model, new_results
+    from trtcheck.measure.runner import bench_model, new_results
 
     check_model_file(model)
     rule = StopRule(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
                     min_samples=20, max_duration_s=5.0)
-    opts = RunOptions(batch_sizes=batch_list(batch), rule=rule, seed=seed,
-                      progress=progress_enabled())
+    opts = run_options_from_cli(batch=batch, warmup_s=None, min_duration_s=None,
+                                min_samples=None, max_duration_s=None, seed=seed,
+                                base_rule=rule, **measure)
     from trtcheck.errors import InputError
 
     log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")

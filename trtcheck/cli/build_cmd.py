@@ -152,8 +152,10 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
             output_dir.rmdir()  # leave no empty folder we made behind
         raise
     if output_format == OutputFormat.JSON.value:
-        echo_json([{"plan_path": str(r.plan_path), "precision": r.precision,
-                    "runtime": r.runtime, "runtime_version": r.runtime_version,
-                    "build_s": r.build_s, "plan_size_bytes": r.plan_size_bytes,
-                    "onnx_path": str(r.onnx_path), "network_layer_count": len(r.network_layers),
-                    "plan": r.plan.model_dump(), "notes": r.notes} for r in results])
+        echo_json({"engines": [
+            {"plan_path": str(r.plan_path), "precision": r.precision,
+             "runtime": r.runtime, "runtime_version": r.runtime_version,
+             "build_s": r.build_s, "plan_size_bytes": r.plan_size_bytes,
+             "onnx_path": str(r.onnx_path), "network_layer_count": len(r.network_layers),
+             "plan": r.plan.model_dump(mode="json"), "notes": r.notes} for r in results]},
+            "build")

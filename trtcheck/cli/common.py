@@ -120,12 +120,41 @@ def progress_enabled() -> bool:
     return sys.stderr.isatty()
 
 
-def echo_json(obj: Any) -> None:
-    """Print ``obj`` (a pydantic model or JSON-able value) as indented JSON on stdout."""
-    if hasattr(obj, "model_dump_json"):
-        click.echo(obj.model_dump_json(indent=2))
-    else:
-        click.echo(json.dumps(obj, indent=2, sort_keys=True))
+JSON_KINDS = ("results", "advise", "gate", "gate-metrics", "inspect", "compare",
+              "preflight", "build")
+"""The ``kind`` of every JSON document trtcheck prints (docs/results-schema.md)."""
+
+
+def json_document(obj: Any, kind: str) -> str:
+    """Indented JSON text of ``obj`` that starts with ``schema_version`` (the results
+    schema version) and ``kind``, ends with a newline.
+
+    Args:
+        obj: a pydantic model or a JSON-able dict; its own top-level fields follow.
+        kind: one of :data:`JSON_KINDS`.
+
+    Raises:
+        ValueError: an unknown kind, or ``obj`` is not an object.
+    """
+    from trtcheck.results.model import SCHEMA_VERSION, Results, results_to_json
+
+    if kind not in JSON_KINDS:
+        raise ValueError(f"unknown JSON document kind {kind!r}")
+    if isinstance(obj, Results):
+        return results_to_json(obj)
+    data = json.loads(obj.model_dump_json()) if hasattr(obj, "model_dump_json") else obj
+    if not isinstance(data, dict):
+        raise ValueError("a JSON document is an object; wrap lists in a named field")
+    clash = sorted({"schema_version", "kind"} & set(data))
+    if clash:
+        raise ValueError(f"the document's own fields {clash} clash with the envelope")
+    body = data
+    return json.dumps({"schema_version": SCHEMA_VERSION, "kind": kind, **body}, indent=2) + "\n"
+
+
+def echo_json(obj: Any, kind: str) -> None:
+    """Print ``obj`` as a JSON document of ``kind`` on stdout (:func:`json_document`)."""
+    click.echo(json_document(obj, kind), nl=False)
 
 
 def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
@@ -274,12 +303,16 @@ def load_results_input(path: str, option: str = "--from") -> Any:
     return results_from_json(text, source=str(p))
 
 
-def measurement_options(f: F) -> F:
-    """Options shared by every command that runs a model (bench, report, ...)."""
-    opts = [
-        click.option("--batch", "batch", default=None, metavar="LIST",
-                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
-                          "input whose axis 0 is dynamic)."),
+def model_input_options(f: F) -> F:
+    """How a model is fed and run (shapes, input data, runtime): shared by every command
+    that runs a model (:func:`measurement_options`, ``advise MODEL``)."""
+    for opt in reversed(_model_input_opts()):
+        f = opt(f)
+    return f
+
+
+def _model_input_opts() -> list[Callable[[F], F]]:
+    return [
         click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
                      help="Input shapes, e.g. x:1x3x320x320 (repeatable or comma-separated)."),
         click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
@@ -298,6 +331,16 @@ def measurement_options(f: F) -> F:
                      help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
+    ]
+
+
+def measurement_options(f: F) -> F:
+    """Options shared by every command that runs a model (bench, report, ...)."""
+    opts = [
+        click.option("--batch", "batch", default=None, metavar="LIST",
+                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
+                          "input whose axis 0 is dynamic)."),
+        *_model_input_opts(),
         click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
                      default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),
@@ -330,7 +373,7 @@ def emit_results(results: Any, output: str | None, output_format: str,
         save_results_file(results, output)
         log(f"results saved to {output}")
     if output_format == OutputFormat.JSON.value:
-        echo_json(results)
+        echo_json(results, "results")
     elif output_format == OutputFormat.MD.value:
         echo_text(markdown())
     else:

@@ -67,7 +67,9 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,
                    run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)
     if output_format == "json":
-        text = comp.model_dump_json(indent=2) + "\n"
+        from trtcheck.cli.common import json_document
+
+        text = json_document(comp, "compare")
     elif output_format == "md":
         text = terminal_safe_lines(compare_render.render_markdown(comp))
     elif output_format == "html":

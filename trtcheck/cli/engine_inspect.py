@@ -29,7 +29,7 @@ def inspect_engine(path: Path, shapes: dict[str, list[int]] | None = None,
 
     insp = inspect_engine_path(path, runtime=runtime, load_engine=inspect_plan_on_gpu)
     if output_format == OutputFormat.JSON.value:
-        echo_json(insp)
+        echo_json(insp, "inspect")
     elif output_format == OutputFormat.MD.value:
         echo_text(render_markdown(insp, top), nl=False)
     else:

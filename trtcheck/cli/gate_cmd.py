@@ -41,12 +41,10 @@ def _write(path: str, text: str) -> None:
 
 
 def _list(res: object, output_format: str) -> None:
-    import json
-
     from trtcheck.analyze.metrics import format_quantity, list_metrics, metric_unit
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
-        click.echo(json.dumps([{"path": p, "value": v} for p, v in items], indent=2))
+        echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
         return
     width = min(70, max(len(p) for p, _ in items)) if items else 0
     for p, v in items:
@@ -122,7 +120,7 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     if markdown_path:
         _write(markdown_path, gate_render.render_markdown(report))
     if output_format == OutputFormat.JSON.value:
-        echo_json(report)
+        echo_json(report, "gate")
     elif output_format == OutputFormat.MD.value:
         echo_text(gate_render.render_markdown(report), nl=False)
     else:

@@ -64,12 +64,12 @@ def _parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
 
 
 def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
-    from trtcheck.cli.inspect_render import render_markdown, render_text
+    from trtcheck.report.inspect_render import render_markdown, render_text
     from trtcheck.inspection.onnx_inspect import inspect_onnx
 
     insp = inspect_onnx(path, shapes or None)
     if output_format == OutputFormat.JSON.value:
-        echo_json(insp)
+        echo_json(insp, "inspect")
     elif output_format == OutputFormat.MD.value:
         echo_text(render_markdown(insp), nl=False)
     else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,6 +17,7 @@ from trtcheck.cli.common import (
     refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.report.text_tables import precision_text  # noqa: F401  (re-exported)
 
 _TOL_OPTIONS = {
     "atol": "atol", "rtol": "rtol", "min_cosine": "min_cosine_similarity",
@@ -86,72 +86,6 @@ def _npz_files(folder: str | None) -> list[Path]:
     return sorted(f for f in Path(folder).iterdir() if f.suffix == ".npz")
 
 
-def _num(v: float | None, fmt: str = ".3g") -> str:
-    return "-" if v is None else format(v, fmt)
-
-
-def precision_text(result: Any) -> str:
-    """Plain-text summary of a :class:`~trtcheck.results.precision.PrecisionResult`."""
-    ref = result.reference
-    inp = result.inputs
-    lines = [f"model:     {result.model_path}",
-             f"reference: FP32 on {ref.name} {ref.version}, {ref.device}",
-             f"inputs:    {inp.source}, {inp.sample_count} sample(s)"
-             + (f", seed {inp.seed}" if inp.seed is not None else "")
-             + ", shapes " + ", ".join(f"{k}:{'x'.join(map(str, v))}" for k, v in inp.shapes.items())]
-    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} "
-            f"{'max_rel':>9} {'rel_l2':>9} {'cosine':>10} {'outside':>8} {'nan/inf':>8} "
-            f"{'top1':>6} {'verdict':>7}")
-    lines += ["", head, "-" * len(head)]
-    for v in result.variants.values():
-        for o in v.outputs.values():
-            name = o.name if len(o.name) <= 24 else o.name[:21] + "..."
-            lines.append(
-                f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} "
-                f"{_num(o.rounding_floor_max_abs_error):>9} {o.mean_abs_error:>9.3g} "
-                f"{_num(o.max_rel_error):>9} {_num(o.rel_l2_error):>9} "
-                f"{_num(o.cosine_similarity, '.7f'):>10} "
-                f"{o.outside_tolerance_fraction:>8.2%} "
-                f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
-                f"{_num(o.top1_agreement, '.0%'):>6} {'pass' if o.passed else 'FAIL':>7}")
-    lines.append("")
-    for v in result.variants.values():
-        t = v.tolerance
-        lines.append(f"{v.label}: {'PASS' if v.passed else 'FAIL'}  (atol {t.atol:g}, rtol "
-                     f"{t.rtol:g}, outside <= {t.max_outside_fraction:.2%}, cosine >= "
-                     f"{t.min_cosine_similarity:g}, rel L2 <= {t.max_rel_l2_error:g}"
-                     + (f", top-1 >= {t.min_top1_agreement:.0%}" if t.min_top1_agreement else "")
-                     + f"; built: {v.built_by})")
-        if v.latency is not None:
-            rl = result.reference_latency
-            lines.append(f"  latency: {v.latency.median_ms:.3f} ms median (FP32 "
-                         f"{rl.median_ms:.3f} ms), speed-up "
-                         f"{_num(v.latency.speedup_vs_reference, '.2f')}x" if rl else
-                         f"  latency: {v.latency.median_ms:.3f} ms median")
-        for f in v.findings:
-            lines.append(f"  {f.severity}: {f.message}" + (f"; {f.remedy}" if f.remedy else ""))
-        loc = v.localization
-        if loc is not None and (loc.first_failing or loc.first_nonfinite or loc.range_overflows
-                                or loc.notes):
-            lines.append(f"  localisation ({loc.method}):")
-            for e in loc.first_failing:
-                lines.append(f"    first failing: #{e.index} {e.node} ({e.op_type}) -> {e.tensor}: "
-                             f"max abs err {e.max_abs_error:.3g} of range "
-                             f"{e.reference_max_abs:.3g}, NaN/Inf {e.candidate_nonfinite_count}")
-            for r in loc.range_overflows:
-                lines.append(f"    beyond FP16 range: #{r.index} {r.node} ({r.op_type}) -> "
-                             f"{r.tensor}: max |x| {r.reference_max_abs:.4g} > "
-                             f"{r.limit_abs:g} ({r.overflow_count}/{r.element_count})")
-            for n in loc.notes:
-                lines.append(f"    note: {n}")
-    lines.append("floor = max |ref - ref stored in the variant's precision| (the error of merely "
-                 "storing the FP32 output in it)")
-    for n in result.notes:
-        lines.append(f"note: {n}")
-    lines.append(f"result: {'PASS' if result.passed else 'FAIL'}")
-    return "\n".join(lines)
-
-
 @click.command("precision", epilog="Exit codes: 0 every variant within tolerance; 1 a variant "
                                    "failed its tolerances; 2 bad input; 3 environment; "
                                    "4 internal.")
@@ -215,7 +149,7 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         threads: int | None, output: str | None, overwrite: bool, output_format: str) -> None:
     """Compare reduced-precision variants of MODEL with its FP32 run.
 
-    Builds the FP16 variant (onnxconverter-common, I/O kept FP32) or takes --candidate
+    Builds the FP16 variant (ONNX Runtime's converter, I/O kept FP32) or takes --candidate
     files (e.g. TensorRT engines), runs the FP32 reference and every variant on the same
     inputs, and reports per output: max/mean absolute and relative error, cosine
     similarity, share of elements outside tolerance, NaN/Inf, top-1/top-5 agreement for

@@ -90,7 +90,7 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
             log_json = {"log_file": str(log_file),
                         "diagnoses": [dataclasses.asdict(d) for d in diags]}
             if plan is None:
-                echo_json(log_json)
+                echo_json(log_json, "preflight")
         else:
             if not diags:
                 click.echo("no known TensorRT load failure in the log")
@@ -114,10 +114,12 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         plan = output
     info = read_plan_info(plan, prefer_runtime=runtime)
     if output_format == OutputFormat.JSON.value:
+        doc = info.model_dump(mode="json")
+        doc["plan_kind"] = doc.pop("kind")  # "kind" names the document
         if log_json is not None:  # one JSON document for both
-            echo_json({**log_json, "plan": info.model_dump(mode="json")})
+            echo_json({**log_json, "plan": doc}, "preflight")
         else:
-            echo_json(info)
+            echo_json(doc, "preflight")
     else:
         bullet = "- " if output_format == OutputFormat.MD.value else ""
         rows = [("file", f"{info.path} ({info.file_size_bytes:,} bytes)"),

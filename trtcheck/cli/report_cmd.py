@@ -22,7 +22,9 @@ DEMO_ARRIVAL_RATE = 200.0  # the seed's sparse-arrival case (issue 4 acceptance)
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
-@click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                                "130 interrupted (Ctrl-C/SIGTERM: a sweep cut short is "
+                                "reported as measured, marked incomplete).")
 @model_path_argument(required=False)
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
@@ -46,19 +48,30 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
                    "the measured T(b) "
                    "(and serving overheads when measured); works with --from too "
-                   f"[default with --demo: {DEMO_ARRIVAL_RATE:g}].")
+                   "[default with --demo: 10% of one instance's measured batch-1 "
+                   "capacity].")
 @click.option("--slo-p99-ms", type=float, default=None,
               help="P99 latency objective for the advice, in ms (> 0, <= 1e7).")
+@click.option("--policy", "policy_path", default=None, type=click.Path(path_type=str),
+              help="Also judge the budgets of this gate policy (see `trtcheck gate`); a "
+                   "failed budget makes the verdict 'not ready'. Baseline rules need "
+                   "`trtcheck gate --baseline`.")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
         no_bench: bool, precisions: str | None, serve: bool | None,
-        arrival_rate: float | None, slo_p99_ms: float | None, **measure: Any) -> None:
+        arrival_rate: float | None, slo_p99_ms: float | None, policy_path: str | None,
+        **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
 
     Runs inspection and a batch-size sweep, then renders report.html (self-contained,
     works offline, with charts), report.md (charts as PNG files) and results.json, all
     from the results model alone: `trtcheck report --from results.json -o DIR`
     reproduces the report without running anything.
+
+    \b
+    Every report opens with a verdict (ready, ready with warnings, cannot tell, not
+    ready) and the reasons that decided it; the verdict is printed on stdout too and
+    stored in results.json (`verdict.status`, gateable). Rules: docs/verdict.md.
 
     \b
     --demo runs everything on the built-in ResNet-18 (22-34 s measured on 2 cores):
@@ -81,7 +94,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     refuse_output_over_inputs(
         [("-o", f) for f in report_output_files(output)],
         [("MODEL", model), ("--from", results_input_file(from_json)),
-         ("--inputs", measure.get("inputs_npz"))])
+         ("--inputs", measure.get("inputs_npz")), ("--policy", policy_path)])
+    policy = _load_report_policy(policy_path)  # before any work: a bad policy exits 2
     _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
                           slo_p99_ms)
     if from_json is not None:
@@ -95,12 +109,16 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results_input(from_json)  # a report folder: its results.json
-        with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+        from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+        with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
             check_output_dir(output, overwrite)  # before any work
             if arrival_rate is not None:  # analysis only: advice from the recorded numbers
                 results.advice = _advice(results, arrival_rate, slo_p99_ms)
+            results.verdict = _verdict(results, policy)
             written = render_report(results, output, overwrite=overwrite)
         _announce(written)
+        _print_verdict(results, written)
         return
 
     from trtcheck.cli.options_build import run_options_from_cli
@@ -153,13 +171,19 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             "(per-layer timings at one shape)",
             "measure the engine with `trtcheck bench PLAN --batch 1,8,32` and advise "
             "--from that, or run `trtcheck advise --latency-curve B:MS,...`")
-    with made_folders_removed_on_failure(output):  # a failed run leaves no empty -o
+    from trtcheck.measure.interrupt import sigterm_as_interrupt
+
+    # Ctrl-C or SIGTERM: a sweep that was cut short is reported as it is (marked
+    # incomplete); one cut short elsewhere leaves no output folder behind
+    with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, opts, no_bench, engine_input)
-        if serve:
+        stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
+        if serve and stopped is None:
             results.serve = _serve(model, opts)
+            stopped = results.serve.incomplete
         precision_error: BaseException | None = None
-        if precisions:
+        if precisions and stopped is None:
             try:
                 results.precision = _precision(model, opts, precisions, engine_input)
             except UsageError:
@@ -168,15 +192,26 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                 if not (results.bench or results.serve):  # nothing else was measured
                     raise
                 precision_error = exc
+        results.incomplete = stopped
         advice_error = None
-        if arrival_rate is not None:
+        if arrival_rate is not None and stopped is None:
             try:
-                results.advice = _advice(results, arrival_rate, slo_p99_ms)
+                if demo and explicit_rate is None:  # the rate from the measured capacity
+                    from trtcheck.analyze.advise_results import advise_from_results
+
+                    results.advice = advise_from_results(results, None, slo_p99_ms, demo=True)
+                else:
+                    results.advice = _advice(results, arrival_rate, slo_p99_ms)
             except InputError as exc:
                 # keep every measurement: write the report without advice, then say why
                 advice_error = exc
+        results.verdict = _verdict(results, policy)
         written = render_report(results, output, overwrite=overwrite)
     _announce(written)
+    _print_verdict(results, written)
+    if stopped is not None:
+        log(f"{stopped}; the report is marked incomplete")
+        raise click.exceptions.Exit(130)
     if precision_error is not None:
         _raise_without(precision_error, "the precision comparison")
     if advice_error is not None:
@@ -327,12 +362,63 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
     log(f"advising for {arrival_rate:g} req/s ...")
     curve, measured = inputs_from_results(results, source="this run")
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
+    req.device = device_kind_from_results(results)  # GPU or CPU wording
     adv = advise(req)
     src = results.bench[0].model_path if results.bench else results.serve.model_path
     name = safe_model_name(Path(src).stem)
     adv.export = export_settings(adv.recommendation.prediction, name,
                                  device_kind_from_results(results))
     return adv
+
+
+def _load_report_policy(policy_path: str | None) -> Any:
+    """The gate policy of ``--policy`` (budgets only), or ``None``.
+
+    Raises:
+        PolicyError: (exit 2) the policy cannot be read or has mistakes.
+        UsageError: the policy has baseline rules (they need ``gate --baseline``).
+    """
+    if policy_path is None:
+        return None
+    from trtcheck.analyze.gate import load_policy
+    from trtcheck.errors import UsageError
+
+    policy = load_policy(policy_path)
+    if policy.has_baseline_rules:
+        first = next(r for r in policy.rules if r.kind == "baseline")
+        raise UsageError(f"{policy.source}:{first.line}: the report judges budgets only, "
+                         "and this policy has baseline rules",
+                         "run `trtcheck gate RESULTS --policy POLICY --baseline BASE.json` "
+                         "for them, or give the report a policy of budgets")
+    return policy
+
+
+def _verdict(results: Any, policy: Any) -> Any:
+    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), after the
+    derived analyses are stored in them (:mod:`trtcheck.analyze.derived`), with the
+    budgets of ``policy`` judged first when one is given. Budgets on ``verdict.*`` are
+    judged against the verdict without gate checks (a verdict does not judge itself)."""
+    from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
+    from trtcheck.analyze.verdict import judge
+
+    add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
+    add_serve_predictions(results)
+    if policy is None:
+        return judge(results)
+    from trtcheck.analyze.gate import evaluate
+
+    results.verdict = judge(results)  # what budgets on verdict.* read
+    gate_report = evaluate(policy, results, results_name="this report")
+    return judge(results, gate_report=gate_report, policy_name=policy.source)
+
+
+def _print_verdict(results: Any, written: list[Any]) -> None:
+    """The verdict on stdout (the report files are announced on stderr)."""
+    from trtcheck.cli.common import echo_text
+    from trtcheck.report.verdict import render_verdict_text
+
+    html = next((str(p) for p in written if p.name == "report.html"), None)
+    echo_text(render_verdict_text(results.verdict, report_html=html), nl=False)
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:

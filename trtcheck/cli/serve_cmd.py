@@ -22,6 +22,7 @@ from trtcheck.cli.common import (
     refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
 
 
 MAX_SERVE_BATCH = 65536
@@ -51,34 +52,9 @@ def _ints(value: str, what: str) -> list[int]:
     return out
 
 
-def serve_table_text(run: Any) -> str:
-    """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: the seed's columns plus ok share and late sends)."""
-    s = run.settings
-    lines = [f"target:  {run.model_path}",
-             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
-             f"settings: repeats {s.repeats} (median shown), instances {s.instances}, "
-             f"per-request overhead {s.per_request_overhead_ms:g} ms, http "
-             f"{'on' if s.http else 'off'}, loop {s.event_loop}"]
-    for load in s.loads:
-        cfgs = [c for c in run.configs if c.load.label == load]
-        head = (f"{'window_ms':>9} {'max_batch':>9} {'mean_batch':>10} {'max_seen':>8} "
-                f"{'QPS':>9} {'p50_ms':>9} {'p99_ms':>9} {'ok':>6} {'late':>6}")
-        lines += ["", f"load {load}", head, "-" * len(head)]
-        for c in cfgs:
-            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
-            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
-            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
-                         f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
-                         f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
-    warns = [w for c in run.configs for w in c.warnings]
-    for w in warns:
-        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
-    return "\n".join(lines)
-
-
-@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+                               "130 interrupted (Ctrl-C/SIGTERM: the finished configurations "
+                               "are written, marked incomplete).")
 @model_path_argument(required=False)
 @click.option("--synthetic-curve", default=None, metavar="B:MS,...",
               help="Serve a synthetic backend whose batch time follows these points "
@@ -93,20 +69,42 @@ def serve_table_text(run: Any) -> str:
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
                    "HTTP layer; the seed measured ~12 ms).")
-@click.option("--window-ms", default="0,20,50,100", show_default=True, metavar="LIST",
-              help="Batching windows (Triton max queue delay) in ms.")
-@click.option("--max-batch", default="1,8,32", show_default=True, metavar="LIST",
-              help="Max batch sizes.")
+@click.option("--url", default=None, metavar="URL",
+              help="Measure a live KServe v2 server (Triton) instead of the embedded "
+                   "batcher: http://HOST:PORT or grpc://HOST:PORT; needs --model (extra "
+                   "'triton'). Window/max batch/instances/preferred sizes then load the "
+                   "model once per configuration (tritonserver "
+                   "--model-control-mode=explicit); without them the model is measured "
+                   "as loaded.")
+@click.option("--model", "live_model", default=None, metavar="NAME",
+              help="With --url: the model's name on the server.")
+@click.option("--model-version", default="", metavar="V",
+              help="With --url: the model version (default: the server's choice).")
+@click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
+              help="With --url: one request's tensors, an .npz with one array per input "
+                   "(default: generated from the model's metadata).")
+@click.option("--client-processes", type=click.IntRange(min=1, max=64), default=1,
+              show_default=True,
+              help="With --url: load generator processes (an open-loop schedule is dealt "
+                   "round-robin to them).")
+@click.option("--window-ms", default=None, metavar="LIST",
+              help="Batching windows (Triton max queue delay) in ms.  [default: 0,20,50,100; "
+                   "with --url: the model's own]")
+@click.option("--max-batch", default=None, metavar="LIST",
+              help="Max batch sizes.  [default: 1,8,32; with --url: the model's own]")
 @click.option("--preferred-batch", default=None, metavar="LIST",
               help="Triton preferred batch sizes (dispatched as soon as formed).")
 @click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
               metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
                                    "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
-@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3, show_default=True,
-              help="Runs per configuration (the median is reported).")
-@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=1, show_default=True,
-              help="Concurrent execution instances.")
-@click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536, show_default=True,
+@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
+              help="Runs per configuration (the median is reported).  [default: 3; with "
+                   "--url: 1]")
+@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=None,
+              help="Concurrent execution instances.  [default: 1; with --url: the "
+                   "model's own]")
+@click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536,
+              show_default=True,
               help="Most requests waiting in the batcher queue.")
 @click.option("--on-full", type=click.Choice(["reject", "wait"]), default="reject",
               show_default=True, help="Back-pressure when the queue is full.")
@@ -139,24 +137,32 @@ def serve_table_text(run: Any) -> str:
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
-        per_request_overhead_ms: float, window_ms: str, max_batch: str,
-        preferred_batch: str | None, loads: str, repeats: int, instances: int,
+        per_request_overhead_ms: float, url: str | None, live_model: str | None,
+        model_version: str, inputs_npz: str | None, client_processes: int,
+        window_ms: str | None, max_batch: str | None,
+        preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
         max_queue: int, on_full: str, http: bool, duration_s: float, drain_timeout_s: float,
         late_threshold_ms: float, warmup_requests: int, use_uvloop: bool,
         backend_name: str | None, providers: str | None, threads: int | None,
         shapes: tuple[str, ...], seed: int, output: str | None, overwrite: bool,
         output_format: str) -> None:
-    """Measure MODEL served behind an embedded dynamic batcher.
+    """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
     load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
     P99), plus a per-request waterfall (queue, window, assembly, compute, dispatch,
     HTTP) in the results. Open-loop latency counts from the scheduled send time.
 
+    With --url, measures a model on a live KServe v2 server (Triton) with the same
+    load shapes, and records the server's own statistics (mean batch it formed,
+    per-batch-size executions, queue and compute times) and model configuration.
+
     \b
     Examples:
       trtcheck serve model.onnx --window-ms 0,5 --max-batch 8 --load burst:64,open:500
       trtcheck serve --synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12
+      trtcheck serve --url http://127.0.0.1:8000 --model resnet --load open:400 \\
+          --duration-s 5 -o live.json
     """
 
     from trtcheck.cli.common import check_model_file
@@ -165,10 +171,28 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
 
+    if url is not None or live_model is not None:
+        return _live(url=url, live_model=live_model, model=model,
+                     synthetic_curve=synthetic_curve, model_version=model_version,
+                     inputs_npz=inputs_npz, client_processes=client_processes,
+                     window_ms=window_ms, max_batch=max_batch,
+                     preferred_batch=preferred_batch, loads=loads, repeats=repeats,
+                     instances=instances, duration_s=duration_s,
+                     drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
+                     warmup_requests=warmup_requests, shapes=shapes, seed=seed,
+                     output=output, overwrite=overwrite, output_format=output_format)
+    for opt, given in (("--model-version", model_version), ("--inputs", inputs_npz),
+                       ("--client-processes", _given("client_processes"))):
+        if given:
+            raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
+                             "NAME, or drop it")
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
                          "--synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12")
+    window_ms = "0,20,50,100" if window_ms is None else window_ms
+    max_batch = "1,8,32" if max_batch is None else max_batch
+    instances = 1 if instances is None else instances
     windows = _floats(window_ms, "--window-ms")
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
@@ -248,9 +272,158 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             backend.deactivate()
     results = new_results()
     results.serve = run
+    results.incomplete = run.incomplete
     from trtcheck.cli.common import emit_results
     from trtcheck.report.sec_serve import serve_markdown
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)
 
+
+
+def _given(param: str) -> bool:
+    """Whether the user gave option ``param`` on the command line (not its default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(param) not in (ParameterSource.DEFAULT, None)
+
+
+#: Options of the embedded batcher that a live server decides itself (refused with --url).
+_EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode"),
+                  ("per_request_overhead_ms", "--per-request-overhead-ms"),
+                  ("max_queue", "--max-queue"), ("on_full", "--on-full"), ("http", "--http"),
+                  ("use_uvloop", "--uvloop"), ("backend_name", "--backend"),
+                  ("providers", "--providers"), ("threads", "--threads"))
+
+
+def live_table_text(run: Any) -> str:
+    """Plain-text summary of a live :class:`~trtcheck.results.serve.ServeRun`: per load
+    shape, the configuration the server ran, the server's mean batch (its statistics),
+    throughput, client P50/P99, achieved rate and late sends, and the mean latency split
+    (client + network, server queue, server compute)."""
+    lv = run.live
+    s = run.settings
+    lines = [f"target:   {lv.url} model {lv.model_name}"
+             + (f" version {lv.model_version}" if lv.model_version else "")
+             + f" ({lv.model_platform or 'unknown platform'})",
+             f"server:   {lv.server_name} {lv.server_version}, {lv.protocol.upper()}, "
+             f"{lv.client_processes} load process(es)",
+             f"settings: repeats {s.repeats} (median shown), payload {s.payload}"]
+    for load in s.loads:
+        cfgs = [c for c in run.configs if c.load.label == load]
+        head = (f"{'window_ms':>9} {'max_batch':>9} {'inst':>4} {'srv_batch':>9} "
+                f"{'QPS':>9} {'sent/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'ok':>6} {'late':>6} "
+                f"{'net_ms':>7} {'queue_ms':>8} {'compute_ms':>10}")
+        lines += ["", f"load {load}", head, "-" * len(head)]
+        for c in cfgs:
+            rep = c.repeats[c.median_repeat]
+            sp = rep.live_split
+            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
+            rate = ("-" if rep.achieved_send_rate_per_s is None
+                    else f"{rep.achieved_send_rate_per_s:.1f}")
+            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
+            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
+            split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
+                     f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
+                     f"{sp.server_compute_mean_ms:>10.2f}")
+            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.instances or 1:>4} "
+                         f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
+                         f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
+    lines += ["", "srv_batch: the server's inferences / executions during the run (its "
+                  "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
+                  "queue_ms, compute_ms: mean client + network, server queue and server "
+                  "compute time per request."]
+    for w in [*run.warnings, *[w for c in run.configs for w in c.warnings]]:
+        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    return "\n".join(lines)
+
+
+def _live(*, url: str | None, live_model: str | None, model: str | None,
+          synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
+          client_processes: int, window_ms: str | None, max_batch: str | None,
+          preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
+          duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
+          warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
+          overwrite: bool, output_format: str) -> None:
+    """``trtcheck serve --url URL --model NAME``: a live KServe v2 target."""
+    from trtcheck.errors import UsageError
+    from trtcheck.measure.loadgen import parse_load
+
+    if url is None or live_model is None:
+        raise UsageError("a live target needs both --url and --model",
+                         "e.g. trtcheck serve --url http://127.0.0.1:8000 --model NAME")
+    if model is not None or synthetic_curve is not None:
+        raise UsageError("--url measures a server's model; MODEL and --synthetic-curve do "
+                         "not apply", "drop MODEL/--synthetic-curve, or drop --url")
+    for param, opt in _EMBEDDED_ONLY:
+        if _given(param):
+            raise UsageError(f"{opt} applies to the embedded batcher, not to a live server "
+                             "(the server decides it)", f"drop {opt} with --url")
+    from trtcheck.measure.kserve import parse_url
+
+    parse_url(url)  # a bad URL is one line before anything else
+    windows = _floats(window_ms, "--window-ms") if window_ms is not None else None
+    mbs = _ints(max_batch, "--max-batch") if max_batch is not None else None
+    pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else None
+    if windows is not None:
+        refuse_duplicates("--window-ms", windows, "0,2,10")
+    if mbs is not None:
+        refuse_duplicates("--max-batch", mbs, "8,32")
+    if pref is not None:
+        refuse_duplicates("--preferred-batch", pref, "4,8")
+        if mbs is not None:
+            unused = sorted(p for p in set(pref) if p > max(mbs))
+            if unused:
+                raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above "
+                                 f"every --max-batch ({','.join(map(str, mbs))})",
+                                 "preferred sizes must be <= the max batch (as in Triton)")
+    load_list = [x.strip() for x in loads.split(",") if x.strip()]
+    if not load_list:
+        raise UsageError("--load is empty", "give load shapes, e.g. --load open:400")
+    refuse_duplicates("--load", load_list, "burst:64,open:500")
+    for spec in load_list:
+        parse_load(spec, duration_s)
+    refuse_output_over_inputs(
+        [("-o", output)], [("--inputs", inputs_npz),
+                           *[("--load", spec.partition(":")[2]) for spec in load_list
+                             if spec.startswith("trace:")]])
+    check_output_file(output, overwrite)
+    shape_map = None
+    if shapes:
+        from trtcheck.load.shapes import parse_shapes
+
+        shape_map = parse_shapes(list(shapes))
+    arrays = None
+    if inputs_npz:
+        from trtcheck.load.input_checks import check_finite_data
+        from trtcheck.load.inputs import load_npz
+
+        arrays = load_npz(inputs_npz)
+        check_finite_data(arrays, inputs_npz)
+    from trtcheck.measure.kserve import import_client, parse_url as _pu
+
+    import_client(_pu(url).protocol)  # tritonclient present, before any work
+    from trtcheck.measure.live import measure_live
+    from trtcheck.measure.runner import new_results
+
+    if not _given("repeats"):
+        repeats = 1  # one run per shape: the server's statistics delta is the command's
+    log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
+        f"repeat(s) ...")
+    run = measure_live(url, live_model, model_version=model_version, windows_ms=windows,
+                       max_batch_sizes=mbs, instances=instances, preferred_batch_sizes=pref,
+                       loads=load_list, repeats=repeats, max_duration_s=duration_s,
+                       drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
+                       warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
+                       arrays=arrays, client_processes=client_processes, progress=log)
+    results = new_results()
+    results.serve = run
+    from trtcheck.cli.common import emit_results
+    from trtcheck.report.sec_serve import serve_markdown
+
+    emit_results(results, output, output_format, lambda: live_table_text(run),
+                 lambda: serve_markdown(results))

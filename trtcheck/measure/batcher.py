@@ -56,7 +56,7 @@ from trtcheck.errors import TrtcheckError, UsageError
 from trtcheck.policy import BatchingPolicy
 
 __all__ = [
-    "BatcherClosed", "BatcherCounters", "BatcherLoopError", "DynamicBatcher", "QueueFull",
+    "BatchCancelled", "BatcherClosed", "BatcherCounters", "DaemonThreadPool", "BatcherLoopError", "DynamicBatcher", "QueueFull",
     "Ticket", "default_assemble", "default_split",
 ]
 
@@ -69,6 +69,11 @@ class BatcherLoopError(UsageError):
 
 class QueueFull(TrtcheckError):
     """A request was rejected because the batcher's queue is full (back-pressure)."""
+
+
+class BatchCancelled(TrtcheckError):
+    """The batch function raised :class:`asyncio.CancelledError` on its own (delivered to
+    the requests of that batch; the batcher goes on)."""
 
 
 class BatcherClosed(TrtcheckError):
@@ -327,8 +332,7 @@ class DynamicBatcher:
         self._own_executor = False
         self._executor = executor
         if not self._is_async and executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=instances, thread_name_prefix="trtcheck-batcher")
+            self._executor = DaemonThreadPool(instances, thread_name_prefix="trtcheck-batcher")
             self._own_executor = True
         self._queue: collections.deque[Ticket] = collections.deque()
         self._idle: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -336,6 +340,9 @@ class DynamicBatcher:
         self._closed = False
         self._batch_seq = 0
         self._in_flight = 0
+        #: batches still running when :meth:`aclose` gave up on them (a sync function's
+        #: thread stays busy: give the next batcher a fresh executor)
+        self.abandoned_batches = 0
         self._workers = [self._loop.create_task(self._worker(), name=f"trtcheck-batcher-{i}")
                          for i in range(instances)]
 
@@ -449,6 +456,8 @@ class DynamicBatcher:
         self._wake_all()
         if timeout_s is not None and self._workers:
             _, hung = await asyncio.wait(self._workers, timeout=max(0.0, timeout_s))
+            if hung and self._in_flight:
+                self.abandoned_batches += 1
             for w in hung:  # a batch that never ends must not hang the measurement
                 w.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
@@ -530,7 +539,6 @@ class DynamicBatcher:
     async def _worker_loop(self) -> None:
         policy = self.policy
         q = self._queue
-        reasons = self.counters.decision_reasons
         while True:
             self._purge_head()
             if not q:
@@ -547,6 +555,9 @@ class DynamicBatcher:
                 d = policy.decide(len(q), q[0].t_enqueue, now)
                 if d.dispatch > 0 or self._closed:
                     k = d.dispatch if d.dispatch > 0 else min(len(q), policy.max_batch_size)
+                    # looked up per decision: the counters may be replaced (reset after a
+                    # warm-up) while the worker runs
+                    reasons = self.counters.decision_reasons
                     reasons[d.reason if d.dispatch > 0 else "closing"] = reasons.get(
                         d.reason if d.dispatch > 0 else "closing", 0) + 1
                     batch = self._take(k, t_free, now)
@@ -605,7 +616,14 @@ class DynamicBatcher:
                 results = self._split(out, rows)
                 if len(results) != n:
                     raise ValueError(f"split returned {len(results)} results for {n} requests")
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if task is not None and not task.cancelling():
+                    # the batch function raised CancelledError itself (e.g. an async client
+                    # whose call was cancelled): a failed batch, not a stop of this worker
+                    self._fail_batch(batch, n, bid, BatchCancelled(
+                        "the batch function raised asyncio.CancelledError", None), exc)
+                    return
                 # the worker itself was cancelled (event loop shutting down): nobody may hang
                 for t in batch:
                     if not t.future.done():
@@ -615,17 +633,8 @@ class DynamicBatcher:
                     else:
                         c.cancelled_in_flight += 1
                 raise
-            except Exception as exc:  # noqa: BLE001 - delivered to every request  # noqa: BLE001 - delivered to every request
-                c.batch_errors += 1
-                now = _clock()
-                for t in batch:
-                    t.batch_size, t.batch_id = n, bid
-                    if t.future.done():
-                        c.cancelled_in_flight += 1
-                    else:
-                        t.future.set_exception(exc)
-                        t.t_delivered = now
-                        c.failed += 1
+            except Exception as exc:  # noqa: BLE001 - delivered to every request
+                self._fail_batch(batch, n, bid, exc)
                 return
             for t, r in zip(batch, results):
                 t.batch_size, t.batch_id = n, bid
@@ -639,6 +648,98 @@ class DynamicBatcher:
                     c.completed += 1
         finally:
             self._in_flight -= n
+
+
+    def _fail_batch(self, batch: list[Ticket], n: int, bid: int, exc: BaseException,
+                    cause: BaseException | None = None) -> None:
+        """Deliver ``exc`` to every open request of a failed batch."""
+        c = self.counters
+        c.batch_errors += 1
+        if cause is not None:
+            exc.__cause__ = cause
+        now = _clock()
+        for t in batch:
+            t.batch_size, t.batch_id = n, bid
+            if t.future.done():
+                c.cancelled_in_flight += 1
+            else:
+                t.future.set_exception(exc)
+                t.t_delivered = now
+                c.failed += 1
+
+
+class DaemonThreadPool(concurrent.futures.Executor):
+    """A fixed pool of daemon threads for synchronous batch functions.
+
+    :class:`concurrent.futures.ThreadPoolExecutor` joins its threads at interpreter exit,
+    so one batch function that never returns (a hung driver call) would hang the whole
+    process after the measurement is over. These threads are daemons: a hung call is
+    abandoned, and :meth:`shutdown` never waits for it. Python cannot stop a running
+    thread; a batcher gives up on such a batch after its timeout.
+
+    Args:
+        max_workers: threads (>= 1), started lazily on the first submits.
+        thread_name_prefix: thread names are ``PREFIX-N``.
+    """
+
+    def __init__(self, max_workers: int, thread_name_prefix: str = "trtcheck-pool") -> None:
+        import queue
+
+        if max_workers < 1:
+            raise UsageError(f"max_workers must be >= 1, got {max_workers}")
+        self._max = max_workers
+        self._prefix = thread_name_prefix
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._threads: list[Any] = []
+        self._idle = 0
+        self._shutdown = False
+        import threading
+
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+               ) -> concurrent.futures.Future[Any]:
+        """Run ``fn(*args, **kwargs)`` on a pool thread; returns its future."""
+        import threading
+
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot submit after shutdown")
+            fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            self._jobs.put((fut, fn, args, kwargs))
+            if self._idle == 0 and len(self._threads) < self._max:
+                t = threading.Thread(target=self._run, daemon=True,
+                                     name=f"{self._prefix}-{len(self._threads)}")
+                self._threads.append(t)
+                t.start()
+            else:
+                self._idle -= 1 if self._idle else 0
+        return fut
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fut, fn, args, kwargs = job
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(*args, **kwargs))
+                except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                    fut.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop the threads once their current job ends; ``wait`` joins only threads that
+        are idle or finish within 1 s each (a hung call is never waited for)."""
+        with self._lock:
+            self._shutdown = True
+            for _ in self._threads:
+                self._jobs.put(None)
+        if wait:
+            for t in self._threads:
+                t.join(timeout=1.0)
 
 
 def _wake(fut: asyncio.Future[None]) -> None:

@@ -9,7 +9,9 @@ statistics computed by :mod:`trtcheck.stats`.
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,11 +20,29 @@ from typing import Any
 import numpy as np
 
 from trtcheck.backends.base import Backend
-from trtcheck.errors import InputError
+from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import format_shape, resolve_shapes, shapes_with_data
-from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings
+from trtcheck.load.shapes import resolve_shapes, shapes_with_data
+from trtcheck.measure.interrupt import interrupt_name
+from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings, FailedBatch
+from trtcheck.results.stats import Finding, LatencyStats
 from trtcheck.stats import stability_findings, summarize
+
+#: Largest input read rate any single device reaches, bytes/s: twice the HBM bandwidth of
+#: the fastest current accelerators (NVIDIA H200 4.8 TB/s, B200 8 TB/s). An execution
+#: must read its inputs at least once, so ``input_bytes / median latency`` above this
+#: means the backend returned before its work completed (e.g. an enqueue timed without
+#: a synchronisation).
+MAX_PLAUSIBLE_INPUT_BYTES_PER_S = 1.6e13
+
+#: Stability warnings that make a batch's numbers unfit to certify a budget.
+_UNSTABLE_CODES = ("unstable-cv", "drift")
+
+#: How runtimes word an allocation failure (ORT "Failed to allocate memory", CUDA
+#: "out of memory" / cudaErrorMemoryAllocation, C++ std::bad_alloc, trtcheck's TensorRT
+#: backend "does not fit in GPU memory").
+_OOM_RE = re.compile(r"out of memory|does not fit in|memory allocation|failed to allocate|"
+                     r"cudaerrormemoryallocation|bad_alloc|\boom\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,9 @@ class StopRule:
             raise InputError("--max-duration must be > 0")
         if self.max_samples < self.min_samples:
             raise InputError("--max-samples must be >= --min-samples")
+
+
+_log = logging.getLogger("trtcheck.bench")
 
 
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
@@ -109,6 +132,58 @@ def _warmup(backend: Backend, feed: dict[str, Any], rule: StopRule) -> list[floa
     return out
 
 
+def plausibility_findings(stats: LatencyStats, input_bytes: int,
+                          component_stats: dict[str, LatencyStats], where: str) -> list[Finding]:
+    """Validity marks of one batch size: latencies the work cannot be done in.
+
+    Two rules, each needing no model knowledge: (1) the inputs must be read at least
+    once, so ``input_bytes / median`` may not exceed
+    :data:`MAX_PLAUSIBLE_INPUT_BYTES_PER_S`; (2) an execution timed end to end includes
+    its GPU work, so its median may not be shorter than the median ``gpu_compute_ms`` the
+    backend measured with CUDA events (10% + 0.01 ms margin for timer granularity).
+    A zero median is implausible by either rule.
+
+    Returns:
+        ``implausible-latency`` error findings (empty when plausible).
+    """
+    out: list[Finding] = []
+    med = stats.median_ms
+    remedy = ("the backend probably returns before its work completes (an enqueue timed "
+              "without a synchronisation): synchronise before returning from infer()")
+    if med <= 0:
+        out.append(Finding(code="implausible-latency", severity="error", where=where,
+                           message=f"median latency {med:g} ms: no execution takes no time",
+                           remedy=remedy))
+        return out
+    rate = input_bytes / (med / 1e3)
+    if rate > MAX_PLAUSIBLE_INPUT_BYTES_PER_S:
+        out.append(Finding(
+            code="implausible-latency", severity="error", where=where,
+            message=f"median {med:.4g} ms for {input_bytes:,} input bytes means reading "
+                    f"{rate / 1e12:.3g} TB/s, beyond any device's memory "
+                    f"({MAX_PLAUSIBLE_INPUT_BYTES_PER_S / 1e12:g} TB/s is twice the fastest)",
+            remedy=remedy))
+    gpu = component_stats.get("gpu_compute_ms")
+    if gpu is not None and gpu.median_ms > med * 1.1 + 0.01:
+        out.append(Finding(
+            code="implausible-latency", severity="error", where=where,
+            message=f"median end-to-end latency {med:.4g} ms is shorter than the GPU compute "
+                    f"time {gpu.median_ms:.4g} ms the same executions took",
+            remedy=remedy))
+    return out
+
+
+def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> FailedBatch:
+    msg = (exc.message if isinstance(exc, TrtcheckError) else
+           str(exc) or type(exc).__name__)
+    msg = " ".join(msg.split())[:300]
+    oom = isinstance(exc, MemoryError) or _OOM_RE.search(msg) is not None
+    if isinstance(exc, MemoryError):
+        msg = "host memory allocation failed (MemoryError)" + (f": {msg}" if str(exc) else "")
+    return FailedBatch(batch_size=b, input_shapes=shp,
+                       reason="out-of-memory" if oom else "failed", message=msg)
+
+
 def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | None,
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
@@ -132,11 +207,16 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         progress: show a tqdm progress bar on stderr.
 
     Returns:
-        a :class:`~trtcheck.results.BenchRun`.
+        a :class:`~trtcheck.results.BenchRun`. A batch size that runs out of memory or
+        whose execution fails becomes a :class:`~trtcheck.results.bench.FailedBatch`
+        row and the sweep goes on. On :class:`KeyboardInterrupt` (Ctrl-C, or SIGTERM
+        under :func:`~trtcheck.measure.interrupt.sigterm_as_interrupt`) the batch sizes
+        finished are returned with ``incomplete`` set; the one running is dropped.
 
     Raises:
-        InputError: bad batch sizes or shapes (resolved before anything runs), a failed
-            execution, or a batch that does not fit in memory.
+        InputError: bad batch sizes or shapes (resolved before anything runs), or every
+            batch size failed (the first failure, "out of memory at batch N" for an
+            allocation failure).
     """
     rule = rule or StopRule()
     inputs = backend.input_specs()
@@ -163,6 +243,9 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     from tqdm import tqdm
 
     results: list[BatchResult] = []
+    failed: list[FailedBatch] = []
+    first_error: BaseException | None = None
+    incomplete: str | None = None
     bar = tqdm(total=len(plan), desc="bench", unit="batch size", disable=not progress,
                leave=False)
     try:
@@ -172,23 +255,52 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 feed = make_feed(inputs, shp, seed=seed, arrays=arrays, values=values)
                 warm = _warmup(backend, feed, rule)
                 samples, comps, duration, stopped = _time_loop(backend, feed, rule)
-            except MemoryError:
-                given = ",".join(f"{n}:{format_shape(d)}" for n, d in shp.items())
-                raise InputError(f"batch size {b} with input shapes {given} does not fit in "
-                                 "memory", "use smaller --batch values or smaller --shapes"
-                                 ) from None
+            except (MemoryError, TrtcheckError) as exc:
+                first_error = first_error or exc
+                row = _failure_row(b, shp, exc)
+                failed.append(row)
+                _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
+                             "ran out of memory" if row.reason == "out-of-memory"
+                             else "could not run", row.message)
+                bar.update(1)
+                continue
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
+            nbytes = int(sum(getattr(a, "nbytes", 0) for a in feed.values()))
+            comp_stats = {k: summarize(v) for k, v in comps.items() if v}
+            warnings = stability_findings(samples, st, where=f"batch {b}")
+            validity = plausibility_findings(st, nbytes, comp_stats, f"batch {b}")
+            unstable = [w for w in warnings if w.code in _UNSTABLE_CODES]
+            if unstable:
+                validity.append(Finding(
+                    code="unstable", severity="warning", where=f"batch {b}",
+                    message="; ".join(w.message for w in unstable),
+                    remedy=unstable[0].remedy))
             results.append(BatchResult(
                 batch_size=b, input_shapes=shp, samples_ms=samples, warmup_samples_ms=warm,
                 components_ms=comps, stats=st,
-                component_stats={k: summarize(v) for k, v in comps.items() if v},
+                component_stats=comp_stats,
                 throughput_queries_per_s=qps, throughput_samples_per_s=qps * b,
                 measured_duration_s=duration, stopped_by=stopped,
-                warnings=stability_findings(samples, st, where=f"batch {b}")))
+                warnings=warnings, first_call_ms=warm[0] if warm else None,
+                input_bytes=nbytes, validity=validity))
             bar.update(1)
+    except KeyboardInterrupt as exc:
+        done = len(results) + len(failed)
+        incomplete = (f"interrupted by {interrupt_name(exc)} at batch {plan[done][0]}: "
+                      f"{len(results)} of {len(plan)} batch size(s) measured")
     finally:
         bar.close()
+    if not results and first_error is not None and incomplete is None:
+        row = failed[0]
+        if row.reason == "out-of-memory":
+            tried = " ".join(f"{k}:{'x'.join(map(str, v))}"
+                             for k, v in row.input_shapes.items())
+            raise InputError(f"out of memory at batch {row.batch_size}: {row.message}",
+                             "use smaller --batch values, or smaller dynamic dims in "
+                             f"--shapes (tried {tried}); `trtcheck inspect` estimates the "
+                             "memory a batch needs") from None
+        raise first_error
     base = next((r for r in results if r.batch_size == 1), None)
     if base is not None:
         for r in results:
@@ -204,4 +316,6 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         input_source=("npz" if arrays else "values+random" if values else "random-uniform"),
         seed=seed, shapes=dict(shapes or {}))
     return BenchRun(label=label or f"{info.name}-{info.precision}", model_path=str(model_path),
-                    backend=info, settings=settings, batches=results)
+                    backend=info, settings=settings, batches=results, failed_batches=failed,
+                    incomplete=incomplete,
+                    first_call_ms=results[0].first_call_ms if results else None)

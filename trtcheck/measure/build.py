@@ -14,8 +14,9 @@ Precision (TensorRT developer guide, "Strong Typing vs Weak Typing"):
   flag of that name and TensorRT may choose it per layer; ``int8`` without Q/DQ nodes
   needs calibration, which trtcheck does not do (it asks for a Q/DQ model instead).
 * TensorRT 11 and TensorRT-RTX (strongly typed; the flags are gone): precision lives in
-  the ONNX graph. ``fp16`` converts the model with onnxconverter-common's
-  ``float16.convert_float_to_float16(keep_io_types=True)`` (I/O stay FP32);
+  the ONNX graph. ``fp16`` converts the model with ONNX Runtime's
+  ``float16.convert_float_to_float16(keep_io_types=True)`` (:mod:`trtcheck.measure.fp16`;
+  I/O stay FP32);
   ``int8``/``fp8`` need a model that already has QuantizeLinear/DequantizeLinear nodes.
 
 What the build exposes without a GPU: the serialized plan (header read by
@@ -125,33 +126,23 @@ def has_qdq(onnx_path: Path) -> bool:
 
 
 def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
-    """FP16 copy of an ONNX model with FP32 I/O (onnxconverter-common,
-    ``convert_float_to_float16(keep_io_types=True)``); written to ``out_path``.
+    """FP16 copy of an ONNX model with FP32 I/O (ONNX Runtime's converter,
+    ``convert_float_to_float16(keep_io_types=True)``, :mod:`trtcheck.measure.fp16`);
+    written to ``out_path``.
 
     Raises:
         InputError: the converter refuses the model (e.g. it already holds FP16 tensors).
-        EnvironmentProblem: onnxconverter-common is not installed.
+        EnvironmentProblem: neither onnxruntime nor onnxruntime-gpu is installed.
     """
     import onnx
 
-    try:
-        from onnxconverter_common import float16
-    except ImportError:
-        raise EnvironmentProblem("onnxconverter-common is not installed (needed for FP16 "
-                                 "builds in strongly typed TensorRT)",
-                                 'pip install "trtcheck-tool[rtx]" (or the trt-cu12/trt-cu13 '
-                                 "extra), or pass an FP16 ONNX model") from None
-
-    import warnings
+    from trtcheck.measure.fp16 import convert_to_fp16
 
     model = onnx.load(str(onnx_path))
     try:
-        with warnings.catch_warnings():  # per-value "truncated to 1e-07" notices
-            warnings.simplefilter("ignore", UserWarning)
-            converted = float16.convert_float_to_float16(model, keep_io_types=True)
-    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
-        raise InputError(f"FP16 conversion of {Path(onnx_path).name} failed: "
-                         f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+        converted = convert_to_fp16(model, Path(onnx_path).name)
+    except InputError as exc:
+        raise InputError(exc.message,
                          "a model that already holds FP16 tensors builds as it is: use "
                          "--precision fp32 (strongly typed: the model's own types are kept)"
                          ) from None
@@ -239,7 +230,7 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
         convert_fp16(src, model_path)
         if written is not None:
             written.append(model_path)
-        notes.append(f"strongly typed {runtime}: converted to FP16 with onnxconverter-common "
+        notes.append(f"strongly typed {runtime}: converted to FP16 with ONNX Runtime's converter "
                      f"(keep_io_types=True) -> {model_path.name}")
     flags = 0
     if not weak_flags and hasattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED"):

@@ -42,9 +42,11 @@ from trtcheck.errors import InputError
 
 _clock = time.perf_counter
 _SPIN_S = 0.0015
-#: Most requests one burst or open-loop run may schedule: each has a slot in the
-#: schedule and the per-request record (about 100 B), so 10^7 is ~1 GB at most.
-MAX_SCHEDULED_REQUESTS = 10_000_000
+#: Most requests one run may send: each holds a slot in the schedule and the
+#: per-request record (about 130 B) plus the batcher's timestamps until the run ends
+#: (about 400 B; payloads and results are released as each request finishes), so
+#: 2 * 10^6 is ~1 GB at most. ``benchmarks/serve_soak.py`` measures the growth.
+MAX_SCHEDULED_REQUESTS = 2_000_000
 
 OK, ERROR, REJECTED, TIMEOUT, NOT_SENT = "ok", "error", "rejected", "timeout", "not_sent"
 OUTCOMES = (OK, ERROR, REJECTED, TIMEOUT, NOT_SENT)
@@ -130,7 +132,7 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
         if c > MAX_CLOSED_CLIENTS:
             raise InputError(f"load {spec!r} asks for {c:,} closed-loop clients; at most "
                              f"{MAX_CLOSED_CLIENTS:,}", "lower the concurrency")
-        count = num(parts[1], "request count") if len(parts) == 2 else 10**9
+        count = bounded(num(parts[1], "request count")) if len(parts) == 2 else 10**9
         return LoadShape("closed", count, concurrency=c, label=text)
     if kind == "open" and 1 <= len(parts) <= 3:
         rate = num(parts[0], "rate", float)
@@ -226,7 +228,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
     Returns:
         the :class:`LoadRecord`.
     """
-    n = shape.count if shape.kind != "closed" else min(shape.count, 10**7)
+    n = shape.count if shape.kind != "closed" else min(shape.count, MAX_SCHEDULED_REQUESTS)
     if shape.kind == "closed" and shape.count >= 10**9:
         n = 0  # grows as sent
     t_sched: list[float] = [0.0] * n
@@ -291,7 +293,9 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                 break
             dt = base + offs[i] - _clock()
             if dt > _SPIN_S:
-                await asyncio.sleep(dt - _SPIN_S)
+                # never sleep past the end of sending: a slow rate or a trace with a long
+                # gap must not hold the run beyond max_duration_s
+                await asyncio.sleep(max(0.0, min(dt - _SPIN_S, stop_at - _clock())))
             else:
                 await asyncio.sleep(0)
     elif shape.kind == "closed":
@@ -301,7 +305,8 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         async def client() -> None:
             while True:
                 i = counter[0]
-                if (not unbounded and i >= n) or _clock() >= stop_at:
+                if (not unbounded and i >= n) or i >= MAX_SCHEDULED_REQUESTS \
+                        or _clock() >= stop_at:
                     return
                 counter[0] += 1
                 if unbounded:

@@ -24,7 +24,8 @@ activations (:func:`trtcheck.measure.localize.range_overflows`) is part of every
 verdict: it finds what a true FP16 runtime (a TensorRT FP16 engine) would overflow.
 
 :func:`compare_onnx_precisions` builds the variants of an ONNX model itself
-(FP16 through ``onnxconverter_common.float16.convert_float_to_float16``) or takes
+(FP16 through ``onnxruntime.transformers.float16.convert_float_to_float16``,
+:mod:`trtcheck.measure.fp16`) or takes
 candidate files (``--candidate fp16=model.plan``) opened with
 :func:`trtcheck.backends.registry.open_backend`.
 """
@@ -46,7 +47,13 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
+from trtcheck.measure.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
+from trtcheck.measure.output_compare import (  # noqa: F401 - rounding_floor: this module's API
+    FP16_MAX,
+    compare_output,
+    rounding_floor,
+)
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.precision import (
     Localization,
@@ -58,13 +65,9 @@ from trtcheck.results.precision import (
     VariantResult,
 )
 from trtcheck.results.stats import Finding
-from trtcheck.stats import percentile
 
 #: precisions trtcheck knows tolerances for
 PRECISIONS = ("fp16", "bf16", "int8", "fp8")
-
-#: largest finite FP16 value (IEEE 754 binary16: (2 - 2^-10) * 2^15)
-FP16_MAX = 65504.0
 
 _FP16_SOURCE = (
     "FP16 has 10 mantissa bits: unit roundoff u = 2^-11 = 4.9e-4 (IEEE 754 binary16); "
@@ -153,153 +156,6 @@ def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None 
     return PrecisionTolerance(**data)
 
 
-# --------------------------------------------------------------------------- metrics
-
-
-def _outside_mask(r: np.ndarray, c: np.ndarray, atol: float, rtol: float) -> np.ndarray:
-    """Elements outside tolerance (float64 arrays of equal shape)."""
-    rf, cf = np.isfinite(r), np.isfinite(c)
-    both = rf & cf
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = np.abs(c - r)
-        bad = both & (d > atol) & (d > rtol * np.abs(r))
-    # a non-finite value on one side only, or infinities of different sign
-    bad |= rf ^ cf
-    inf_both = np.isinf(r) & np.isinf(c)
-    bad |= inf_both & (np.sign(r) != np.sign(c))
-    return bad
-
-
-def _topk_agreement(refs: list[np.ndarray], cands: list[np.ndarray]
-                    ) -> tuple[float | None, float | None, int | None]:
-    """Top-1 / top-5 agreement over the rows of 2-D ``[N, C]`` outputs (``C >= 2``)."""
-    if not refs or any(a.ndim != 2 or a.shape[1] < 2 for a in refs):
-        return None, None, None
-    r = np.concatenate([a.astype(np.float64) for a in refs])
-    c = np.concatenate([a.astype(np.float64) for a in cands])
-    r = np.nan_to_num(r, nan=-np.inf)
-    c = np.nan_to_num(c, nan=-np.inf)
-    top1 = float(np.mean(np.argmax(r, axis=1) == np.argmax(c, axis=1)))
-    top5 = None
-    if r.shape[1] >= 5:
-        rk = np.argpartition(-r, 4, axis=1)[:, :5]
-        ck = np.argpartition(-c, 4, axis=1)[:, :5]
-        same = [set(a.tolist()) == set(b.tolist()) for a, b in zip(rk, ck)]
-        top5 = float(np.mean(same))
-    return top1, top5, int(r.shape[0])
-
-
-def rounding_floor(ref: np.ndarray, precision: str) -> float | None:
-    """Max ``|ref - round(ref)|`` when ``ref`` itself is stored in ``precision``.
-
-    The fair baseline of an output produced in FP16/BF16: even a perfect computation
-    whose result is stored in that precision is this far from FP32 (about half a unit in
-    the last place of the largest values: ``|x| * 2^-11`` for FP16, ``|x| * 2^-8`` for
-    BF16). Elements beyond the precision's range are ignored here (the range check and
-    the NaN/Inf counts speak for them).
-
-    Returns:
-        the floor in output units, or ``None`` for other precisions (INT8/FP8 outputs are
-        scaled per engine, so there is no fixed floor).
-    """
-    r = np.asarray(ref, dtype=np.float64)
-    r = r[np.isfinite(r)]
-    if precision == "fp16":
-        r = r[np.abs(r) <= FP16_MAX]
-        rounded = r.astype(np.float16).astype(np.float64)
-    elif precision == "bf16":
-        try:
-            import ml_dtypes
-        except ImportError:  # pragma: no cover - ml_dtypes comes with onnx
-            return None
-        rounded = r.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
-    else:
-        return None
-    return float(np.max(np.abs(rounded - r))) if r.size else 0.0
-
-
-def compare_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
-                   tol: PrecisionTolerance, polygraphy_passed: bool | None = None,
-                   precision: str | None = None) -> OutputComparison:
-    """Compare one output over all samples (pooled) and judge it.
-
-    Args:
-        name: output name.
-        refs, cands: one array per sample, reference and candidate, equal shapes per
-            sample (any numeric dtype; compared in float64).
-        tol: the variant's tolerance.
-        polygraphy_passed: Polygraphy's elemwise verdict, recorded as is.
-        precision: the variant's precision, for :func:`rounding_floor` (``None``: skip).
-
-    Returns:
-        an :class:`OutputComparison` (definitions in :mod:`trtcheck.results.precision`).
-
-    Raises:
-        InputError: a shape mismatch between reference and candidate.
-    """
-    for i, (a, b) in enumerate(zip(refs, cands)):
-        if np.shape(a) != np.shape(b):
-            raise InputError(f"reference and candidate give output {name!r} different shapes "
-                             f"(sample {i}: {list(np.shape(a))} vs {list(np.shape(b))})",
-                             "compare models with the same outputs (same export, same shapes)")
-    r = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in refs])
-    c = np.concatenate([np.asarray(b, dtype=np.float64).ravel() for b in cands])
-    rf, cf = np.isfinite(r), np.isfinite(c)
-    both = rf & cf
-    d = np.abs(c[both] - r[both])
-    rb, cb = r[both], c[both]
-    nz = rb != 0
-    rel = d[nz] / np.abs(rb[nz]) if nz.any() else np.empty(0)
-    nr, nc = float(np.linalg.norm(rb)), float(np.linalg.norm(cb))
-    cos = float(np.dot(rb, cb) / (nr * nc)) if nr > 0 and nc > 0 else None
-    if cos is not None:
-        cos = max(-1.0, min(1.0, cos))
-    rel_l2 = float(np.linalg.norm(cb - rb) / nr) if nr > 0 else None
-    outside = _outside_mask(r, c, tol.atol, tol.rtol)
-    n_out = int(outside.sum())
-    frac = n_out / r.size if r.size else 0.0
-    new_nan = int((rf & np.isnan(c)).sum())
-    new_inf = int((rf & np.isinf(c)).sum())
-    top1, top5, rows = _topk_agreement([np.asarray(a) for a in refs],
-                                       [np.asarray(b) for b in cands])
-    failures: list[str] = []
-    if new_nan or new_inf:
-        failures.append(f"{new_nan} NaN and {new_inf} Inf where the FP32 reference is finite")
-    if frac > tol.max_outside_fraction:
-        failures.append(f"{frac:.2%} of elements ({n_out}/{r.size}) outside atol={tol.atol:g} "
-                        f"and rtol={tol.rtol:g} (allowed {tol.max_outside_fraction:.2%})")
-    # cosine and relative L2 judge an output only when some reference value is beyond
-    # atol: an output entirely within atol of zero (e.g. a sigmoid map of ~1e-8 that FP16
-    # flushes to 0) is judged by the elementwise rule alone
-    meaningful = bool(rb.size) and float(np.max(np.abs(rb))) > tol.atol
-    if meaningful and cos is not None and cos < tol.min_cosine_similarity:
-        failures.append(f"cosine similarity {cos:.6f} < {tol.min_cosine_similarity:g}")
-    if meaningful and rel_l2 is not None and rel_l2 > tol.max_rel_l2_error:
-        failures.append(f"relative L2 error {rel_l2:.3g} > {tol.max_rel_l2_error:g}")
-    if top1 is not None and tol.min_top1_agreement is not None and top1 < tol.min_top1_agreement:
-        failures.append(f"top-1 agreement {top1:.2%} < {tol.min_top1_agreement:.2%} "
-                        f"over {rows} rows")
-    return OutputComparison(
-        name=name, shape=[int(s) for s in np.shape(refs[0])],
-        reference_dtype=str(np.asarray(refs[0]).dtype),
-        candidate_dtype=str(np.asarray(cands[0]).dtype),
-        element_count=int(r.size),
-        reference_max_abs=float(np.max(np.abs(rb))) if rb.size else 0.0,
-        max_abs_error=float(d.max()) if d.size else 0.0,
-        mean_abs_error=float(d.mean()) if d.size else 0.0,
-        p99_abs_error=percentile(d, 0.99) if d.size else 0.0,
-        max_rel_error=float(rel.max()) if rel.size else None,
-        mean_rel_error=float(rel.mean()) if rel.size else None,
-        cosine_similarity=cos, rel_l2_error=rel_l2,
-        outside_tolerance_count=n_out, outside_tolerance_fraction=frac,
-        candidate_nan_count=int(np.isnan(c).sum()), candidate_inf_count=int(np.isinf(c).sum()),
-        reference_nan_count=int(np.isnan(r).sum()), reference_inf_count=int(np.isinf(r).sum()),
-        top1_agreement=top1, top5_agreement=top5, rows_compared=rows,
-        polygraphy_elemwise_passed=polygraphy_passed,
-        rounding_floor_max_abs_error=rounding_floor(r, precision) if precision else None,
-        passed=not failures, failures=failures)
-
-
 def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
                                  cand_runs: Sequence[dict[str, np.ndarray]],
                                  tol: PrecisionTolerance) -> dict[str, bool]:
@@ -326,7 +182,9 @@ def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
     rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
     func = SimpleCompareFunc(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
-    with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
+    with G_LOGGER.verbosity(G_LOGGER.CRITICAL), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN/Inf outputs: judged by us
         acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
     verdict: dict[str, bool] = {}
     for per_iter in acc[0][("candidate", "reference")]:
@@ -352,6 +210,9 @@ class Variant:
             layer-wise localisation), or ``None`` (engines).
         kept_fp32_nodes: nodes the builder kept in FP32.
         build_findings: what the builder noticed (e.g. weights clamped to FP16's range).
+        built_by_trtcheck: trtcheck converted this variant itself; a runtime rejecting it
+            is then trtcheck's conversion failing, not the user's model
+            (:class:`~trtcheck.errors.EnvironmentProblem`, exit 3).
     """
 
     label: str
@@ -362,6 +223,64 @@ class Variant:
     onnx_path: str | None = None
     kept_fp32_nodes: list[str] = field(default_factory=list)
     build_findings: list[Finding] = field(default_factory=list)
+    built_by_trtcheck: bool = False
+
+
+#: ONNX element types (onnx.TensorProto values) of each reduced precision
+_ONNX_TYPES = {"fp16": {10}, "bf16": {16}, "int8": {2, 3}, "fp8": {17, 18, 19, 20}}
+#: ONNX ops that compute in INT8 (quantized graphs: QDQ or QOperator form)
+_INT8_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "ConvInteger",
+             "MatMulInteger", "QLinearConv", "QLinearMatMul", "QLinearAdd", "QLinearMul"}
+
+
+def onnx_has_precision(path: str, precision: str) -> bool | None:
+    """Whether the ONNX model at ``path`` holds anything in ``precision``: a tensor,
+    initializer or Cast of that element type (FLOAT16=10, BFLOAT16=16, INT8/UINT8=2/3,
+    FLOAT8*=17..20), or for ``int8`` a quantization op (Q/DQ, QLinear*, *Integer).
+
+    Returns:
+        ``True``/``False``, or ``None`` when the file cannot be read here (the runtime that
+        opened it speaks for it) or the precision is unknown.
+    """
+    types = _ONNX_TYPES.get(precision)
+    if types is None:
+        return None
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - the backend already opened it; unknown here
+        return None
+    g = model.graph
+    if any(i.data_type in types for i in g.initializer):
+        return True
+    for vi in (*g.input, *g.output, *g.value_info):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type in types:
+            return True
+    for n in g.node:
+        if precision == "int8" and n.op_type in _INT8_OPS:
+            return True
+        for a in n.attribute:
+            if (a.name == "to" and a.i in types) or (a.HasField("t") and a.t.data_type in types):
+                return True
+    return False
+
+
+def _candidate_has_precision(v: Variant, be: Backend) -> bool | None:
+    """Whether the candidate computes anything in its requested precision (``None``:
+    unknown, e.g. an engine built without detailed layer information)."""
+    if v.onnx_path:
+        return onnx_has_precision(v.onnx_path, v.precision)
+    inspect = getattr(be, "engine_inspection", None)
+    if inspect is None:
+        return None
+    try:
+        mix = inspect().precision_mix
+    except Exception:  # noqa: BLE001 - inspection is extra; the comparison stands alone
+        return None
+    if not mix:
+        return None
+    return mix.get(v.precision, 0) > 0
 
 
 def _fixed(d: Any) -> bool:
@@ -614,17 +533,38 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                    ref_latency: PrecisionLatency | None, workdir: str,
                    log: Callable[[str], None]) -> VariantResult:
     findings: list[Finding] = list(v.build_findings)
-    with v.backend as be:
-        check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
-        log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
-        cand_runs = _run(be, feeds)
-        info = be.info
-        latency = None
-        if st.bench_rule is not None:
-            log(f"measuring {v.label} latency ...")
-            latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
-            if ref_latency is not None and latency.median_ms > 0:
-                latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    try:
+        with v.backend as be:
+            check_compatible(ref_in, ref_out, be.input_specs(), be.output_specs(), v.label)
+            log(f"running the {v.label} variant on {len(feeds)} sample(s) ...")
+            cand_runs = _run(be, feeds)
+            info = be.info
+            present = _candidate_has_precision(v, be)
+            latency = None
+            if st.bench_rule is not None:
+                log(f"measuring {v.label} latency ...")
+                latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
+                if ref_latency is not None and latency.median_ms > 0:
+                    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    except InputError as exc:
+        if not v.built_by_trtcheck:
+            raise
+        raise EnvironmentProblem(
+            f"trtcheck's own {v.precision.upper()} conversion of the model produced a graph "
+            f"the runtime rejects ({exc.message[:300]})",
+            f"this is a limit of the converter ({v.built_by.split(' with ')[0]}), not a fault "
+            f"of your model: convert it yourself and pass --candidate {v.precision}=PATH, "
+            "or keep the failing ops in FP32 (--keep-fp32-ops OP)") from None
+    if present is False:
+        findings.append(Finding(
+            code="precision-not-in-candidate", severity="error", where=v.label,
+            message=f"{v.precision.upper()} was requested, but the {v.label} candidate has no "
+                    f"{v.precision.upper()} layers or tensors: it computes in higher precision "
+                    f"(e.g. an FP32 model passed as the {v.label} candidate), so this "
+                    f"comparison says nothing about {v.precision.upper()} accuracy",
+            remedy=f"pass the {v.precision.upper()} model or engine (build it with "
+                   f"{v.precision.upper()} enabled"
+                   + ("; calibrated or with Q/DQ nodes)" if v.precision == "int8" else ")")))
     ref_names, cand_names = set(ref_runs[0]), set(cand_runs[0])
     if ref_names != cand_names:
         raise InputError(f"reference and {v.label} candidate return different outputs: "
@@ -713,6 +653,8 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         else:
             localization.notes.append(note + "; the FP16 range check speaks for it")
     worst_cos = [o.cosine_similarity for o in outputs.values() if o.cosine_similarity is not None]
+    if any(math.isnan(x) for x in worst_cos):
+        worst_cos = [math.nan]  # an undefined cosine (NaN/Inf outputs) is the worst one
     worst_top1 = [o.top1_agreement for o in outputs.values() if o.top1_agreement is not None]
     return VariantResult(
         label=v.label, precision=v.precision, backend=info, model_path=v.model_path,
@@ -734,9 +676,9 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
 # --------------------------------------------------------------------------- ONNX variants
 
 
-#: the converter's defaults (onnxconverter-common float16.convert_float_to_float16)
-CONVERTER_MAX_FINITE = 1e4
-CONVERTER_MIN_POSITIVE = 1e-7
+#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.fp16)
+CONVERTER_MAX_FINITE = FP16_WEIGHT_MAX
+CONVERTER_MIN_POSITIVE = FP16_WEIGHT_MIN
 
 
 def clamped_weights(model: Any, blocked_nodes: set[str]) -> list[tuple[str, float, int, list[str]]]:
@@ -811,16 +753,17 @@ def _constants_to_initializers(model: Any) -> int:
 def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
                     keep_fp32_ops: Sequence[str] = (), keep_fp32_nodes: Sequence[str] = ()
                     ) -> tuple[str, list[str], list[Finding]]:
-    """Convert an FP32 ONNX model to FP16 with onnxconverter-common.
+    """Convert an FP32 ONNX model to FP16 with ONNX Runtime's converter.
 
-    ``float16.convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
-    node_block_list=...)``: inputs and outputs stay float32 (Casts inside), so the
-    variant takes the same feeds as the reference. The op block list is the converter's
-    ``DEFAULT_OP_BLOCK_LIST`` (Resize, Upsample, Range, TopK, NonMaxSuppression, RoiAlign,
-    CumSum, Min, Max and the ML ops: ops whose FP16 form is range- or index-sensitive or
-    missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes`` keeps single nodes in FP32.
-    Weights beyond FP16's range are clamped by the converter to +-1e4 and tiny ones to
-    +-1e-7 (its defaults; it warns, and we silence that warning).
+    :func:`trtcheck.measure.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
+    convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
+    node_block_list=...)``): inputs and outputs stay float32 (Casts inside), so the
+    variant takes the same feeds as the reference. The op block list is
+    :func:`trtcheck.measure.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
+    NonMaxSuppression, RoiAlign, CumSum, Min, Max and the ML ops: ops whose FP16 form is
+    range- or index-sensitive or missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes``
+    keeps single nodes in FP32. Weights beyond FP16's range are clamped to +-1e4 and
+    tiny ones to +-1e-7 (:data:`trtcheck.measure.fp16.FP16_WEIGHT_MAX`).
 
     Returns:
         ``(written path, names of the nodes kept in FP32, findings)``; a finding
@@ -829,17 +772,14 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
         and the nodes that read them.
 
     Raises:
-        EnvironmentProblem: onnxconverter-common is not installed.
+        EnvironmentProblem: neither onnxruntime nor onnxruntime-gpu is installed.
         InputError: the model cannot be loaded or converted, or a kept node does not exist.
     """
     import onnx
 
-    try:
-        from onnxconverter_common import float16
-    except ImportError:
-        raise EnvironmentProblem("FP16 conversion needs onnxconverter-common",
-                                 "pip install onnxconverter-common (a dependency of "
-                                 "trtcheck-tool: reinstall it)") from None
+    from trtcheck.measure.fp16 import convert_to_fp16, fp16_op_block_list
+
+    block_ops = fp16_op_block_list(keep_fp32_ops)  # checks that ONNX Runtime is there
     try:
         model = onnx.load(str(model_path))
     except Exception as exc:
@@ -861,19 +801,11 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                          f"{'did you mean' if near else 'the model has nodes such as'} "
                          f"{', '.join(map(repr, some))}? (unnamed nodes are node_<index>; "
                          "the localisation of `trtcheck precision` prints node names)")
-    block_ops = list(float16.DEFAULT_OP_BLOCK_LIST) + [o for o in keep_fp32_ops
-                                                       if o not in float16.DEFAULT_OP_BLOCK_LIST]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m16 = float16.convert_float_to_float16(model, keep_io_types=True,
-                                                   op_block_list=block_ops,
-                                                   node_block_list=list(keep_fp32_nodes))
-    except Exception as exc:  # the converter raises ValueError / AssertionError / KeyError
-        raise InputError(f"FP16 conversion of {Path(model_path).name} failed: "
-                         f"{type(exc).__name__}: {str(exc)[:200]}",
-                         "the model may already be FP16, or use ops the converter cannot "
-                         "handle; pass a converted model with --candidate fp16=PATH") from None
+        m16 = convert_to_fp16(model, Path(model_path).name, block_ops, keep_fp32_nodes)
+    except InputError as exc:
+        raise InputError(exc.message, "pass a converted model with --candidate fp16=PATH"
+                         ) from None
     kept = [n.name for n in model.graph.node if n.op_type in set(block_ops)
             or n.name in set(keep_fp32_nodes)]
     findings: list[Finding] = []
@@ -984,17 +916,17 @@ def compare_onnx_precisions(model_path: str | os.PathLike[str],
                                         onnx_path=path if path.lower().endswith(".onnx") else None))
             else:
                 if log:
-                    log("converting the model to FP16 (onnxconverter-common) ...")
+                    log("converting the model to FP16 (ONNX Runtime's converter) ...")
                 out = Path(work) / (Path(model_path).stem + ".fp16.onnx")
                 path, kept, built = build_fp16_onnx(model_path, out, keep_fp32_ops,
                                                     keep_fp32_nodes)
-                how = ("onnxconverter-common float16.convert_float_to_float16(keep_io_types=True) "
-                       f"with its default op block list{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
+                how = ("onnxruntime.transformers.float16.convert_float_to_float16(keep_io_types=True) "
+                       f"with its default op block list + Resize{' + ' + ', '.join(keep_fp32_ops) if keep_fp32_ops else ''}"
                        f"{'; nodes kept in FP32: ' + ', '.join(keep_fp32_nodes) if keep_fp32_nodes else ''}"
                        "; run by ONNX Runtime")
                 variants.append(Variant(p, p, _ort_backend(path, p, providers, threads), path,
                                         how, onnx_path=path, kept_fp32_nodes=kept,
-                                        build_findings=built))
+                                        build_findings=built, built_by_trtcheck=True))
         with ref_backend as be:
             ref_inputs = be.input_specs()
         feeds, info = prepare_samples(ref_inputs, shapes, sample_count, seed, array_sets, values)

@@ -33,7 +33,7 @@ from trtcheck import stats as tstats
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.batcher import (
-    BatcherCounters, DynamicBatcher, QueueFull, Ticket, is_async_callable,
+    BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
 from trtcheck.measure.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
@@ -45,6 +45,18 @@ from trtcheck.results.stats import Finding
 
 _clock = time.perf_counter
 _SPIN_S = 0.0015
+
+#: Per-request raw lists kept per repeat (latencies, waterfall parts, batch sizes, enqueue
+#: offsets, send lags; ~12 numbers, ~150 bytes of JSON per request): beyond this the lists
+#: are thinned evenly (``ServeRepeat.raw_stride``), so a long run stays ~15 MB per repeat.
+MAX_RAW_REQUESTS = 100_000
+#: Open loop: more than this share of late sends marks a configuration generator-limited
+#: (the arrival process the server saw is the sender's catch-up, not the schedule).
+GENERATOR_LIMITED_LATE_SHARE = 0.10
+#: ... as does an achieved send rate below this share of the target rate.
+GENERATOR_LIMITED_RATE_SHARE = 0.90
+#: A batching window whose mean batch stays at or below this formed no batches.
+NO_BATCHING_MEAN_BATCH = 1.1
 
 __all__ = ["SAMPLES_PER_REQUEST", "SerialFront", "ameasure_serving", "batch_function",
            "default_report_sweep", "measure_serving", "request_shapes", "sleep_precise"]
@@ -239,6 +251,7 @@ class _InProcessTarget:
         if self.front is None and b.on_full == "reject":
             t = b.enqueue(self.payload_for(i))
             self.tickets[i] = t
+            t.future.add_done_callback(lambda _f, t=t: _release(t))
             return t.future
         return self._loop.create_task(self._go(i))
 
@@ -249,7 +262,78 @@ class _InProcessTarget:
             await self.front.pass_through()
         t = await b.submit_ticket(self.payload_for(i))
         self.tickets[i] = t
-        return await t.future
+        fut = t.future
+        fut.add_done_callback(lambda _f, t=t: _release(t))
+        return await fut
+
+
+class _SigtermCancel:
+    """SIGTERM cancels the measuring task, as Ctrl-C does under :func:`asyncio.run`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) -> None:
+        import signal
+
+        self.fired = False
+        self._loop = loop
+        self._installed = False
+        self._previous: Any = None
+        if task is None:
+            return
+
+        def on_term() -> None:
+            self.fired = True
+            task.cancel()
+
+        try:
+            self._previous = signal.getsignal(signal.SIGTERM)
+            loop.add_signal_handler(signal.SIGTERM, on_term)
+            self._installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+            pass
+
+    def remove(self) -> None:
+        """Give SIGTERM back to the handler it had before (e.g. a command's own)."""
+        import signal
+
+        if self._installed:
+            self._loop.remove_signal_handler(signal.SIGTERM)
+            if self._previous is not None:
+                signal.signal(signal.SIGTERM, self._previous)
+            self._installed = False
+
+
+def _cancel_on_sigterm(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None
+                       ) -> _SigtermCancel:
+    return _SigtermCancel(loop, task)
+
+
+def _quiet_aiohttp() -> Callable[[], None]:
+    """Silence aiohttp's own loggers for the run (a request cut off by Ctrl-C would print
+    its traceback); returns the function that restores them."""
+    import logging
+
+    saved = []
+    for name in ("aiohttp", "aiohttp.server", "aiohttp.web", "aiohttp.access",
+                 "aiohttp.client"):
+        lg = logging.getLogger(name)
+        saved.append((lg, lg.level))
+        lg.setLevel(logging.CRITICAL + 1)
+
+    def restore() -> None:
+        for lg, level in saved:
+            lg.setLevel(level)
+
+    return restore
+
+
+def _release(t: Ticket) -> None:
+    """Drop what a finished ticket holds beyond its timestamps: its payload and its future
+    (whose result is a view that keeps the whole batch output alive). The load generator
+    has its own reference to the future; only the times are read afterwards. A cancelled
+    ticket may still sit in the batcher's queue (which checks its future): kept as is."""
+    if t.t_delivered:
+        t.payload = None
+        t.future = None  # type: ignore[assignment]
 
 
 class _HttpTarget:
@@ -258,6 +342,7 @@ class _HttpTarget:
         self.payload_for = payload_for
         self._loop = asyncio.get_running_loop()
         self._bodies: dict[int, bytes] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def tickets(self) -> dict[int, Ticket]:
@@ -273,7 +358,19 @@ class _HttpTarget:
         self.front.handler_times = {}
 
     def start(self, i: int) -> asyncio.Future[Any]:
-        return self._loop.create_task(self.front.send(i, self.front.encode(self.payload_for(i))))
+        task = self._loop.create_task(self.front.send(i, self.front.encode(self.payload_for(i))))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def cancel_all(self) -> None:
+        """Cancel the client requests still open (before the server and session close,
+        so that none of them fails later with nobody to read its error)."""
+        tasks = list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _counters_record(c: BatcherCounters) -> ServeCounters:
@@ -340,6 +437,10 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
         residual.append(e2e - sum(vals.values()))
         batch_sizes.append(t.batch_size)
         enq.append(_r((t.t_enqueue - t_first) * 1e3))
+    ok_count = len(lat)
+    stride = max(1, -(-ok_count // MAX_RAW_REQUESTS))
+    stats_lat = lat
+    stats_parts = parts
     counts = rec.outcome_counts()
     errors: dict[str, int] = {}
     for i, o in enumerate(rec.outcome):
@@ -351,10 +452,12 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
     last = max((rec.t_end[i] for i in oks), default=first)
     duration = max(last - first, 1e-9)
     rep = ServeRepeat(
-        repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=batch_sizes,
-        enqueue_offsets_ms=enq,
+        repeat=repeat, latencies_ms=lat[::stride],
+        parts_ms={k: v[::stride] for k, v in parts.items()},
+        batch_sizes=batch_sizes[::stride], enqueue_offsets_ms=enq[::stride],
+        ok_count=ok_count, raw_stride=stride,
         outcomes=counts, errors=errors,
-        latency=tstats.summarize(lat) if lat else None,
+        latency=tstats.summarize(stats_lat) if stats_lat else None,
         duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,
         mean_batch_size=counters.avg_batch_size,
         max_batch_size=counters.max_batch_size_seen,
@@ -363,12 +466,12 @@ def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
         rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
                                        p99_ms=tstats.percentile(v, 0.99),
                                        mean_ms=float(np.mean(v)))
-                         for k, v in parts.items() if v]
+                         for k, v in stats_parts.items() if v]
         rep.residual_median_ms = tstats.percentile(residual, 0.5)
         rep.residual_p99_ms = tstats.percentile(residual, 0.99)
     if open_loop and sent:
         lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
-        rep.send_lag_ms = [_r(v) for v in lags]
+        rep.send_lag_ms = [_r(v) for v in lags[::max(1, -(-len(lags) // MAX_RAW_REQUESTS))]]
         rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
         rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
         rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
@@ -431,7 +534,68 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
             code="unstable-repeats", where=where,
             message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across repeats",
             remedy="raise --repeats and close other programs"))
+        cfg.validity.append(Finding(
+            code="unstable", severity="warning", where=where,
+            message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across "
+                    "repeats (more than 20% of the median)",
+            remedy="raise --repeats and close other programs"))
+    cfg.validity.extend(generator_validity(shape, reps, where))
+    cfg.warnings.extend(no_batching_findings(window_ms, mb, shape, cfg.mean_batch_size, where))
     return cfg
+
+
+def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
+                       ) -> list[Finding]:
+    """``generator-limited`` marks of an open-loop configuration: in the median repeat,
+    more than :data:`GENERATOR_LIMITED_LATE_SHARE` of the sends were late, or the sender
+    achieved less than :data:`GENERATOR_LIMITED_RATE_SHARE` of the target rate. Then the
+    arrivals the server saw were the sender's catch-up bursts, not the schedule, and the
+    latencies describe the load generator as much as the server."""
+    if shape.kind != "open":
+        return []
+    late = _median([r.late_send_share for r in reps])
+    rate = _median([r.achieved_send_rate_per_s for r in reps])
+    why: list[str] = []
+    if late is not None and late > GENERATOR_LIMITED_LATE_SHARE:
+        why.append(f"{late:.1%} of sends were late")
+    if rate is not None and shape.rate_per_s > 0 and shape.arrival != "trace" \
+            and rate < GENERATOR_LIMITED_RATE_SHARE * shape.rate_per_s:
+        why.append(f"the sender reached {rate:.1f} of {shape.rate_per_s:g} requests/s")
+    if not why:
+        return []
+    return [Finding(code="generator-limited", severity="error", where=where,
+                    message="the load generator limited this run: " + " and ".join(why)
+                            + "; its latencies cannot certify a budget",
+                    remedy="lower the rate, use --uvloop, or run the load generator on a "
+                           "less loaded machine")]
+
+
+def no_batching_findings(window_ms: float, max_batch_size: int, shape: LoadShape,
+                         mean_batch_size: float, where: str) -> list[Finding]:
+    """``window-without-batches``: a window > 0 with max batch > 1 whose mean batch
+    stayed <= :data:`NO_BATCHING_MEAN_BATCH` only added latency. Why, in order: a closed
+    loop of one client never has two requests waiting; an open loop whose rate puts fewer
+    than one arrival in a window (``rate * window < 1``) rarely fills one; otherwise the
+    requests reached the batcher one at a time (a saturated or serial stage in front of
+    it, or an instance that takes each request as it comes)."""
+    if window_ms <= 0 or max_batch_size <= 1 or mean_batch_size <= 0 \
+            or mean_batch_size > NO_BATCHING_MEAN_BATCH:
+        return []
+    if shape.kind == "closed" and shape.concurrency <= 1:
+        why = ("the closed loop has 1 client: only one request is ever waiting, so no batch "
+               "can form")
+    elif shape.kind == "open" and shape.rate_per_s * window_ms / 1e3 < 1.0:
+        why = (f"at {shape.rate_per_s:g} requests/s a {window_ms:g} ms window sees "
+               f"{shape.rate_per_s * window_ms / 1e3:.2f} arrivals on average: the window is "
+               "too short for the rate")
+    else:
+        why = ("requests reached the batcher one at a time: the instance (or a serial stage "
+               "in front of it) was already saturated, so waiting collected nothing")
+    return [Finding(code="window-without-batches", where=where,
+                    message=f"window {window_ms:g} ms formed no batches (mean batch "
+                            f"{mean_batch_size:.2f}): it only adds latency; {why}",
+                    remedy="use window 0 for this load, or raise the concurrency / rate the "
+                           "window is meant for")]
 
 
 async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
@@ -468,14 +632,20 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
         backend.activate()
         activated = True
     front_srv = None
-    own_pool: concurrent.futures.ThreadPoolExecutor | None = None
+    tgt: Any = None
+    own_pool: DaemonThreadPool | None = None
+    incomplete: str | None = None
+    configs: list[ServeConfigResult] = []
+    loop = asyncio.get_running_loop()
+    me = asyncio.current_task()
+    sigterm = _cancel_on_sigterm(loop, me)
+    quiet = _quiet_aiohttp() if http else None
     try:
         fn = batch_function(backend)
         if executor is None and not is_async_callable(fn):
             # one long-lived pool for the whole sweep, as a server has: per-thread state
             # (e.g. cuDNN autotuning caches) warmed in one run stays warm in the next
-            own_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=instances, thread_name_prefix="trtcheck-serve")
+            own_pool = DaemonThreadPool(instances, thread_name_prefix="trtcheck-serve")
             executor = own_pool
         if payload is None and not isinstance(backend, CallableBackend):
             payload = _default_payload(backend, shapes, seed)
@@ -505,63 +675,90 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             need = max([s.count if s.kind == "burst" else s.concurrency if s.kind == "closed"
                         else 64 for s in shapes_] + [1])
             await front_srv.start(prewarm=need)
-            tgt: Any = _HttpTarget(front_srv, payload_for)
+            tgt = _HttpTarget(front_srv, payload_for)
         else:
             tgt = _InProcessTarget(payload_for, front)
-        configs: list[ServeConfigResult] = []
         total = len(shapes_) * len(windows_ms) * len(max_batch_sizes)
         k = 0
-        for shape in shapes_:
-            for w in windows_ms:
-                for mb in max_batch_sizes:
-                    k += 1
-                    pref = tuple(p for p in preferred_batch_sizes if p <= mb)
-                    policy = BatchingPolicy(int(mb), float(w) * 1000.0, pref)
-                    reps: list[ServeRepeat] = []
-                    for r in range(repeats):
-                        b = DynamicBatcher(fn, policy, instances=instances,
-                                           max_queue_size=max_queue_size, on_full=on_full,
-                                           executor=executor)
-                        try:
-                            tgt.reset(b)
-                            if front is not None:
-                                front.reset()
-                            if warmup_requests > 0:
-                                warm = LoadShape("burst", warmup_requests, label="warmup")
-                                await run_load(warm, tgt.start, max_duration_s=max_duration_s,
-                                               drain_timeout_s=drain_timeout_s,
-                                               rejected_types=(QueueFull,))
-                                b.counters = BatcherCounters()
+
+        async def _sweep() -> None:
+            nonlocal own_pool, executor, k
+            for shape in shapes_:
+                for w in windows_ms:
+                    for mb in max_batch_sizes:
+                        k += 1
+                        pref = tuple(p for p in preferred_batch_sizes if p <= mb)
+                        policy = BatchingPolicy(int(mb), float(w) * 1000.0, pref)
+                        reps: list[ServeRepeat] = []
+                        for r in range(repeats):
+                            b = DynamicBatcher(fn, policy, instances=instances,
+                                               max_queue_size=max_queue_size, on_full=on_full,
+                                               executor=executor)
+                            try:
                                 tgt.reset(b)
                                 if front is not None:
                                     front.reset()
-                            rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
-                                                 drain_timeout_s=drain_timeout_s, seed=seed + r,
-                                                 rejected_types=(QueueFull,))
-                        finally:
-                            await b.aclose(drain=False, timeout_s=drain_timeout_s)
-                        rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
-                                           b.counters, late_threshold_ms)
-                        reps.append(rep)
-                        if progress:
-                            lat = rep.latency
-                            progress(f"[{k}/{total}] {shape.label} window {w:g} ms max batch "
-                                     f"{mb} repeat {r + 1}/{repeats}: "
-                                     f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
-                                     f"{rep.mean_batch_size:.2f}, p50 "
-                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                    configs.append(_config_result(w, int(mb), shape, reps))
+                                if warmup_requests > 0:
+                                    warm = LoadShape("burst", warmup_requests, label="warmup")
+                                    await run_load(warm, tgt.start, max_duration_s=max_duration_s,
+                                                   drain_timeout_s=drain_timeout_s,
+                                                   rejected_types=(QueueFull,))
+                                    b.counters = BatcherCounters()
+                                    tgt.reset(b)
+                                    if front is not None:
+                                        front.reset()
+                                rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
+                                                     drain_timeout_s=drain_timeout_s, seed=seed + r,
+                                                     rejected_types=(QueueFull,))
+                            finally:
+                                await b.aclose(drain=False, timeout_s=drain_timeout_s)
+                                if b.abandoned_batches and own_pool is not None:
+                                    # a batch call that never returned keeps a pool thread:
+                                    # the next run gets fresh threads, the hung one is abandoned
+                                    own_pool.shutdown(wait=False)
+                                    own_pool = DaemonThreadPool(
+                                        instances, thread_name_prefix="trtcheck-serve")
+                                    executor = own_pool
+                            rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
+                                               b.counters, late_threshold_ms)
+                            reps.append(rep)
+                            if progress:
+                                lat = rep.latency
+                                progress(f"[{k}/{total}] {shape.label} window {w:g} ms max batch "
+                                         f"{mb} repeat {r + 1}/{repeats}: "
+                                         f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
+                                         f"{rep.mean_batch_size:.2f}, p50 "
+                                         f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                        configs.append(_config_result(w, int(mb), shape, reps))
+        try:
+            await _sweep()
+        except asyncio.CancelledError:
+            # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: keep what finished
+            if me is None or not me.cancelling():
+                raise
+            while me.uncancel():
+                pass
+            incomplete = (f"interrupted by {'SIGTERM' if sigterm.fired else 'SIGINT'}: "
+                          f"{len(configs)} of {total} configuration(s) measured")
+            if isinstance(tgt, _HttpTarget):
+                await tgt.cancel_all()
         info = backend.info
         return ServeRun(label=label or info.name,
                         model_path=model_path or str(getattr(backend, "model_path", "")
                                                      or info.options.get("function", "")
                                                      or info.name),
-                        backend=info, settings=settings, configs=configs)
+                        backend=info, settings=settings, configs=configs,
+                        incomplete=incomplete)
     finally:
+        sigterm.remove()
         if own_pool is not None:
-            own_pool.shutdown(wait=True)
+            own_pool.shutdown(wait=False)  # never join a thread stuck in a hung batch
         if front_srv is not None:
+            if isinstance(tgt, _HttpTarget):
+                await tgt.cancel_all()
             await front_srv.close()
+        if quiet is not None:
+            quiet()
         if activated:
             backend.deactivate()
 

@@ -9,9 +9,13 @@ a failure never leaves a partial report that looks finished.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from trtcheck.errors import InputError
@@ -77,18 +81,31 @@ def report_output_files(out_dir: str | os.PathLike[str]) -> list[str]:
 
 
 def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
-    """Render the HTML and Markdown text of a report in memory.
+    """Render the HTML and Markdown text of a report in memory; the verdict block
+    comes first when ``results.verdict`` is set (:func:`with_verdict` sets it).
 
     Returns:
         ``(html, markdown, sections, charts)``.
     """
+    from trtcheck.report.verdict import verdict_view
+
     charts = ChartSink()
     sections = build_sections(results, charts)
     ctx = {"results": results, "sections": sections,
+           "verdict": verdict_view(results.verdict) if results.verdict is not None else None,
            "title": _title(results), "schema_version": results.schema_version}
     html = render_template("report.html.j2", ctx, markdown=False)
     md = render_template("report.md.j2", ctx, markdown=True)
     return html, md, sections, charts
+
+
+def with_verdict(results: Results) -> Results:
+    """``results`` completed by :func:`trtcheck.analyze.derived.complete` (derived
+    findings, the predicted-vs-measured table and the verdict, each only where the
+    results hold none). The input is not changed."""
+    from trtcheck.analyze.derived import complete
+
+    return complete(results)
 
 
 def _title(results: Results) -> str:
@@ -105,6 +122,10 @@ def _title(results: Results) -> str:
 def render_report(results: Results, out_dir: str | os.PathLike[str],
                   overwrite: bool = False) -> list[Path]:
     """Write report.html, report.md, charts/*.png and results.json into ``out_dir``.
+
+    The verdict comes first in each (judged from ``results`` when they hold none, with
+    the other derived analyses, see :func:`with_verdict`) and is stored in the
+    results.json written.
 
     With ``overwrite``, only those files are replaced, and the chart files of an earlier
     report that this one does not draw are removed (named by
@@ -123,6 +144,7 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
         InputError: see :func:`check_output_dir`.
     """
     dest = check_output_dir(out_dir, overwrite)
+    results = with_verdict(results)
     html, md, _sections, charts = build_report(results)
     staging = Path(tempfile.mkdtemp(prefix=".trtcheck-report-", dir=dest))
     try:
@@ -135,24 +157,81 @@ def render_report(results: Results, out_dir: str | os.PathLike[str],
                 (staging / ch.png_relpath).write_bytes(ch.png_bytes)
         written: list[Path] = []
         new_charts = sorted((staging / "charts").iterdir()) if charts.charts else []
-        if new_charts:
-            (dest / "charts").mkdir(exist_ok=True)
-        for f in new_charts:  # replace only the files this report writes
-            os.replace(f, dest / "charts" / f.name)
-            written.append(dest / "charts" / f.name)
-        made = {f.name for f in new_charts}
-        stale = [n for n in _own_charts(dest / "charts") if n not in made]
-        for name in stale:  # charts of an earlier report that this one does not draw
-            (dest / "charts" / name).unlink()
-        if stale and not any((dest / "charts").iterdir()):
-            (dest / "charts").rmdir()  # it held only trtcheck's charts
-        # results.json last-but-one, report.html last: a reader seeing report.html sees all
-        for name in ("report.md", "results.json", "report.html"):
-            os.replace(staging / name, dest / name)
-            written.append(dest / name)
+        with _signals_deferred():  # all files land, or none: no mix of old and new
+            written = _place(staging, dest, new_charts, overwrite)
     except OSError as exc:
         raise InputError(f"cannot write the report into {dest}: {exc.strerror or exc}",
                          "check free space and permissions of the output directory") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return written
+
+
+def _claim(src: Path, dst: Path, dest: Path) -> None:
+    """Move ``src`` to ``dst`` only if ``dst`` does not exist, atomically (a hard link
+    fails on an existing name; where links are not supported, an exclusive create): of two
+    runs writing one new folder, exactly one gets it.
+
+    Raises:
+        InputError: ``dst`` exists (another run wrote a report there meanwhile).
+    """
+    try:
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links on this file system
+            with open(dst, "xb") as fh:
+                fh.write(src.read_bytes())
+    except FileExistsError:
+        raise InputError(f"{dest} already holds a report ({dst.name} appeared while this one "
+                         "was being made: another run writes there)",
+                         "pass --overwrite to replace it, or choose another -o/--output"
+                         ) from None
+    src.unlink()
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for the few renames that publish a report (main thread, POSIX);
+    a signal that arrives meanwhile is delivered right after."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _place(staging: Path, dest: Path, new_charts: list[Path], overwrite: bool) -> list[Path]:
+    """Publish the staged report into ``dest``. Without ``overwrite`` the first file is
+    claimed with :func:`_claim` before anything else lands, and so are the others."""
+    written: list[Path] = []
+    if not overwrite:
+        _claim(staging / "report.md", dest / "report.md", dest)
+        written.append(dest / "report.md")
+    if new_charts:
+        (dest / "charts").mkdir(exist_ok=True)
+    for f in new_charts:  # replace only the files this report writes
+        os.replace(f, dest / "charts" / f.name)
+        written.append(dest / "charts" / f.name)
+    made = {f.name for f in new_charts}
+    stale = [n for n in _own_charts(dest / "charts") if n not in made]
+    for name in stale:  # charts of an earlier report that this one does not draw
+        (dest / "charts" / name).unlink()
+    if stale and not any((dest / "charts").iterdir()):
+        (dest / "charts").rmdir()  # it held only trtcheck's charts
+    # results.json last-but-one, report.html last: a reader seeing report.html sees all
+    for name in ("report.md", "results.json", "report.html"):
+        if not overwrite:
+            if name != "report.md":
+                _claim(staging / name, dest / name, dest)
+                written.append(dest / name)
+            continue
+        os.replace(staging / name, dest / name)
+        written.append(dest / name)
     return written

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.analyze.advice_text import RUN_QPS_NOTE, config_label, prediction_rows
+from trtcheck.report.advise_text import RUN_QPS_NOTE, config_label, prediction_rows
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
@@ -33,14 +33,16 @@ def _view(adv: Advice) -> dict[str, Any]:
             "comparison": [], "predicted_dash": False}
 
 
-def _serve_comparison(results: Results, adv: Advice) -> list[dict[str, Any]]:
-    """Measured serving configurations next to the simulator's prediction for each."""
-    serve = getattr(results, "serve", None)
-    if serve is None or not getattr(serve, "configs", None):
-        return []
-    from trtcheck.analyze.serve_compare import predict_serve_configs
-
-    return predict_serve_configs(results, adv)
+def _serve_comparison(adv: Advice) -> list[dict[str, Any]]:
+    """The stored predicted-vs-measured rows (``advice.serve_predictions``) as the
+    template shows them."""
+    return [{"config": p.config, "load": p.load,
+             "meas_qps": p.measured_throughput_queries_per_s,
+             "pred_qps": p.predicted_throughput_queries_per_s,
+             "meas_batch": p.measured_mean_batch, "pred_batch": p.predicted_mean_batch,
+             "meas_p50": p.measured_p50_ms, "pred_p50": p.predicted_p50_ms,
+             "meas_p99": p.measured_p99_ms, "pred_p99": p.predicted_p99_ms}
+            for p in adv.serve_predictions]
 
 
 def _chart(rows: list[dict[str, Any]], charts: ChartSink) -> list[Any]:
@@ -57,6 +59,7 @@ def _chart(rows: list[dict[str, Any]], charts: ChartSink) -> list[Any]:
     axes.plot(xs, [r["pred_p50"] for r in rows], "+", label="predicted P50")
     axes.set_xticks(xs)
     axes.set_xticklabels([r["config"] for r in rows], rotation=60, ha="right", fontsize=7)
+    axes.set_ylim(bottom=0)  # levels compared on a zero-based axis
     axes.set_ylabel("latency (ms)")
     axes.legend(fontsize=7)
     out.append(charts.add("advice-predicted-vs-measured", "Simulated vs measured latency per "
@@ -70,7 +73,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     if adv is None:
         return None
     view = _view(adv)
-    view["comparison"] = _serve_comparison(results, adv)
+    view["comparison"] = _serve_comparison(adv)
     # the note on a predicted "-" only where one is shown (an unstable prediction)
     view["predicted_dash"] = any(row[k] is None for row in view["comparison"]
                                  for k in PREDICTED_KEYS)

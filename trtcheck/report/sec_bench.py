@@ -33,13 +33,10 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
             if cs is not None:
                 comp_rows.append({"batch": b.batch_size, "part": key, "median": cs.median_ms,
                                   "p99": cs.p99_ms, "n": cs.count})
-    from trtcheck.analyze.engine_timing import enqueue_bound_finding
+    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.report.findings_view import device_is_gpu, group_findings
 
-    findings = [w for b in run.batches for w in b.warnings]
-    for b in run.batches:  # judged at report time from the recorded components
-        extra = enqueue_bound_finding(b)
-        if extra is not None and all(w.code != extra.code for w in b.warnings):
-            findings.append(extra)
+    findings = bench_findings(run)
     st = run.settings
     return {
         "label": run.label,
@@ -52,10 +49,10 @@ def _run_view(run: BenchRun) -> dict[str, Any]:
                  f"{st.input_source}, seed {st.seed}"),
         "rows": rows,
         "components": comp_rows,
-        "warnings": [w for w in findings if w.severity != "info"],
-        "infos": sorted({(w.code, w.message.split(" samples")[0] if w.code == "p99-not-certified"
-                          else w.message, w.remedy or "") for w in findings
-                         if w.severity == "info"}),
+        "warnings": group_findings([w for w in findings if w.severity != "info"],
+                                   device_is_gpu(run.backend.device)),
+        "infos": group_findings([w for w in findings if w.severity == "info"],
+                                device_is_gpu(run.backend.device)),
     }
 
 
@@ -85,6 +82,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
         ax.plot(bs, [b.stats.p99_ms for b in run.batches], marker="^", linestyle=":",
                 label=f"{run.label} p99")
     _batch_axis(ax, results)
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("latency per execution (ms)")
     ax.set_title("Latency percentiles vs batch size (band: p25-p75)")
     ax.legend(fontsize="small")
@@ -100,6 +98,7 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
             ax.plot(bs, [base.throughput_samples_per_s * b for b in bs], linestyle=":",
                     color="gray", label=f"{run.label} linear scaling from batch 1")
     _batch_axis(ax, results)
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("throughput (samples/s)")
     ax.set_title("Throughput vs batch size")
     ax.legend(fontsize="small")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
+from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
@@ -55,7 +56,8 @@ def _view(run: ServeRun) -> dict[str, Any]:
                      f"{s.per_request_overhead_ms:g} ms; HTTP front "
                      f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
         "loads": loads,
-        "warnings": [w for c in run.configs for w in c.warnings] + list(run.warnings),
+        "warnings": group_findings([w for c in run.configs for w in c.warnings]
+                                   + list(run.warnings), device_is_gpu(run.backend.device)),
     }
 
 
@@ -81,6 +83,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         ax2.set_ylabel("P99 latency (ms)")
         ax2.set_title(f"P99 vs window, {load}")
         for ax in (ax1, ax2):
+            ax.set_ylim(bottom=0)  # levels compared on a zero-based axis
             ax.legend(fontsize="small")
         out.append(charts.add(f"serve-window-{li}", f"QPS and P99 vs window ({load})", fig))
     # waterfall: stacked medians per configuration

@@ -28,33 +28,32 @@ def _headlines(results: Results) -> list[dict[str, Any]]:
 
 
 def shown_findings(results: Results) -> list[Any]:
-    """Every finding the report's sections show, as they show them: inspection and engine
-    lints, bench warnings (with the enqueue-bound finding judged at report time; notes
-    deduplicated per run as the bench section lists them), precision findings per variant,
-    serving warnings (per configuration and run-level) and advice pitfalls.
+    """Every finding box the report's sections show, as they show them: inspection and
+    engine lints, bench findings grouped per code and run (warnings, then notes; with
+    the enqueue-bound finding, :func:`trtcheck.analyze.verdict.bench_findings`),
+    precision findings per variant, serving warnings grouped per code, advice pitfalls.
 
     Returns:
-        the findings (``trtcheck.results.Finding``), any severity.
+        the findings (``trtcheck.results.Finding``; one per group where the report
+        groups them), any severity.
     """
-    from trtcheck.analyze.engine_timing import enqueue_bound_finding
+    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.report.findings_view import device_is_gpu, group_findings
+    from trtcheck.results import Finding
+
+    def boxes(found: list[Any], gpu: bool) -> list[Any]:
+        return [Finding(code=g.code, severity=g.severity, message=g.message,
+                        remedy=g.remedy, where=g.where or None)
+                for g in group_findings(found, gpu)]
 
     out: list[Any] = []
     if results.inspection is not None:
         out += list(results.inspection.lints)
     for run in results.bench:
-        found = [w for b in run.batches for w in b.warnings]
-        for b in run.batches:
-            extra = enqueue_bound_finding(b)
-            if extra is not None and all(w.code != extra.code for w in b.warnings):
-                found.append(extra)
-        out += [w for w in found if w.severity != "info"]
-        seen: set[tuple[str, str, str]] = set()
-        for w in found:  # the bench section lists each note once
-            key = (w.code, w.message.split(" samples")[0] if w.code == "p99-not-certified"
-                   else w.message, w.remedy or "")
-            if w.severity == "info" and key not in seen:
-                seen.add(key)
-                out.append(w)
+        found = bench_findings(run)
+        gpu = device_is_gpu(run.backend.device)
+        out += boxes([w for w in found if w.severity != "info"], gpu)
+        out += boxes([w for w in found if w.severity == "info"], gpu)
     engine = getattr(results, "engine", None)
     if engine is not None:
         out += list(engine.lints)
@@ -64,7 +63,8 @@ def shown_findings(results: Results) -> list[Any]:
             out += list(v.findings)
     serve = getattr(results, "serve", None)
     if serve is not None:
-        out += [w for c in serve.configs for w in c.warnings] + list(serve.warnings)
+        out += boxes([w for c in serve.configs for w in c.warnings] + list(serve.warnings),
+                     device_is_gpu(serve.backend.device))
     advice = getattr(results, "advice", None)
     if advice is not None:
         out += list(advice.pitfalls)

@@ -54,6 +54,7 @@ class SimPrediction(Record):
     requests: int = 0
     batches: int = 0
     dispatch_reasons: dict[str, int] = {}
+    preferred_batch_sizes: list[int] = []
 
 
 class CurveFit(Record):
@@ -69,7 +70,11 @@ class CurveFit(Record):
 
 
 class AdviceInputs(Record):
-    """What the advice was computed from (all given or measured numbers, with units)."""
+    """What the advice was computed from (all given or measured numbers, with units).
+
+    ``load`` is the load in ``serve --load`` syntax (``open:200:poisson``, ``burst:64``,
+    ``closed:32:2000``); for a burst or closed loop ``arrival_rate_per_s`` is the rate at
+    which requests reached the queue in the recommended configuration's simulation."""
 
     arrival_rate_per_s: float
     arrival_process: str
@@ -81,6 +86,8 @@ class AdviceInputs(Record):
     timer_slack_us: float = 0.0
     instances_searched: list[int] = []
     overheads_source: str = "given"
+    load: str = ""
+    device: str | None = None
 
 
 class DecisionNode(Record):
@@ -105,7 +112,14 @@ class DecisionNode(Record):
 
 
 class Formulas(Record):
-    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source)."""
+    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source).
+
+    They use the execution time the simulation used: ``s1_ms`` = S(1), the mean
+    simulated instance time of a batch of 1 (T(1) with the measured spread, per-batch
+    and per-item overheads, contention), ``s_tau0_ms`` its fixed part per execution,
+    and the per-instance rate of the recommendation (``per_instance_rate_per_s``):
+    ``queue_formation_ratio`` = rate per instance x S(1), ``waiting_pays_index`` = rate
+    per instance x tau0 of S."""
 
     queue_formation_ratio: float
     waiting_pays_index: float
@@ -117,6 +131,53 @@ class Formulas(Record):
     capacity_batch_size: int
     instances_needed_min: int
     serving_overhead_to_inference_ratio: float
+    per_instance_rate_per_s: float | None = None
+    s1_ms: float | None = None
+    s_tau0_ms: float | None = None
+
+
+class ReplicaChoice(Record):
+    """One configuration chosen on bootstrap replicas and the share of replicas that
+    chose it."""
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+    share: float
+
+
+class AdviceStability(Record):
+    """How stable the recommendation is under the measurement noise
+    (:mod:`trtcheck.analyze.advise_noise`).
+
+    Attributes:
+        status: ``stable`` (the recommendation holds in at least 60% of replicas)
+            or ``cannot-tell`` (the measurements cannot decide; see ``remeasure``).
+        replicas: bootstrap replicas rerun.
+        share: share of replicas in which the recommendation is as good as the
+            replica's own choice (P99 not worse by more than the material gain), 0-1.
+        chosen_share: share of replicas whose own choice is exactly the recommendation.
+        kind_share: share whose choice is of the same kind (no batching, batch without
+            waiting, window).
+        choices: every configuration chosen on some replica, most frequent first.
+        p50_ms_range, p99_ms_range: 10th and 90th percentile of the recommendation's
+            simulated P50/P99 over the replicas, ms (empty: no replica).
+        resampled: what each replica draws again, in words.
+        remeasure: what to measure again to decide (``cannot-tell`` only).
+        tie_break: the tie-break rule in words.
+    """
+
+    status: str
+    replicas: int
+    share: float
+    chosen_share: float = 0.0
+    kind_share: float
+    choices: list[ReplicaChoice] = []
+    p50_ms_range: list[float] = []
+    p99_ms_range: list[float] = []
+    resampled: list[str] = []
+    remeasure: list[str] = []
+    tie_break: str = ""
 
 
 class Recommendation(Record):
@@ -130,6 +191,8 @@ class Recommendation(Record):
         prediction: simulated numbers for the recommended configuration.
         runner_up: the best configuration of another kind, for comparison.
         runner_up_kind: its kind.
+        stability: how stable the choice is under measurement noise (``None``: not
+            assessed).
     """
 
     kind: str
@@ -137,6 +200,7 @@ class Recommendation(Record):
     prediction: SimPrediction
     runner_up: SimPrediction | None = None
     runner_up_kind: str | None = None
+    stability: AdviceStability | None = None
 
 
 class ExportedSettings(Record):
@@ -147,8 +211,39 @@ class ExportedSettings(Record):
     torchserve_config: str
 
 
+class ServePrediction(Record):
+    """One measured open-loop serving configuration next to what the advice's service
+    model predicts for it (same window, max batch, instances and arrival times).
+
+    Attributes:
+        config: ``"W=2 ms B=8"``; load: the load spec label (``"open:300:poisson:150"``).
+        window_ms, max_batch_size, instances: the configuration.
+        measured_*: the serving measurement (medians over repeats).
+        predicted_*: the simulation; ``None`` when the simulated system is unstable at
+            that rate (a queue without bound has no percentiles).
+    """
+
+    config: str
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int = 1
+    measured_throughput_queries_per_s: float
+    predicted_throughput_queries_per_s: float | None = None
+    measured_mean_batch: float
+    predicted_mean_batch: float | None = None
+    measured_p50_ms: float | None = None
+    predicted_p50_ms: float | None = None
+    measured_p99_ms: float | None = None
+    predicted_p99_ms: float | None = None
+
+
 class Advice(Record):
-    """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json)."""
+    """Everything ``trtcheck advise`` concluded (the ``advice`` section of results.json).
+
+    ``what_if`` holds the predictions of the configurations asked for with
+    ``--window-ms/--max-batch/--instances/--preferred-batch``, in the order given
+    (``stable`` false: the load exceeds that configuration's capacity)."""
 
     inputs: AdviceInputs
     curve: CurveFit
@@ -161,3 +256,5 @@ class Advice(Record):
     gpus_implied: int | None = None
     simulated_requests: int = 0
     sweep_seconds: float | None = None
+    serve_predictions: list[ServePrediction] = []
+    what_if: list[SimPrediction] = []

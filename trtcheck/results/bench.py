@@ -79,6 +79,15 @@ class BatchResult(Record):
         stopped_by: which rule ended measurement (``"min_reached"``, ``"max_duration"``,
             ``"max_samples"``).
         warnings: stability warnings (pyperf-style) with a remedy each.
+        first_call_ms: latency of the first execution at this batch size (the first
+            warm-up run: lazy initialisation, kernel selection and allocation for a new
+            shape), shown apart from the measured samples; ``None`` without warm-up.
+        input_bytes: bytes of the input arrays of one execution.
+        validity: marks that this measurement cannot certify a budget (codes
+            ``implausible-latency`` (error): faster than the work allows, e.g. a backend
+            that returns before its work completes; ``unstable`` (warning): the samples
+            vary or drift too much (see ``warnings``)). The gate refuses to pass a
+            budget on a marked record (docs/gate.md).
     """
 
     batch_size: int
@@ -95,6 +104,9 @@ class BatchResult(Record):
     measured_duration_s: float
     stopped_by: str
     warnings: list[Finding] = []
+    first_call_ms: float | None = None
+    input_bytes: int | None = None
+    validity: list[Finding] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> BatchResult:
@@ -111,12 +123,41 @@ class BatchResult(Record):
         return self
 
 
+class FailedBatch(Record):
+    """A batch size the sweep could not measure; the sweep went on with the others.
+
+    Attributes:
+        batch_size: samples per execution that was tried.
+        input_shapes: the input shapes that were tried.
+        reason: ``"out-of-memory"`` (an allocation failed: host or device memory) or
+            ``"failed"`` (the runtime refused or failed the execution).
+        message: the runtime's message, one line.
+    """
+
+    batch_size: int
+    input_shapes: dict[str, list[int]]
+    reason: str
+    message: str
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FailedBatch:
+        """Batch size in range (:mod:`trtcheck.results.consistency`)."""
+        C.check_batch_size(self.batch_size, "batch_size")
+        return self
+
+
 class BenchRun(Record):
     """One batch-size sweep of one model on one backend and precision.
 
     ``label`` identifies the run within a results file (e.g. ``"onnxruntime-fp32"``);
     the first run in :attr:`trtcheck.results.Results.bench` is the primary one that
     gate paths like ``bench.batch[8].p99_ms`` refer to.
+
+    ``failed_batches`` lists the batch sizes that could not run (out of memory, a runtime
+    failure) while the others were measured; ``incomplete`` says why the sweep stopped
+    early (SIGINT/SIGTERM) or is ``None``; ``first_call_ms`` is the first execution of the
+    first batch size measured (session start-up costs), shown apart and never mixed into
+    the samples.
     """
 
     label: str
@@ -124,6 +165,9 @@ class BenchRun(Record):
     backend: BackendInfo
     settings: BenchSettings
     batches: list[BatchResult]
+    failed_batches: list[FailedBatch] = []
+    incomplete: str | None = None
+    first_call_ms: float | None = None
 
     @model_validator(mode="after")
     def _unique_batches(self) -> BenchRun:

@@ -1,19 +1,27 @@
 """The top-level results document, its schema version and JSON load/save.
 
-Schema history (also in docs/results-schema.md; bump :data:`SCHEMA_VERSION` and add a
-line here and there for every change to any record):
+The schema version is ``"MAJOR.MINOR"`` (:data:`SCHEMA_VERSION`). A change that only adds
+optional fields bumps MINOR; one that removes, renames or retypes a field bumps MAJOR.
+``python -m trtcheck.results.schema --write`` regenerates the shipped JSON Schema and
+bumps the version when the model changed; docs/results-schema.md holds the history
+(a test fails when the model, the shipped schema, the version and the history disagree).
 
-* ``1`` (trtcheck 0.1.0): environment, model inspection, bench runs with raw samples.
+Reading is forward-compatible (:func:`results_from_json`): fields this trtcheck does not
+know (written by a newer minor version) are ignored with one note on the ``trtcheck``
+logger; a newer major version is refused. Files of the integer version ``1`` (before
+``"1.1"``) read as ``"1.0"``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from trtcheck.errors import InputError, SchemaError
 from trtcheck.results.advice import Advice
@@ -24,13 +32,42 @@ from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = 1
-"""Current version of the results JSON schema (an integer, bumped on every change)."""
+SCHEMA_VERSION = "1.4"
+"""Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
+``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
-SCHEMA_HISTORY: dict[int, str] = {
-    1: "trtcheck 0.1.0: environment, model inspection, bench runs with raw samples",
+SCHEMA_HISTORY: dict[str, str] = {
+    "1.0": "trtcheck 0.1.0: environment, model inspection, bench runs with raw samples, "
+           "engine, precision, serve and advice sections (written as the integer 1)",
+    "1.1": "schema_version as \"MAJOR.MINOR\", a kind on every JSON document, the "
+           "percentile method of latency statistics",
 }
+"""Short history per version; the full one is docs/results-schema.md."""
+
+RESULTS_KIND = "results"
+"""The ``kind`` of a results document; every JSON document trtcheck prints names its kind
+(``results``, ``advise``, ``gate``, ``inspect``, ``compare`` ...)."""
+
+_log = logging.getLogger("trtcheck.results")
+
+
+def parse_schema_version(value: object) -> tuple[int, int]:
+    """``(major, minor)`` of a ``schema_version`` value: ``"1.1"`` -> ``(1, 1)``; the
+    integer ``1`` of older files -> ``(1, 0)``.
+
+    Raises:
+        ValueError: not a positive integer nor a ``"MAJOR.MINOR"`` string.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value, 0
+    if isinstance(value, str):
+        parts = value.split(".")
+        if len(parts) == 2 and all(p.isdigit() for p in parts) and int(parts[0]) >= 1:
+            return int(parts[0]), int(parts[1])
+    raise ValueError(f"schema_version must be \"MAJOR.MINOR\" (e.g. {SCHEMA_VERSION!r}), "
+                     f"got {value!r}")
 
 
 class ToolInfo(Record):
@@ -45,9 +82,13 @@ class Results(Record):
     """Everything one trtcheck run produced; the only input of analysis, report and gate.
 
     Sections are ``None`` (or empty) when the stage that fills them did not run.
+    ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
+    finished is kept, what was running is dropped), ``None`` for a complete run.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
+                                pattern=r"^[1-9][0-9]*\.[0-9]+$")
+    kind: Literal["results"] = RESULTS_KIND
     tool: ToolInfo
     created_utc: str
     environment: Environment
@@ -57,6 +98,16 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    incomplete: str | None = None
+    verdict: Verdict | None = None
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        """The integer ``1`` of older files reads as ``"1.0"``."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return "%d.%d" % parse_schema_version(value)
+        return value
 
     @property
     def primary_bench(self) -> BenchRun | None:
@@ -89,6 +140,24 @@ def results_to_json(results: Results) -> str:
         return Results.model_validate(clean).model_dump_json(indent=2) + "\n"
 
 
+def _drop(data: Any, loc: tuple[Any, ...]) -> bool:
+    """Delete the key at ``loc`` (a pydantic error location) from nested dicts/lists;
+    location parts that are not keys (union member names) are skipped."""
+    node = data
+    for k, part in enumerate(loc):
+        last = k == len(loc) - 1
+        if isinstance(node, dict) and part in node:
+            if last:
+                del node[part]
+                return True
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif last:
+            return False
+    return False
+
+
 MAX_RESULTS_BYTES = 2 << 30
 """Largest results file read (2 GiB; a 10-million-request serving run writes less)."""
 
@@ -96,14 +165,20 @@ MAX_RESULTS_BYTES = 2 << 30
 def results_from_json(text: str, source: str = "<string>") -> Results:
     """Parse and validate a results JSON document.
 
+    Forward-compatible: fields the model does not know (from a newer minor version, or a
+    hand edit) are ignored, with one note on the ``trtcheck.results`` logger naming them;
+    everything else must match.
+
     Args:
         text: the JSON text.
         source: file name used in error messages.
 
     Raises:
-        InputError: not JSON, or not a trtcheck results document.
-        SchemaError: a schema version this trtcheck cannot read, or fields that do not
-            match the model (the first problem is named with its JSON path).
+        InputError: not JSON, or not a trtcheck results document (another kind, such as
+            the JSON that ``advise`` prints).
+        SchemaError: a newer major schema version (both versions named), an unreadable
+            ``schema_version``, or fields that do not match the model (the first problem
+            is named with its JSON path).
     """
     from trtcheck.safe_io import parse_json_text
 
@@ -111,23 +186,55 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
     if not isinstance(data, dict) or "schema_version" not in data:
         raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
                          "pass a results.json written by trtcheck report/bench")
-    version = data.get("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise SchemaError(f"{source}: schema_version must be a positive integer, "
-                          f"got {version!r}")
-    if version > SCHEMA_VERSION:
-        raise SchemaError(
-            f"{source} has results schema {version}, newer than this trtcheck reads "
-            f"({SCHEMA_VERSION})", "upgrade trtcheck (pip install -U trtcheck-tool)")
+    kind = data.get("kind", RESULTS_KIND)
+    if kind != RESULTS_KIND:
+        raise InputError(f"{source} is a trtcheck {kind!s:.40} document, not a results file",
+                         "pass a results.json written by trtcheck report/bench/serve -o")
     try:
-        return Results.model_validate(data)
+        major, minor = parse_schema_version(data["schema_version"])
+    except ValueError as exc:
+        raise SchemaError(f"{source}: {exc}") from None
+    ours = parse_schema_version(SCHEMA_VERSION)
+    if major != ours[0]:
+        newer = major > ours[0]
+        raise SchemaError(
+            f"{source} has results schema {major}.{minor}, "
+            f"{'newer than' if newer else 'older than'} this trtcheck reads "
+            f"({SCHEMA_VERSION}; major versions {ours[0]}.x)",
+            "upgrade trtcheck (pip install -U trtcheck-tool)" if newer else
+            "re-measure with this trtcheck, or read it with an older trtcheck")
+    try:
+        results = Results.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
-        raise SchemaError(f"{source}: {loc}: {msg} "
-                          f"({exc.error_count()} problem(s) in all)",
-                          "the file was edited by hand or written by another tool") from None
+        errors = exc.errors()
+    else:
+        results.schema_version = SCHEMA_VERSION  # what it holds now, were it written again
+        return results
+    unknown = [e["loc"] for e in errors if e["type"] == "extra_forbidden"]
+    others = [e for e in errors if e["type"] != "extra_forbidden"]
+    if not others:
+        for loc in unknown:
+            _drop(data, tuple(loc))
+        try:
+            results = Results.model_validate(data)
+        except ValidationError as exc:
+            others = exc.errors()
+        else:
+            names = [".".join(str(p) for p in loc) for loc in unknown]
+            why = (f"written by a newer trtcheck (schema {major}.{minor}; this one reads "
+                   f"{SCHEMA_VERSION})" if (major, minor) > ours else
+                   "fields of a newer trtcheck, or a hand edit")
+            _log.warning("note: %s: ignored %d unknown field(s) (%s): %s%s", source,
+                         len(names), why, ", ".join(names[:5]),
+                         ", ..." if len(names) > 5 else "")
+            results.schema_version = SCHEMA_VERSION
+            return results
+    err = others[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
+    raise SchemaError(f"{source}: {loc}: {msg} "
+                      f"({len(errors)} problem(s) in all)",
+                      "the file was edited by hand or written by another tool") from None
 
 
 def load_results(path: str | os.PathLike[str]) -> Results:

@@ -60,13 +60,18 @@ class OutputComparison(Record):
         element_count: elements compared (all samples).
         reference_max_abs: largest ``|reference|`` (scale of the output, same units).
         max_abs_error, mean_abs_error, p99_abs_error: absolute error statistics, output units.
+            An element that is NaN/Inf on one side only (or NaN against Inf, or infinities
+            of opposite sign) has an infinite error, so these are ``inf`` whenever the
+            candidate has NaN/Inf where the reference is finite; never 0.
         max_rel_error, mean_rel_error: relative error statistics (ratios) over elements
-            with a non-zero reference; ``None`` when every reference element is zero.
+            with a non-zero reference, plus the mismatched NaN/Inf elements (``inf``);
+            ``None`` when every reference element is zero and nothing mismatches.
         cosine_similarity: of the flattened outputs (1.0 = same direction), over finite
-            elements; ``None`` when either side is all zeros.
+            elements; ``None`` when either side is all zeros; NaN (undefined, fails every
+            bound) when NaN/Inf elements mismatch.
         rel_l2_error: ``||candidate - reference||_2 / ||reference||_2`` over finite
             elements (a ratio; catches scale errors cosine cannot see); ``None`` when the
-            reference is all zeros.
+            reference is all zeros; ``inf`` when NaN/Inf elements mismatch.
         outside_tolerance_count, outside_tolerance_fraction: elements outside tolerance.
         candidate_nan_count, candidate_inf_count: non-finite elements in the candidate.
         reference_nan_count, reference_inf_count: non-finite elements in the reference.

@@ -23,6 +23,19 @@ Waterfall parts (per request, ms; see docs/serving.md):
 ``residual_ms`` = end-to-end latency - sum of the parts: time no part covers (the
 event-loop turn between a future being resolved and the waiting client running again,
 and with HTTP the handler's reply serialisation); it is reported, not hidden.
+
+A **live target** (``trtcheck serve --url``: a Triton or other KServe v2 server) has no
+per-request server timestamps. Its repeats keep the client's per-request data
+(``latencies_ms``, ``send_lag_ms``) and, from the server's statistics read before and
+after the run (:class:`TritonStatsDelta`), the server's own counts and times. Its
+waterfall (:class:`LiveSplit`) splits the **mean** request latency into client and
+network, server queue and server compute; ``counters`` hold the server's counts
+(``inference_count``/``execution_count`` are Triton's), ``batch_sizes`` is empty (the
+server does not say which batch a request ran in) and ``batch_size_histogram`` counts
+executions per batch size from Triton's ``batch_stats``. In its settings,
+``max_queue_size`` is Triton's ``default_queue_policy.max_queue_size`` (0: unbounded) and
+``http`` is false (the embedded HTTP front was not used; ``live.protocol`` says how the
+requests went).
 """
 
 from __future__ import annotations
@@ -134,6 +147,129 @@ class ServeCounters(Record):
     decision_reasons: dict[str, int] = {}
 
 
+class TritonDuration(Record):
+    """A Triton ``StatisticDuration`` delta over one run: how many, and their total time.
+
+    Attributes:
+        count: events counted (requests or executions, per field; see Triton's
+            statistics extension).
+        total_ms: their summed duration, ms (Triton reports ns).
+    """
+
+    count: int
+    total_ms: float
+
+    @property
+    def mean_ms(self) -> float | None:
+        """``total_ms / count``, or ``None`` when nothing was counted."""
+        return self.total_ms / self.count if self.count else None
+
+
+class TritonBatchStat(Record):
+    """Executions of one batch size during a run (Triton's ``batch_stats`` delta).
+
+    Times are totals over ``execution_count`` executions, in ms; per execution, the
+    model's T(b) as the server's batcher formed the batches is ``compute_infer_ms /
+    execution_count``.
+    """
+
+    batch_size: int
+    execution_count: int
+    compute_input_ms: float
+    compute_infer_ms: float
+    compute_output_ms: float
+
+
+class TritonStatsDelta(Record):
+    """The server's own statistics of one run: ``GET /v2/models/NAME/stats`` after the
+    run minus before it (Triton's statistics extension of KServe v2).
+
+    Attributes:
+        model_name, model_version: the model the statistics belong to.
+        inference_count: requests' samples inferred (Triton counts a batch-1 request as 1).
+        execution_count: model executions (batches).
+        avg_batch_size: ``inference_count / execution_count`` (0 with no execution), the
+            mean batch the server formed.
+        success, fail: requests and their end-to-end server time (received -> response).
+        queue: requests and their time waiting in the scheduler queue.
+        compute_input, compute_infer, compute_output: requests and the time of the
+            executions they were part of (a request's share is the whole execution).
+        batch_stats: per executed batch size, ascending.
+    """
+
+    model_name: str
+    model_version: str = ""
+    inference_count: int
+    execution_count: int
+    avg_batch_size: float
+    success: TritonDuration
+    fail: TritonDuration
+    queue: TritonDuration
+    compute_input: TritonDuration
+    compute_infer: TritonDuration
+    compute_output: TritonDuration
+    batch_stats: list[TritonBatchStat] = []
+
+
+class LiveSplit(Record):
+    """Mean request latency of a live run split into client + network, server queue and
+    server compute, ms.
+
+    ``server_queue_mean_ms`` and ``server_compute_mean_ms`` (compute input + infer +
+    output) are Triton's per-request means (:class:`TritonStatsDelta`);
+    ``server_other_mean_ms`` is the rest of the server's request time (``success`` mean
+    - queue - compute: protocol handling, response); ``client_network_mean_ms`` = the
+    client's mean latency from the actual send - the server's mean request time (client
+    encoding/decoding, network, the client's event loop). Open loop: the client mean is
+    from the send; ``send_lag_mean_ms`` is the mean delay between schedule and send.
+    """
+
+    client_mean_ms: float
+    send_lag_mean_ms: float = 0.0
+    client_network_mean_ms: float
+    server_request_mean_ms: float
+    server_queue_mean_ms: float
+    server_compute_mean_ms: float
+    server_other_mean_ms: float
+
+
+class LiveTarget(Record):
+    """The live server a run measured (``trtcheck serve --url``).
+
+    Attributes:
+        url: as given (``http://HOST:PORT`` or ``grpc://HOST:PORT``).
+        protocol: ``"http"`` or ``"grpc"`` (KServe v2).
+        model_name, model_version: the model (version ``""``: the server's choice).
+        server_name, server_version: from the server's metadata (``GET /v2``).
+        server_extensions: protocol extensions the server announces.
+        model_platform: the model's platform/backend (e.g. ``"python"``,
+            ``"tensorrt_plan"``, ``"onnxruntime_onnx"``).
+        model_metadata: ``GET /v2/models/NAME[/versions/V]`` as JSON (inputs, outputs).
+        model_config_json: ``GET /v2/models/NAME/config`` as JSON (Triton's model config) as
+            it was before the run; per-configuration overrides are on each
+            :class:`ServeConfigResult`.
+        explicit_model_control: whether configurations were loaded through the
+            model-repository API (a sweep).
+        client_processes: load generator processes.
+        command_stats: without a sweep, the server's statistics delta over the whole
+            command (warm-up requests included), from its first read to its last.
+    """
+
+    url: str
+    protocol: str
+    model_name: str
+    model_version: str = ""
+    server_name: str = ""
+    server_version: str = ""
+    server_extensions: list[str] = []
+    model_platform: str = ""
+    model_metadata: dict = {}
+    model_config_json: dict = {}
+    explicit_model_control: bool = False
+    client_processes: int = 1
+    command_stats: TritonStatsDelta | None = None
+
+
 class WaterfallPart(Record):
     """One part of the per-request latency waterfall (statistics over ok requests)."""
 
@@ -170,6 +306,14 @@ class ServeRepeat(Record):
         send_lag_p50_ms, send_lag_p99_ms: open loop send-lag percentiles.
         achieved_send_rate_per_s: open loop: (sent - 1) / (last send - first send).
         counters: server-side counters.
+        ok_count: ok requests (every statistic above is computed over all of them).
+        raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
+            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            repeat the lists are thinned evenly, in request order, to bound memory and
+            file size; ``latency``, ``waterfall`` and the send-lag statistics still
+            describe every request.
+        server_stats: live target: the server's statistics delta of this run.
+        live_split: live target: the mean latency split (client+network, queue, compute).
     """
 
     repeat: int
@@ -193,6 +337,10 @@ class ServeRepeat(Record):
     send_lag_p99_ms: float | None = None
     achieved_send_rate_per_s: float | None = None
     counters: ServeCounters
+    ok_count: int | None = None
+    raw_stride: int = 1
+    server_stats: TritonStatsDelta | None = None
+    live_split: LiveSplit | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ServeRepeat:
@@ -201,10 +349,11 @@ class ServeRepeat(Record):
         C.check_times_ms(self.latencies_ms, "latencies_ms")
         for name, values in self.parts_ms.items():
             C.check_times_ms(values, f"parts_ms.{name}")
-        C.check_aligned(self.latencies_ms, {**{f"parts_ms.{k}": v
-                                               for k, v in self.parts_ms.items()},
-                                            "batch_sizes": self.batch_sizes},
-                        "latencies_ms")
+        aligned = {f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
+        if self.server_stats is None or self.batch_sizes:
+            # a live server does not say which batch a request ran in: empty there
+            aligned["batch_sizes"] = self.batch_sizes
+        C.check_aligned(self.latencies_ms, aligned, "latencies_ms")
         C.check_aligned(self.latencies_ms, {"enqueue_offsets_ms": self.enqueue_offsets_ms},
                         "latencies_ms", allow_empty=True)
         C.check_batch_sizes(self.batch_sizes, "batch_sizes")
@@ -220,7 +369,15 @@ class ServeConfigResult(Record):
     experiment); ``ok_share`` is ok requests / requests sent (requests the time bound
     kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
     ``median_repeat`` is the repeat whose throughput is the median, whose
-    waterfall the report shows.
+    waterfall the report shows. A live target's sweep records the model config the
+    server ran this configuration with in ``server_model_config`` (Triton's config JSON)
+    and its ``instances`` and ``preferred_batch_sizes`` (``None``: as in the settings).
+
+    ``validity`` marks a configuration whose numbers cannot certify a budget:
+    ``generator-limited`` (error: the open-loop sender fell behind its schedule, so the
+    load generator, not the server, shaped the run), ``unstable`` (warning: throughput
+    varied across repeats). The gate refuses to pass a budget on a marked configuration
+    (docs/gate.md).
     """
 
     window_ms: float
@@ -237,6 +394,10 @@ class ServeConfigResult(Record):
     late_send_share: float | None = None
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
+    validity: list[Finding] = []
+    server_model_config: dict | None = None
+    instances: int | None = None
+    preferred_batch_sizes: list[int] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ServeConfigResult:
@@ -265,6 +426,10 @@ class ServeRun(Record):
         settings: sweep settings.
         configs: one entry per (load, window, max batch), in sweep order.
         warnings: run-level findings (e.g. a slow event loop, timed-out requests).
+        incomplete: why the sweep stopped early (SIGINT/SIGTERM: the configurations
+            finished are kept, the one running is dropped), or ``None``.
+        live: the live server measured (``trtcheck serve --url``); ``None`` for the
+            embedded batcher.
     """
 
     label: str
@@ -273,6 +438,8 @@ class ServeRun(Record):
     settings: ServeSettings
     configs: list[ServeConfigResult]
     warnings: list[Finding] = []
+    incomplete: str | None = None
+    live: LiveTarget | None = None
 
     def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:
         """The configuration with these keys, or ``None``."""

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from trtcheck.results.base import Record
 
 
 class LatencyStats(Record):
     """Summary of one latency sample set, all in milliseconds.
 
-    Percentiles use linear interpolation between closest ranks (NumPy's default
-    ``method="linear"``, Hyndman & Fan type 7), computed in one place:
-    :func:`trtcheck.stats.summarize`. ``cv`` is the coefficient of variation
+    Percentiles follow ``percentile_method``: ``"linear"`` (interpolation between closest
+    ranks, NumPy's default, Hyndman & Fan type 7) or ``"nearest-rank"`` (the sample at rank
+    ``ceil(q * n)``, as trtexec; Hyndman & Fan type 1), computed in one place:
+    :func:`trtcheck.stats.summarize`. ``median_ms`` is the median under both (the mean
+    of the two middle samples for an even count). ``cv`` is the coefficient of variation
     (std / mean, a ratio, not percent). ``mad_ms`` is the median absolute deviation
     (unscaled); ``iqr_ms`` is p75 - p25.
     """
 
     count: int
+    percentile_method: Literal["linear", "nearest-rank"] = "linear"
     mean_ms: float
     median_ms: float
     min_ms: float

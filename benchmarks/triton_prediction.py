@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Predictions from a live-Triton calibration against what perf_analyzer measures.
+
+The goal (docs/advise.md, "Calibrating from a live Triton"): calibrated from ONE separate
+run, the simulator predicts for other configurations of the same server the mean batch
+within 10%, the P50 within 10% and the P99 within 20% of perf_analyzer's measurement.
+
+What it does:
+
+1. Starts a real tritonserver (``tests/triton_server.py``: CPU, python backend, explicit
+   model control) with a python-backend model that busy-waits T(b) = A + B x b ms.
+2. Calibration run: one configuration under Poisson load (400 req/s, 2 ms window, max
+   batch 32, 1 instance). By default the load comes from ``trtcheck serve --url ... -o
+   live.json`` and the predictions are exactly what ``trtcheck advise --from live.json
+   --arrival-rate R --window-ms W --max-batch B --instances N`` puts in ``what_if``;
+   ``--calibrate-with perf_analyzer`` takes the per-request latencies and send times
+   from perf_analyzer's profile export instead (the server's statistics the same way).
+3. For every configuration of the grid (>= 12; window, max batch, instances, preferred
+   sizes, rate): loads it through the repository API, runs perf_analyzer (Poisson,
+   ``--async``, profile export for per-request latencies), reads Triton's statistics
+   before and after (mean batch = inferences / executions), and predicts the same
+   configuration from the calibration (the what-if computation ``advise`` uses).
+4. Prints a table and writes JSON to ``benchmarks/results/triton_prediction.json``.
+
+Run: ``python benchmarks/triton_prediction.py`` (full, about 4 minutes) or ``--quick``
+(6 configurations, about 1.5 minutes). Needs ``python engines/fetch_triton.py
+--perf-analyzer`` once and the Debian package ``libb64-0d``. Numbers are only meaningful
+on a quiet host with spare cores (the server, its python stubs, the load generator and
+perf_analyzer all run here).
+
+On a host without internet (the GPU machine's): fetch on a connected machine, then carry
+``$TRTCHECK_CACHE_DIR/triton`` (default ``~/.cache/trtcheck/triton``; about 31 MB as
+tar.xz) and the ``libb64-0d`` .deb (``apt-get download libb64-0d``; unpack with ``dpkg
+-x`` and put its ``usr/lib/x86_64-linux-gnu`` on ``LD_LIBRARY_PATH``), point
+``TRTCHECK_CACHE_DIR`` at the carried folder, and run the same command; the python
+backend stub for that host's Python is copied from the same cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "engines"))
+
+from trtcheck.analyze.live_calibration import (  # noqa: E402
+    LiveObservation,
+    calibrate,
+    predict,
+)
+from trtcheck.analyze.simulator import Candidate  # noqa: E402
+
+GOALS = {"mean_batch": 0.10, "p50_ms": 0.10, "p99_ms": 0.20}
+MODEL = "tb"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One server configuration and load."""
+
+    rate_per_s: float
+    window_us: float
+    max_batch_size: int
+    instances: int = 1
+    preferred: tuple[int, ...] = ()
+
+    def label(self) -> str:
+        pref = f" pref {','.join(map(str, self.preferred))}" if self.preferred else ""
+        return (f"{self.rate_per_s:g}/s w{self.window_us / 1000:g}ms b{self.max_batch_size}"
+                f" x{self.instances}{pref}")
+
+
+CALIBRATION = Config(400, 2000, 32)
+FULL_GRID = [
+    Config(200, 500, 32), Config(200, 2000, 32), Config(200, 5000, 32),
+    Config(400, 500, 8), Config(400, 5000, 32), Config(400, 2000, 8),
+    Config(800, 1000, 32), Config(800, 2000, 16), Config(800, 5000, 32),
+    Config(600, 2000, 32, preferred=(4, 8)), Config(600, 0, 16),
+    Config(800, 2000, 32, instances=2), Config(1200, 2000, 32, instances=2),
+    Config(300, 10000, 32),
+]
+QUICK_GRID = [Config(200, 500, 32), Config(200, 5000, 32), Config(400, 2000, 8),
+              Config(600, 2000, 32, preferred=(4, 8)), Config(600, 0, 16),
+              Config(400, 2000, 32, instances=2)]
+
+
+def stats_delta(before: dict, after: dict) -> dict:
+    """Triton statistics delta: counts, queue/compute means (ms) and batch_stats."""
+    b, a = before["model_stats"][0], after["model_stats"][0]
+
+    def d(key: str) -> tuple[int, float]:
+        x, y = a["inference_stats"][key], b["inference_stats"][key]
+        return x["count"] - y["count"], (x["ns"] - y["ns"]) / 1e6
+
+    bb = {s["batch_size"]: s for s in b.get("batch_stats", [])}
+    batches: dict[int, tuple[int, float]] = {}
+    for s in a.get("batch_stats", []):
+        o = bb.get(s["batch_size"])
+        n = s["compute_infer"]["count"] - (o["compute_infer"]["count"] if o else 0)
+        ms = sum((s[k]["ns"] - (o[k]["ns"] if o else 0)) / 1e6
+                 for k in ("compute_input", "compute_infer", "compute_output"))
+        if n > 0:
+            batches[int(s["batch_size"])] = (n, ms)
+    inf = a["inference_count"] - b["inference_count"]
+    ex = a["execution_count"] - b["execution_count"]
+    q_n, q_ms = d("queue")
+    c_n = d("compute_infer")[0]
+    c_ms = sum(d(k)[1] for k in ("compute_input", "compute_infer", "compute_output"))
+    s_n, s_ms = d("success")
+    return {"inferences": inf, "executions": ex, "mean_batch": inf / ex if ex else 0.0,
+            "queue_mean_ms": q_ms / q_n if q_n else 0.0,
+            "compute_mean_ms": c_ms / c_n if c_n else 0.0,
+            "request_mean_ms": s_ms / s_n if s_n else 0.0, "batch_stats": batches}
+
+
+def load_config(srv, cfg: Config, a_ms: float, b_ms: float) -> None:
+    """Load model ``tb`` with this configuration (config override through the API)."""
+    db = {"max_queue_delay_microseconds": int(cfg.window_us)}
+    if cfg.preferred:
+        db["preferred_batch_size"] = list(cfg.preferred)
+    srv.load(MODEL, {
+        "name": MODEL, "backend": "python", "max_batch_size": cfg.max_batch_size,
+        "input": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [4]}],
+        "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [4]}],
+        "instance_group": [{"count": cfg.instances, "kind": "KIND_CPU"}],
+        "dynamic_batching": db,
+        "parameters": {"a_ms": {"string_value": str(a_ms)},
+                       "b_ms": {"string_value": str(b_ms)},
+                       "mode": {"string_value": "ok"}}})
+
+
+def perf_analyzer(srv, cfg: Config, interval_ms: int, workdir: Path) -> dict:
+    """Run perf_analyzer (Poisson at the rate, async) and read the server's delta."""
+    import fetch_triton as ft
+
+    exe = ft.fetch_perf_analyzer()
+    export = workdir / "pa.json"
+    csv = workdir / "pa.csv"
+    export.unlink(missing_ok=True)  # perf_analyzer refuses an existing export file
+    csv.unlink(missing_ok=True)
+    before = srv.stats(MODEL)
+    cmd = [str(exe), "-m", MODEL, "-u", f"127.0.0.1:{srv.http_port}", "-i", "http", "--async",
+           "--request-rate-range", f"{cfg.rate_per_s:g}", "--request-distribution", "poisson",
+           "-p", str(interval_ms), "--max-trials", "3", "--stability-percentage", "999",
+           "-f", str(csv), "--profile-export-file", str(export)]
+    proc = subprocess.run(cmd, env=ft.perf_analyzer_env(), capture_output=True, text=True,
+                          timeout=interval_ms / 1000 * 6 + 60)
+    after = srv.stats(MODEL)
+    if proc.returncode != 0 and not export.exists():  # 2: "not stable", data written
+        raise RuntimeError(f"perf_analyzer failed ({proc.returncode}): "
+                           f"{(proc.stderr or proc.stdout)[:600]}")
+    exp = json.loads(export.read_text())["experiments"][0]
+    reqs = exp["requests"]
+    lat = np.array([(r["response_timestamps"][-1] - r["timestamp"]) / 1e6 for r in reqs
+                    if r.get("response_timestamps")])
+    sends = np.sort(np.array([r["timestamp"] for r in reqs], dtype=np.float64)) / 1e9
+    rate = (len(sends) - 1) / (sends[-1] - sends[0]) if len(sends) > 1 else cfg.rate_per_s
+    row = csv.read_text().splitlines()
+    head, vals = row[0].split(","), row[1].split(",")
+    pa = dict(zip(head, vals))
+    delta = stats_delta(before, after)
+    return {"latencies_ms": lat, "achieved_rate_per_s": float(rate), "send_times_s": sends,
+            "p50_ms": float(pa["p50 latency"]) / 1000.0,
+            "p99_ms": float(pa["p99 latency"]) / 1000.0, "stats": delta}
+
+
+def observation(cfg: Config, meas: dict) -> LiveObservation:
+    st = meas["stats"]
+    return LiveObservation(
+        window_us=cfg.window_us, max_batch_size=cfg.max_batch_size,
+        preferred_batch_sizes=cfg.preferred, instances=cfg.instances,
+        rate_per_s=meas["achieved_rate_per_s"], batch_stats=st["batch_stats"],
+        queue_mean_ms=st["queue_mean_ms"], compute_mean_ms=st["compute_mean_ms"],
+        server_request_mean_ms=st["request_mean_ms"], mean_batch=st["mean_batch"],
+        client_latencies_ms=meas["latencies_ms"], send_times_s=meas["send_times_s"])
+
+
+def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
+    """The calibration run as the user makes it: ``trtcheck serve --url ... -o live.json``;
+    returns ``(calibration, predict)`` where ``predict(config)`` is what ``trtcheck advise
+    --from live.json --arrival-rate R --window-ms W --max-batch B --instances N
+    [--preferred-batch L]`` puts in its ``what_if`` list (same functions, in process)."""
+    from trtcheck.analyze.advise import what_if
+    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.live_calibration import inputs_from_live
+    from trtcheck.results import load_results
+
+    live = work / "live.json"
+    live.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", "serve", "--url", srv.http_url,
+                           "--model", MODEL, "--load", f"open:{cfg.rate_per_s:g}",
+                           "--duration-s", f"{duration_s:g}", "-o", str(live)],
+                          capture_output=True, text=True, timeout=duration_s * 10 + 120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"trtcheck serve --url failed: {proc.stderr[-600:]}")
+    curve, measured = inputs_from_live(load_results(live), source=str(live))
+
+    def predict_cfg(c: Config):
+        req = build_request(curve, measured, rate_per_s=c.rate_per_s, instances=[c.instances])
+        return what_if(req, [Candidate(c.window_us, c.max_batch_size, c.instances,
+                                       c.preferred)])[0]
+
+    return measured["live_calibration"], predict_cfg
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="6 configurations, 2-s windows")
+    ap.add_argument("--a-ms", type=float, default=2.0, help="T(b) = A + B x b: A, ms")
+    ap.add_argument("--b-ms", type=float, default=0.25, help="T(b) = A + B x b: B, ms")
+    ap.add_argument("--interval-ms", type=int, default=None,
+                    help="perf_analyzer measurement window, ms [4000; quick 2000]")
+    ap.add_argument("--calibrate-with", choices=["trtcheck", "perf_analyzer"],
+                    default="trtcheck", help="load generator of the calibration run "
+                    "[trtcheck: serve --url, as advise --from live.json takes it]")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" /
+                                         "triton_prediction.json"))
+    args = ap.parse_args()
+    from triton_server import TritonServer, write_model
+
+    grid = QUICK_GRID if args.quick else FULL_GRID
+    interval = args.interval_ms or (2000 if args.quick else 4000)
+    work = Path(tempfile.mkdtemp(prefix="trtcheck-triton-pred-"))
+    repo = work / "models"
+    write_model(repo, MODEL, a_ms=args.a_ms, b_ms=args.b_ms)
+    rows = []
+    t_start = time.time()
+    with TritonServer(repo, explicit=True, load_models=(MODEL,)) as srv:
+        load_config(srv, CALIBRATION, args.a_ms, args.b_ms)
+        perf_analyzer(srv, CALIBRATION, 1000, work)  # warm-up (stubs, connections)
+        if args.calibrate_with == "trtcheck":
+            cal, predict_cfg = trtcheck_calibration(srv, CALIBRATION, interval / 1000 * 2,
+                                                    work)
+        else:
+            cal_meas = perf_analyzer(srv, CALIBRATION, interval, work)
+            cal = calibrate(observation(CALIBRATION, cal_meas))
+
+            def predict_cfg(c: Config):
+                return predict(cal, [Candidate(c.window_us, c.max_batch_size, c.instances,
+                                               c.preferred)], c.rate_per_s)[0]
+        print(f"calibration {CALIBRATION.label()}: T(b) {cal.curve.points()}, "
+              f"per-execution overhead {cal.per_batch_overhead_ms:.3f} ms, median delay "
+              f"{np.median(cal.request_delay_ms):.3f} ms; check {cal.check}", flush=True)
+        for cfg in grid:
+            load_config(srv, cfg, args.a_ms, args.b_ms)
+            perf_analyzer(srv, cfg, 500, work)  # warm-up
+            meas = perf_analyzer(srv, cfg, interval, work)
+            pred = predict_cfg(cfg)
+            row = {"config": cfg.label(), "rate_per_s": cfg.rate_per_s,
+                   "achieved_rate_per_s": meas["achieved_rate_per_s"],
+                   "window_us": cfg.window_us, "max_batch_size": cfg.max_batch_size,
+                   "instances": cfg.instances, "preferred": list(cfg.preferred),
+                   "measured": {"mean_batch": meas["stats"]["mean_batch"],
+                                "p50_ms": meas["p50_ms"], "p99_ms": meas["p99_ms"]},
+                   "predicted": {"mean_batch": pred.mean_batch, "p50_ms": pred.p50_ms,
+                                 "p99_ms": pred.p99_ms, "stable": pred.stable}}
+            row["rel_error"] = {k: (None if row["predicted"][k] is None else
+                                    row["predicted"][k] / row["measured"][k] - 1.0)
+                                for k in GOALS}
+            row["within_goal"] = {k: (v is not None and abs(v) <= GOALS[k])
+                                  for k, v in row["rel_error"].items()}
+            rows.append(row)
+            e = row["rel_error"]
+
+            def fmt(k: str, unit: str = "") -> str:
+                m, pr = row["measured"][k], row["predicted"][k]
+                if pr is None:
+                    return f"{m:6.2f}{unit} vs unstable"
+                return f"{m:6.2f}{unit} vs {pr:6.2f}{unit} ({e[k]:+.0%})"
+
+            print(f"{cfg.label():34s} batch {fmt('mean_batch')}  P50 {fmt('p50_ms')}  "
+                  f"P99 {fmt('p99_ms')}", flush=True)
+    hits = {k: sum(r["within_goal"][k] for r in rows) for k in GOALS}
+    print(f"\nwithin goal ({len(rows)} configurations): mean batch {hits['mean_batch']}, "
+          f"P50 {hits['p50_ms']}, P99 {hits['p99_ms']}  ({time.time() - t_start:.0f} s)")
+    out = {"host": platform.node(), "cpus": os.cpu_count(),
+           "load_average": os.getloadavg(), "a_ms": args.a_ms, "b_ms": args.b_ms,
+           "interval_ms": interval, "calibrate_with": args.calibrate_with, "calibration": {
+               "config": CALIBRATION.label(), "curve_ms": cal.curve.points(),
+               "per_batch_overhead_ms": cal.per_batch_overhead_ms,
+               "median_delay_ms": float(np.median(cal.request_delay_ms)),
+               "check": cal.check, "notes": cal.notes},
+           "goals": GOALS, "within_goal": hits, "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

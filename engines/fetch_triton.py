@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Fetch and cache a real Triton Inference Server (CPU) and perf_analyzer.
+
+* ``tritonserver`` 2.51 with its python backend ships inside the public wheel
+  ``nvidia-pytriton==0.7.0`` (Apache-2.0; 55 MB, manylinux_2_35). The wheel is downloaded
+  with ``pip download --no-deps`` and only its files are unpacked into the trtcheck cache
+  (``trtcheck.load.cache.cache_dir("triton", ...)``); pytriton itself is never installed
+  (it pins numpy < 2). The python backend stub built for the running Python
+  (``python_backend_stubs/3.X/triton_python_backend_stub``) is copied into
+  ``backends/python/``, where the backend looks for it.
+* ``perf_analyzer``, Triton's reference load generator, ships inside the
+  ``tritonclient==2.41.0`` manylinux1 wheel (``tritonclient-2.41.0.data/data/bin/``). It
+  needs the Debian package ``libb64-0d`` (``apt-get install libb64-0d``) and a
+  ``libcudart.so.12`` on the library path: a symlink to the ``libcudart-*.so.12*`` inside
+  ``nvidia_pytriton.libs`` is made in the perf_analyzer folder.
+
+How to start the server (see :meth:`TritonInstall.server_command` and
+:meth:`TritonInstall.server_env`): ``LD_LIBRARY_PATH=<python LIBDIR>:<libs>``,
+``PYTHONHOME=<sys.base_prefix>`` (the stub links ``libpython3.X.so.1.0`` and imports numpy
+from that Python; ``PYTHONPATH`` adds this interpreter's site-packages, so a virtual
+environment's numpy is found too).
+
+Usage: ``python engines/fetch_triton.py [--force] [--perf-analyzer]`` prints the paths of
+``tritonserver`` (and ``perf_analyzer``), one per line. Nothing is committed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+SERVER_PACKAGE = "nvidia-pytriton==0.7.0"
+SERVER_VERSION = "2.51"
+PERF_PACKAGE = "tritonclient==2.41.0"
+_SERVER_PREFIXES = ("pytriton/tritonserver/", "nvidia_pytriton.libs/")
+_PERF_MEMBER = "tritonclient-2.41.0.data/data/bin/perf_analyzer"
+
+
+def _cache(*parts: str) -> Path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from trtcheck.load.cache import cache_dir
+
+    return cache_dir(*parts)
+
+
+def _pip_download(package: str, dest: str, *extra: str) -> Path:
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
+                           "--disable-pip-version-check", "-q", *extra, package, "-d", dest],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip download {package} failed: {proc.stderr.strip()[-500:]}")
+    wheels = list(Path(dest).glob("*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip download {package} produced no wheel")
+    return wheels[0]
+
+
+def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, dest: Path) -> None:
+    out = dest / member.filename
+    if member.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zf.open(member) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    mode = (member.external_attr >> 16) & 0o777
+    # wheels often drop the executable bit: binaries and shared libraries need it
+    executable = (mode & 0o111 or member.filename.endswith(("/tritonserver", "_stub"))
+                  or ".so" in Path(member.filename).name)
+    os.chmod(out, 0o755 if executable else 0o644)
+
+
+@dataclass(frozen=True)
+class TritonInstall:
+    """A cached tritonserver (from the pytriton wheel) and how to start it.
+
+    Attributes:
+        root: the unpacked wheel files (``pytriton/``, ``nvidia_pytriton.libs/``).
+    """
+
+    root: Path
+
+    @property
+    def server(self) -> Path:
+        """The ``tritonserver`` binary."""
+        return self.root / "pytriton" / "tritonserver" / "bin" / "tritonserver"
+
+    @property
+    def backends(self) -> Path:
+        """The ``--backend-directory`` (holds ``python/``)."""
+        return self.root / "pytriton" / "tritonserver" / "backends"
+
+    @property
+    def libs(self) -> Path:
+        """The wheel's bundled shared libraries."""
+        return self.root / "nvidia_pytriton.libs"
+
+    def server_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """Environment for ``tritonserver``: the running Python's LIBDIR first on
+        ``LD_LIBRARY_PATH`` (the stub links ``libpython3.X.so.1.0``), ``PYTHONHOME`` its
+        ``sys.base_prefix``, and ``PYTHONPATH`` this interpreter's site-packages (numpy)."""
+        env = dict(os.environ if base is None else base)
+        libdir = sysconfig.get_config_var("LIBDIR") or ""
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (libdir, str(self.libs), env.get("LD_LIBRARY_PATH", "")) if p)
+        env["PYTHONHOME"] = sys.base_prefix
+        paths = [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+            [p for p in paths if p] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
+        return env
+
+    def server_command(self, model_repository: str | os.PathLike[str], http_port: int,
+                       grpc_port: int, metrics_port: int, *,
+                       explicit: bool = True, extra: tuple[str, ...] = ()) -> list[str]:
+        """The ``tritonserver`` argument list (``--model-control-mode=explicit`` unless
+        ``explicit`` is false: then every model in the repository loads at start)."""
+        cmd = [str(self.server), f"--model-repository={model_repository}",
+               f"--backend-directory={self.backends}",
+               f"--http-port={http_port}", f"--grpc-port={grpc_port}",
+               f"--metrics-port={metrics_port}", "--log-verbose=0",
+               "--http-address=127.0.0.1", "--grpc-address=127.0.0.1",
+               "--allow-metrics=false", "--allow-gpu-metrics=false", "--exit-timeout-secs=3"]
+        if explicit:
+            cmd.append("--model-control-mode=explicit")
+        return cmd + list(extra)
+
+
+def _stub_for_running_python(root: Path) -> None:
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    stub = root / "pytriton" / "tritonserver" / "python_backend_stubs" / ver \
+        / "triton_python_backend_stub"
+    if not stub.is_file():
+        raise RuntimeError(f"{SERVER_PACKAGE} has no python backend stub for Python {ver}")
+    dest = root / "pytriton" / "tritonserver" / "backends" / "python" / \
+        "triton_python_backend_stub"
+    tmp = dest.with_suffix(".part")
+    shutil.copyfile(stub, tmp)
+    os.chmod(tmp, tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    tmp.replace(dest)
+
+
+def fetch(force: bool = False) -> TritonInstall:
+    """Download (once) the tritonserver files and return the :class:`TritonInstall`.
+
+    The python backend stub of the running Python is (re)copied every call, so one cache
+    serves several Python versions in turn.
+
+    Raises:
+        RuntimeError: pip could not download the wheel, or it lacks the server or a stub.
+    """
+    base = _cache("triton")
+    root = base / "pytriton-0.7.0"
+    inst = TritonInstall(root)
+    done = root / ".complete"
+    if force or not done.is_file() or not inst.server.is_file():
+        part = base / "pytriton-0.7.0.part"
+        shutil.rmtree(part, ignore_errors=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            wheel = _pip_download(SERVER_PACKAGE, tmp)
+            with zipfile.ZipFile(wheel) as zf:
+                members = [m for m in zf.infolist() if m.filename.startswith(_SERVER_PREFIXES)]
+                if not any(m.filename.endswith("bin/tritonserver") for m in members):
+                    raise RuntimeError(f"{wheel.name} holds no tritonserver binary")
+                for m in members:
+                    _extract(zf, m, part)
+        (part / ".complete").write_text(SERVER_PACKAGE + "\n")
+        shutil.rmtree(root, ignore_errors=True)
+        part.replace(root)
+    _stub_for_running_python(root)
+    return inst
+
+
+def fetch_perf_analyzer(force: bool = False) -> Path:
+    """Download (once) ``perf_analyzer`` and return its path.
+
+    Its folder also holds a ``libcudart.so.12`` symlink to the CUDA runtime inside the
+    pytriton wheel's libraries; run it with that folder first on ``LD_LIBRARY_PATH``
+    (:func:`perf_analyzer_env`). It also needs ``libb64.so.0d`` (Debian ``libb64-0d``).
+
+    Raises:
+        RuntimeError: pip could not download the wheel, or it lacks perf_analyzer or
+            the CUDA runtime library.
+    """
+    inst = fetch()
+    dest = _cache("triton", "perf_analyzer-2.41.0")
+    exe = dest / "perf_analyzer"
+    if force or not exe.is_file():
+        with tempfile.TemporaryDirectory() as tmp:
+            wheel = _pip_download(PERF_PACKAGE, tmp, "--only-binary=:all:",
+                                  "--platform", "manylinux1_x86_64")
+            with zipfile.ZipFile(wheel) as zf:
+                try:
+                    data = zf.read(_PERF_MEMBER)
+                except KeyError:
+                    raise RuntimeError(f"{wheel.name} holds no perf_analyzer") from None
+        tmp_exe = exe.with_suffix(".part")
+        tmp_exe.write_bytes(data)
+        os.chmod(tmp_exe, 0o755)
+        tmp_exe.replace(exe)
+    cudart = sorted(inst.libs.glob("libcudart-*.so.12*"))
+    if not cudart:
+        raise RuntimeError(f"no libcudart-*.so.12* in {inst.libs}")
+    link = dest / "libcudart.so.12"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(os.path.relpath(cudart[0], dest))  # relative: the cache can move
+    # a copy of the system's libb64 makes the folder self-contained: it then runs on a
+    # machine without the Debian package (e.g. an offline GPU host the cache is copied to)
+    b64 = dest / "libb64.so.0d"
+    if not b64.is_file():
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"):
+            src = Path(d) / "libb64.so.0d"
+            if src.is_file():
+                shutil.copyfile(src, b64)
+                break
+    return exe
+
+
+def perf_analyzer_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for ``perf_analyzer``: its folder (``libcudart.so.12``) and the
+    pytriton libraries on ``LD_LIBRARY_PATH``."""
+    env = dict(os.environ if base is None else base)
+    inst = TritonInstall(_cache("triton") / "pytriton-0.7.0")
+    dest = _cache("triton", "perf_analyzer-2.41.0")
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        p for p in (str(dest), str(inst.libs), env.get("LD_LIBRARY_PATH", "")) if p)
+    return env
+
+
+if __name__ == "__main__":
+    print(fetch(force="--force" in sys.argv).server)
+    if "--perf-analyzer" in sys.argv:
+        print(fetch_perf_analyzer(force="--force" in sys.argv))

@@ -1,0 +1,168 @@
+"""trtcheck advise: the curve taken from a serving run, the decision path's steps and
+wording, instance searches and objectives, advising from an advice file."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from trtcheck.analyze.advise import AdviseRequest, advise, service_model
+from trtcheck.analyze.curve import make_curve
+from trtcheck.analyze.inputs import (
+    MIN_SERVE_CURVE_EXECUTIONS,
+    build_request,
+    curve_from_serve,
+    inputs_from_results,
+)
+from trtcheck.errors import InputError
+
+
+def _serve(executions: list[tuple[int, float]]):
+    """A minimal serve section: one open-loop repeat whose requests ran in the given
+    (batch size, compute ms) executions, in order (consecutive executions need distinct
+    times: the requests of one batch are recognised by sharing theirs)."""
+    bs: list[int] = []
+    comp: list[float] = []
+    for b, c in executions:
+        bs += [b] * b
+        comp += [c] * b
+    rep = SimpleNamespace(batch_sizes=bs, parts_ms={"compute_ms": comp})
+    cfg = SimpleNamespace(repeats=[rep])
+    return SimpleNamespace(configs=[cfg], model_path="m.onnx")
+
+
+def test_serve_curve_drops_sparse_sizes_and_is_monotone():
+    rng = np.random.default_rng(0)
+    ex = [(1, 2.0 + rng.normal(0, 0.01)) for _ in range(40)]
+    ex += [(8, 4.0 + rng.normal(0, 0.01)) for _ in range(30)]
+    ex += [(9, 3.7 + 0.001 * k) for k in range(6)]  # formed by chance, below T(8)
+    ex += [(20, 68.3)]  # once, during a stall
+    ex += [(21, 7.3)]
+    curve = curve_from_serve(_serve(ex))
+    assert [int(b) for b in curve.batch_sizes] == [1, 8, 9]
+    assert np.all(np.diff(curve.median_ms) >= 0)
+    assert curve.median_ms[0] == pytest.approx(2.0, abs=0.02)
+    notes = " ".join(curve.notes)
+    assert f"fewer than {MIN_SERVE_CURVE_EXECUTIONS} times" in notes and "20-21" in notes
+    assert "non-decreasing" in notes
+
+
+def test_serve_curve_counts_executions_not_requests():
+    # 10 executions of batch 8 (80 requests) and 10 of batch 1: both kept, 8 not outweighing
+    curve = curve_from_serve(_serve([(1, 2.0 + 0.001 * k) for k in range(10)]
+                                    + [(8, 4.0 + 0.001 * k) for k in range(10)]))
+    assert [int(b) for b in curve.batch_sizes] == [1, 8]
+
+
+def test_missing_batch_one_is_extrapolated_and_noted():
+    curve = make_curve([(8, 4.0), (32, 10.0)])
+    assert curve.t1_ms == pytest.approx(4.0 - 7 * 0.25)
+    assert any("T(1) was not measured" in n for n in curve.notes)
+
+
+def _req(curve_pts, rate, **kw) -> AdviseRequest:
+    return build_request(make_curve(curve_pts), kw.pop("measured", {}), rate_per_s=rate, **kw)
+
+
+def test_measured_per_request_overhead_counts_in_step_one():
+    measured = {"request_delay_ms": (0.12,) * 50, "batch_excess_ms": (0.2,) * 50,
+                "source": "calibrated on a serving measurement (1 open-loop configuration(s))"}
+    adv = advise(_req([(1, 2.0), (8, 4.0)], 200.0, measured=measured))
+    step1 = adv.path[0]
+    assert step1.step == "thin-http" and step1.answer == "no"
+    assert "measured by the serving run" in step1.conclusion
+    # a calibrated advice does not carry the generic load-shape pitfall
+    assert "pitfall-load-shape" not in {p.code for p in adv.pitfalls}
+
+
+def test_fixed_instances_above_the_target_say_so():
+    adv = advise(_req([(1, 20.0), (8, 40.0), (32, 110.0)], 3000.0, instances=[11]))
+    assert adv.recommendation.prediction.utilisation > 0.9
+    assert "Above the 90% utilisation target with 11 instance(s): 12 keep it below" \
+        in adv.recommendation.summary
+    assert any("11 as given" in n.conclusion for n in adv.path if n.step == "scale-out")
+
+
+def test_objective_searches_beyond_the_capacity_counts():
+    adv = advise(_req([(1, 20.0), (8, 40.0), (32, 110.0)], 100.0, slo_p99_ms=25.0))
+    p = adv.recommendation.prediction
+    assert p.p99_ms <= 25.0
+    assert 5 <= p.instances <= 7  # capacity alone needs 1; the objective needs ~5
+
+
+def test_queue_formation_wording_near_one():
+    adv = advise(_req([(1, 2.0), (8, 4.0), (32, 10.0)], 500.0))  # lambda T(1) = 1.00
+    q = [n for n in adv.path if n.question.startswith("Does a queue form")][0]
+    assert q.answer == "yes" and ">= 1" in q.conclusion
+    adv = advise(_req([(1, 2.0), (8, 4.0), (32, 10.0)], 400.0))  # 0.8: M/D/1 Lq = 1.6
+    q = [n for n in adv.path if n.question.startswith("Does a queue form")][0]
+    assert q.answer == "no" and "1.6 requests wait" in q.conclusion
+
+
+def test_seed_rule_sentence_at_a_tiny_rate():
+    adv = advise(_req([(1, 20.0), (8, 40.0), (32, 110.0)], 1e-3))
+    w = [n for n in adv.path if n.question.startswith("Does waiting for a batch pay")][0]
+    assert "nearly every batch would be a single request" in w.conclusion
+    assert "saved" not in w.conclusion
+
+
+def test_slo_floor_includes_the_measured_excess():
+    measured = {"batch_excess_ms": (22.0,) * 50, "request_delay_ms": (0.1,) * 50,
+                "source": "calibrated on a serving measurement (1 open-loop configuration(s))"}
+    with pytest.raises(InputError) as e:
+        advise(_req([(1, 29.6), (8, 200.0)], 10.0, measured=measured, slo_p99_ms=40.0))
+    assert "T(1) 29.6 ms + overheads 22.1 ms" in str(e.value)
+
+
+def test_report_compare_uses_the_advice_model():
+    from trtcheck.analyze.serve_compare import service_from_results
+
+    measured = {"batch_excess_ms": (0.5, 0.6) * 30, "request_delay_ms": (0.1,) * 60,
+                "contention_per_arrival_ms": 0.0,
+                "source": "calibrated on a serving measurement (1 open-loop configuration(s))"}
+    req = _req([(1, 2.0), (8, 4.0)], 200.0, measured=measured)
+    sm = service_model(req)
+    assert sm.batch_excess_ms and sm.request_delay_ms and sm.spread == "none"
+    adv = advise(req)
+    # without a serve section in the results, the advice's own inputs are used
+    plain = service_from_results(SimpleNamespace(serve=None), adv)
+    assert plain.batch_excess_ms == () or plain.batch_excess_ms[0] <= 0
+
+
+def test_an_advice_file_can_be_advised_from():
+    adv = advise(_req([(1, 2.0), (8, 4.0), (32, 10.0)], 300.0))
+    results = SimpleNamespace(primary_bench=None, serve=None, advice=adv)
+    curve, measured = inputs_from_results(results, "out.json")
+    assert curve.points() == [(1, 2.0), (8, 4.0), (32, 10.0)]
+    assert any("earlier advice" in n for n in curve.notes)
+    assert measured == {"model_name": "model"}
+
+
+def test_a_rate_beyond_every_search_is_one_clear_error():
+    with pytest.raises(InputError) as e:
+        advise(_req([(1, 2.0), (8, 4.0)], 1e9))
+    assert "more than the 1024 this search covers" in str(e.value)
+    assert "units" in e.value.hint
+
+
+def test_an_absurd_shortfall_does_not_hint_an_absurd_instance_count():
+    with pytest.raises(InputError) as e:
+        advise(_req([(1, 2e6), (8, 4e6)], 1e6, instances=[3]))
+    assert "--instances" not in e.value.hint and "far too slow" in e.value.hint
+
+
+def test_a_heavy_tailed_bench_sets_capacity_by_its_mean_and_is_noted():
+    rng = np.random.default_rng(3)
+    s1 = np.where(rng.random(500) < 0.15, 8.6, 0.56)  # 15% of executions stalled
+    s4 = np.where(rng.random(500) < 0.15, 10.4, 2.29)
+    curve = make_curve([(1, 0.56), (4, 2.29)], source="bench",
+                       samples_ms={1: s1.tolist(), 4: s4.tolist()})
+    req = build_request(curve, {}, rate_per_s=500.0)
+    sm = service_model(req)
+    f = float(sm.mean_spread_factors(np.array([1]))[0])
+    assert f == pytest.approx(float(np.mean(s1) / 0.56), rel=1e-9) and f > 2.5
+    adv = advise(req)
+    assert adv.recommendation.prediction.utilisation > 0.4  # not the median's 0.28
+    assert any("heavy tail" in n for n in adv.curve.notes)

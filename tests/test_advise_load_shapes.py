@@ -1,0 +1,80 @@
+"""advise predicts the load shapes serve measures: bursts and closed loops, with a serial
+or a parallel per-request overhead. The accuracy goals against measurement live in
+``benchmarks/advise_load_shapes.py``; here: the behaviour, and that the embedded batcher
+shows the same direction as the prediction."""
+
+from __future__ import annotations
+
+import pytest
+
+from trtcheck.analyze.advise import AdviseRequest, advise, what_if
+from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.backends.synthetic import SyntheticBackend
+from trtcheck.measure.serve import measure_serving
+
+LIGHT = "1:0.29,8:0.4,32:1.0"
+"""The seed's light model (T(1) = 0.29 ms) behind its 12 ms serial Python layer."""
+
+
+def test_burst_behind_a_serial_layer_loses_to_the_window_in_simulation_and_measurement():
+    windows = (0.0, 100.0)
+    backend = SyntheticBackend(LIGHT, spread=0.0, seed=0, mode="async")
+    run = measure_serving(backend, windows_ms=windows, max_batch_sizes=(32,),
+                          loads=["burst:32"], repeats=1, per_request_overhead_ms=12.0,
+                          warmup_requests=0)
+    meas = sorted(run.configs, key=lambda c: c.window_ms)
+    req = AdviseRequest(curve=parse_curve_text(LIGHT), rate_per_s=None,
+                        per_request_overhead_ms=12.0, serial_overhead=True, burst_size=32)
+    pred = what_if(req, [Candidate(w * 1000.0, 32, 1) for w in windows])
+    # the serial layer lets requests in at 83 req/s; the window only delays the last ones
+    assert pred[0].throughput_queries_per_s == pytest.approx(1000 / 12, rel=0.01)
+    assert pred[0].mean_batch == pytest.approx(1.0)
+    assert pred[1].throughput_queries_per_s < pred[0].throughput_queries_per_s
+    assert pred[1].p50_ms > pred[0].p50_ms
+    assert meas[1].throughput_queries_per_s < meas[0].throughput_queries_per_s
+    assert meas[1].p50_ms > meas[0].p50_ms
+    assert meas[1].mean_batch_size > 1.5 and pred[1].mean_batch > 1.5
+
+
+def test_a_burst_is_never_refused_and_advise_answers_no_batching():
+    req = AdviseRequest(curve=parse_curve_text(LIGHT), rate_per_s=None,
+                        per_request_overhead_ms=12.0, serial_overhead=True, burst_size=64)
+    adv = advise(req)
+    assert adv.recommendation.kind == "no-batching"
+    assert adv.inputs.load == "burst:64"
+    # the rules use the rate the requests reached the queue at: the serial layer's 83/s
+    assert adv.inputs.arrival_rate_per_s == pytest.approx(1000 / 12, rel=0.01)
+    assert all(p.stable for p in adv.candidates)
+    assert "utilisation target" not in adv.recommendation.summary
+
+
+def test_instant_burst_without_a_front_batches_from_the_backlog():
+    req = AdviseRequest(curve=parse_curve_text("1:2,8:4,32:10"), rate_per_s=None,
+                        burst_size=64)
+    p1, p32 = what_if(req, [Candidate(0.0, 1, 1), Candidate(0.0, 32, 1)])
+    assert p1.p99_ms == pytest.approx(64 * 2.0, rel=0.01)  # one at a time
+    assert p32.mean_batch == pytest.approx(32.0)  # all 64 are queued at once: 2 x 32
+    assert p32.p99_ms == pytest.approx(2 * 10.0, rel=0.01)
+    assert p32.p99_ms < p1.p99_ms
+
+
+def test_parallel_overhead_closed_loop_batches_from_the_backlog():
+    # 16 clients, each waiting 4 ms outside the server: the queue holds the others
+    req = AdviseRequest(curve=parse_curve_text("1:2,8:4,32:10"), rate_per_s=None,
+                        per_request_overhead_ms=4.0, closed_loop=ClosedLoop(16, 400))
+    p0, p1 = what_if(req, [Candidate(0.0, 1, 1), Candidate(0.0, 32, 1)])
+    # batch 1 at 2 ms: at most 500 req/s; batching lets all 16 clients through together
+    assert p0.throughput_queries_per_s == pytest.approx(500, rel=0.05)
+    assert p1.throughput_queries_per_s > 1.5 * p0.throughput_queries_per_s
+    assert p1.mean_batch > 4
+    assert p0.requests == p1.requests == 400
+
+
+def test_closed_loop_needs_clients_and_requests():
+    from trtcheck.errors import InputError
+
+    with pytest.raises(InputError):
+        ClosedLoop(0, 100)
+    with pytest.raises(InputError):
+        ClosedLoop(4, 1)

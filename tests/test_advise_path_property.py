@@ -1,0 +1,83 @@
+"""Property test: the decision path and the recommendation say one thing, from the same
+inputs the simulation used, over many generated curves, rates and overheads."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trtcheck.analyze.advise import AdviseRequest, advise, service_model
+from trtcheck.analyze.curve import make_curve
+
+
+def _text(adv) -> str:
+    return " ".join([adv.recommendation.summary] + [n.conclusion for n in adv.path])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(t1=st.floats(0.05, 30.0), growth=st.floats(0.05, 1.0), share=st.floats(0.05, 0.85),
+       per_batch=st.floats(0.0, 5.0), per_req=st.floats(0.0, 15.0), serial=st.booleans(),
+       device=st.sampled_from([None, "cpu", "gpu"]), spread=st.floats(0.0, 0.4))
+def test_path_agrees_with_the_recommendation(t1, growth, share, per_batch, per_req, serial,
+                                             device, spread):
+    bs = [1, 2, 4, 8, 16]
+    rng = np.random.default_rng(0)
+    pts = [(b, t1 * (1 + growth * (b - 1))) for b in bs]
+    samples = {b: (t * (1 + spread * rng.standard_normal(60)).clip(0.5)).tolist()
+               for b, t in pts} if spread > 0 else None
+    curve = make_curve(pts, source="generated", samples_ms=samples)
+    rate = share * 1000.0 / (t1 + per_batch)
+    if serial and per_req > 0 and rate >= 0.95 * 1000.0 / per_req:
+        serial = False  # one serial process cannot take this rate (refused by design)
+    req = AdviseRequest(curve=curve, rate_per_s=rate, per_request_overhead_ms=per_req,
+                        serial_overhead=serial, per_batch_overhead_ms=per_batch,
+                        requests=1000, replicas=4, device=device)
+    adv = advise(req)
+    rec, f = adv.recommendation, adv.formulas
+    text = _text(adv)
+    # the rules use the execution time the simulation used, and say which
+    svc = service_model(req)
+    assert f.s1_ms == pytest.approx(svc.batch_time_ms(1, rate), rel=1e-9)
+    assert f.per_instance_rate_per_s == pytest.approx(rate / rec.prediction.instances)
+    queue = next(n for n in adv.path if n.question.startswith("Does a queue form"))
+    assert queue.value == pytest.approx(f.queue_formation_ratio)
+    assert f"S(1) {f.s1_ms:.3g} ms" in queue.conclusion
+    if per_batch > 0:
+        assert "per-batch overhead" in text
+    # the batching step answers with the recommendation's kind (or cannot tell)
+    last = [n for n in adv.path if n.step == "batching"][-1]
+    undecided = rec.stability is not None and rec.stability.status == "cannot-tell"
+    if undecided:
+        assert last.answer == "cannot-tell" and rec.summary.startswith("Cannot tell")
+        assert "P99" not in rec.summary  # no precise-looking number
+    else:
+        kind = rec.kind if rec.kind != "add-instances" else last.answer
+        assert last.answer == kind
+    # no two sentences contradict
+    assert not ("a queue forms" in text and "mostly empty" in text), text
+    if rec.kind == "no-batching" and f.queue_formation_ratio >= 1:
+        assert "no queue forms" not in rec.summary
+    run = rec.runner_up
+    p = rec.prediction
+    if (run is not None and not undecided and run.stable and p.stable
+            and run.p50_ms < p.p50_ms and run.p99_ms < p.p99_ms):
+        assert "within the noise" in last.conclusion  # the tie-break is stated
+    assert adv.inputs.per_batch_overhead_ms >= 0
+    if device == "cpu":
+        assert "GPU" not in text, text
+    assert math.isfinite(adv.inputs.arrival_rate_per_s)
+
+
+def test_negative_calibrated_overhead_is_clamped_with_a_note():
+    curve = make_curve([(1, 2.0), (8, 4.0)], source="generated")
+    req = AdviseRequest(curve=curve, rate_per_s=100.0, requests=1000, replicas=0,
+                        batch_excess_ms=tuple([-1.931] * 200))
+    adv = advise(req)
+    assert adv.inputs.per_batch_overhead_ms == 0.0
+    assert any("clamped to 0 ms" in n and "-1.931" in n for n in adv.curve.notes)
+    assert "-1.9" not in adv.recommendation.summary

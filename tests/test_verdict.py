@@ -1,0 +1,287 @@
+"""The verdict: each rule of docs/verdict.md, its place first in every report, and gating
+on ``verdict.status``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from tests.test_results_model import make_results
+from trtcheck.analyze.advise import AdviseRequest, advise
+from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.gate import evaluate, parse_policy
+from trtcheck.analyze.verdict import UNSTABLE_CV_LIMIT, judge
+from trtcheck.inspection.onnx_inspect import inspect_onnx
+from trtcheck.report import build_report, render_report
+from trtcheck.report.verdict import render_verdict_text
+from trtcheck.results import Finding, load_results, results_from_json, results_to_json, save_results
+from trtcheck.results.verdict import VERDICT_STATUSES
+
+STEADY = (1.0, 1.01, 0.99, 1.0) * 10   # CV about 0.7%
+NOISY = (1.0, 3.0, 0.5, 2.0) * 10      # CV about 65%
+
+
+def _relu_with_shared_dims(tmp_path: Path) -> Path:
+    """A model whose H and W share the dim name '?', as PP-OCR's cls model does."""
+    def vi(name: str) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 3, "?", "?"])
+
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [vi("x")], [vi("y")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    p = tmp_path / "cls-like.onnx"
+    onnx.save_model(m, str(p))
+    return p
+
+
+def _steady():
+    return make_results(STEADY)
+
+
+def _reasons(v, kind):
+    return [r for r in v.reasons if r.kind == kind]
+
+
+def test_steady_bench_alone_is_ready():
+    v = judge(_steady())
+    assert v.status == "ready" and v.reasons == []
+    assert v.headline.startswith("Ready:")
+    assert v.unstable_cv_limit == UNSTABLE_CV_LIMIT
+
+
+def test_lint_error_is_not_ready_tensorrt_cannot_build(tmp_path):
+    r = _steady()
+    r.inspection = inspect_onnx(_relu_with_shared_dims(tmp_path), {"x": [1, 3, 48, 192]})
+    v = judge(r)
+    assert v.status == "not_ready"
+    (lint,) = _reasons(v, "lint-error")
+    assert lint.title == "TensorRT cannot build it" and lint.section == "inspection"
+    assert lint.codes == ["onnx-shared-dim-name"] and "x" in lint.where
+    assert v.headline == "Not ready: TensorRT cannot build it."
+    # square shapes are buildable: only the warning remains
+    r.inspection = inspect_onnx(_relu_with_shared_dims(tmp_path), {"x": [1, 3, 64, 64]})
+    v = judge(r)
+    assert v.status == "ready_with_warnings"
+    assert [x.codes for x in _reasons(v, "findings")] == [["onnx-shared-dim-name"]]
+
+
+def test_warnings_are_grouped_per_code_with_where():
+    r = make_results(STEADY)
+    b = r.bench[0].batches[0]
+    second = b.model_copy(update={"batch_size": 4}, deep=True)
+    r.bench[0].batches.append(second)
+    for batch in r.bench[0].batches:
+        batch.warnings.append(Finding(code="drift", message="median moved", where=f"batch "
+                                      f"{batch.batch_size}", remedy="raise --warmup"))
+    batch.warnings.append(Finding(code="p99-not-certified", severity="info", message="n"))
+    v = judge(r)
+    assert v.status == "ready_with_warnings"
+    (g,) = v.reasons
+    assert g.codes == ["drift"] and g.where == ["batch 1", "batch 4"]
+    assert "(and 1 more like it)" in g.message and g.section == "bench"
+
+
+def test_noise_remedy_fits_the_device():
+    r = make_results(STEADY)
+    r.bench[0].batches[0].warnings.append(Finding(
+        code="min-far-below-median", message="m",
+        remedy="close other programs, pin the process (taskset) and CPU frequency "
+               "(cpupower / nvidia-smi -lgc), and raise --min-duration"))
+    (g,) = judge(r).reasons
+    assert "nvidia-smi" not in g.remedy and "cpupower" in g.remedy
+    r.bench[0].backend.device = "cuda:0 (NVIDIA H200)"
+    (g,) = judge(r).reasons
+    assert "nvidia-smi -lgc" in g.remedy
+
+
+def test_unstable_measurement_cannot_tell_names_batches_and_what_to_do():
+    r = make_results(NOISY)
+    assert r.bench[0].batches[0].stats.cv > UNSTABLE_CV_LIMIT
+    v = judge(r)
+    assert v.status == "cannot_tell"
+    (u,) = _reasons(v, "measurement-unstable")
+    assert u.where == ["batch 1"] and u.section == "bench"
+    assert "re-measure" in u.remedy and "nvidia-smi" not in u.remedy
+    assert v.headline == "Cannot tell: the latency at batch 1 is too unstable to trust."
+
+
+def test_cv_just_under_the_limit_is_not_unstable():
+    r = make_results(STEADY)
+    st = r.bench[0].batches[0].stats
+    r.bench[0].batches[0].stats = st.model_copy(update={"cv": UNSTABLE_CV_LIMIT})
+    assert judge(r).status == "ready"
+
+
+def test_nothing_measured_cannot_tell():
+    r = make_results()
+    r.bench = []
+    v = judge(r)
+    assert v.status == "cannot_tell" and v.reasons[0].kind == "nothing-measured"
+
+
+def test_precision_failure_is_not_ready(tmp_path):
+    from trtcheck.load.precision_models import build_overflow_model
+    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.precision import compare_onnx_precisions
+
+    p = tmp_path / "overflow.onnx"
+    onnx.save_model(build_overflow_model(), str(p))
+    quick = StopRule(warmup_s=0.0, warmup_min_iterations=1, min_duration_s=0.0,
+                     min_samples=5, max_duration_s=5.0)
+    r = _steady()
+    r.precision = compare_onnx_precisions(p, ["fp16"], sample_count=2, bench_rule=quick)
+    assert not r.precision.variants["fp16"].passed
+    v = judge(r)
+    assert v.status == "not_ready"
+    (f,) = _reasons(v, "precision-failed")
+    assert f.where == ["fp16"] and f.section == "precision"
+    assert v.headline.startswith("Not ready: fp16 fails its accuracy tolerance")
+
+
+def test_advice_headline_is_an_info_reason_and_decides_nothing():
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    v = judge(r)
+    assert v.status == "ready"
+    (a,) = _reasons(v, "advice")
+    assert a.effect == "info" and a.section == "advice"
+    assert r.advice.recommendation.summary in a.message
+
+
+def test_advice_that_cannot_carry_the_load_is_not_ready():
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    # a record whose recommended configuration cannot carry the rate (advise itself
+    # refuses such a rate; a results file may still hold one)
+    pred = r.advice.recommendation.prediction
+    r.advice.recommendation.prediction = pred.model_copy(update={
+        "stable": False, "utilisation": 1.3, "p50_ms": None, "p99_ms": None})
+    v = judge(r)
+    assert v.status == "not_ready"
+    (u,) = _reasons(v, "advice-unstable")
+    assert "300 req/s" in u.message and "1.30" in u.message
+
+
+def test_advice_missing_the_objective_is_not_ready():
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0, slo_p99_ms=3.0))
+    assert judge(r).status == "ready"  # the recommendation meets 3 ms
+    r.advice.inputs.slo_p99_ms = 2.2   # below the recommended P99 (2.4 ms)
+    v = judge(r)
+    assert v.status == "not_ready"
+    (s,) = _reasons(v, "advice-slo")
+    assert "2.2 ms objective" in s.message
+
+
+def test_advice_that_says_cannot_tell_makes_the_verdict_cannot_tell():
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    r.advice.recommendation.kind = "cannot-tell"
+    r.advice.recommendation.summary = "window 0 in 55% of replicas; re-measure T(8)"
+    v = judge(r)
+    assert v.status == "cannot_tell"
+    (c,) = _reasons(v, "advice-cannot-tell")
+    assert "re-measure T(8)" in c.message and not _reasons(v, "advice")
+
+
+def test_gate_failure_is_not_ready_and_verdict_rules_do_not_judge_themselves():
+    r = _steady()
+    r.verdict = judge(r)
+    policy = parse_policy("version: 1\nbudgets:\n  - bench.batch[1].median_ms <= 0.5 ms\n"
+                          "  - verdict.status == not_ready\n")
+    rep = evaluate(policy, r)
+    v = judge(r, gate_report=rep, policy_name="p.yaml")
+    assert v.status == "not_ready" and v.gate_policy == "p.yaml"
+    (g,) = _reasons(v, "gate-failed")
+    assert "1 of 1 gate check(s) failed" in g.message and "median_ms" in g.message
+
+
+def test_order_is_strongest_first_and_statuses_are_known(tmp_path):
+    r = make_results(NOISY)
+    r.inspection = inspect_onnx(_relu_with_shared_dims(tmp_path), {"x": [1, 3, 48, 192]})
+    v = judge(r)
+    assert v.status in VERDICT_STATUSES
+    assert [x.effect for x in v.reasons][:2] == ["not_ready", "cannot_tell"]
+    assert v.headline.startswith("Not ready:")
+
+
+def test_gate_budgets_on_verdict_status():
+    r = _steady()
+    r.verdict = judge(r)
+    r = results_from_json(results_to_json(r))  # stored and read back
+    ok = evaluate(parse_policy("version: 1\nbudgets:\n  - verdict.status == ready\n"
+                               "  - verdict.status != not_ready\n"
+                               "  - len(verdict.reasons[effect=not_ready]) == 0\n"), r)
+    assert ok.passed, [c.message for c in ok.checks]
+    r.bench[0].batches[0].stats = r.bench[0].batches[0].stats.model_copy(update={"cv": 0.5})
+    r.verdict = judge(r)
+    bad = evaluate(parse_policy("version: 1\nbudgets:\n  - verdict.status == ready\n"), r)
+    assert not bad.passed and bad.checks[0].value == "cannot_tell"
+
+
+def test_verdict_comes_first_in_html_md_and_text(tmp_path):
+    r = make_results(NOISY)
+    render_report(r, tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text()
+    md = (tmp_path / "out" / "report.md").read_text()
+    stored = load_results(tmp_path / "out" / "results.json")
+    assert stored.verdict is not None and stored.verdict.status == "cannot_tell"
+    body = html.split("<body>", 1)[1]
+    first_section = body.index("<section")
+    assert body.index('id="verdict"') < first_section + 20
+    assert body.index('id="verdict"') < body.index('id="summary"')
+    assert '<a href="#bench">' in html  # the reason links its section
+    lines = [x for x in md.splitlines() if x.strip()]
+    assert lines[0].startswith("# ") and lines[2] == "## Verdict: Cannot tell"
+    assert md.index("## Verdict") < md.index("## Summary")
+    text = render_verdict_text(stored.verdict, "out/report.html")
+    assert text.startswith("Verdict: Cannot tell (cannot_tell)\n")
+    assert "out/report.html#bench" in text and "what to do: re-measure" in text
+
+
+def test_verdict_escapes_untrusted_strings():
+    r = make_results(NOISY)
+    r.bench[0].label = "<script>x</script>|"
+    r.verdict = judge(r)
+    html, md, _, _ = build_report(r)
+    assert "<script>x" not in html and "<script>x" not in md
+
+
+def test_report_cli_prints_the_verdict_first_on_stdout(tmp_path, cli):
+    save_results(make_results(NOISY), tmp_path / "r.json")
+    res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "a"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: Cannot tell (cannot_tell)")
+    data = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert data["verdict"]["status"] == "cannot_tell"
+
+
+def test_report_cli_policy(tmp_path, cli):
+    save_results(make_results(STEADY), tmp_path / "r.json")
+    (tmp_path / "p.yaml").write_text("version: 1\nbudgets:\n  - bench.batch[1].median_ms "
+                                     "<= 0.5 ms\n")
+    res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "a"),
+              "--policy", str(tmp_path / "p.yaml"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: Not ready (not_ready)")
+    assert "gate check(s) failed" in res.stdout
+    (tmp_path / "b.yaml").write_text("version: 1\nbaseline:\n  - bench.batch[*].p99_ms: 5%\n")
+    res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "b"),
+              "--policy", str(tmp_path / "b.yaml"))
+    assert res.returncode == 2 and "baseline rules" in res.stderr
+    assert not (tmp_path / "b").exists()
+    (tmp_path / "bad.yaml").write_text("version: 1\nbudgets:\n  - bench.batch[1].p99_mss < 1\n")
+    res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "c"),
+              "--policy", str(tmp_path / "bad.yaml"))
+    assert res.returncode == 2 and "bad.yaml" in res.stderr
+
+
+@pytest.mark.parametrize("status", VERDICT_STATUSES)
+def test_every_status_renders(status):
+    r = _steady()
+    r.verdict = judge(r).model_copy(update={"status": status})
+    html, md, _, _ = build_report(r)
+    assert f'class="verdict {status}"' in html

@@ -1,0 +1,331 @@
+"""A real Triton Inference Server for tests and benchmarks (no protocol mock anywhere).
+
+:class:`TritonServer` starts the ``tritonserver`` that ``engines/fetch_triton.py`` fetches
+(CPU, python backend) on free loopback ports, with ``--model-control-mode=explicit`` by
+default, over a model repository of python-backend models whose batch time is scripted:
+each execution of ``b`` requests busy-waits ``T(b) = a_ms + b_ms * b`` milliseconds
+(:func:`write_model`). Models take ``INPUT0`` FP32 ``[-1, 4]`` and answer ``OUTPUT0`` =
+``2 * INPUT0``; ``mode`` scripts failures (``"fail"``: every request errors;
+``"every2"``: every second request errors; ``"badshape"``: ``OUTPUT0`` has 3 columns
+instead of 4).
+
+Used by ``tests/conftest.py`` (fixtures ``triton``, ``triton_no_control``) and by
+``benchmarks/triton_validation.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+MODEL_PY = '''\
+import json
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    """Busy-waits T(b) = a_ms + b_ms * b per execution of b requests (scripted)."""
+
+    def initialize(self, args):
+        params = json.loads(args["model_config"]).get("parameters", {})
+
+        def get(key, default):
+            return params.get(key, {}).get("string_value", default)
+
+        self.a_s = float(get("a_ms", "1")) / 1e3
+        self.b_s = float(get("b_ms", "0")) / 1e3
+        self.mode = get("mode", "ok")
+        self.served = 0
+        cfg_mb = json.loads(args["model_config"]).get("max_batch_size", 0)
+        limit = int(get("refuse_max_batch_above", "0"))
+        if limit and int(cfg_mb) > limit:
+            raise pb_utils.TritonModelException(
+                f"scripted refusal: max_batch_size {cfg_mb} > {limit}")
+
+    def execute(self, requests):
+        xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
+        b = sum(int(x.shape[0]) if x.ndim else 1 for x in xs)
+        end = time.perf_counter() + self.a_s + self.b_s * b
+        while time.perf_counter() < end:
+            pass
+        out = []
+        for x in xs:
+            self.served += 1
+            if self.mode == "fail" or (self.mode == "every2" and self.served % 2 == 0):
+                out.append(pb_utils.InferenceResponse(
+                    error=pb_utils.TritonError("scripted failure")))
+                continue
+            y = (x * 2).astype(np.float32)
+            if self.mode == "badshape":
+                y = np.zeros((x.shape[0], 3), dtype=np.float32)
+            # from_dlpack: numpy 2 arrays reach the stub intact (its pybind11 numpy path
+            # reads numpy 1 array descriptors and miscounts numpy 2 array sizes)
+            out.append(pb_utils.InferenceResponse(
+                [pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))]))
+        return out
+'''
+
+
+def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
+                max_batch_size: int = 32, max_queue_delay_us: int = 2000,
+                instances: int = 1, preferred_batch_sizes: tuple[int, ...] = (),
+                mode: str = "ok", dynamic_batching: bool = True,
+                refuse_max_batch_above: int = 0) -> Path:
+    """Write ``repo/name/config.pbtxt`` and ``repo/name/1/model.py`` (python backend).
+
+    Args:
+        a_ms, b_ms: T(b) = a_ms + b_ms * b per execution, ms (busy wait).
+        max_batch_size: Triton ``max_batch_size`` (0: no batching dimension).
+        max_queue_delay_us: dynamic batching window, µs.
+        instances: ``instance_group [{count: N, kind: KIND_CPU}]``.
+        preferred_batch_sizes: Triton ``preferred_batch_size`` list.
+        mode: ``"ok"``, ``"fail"`` (every request errors), ``"every2"`` (every second
+            request errors) or ``"badshape"``.
+        dynamic_batching: write a ``dynamic_batching`` block.
+        refuse_max_batch_above: the model fails to load with a larger
+            ``max_batch_size`` (0: never), to script a refused configuration.
+
+    Returns:
+        the model's folder.
+    """
+    d = repo / name
+    (d / "1").mkdir(parents=True, exist_ok=True)
+    (d / "1" / "model.py").write_text(MODEL_PY)
+    dims = "[ 4 ]" if max_batch_size > 0 else "[ -1, 4 ]"
+    db = ""
+    if dynamic_batching:
+        pref = (f"  preferred_batch_size: [ {', '.join(map(str, preferred_batch_sizes))} ]\n"
+                if preferred_batch_sizes else "")
+        db = f"dynamic_batching {{\n{pref}  max_queue_delay_microseconds: {max_queue_delay_us}\n}}\n"
+    params = "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
+                     for k, v in (("a_ms", a_ms), ("b_ms", b_ms), ("mode", mode),
+                                  ("refuse_max_batch_above", refuse_max_batch_above)))
+    (d / "config.pbtxt").write_text(
+        f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
+        f'input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'
+        f'output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'
+        f'instance_group [ {{ count: {instances} kind: KIND_CPU }} ]\n{db}{params}')
+    return d
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free TCP ports on 127.0.0.1 (bound then released)."""
+    socks, ports = [], []
+    try:
+        while len(ports) < n:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+def load_fetch_triton():
+    """The ``engines/fetch_triton.py`` module (imported once)."""
+    import sys
+
+    if "fetch_triton" in sys.modules:
+        return sys.modules["fetch_triton"]
+    spec = importlib.util.spec_from_file_location("fetch_triton",
+                                                  REPO / "engines" / "fetch_triton.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["fetch_triton"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (Linux
+    ``prctl(PR_SET_PDEATHSIG)``), so a crashed test run leaves no server behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except Exception:  # noqa: BLE001 - best effort (not Linux)
+        pass
+
+
+@dataclass
+class TritonServer:
+    """A running tritonserver (start with :meth:`start`, stop with :meth:`stop`, or use
+    it as a context manager).
+
+    Attributes:
+        repo: the model repository folder.
+        explicit: ``--model-control-mode=explicit`` (models load through the repository
+            API; :meth:`load` loads one); otherwise every model loads at start.
+        http_port, grpc_port, metrics_port: chosen free loopback ports.
+        log_path: the server's stdout+stderr.
+        extra_args: more ``tritonserver`` arguments.
+        wait_for: the endpoint :meth:`start` waits for (``/v2/health/live`` for a server
+            meant to stay not ready).
+    """
+
+    repo: Path
+    explicit: bool = True
+    load_models: tuple[str, ...] = ()
+    http_port: int = 0
+    grpc_port: int = 0
+    metrics_port: int = 0
+    log_path: Path | None = None
+    extra_args: tuple[str, ...] = ()
+    wait_for: str = "/v2/health/ready"
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_url(self) -> str:
+        return f"grpc://127.0.0.1:{self.grpc_port}"
+
+    def _get(self, path: str, timeout: float = 2.0) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(self.http_url + path, timeout=timeout) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def start(self, timeout_s: float = 60.0) -> TritonServer:
+        """Start the server and wait until ``/v2/health/ready`` answers 200.
+
+        Raises:
+            RuntimeError: the server exited or was not ready in time (log tail included).
+        """
+        inst = load_fetch_triton().fetch()
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
+        cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
+                                  self.metrics_port, explicit=self.explicit, extra=extra)
+        self.log_path = self.log_path or Path(tempfile.mkstemp(prefix="tritonserver-",
+                                                               suffix=".log")[1])
+        log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                     env=inst.server_env(), start_new_session=True,
+                                     preexec_fn=_die_with_parent)
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
+                                   + self.log_tail())
+            try:
+                if self._get(self.wait_for, 1.0)[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"tritonserver not ready after {timeout_s:g} s:\n" + self.log_tail())
+
+    def log_tail(self, n: int = 40) -> str:
+        """The last ``n`` lines of the server log."""
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+    def load(self, name: str, config: dict | None = None, timeout_s: float = 60.0) -> None:
+        """Load (or reload) model ``name`` through ``POST /v2/repository/models/NAME/load``,
+        with a config override (Triton's config JSON) when given.
+
+        Raises:
+            RuntimeError: the server refused (its message included).
+        """
+        body = {} if config is None else {"parameters": {"config": json.dumps(config)}}
+        req = urllib.request.Request(f"{self.http_url}/v2/repository/models/{name}/load",
+                                     data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s):
+                return
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"loading {name} failed: {exc.read().decode(errors='replace')}"
+                               ) from None
+
+    def unload(self, name: str) -> None:
+        """Unload model ``name`` (``POST /v2/repository/models/NAME/unload``)."""
+        req = urllib.request.Request(f"{self.http_url}/v2/repository/models/{name}/unload",
+                                     data=b"{}", method="POST")
+        with urllib.request.urlopen(req, timeout=30):
+            pass
+
+    def stats(self, name: str) -> dict:
+        """``GET /v2/models/NAME/stats`` as JSON."""
+        code, body = self._get(f"/v2/models/{name}/stats")
+        if code != 200:
+            raise RuntimeError(f"stats of {name}: HTTP {code} {body[:200]!r}")
+        return json.loads(body)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s); keeps the log."""
+        p = self.proc
+        if p is None:
+            return
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=10)
+        self.proc = None
+
+    def __enter__(self) -> TritonServer:
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def make_repository(root: Path) -> Path:
+    """The test repository: ``tb_linear`` (T(b) = 1 + 0.25 b ms, max batch 32, 2 ms
+    window), ``tb_fail`` (every request errors), ``tb_badshape`` (answers 3 columns),
+    ``tb_every2`` (every second request errors), ``tb_picky`` (fails to load with a max
+    batch above 8), ``tb_slow`` (T(b) = 400 ms: requests
+    outlive short bounds). Only ``tb_linear`` is meant to load at start; tests load the
+    others when they need them."""
+    repo = root / "models"
+    if repo.exists():
+        shutil.rmtree(repo)
+    repo.mkdir(parents=True)
+    write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25)
+    write_model(repo, "tb_fail", mode="fail")
+    write_model(repo, "tb_badshape", mode="badshape")
+    write_model(repo, "tb_every2", mode="every2")
+    write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
+    write_model(repo, "tb_slow", a_ms=400.0, b_ms=0.0, max_batch_size=4)
+    return repo
+
+
+if __name__ == "__main__":  # manual: start the test server and print its URLs
+    tmp = Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
+    with TritonServer(make_repository(tmp), explicit=True,
+                      load_models=("tb_linear",)) as srv:
+        print(srv.http_url, srv.grpc_url, srv.log_path, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+    os.sys.exit(0)

@@ -1,0 +1,224 @@
+"""Plain-text rendering of an :class:`~trtcheck.results.advice.Advice` (the ``advise``
+command's default format): recommendation with its stability, decision path, predictions,
+what-if table, formulas, pitfalls and exported settings. Markdown and HTML come from the
+report section (:mod:`trtcheck.report.sec_advice`), which shares the row helpers here."""
+
+from __future__ import annotations
+
+from trtcheck.results.advice import Advice, SimPrediction
+
+
+RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
+                "simulated run, as trtcheck serve measures it; in a short run the last "
+                "requests' latency keeps it below the arrival rate even when the "
+                "configuration keeps up (utilisation < 1). util(isation): arrival rate / "
+                "the configuration's capacity at its max batch (its headroom), not the "
+                "share of time an instance is busy")
+"""Footnote of the predicted-candidates tables (text, Markdown, HTML)."""
+
+
+def _ms(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def prediction_rows(adv: Advice) -> list[tuple[str, SimPrediction]]:
+    """``[(label, prediction)]`` for the recommended configuration and the runner-up."""
+    rows = [("recommended", adv.recommendation.prediction)]
+    if adv.recommendation.runner_up is not None:
+        rows.append((f"runner-up ({adv.recommendation.runner_up_kind})",
+                     adv.recommendation.runner_up))
+    return rows
+
+
+def config_label(p: SimPrediction) -> str:
+    """``"W=2 ms B=16 x4"`` style label of a configuration."""
+    return f"W={p.window_us / 1000:g} ms B={p.max_batch_size} x{p.instances}"
+
+
+def load_label(adv: Advice) -> str:
+    """The load in words: ``"200 req/s (poisson)"``, ``"burst:64"``, ``"closed:32:2000"``."""
+    i = adv.inputs
+    if i.load.startswith(("burst:", "closed:")):
+        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.4g} req/s "
+                "in the recommended run)")
+    return f"{i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
+
+
+def what_if_rows(adv: Advice) -> list[dict[str, object]]:
+    """One row per what-if prediction: config label, stable, latency, throughput, batch,
+    utilisation (``None`` where unstable)."""
+    rows = []
+    for p in adv.what_if:
+        rows.append({"config": config_label(p) + (
+            f" pref={','.join(str(x) for x in p.preferred_batch_sizes)}"
+            if p.preferred_batch_sizes else ""), "stable": p.stable,
+            "p50": p.p50_ms, "p95": p.p95_ms, "p99": p.p99_ms,
+            "qps": p.throughput_queries_per_s, "batch": p.mean_batch, "util": p.utilisation})
+    return rows
+
+
+def stability_lines(adv: Advice) -> list[str]:
+    """The recommendation's stability under the measurement noise, in lines of text."""
+    st = adv.recommendation.stability
+    if st is None:
+        return []
+    lines = [f"Stability: {st.status} - the recommendation holds in {st.share:.0%} of "
+             f"{st.replicas} bootstrap replicas (P99 as good as each replica's own choice); "
+             f"chosen outright in {st.chosen_share:.0%}"]
+    alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
+    if alts:
+        lines.append(f"  replicas chose: {alts}")
+    if st.status == "stable" and st.p99_ms_range:
+        lines.append(f"  recommended P50 {_ms(st.p50_ms_range[0])}-{_ms(st.p50_ms_range[1])} "
+                     f"ms, P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms "
+                     "(10-90% over replicas)")
+    if st.resampled:
+        lines.append("  resampled: " + "; ".join(st.resampled))
+    for m in st.remeasure:
+        lines.append(f"  re-measure: {m}")
+    if st.tie_break:
+        lines.append(f"  tie-break: {st.tie_break}")
+    return lines
+
+
+def _choice(ch: object) -> str:
+    w = getattr(ch, "window_us") / 1000.0
+    b = getattr(ch, "max_batch_size")
+    n = getattr(ch, "instances")
+    return f"W={w:g} ms B={b} x{n}"
+
+
+def advice_text(adv: Advice) -> str:
+    """Human-readable advice: recommendation, stability, decision path, predictions,
+    what-if, formulas, pitfalls and exported settings. When the stability is
+    ``cannot-tell`` the recommendation's latencies are shown as replica ranges only."""
+    i, c, f, r = adv.inputs, adv.curve, adv.formulas, adv.recommendation
+    undecided = r.stability is not None and r.stability.status == "cannot-tell"
+    pts = ", ".join(f"{b}: {t:.4g} ms" for b, t in sorted(c.points_ms.items()))
+    r2 = f"R^2 {c.r2:.3f}, " if c.r2 is not None else ""
+    lines = [
+        f"trtcheck advise: {load_label(adv)}"
+        + (f", P99 objective {i.slo_p99_ms:g} ms" if i.slo_p99_ms else ""),
+        f"T(b) from {c.source}: {pts}",
+        f"  fit T(b) = {c.tau0_ms:.4g} ms + {c.alpha_ms_per_sample:.4g} ms x b "
+        f"({r2}largest residual {c.max_rel_residual:.1%})",
+        f"overheads ({i.overheads_source}): per request {i.per_request_overhead_ms:.3g} ms"
+        + (" (serial)" if i.ingress_per_request_us > 0 else "")
+        + f", per batch {i.per_batch_overhead_ms:.3g} ms"
+        + (" (executions ran faster than the bench's T(b))" if i.per_batch_overhead_ms < 0
+           else "")
+        + f", per item {i.per_item_overhead_ms:.3g} ms"
+        + (f", timer slack {i.timer_slack_us:g} us" if i.timer_slack_us else ""),
+        "",
+        f"Recommendation [{'cannot-tell' if undecided else r.kind}]: {r.summary}",
+        *stability_lines(adv),
+        "",
+        "Decision path:",
+    ]
+    for k, n in enumerate(adv.path, 1):
+        val = "" if n.value is None else f" [{n.value:.4g}"
+        if val and n.threshold is not None:
+            val += f" vs {n.threshold:.4g}"
+        val += "]" if val else ""
+        lines.append(f"  {k}. ({n.step}) {n.question} -> {n.answer}{val}")
+        lines.append(f"     {n.conclusion}")
+    lines += ["", f"Predicted (simulated, {adv.simulated_requests} requests per candidate, "
+              f"{len(adv.candidates)} candidates):"]
+    head = (f"  {'':28} {'config':22} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} "
+            f"{'run q/s':>8} {'batch':>6} {'max':>4} {'queue':>6} {'util':>5}")
+    lines.append(head)
+    for label, p in prediction_rows(adv):
+        if undecided and label == "recommended":
+            st = r.stability
+            rng = (f"P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms over replicas"
+                   if st and st.p99_ms_range else "")
+            lines.append(f"  {label:28} {config_label(p):22} cannot tell ({rng})")
+            continue
+        if not p.stable:
+            lines.append(f"  {label:28} {config_label(p):22} unstable (utilisation "
+                         f"{p.utilisation:.2f})")
+            continue
+        lines.append(f"  {label:28} {config_label(p):22} {_ms(p.p50_ms):>8} {_ms(p.p95_ms):>8} "
+                     f"{_ms(p.p99_ms):>8} {p.throughput_queries_per_s or 0:>8.0f} "
+                     f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
+                     f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
+    lines.append(f"  {RUN_QPS_NOTE}")
+    if adv.what_if:
+        lines += ["", f"What-if (simulated at {load_label(adv)}, the configurations asked for):",
+                  f"  {'config':30} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} {'run q/s':>8} "
+                  f"{'batch':>6} {'util':>5}"]
+        for row in what_if_rows(adv):
+            if not row["stable"]:
+                lines.append(f"  {row['config']:30} unstable: the load exceeds its capacity "
+                             f"(utilisation {row['util']:.2f})")
+                continue
+            lines.append(f"  {row['config']:30} {_ms(row['p50']):>8} {_ms(row['p95']):>8} "  # type: ignore[arg-type]
+                         f"{_ms(row['p99']):>8} {row['qps'] or 0:>8.1f} "  # type: ignore[arg-type]
+                         f"{row['batch'] or 0:>6.2f} {row['util']:>5.2f}")
+    lines += ["", "Formulas (trtcheck.analyze.queueing):",
+              f"  queue-formation ratio lambda x S(1) (per instance) = "
+              f"{f.queue_formation_ratio:.4g}"
+              + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
+                 if f.s1_ms is not None else ""),
+              f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
+              + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
+                 " (<= 1: by this estimate a window does not pay)"),
+              f"  longest paying window at max batch (b-1) x tau0 = "
+              f"{f.break_even_window_ms_at_max_batch:.4g} ms"]
+    if f.single_request_batch_share_at_window is not None:
+        lines.append(f"  single-request windows e^(-lambda W) = "
+                     f"{f.single_request_batch_share_at_window:.3g}")
+    if f.natural_batch_no_wait is not None:
+        nb = f.natural_batch_no_wait
+        lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
+                     f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
+                                    if nb < 1 and f.queue_formation_ratio < 1 else ""))
+    lines.append(f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
+                 f"batch {f.capacity_batch_size}; instances needed >= "
+                 f"{f.instances_needed_min} (at the utilisation target)")
+    if adv.gpus_implied is not None and not i.load.startswith(("burst:", "closed:")):
+        what = {"gpu": "GPU(s)", "cpu": "processes (CPU)"}.get(i.device or "",
+                                                                "GPUs or processes")
+        lines.append(f"  this curve implies {adv.gpus_implied} instance(s), i.e. {what}, "
+                     f"for {i.arrival_rate_per_s:g} req/s at full utilisation")
+    if c.notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in c.notes]
+    if adv.pitfalls:
+        lines += ["", "Pitfalls that apply:"]
+        for p in adv.pitfalls:
+            lines.append(f"  - [{p.severity}] {p.message}" + (f"; {p.remedy}" if p.remedy else ""))
+    if adv.export is not None:
+        lines += ["", "Triton config.pbtxt:"]
+        lines += ["  " + ln for ln in adv.export.triton_config_pbtxt.rstrip().splitlines()]
+        lines += ["", "Ray Serve:"]
+        lines += ["  " + ln for ln in adv.export.ray_serve_python.rstrip().splitlines()]
+        lines += ["", "TorchServe config.properties:"]
+        lines += ["  " + ln for ln in adv.export.torchserve_config.rstrip().splitlines()]
+    return "\n".join(lines)
+
+
+def advice_extras_markdown(adv: Advice) -> str:
+    """Markdown of the stability record and the what-if table (appended to the report
+    section's advice Markdown by ``advise --format md``); empty when neither exists."""
+    out: list[str] = []
+    st = adv.recommendation.stability
+    if st is not None:
+        out += ["### Stability", ""]
+        out += [f"- {ln.strip()}" for ln in stability_lines(adv)]
+        out.append("")
+    rows = what_if_rows(adv)
+    if rows:
+        out += ["### What-if", "", f"Simulated at {load_label(adv)}.", "",
+                "| config | P50 ms | P95 ms | P99 ms | run q/s | mean batch | utilisation |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            if not r["stable"]:
+                out.append(f"| {r['config']} | unstable | | | | | {r['util']:.2f} |")
+                continue
+            out.append(f"| {r['config']} | {_ms(r['p50'])} | {_ms(r['p95'])} | "  # type: ignore[arg-type]
+                       f"{_ms(r['p99'])} | {r['qps'] or 0:.1f} | {r['batch'] or 0:.2f} | "  # type: ignore[arg-type]
+                       f"{r['util']:.2f} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,145 @@
+"""Plain-text tables of ``trtcheck bench``, ``serve`` and ``precision`` (their ``--format
+text`` output), rendered from the results model alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def bench_table_text(run: Any) -> str:
+    """A plain-text table of a :class:`~trtcheck.results.BenchRun`."""
+    head = (f"{'batch':>5} {'median_ms':>10} {'p90_ms':>9} {'p99_ms':>9} {'cv':>6} "
+            f"{'queries/s':>10} {'samples/s':>10} {'gain':>6} {'eff':>5} {'n':>6}")
+    lines = [f"model:   {run.model_path}",
+             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device} "
+             f"({run.backend.precision}; {', '.join(run.backend.providers) or '-'})",
+             head, "-" * len(head)]
+    warnings: list[str] = []
+    for b in run.batches:
+        s = b.stats
+        gain = f"{b.throughput_gain_vs_batch1:.2f}" if b.throughput_gain_vs_batch1 else "-"
+        eff = f"{b.scaling_efficiency:.2f}" if b.scaling_efficiency else "-"
+        lines.append(f"{b.batch_size:>5} {s.median_ms:>10.3f} {s.p90_ms:>9.3f} {s.p99_ms:>9.3f} "
+                     f"{s.cv:>6.1%} {b.throughput_queries_per_s:>10.1f} "
+                     f"{b.throughput_samples_per_s:>10.1f} {gain:>6} {eff:>5} {s.count:>6}")
+        for w in b.warnings:
+            if w.severity != "info":
+                warnings.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    for f in getattr(run, "failed_batches", []):
+        what = "out of memory" if f.reason == "out-of-memory" else "failed"
+        lines.append(f"{f.batch_size:>5} {what} at batch {f.batch_size}: {f.message}")
+    firsts = [(b.batch_size, b.first_call_ms) for b in run.batches if b.first_call_ms is not None]
+    if firsts:
+        lines.append("warm-up (not in the samples): first call " + ", ".join(
+            f"{ms:.3f} ms at batch {bs}" for bs, ms in firsts))
+    for b in run.batches:
+        for v in b.validity:
+            if v.severity == "error":
+                warnings.append(f"error [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        warnings.append(f"incomplete: {run.incomplete}")
+    infos = sorted({w.message.split(' samples')[0] for b in run.batches for w in b.warnings
+                    if w.code == "p99-not-certified"})
+    if infos:
+        warnings.append("info: p99 is not certified at these sample counts (MLPerf early "
+                        "stopping needs >= 459); raise --min-samples to gate on p99")
+    return "\n".join(lines + warnings)
+
+
+def serve_table_text(run: Any) -> str:
+    """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
+    load shape: the seed's columns plus ok share and late sends)."""
+    s = run.settings
+    lines = [f"target:  {run.model_path}",
+             f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
+             f"settings: repeats {s.repeats} (median shown), instances {s.instances}, "
+             f"per-request overhead {s.per_request_overhead_ms:g} ms, http "
+             f"{'on' if s.http else 'off'}, loop {s.event_loop}"]
+    for load in s.loads:
+        cfgs = [c for c in run.configs if c.load.label == load]
+        head = (f"{'window_ms':>9} {'max_batch':>9} {'mean_batch':>10} {'max_seen':>8} "
+                f"{'QPS':>9} {'p50_ms':>9} {'p99_ms':>9} {'ok':>6} {'late':>6}")
+        lines += ["", f"load {load}", head, "-" * len(head)]
+        for c in cfgs:
+            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
+            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
+            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
+            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
+                         f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
+                         f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
+    warns = [w for c in run.configs for w in c.warnings]
+    for w in warns:
+        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    for c in run.configs:
+        for v in getattr(c, "validity", []):
+            if v.severity == "error":
+                lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    if getattr(run, "incomplete", None):
+        lines.append(f"incomplete: {run.incomplete}")
+    return "\n".join(lines)
+
+
+def _num(v: float | None, fmt: str = ".3g") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def precision_text(result: Any) -> str:
+    """Plain-text summary of a :class:`~trtcheck.results.precision.PrecisionResult`."""
+    ref = result.reference
+    inp = result.inputs
+    lines = [f"model:     {result.model_path}",
+             f"reference: FP32 on {ref.name} {ref.version}, {ref.device}",
+             f"inputs:    {inp.source}, {inp.sample_count} sample(s)"
+             + (f", seed {inp.seed}" if inp.seed is not None else "")
+             + ", shapes " + ", ".join(f"{k}:{'x'.join(map(str, v))}" for k, v in inp.shapes.items())]
+    head = (f"{'variant':<8} {'output':<24} {'max_abs':>9} {'floor':>9} {'mean_abs':>9} "
+            f"{'max_rel':>9} {'rel_l2':>9} {'cosine':>10} {'outside':>8} {'nan/inf':>8} "
+            f"{'top1':>6} {'verdict':>7}")
+    lines += ["", head, "-" * len(head)]
+    for v in result.variants.values():
+        for o in v.outputs.values():
+            name = o.name if len(o.name) <= 24 else o.name[:21] + "..."
+            lines.append(
+                f"{v.label:<8} {name:<24} {o.max_abs_error:>9.3g} "
+                f"{_num(o.rounding_floor_max_abs_error):>9} {o.mean_abs_error:>9.3g} "
+                f"{_num(o.max_rel_error):>9} {_num(o.rel_l2_error):>9} "
+                f"{_num(o.cosine_similarity, '.7f'):>10} "
+                f"{o.outside_tolerance_fraction:>8.2%} "
+                f"{o.candidate_nan_count}/{o.candidate_inf_count:<4} "
+                f"{_num(o.top1_agreement, '.0%'):>6} {'pass' if o.passed else 'FAIL':>7}")
+    lines.append("")
+    for v in result.variants.values():
+        t = v.tolerance
+        lines.append(f"{v.label}: {'PASS' if v.passed else 'FAIL'}  (atol {t.atol:g}, rtol "
+                     f"{t.rtol:g}, outside <= {t.max_outside_fraction:.2%}, cosine >= "
+                     f"{t.min_cosine_similarity:g}, rel L2 <= {t.max_rel_l2_error:g}"
+                     + (f", top-1 >= {t.min_top1_agreement:.0%}" if t.min_top1_agreement else "")
+                     + f"; built: {v.built_by})")
+        if v.latency is not None:
+            rl = result.reference_latency
+            lines.append(f"  latency: {v.latency.median_ms:.3f} ms median (FP32 "
+                         f"{rl.median_ms:.3f} ms), speed-up "
+                         f"{_num(v.latency.speedup_vs_reference, '.2f')}x" if rl else
+                         f"  latency: {v.latency.median_ms:.3f} ms median")
+        for f in v.findings:
+            lines.append(f"  {f.severity}: {f.message}" + (f"; {f.remedy}" if f.remedy else ""))
+        loc = v.localization
+        if loc is not None and (loc.first_failing or loc.first_nonfinite or loc.range_overflows
+                                or loc.notes):
+            lines.append(f"  localisation ({loc.method}):")
+            for e in loc.first_failing:
+                lines.append(f"    first failing: #{e.index} {e.node} ({e.op_type}) -> {e.tensor}: "
+                             f"max abs err {e.max_abs_error:.3g} of range "
+                             f"{e.reference_max_abs:.3g}, NaN/Inf {e.candidate_nonfinite_count}")
+            for r in loc.range_overflows:
+                lines.append(f"    beyond FP16 range: #{r.index} {r.node} ({r.op_type}) -> "
+                             f"{r.tensor}: max |x| {r.reference_max_abs:.4g} > "
+                             f"{r.limit_abs:g} ({r.overflow_count}/{r.element_count})")
+            for n in loc.notes:
+                lines.append(f"    note: {n}")
+    lines.append("floor = max |ref - ref stored in the variant's precision| (the error of merely "
+                 "storing the FP32 output in it)")
+    for n in result.notes:
+        lines.append(f"note: {n}")
+    lines.append(f"result: {'PASS' if result.passed else 'FAIL'}")
+    return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""The published JSON Schema of results.json, generated from the results model.
+
+The package ships it as ``trtcheck/results/schema/results.schema.json``
+(:func:`shipped_schema`; ``trtcheck schema`` prints it), and records a digest of each
+version's schema in ``versions.json``. ``python -m trtcheck.results.schema --write``
+regenerates both after a change to the model and bumps :data:`SCHEMA_VERSION` (MINOR
+when fields were only added, MAJOR otherwise), adding a history line to
+docs/results-schema.md; ``--check`` says whether they are up to date (the test suite
+runs the same check).
+
+The schema is JSON Schema draft 2020-12 as pydantic writes it
+(``Results.model_json_schema(mode="validation")``), with one change: every number may also
+be one of the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``, which is how results
+files keep non-finite floats in strict JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema
+
+from trtcheck.results.model import SCHEMA_VERSION, Results
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+SCHEMA_FILE = SCHEMA_DIR / "results.schema.json"
+VERSIONS_FILE = SCHEMA_DIR / "versions.json"
+SCHEMA_ID = "https://example.invalid/trtcheck/results.schema.json"
+NON_FINITE = ["Infinity", "-Infinity", "NaN"]
+
+#: keys that document a schema without changing what it accepts (left out of the digest)
+_DOC_KEYS = frozenset({"title", "description", "examples", "$comment"})
+
+
+class _ResultsSchemaGenerator(GenerateJsonSchema):
+    """Pydantic's generator, with numbers that may be written as non-finite strings."""
+
+    def float_schema(self, schema: Any) -> dict[str, Any]:  # noqa: D102 (pydantic hook)
+        number = super().float_schema(schema)
+        return {"anyOf": [number, {"type": "string", "enum": list(NON_FINITE)}]}
+
+
+def generate_schema() -> dict[str, Any]:
+    """The JSON Schema of results.json for this trtcheck's model (a new dict each call)."""
+    core = Results.model_json_schema(mode="validation",
+                                     schema_generator=_ResultsSchemaGenerator)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+            "$comment": f"trtcheck results.json, schema version {SCHEMA_VERSION}; generated "
+                        "from the results model by `python -m trtcheck.results.schema "
+                        "--write`",
+            **core}
+
+
+def _strip_docs(node: Any, in_properties: bool = False) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_docs(v, k in ("properties", "$defs") and not in_properties)
+                for k, v in node.items() if in_properties or k not in _DOC_KEYS}
+    if isinstance(node, list):
+        return [_strip_docs(v) for v in node]
+    return node
+
+
+def schema_digest(schema: dict[str, Any]) -> str:
+    """``"sha256:<hex>"`` of what a schema accepts: its canonical JSON (sorted keys) with
+    titles, descriptions, examples and comments left out, so that editing a docstring
+    needs a regeneration but no version bump."""
+    text = json.dumps(_strip_docs(schema), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    """The text of the shipped file: indented JSON, ends with a newline."""
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def shipped_schema() -> dict[str, Any]:
+    """The JSON Schema shipped in the package (what ``trtcheck schema`` prints)."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def recorded_digests() -> dict[str, str]:
+    """Version -> digest of every released schema version (``versions.json``)."""
+    return json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return defs.get(ref[len("#/$defs/"):], {})
+    return node
+
+
+def field_paths(schema: dict[str, Any]) -> dict[str, str]:
+    """Every field path of a results schema (``serve.runs[].stats.p99_ms``) -> the
+    canonical JSON of what it accepts (documentation left out). Used to describe a change
+    between two versions; cycles are cut at the second visit of a definition."""
+    defs = schema.get("$defs", {})
+    out: dict[str, str] = {}
+
+    def walk(node: dict[str, Any], path: str, seen: frozenset[str]) -> None:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in seen:
+                return
+            seen = seen | {ref}
+        node = _resolve(node, defs)
+        for key in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(key, []):
+                walk(sub, path, seen)
+        if "items" in node and isinstance(node["items"], dict):
+            walk(node["items"], path + "[]", seen)
+        if isinstance(node.get("additionalProperties"), dict):
+            walk(node["additionalProperties"], path + "{}", seen)
+        for name, sub in node.get("properties", {}).items():
+            child = f"{path}.{name}" if path else name
+            out[child] = json.dumps(_strip_docs(_shallow(sub, defs)), sort_keys=True)
+            walk(sub, child, seen)
+
+    walk(schema, "", frozenset())
+    return out
+
+
+def _shallow(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A field's own constraints with nested objects' properties left out (their own
+    paths describe them)."""
+    node = _resolve(node, defs)
+    return {k: (v if k != "properties" else sorted(v)) for k, v in node.items()
+            if k not in ("$defs",)}
+
+
+def describe_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str],
+                                                                       list[str]]:
+    """``(added, removed, changed)`` field paths from schema ``old`` to ``new``."""
+    a, b = field_paths(old), field_paths(new)
+    added = sorted(set(b) - set(a))
+    removed = sorted(set(a) - set(b))
+    changed = sorted(p for p in set(a) & set(b) if a[p] != b[p] and not any(
+        q.startswith(p + ".") or q.startswith(p + "[") or q.startswith(p + "{")
+        for q in added + removed))
+    return added, removed, changed
+
+
+def next_version(version: str, major: bool) -> str:
+    """``"1.1"`` -> ``"1.2"`` (``major=False``) or ``"2.0"`` (``major=True``)."""
+    ma, mi = (int(x) for x in version.split("."))
+    return f"{ma + 1}.0" if major else f"{ma}.{mi + 1}"
