@@ -34,10 +34,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_common import cpu_model  # noqa: E402
+from _harness import cpu_model
 
 SHARES = (0.1, 0.5, 0.9)
 GOAL_AGREE = 4
@@ -60,7 +58,8 @@ def main() -> int:
                     help="arrival rates as shares of 1 / T(1) of the pilot measurement")
     ap.add_argument("--tag", default="dev-cpu")
     args = ap.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
     if args.model is None:
         from trtcheck.load.demo import demo_model_path
 

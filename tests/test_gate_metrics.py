@@ -16,7 +16,7 @@ from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 from conftest import synthetic_serve_json
 
 
@@ -464,7 +464,7 @@ def test_filter_on_a_float_field_matches_integer_text(serve_results_json, tmp_pa
 def test_request_rate_metrics_take_a_request_rate_unit(tmp_path, capsys):
     """`load.rate_per_s` and `arrival_rate_per_s` are requests per second; the gate called
     the unit 'rate/s', refused '1 rate/s' and then hinted "rates take rate/s"."""
-    from trtcheck.analyze.metrics import format_quantity, metric_unit, parse_quantity
+    from trtcheck.units import format_quantity, metric_unit, parse_quantity
     for leaf in ("rate_per_s", "arrival_rate_per_s", "capacity_per_instance_per_s"):
         u = metric_unit(leaf)
         assert parse_quantity("300 requests/s", u) == 300.0

@@ -10,7 +10,7 @@ from trtcheck.analyze.gate import PolicyError, parse_policy
 from trtcheck.cli import main
 from trtcheck.errors import EXIT_BAD_INPUT, InputError
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 
 OK_HEAD = "version: 1\nbudgets:\n"
 
@@ -390,7 +390,7 @@ def test_bad_operator_and_unknown_metric_on_one_line_are_both_reported():
 @pytest.mark.parametrize("raw", ["1e400 ms", "1e400", "-1e999 samples/s"])
 def test_bounds_that_overflow_to_infinity_are_refused(raw):
     """'inf ms' was refused, but '1e400 ms' overflowed to inf and became a bound."""
-    from trtcheck.analyze.metrics import UnitError, metric_unit, parse_quantity
+    from trtcheck.units import UnitError, metric_unit, parse_quantity
     leaf = "throughput_samples_per_s" if "samples" in raw else "p99_ms"
     with pytest.raises(UnitError, match="finite"):
         parse_quantity(raw, metric_unit(leaf))

@@ -188,7 +188,7 @@ def test_hostile_json_is_one_input_error(text, needle):
 def test_advise_and_report_refuse_inconsistent_results(serve_doc, tmp_path, command):
     import copy
 
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     doc = copy.deepcopy(serve_doc)
     doc["serve"]["configs"][0]["repeats"] = []

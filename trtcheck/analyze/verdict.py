@@ -14,15 +14,21 @@ decided it. The rules, strongest first (docs/verdict.md states them for users):
     (``advice-unstable``) or none that meets the P99 objective (``advice-slo``).
 
 ``cannot_tell`` (when not ``not_ready``) when any of
-  * the advice itself says the measurements cannot decide (``advice-cannot-tell``);
-  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
-    (``measurement-unstable``): its numbers move more between runs than the choices
-    they decide differ;
+  * the advice says its measurements cannot decide (``advice-cannot-tell``): its
+    bootstrap replicas of the measured T(b) chose different configurations, i.e. the
+    noise is large enough to change the decision;
+  * the run, a bench sweep or a serving sweep stopped before its end (``incomplete``);
   * the results hold nothing inspected or measured (``nothing-measured``).
 
-``ready_with_warnings`` when findings of severity ``warning`` remain (one reason per
-finding code, listing where it applies: ``findings``; the advice's pitfalls stay in the
-advice) or a gate check warned.
+``ready_with_warnings`` when any of
+  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
+    (``measurement-unstable``: which batch sizes, and what to do). Noise alone is a
+    warning: whether it changes a decision is judged where a decision is made (the
+    advice's replicas, the gate's certification), so the verdict does not flip with the
+    noise level of the machine;
+  * findings of severity ``warning`` remain (one reason per finding code, listing where
+    it applies: ``findings``; the advice's pitfalls stay in the advice);
+  * a gate check warned.
 
 ``ready`` otherwise. The serving advice headline is added as an ``info`` reason
 (``advice``) whatever the status.
@@ -37,11 +43,11 @@ from trtcheck.results.stats import Finding
 from trtcheck.results.verdict import REASON_EFFECTS, Verdict, VerdictReason
 
 UNSTABLE_CV_LIMIT = 0.20
-"""A timed batch size whose coefficient of variation (std / mean) exceeds this is too
-unstable to decide on (our threshold: twice the 10% level at which
+"""A timed batch size whose coefficient of variation (std / mean) exceeds this is named
+too unstable to trust, with what to do (our threshold: twice the 10% level at which
 :func:`trtcheck.stats.stability_findings` warns. Measured: a quiet GPU run stays under a
-few percent, while the demo on a 2-core host shared with other jobs read 21-44% in one
-run and 40-65% in others, with batch-1 medians of 263, 118 and 58 ms across three runs)."""
+few percent, while demo runs on a 2-core host shared with other jobs read 6-16%,
+21-44% and 40-65%, with batch-1 medians of 263, 118 and 58 ms across three runs)."""
 
 STATUS_WORDS = {"ready": "Ready", "ready_with_warnings": "Ready with warnings",
                 "cannot_tell": "Cannot tell", "not_ready": "Not ready"}
@@ -208,15 +214,25 @@ def _gate_reasons(gate_report: Any) -> list[VerdictReason]:
 def advice_cannot_tell(advice: Any) -> str | None:
     """Why the advice says its measurements cannot decide, or ``None`` when it decided.
 
-    Read from the advice record: a recommendation of kind ``cannot-tell`` (its summary is
-    the reason), or a ``stability`` record with ``decided`` false."""
+    Read from the advice record: ``recommendation.stability.status == "cannot-tell"``
+    (the bootstrap replicas of the measurements chose different configurations;
+    :mod:`trtcheck.analyze.advise_noise`), or a recommendation of kind ``cannot-tell``.
+    The reason is the recommendation's summary, which names what to re-measure."""
     rec = advice.recommendation
+    stability = getattr(rec, "stability", None)
+    if stability is not None and getattr(stability, "status", "") == "cannot-tell":
+        return rec.summary
     if rec.kind.replace("_", "-") == "cannot-tell":
         return rec.summary
-    stability = getattr(advice, "stability", None)
-    if stability is not None and getattr(stability, "decided", True) is False:
-        return getattr(stability, "summary", None) or rec.summary
     return None
+
+
+def _remeasure(rec: Any) -> str:
+    stability = getattr(rec, "stability", None)
+    what = list(getattr(stability, "remeasure", []) or [])
+    if what:
+        return "re-measure " + "; ".join(what)
+    return "re-measure on a quiet machine (the advice section says which numbers)"
 
 
 def _advice_reasons(results: Any) -> list[VerdictReason]:
@@ -232,10 +248,8 @@ def _advice_reasons(results: Any) -> list[VerdictReason]:
         out.append(VerdictReason(kind="advice-cannot-tell", effect="cannot_tell",
                                  section="advice",
                                  title="the serving advice cannot decide",
-                                 message=f"the serving advice at {rate:g} req/s cannot "
-                                         f"decide: {cannot}",
-                                 remedy="re-measure on a quiet machine (see the advice "
-                                        "section for which numbers)", codes=[rec.kind]))
+                                 message=f"serving advice at {rate:g} req/s: {cannot}",
+                                 remedy=_remeasure(rec), codes=[rec.kind]))
         return out
     if not pred.stable:
         out.append(VerdictReason(
@@ -274,7 +288,7 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
                   + ", and raise --min-duration; decide on numbers whose CV stays under "
                   f"{UNSTABLE_CV_LIMIT:.0%}")
         out.append(VerdictReason(
-            kind="measurement-unstable", effect="cannot_tell", section="bench",
+            kind="measurement-unstable", effect="warning", section="bench",
             title=f"the latency at batch {sizes} is too unstable to trust",
             message=(f"latency of {run.label} varies too much to trust: coefficient of "
                      f"variation up to {worst.stats.cv:.0%} at batch {worst.batch_size} "
@@ -282,6 +296,25 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
             remedy=remedy, codes=["unstable-cv"],
             where=[f"batch {b.batch_size}" for b in bad]))
     return out
+
+
+def _incomplete_reasons(results: Any) -> list[VerdictReason]:
+    """The run, a bench sweep or a serving sweep stopped before its end."""
+    parts = [("summary", getattr(results, "incomplete", None))]
+    parts += [("bench", getattr(run, "incomplete", None)) for run in results.bench]
+    serve = getattr(results, "serve", None)
+    if serve is not None:
+        parts.append(("serve", getattr(serve, "incomplete", None)))
+    stopped = [(sec, why) for sec, why in parts if why]
+    if not stopped:
+        return []
+    section, why = stopped[0]
+    return [VerdictReason(kind="incomplete", effect="cannot_tell", section=section,
+                          title="the run did not finish",
+                          message=f"the run stopped before its end: {why}",
+                          remedy="run it again to the end; what was measured before the "
+                                 "stop is shown, the rest is missing",
+                          where=[sec for sec, _ in stopped])]
 
 
 def _nothing_reasons(results: Any) -> list[VerdictReason]:
@@ -341,7 +374,8 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     advice = _advice_reasons(results)
     reasons += [r for r in advice if r.effect != "info"]
     unstable = _unstable_reasons(results, gpu)
-    reasons += unstable
+    reasons += unstable  # warnings: sorted after every stronger reason below
+    reasons += _incomplete_reasons(results)
     reasons += _nothing_reasons(results)
     # a warning already behind a stronger reason is not repeated
     covered = {"unstable-cv"} if unstable else set()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import logging
 import math
 import os
-import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -115,9 +116,67 @@ def format_option(*choices: OutputFormat) -> Callable[[F], F]:
                         help="Output format (machine formats print to stdout).")
 
 
+BACKEND_NAMES = ("onnxruntime", "tensorrt", "tensorrt_rtx")
+"""The ``--backend`` choices of every command (the keys of
+:data:`trtcheck.backends.registry.BACKENDS`, which a test checks)."""
+
+LOGGER_NAME = "trtcheck"
+"""The logger of progress lines and notes; :func:`configure_logging` sends it to stderr."""
+
+PROGRESS_INTERVAL_S = 5.0
+"""At most one throttled progress line per this many seconds (:func:`throttled`)."""
+
+
+class _StderrHandler(logging.Handler):
+    """Each record as one line on stderr (through Click, so test runners capture it), with
+    control characters of untrusted names shown as escapes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from trtcheck.units import terminal_safe_lines
+
+        try:
+            click.echo(terminal_safe_lines(self.format(record)), err=True)
+        except Exception:  # a closed stderr must not end the run
+            self.handleError(record)
+
+
+def configure_logging(verbosity: int = 0) -> None:
+    """Send the ``trtcheck`` logger to stderr at the level ``-v``/``-q`` ask for.
+
+    Args:
+        verbosity: ``-v`` count minus ``-q`` count: >= 1 debug lines too, 0 progress
+            lines and notes (default), -1 notes and warnings only, <= -2 errors only.
+    """
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
+    logger.propagate = False
+    level = (logging.DEBUG if verbosity >= 1 else logging.INFO if verbosity == 0
+             else logging.WARNING if verbosity == -1 else logging.ERROR)
+    logger.setLevel(level)
+
+
 def progress_enabled() -> bool:
-    """Progress bars only when stderr is a terminal."""
-    return sys.stderr.isatty()
+    """Whether progress lines are shown (not with ``-q``), terminal or not."""
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        configure_logging()
+    return logger.isEnabledFor(logging.INFO)
+
+
+def throttled(emit: Callable[[str], None], min_interval_s: float = PROGRESS_INTERVAL_S,
+              clock: Callable[[], float] = time.monotonic) -> Callable[[str], None]:
+    """A progress callback that passes at most one line per ``min_interval_s`` seconds to
+    ``emit`` (the first line always; lines in between are dropped)."""
+    last = [-math.inf]
+
+    def call(line: str) -> None:
+        now = clock()
+        if now - last[0] >= min_interval_s:
+            last[0] = now
+            emit(line)
+
+    return call
 
 
 JSON_KINDS = ("results", "advise", "gate", "gate-metrics", "inspect", "compare",
@@ -167,8 +226,10 @@ def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
 
 
 def log(message: str) -> None:
-    """A progress/status line for humans, on stderr (control characters escaped)."""
-    echo_text(message, err=True)
+    """A progress/status line for humans, on stderr (control characters escaped); hidden
+    by ``-q`` (:func:`configure_logging`)."""
+    if progress_enabled():
+        logging.getLogger(LOGGER_NAME).info("%s", message)
 
 
 def batch_list(value: str | None) -> list[int] | None:
@@ -303,6 +364,27 @@ def load_results_input(path: str, option: str = "--from") -> Any:
     return results_from_json(text, source=str(p))
 
 
+def _enter_percentile_method(ctx: click.Context, _param: click.Parameter,
+                             value: str | None) -> str | None:
+    if value is not None:
+        from trtcheck.stats import percentile_method
+
+        ctx.with_resource(percentile_method(value))  # undone when the command ends
+    return value
+
+
+def percentile_method_option(f: F) -> F:
+    """``--percentile-method linear|nearest-rank``: the method of every percentile the
+    command computes (:func:`trtcheck.stats.percentile_method`), recorded in the results
+    (``percentile_method`` of each latency statistics record)."""
+    return click.option(
+        "--percentile-method", "percentile_method", default=None, expose_value=False,
+        type=click.Choice(["linear", "nearest-rank"]), callback=_enter_percentile_method,
+        help="How percentiles (p25..p99) are computed: linear interpolation [default], or "
+        "nearest-rank, the sample at rank ceil(q*n) as trtexec reports them (use it to put "
+        "numbers next to trtexec's or perf_analyzer's).")(f)
+
+
 def model_input_options(f: F) -> F:
     """How a model is fed and run (shapes, input data, runtime): shared by every command
     that runs a model (:func:`measurement_options`, ``advise MODEL``)."""
@@ -320,7 +402,7 @@ def _model_input_opts() -> list[Callable[[F], F]]:
         click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
                      help="A scalar value for an input (integer/scalar inputs), repeatable."),
         click.option("--backend", "backend_name", default=None,
-                     type=click.Choice(["onnxruntime", "tensorrt", "tensorrt_rtx"]),
+                     type=click.Choice(BACKEND_NAMES),
                      help="Runtime [default: onnxruntime for .onnx, tensorrt or tensorrt_rtx "
                           "for plans by their header]."),
         click.option("--cuda-graph", "cuda_graph", is_flag=True,
@@ -356,6 +438,7 @@ def measurement_options(f: F) -> F:
                                         "[default: 30]."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0,
                      show_default=True, help="Seed of generated input data."),
+        percentile_method_option,
     ]
     for opt in reversed(opts):
         f = opt(f)

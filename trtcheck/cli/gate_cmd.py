@@ -41,19 +41,16 @@ def _write(path: str, text: str) -> None:
 
 
 def _list(res: object, output_format: str) -> None:
-    from trtcheck.analyze.metrics import format_quantity, list_metrics, metric_unit
+    from trtcheck.analyze.metric_resolver import list_metrics
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
         echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
         return
-    width = min(70, max(len(p) for p, _ in items)) if items else 0
-    for p, v in items:
-        leaf = p.rsplit(".", 1)[-1]
-        shown = str(v) if p.startswith("len(") else format_quantity(v, metric_unit(leaf))
-        if output_format == OutputFormat.MD.value:
-            echo_text(f"- `{p}` = {shown}")
-        else:
-            echo_text(f"{p:<{width}}  {shown}")
+    from trtcheck.report.gate_render import render_metric_list
+
+    text = render_metric_list(items, markdown=output_format == OutputFormat.MD.value)
+    if text:
+        echo_text(text)
 
 
 @click.command("gate", epilog="Exit codes: 0 all checks pass (warnings allowed); 1 a check "

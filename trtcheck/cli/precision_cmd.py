@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trtcheck.cli.common import (
+    BACKEND_NAMES,
     OutputFormat,
     check_model_file,
     check_output_file,
@@ -130,8 +131,8 @@ def _npz_files(folder: str | None) -> list[Path]:
 @click.option("--bench", is_flag=True, help="Also measure latency and throughput per precision.")
 @click.option("--no-localize", is_flag=True,
               help="Skip the FP16 range check and the layer-wise localisation.")
-@click.option("--backend", "backend_name", default=None,
-              help="Runtime of the FP32 reference (default by file: onnxruntime).")
+@click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
+              help="Runtime of the FP32 reference [default by file: onnxruntime for .onnx].")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,

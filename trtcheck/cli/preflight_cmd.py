@@ -54,12 +54,12 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
       trtcheck preflight --log deserialize.log
       trtcheck preflight yolo.engine --strip-prefix -o clean.plan
     """
-    from trtcheck.inspection.plan_header import (
+    from trtcheck.load.plan_header import (
         UNUSABLE_CODES,
         explain_load_log,
         read_plan_info,
     )
-    from trtcheck.inspection.plan_header import strip_prefix as strip_plan_prefix
+    from trtcheck.load.plan_header import strip_prefix as strip_plan_prefix
 
     if plan is None and log_file is None:
         raise InputError("nothing to check", "pass a PLAN file and/or --log FILE")

@@ -18,7 +18,7 @@ from trtcheck.cli.common import (
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
-DEMO_ARRIVAL_RATE = 200.0  # the seed's sparse-arrival case (issue 4 acceptance)
+DEMO_ARRIVAL_RATE = 200.0  # sparse arrivals: batching that waits should not pay here
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
@@ -100,7 +100,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                           slo_p99_ms)
     if from_json is not None:
         ctx = click.get_current_context()
-        measuring = {"no_bench", "precisions", "serve", *measure}
+        measuring = {"no_bench", "precisions", "serve", "percentile_method", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
                  and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
         if given:  # nothing is measured with --from: say so rather than ignore them
@@ -131,6 +131,9 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if demo:
         from trtcheck.load.demo import demo_model_path
 
+        from trtcheck.backends.onnxruntime import import_onnxruntime
+
+        import_onnxruntime()  # the demo runs on ONNX Runtime: say so before any work
         log("building/loading the demo ResNet-18 ...")
         model = str(demo_model_path())
         if opts.batch_sizes is None:
@@ -288,7 +291,9 @@ def _serve(model: str, opts: Any) -> Any:
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
     with backend:
-        return default_report_sweep(backend, progress=log if opts.progress else None,
+        from trtcheck.cli.common import throttled
+
+        return default_report_sweep(backend, progress=throttled(log) if opts.progress else None,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
+    BACKEND_NAMES,
     MAX_COUNT,
     MAX_DURATION_MS,
     MAX_DURATION_S,
@@ -19,11 +20,12 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
+    percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
+    throttled,
 )
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
-
 
 MAX_SERVE_BATCH = 65536
 """Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
@@ -68,7 +70,7 @@ def _ints(value: str, what: str) -> list[int]:
               default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
-                   "HTTP layer; the seed measured ~12 ms).")
+                   "HTTP layer, often ~12 ms).")
 @click.option("--url", default=None, metavar="URL",
               help="Measure a live KServe v2 server (Triton) instead of the embedded "
                    "batcher: http://HOST:PORT or grpc://HOST:PORT; needs --model (extra "
@@ -120,7 +122,9 @@ def _ints(value: str, what: str) -> list[int]:
 @click.option("--warmup-requests", type=click.IntRange(min=0, max=MAX_COUNT), default=8, show_default=True,
               help="Requests sent and discarded before each run.")
 @click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
-@click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
+@click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
+              help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
+              "tensorrt_rtx for plans by their header].")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
@@ -135,6 +139,7 @@ def _ints(value: str, what: str) -> list[int]:
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
@@ -149,9 +154,9 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
-    load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
-    P99), plus a per-request waterfall (queue, window, assembly, compute, dispatch,
-    HTTP) in the results. Open-loop latency counts from the scheduled send time.
+    load shape a table (window, mean batch, max batch, QPS, P50, P99), plus a
+    per-request waterfall (queue, window, assembly, compute, dispatch, HTTP) in the
+    results. Open-loop latency counts from the scheduled send time.
 
     With --url, measures a model on a live KServe v2 server (Triton) with the same
     load shapes, and records the server's own statistics (mean batch it formed,
@@ -186,6 +191,15 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         if given:
             raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
                              "NAME, or drop it")
+    if use_uvloop:  # checked before any work, and before a coroutine exists to leak
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
+            from trtcheck.errors import EnvironmentProblem
+
+            raise EnvironmentProblem("uvloop is not installed",
+                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
@@ -266,7 +280,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=log)
+            shapes=shape_map, model_path=target_desc, progress=throttled(log))
     finally:
         if activated_here:
             backend.deactivate()
@@ -404,7 +418,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.kserve import import_client, parse_url as _pu
+    from trtcheck.measure.kserve import import_client
+    from trtcheck.measure.kserve import parse_url as _pu
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
     from trtcheck.measure.live import measure_live

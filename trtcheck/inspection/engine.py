@@ -16,7 +16,7 @@ from pathlib import Path
 from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.inspection.engine_json import load_layer_info
 from trtcheck.inspection.engine_memory import memory_summary
-from trtcheck.inspection.plan_header import read_plan_info
+from trtcheck.load.plan_header import read_plan_info
 from trtcheck.inspection.trtexec import export_kind, load_trtexec_export
 from trtcheck.results.engine import EngineInspection, EngineMemory
 from trtcheck.results.stats import Finding

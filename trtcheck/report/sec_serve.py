@@ -47,7 +47,7 @@ def _view(run: ServeRun) -> dict[str, Any]:
                 "residual_p99": rep.residual_p99_ms,
                 "e2e_median": rep.latency.median_ms if rep.latency else None,
             })
-        loads.append({"label": load, "rows": rows})
+        loads.append({"label": load, "rows": rows, "chart": None})
     return {
         "label": run.label, "model": run.model_path, "backend": run.backend,
         "settings": (f"{s.repeats} repeat(s) per configuration (medians shown); "
@@ -125,8 +125,13 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     run = results.serve
     if run is None or not run.configs:
         return None
-    return render_partial("serve", "Serving with dynamic batching", _view(run),
-                          _charts(run, charts))
+    view = _view(run)
+    drawn = _charts(run, charts)
+    by_name = {c.name: c for c in drawn}
+    for i, load in enumerate(view["loads"]):  # each load's chart sits under its table
+        load["chart"] = by_name.get(f"serve-window-{i}")
+    view["waterfall_chart"] = by_name.get("serve-waterfall")
+    return render_partial("serve", "Serving with dynamic batching", view, drawn)
 
 
 def serve_markdown(results: Results) -> str:

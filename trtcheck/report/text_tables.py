@@ -5,6 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from trtcheck.report.findings_view import device_is_gpu, group_findings
+
+
+def _grouped_lines(findings: list[Any], gpu: bool) -> list[str]:
+    """One line per finding code: ``warning [batch 1, 2, 4] message (the first of 3);
+    remedy`` (remedies fit the device, see :func:`group_findings`)."""
+    out = []
+    for g in group_findings(findings, gpu):
+        first = f" (the first of {g.count})" if g.count > 1 else ""
+        out.append(f"{g.severity} [{g.where or g.code}] {g.message}{first}; "
+                   f"{g.remedy or ''}".rstrip("; "))
+    return out
+
 
 def bench_table_text(run: Any) -> str:
     """A plain-text table of a :class:`~trtcheck.results.BenchRun`."""
@@ -22,9 +35,8 @@ def bench_table_text(run: Any) -> str:
         lines.append(f"{b.batch_size:>5} {s.median_ms:>10.3f} {s.p90_ms:>9.3f} {s.p99_ms:>9.3f} "
                      f"{s.cv:>6.1%} {b.throughput_queries_per_s:>10.1f} "
                      f"{b.throughput_samples_per_s:>10.1f} {gain:>6} {eff:>5} {s.count:>6}")
-        for w in b.warnings:
-            if w.severity != "info":
-                warnings.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    warnings += _grouped_lines([w for b in run.batches for w in b.warnings
+                                if w.severity != "info"], device_is_gpu(run.backend.device))
     for f in getattr(run, "failed_batches", []):
         what = "out of memory" if f.reason == "out-of-memory" else "failed"
         lines.append(f"{f.batch_size:>5} {what} at batch {f.batch_size}: {f.message}")
@@ -48,7 +60,7 @@ def bench_table_text(run: Any) -> str:
 
 def serve_table_text(run: Any) -> str:
     """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: the seed's columns plus ok share and late sends)."""
+    load shape: window, mean and max batch, QPS, P50, P99, ok share and late sends)."""
     s = run.settings
     lines = [f"target:  {run.model_path}",
              f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
@@ -67,9 +79,8 @@ def serve_table_text(run: Any) -> str:
             lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
                          f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
                          f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
-    warns = [w for c in run.configs for w in c.warnings]
-    for w in warns:
-        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    lines += _grouped_lines([w for c in run.configs for w in c.warnings],
+                            device_is_gpu(run.backend.device))
     for c in run.configs:
         for v in getattr(c, "validity", []):
             if v.severity == "error":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from trtcheck.report.findings_view import compact_where
 from trtcheck.results.verdict import Verdict
 
 MAX_REASONS_SHOWN = 5
@@ -63,11 +64,19 @@ _EFFECT_LABELS = {"not_ready": "blocks", "cannot_tell": "undecided", "warning": 
 def _reason(r: object) -> ReasonView:
     section = getattr(r, "section")
     where = list(getattr(r, "where"))
-    shown = ", ".join(where[:8]) + (f" and {len(where) - 8} more" if len(where) > 8 else "")
+    shown = compact_where(where[:8]) + (f" and {len(where) - 8} more" if len(where) > 8
+                                        else "")
     return ReasonView(effect=getattr(r, "effect"), label=_EFFECT_LABELS[getattr(r, "effect")],
                       message=getattr(r, "message"), remedy=getattr(r, "remedy"),
                       section=section, section_title=SECTION_TITLES.get(section, section),
                       where=shown)
+
+
+def _sentence(r: ReasonView) -> ReasonView:
+    """``r`` with its message starting with a capital letter (shown on its own)."""
+    from dataclasses import replace
+
+    return replace(r, message=r.message[:1].upper() + r.message[1:])
 
 
 def verdict_view(verdict: Verdict) -> VerdictView:
@@ -81,7 +90,7 @@ def verdict_view(verdict: Verdict) -> VerdictView:
                        headline=verdict.headline,
                        reasons=[_reason(r) for r in deciding[:MAX_REASONS_SHOWN]],
                        more=max(0, len(deciding) - MAX_REASONS_SHOWN),
-                       advice=_reason(advice) if advice is not None else None,
+                       advice=_sentence(_reason(advice)) if advice is not None else None,
                        gate_policy=verdict.gate_policy)
 
 
@@ -106,7 +115,7 @@ def render_verdict_text(verdict: Verdict, report_html: str | None = None) -> str
     if v.more:
         lines.append(f"  ... and {v.more} more reason(s) in the report")
     if v.advice is not None:
-        lines.append(f"  {v.advice.message[0].upper()}{v.advice.message[1:]}")
+        lines.append(f"  {v.advice.message}")
         lines.append(f"      details: {target}#{v.advice.section} ({v.advice.section_title})")
     if v.gate_policy:
         lines.append(f"  (gate policy: {v.gate_policy})")

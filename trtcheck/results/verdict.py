@@ -57,7 +57,7 @@ class Verdict(Record):
         gate_policy: the policy file whose budgets were judged (``report --policy``),
             or ``None``.
         unstable_cv_limit: coefficient of variation (std / mean, a ratio) above which a
-            timed measurement counts as too unstable to decide on.
+            timed measurement is named too unstable to trust (a warning).
     """
 
     status: str
