@@ -79,10 +79,8 @@ def valid_plan_bytes() -> bytes:
 
 
 def valid_results(path: Path) -> Path:
-    sys.path.insert(0, str(Path(__file__).parent))
-    import gate_synth as g
-
     from trtcheck.results import save_results
+    from trtcheck.testing import synthetic_results as g
 
     save_results(g.results({1: 2.0, 8: 5.0}, n=50, seed=1), path)
     return path

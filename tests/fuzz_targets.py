@@ -159,7 +159,7 @@ def plan_bytes() -> st.SearchStrategy[bytes]:
 
 
 def _plan_call(data: bytes) -> Any:
-    from trtcheck.inspection.plan_header import Runtime, plan_info_from_bytes
+    from trtcheck.load.plan_header import Runtime, plan_info_from_bytes
 
     runtimes = {"tensorrt": Runtime("tensorrt", "10.8.0.43", "tensorrt-cu12"),
                 "tensorrt_rtx": Runtime("tensorrt_rtx", "1.7.1.116", "tensorrt-rtx-cu13")}
@@ -176,7 +176,7 @@ LOAD_LOG_WORDS = ["expecting library version", "got", "0.0.0", "10.8.0.43", "mag
 
 
 def _log_call(text: str) -> Any:
-    from trtcheck.inspection.plan_header import explain_load_log, load_failure_error
+    from trtcheck.load.plan_header import explain_load_log, load_failure_error
 
     explain_load_log(text)
     return load_failure_error(text.splitlines(), "m.plan")
@@ -250,9 +250,8 @@ RESULT_KEYS = ["schema_version", "bench", "batches", "batch_size", "samples_ms",
 
 
 def _results_doc() -> Any:
-    import gate_synth as g
-
     from trtcheck.results import results_to_json
+    from trtcheck.testing import synthetic_results as g
 
     doc = json.loads(results_to_json(g.results({1: 2.0, 4: 3.0}, n=4, seed=1)))
     return doc
@@ -398,7 +397,7 @@ def _metric_call(text: str) -> Any:
     from trtcheck.analyze.metrics import evaluate_path, parse_path
 
     if not _SAMPLE_RESULTS:
-        import gate_synth as g
+        from trtcheck.testing import synthetic_results as g
 
         _SAMPLE_RESULTS.append(g.results({1: 2.0, 8: 5.0}, n=20, seed=3))
     return evaluate_path(parse_path(text), _SAMPLE_RESULTS[0])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from bad_inputs import build
-from inprocess_cli import run_main
+from cli_helper import invoke as run_main
 
 TIME_BOUND_S = 60
 """A case running longer than this hangs (every bad input is refused before any work)."""

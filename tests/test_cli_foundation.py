@@ -108,7 +108,7 @@ def test_unwritable_output_dir(cli, tmp_path, demo_model):
     (["precision", "m.onnx", "--samples", "10000000000"], "--samples"),
 ])
 def test_number_options_are_bounded(args, needle, tiny_relu_model):
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     res = run_main(*[str(tiny_relu_model) if a == "m.onnx" else a for a in args])
     assert_one_line_error(res, 2, needle)
@@ -121,7 +121,7 @@ def test_number_options_are_bounded(args, needle, tiny_relu_model):
     ["report", "--from", "z" * 300, "-o", "out"],
 ])
 def test_path_component_over_255_bytes_is_one_line_error(args, tmp_path, monkeypatch):
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     monkeypatch.chdir(tmp_path)
     res = run_main(*args)

@@ -215,7 +215,7 @@ def test_non_utf8_model_file_name_is_measured_and_written(tmp_path: Path):
     import json
     import os
 
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     folder = os.fsencode(tmp_path)
     name = os.path.join(folder, b"m\xff.onnx")

@@ -191,7 +191,7 @@ def test_tex_like_user_text_does_not_break_charts(tmp_path):
     text is shown literally."""
     import json
 
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     trace = tmp_path / "$\\frac$.txt"
     trace.write_text("\n".join(str(i * 0.002) for i in range(40)) + "\n")
@@ -223,7 +223,7 @@ def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeyp
     import json
 
     import onnx
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
     from onnx import TensorProto, helper
 
     from trtcheck.errors import InputError
