@@ -363,3 +363,20 @@ def test_real_deserialize_failure_is_translated(rtx_conv_plan: Path, trt_rtx):
 def test_zero_version_header_is_damaged():
     info = plan_info_from_bytes(b"ftrt" + b"\x00" * 60, runtimes=TRT_10_8)
     assert info.can_load is False and info.problems[0].code == "plan-bad-header"
+
+
+def test_fifo_and_device_are_refused_before_reading(tmp_path: Path, capsys):
+    import os
+
+    from trtcheck.cli import main
+
+    fifo = tmp_path / "model.plan"
+    os.mkfifo(fifo)
+    for args, needle in ((["preflight", str(fifo)], "FIFO"),
+                         (["preflight", "/dev/zero"], "device"),
+                         (["preflight", "--log", "/dev/zero"], "device"),
+                         (["inspect", str(fifo)], "FIFO")):
+        with pytest.raises(SystemExit) as e:
+            main(args)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and needle in err, (args, err)

@@ -11,9 +11,11 @@ error (exit 4) with a request to report it; ``TRTCHECK_DEBUG=1`` shows traceback
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -51,7 +53,23 @@ class LazyGroup(click.Group):
         if module is None:
             return None
         mod = importlib.import_module(f"trtcheck.cli.{module}")
-        return mod.cli
+        cmd: click.Command = mod.cli
+        if cmd.callback is not None and not getattr(cmd.callback, "_paths_checked", False):
+            cmd.callback = _with_path_checks(cmd, cmd.callback)
+        return cmd
+
+
+def _with_path_checks(cmd: click.Command, callback: Any) -> Any:
+    """``callback`` preceded by :func:`trtcheck.cli.common.check_path_parameters`."""
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        from trtcheck.cli.common import check_path_parameters
+
+        check_path_parameters(cmd, kwargs)
+        return callback(*args, **kwargs)
+
+    checked._paths_checked = True  # type: ignore[attr-defined]
+    return checked
 
 
 #: runtimes ``--version`` names: (what, distributions that provide it, first found wins)

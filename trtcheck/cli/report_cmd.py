@@ -186,8 +186,16 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if serve and stopped is None:
             results.serve = _serve(model, opts)
             stopped = results.serve.incomplete
+        precision_error: BaseException | None = None
         if precisions and stopped is None:
-            results.precision = _precision(model, opts, precisions, engine_input)
+            try:
+                results.precision = _precision(model, opts, precisions, engine_input)
+            except UsageError:
+                raise
+            except Exception as exc:  # keep every other measurement, then say why
+                if not (results.bench or results.serve):  # nothing else was measured
+                    raise
+                precision_error = exc
         results.incomplete = stopped
         advice_error = None
         if arrival_rate is not None and stopped is None:
@@ -208,6 +216,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if stopped is not None:
         log(f"{stopped}; the report is marked incomplete")
         raise click.exceptions.Exit(130)
+    if precision_error is not None:
+        _raise_without(precision_error, "the precision comparison")
     if advice_error is not None:
         if demo and explicit_rate is None:
             log(f"warning: no batching advice in this report: {advice_error.message}")
@@ -286,6 +296,18 @@ def _serve(model: str, opts: Any) -> Any:
 
         return default_report_sweep(backend, progress=throttled(log) if opts.progress else None,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
+
+
+def _raise_without(exc: BaseException, part: str) -> None:
+    """Raise ``exc`` again after the report was written without ``part``: a typed error
+    keeps its exit code with the message saying what the report lacks; anything else (a
+    bug) is raised as it is (exit 4), the report being written all the same."""
+    from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
+
+    if not isinstance(exc, TrtcheckError):
+        raise exc
+    cls = EnvironmentProblem if isinstance(exc, EnvironmentProblem) else InputError
+    raise cls(f"the report was written without {part}: {exc.message}", exc.hint) from None
 
 
 def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:

@@ -9,6 +9,11 @@ import click
 
 from trtcheck.cli.common import (
     BACKEND_NAMES,
+    MAX_COUNT,
+    MAX_DURATION_MS,
+    MAX_DURATION_S,
+    MAX_INSTANCES,
+    MAX_SEED,
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
@@ -22,14 +27,19 @@ from trtcheck.cli.common import (
 )
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
 
+MAX_SERVE_BATCH = 65536
+"""Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
+``advise`` and ``--latency-curve`` use the same bound)."""
+
 
 def _floats(value: str, what: str) -> list[float]:
     try:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
-    if not out or any(not (v >= 0 and math.isfinite(v)) for v in out):
-        raise click.BadParameter(f"{what} must be finite numbers >= 0, e.g. 0,20,50,100")
+    if not out or any(not (0 <= v <= MAX_DURATION_MS and math.isfinite(v)) for v in out):
+        raise click.BadParameter(f"{what} must be finite numbers >= 0 and <= "
+                                 f"{MAX_DURATION_MS:g}, e.g. 0,20,50,100")
     return out
 
 
@@ -38,8 +48,9 @@ def _ints(value: str, what: str) -> list[int]:
         out = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not out or any(v < 1 for v in out):
-        raise click.BadParameter(f"{what} must be integers >= 1, e.g. 1,8,32")
+    if not out or any(not 1 <= v <= MAX_SERVE_BATCH for v in out):
+        raise click.BadParameter(f"{what} must be integers in 1..{MAX_SERVE_BATCH}, "
+                                 "e.g. 1,8,32")
     return out
 
 
@@ -51,11 +62,12 @@ def _ints(value: str, what: str) -> list[int]:
               help="Serve a synthetic backend whose batch time follows these points "
                    "(linear interpolation), e.g. 1:0.29,8:1.02; T(b) must not decrease "
                    "with b (as for advise --latency-curve); no MODEL then.")
-@click.option("--spread", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
+@click.option("--spread", type=FiniteFloatRange(min=0, max=100), default=0.0, show_default=True,
               help="Synthetic: relative std of each batch time (seeded).")
 @click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
               show_default=True, help="Synthetic: sleep on the loop or in an executor thread.")
-@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0), default=0.0,
+@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
                    "HTTP layer, often ~12 ms).")
@@ -87,25 +99,27 @@ def _ints(value: str, what: str) -> list[int]:
 @click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
               metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
                                    "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
-@click.option("--repeats", type=click.IntRange(min=1), default=3,
+@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
               help="Runs per configuration (the median is reported).  [default: 3; with "
                    "--url: 1]")
-@click.option("--instances", type=click.IntRange(min=1), default=None,
+@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=None,
               help="Concurrent execution instances.  [default: 1; with --url: the "
                    "model's own]")
-@click.option("--max-queue", type=click.IntRange(min=1), default=65536, show_default=True,
+@click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536,
+              show_default=True,
               help="Most requests waiting in the batcher queue.")
 @click.option("--on-full", type=click.Choice(["reject", "wait"]), default="reject",
               show_default=True, help="Back-pressure when the queue is full.")
 @click.option("--http", is_flag=True, help="Put a loopback aiohttp front (keep-alive, "
                                            "pre-warmed) between load and batcher.")
-@click.option("--duration-s", type=FiniteFloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--duration-s", type=FiniteFloatRange(min=0.01, max=MAX_DURATION_S), default=2.0, show_default=True,
               help="Stop sending after this many seconds per run.")
-@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0), default=5.0,
+@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S), default=5.0,
               show_default=True, help="Seconds allowed after sending for requests to finish.")
-@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0), default=1.0,
+@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=1.0,
               show_default=True, help="Open loop: a send this late counts as late.")
-@click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
+@click.option("--warmup-requests", type=click.IntRange(min=0, max=MAX_COUNT), default=8, show_default=True,
               help="Requests sent and discarded before each run.")
 @click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
 @click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
@@ -120,7 +134,7 @@ def _ints(value: str, what: str) -> list[int]:
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
               "QPS count requests = samples); use `trtcheck bench --batch N` to time "
               "executions of N samples.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
@@ -404,7 +418,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.kserve import import_client, parse_url as _pu
+    from trtcheck.measure.kserve import import_client
+    from trtcheck.measure.kserve import parse_url as _pu
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
     from trtcheck.measure.live import measure_live

@@ -36,6 +36,8 @@ def is_engine_input(path: str | Path) -> bool:
     p = Path(path)
     if p.is_dir():
         return any(export_kind(f) for f in p.glob("*.json"))
+    if not p.is_file():  # missing, a FIFO or a device: never opened here (a FIFO blocks)
+        return p.suffix.lower() in PLAN_SUFFIXES or export_kind(p) is not None
     if p.suffix.lower() in PLAN_SUFFIXES or export_kind(p):
         return True
     if p.suffix.lower() == ".onnx":
