@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Longer fuzzing runs of every parser trtcheck owns, with the counts recorded.
 
-Runs each target of ``tests/fuzz_targets.py`` (the strategies the CI-sized test
+Runs each target of ``trtcheck/testing/fuzz_targets.py`` (the strategies the CI-sized test
 ``tests/test_parser_fuzz.py`` uses) for ``--examples`` generated inputs (random seed
 unless ``--seed``), counts the inputs tried, the ones a parser refused with its own
 error (expected) and the crashes (any other exception: a bug). A crash is printed with
@@ -19,16 +19,14 @@ import base64
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from hypothesis import HealthCheck, given, seed, settings
 
-from fuzz_targets import targets  # noqa: E402
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from trtcheck.testing.fuzz_targets import targets
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _store(value: object) -> dict[str, object]:

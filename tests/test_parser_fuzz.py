@@ -1,7 +1,7 @@
 """Fuzzing of every parser trtcheck owns (Hypothesis): no input makes a parser raise
 anything but the project's own error types.
 
-Targets and strategies: ``tests/fuzz_targets.py``. The CI-sized run generates 10,000
+Targets and strategies: ``trtcheck/testing/fuzz_targets.py``. The CI-sized run generates 10,000
 inputs per parser (profile ``ci``: 1,000 Hypothesis examples of 10 inputs each,
 derandomized so CI runs are repeatable); set ``TRTCHECK_FUZZ_PROFILE=quick`` for 300 per
 parser while editing. Longer runs with
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fuzz_targets import Target, targets
+from trtcheck.testing.fuzz_targets import Target, targets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from trtcheck.errors import TrtcheckError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # the source checkout (trtcheck/testing/ is two down)
 EXPORTS = REPO / "tests" / "data" / "trtexec-exports" / "resnet18-a100-fp16"
 
 
