@@ -359,8 +359,16 @@ def main() -> int:
                    "instances": cfg.instances, "preferred": list(cfg.preferred),
                    "measured": {"mean_batch": meas["stats"]["mean_batch"],
                                 "p50_ms": meas["p50_ms"], "p99_ms": meas["p99_ms"]},
+                   # the server's side, to tell queueing in Triton from time outside it
+                   "server": {k: meas["stats"][k] for k in (
+                       "queue_mean_ms", "compute_mean_ms", "request_mean_ms",
+                       "executions", "inferences")},
                    "predicted": {"mean_batch": pred.mean_batch, "p50_ms": pred.p50_ms,
-                                 "p99_ms": pred.p99_ms, "stable": pred.stable}}
+                                 "p99_ms": pred.p99_ms, "stable": pred.stable,
+                                 "queue_mean_ms": (
+                                     1e3 * pred.mean_queue_len / pred.throughput_queries_per_s
+                                     if pred.stable and pred.throughput_queries_per_s
+                                     else None)}}
             row["rel_error"] = {k: (None if row["predicted"][k] is None else
                                     row["predicted"][k] / row["measured"][k] - 1.0)
                                 for k in GOALS}
