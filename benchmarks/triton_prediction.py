@@ -360,9 +360,12 @@ def main() -> int:
                    "measured": {"mean_batch": meas["stats"]["mean_batch"],
                                 "p50_ms": meas["p50_ms"], "p99_ms": meas["p99_ms"]},
                    # the server's side, to tell queueing in Triton from time outside it
-                   "server": {k: meas["stats"][k] for k in (
+                   "server": {**{k: meas["stats"][k] for k in (
                        "queue_mean_ms", "compute_mean_ms", "request_mean_ms",
                        "executions", "inferences")},
+                       # T(b) at this row's load: {b: [executions, total ms]}
+                       "batch_stats": {str(b): list(v) for b, v in
+                                       meas["stats"]["batch_stats"].items()}},
                    "predicted": {"mean_batch": pred.mean_batch, "p50_ms": pred.p50_ms,
                                  "p99_ms": pred.p99_ms, "stable": pred.stable,
                                  "queue_mean_ms": (
