@@ -123,3 +123,22 @@ def test_two_instances_prefetch_and_all_requests_complete():
 def test_unknown_batcher_is_refused():
     with pytest.raises(InputError, match="unknown batcher"):
         ServiceModel(FLAT_10MS, batcher="fifo")
+
+
+def test_live_triton_calibration_turns_the_triton_rule_on():
+    from trtcheck.analyze.advise import service_model
+    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.live_calibration import LiveCalibration, LiveObservation
+
+    obs = LiveObservation(window_us=2000, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=100.0, batch_stats={1: (10, 30.0)},
+                          queue_mean_ms=1.0, compute_mean_ms=3.0,
+                          server_request_mean_ms=4.0, mean_batch=1.0,
+                          client_latencies_ms=np.full(20, 5.0))
+    cal = LiveCalibration(curve=FLAT_10MS, request_delay_ms=(1.0,),
+                          per_batch_overhead_ms=0.0, observation=obs)
+    assert cal.service().batcher == "triton"
+    req = build_request(FLAT_10MS, {"batcher": "triton"}, rate_per_s=50.0)
+    assert service_model(req).batcher == "triton"
+    # advice from the embedded batcher's own runs keeps its rule
+    assert service_model(build_request(FLAT_10MS, {}, rate_per_s=50.0)).batcher == "embedded"
