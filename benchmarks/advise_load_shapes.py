@@ -29,16 +29,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_common import cpu_model  # noqa: E402
+from _harness import cpu_model
 
-from trtcheck.analyze.advise import AdviseRequest, what_if  # noqa: E402
-from trtcheck.analyze.curve import parse_curve_text  # noqa: E402
-from trtcheck.analyze.simulator import Candidate, ClosedLoop  # noqa: E402
-from trtcheck.backends.synthetic import SyntheticBackend  # noqa: E402
-from trtcheck.measure.serve import measure_serving  # noqa: E402
+from trtcheck.analyze.advise import AdviseRequest, what_if
+from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.backends.synthetic import SyntheticBackend
+from trtcheck.measure.serve import measure_serving
 
 SCENARIOS = [
     ("seed burst, serial 12 ms", "1:0.29,8:0.4,32:1.0", 12.0, True, "burst:64",

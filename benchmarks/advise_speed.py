@@ -28,14 +28,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from trtcheck.fingerprint import collect_environment  # noqa: E402
-from trtcheck.results import (  # noqa: E402
+from trtcheck.fingerprint import collect_environment
+from trtcheck.results import (
     BackendInfo, BatchResult, BenchRun, BenchSettings, Results, ToolInfo, save_results,
     utc_now_iso,
 )
-from trtcheck.stats import summarize  # noqa: E402
+from trtcheck.stats import summarize
 
 HEAVY = ("onnxruntime", "matplotlib", "scipy", "tensorrt", "tensorrt_rtx", "torch", "onnx")
 SCENARIOS = [

@@ -34,10 +34,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_common import cpu_model  # noqa: E402
+from _harness import cpu_model
 
 SHARES = (0.1, 0.5, 0.9)
 GOAL_AGREE = 4

@@ -38,18 +38,16 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_common import cpu_model, torch_resnet18_fp16  # noqa: E402
+from _harness import cpu_model, torch_resnet18_fp16
 
-from trtcheck.analyze.curve import LatencyCurve, curve_from_bench  # noqa: E402
-from trtcheck.analyze.inputs import calibration_from_serve  # noqa: E402
-from trtcheck.analyze.serve_compare import open_loop_schedule  # noqa: E402
-from trtcheck.analyze.simulator import ServiceModel, simulate  # noqa: E402
-from trtcheck.policy import BatchingPolicy  # noqa: E402
-from trtcheck.results.bench import BenchRun  # noqa: E402
-from trtcheck.results.serve import ServeRun  # noqa: E402
+from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
+from trtcheck.analyze.inputs import calibration_from_serve
+from trtcheck.analyze.serve_compare import open_loop_schedule
+from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.policy import BatchingPolicy
+from trtcheck.results.bench import BenchRun
+from trtcheck.results.serve import ServeRun
 
 RESAMPLE_BLOCK = ServiceModel.resample_block
 """Block length of the simulator's resampling of the calibrated series (``--block``)."""

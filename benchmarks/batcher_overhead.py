@@ -15,9 +15,9 @@ requests/s sustained.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/batcher_overhead.py [--seconds 2] [--profile]
+    python benchmarks/batcher_overhead.py [--seconds 2] [--profile]
 
-Prints a table and writes ``benchmarks/results/batcher_overhead.json``.
+Prints a table and writes ``benchmarks/results/batcher_overhead-<machine>.json``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+from _harness import add_machine_argument, result_path
 
 from trtcheck.measure.batcher import DynamicBatcher
 from trtcheck.policy import BatchingPolicy
@@ -101,9 +103,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--profile", action="store_true", help="cProfile the max-rate run")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" /
-                                         "batcher_overhead.json"))
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
+    add_machine_argument(ap)
     args = ap.parse_args()
+    args.out = args.out or str(result_path("batcher_overhead", args.machine))
     pinned = None
     try:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})

@@ -5,7 +5,7 @@ Each case runs in a fresh subprocess (so peak RSS, ``VmHWM`` from
 ``/proc/self/status`` on Linux, is the inspection's own): the three PP-OCR models (with the shapes the tests use), the demo
 ResNet-18, and a generated model with ~N MB of inline weights (25 MatMuls of
 2048 x 2048 float32 per 400 MB) inspected both inline and saved with external data.
-Prints a table and writes ``benchmarks/results/bench_inspect.json``.
+Prints a table and writes ``benchmarks/results/bench_inspect-<machine>.json``.
 
 Usage: ``python benchmarks/bench_inspect.py [--big-mb 400]``
 """
@@ -20,16 +20,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _harness import add_machine_argument, result_path
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
 from trtcheck.inspection.onnx_inspect import inspect_onnx
-shapes = json.loads(sys.argv[3]) or None
+shapes = json.loads(sys.argv[2]) or None
 t0 = time.perf_counter()
-insp = inspect_onnx(sys.argv[2], shapes)
+insp = inspect_onnx(sys.argv[1], shapes)
 wall_s = time.perf_counter() - t0
 print(json.dumps({"wall_s": wall_s,
                   "peak_rss_bytes": next(int(l.split()[1]) * 1024 for l in
@@ -61,7 +61,7 @@ def big_model(path: Path, mb: int, external: bool) -> None:
 
 
 def run_case(path: Path, shapes: dict | None) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(path),
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(path),
                            json.dumps(shapes or {})], capture_output=True, text=True,
                           check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -70,6 +70,7 @@ def run_case(path: Path, shapes: dict | None) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--big-mb", type=int, default=400)
+    add_machine_argument(ap)
     args = ap.parse_args()
     import importlib.util
 
@@ -98,7 +99,7 @@ def main() -> None:
     for r in rows:
         print(f"{r['case']:<28} {r['files_bytes'] / 1e6:>9.1f} {r['wall_s']:>7.2f} "
               f"{r['peak_rss_bytes'] / 1e6:>12.0f} {r['macs'] if r['macs'] is not None else '-':>14}")
-    out = ROOT / "benchmarks" / "results" / "bench_inspect.json"
+    out = result_path("bench_inspect", args.machine)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                "cpu_count": __import__("os").cpu_count(), "rows": rows},

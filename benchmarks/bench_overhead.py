@@ -5,7 +5,7 @@ For the demo ResNet-18 at batch 1 and 8, in one process and with the same ONNX R
 session and inputs: (a) a hand-written loop timing ``session.run`` with
 ``time.perf_counter_ns``; (b) :func:`trtcheck.measure.bench.run_bench`. The two are
 interleaved A/B/A/B in rounds so machine drift hits both; the goal is medians within 3%.
-Prints a table and writes ``benchmarks/results/bench_overhead.json``.
+Prints a table and writes ``benchmarks/results/bench_overhead-<machine>.json``.
 
 Usage: ``python benchmarks/bench_overhead.py [--rounds 3] [--samples 60]``
 """
@@ -15,18 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
-from pathlib import Path
+
+from _harness import add_machine_argument, result_path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trtcheck.backends.onnxruntime import OnnxRuntimeBackend  # noqa: E402
-from trtcheck.fingerprint import collect_environment  # noqa: E402
-from trtcheck.load.demo import demo_model_path  # noqa: E402
-from trtcheck.measure.bench import StopRule, run_bench  # noqa: E402
+from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
+from trtcheck.fingerprint import collect_environment
+from trtcheck.load.demo import demo_model_path
+from trtcheck.measure.bench import StopRule, run_bench
 
 
 def plain_loop(sess, feed, n: int) -> list[float]:
@@ -43,6 +42,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--samples", type=int, default=60)
     ap.add_argument("--batches", default="1,8")
+    add_machine_argument(ap)
     args = ap.parse_args()
     model = demo_model_path()
     be = OnnxRuntimeBackend(model)
@@ -75,7 +75,7 @@ def main() -> int:
            "cpu": env.cpu_model, "cpu_count": env.cpu_count, "python": platform.python_version(),
            "onnxruntime": env.packages.get("onnxruntime"), "rows": rows,
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    dest = Path(__file__).resolve().parent / "results" / "bench_overhead.json"
+    dest = result_path("bench_overhead", args.machine)
     dest.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {dest}")
     return 0

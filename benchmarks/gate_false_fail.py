@@ -1,6 +1,6 @@
 """False-fail rate and detection power of ``trtcheck gate`` baseline rules.
 
-Draws many pairs of synthetic runs from the noise model in ``tests/gate_synth.py``
+Draws many pairs of synthetic runs from the noise model in ``trtcheck/testing/synthetic_results.py``
 (log-normal jitter, slow AR(1) drift, interference bursts, run-level shift), evaluates a
 baseline policy at the default settings with the real :func:`trtcheck.analyze.gate.evaluate`,
 and counts verdicts per rule:
@@ -13,25 +13,22 @@ Also runs noisier machines than the default ``run_to_run_cv`` assumes (run-level
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/gate_false_fail.py [--repeats 300] [--seed 0]
+    python benchmarks/gate_false_fail.py [--repeats 300] [--seed 0] [--machine dev]
 
-Prints a table and writes ``benchmarks/results/gate_false_fail.json``.
+Prints a table and writes ``benchmarks/results/gate_false_fail-<machine>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-sys.path.insert(0, str(HERE.parent))
 
-import gate_synth as g
+from _harness import add_machine_argument, format_table, write_result
+
+from trtcheck.testing import synthetic_results as g
 
 from trtcheck.analyze.gate import evaluate, parse_policy
 
@@ -69,6 +66,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--samples", type=int, default=1000, help="samples per batch size")
+    add_machine_argument(ap)
     args = ap.parse_args()
     scenarios = [
         ("same, run-to-run 1% (default assumption)", 0.0, 0.01),
@@ -79,26 +77,25 @@ def main() -> None:
         ("50% slower, run-to-run 1%", 0.50, 0.01),
     ]
     out = {"repeats": args.repeats, "samples_per_batch": args.samples, "seed": args.seed,
-           "batch_sizes": sorted(MEDIANS), "policy": POLICY, "python": platform.python_version(),
-           "scenarios": []}
+           "batch_sizes": sorted(MEDIANS), "policy": POLICY, "scenarios": []}
     print(f"{args.repeats} pairs x {len(MEDIANS)} batch sizes, {args.samples} samples each; "
           "checks per rule = 2 x pairs")
-    print(f"{'scenario':<46} {'rule':<15} {'pass':>6} {'inconcl':>8} {'fail':>6} {'fail %':>7}")
+    rows = []
     t0 = time.perf_counter()
     for name, slowdown, sigma in scenarios:
         counts = run(args.repeats, args.seed, slowdown, sigma, args.samples)
         for rule, c in counts.items():
             tot = sum(c.values())
-            print(f"{name:<46} {rule:<15} {c['pass']:>6} {c['inconclusive']:>8} {c['fail']:>6} "
-                  f"{100.0 * c['fail'] / tot:>6.2f}%")
+            rows.append({"scenario": name, "rule": rule, "pass": c["pass"],
+                         "inconclusive": c["inconclusive"], "fail": c["fail"],
+                         "fail_percent": 100.0 * c["fail"] / tot})
         out["scenarios"].append({"name": name, "true_slowdown": slowdown,
                                  "run_sigma": sigma, "counts": counts})
     out["elapsed_s"] = round(time.perf_counter() - t0, 1)
-    dest = HERE / "results" / "gate_false_fail.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {dest} ({out['elapsed_s']} s)")
-
+    print(format_table(rows, [("scenario", "scenario", ""), ("rule", "rule", ""),
+                              ("pass", "pass", "d"), ("inconclusive", "inconcl", "d"),
+                              ("fail", "fail", "d"), ("fail_percent", "fail %", ".2f")]))
+    write_result("gate_false_fail", args.machine, out)
 
 if __name__ == "__main__":
     main()

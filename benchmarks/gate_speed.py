@@ -2,7 +2,7 @@
 
 Goal (issue 6): under 1 s for a typical results file, without TensorRT or onnxruntime.
 
-Cases (synthetic, seeded results from tests/gate_synth.py, written with save_results):
+Cases (synthetic, seeded results from trtcheck/testing/synthetic_results.py, written with save_results):
 
 * typical: batch sizes 1, 4, 8, 16 with 2,000 samples each (``trtcheck bench``'s
   default 2 s minimum per batch size on a ~1 ms model), 6 budgets and 3 baseline rules
@@ -16,17 +16,15 @@ matplotlib, scipy and tensorrt were not imported (``-X importtime``).
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/gate_speed.py [--repeats 5]
+    python benchmarks/gate_speed.py [--repeats 5] [--machine dev]
 
-Prints a table and writes ``benchmarks/results/gate_speed.json``.
+Prints a table and writes ``benchmarks/results/gate_speed-<machine>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,10 +34,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
 
-import gate_synth as g
+from _harness import add_machine_argument, format_table, write_result
+
+from trtcheck.testing import synthetic_results as g
 
 POLICY = """\
 version: 1
@@ -81,6 +79,7 @@ def timed(argv: list[str], repeats: int) -> tuple[list[float], set[str], int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
+    add_machine_argument(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         dd = Path(d)
@@ -104,26 +103,20 @@ def main() -> None:
             ("typical, budgets only", files["typ_new"], ["-p", str(pol_budgets)]),
         ]
         rows = []
-        print(f"{'case':<52} {'file MB':>8} {'median s':>9} {'max s':>7} {'exit':>5}  heavy imports")
         for name, res, extra in cases:
             times, heavy, rc = timed(["gate", str(res), *extra], args.repeats + 1)
-            size = res.stat().st_size / 1e6
-            row = {"case": name, "file_mb": round(size, 2),
-                   "median_s": round(statistics.median(times), 3),
-                   "max_s": round(max(times), 3), "exit_code": rc,
-                   "heavy_imports": sorted(heavy), "runs": len(times)}
-            rows.append(row)
-            print(f"{name:<52} {size:>8.2f} {row['median_s']:>9.3f} {row['max_s']:>7.3f} "
-                  f"{rc:>5}  {', '.join(sorted(heavy)) or 'none'}")
-    out = {"python": platform.python_version(), "machine": platform.machine(),
-           "cpu_count": os.cpu_count(), "goal_s": 1.0, "cases": rows,
-           "note": "fresh process per run, startup included; shared 2-core machine, "
-                   "other jobs running"}
-    dest = HERE / "results" / "gate_speed.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {dest}")
-
+            rows.append({"case": name, "file_mb": round(res.stat().st_size / 1e6, 2),
+                         "median_s": round(statistics.median(times), 3),
+                         "max_s": round(max(times), 3), "exit_code": rc,
+                         "heavy_imports": ", ".join(sorted(heavy)) or "none",
+                         "runs": len(times)})
+    print(format_table(rows, [("case", "case", ""), ("file_mb", "file MB", ".2f"),
+                              ("median_s", "median s", ".3f"), ("max_s", "max s", ".3f"),
+                              ("exit_code", "exit", "d"),
+                              ("heavy_imports", "heavy imports", "")]))
+    write_result("gate_speed", args.machine, {
+        "goal_s": 1.0, "cases": rows,
+        "note": "fresh process per run, startup included"})
 
 if __name__ == "__main__":
     main()

@@ -9,7 +9,7 @@ serving numbers can be read against it.
 
 Run (needs torch + torchvision + a CUDA GPU)::
 
-    PYTHONPATH=. python benchmarks/gpu_batcher_h200.py --out benchmarks/results
+    python benchmarks/gpu_batcher_h200.py --out benchmarks/results
 
 Writes ``gpu_batcher_<device>.json`` (summary), ``gpu_batcher_<device>.txt`` (tables) and
 ``gpu_batcher_<device>_results.json.gz`` (the full trtcheck results document with raw
@@ -29,9 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_common import torch_resnet18_fp16  # noqa: E402
+from _harness import torch_resnet18_fp16
 
 
 def main() -> int:

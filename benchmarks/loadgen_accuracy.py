@@ -14,13 +14,13 @@ is not counted as generator error.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/loadgen_accuracy.py [--seconds 2]
+    python benchmarks/loadgen_accuracy.py [--seconds 2]
 
 The column ``cpu%`` is the process's CPU time / wall time during the run: on a machine
 where other processes compete for the core it stays well under 100% and the send lag
 is the operating system's preemption, not the generator's own cost (``cpu us/req``).
 
-Prints a table and writes ``benchmarks/results/loadgen_accuracy.json``.
+Prints a table and writes ``benchmarks/results/loadgen_accuracy-<machine>.json``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from _harness import add_machine_argument, result_path
 
 import numpy as np
 
@@ -97,9 +99,10 @@ async def suite(seconds: float) -> list:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" /
-                                         "loadgen_accuracy.json"))
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
+    add_machine_argument(ap)
     args = ap.parse_args()
+    args.out = args.out or str(result_path("loadgen_accuracy", args.machine))
     pinned = None
     try:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})

@@ -7,7 +7,7 @@ batcher at moderate load has and a back-to-back bench has not) cost time (caches
 frequency/idle states). This measures the median execution time of the demo ResNet-18
 (one intra-op thread) at batch 1 and 4 with idle gaps of 0/5/20/50 ms between executions,
 from the main thread and from an executor thread (as the batcher runs sync backends).
-Prints a table and writes ``benchmarks/results/ort_idle_gap.json`` (or ``--out``).
+Prints a table and writes ``benchmarks/results/ort_idle_gap-<machine>.json`` (or ``--out``).
 """
 
 from __future__ import annotations
@@ -15,24 +15,26 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _harness import add_machine_argument, result_path
+
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trtcheck.fingerprint import collect_environment  # noqa: E402
-from trtcheck.load.demo import demo_model_path  # noqa: E402
+from trtcheck.fingerprint import collect_environment
+from trtcheck.load.demo import demo_model_path
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=40)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "ort_idle_gap.json"))
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
+    add_machine_argument(ap)
     args = ap.parse_args()
+    args.out = args.out or str(result_path("ort_idle_gap", args.machine))
     import onnxruntime as ort
 
     opts = ort.SessionOptions()

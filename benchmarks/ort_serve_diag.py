@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_common import cpu_model  # noqa: E402
+from _harness import cpu_model
 
 
 def cgroup_cpu() -> dict:

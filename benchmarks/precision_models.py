@@ -3,10 +3,10 @@
 
 Accuracy (same seeded random inputs for both precisions) and latency per precision
 (``run_bench`` with a short stopping rule). Prints a table and writes
-``benchmarks/results/precision_models.json`` (the PrecisionResult of each model).
+``benchmarks/results/precision_models-<machine>.json`` (the PrecisionResult of each model).
 Latency on a shared 2-core CPU is noisy; the accuracy numbers are deterministic.
 
-Usage: ``PYTHONPATH=. python benchmarks/precision_models.py [--samples N]``
+Usage: ``python benchmarks/precision_models.py [--samples N]``
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
+from _harness import add_machine_argument, result_path
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def _ppocr_cls() -> Path:
@@ -36,6 +36,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=8)
+    add_machine_argument(ap)
     args = ap.parse_args()
     rule = StopRule(warmup_s=0.5, warmup_min_iterations=3, min_duration_s=2.0, min_samples=30,
                     max_duration_s=20.0)
@@ -59,7 +60,7 @@ def main() -> None:
                   f"{(o.top1_agreement or 0):>5.0%} {rl.median_ms:>8.3f} {vl.median_ms:>8.3f} "
                   f"{vl.speedup_vs_reference or 0:>7.2f} {'pass' if v.passed else 'FAIL'}")
         out[name] = json.loads(r.model_dump_json())
-    dest = ROOT / "benchmarks" / "results" / "precision_models.json"
+    dest = result_path("precision_models", args.machine)
     dest.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {dest}")
 

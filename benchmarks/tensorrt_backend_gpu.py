@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 K = 4096
 MAX_ROWS = 50_000_000  # profile max batch: big enough to reach cudaMalloc's OOM

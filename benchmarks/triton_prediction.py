@@ -7,7 +7,7 @@ within 10%, the P50 within 10% and the P99 within 20% of perf_analyzer's measure
 
 What it does:
 
-1. Starts a real tritonserver (``tests/triton_server.py``: CPU, python backend, explicit
+1. Starts a real tritonserver (``trtcheck/testing/triton_server.py``: CPU, python backend, explicit
    model control) with a python-backend model that busy-waits T(b) = A + B x b ms.
 2. Calibration run: one configuration under Poisson load (400 req/s, 2 ms window, max
    batch 32, 1 instance). By default the load comes from ``trtcheck serve --url ... -o
@@ -60,16 +60,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "engines"))
 
-from trtcheck.analyze.live_calibration import (  # noqa: E402
+from trtcheck.analyze.live_calibration import (
     LiveObservation,
     calibrate,
     predict,
 )
-from trtcheck.analyze.simulator import Candidate  # noqa: E402
+from trtcheck.analyze.simulator import Candidate
 
 GOALS = {"mean_batch": 0.10, "p50_ms": 0.10, "p99_ms": 0.20}
 MODEL = "tb"
@@ -152,7 +149,9 @@ def load_config(srv, cfg: Config, a_ms: float, b_ms: float) -> None:
 
 def perf_analyzer(srv, cfg: Config, interval_ms: int, workdir: Path) -> dict:
     """Run perf_analyzer (Poisson at the rate, async) and read the server's delta."""
-    import fetch_triton as ft
+    from trtcheck.testing.triton_server import load_fetch_triton
+
+    ft = load_fetch_triton()
 
     exe = ft.fetch_perf_analyzer()
     export = workdir / "pa.json"
@@ -323,7 +322,7 @@ def main() -> int:
         if args.out != ap.get_default("out"):
             Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
         return 0
-    from triton_server import TritonServer, write_model
+    from trtcheck.testing.triton_server import TritonServer, write_model
 
     grid = QUICK_GRID if args.quick else FULL_GRID
     interval = args.interval_ms or (2000 if args.quick else 4000)

@@ -24,7 +24,7 @@ an existing server instead (``--protocol`` then follows the URL).
 
 Run (dev machine, about 2 minutes with the defaults)::
 
-    PYTHONPATH=. python benchmarks/triton_validation.py --machine dev-cpu
+    python benchmarks/triton_validation.py --machine dev-cpu
 
 On another host (e.g. the GPU machine's CPU, offline): pack the cache made by
 ``python engines/fetch_triton.py --perf-analyzer`` (perf_analyzer's folder carries libb64
@@ -56,9 +56,6 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 def _http_stats(http_url: str, model: str) -> dict:
@@ -168,8 +165,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    import triton_server as ts
-    from bench_common import cpu_model
+    from trtcheck.testing import triton_server as ts
+    from _harness import cpu_model
 
     fetch = ts.load_fetch_triton()
     pa = fetch.fetch_perf_analyzer()

@@ -10,10 +10,10 @@ import importlib.util
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_helper import CliResult
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -54,13 +54,6 @@ def demo_model() -> Path:
     from trtcheck.load.demo import demo_model_path
 
     return demo_model_path()
-
-
-@dataclass
-class CliResult:
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
@@ -186,9 +179,9 @@ def synthetic_serve_json(out: Path, max_batch: str = "8", repeats: str = "1") ->
 @pytest.fixture(scope="session")
 def triton(tmp_path_factory):
     """A real tritonserver (CPU, python backend, explicit model control) on free loopback
-    ports, with the scripted-T(b) models of ``tests/triton_server.py``; ``tb_linear`` is
+    ports, with the scripted-T(b) models of ``trtcheck/testing/triton_server.py``; ``tb_linear`` is
     loaded. Fails loudly when the server cannot be fetched or started."""
-    from triton_server import TritonServer, make_repository
+    from trtcheck.testing.triton_server import TritonServer, make_repository
 
     repo = make_repository(tmp_path_factory.mktemp("triton"))
     srv = TritonServer(repo, explicit=True, load_models=("tb_linear",))
@@ -204,7 +197,7 @@ def triton(tmp_path_factory):
 def triton_no_control(tmp_path_factory):
     """A real tritonserver without explicit model control (``tb_linear`` loaded at
     start): the repository API refuses loads."""
-    from triton_server import TritonServer, write_model
+    from trtcheck.testing.triton_server import TritonServer, write_model
 
     repo = tmp_path_factory.mktemp("triton_nc") / "models"
     write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25)

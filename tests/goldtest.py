@@ -36,6 +36,11 @@ def default_scrubs() -> list[tuple[str, str]]:
         (re.escape(str(REPO)), "<REPO>"),
         (rf"\btrtcheck{re.escape(' ')}{re.escape(__version__)}\b", "trtcheck VERSION"),
         (rf"\bonnx {re.escape(onnx.__version__)}\b", "onnx VERSION"),
+        # the results schema version: bumped by every schema change, checked by
+        # tests/test_results_schema.py
+        (r'("schema_version": )"\d+\.\d+"', r'\1"SCHEMA_VERSION"'),
+        (r"\bresults schema \d+(\.\d+)?\b", "results schema SCHEMA_VERSION"),
+        (r"(?m)^(schema_version\s+)\d+(\.\d+)?$", r"\1SCHEMA_VERSION"),
         # charts: matplotlib's PNG/SVG bytes change with its version and fonts
         (r"data:image/(png|svg\+xml);base64,[A-Za-z0-9+/=]+", r"data:image/\1;base64,CHART"),
     ]

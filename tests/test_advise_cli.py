@@ -274,7 +274,7 @@ def test_per_sample_time_rise_is_noted_in_the_advice():
 
 def test_advise_from_a_report_folder(tmp_path, capsys):
     """gate and compare take a report folder for its results.json; advise --from did not."""
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
     d = tmp_path / "report"
     d.mkdir()
     g.write(g.results({1: 2.0, 8: 4.0}, n=200, seed=1), d / "results.json")
@@ -305,7 +305,7 @@ def test_advise_from_serve_faster_than_bench_does_not_crash(tmp_path, capsys):
     """`report --demo` on a loaded machine exited 2 with "capacity must be > 0": the serve
     run's executions were much faster than the bench's T(b) (measured under other load),
     the calibrated mean excess was below -T(1), and every batch time came out <= 0."""
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
     from trtcheck.results import load_results, save_results
     serve = tmp_path / "s.json"
     with pytest.raises(SystemExit):

@@ -166,3 +166,16 @@ def test_a_heavy_tailed_bench_sets_capacity_by_its_mean_and_is_noted():
     adv = advise(req)
     assert adv.recommendation.prediction.utilisation > 0.4  # not the median's 0.28
     assert any("heavy tail" in n for n in adv.curve.notes)
+
+
+@pytest.mark.parametrize("rate,overhead_ms", [(3000.0, 0.0), (200.0, 12.0), (1e-3, 0.0)])
+def test_path_and_pitfalls_speak_in_field_terms(rate, overhead_ms):
+    """Every sentence the user reads names the rule or the measurement, not where the
+    project's rules came from (no "seed pitfall N", "the seed's knee")."""
+    adv = advise(_req([(1, 0.29), (8, 0.4), (32, 1.0)], rate,
+                      per_request_overhead_ms=overhead_ms))
+    words = [n.question for n in adv.path] + [n.conclusion for n in adv.path]
+    words += [p.message for p in adv.pitfalls] + [p.remedy or "" for p in adv.pitfalls]
+    words += list(adv.inputs.notes) if getattr(adv.inputs, "notes", None) else []
+    words.append(adv.recommendation.summary)
+    assert words and not [w for w in words if "seed" in w.lower()]

@@ -20,13 +20,13 @@ from trtcheck.errors import InputError
 
 
 def test_seed_break_even_reproduces_the_seed_experiment():
-    # seed notes: batch 3.34 x 0.29 ms = ~0.97 ms saved vs a 100 ms window
-    be = qf.break_even_seed(3.34, 0.29, 100.0)
+    # ResNet-18, Python HTTP layer: batch 3.34 x 0.29 ms = ~0.97 ms saved vs a 100 ms window
+    be = qf.break_even_optimistic(3.34, 0.29, 100.0)
     assert be.saved_ms == pytest.approx(0.9686)
     assert be.added_ms == 100.0
     assert not be.pays
     assert be.ratio == pytest.approx(100 / 0.9686)
-    assert qf.break_even_seed(8, 20.0, 10.0, 5.0).pays  # 160 > 15
+    assert qf.break_even_optimistic(8, 20.0, 10.0, 5.0).pays  # 160 > 15
 
 
 def test_sharp_break_even_equals_b_minus_1_tau0_rule():

@@ -75,7 +75,7 @@ def _noisy_curve(seed: int, cv: float, draw: int = 0) -> object:
 
 
 def test_noisy_measurements_say_cannot_tell_and_what_to_remeasure():
-    adv = advise(AdviseRequest(curve=_noisy_curve(1, 0.6, draw=2), rate_per_s=80.0,
+    adv = advise(AdviseRequest(curve=_noisy_curve(1, 0.8, draw=1), rate_per_s=80.0,
                                requests=2000))
     rec = adv.recommendation
     st = rec.stability

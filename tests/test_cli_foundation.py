@@ -86,3 +86,44 @@ def test_unwritable_output_dir(cli, tmp_path, demo_model):
     blocker.write_text("x")
     res = cli("report", str(demo_model), "-o", str(blocker / "sub"), *FAST)
     assert_one_line_error(res, 2, "cannot write")
+
+
+# --- number options have upper bounds; paths are checked before any work ---------------
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench", "m.onnx", "--max-duration", "1e308"], "--max-duration"),
+    (["bench", "m.onnx", "--warmup", "1e308"], "--warmup"),
+    (["bench", "m.onnx", "--min-samples", "10000000000"], "--min-samples"),
+    (["bench", "m.onnx", "--batch", "100000000000000000000"], "batch sizes must be integers"),
+    (["serve", "--synthetic-curve", "1:1", "--load", "open:1e308"], "at most 1e+09"),
+    (["serve", "--synthetic-curve", "1:1", "--load", "closed:100000000"],
+     "closed-loop clients"),
+    (["serve", "--synthetic-curve", "1:1", "--instances", "100000000"], "--instances"),
+    (["serve", "--synthetic-curve", "1:1", "--duration-s", "1e308"], "--duration-s"),
+    (["serve", "--synthetic-curve", "100000000000000000000:1"], "bad synthetic curve point"),
+    (["advise", "--latency-curve", "1:1,100000000000000000000:5", "--arrival-rate", "100"],
+     "must be an integer >= 1 and <= 2147483647"),
+    (["advise", "--latency-curve", "1:1e308", "--arrival-rate", "100"],
+     "positive number of milliseconds <= 1e+07"),
+    (["precision", "m.onnx", "--samples", "10000000000"], "--samples"),
+])
+def test_number_options_are_bounded(args, needle, tiny_relu_model):
+    from cli_helper import invoke as run_main
+
+    res = run_main(*[str(tiny_relu_model) if a == "m.onnx" else a for a in args])
+    assert_one_line_error(res, 2, needle)
+
+
+@pytest.mark.parametrize("args", [
+    ["inspect", "x" * 300 + ".onnx"],
+    ["bench", "m.onnx", "-o", "d/" + "y" * 256 + ".json"],
+    ["gate", "r.json", "--policy", "p" * 300 + ".yaml"],
+    ["report", "--from", "z" * 300, "-o", "out"],
+])
+def test_path_component_over_255_bytes_is_one_line_error(args, tmp_path, monkeypatch):
+    from cli_helper import invoke as run_main
+
+    monkeypatch.chdir(tmp_path)
+    res = run_main(*args)
+    assert_one_line_error(res, 2, "file systems allow 255")
+    assert not any(tmp_path.iterdir())  # nothing created

@@ -54,7 +54,7 @@ def test_overwrite_also_gets_umask_mode(umask, tmp_path, capsys):
 
 
 def test_report_and_gate_files_match(umask, tmp_path, capsys):
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
 
     res = g.write(g.results({1: 2.0, 8: 4.0}, n=200, seed=1), tmp_path / "r.json")
     _ok(["report", "--from", str(res), "-o", str(tmp_path / "rep")], capsys)

@@ -8,7 +8,7 @@ import json
 import struct
 from pathlib import Path
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 import onnx
 import pytest
 

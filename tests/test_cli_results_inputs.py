@@ -14,7 +14,7 @@ from trtcheck.cli import main
 
 @pytest.fixture
 def results_json(tmp_path):
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
     return g.write(g.results({1: 2.0, 8: 4.0}, n=200, seed=1), tmp_path / "r.json")
 
 

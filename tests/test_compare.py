@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 import pytest
 
 from trtcheck.analyze.compare import compare

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 from trtcheck.analyze.gate import evaluate, parse_policy
 from trtcheck.cli import main
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 from conftest import synthetic_serve_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -400,7 +400,7 @@ def test_junit_xml_stays_well_formed_with_control_characters(tmp_path, capsys):
 
     from trtcheck.results import load_results, save_results
 
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
     src = g.write(g.results({1: 2.0}, n=100, seed=1), tmp_path / "a.json")
     res = load_results(src)
     res.bench[0].label = "bad\x01label\x1b]]>"

@@ -15,13 +15,13 @@ import pytest
 
 from trtcheck.analyze import regression as R
 from trtcheck.analyze.gate import evaluate, parse_policy
-from trtcheck.analyze.metrics import SampleStat
+from trtcheck.analyze.metric_resolver import SampleStat
 from trtcheck.cli import main
 from trtcheck.results.engine import EngineLayer
 from trtcheck.results.model import load_results
 from trtcheck.stats import min_samples_to_certify
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 from conftest import synthetic_serve_json
 
 MEDIAN = SampleStat("quantile", 0.5)
@@ -409,7 +409,7 @@ def test_p99_budget_without_raw_samples_does_not_pass(serve_results_json, tmp_pa
 def test_max_of_p99_needs_the_same_certification_as_each_p99(tmp_path, capsys):
     """`max(bench.batch[*].p99_ms) <= B` means every p99 <= B: it must not pass where
     `bench.batch[*].p99_ms <= B` is not certified (it did: a loophole around early stopping)."""
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
     few = g.write(g.results({1: 2.0, 8: 9.0}, n=50, seed=5), tmp_path / "few.json")
     many = g.write(g.results({1: 2.0, 8: 9.0}, n=2000, seed=6), tmp_path / "many.json")
     pol = ("version: 1\nbudgets:\n  - max(bench.batch[*].p99_ms) <= 1 s\n"

@@ -16,7 +16,7 @@ from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 from conftest import synthetic_serve_json
 
 
@@ -464,9 +464,35 @@ def test_filter_on_a_float_field_matches_integer_text(serve_results_json, tmp_pa
 def test_request_rate_metrics_take_a_request_rate_unit(tmp_path, capsys):
     """`load.rate_per_s` and `arrival_rate_per_s` are requests per second; the gate called
     the unit 'rate/s', refused '1 rate/s' and then hinted "rates take rate/s"."""
-    from trtcheck.analyze.metrics import format_quantity, metric_unit, parse_quantity
+    from trtcheck.units import format_quantity, metric_unit, parse_quantity
     for leaf in ("rate_per_s", "arrival_rate_per_s", "capacity_per_instance_per_s"):
         u = metric_unit(leaf)
         assert parse_quantity("300 requests/s", u) == 300.0
         assert parse_quantity("300 qps", u) == 300.0
         assert "rate/s" not in format_quantity(300.0, u)
+
+
+def test_computed_percentiles_follow_the_recorded_percentile_method():
+    """A percentile computed from raw samples (p99.9_ms, p97_ms) uses the method the file
+    records in ``percentile_method``, as its stored p99_ms does; a bootstrap of a stored
+    percentile uses it too."""
+    from trtcheck.stats import percentile_method
+
+    with percentile_method("nearest-rank"):
+        nr = g.results(seed=3, n=250)
+    lin = g.results(seed=3, n=250)
+    st = nr.bench[0].batch(8).stats
+    assert st.percentile_method == "nearest-rank"
+    samples = np.asarray(nr.bench[0].batch(8).samples_ms)
+    for name, q in (("p99.9_ms", 0.999), ("p97_ms", 0.97)):
+        v_nr = one(f"bench.batch[8].{name}", nr)
+        v_lin = one(f"bench.batch[8].{name}", lin)
+        assert v_nr.value == pytest.approx(percentile(samples, q, "nearest-rank"), rel=1e-12)
+        assert v_lin.value == pytest.approx(percentile(samples, q, "linear"), rel=1e-12)
+        assert v_nr.value != v_lin.value  # 250 samples: the methods differ here
+        assert (v_nr.stat.kind, v_nr.stat.method) == ("quantile", "nearest-rank")
+        assert v_lin.stat.method == "linear"
+    v = one("bench.batch[8].p99_ms", nr)
+    assert v.value == st.p99_ms == float(v.stat.of(samples))
+    # medians are one number under both methods (the middle sample or the mean of two)
+    assert one("bench.batch[8].median_ms", nr).stat == M.SampleStat("quantile", 0.5)

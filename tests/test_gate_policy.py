@@ -10,7 +10,7 @@ from trtcheck.analyze.gate import PolicyError, parse_policy
 from trtcheck.cli import main
 from trtcheck.errors import EXIT_BAD_INPUT, InputError
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 
 OK_HEAD = "version: 1\nbudgets:\n"
 
@@ -181,6 +181,49 @@ def test_readme_example_policy_is_valid():
     assert {r.kind for r in pol.rules} == {"budget", "baseline"}
 
 
+# --- hostile policy text ---------------------------------------------------------------
+
+BILLION_LAUGHS = (b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+                  b"b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+                  b"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+                  b"f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"
+                  b"budgets:\n  - metric: bench.batch[1].p99_ms\n    max: *g\n")
+
+
+@pytest.mark.parametrize("data,needle", [
+    (BILLION_LAUGHS, "policy.yaml:2: YAML aliases (*name) are not allowed"),
+    (b"budgets:\n  - bench.batch[1].p99_ms <= 5 ms\x07\n", "control character U+0007"),
+    (b"budgets: []\n\x1b[2J\n", "policy.yaml:2: the policy holds the control character U+001B"),
+    (b"[" * 100000, "nested too deeply"),
+    (b"budgets:\n  - metric: bench.batch[1].p99_ms\n    max: " + b"9" * 5000 + b"\n",
+     "policy.yaml:3: a value YAML cannot convert"),
+    (b"budgets:\n  - metric: bench.batch[1].p99_ms\n    max: 0x" + b"f" * 5000 + b"\n",
+     "beyond the float range"),
+])
+def test_hostile_policies_are_one_line_input_errors(data, needle):
+    from trtcheck.analyze.gate import parse_policy
+    from trtcheck.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        parse_policy(data)
+    assert needle in e.value.message
+    assert len(e.value.message) < 500  # nothing expanded into the message
+
+
+def test_policy_from_a_fifo_or_device_is_refused(tmp_path):
+    import os
+
+    from trtcheck.analyze.gate import load_policy
+    from trtcheck.errors import InputError
+
+    fifo = tmp_path / "policy.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="FIFO"):
+        load_policy(fifo)
+    with pytest.raises(InputError, match="device"):
+        load_policy("/dev/zero")
+
+
 MANY = """\
 version: 1
 settings:
@@ -347,7 +390,7 @@ def test_bad_operator_and_unknown_metric_on_one_line_are_both_reported():
 @pytest.mark.parametrize("raw", ["1e400 ms", "1e400", "-1e999 samples/s"])
 def test_bounds_that_overflow_to_infinity_are_refused(raw):
     """'inf ms' was refused, but '1e400 ms' overflowed to inf and became a bound."""
-    from trtcheck.analyze.metrics import UnitError, metric_unit, parse_quantity
+    from trtcheck.units import UnitError, metric_unit, parse_quantity
     leaf = "throughput_samples_per_s" if "samples" in raw else "p99_ms"
     with pytest.raises(UnitError, match="finite"):
         parse_quantity(raw, metric_unit(leaf))

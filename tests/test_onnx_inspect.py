@@ -408,3 +408,21 @@ def test_integer_scalar_input_gets_an_input_value_hint(tmp_path: Path):
     [f] = [f for f in insp.lints if f.code == "onnx-integer-scalar-input"]
     assert f.severity == "warning" and f.where == "sr"
     assert "int64 scalar" in f.message and "--input-value sr=" in (f.remedy or "")
+
+
+def test_string_fields_that_are_not_utf8_are_shown_escaped(tmp_path: Path):
+    """protobuf hands over bytes for an ONNX string field that is not UTF-8 (producer,
+    graph and node names): inspection shows them escaped and the results serialise."""
+    import json
+
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="RELU_NODE")],
+                          "GRAPHNAME", [_vi("x", ["b", 8])], [_vi("y", ["b", 8])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="PRODUCER")
+    data = (m.SerializeToString().replace(b"PRODUCER", b"P\xffODUCER")
+            .replace(b"GRAPHNAME", b"GRAP\x80NAME").replace(b"RELU_NODE", b"RELU\xfe\xffODE"))
+    p = tmp_path / "m.onnx"
+    p.write_bytes(data)
+    insp = inspect_onnx(p)
+    assert insp.producer == "P\\xffODUCER" and insp.graph_name == "GRAP\\x80NAME"
+    assert json.loads(insp.model_dump_json())["graph_name"] == "GRAP\\x80NAME"

@@ -207,3 +207,23 @@ def test_unmeasurable_models_exit_2_in_every_command(tmp_path: Path, cli, comman
     res = cli(*args)
     assert_one_line_error(res, 2, "no nodes" if which == "empty" else "size 0")
     assert not (tmp_path / "out.plan").exists()
+
+
+def test_non_utf8_model_file_name_is_measured_and_written(tmp_path: Path):
+    """A model whose file name holds a byte that is not UTF-8: ONNX Runtime gets the
+    model's bytes, and the report and results are written with the name escaped."""
+    import json
+    import os
+
+    from cli_helper import invoke as run_main
+
+    folder = os.fsencode(tmp_path)
+    name = os.path.join(folder, b"m\xff.onnx")
+    onnx.save(_tiny_model(), os.fsdecode(name))
+    out = os.fsdecode(os.path.join(folder, b"rep"))
+    res = run_main("report", os.fsdecode(name), "--batch", "1", "--min-duration", "0.05",
+                   "--warmup", "0.01", "-o", out)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(Path(out, "results.json").read_text(encoding="utf-8"))
+    assert doc["bench"][0]["model_path"].endswith("m\\udcff.onnx")
+    assert sorted(os.listdir(out)) == ["charts", "report.html", "report.md", "results.json"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import EnvironmentProblem, InputError
-from trtcheck.inspection.plan_header import (
+from trtcheck.load.plan_header import (
     Runtime,
     explain_load_log,
     installed_runtimes,
@@ -166,7 +166,7 @@ def test_truncated_trt_plan_is_an_error():
 def test_trt_header_claiming_far_more_than_the_file_is_truncated(tmp_path: Path, capsys,
                                                                   monkeypatch):
     from trtcheck.cli import main
-    from trtcheck.inspection import plan_header as PH
+    from trtcheck.load import plan_header as PH
 
     data = bytearray(fake_trt_plan(body=bytes(range(256)) * 16))[:4096]
     data[16:24] = struct.pack("<Q", 400_000)
@@ -241,7 +241,7 @@ def test_library_version_zero_means_a_corrupt_plan():
 
 def test_preflight_without_runtime_exits_3(tmp_path: Path, capsys, monkeypatch):
     from trtcheck.cli import main
-    from trtcheck.inspection import plan_header as PH
+    from trtcheck.load import plan_header as PH
 
     p = tmp_path / "model.plan"
     p.write_bytes(fake_trt_plan())
@@ -255,7 +255,7 @@ def test_preflight_without_runtime_exits_3(tmp_path: Path, capsys, monkeypatch):
 
 def test_preflight_log_as_json(tmp_path: Path, capsys, monkeypatch):
     from trtcheck.cli import main
-    from trtcheck.inspection import plan_header as PH
+    from trtcheck.load import plan_header as PH
 
     log = tmp_path / "load.log"
     log.write_text("expecting compute 8.6 got compute 7.5, please rebuild.\n")
@@ -363,3 +363,20 @@ def test_real_deserialize_failure_is_translated(rtx_conv_plan: Path, trt_rtx):
 def test_zero_version_header_is_damaged():
     info = plan_info_from_bytes(b"ftrt" + b"\x00" * 60, runtimes=TRT_10_8)
     assert info.can_load is False and info.problems[0].code == "plan-bad-header"
+
+
+def test_fifo_and_device_are_refused_before_reading(tmp_path: Path, capsys):
+    import os
+
+    from trtcheck.cli import main
+
+    fifo = tmp_path / "model.plan"
+    os.mkfifo(fifo)
+    for args, needle in ((["preflight", str(fifo)], "FIFO"),
+                         (["preflight", "/dev/zero"], "device"),
+                         (["preflight", "--log", "/dev/zero"], "device"),
+                         (["inspect", str(fifo)], "FIFO")):
+        with pytest.raises(SystemExit) as e:
+            main(args)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and needle in err, (args, err)

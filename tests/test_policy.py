@@ -5,7 +5,7 @@ from trtcheck.policy import BatchingPolicy
 
 
 def test_window_zero_takes_what_is_queued():
-    # seed pitfall 5: a zero window must still batch a backlog
+    # a zero window must still batch a backlog (wait_for(queue.get(), 0) would give up)
     p = BatchingPolicy(max_batch_size=32, max_queue_delay_us=0)
     assert p.decide(20, 0.0, 0.0).dispatch == 20
     assert p.decide(100, 0.0, 0.0).dispatch == 32

@@ -345,6 +345,39 @@ def test_weights_clamped_by_the_converter_are_named_and_the_remedy_works(tmp_pat
     assert not [f for f in v.findings if f.code == "fp16-weight-clamped"]
 
 
+def test_odd_node_and_tensor_names_are_quoted_and_localised(tmp_path: Path) -> None:
+    """Node names with shell metacharacters are shell-quoted in the suggested command,
+    and tensor names with Polygraphy wildcard characters ('[', '*') do not stop the
+    layer-by-layer localisation."""
+    import shlex
+
+    import onnx
+
+    from trtcheck.load.precision_models import build_overflow_model
+
+    m = build_overflow_model()
+    node_names = {"square": "sq;rm -rf x|[a]*", "variance": "v ar$(id)"}
+    tensors = {}
+    for node in m.graph.node:
+        if node.name in node_names:
+            node.name = node_names[node.name]
+        for i, o in enumerate(node.output):
+            if o != "y":
+                tensors[o] = f"{o}[0]*"
+                node.output[i] = tensors[o]
+    for node in m.graph.node:
+        for i, x in enumerate(node.input):
+            node.input[i] = tensors.get(x, x)
+    p = tmp_path / "odd.onnx"
+    onnx.save_model(m, str(p))
+    r = compare_onnx_precisions(p, ["fp16"], sample_count=2, seed=0)
+    v = r.variants["fp16"]
+    overflow = next(f for f in v.findings if f.code == "fp16-range-overflow")
+    command = overflow.remedy.split("(--keep-fp32-nodes ", 1)[1].split("), or", 1)[0]
+    assert shlex.split(command) == ["sq;rm -rf x|[a]*,v ar$(id)"]
+    assert v.localization is not None
+
+
 # ----------------------------------------------------------------- non-finite candidates
 
 

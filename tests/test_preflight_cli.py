@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from trtcheck.cli import main
-from trtcheck.inspection import plan_header as PH
-from trtcheck.inspection.plan_header import Runtime, plan_info_from_bytes
+from trtcheck.load import plan_header as PH
+from trtcheck.load.plan_header import Runtime, plan_info_from_bytes
 import json
 
 

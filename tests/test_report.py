@@ -183,3 +183,63 @@ def test_report_skips_batch_sizes_a_fixed_input_refuses(tmp_path, cli):
     assert "skipping batch 4" in res.stderr
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert [p["batch_size"] for p in doc["bench"][0]["batches"]] == [1]
+
+
+def test_tex_like_user_text_does_not_break_charts(tmp_path):
+    r"""A trace file named ``$\frac$.txt`` gives the serving load label ``trace:$\frac$.txt``,
+    which lands in chart legends: matplotlib's mathtext would raise on it. Every chart
+    text is shown literally."""
+    import json
+
+    from cli_helper import invoke as run_main
+
+    trace = tmp_path / "$\\frac$.txt"
+    trace.write_text("\n".join(str(i * 0.002) for i in range(40)) + "\n")
+    res = run_main("serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0",
+                   "--max-batch", "8", "--load", f"trace:{trace}", "--repeats", "1",
+                   "--warmup-requests", "0", "-o", tmp_path / "serve.json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((tmp_path / "serve.json").read_text())
+    assert doc["serve"]["configs"][0]["load"]["label"] == "trace:$\\frac$.txt"
+    res = run_main("report", "--from", tmp_path / "serve.json", "-o", tmp_path / "rep")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+
+def test_chart_text_is_never_parsed_as_math():
+    from trtcheck.report.charts import ChartSink, new_figure
+
+    fig, ax = new_figure()
+    ax.bar(["$\\frac$", "a$b"], [1, 2], label="$\\frac{$")
+    ax.set_title("$\\frac$ layer")
+    ax.legend()
+    chart = ChartSink().add("bench-latency", "t", fig)
+    assert chart.png_bytes.startswith(b"\x89PNG")
+
+
+def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeypatch):
+    """report --precision whose comparison fails still writes the bench results, then
+    exits with the precision error (nothing measured is lost)."""
+    import json
+
+    import onnx
+    from cli_helper import invoke as run_main
+    from onnx import TensorProto, helper
+
+    from trtcheck.errors import InputError
+    from trtcheck.measure import precision as P
+
+    def broken(*args, **kwargs):
+        raise InputError("the FP16 variant cannot be built", "check the model")
+
+    monkeypatch.setattr(P, "precision_section_for_report", broken)
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["b", 8]) for n in ("x", "y")]
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", vi[:1], vi[1:])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    res = run_main("report", model, "--batch", "1", "--precision", "fp16", "--no-serve",
+                   "--min-duration", "0.05", "--warmup", "0.01", "-o", tmp_path / "rep")
+    assert res.returncode == 2, res.stderr
+    assert "written without the precision comparison: the FP16 variant" in res.stderr
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert [b["batch_size"] for b in doc["bench"][0]["batches"]] == [1]

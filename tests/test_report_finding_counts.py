@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import gate_synth as g  # noqa: E402
+from trtcheck.testing import synthetic_results as g
 
 from trtcheck.report import build_report  # noqa: E402
 from trtcheck.report.sec_summary import count_sentence  # noqa: E402

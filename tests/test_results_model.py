@@ -188,7 +188,7 @@ def test_hostile_json_is_one_input_error(text, needle):
 def test_advise_and_report_refuse_inconsistent_results(serve_doc, tmp_path, command):
     import copy
 
-    from inprocess_cli import run_main
+    from cli_helper import invoke as run_main
 
     doc = copy.deepcopy(serve_doc)
     doc["serve"]["configs"][0]["repeats"] = []
@@ -201,3 +201,39 @@ def test_advise_and_report_refuse_inconsistent_results(serve_doc, tmp_path, comm
     assert res.returncode == 2, res.stderr
     assert "no repeats" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "rep").exists()
+
+
+def test_lone_surrogates_are_escaped_and_written(tmp_path):
+    """A file name with an undecodable byte (Python keeps it as a lone surrogate) or a
+    "\\ud800" read from JSON reaches the results: the file is written, names escaped,
+    and no temporary file is left."""
+    from trtcheck.results import save_results
+
+    r = make_results()
+    bad = "m\udcff.onnx"
+    r = r.model_copy(update={"bench": [r.bench[0].model_copy(update={"model_path": bad})]})
+    out = tmp_path / "r.json"
+    save_results(r, out)
+    back = json.loads(out.read_text(encoding="utf-8"))
+    assert back["bench"][0]["model_path"] == "m\\udcff.onnx"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    doc = json.loads(results_to_json(make_results()))
+    doc["bench"][0]["label"] = "x\ud800"
+    parsed = results_from_json(json.dumps(doc), "r.json")  # JSON "\ud800" escape
+    assert parsed.bench[0].label == "x\\ud800"
+    results_to_json(parsed)
+
+
+def test_results_file_from_a_fifo_or_device_is_refused(tmp_path):
+    import os
+
+    from trtcheck.results import load_results
+
+    os.mkfifo(tmp_path / "r.json")
+    with pytest.raises(InputError, match="FIFO"):
+        load_results(tmp_path / "r.json")
+    with pytest.raises(InputError, match="device"):
+        load_results("/dev/zero")
+    (tmp_path / "link.json").symlink_to(tmp_path / "gone.json")
+    with pytest.raises(InputError, match="a link to a missing file"):
+        load_results(tmp_path / "link.json")

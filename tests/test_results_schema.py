@@ -44,7 +44,7 @@ def test_shipped_schema_version_and_history_agree_with_the_model():
 
 def test_a_model_change_without_a_bump_is_caught(monkeypatch):
     changed = generate_schema()
-    changed["properties"]["future_section"] = {"type": "string"}
+    changed["properties"]["sign_off"] = {"type": "string"}
     monkeypatch.setattr(schema_main, "generate_schema", lambda: changed)
     found = [p for p, _ in schema_main.problems()]
     assert any(f"schema_version is still {SCHEMA_VERSION}" in p for p in found), found
@@ -64,8 +64,8 @@ def test_docstring_edits_change_no_digest():
 def test_change_description_and_bump_kind():
     old = generate_schema()
     new = json.loads(json.dumps(old))
-    new["properties"]["future_section"] = {"type": "string"}
-    assert describe_change(old, new) == (["future_section"], [], [])
+    new["properties"]["sign_off"] = {"type": "object", "properties": {"by": {"type": "string"}}}
+    assert describe_change(old, new) == (["sign_off"], [], [])
     removed = json.loads(json.dumps(old))
     del removed["$defs"]["LatencyStats"]["properties"]["cv"]
     added, gone, changed = describe_change(old, removed)
@@ -96,13 +96,13 @@ def test_trtcheck_schema_validates_the_demo_results(demo, tmp_path):
 
 def test_unknown_top_level_field_renders_with_one_note(demo, tmp_path):
     data = json.loads((demo / "results.json").read_text())
-    data["future_section"] = {"decision": "ship", "reasons": ["p99 within budget"]}
+    data["sign_off"] = {"by": "release manager", "reasons": ["p99 within budget"]}
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps(data))
     res = run_cli("report", "--from", str(newer), "-o", str(tmp_path / "r"))
     assert res.returncode == 0, res.stderr
     notes = [ln for ln in res.stderr.splitlines() if "unknown field" in ln]
-    assert len(notes) == 1 and "future_section" in notes[0] and notes[0].startswith("note: ")
+    assert len(notes) == 1 and "sign_off" in notes[0] and notes[0].startswith("note: ")
     assert (tmp_path / "r" / "report.html").is_file()
 
 

@@ -1,6 +1,6 @@
 """``trtcheck serve --url``: live KServe v2 targets against a real tritonserver.
 
-The server (``tests/triton_server.py``) is the real Triton 2.51 from the pytriton wheel,
+The server (``trtcheck/testing/triton_server.py``) is the real Triton 2.51 from the pytriton wheel,
 CPU, python backend, with models whose batch time is scripted; nothing mocks its
 protocol. Values asserted: the server's mean batch in the results equals the delta of
 Triton's own statistics, every request is counted (failed ones as failed), a sweep loads
@@ -150,7 +150,7 @@ def test_sweep_without_explicit_model_control_is_one_line(triton_no_control, tmp
 
 
 def test_unreachable_url_is_environment(tmp_path):
-    from triton_server import free_ports
+    from trtcheck.testing.triton_server import free_ports
 
     port = free_ports(1)[0]
     for url in (f"http://127.0.0.1:{port}", f"grpc://127.0.0.1:{port}"):
@@ -175,7 +175,7 @@ def test_unknown_model_and_version_are_input(triton, tmp_path):
 
 
 def test_server_not_ready_is_environment(tmp_path):
-    from triton_server import TritonServer, write_model
+    from trtcheck.testing.triton_server import TritonServer, write_model
 
     repo = tmp_path / "models"
     write_model(repo, "tb_linear")

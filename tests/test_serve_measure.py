@@ -496,3 +496,28 @@ def test_serving_gives_sigterm_back_to_the_commands_own_handler():
         measure_serving(fn, windows_ms=[0], max_batch_sizes=[2], loads=["burst:4"], repeats=1,
                         warmup_requests=0)
         assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_missing_uvloop_leaves_no_coroutine_never_awaited(monkeypatch):
+    """A library caller asking for uvloop without it installed gets EnvironmentProblem and
+    no "coroutine ... was never awaited" RuntimeWarning (nothing was started)."""
+    import gc
+    import sys
+    import warnings
+
+    from trtcheck.errors import EnvironmentProblem
+
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    be = SyntheticBackend("1:0.3,8:1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            measure_serving(be, use_uvloop=True, windows_ms=[0], max_batch_sizes=[8],
+                            loads=["burst:4"], repeats=1, warmup_requests=0)
+        except EnvironmentProblem as exc:
+            assert "uvloop is not installed" in exc.message
+        else:
+            pytest.fail("measure_serving(use_uvloop=True) ran without uvloop")
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], \
+        [str(w.message) for w in caught]

@@ -247,3 +247,63 @@ def test_runnable_batch_sizes_skips_sizes_a_fixed_input_refuses():
     dynamic = [TensorInfo(name="x", dtype="float32", shape=["b", "t"])]
     ok, skipped = runnable_batch_sizes(dynamic, None, [1, 2])
     assert ok == [1, 2] and not skipped  # missing dims are the bench's one-line error
+
+
+def _npz_with_header(path, descr: str, shape: tuple, payload: bytes = b"\0" * 64):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
+                                               "shape": shape})
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x.npy", buf.getvalue() + payload)
+    return path
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda p: np.savez(p, x=np.array(["a", "b"])), "holds text"),
+    (lambda p: np.savez(p, x=np.array([b"a"])), "holds bytes"),
+    (lambda p: np.savez(p, x=np.ones((1, 4), np.complex64)), "complex numbers"),
+    (lambda p: np.savez(p), "holds no arrays"),
+    (lambda p: _npz_with_header(p, "<f4", (10**13,)), "claims shape [10000000000000]"),
+    (lambda p: _npz_with_header(p, "<f4", (4, 64)), "but holds 64 bytes"),
+])
+def test_bad_npz_files_are_refused_before_reading(tmp_path, make, needle):
+    p = tmp_path / "in.npz"
+    make(str(p))
+    with pytest.raises(InputError) as e:
+        load_npz(p)
+    assert needle in e.value.message
+
+
+def test_npz_from_a_device_or_fifo_is_refused(tmp_path):
+    import os
+
+    with pytest.raises(InputError, match="device"):
+        load_npz("/dev/zero")
+    os.mkfifo(tmp_path / "f.npz")
+    with pytest.raises(InputError, match="FIFO"):
+        load_npz(tmp_path / "f.npz")
+
+
+@pytest.mark.parametrize("dtype,arr,needle", [
+    ("float32", np.full((1, 4), 1e300), "beyond the float32 range"),
+    ("float16", np.full((1, 4), 1e5, np.float32), "beyond the float16 range"),
+    ("int32", np.full((1, 4), 2**40, np.int64), "outside the int32 range"),
+    ("int64", np.full((1, 4), 1.5), "fractional values"),
+])
+def test_values_that_do_not_survive_the_cast_are_refused(dtype, arr, needle):
+    from trtcheck.load.input_checks import check_data_fits
+
+    t = TensorInfo(name="x", dtype=dtype, shape=["b", 4])
+    with pytest.raises(InputError) as e:
+        check_data_fits([t], {"x": arr}, "in.npz")
+    assert needle in e.value.message
+    check_data_fits([t], {"x": np.ones((1, 4))}, "in.npz")  # in range: accepted
+
+
+@pytest.mark.parametrize("spec", ["x:1x" + "9" * 30, "x:1x2147483648", "x:0", "x:-3"])
+def test_shape_dims_are_bounded(spec):
+    with pytest.raises(InputError, match=r"every dim must be in 1\.\.2147483647"):
+        parse_shapes(spec)

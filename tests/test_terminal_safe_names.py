@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import gate_synth as g
+from trtcheck.testing import synthetic_results as g
 import onnx
 import pytest
 from onnx import TensorProto, helper

@@ -297,7 +297,7 @@ def test_every_status_renders(status):
 def test_real_advice_that_cannot_tell_names_what_to_remeasure():
     """A noisy sweep (log-normal sigma 0.4, 30 samples a batch size): the advice's
     bootstrap replicas disagree, and the verdict says so with the advice's own words."""
-    import gate_synth as g
+    from trtcheck.testing import synthetic_results as g
 
     from trtcheck.analyze.inputs import build_request, inputs_from_results
 

@@ -49,8 +49,8 @@ the embedded batcher's would. :meth:`BatchingPolicy.triton_step` is one pass of
 (:func:`trtcheck.analyze.simulator.simulate` with ``ServiceModel(batcher="triton")``)
 runs the batcher thread, the payload queue and the instances around it.
 
-Unlike the seed experiment's design (pitfall 5: ``wait_for(queue.get(), 0)`` gives up even
-with requests queued), a window of 0 means "take everything already queued, up to
+Unlike a batcher built on ``wait_for(queue.get(), 0)`` (which gives up even with requests
+queued), a window of 0 means "take everything already queued, up to
 ``max_batch_size``, without waiting".
 """
 

@@ -150,8 +150,8 @@ def read_input_text(path: str | os.PathLike[str], what: str, max_bytes: int,
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
-        raise InputError(f"{what} {_show(path)} is not UTF-8 text (byte {exc.start}: "
-                         f"{data[exc.start:exc.start + 1]!r})",
+        raise InputError(f"cannot read {what} {_show(path)}: not a text file (not UTF-8 "
+                         f"at byte {exc.start}: {data[exc.start:exc.start + 1]!r})",
                          hint or "pass the file trtcheck or the tool wrote") from None
 
 

@@ -62,6 +62,17 @@ _METHOD: contextvars.ContextVar[str] = contextvars.ContextVar("trtcheck_percenti
                                                               default="linear")
 
 
+def numpy_quantile_method(method: str) -> str:
+    """NumPy's ``method=`` argument of :func:`numpy.quantile` for a percentile method of
+    :data:`PERCENTILE_METHODS` (``"linear"`` -> ``"linear"``, ``"nearest-rank"`` ->
+    ``"inverted_cdf"``).
+
+    Raises:
+        ValueError: ``method`` not in :data:`PERCENTILE_METHODS`.
+    """
+    return _NUMPY_METHOD[_check_method(method)]
+
+
 def current_percentile_method() -> str:
     """The method :func:`percentile` and :func:`summarize` use when given none."""
     return _METHOD.get()

@@ -36,11 +36,21 @@ def read_arrival_times(path: str | Path, min_arrivals: int = 1) -> np.ndarray:
             binary or unreadable; a non-number (with its line); a non-finite time; a
             span over :data:`MAX_TRACE_SPAN_S`; fewer than ``min_arrivals`` arrivals.
     """
-    from trtcheck.safe_io import parse_json_text, read_input_text
+    from trtcheck.safe_io import read_input_text
 
     p = Path(path)
     text = read_input_text(p, "trace file", MAX_TRACE_BYTES,
                            "give a file of arrival times in seconds")
+    return arrival_times_from_text(text, str(p), min_arrivals)
+
+
+def arrival_times_from_text(text: str, where: str = "<trace>",
+                            min_arrivals: int = 1) -> np.ndarray:
+    """:func:`read_arrival_times` for a trace already read (``where`` names it in
+    messages); same result and errors, no file access."""
+    from trtcheck.safe_io import parse_json_text
+
+    p = where
     vals: list[float] = []
     if text.lstrip().startswith("["):
         doc = parse_json_text(text, str(p), _HINT)
@@ -57,10 +67,13 @@ def read_arrival_times(path: str | Path, min_arrivals: int = 1) -> np.ndarray:
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            field = line.replace(",", " ").split()[0]
+            fields = line.replace(",", " ").split()
+            if not fields:  # separators only
+                continue
+            field = fields[0]
             try:
                 vals.append(float(field))
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise InputError(f"{p}:{ln}: {field!r} is not a time in seconds",
                                  _HINT) from None
     if any(not math.isfinite(v) for v in vals):

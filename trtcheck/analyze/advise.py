@@ -1,12 +1,12 @@
 """The batching decision tree: from T(b), overheads and an arrival rate to a configuration.
 
-The tree follows the seed notes' order of optimisations for online serving (largest
-measured gain first): thin the HTTP layer -> replace the Python serving layer -> more
-execution contexts -> batching -> scale out. Each step is an explicit question with a
-threshold, answered by a given or measured number that the node records. The
-configuration itself (window, max batch, instances) is chosen by simulating every
-candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the batcher);
-the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
+The tree follows the order of optimisations for online serving (largest measured gain
+first, in ResNet-18 serving measurements): thin the HTTP layer -> replace the Python
+serving layer -> more execution contexts -> batching -> scale out. Each step is an
+explicit question with a threshold, answered by a given or measured number that the node
+records. The configuration itself (window, max batch, instances) is chosen by simulating
+every candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the
+batcher); the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
 
 Choice rule (documented, deterministic):
 
@@ -61,16 +61,18 @@ from trtcheck.units import int_ranges
 
 OVERHEAD_DOMINATES_RATIO = 1.0
 """Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
-the model, is the larger cost (seed notes: 12 ms overhead vs 0.29 ms inference)."""
+the model, is the larger cost (ResNet-18 behind a Python HTTP layer: 12 ms overhead vs
+0.29 ms inference)."""
 
 PYTHON_LAYER_OVERHEAD_MS = 1.0
 """Step 2 threshold: a per-request overhead of 1 ms or more is a Python-class serving
-layer. Seed notes: a Python layer costs ~10 ms per request; C++ servers (Triton, vLLM)
+layer. Measured: a Python layer costs ~10 ms per request; C++ servers (Triton, vLLM)
 far below; the bare asyncio batcher design costs ~0.2 ms (pitfall 5). 1 ms is a tenth of
 the Python layer's cost."""
 
 CONTEXTS_KNEE = 4
-"""Step 3: the seed measured 4 concurrent execution contexts per engine as the knee."""
+"""Step 3: the knee of concurrent execution contexts per engine: in the ResNet-18 serving
+measurements behind this tree, throughput stopped growing beyond 4."""
 
 HEAVY_MODEL_MS = 10.0
 """Seed notes: batching is worth it when t_infer >= ~10 ms (heavy model)."""
@@ -909,7 +911,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         yes = c_req >= PYTHON_LAYER_OVERHEAD_MS
         nodes.append(DecisionNode(
             step="replace-python-layer", question="Is the per-request overhead at the level "
-            "of a Python serving layer (>= 1 ms; seed: ~10 ms vs far less for C++ servers)?",
+            "of a Python serving layer (>= 1 ms; a Python HTTP layer typically costs ~10 ms, "
+            "a C++ server far less)?",
             value=c_req, threshold=PYTHON_LAYER_OVERHEAD_MS, answer="yes" if yes else "no",
             conclusion=("move serving to a C++ server (Triton, gRPC, shared memory): "
                         f"{c_req:.3g} ms per request is what a Python layer costs"
@@ -925,7 +928,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         answer="yes" if yes else "no",
         conclusion=(f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
                     f"serving one request at a time cannot keep up; try up to {CONTEXTS_KNEE} "
-                    f"{contexts} (the seed's knee) - their overlap is not in the "
+                    f"{contexts} (throughput usually stops growing there) - their overlap is not "
+                    "in the "
                     "single-stream curve, so measure it - and batch"
                     if yes else f"{lw} x S(1) {s1:.3g} ms = {rho_all:.3f} ({eff.parts}): one "
                     f"context is busy {rho_all:.1%} of the time at batch 1; more contexts "
@@ -955,7 +959,7 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     lam_tau = f.waiting_pays_index
     w_probe_ms = 1.0
     b_probe = qf.expected_window_batch(lam_inst, w_probe_ms, max(curve.max_batch_measured, 2))
-    be = qf.break_even_seed(b_probe, t1, w_probe_ms, eff.per_batch_ms)
+    be = qf.break_even_optimistic(b_probe, t1, w_probe_ms, eff.per_batch_ms)
     nodes.append(DecisionNode(
         step="batching", question="Does waiting for a batch pay (sharp break-even: "
         "lambda x tau0 > 1, tau0 the fixed cost of one simulated execution)?", value=lam_tau,
@@ -964,7 +968,7 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
             "a window fills fast enough to save more fixed cost than it waits"
             if lam_tau > 1 else
             "by this estimate a window waits longer than it saves" + (
-                f"; seed rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
+                f"; break-even rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
                 f"{be.saved_ms:.3g} ms saved vs {be.added_ms:.3g} ms added (window + "
                 f"per-batch overhead {eff.per_batch_ms:.3g} ms; cost/gain {be.ratio:.2g})"
                 if b_probe >= 1.5 else
@@ -1149,33 +1153,32 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
         out.append(Finding(
             code="pitfall-asyncio-queue-loop", severity="warning",
             message="a Python batcher's asyncio.Queue created before the event loop runs "
-            "binds to the wrong loop and every request hangs (seed pitfall 1)",
+            "binds to the wrong loop and every request hangs",
             remedy="create queues and tasks once a running loop exists (startup hook)"))
     if batching:
         out.append(Finding(
             code="pitfall-count-batches-server-side", severity="info",
             message="count batches on the server (executions vs inferences), not from "
-            "responses: N responses come back per batch (seed pitfall 2)",
+            "responses: N responses come back per batch",
             remedy="Triton: nv_inference_count / nv_inference_exec_count"))
     if not req.overheads_source.startswith("calibrated"):  # no open-loop serve run behind it
         out.append(Finding(
             code="pitfall-load-shape", severity="info",
             message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
             "batching; check this advice with open-loop arrivals at the target rate and a "
-            "burst, with pre-warmed connections (seed pitfall 3)",
+            "burst, with pre-warmed connections",
             remedy="trtcheck serve --load open:RATE --load burst:N"))
     if batching and python_layer and 2.0 <= w_ms <= 10.0:
         out.append(Finding(
             code="pitfall-short-python-window", severity="warning",
-            message=f"a {w_ms:g} ms window in a Python service rarely collects a batch "
-            "(seed pitfall 4): its own per-request cost spreads the arrivals",
+            message=f"a {w_ms:g} ms window in a Python service rarely collects a batch: "
+            "its own per-request cost spreads the arrivals",
             remedy="prefer a C++ batcher (Triton) or measure the batch sizes you get"))
     if batching and w_ms == 0:
         out.append(Finding(
             code="pitfall-window-zero-gives-up", severity="warning",
             message="with window 0 a batcher must take what is already queued before it "
-            "waits; asyncio.wait_for(queue.get(), 0) gives up at once and never batches "
-            "(seed pitfall 5)",
+            "waits; asyncio.wait_for(queue.get(), 0) gives up at once and never batches",
             remedy="drain the queue up to max batch without awaiting, then wait"))
     return out
 

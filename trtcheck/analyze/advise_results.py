@@ -15,8 +15,8 @@ from trtcheck.results.advice import Advice
 
 DEMO_LOAD_SHARE = 0.1
 """The demo's arrival rate as a share of what one instance serves at batch 1 (1 / S(1),
-the simulated mean execution time with the measured spread): the seed's sparse-arrival
-case, where no queue forms (lambda x S(1) = 0.1; the seed's own was 0.058). Tied to the
+the simulated mean execution time with the measured spread): a sparse-arrival case,
+where no queue forms (lambda x S(1) = 0.1). Tied to the
 measured capacity, so the demo answers the same question on a fast GPU and on a loaded
 2-core CPU; at 0.3 a heavy-tailed CPU curve made batches of 2 win by 7% on P99 in some
 runs and not in others (a tail effect, not the lesson)."""
@@ -34,7 +34,7 @@ def advise_from_results(results: Any, rate_per_s: float | None = None,
     With ``demo`` and no ``rate_per_s`` the rate comes from the measured capacity:
     :data:`DEMO_LOAD_SHARE` of one instance's batch-1 capacity (``serve``'s default
     sweep also sets its rate from the measured T(1)); the advice carries a note with the
-    seed's lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate.
+    sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate.
 
     Raises:
         InputError: no T(b) in the results, or what :func:`advise` raises.
@@ -78,7 +78,7 @@ def advise_from_results(results: Any, rate_per_s: float | None = None,
             b_head = exc.message
         lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
                   f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
-                  "from this machine's measurement), the seed's sparse-arrival case: no queue "
+                  "from this machine's measurement), a sparse-arrival case: no queue "
                   "forms, so a batching window only adds latency and the serving layer's "
                   f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
                   f"advice would be: {b_head}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from trtcheck.errors import InputError
+from trtcheck.results.consistency import MAX_BATCH_SIZE
 
 MONOTONE_NOISE_TOLERANCE = 0.5
 """A measured T(b) may dip below T(b') for b > b' by up to 50% before the curve is
@@ -150,14 +151,20 @@ class LatencyCurve:
         return s / med if med > 0 else None
 
 
+MAX_CURVE_TIME_MS = 1e7
+"""Largest batch time a curve may hold, ms (2.8 hours: the bound every duration option
+has; longer is no inference latency and overflows the queueing arithmetic)."""
+
+
 def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
                samples_ms: Mapping[int, Sequence[float]] | None = None,
                noise_tolerance: float = 0.0) -> LatencyCurve:
     """Build and check a :class:`LatencyCurve`.
 
     Args:
-        points: ``(batch_size, T_ms)`` pairs, any order, batch sizes unique integers >= 1,
-            times finite and > 0.
+        points: ``(batch_size, T_ms)`` pairs, any order, batch sizes unique integers in
+            ``1..MAX_BATCH_SIZE`` (2**31 - 1), times finite, > 0 and at most
+            :data:`MAX_CURVE_TIME_MS`.
         source: where the points came from (used in messages).
         samples_ms: raw samples per batch size (ms), optional.
         noise_tolerance: relative dip allowed before a non-monotone curve is an error
@@ -173,16 +180,19 @@ def make_curve(points: Iterable[tuple[int, float]], *, source: str = "given",
                          "give at least T(1), e.g. --latency-curve 1:0.29,8:1.02")
     seen: set[int] = set()
     for b, t in pts:
-        if not isinstance(b, (int, np.integer)) or b < 1:
+        if not isinstance(b, (int, np.integer)) or not 1 <= b <= MAX_BATCH_SIZE:
             raise InputError(f"batch size {b!r} in the latency curve from {source} must be "
-                             "an integer >= 1", "write batch:milliseconds pairs, e.g. 1:0.29")
+                             f"an integer >= 1 and <= {MAX_BATCH_SIZE}",
+                             "write batch:milliseconds pairs, e.g. 1:0.29")
         if b in seen:
             raise InputError(f"batch size {b} appears twice in the latency curve from {source}",
                              "give each batch size once")
         seen.add(int(b))
-        if not (isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t > 0):
+        if not (isinstance(t, (int, float, np.floating)) and math.isfinite(t)
+                and 0 < t <= MAX_CURVE_TIME_MS):
             raise InputError(f"T({b}) = {t!r} ms in the latency curve from {source} must be "
-                             "a positive number of milliseconds", "e.g. 1:0.29 for 0.29 ms")
+                             f"a positive number of milliseconds <= {MAX_CURVE_TIME_MS:g}",
+                             "e.g. 1:0.29 for 0.29 ms")
     pts.sort()
     bs = np.array([p[0] for p in pts], dtype=np.int64)
     ts = np.array([float(p[1]) for p in pts], dtype=np.float64)

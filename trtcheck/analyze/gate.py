@@ -241,7 +241,24 @@ class _Doc:
         self.loader = loader
 
     def value(self, node: Any) -> Any:
-        return self.loader.construct_object(node, deep=True)
+        """The Python value of ``node``; strings have lone surrogates escaped.
+
+        Raises:
+            _PolicyError: a scalar PyYAML cannot convert (an integer of more than
+                4,300 digits, ``sys.get_int_max_str_digits``).
+        """
+        from trtcheck.safe_io import clean_strings
+
+        try:
+            v = clean_strings(self.loader.construct_object(node, deep=True))
+        except ValueError as exc:
+            raise _PolicyError(_line(node), f"a value YAML cannot convert "
+                               f"({' '.join(str(exc).split())[:100]})",
+                               "write an ordinary number") from None
+        if isinstance(v, int) and v.bit_length() > 1024:  # beyond any float: 0x fff...
+            raise _PolicyError(_line(node), f"a number of {v.bit_length()} bits, beyond "
+                               "the float range", "write an ordinary number")
+        return v
 
     def mapping(self, node: Any, what: str, allowed: tuple[str, ...],
                 errs: _Errors | None = None) -> dict[str, tuple[Any, Any]]:
@@ -309,16 +326,43 @@ def load_policy(path: str | Path) -> Policy:
             metric paths with close matches); one mistake reads ``<file>:<line>: ...``,
             several ``<file> has N mistakes: line A: ...; line B: ...``.
     """
+    from trtcheck.safe_io import read_input_bytes
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"policy file not found: {p}", "check the path given to --policy")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a policy file", "pass a YAML file")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror or exc}", None) from None
+    data = read_input_bytes(p, "policy file", MAX_POLICY_BYTES,
+                            "check the path given to --policy (a YAML file)")
     return parse_policy(data, source=str(p))
+
+
+def _policy_loader(text: str) -> Any:
+    """A PyYAML ``SafeLoader`` for ``text`` that refuses aliases (``*name``).
+
+    A policy has no use for them, and they are how a few hundred bytes expand to
+    gigabytes ("billion laughs": each alias repeats an anchored list of aliases). The
+    refusal happens while composing, before anything is expanded.
+
+    Raises:
+        yaml.reader.ReaderError: ``text`` holds a character YAML forbids (from the
+            constructor, which reads the first characters).
+    """
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise _AliasRefused(event.start_mark.line + 1)
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader(text)
+
+
+class _AliasRefused(Exception):
+    """A YAML alias in a policy (carries the 1-based line)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
 
 
 def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
@@ -342,7 +386,15 @@ def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
     if not text.strip():
         raise InputError(f"{source}:1: the policy file is empty",
                          "add budgets: and/or baseline: rules (see docs/gate.md)")
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = _policy_loader(text)
+    except yaml.reader.ReaderError as exc:  # a control character, checked on construction
+        line = text[: max(0, exc.position)].count("\n") + 1
+        raise InputError(f"{source}:{line}: the policy holds the control character "
+                         f"U+{exc.character:04X}, which YAML does not allow"
+                         if isinstance(exc.character, int) else
+                         f"{source}:{line}: the policy holds a character YAML does not allow",
+                         "remove it (a stray escape sequence or a binary paste?)") from None
     try:
         try:
             root = loader.get_single_node()
@@ -357,7 +409,15 @@ def parse_policy(data: bytes | str, source: str = "policy.yaml") -> Policy:
             raise InputError(f"{source}:{line}: YAML syntax error: {exc.problem}{ctx}",
                              "check indentation, colons and quotes on that line") from None
         except yaml.YAMLError as exc:
-            raise InputError(f"{source}:1: not valid YAML: {exc}", None) from None
+            raise InputError(f"{source}:1: not valid YAML: {' '.join(str(exc).split())[:200]}",
+                             None) from None
+        except _AliasRefused as exc:
+            raise InputError(f"{source}:{exc.line}: YAML aliases (*name) are not allowed in "
+                             "a policy", "write the value out in full") from None
+        except RecursionError:
+            raise InputError(f"{source}:1: the policy is nested too deeply",
+                             "a policy is a few levels of mappings (see docs/gate.md)") \
+                from None
         if root is None:
             raise InputError(f"{source}:1: the policy file holds no YAML document",
                              "add budgets: and/or baseline: rules (see docs/gate.md)")

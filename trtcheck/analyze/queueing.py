@@ -48,17 +48,18 @@ class BreakEven:
         return self.added_ms / self.saved_ms if self.saved_ms > 0 else math.inf
 
 
-def break_even_seed(batch_size: float, t_infer_ms: float, window_ms: float,
+def break_even_optimistic(batch_size: float, t_infer_ms: float, window_ms: float,
                     per_batch_overhead_ms: float = 0.0) -> BreakEven:
-    """The seed notes' break-even rule: batching pays only if
+    """The break-even rule: batching pays only if
     ``batch_size * t_infer > window + fixed_per_batch_overhead``.
 
-    Source: seed notes ("The rules", break-even). Left side: the inference time a batch
+    Left side: the inference time a batch
     of ``batch_size`` could at most save (as if the batch cost no more than one request);
     right side: the time the batch adds (the window it waited and a fixed per-batch
     cost). Assumes the whole saving materialises, so it is optimistic for batching: a
     ``False`` here is conclusive, a ``True`` is necessary, not sufficient.
-    Example (seed experiment): 3.34 x 0.29 ms = 0.97 ms saved vs a 100 ms window.
+    Example (ResNet-18 at batch 3.34, T(1) 0.29 ms): 3.34 x 0.29 ms = 0.97 ms saved vs a
+    100 ms window.
     """
     return BreakEven(saved_ms=batch_size * t_infer_ms,
                      added_ms=window_ms + per_batch_overhead_ms)
@@ -71,8 +72,9 @@ def break_even_sharp(batch_size: int, t1_ms: float, tb_ms: float, window_ms: flo
     Serving ``b`` requests one at a time keeps an instance busy ``b*T(1)``; batching them
     costs the window the first one waited plus one execution ``T(b)``. With the linear
     model this is ``(b - 1) * tau0 > W``: a window pays only while it is shorter than the
-    fixed cost the extra ``b - 1`` requests avoid. Derived here from the seed rule by
-    charging the batch its real execution time ``T(b)`` instead of assuming it free.
+    fixed cost the extra ``b - 1`` requests avoid. Derived here from
+    :func:`break_even_optimistic` by charging the batch its real execution time ``T(b)``
+    instead of assuming it free.
     Assumes the instance would otherwise be busy serving those requests (a backlog);
     with an idle instance nothing is saved at all.
     """
@@ -102,8 +104,8 @@ def queue_formation_ratio(t_infer_ms: float, rate_per_s: float) -> float:
     """Seed notes' queue-formation ratio ``t_infer / t_gap`` with ``t_gap = 1/lambda``.
 
     >> 1: a queue forms by itself and batching has something to collect; << 1: the queue
-    holds one request and batching only adds latency; ~ 1: little to gain. Source: seed
-    notes ("The rules"). It equals the batch-1 utilisation ``rho`` of one instance.
+    holds one request and batching only adds latency; ~ 1: little to gain. Source: the
+    M/D/1 queue's utilisation at batch 1. It equals the batch-1 utilisation ``rho`` of one instance.
     """
     _check_rate(rate_per_s)
     return t_infer_ms * rate_per_s / 1000.0

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trtcheck.analyze.metrics import HIGHER, LOWER, SampleStat
+from trtcheck.analyze.metric_checks import HIGHER, LOWER
+from trtcheck.analyze.metric_resolver import SampleStat
 from trtcheck.stats import min_samples_to_certify
 
 DEFAULT_CONFIDENCE = 0.95

@@ -113,8 +113,8 @@ class OnnxRuntimeBackend(Backend):
         if self._threads:
             opts.intra_op_num_threads = int(self._threads)
         try:
-            self._sess = ort.InferenceSession(str(self.model_path), sess_options=opts,
-                                              providers=providers)
+            self._sess = ort.InferenceSession(_ort_model_source(self.model_path),
+                                              sess_options=opts, providers=providers)
         except Exception as exc:  # ORT raises its own exception types (Fail, InvalidGraph...)
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"ONNX Runtime cannot load {self.model_path}: {msg[:300]}",
@@ -158,3 +158,28 @@ class OnnxRuntimeBackend(Backend):
             raise InputError(f"ONNX Runtime failed to run {self.model_path.name}: {msg[:300]}",
                              "check input shapes with `trtcheck inspect` and --shapes") from None
         return InferOutput(outputs=dict(zip(self._output_names, outs)))
+
+
+def _ort_model_source(path: Any) -> str | bytes:
+    """What ONNX Runtime is given for ``path``: the path itself, or the model's bytes when
+    the path holds bytes that are not UTF-8 (ONNX Runtime takes paths as UTF-8 text only).
+
+    Raises:
+        InputError: such a path names a model with external-data files (they are found
+            relative to the path, so the bytes alone cannot be loaded).
+    """
+    text = str(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    from trtcheck.load.onnx_model import external_data_refs, load_onnx
+
+    if external_data_refs(load_onnx(text, load_external_data=False)):
+        raise InputError(f"the path {ascii(text)} is not UTF-8 and the model keeps its weights "
+                         "in external-data files, which ONNX Runtime then cannot find",
+                         "rename the model's file or folder to UTF-8")
+    with open(text, "rb") as fh:
+        return fh.read()
+

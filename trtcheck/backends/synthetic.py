@@ -15,11 +15,12 @@ awaits :func:`asyncio.sleep` for all but the last 1.5 ms and then yields to the 
 milliseconds (selectors' epoll timeout).
 
 ``per_request_overhead_ms`` stands for the fixed per-request cost of an HTTP/Python
-serving layer (the seed measured about 12 ms: HTTP receive and asyncio scheduling ~6 ms,
-tensor copy and thread hop ~4 ms, response ~2 ms). It is not spent by the backend (which
-only sees batches): :func:`trtcheck.measure.serve.measure_serving` reads it and puts a
-serial front stage of that cost before the batcher queue (one request at a time, like a
-single Python event-loop thread), see :class:`trtcheck.measure.serve.SerialFront`.
+serving layer (about 12 ms measured for ResNet-18 behind a Python HTTP layer: HTTP receive
+and asyncio scheduling ~6 ms, tensor copy and thread hop ~4 ms, response ~2 ms). It is not
+spent by the backend (which only sees batches):
+:func:`trtcheck.measure.serve.measure_serving` reads it and puts a serial front stage of
+that cost before the batcher queue (one request at a time, like a single Python event-loop
+thread), see :class:`trtcheck.measure.serve.SerialFront`.
 """
 
 from __future__ import annotations
@@ -33,17 +34,22 @@ import numpy as np
 
 from trtcheck.backends.base import Backend, InferOutput
 from trtcheck.errors import InputError
+from trtcheck.results.consistency import MAX_BATCH_SIZE
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.inspection import TensorInfo
 
 _SPIN_S = 0.0015
+
+MAX_CURVE_TIME_MS = 1e7
+"""Largest batch time of a synthetic curve, ms (the bound every duration option has)."""
 
 
 def parse_curve(text: str) -> dict[int, float]:
     """Parse ``"1:0.29,8:1.02"`` (batch:milliseconds pairs) into ``{1: 0.29, 8: 1.02}``.
 
     Raises:
-        InputError: malformed pairs, batch < 1, negative or non-finite times, repeats.
+        InputError: malformed pairs, batch outside 1..2**31-1, negative, non-finite or
+            over :data:`MAX_CURVE_TIME_MS` times, repeats.
     """
     out: dict[int, float] = {}
     for part in (p.strip() for p in str(text).split(",")):
@@ -54,7 +60,8 @@ def parse_curve(text: str) -> dict[int, float]:
             bi, msf = int(b), float(ms)
         except ValueError:
             bi, msf = -1, float("nan")
-        if not sep or bi < 1 or not np.isfinite(msf) or msf < 0:
+        if not sep or not 1 <= bi <= MAX_BATCH_SIZE or not np.isfinite(msf) \
+                or not 0 <= msf <= MAX_CURVE_TIME_MS:
             raise InputError(f"bad synthetic curve point {part!r}",
                              "write batch:milliseconds pairs, e.g. 1:0.29,8:1.02,32:3.5")
         if bi in out:

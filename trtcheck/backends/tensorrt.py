@@ -23,7 +23,7 @@ Errors: a file that is not a loadable plan -> the pre-flight's verdict (InputErr
 non-plan, EnvironmentProblem for another version/runtime); TensorRT or cuda-python not
 importable, or no GPU -> EnvironmentProblem naming the extra to install;
 ``deserialize_cuda_engine`` returning ``None`` -> the captured log translated
-(:func:`trtcheck.inspection.plan_header.load_failure_error`); shapes outside the
+(:func:`trtcheck.load.plan_header.load_failure_error`); shapes outside the
 profile -> InputError with the profile's min/opt/max; a batch whose buffers do not fit
 in GPU memory -> InputError with the free memory.
 """
@@ -123,7 +123,7 @@ class TensorRTBackend(Backend):
         try:
             self._trt = importlib.import_module(self.runtime)
         except ImportError as exc:
-            from trtcheck.inspection.plan_header import INSTALL_HINTS
+            from trtcheck.load.plan_header import INSTALL_HINTS
 
             other = "tensorrt_rtx" if self.runtime == "tensorrt" else "tensorrt"
             raise EnvironmentProblem(
@@ -152,7 +152,7 @@ class TensorRTBackend(Backend):
         """
         if self._active:
             return
-        from trtcheck.inspection.plan_header import (
+        from trtcheck.load.plan_header import (
             UNUSABLE_CODES,
             load_failure_error,
             read_plan_info,
@@ -311,7 +311,7 @@ class TensorRTBackend(Backend):
     def _enqueue(self) -> None:
         assert self.context is not None and self.stream is not None
         if not self.context.execute_async_v3(self.stream.ptr):
-            from trtcheck.inspection.plan_header import load_failure_error
+            from trtcheck.load.plan_header import load_failure_error
 
             err = load_failure_error(self.log_lines, str(self.plan_path))
             raise EnvironmentProblem("execute_async_v3 failed: " + err.message.split(": ", 1)

@@ -11,9 +11,11 @@ error (exit 4) with a request to report it; ``TRTCHECK_DEBUG=1`` shows traceback
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -51,14 +53,77 @@ class LazyGroup(click.Group):
         if module is None:
             return None
         mod = importlib.import_module(f"trtcheck.cli.{module}")
-        return mod.cli
+        cmd: click.Command = mod.cli
+        if cmd.callback is not None and not getattr(cmd.callback, "_paths_checked", False):
+            cmd.callback = _with_path_checks(cmd, cmd.callback)
+        return cmd
+
+
+def _with_path_checks(cmd: click.Command, callback: Any) -> Any:
+    """``callback`` preceded by :func:`trtcheck.cli.common.check_path_parameters`."""
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        from trtcheck.cli.common import check_path_parameters
+
+        check_path_parameters(cmd, kwargs)
+        return callback(*args, **kwargs)
+
+    checked._paths_checked = True  # type: ignore[attr-defined]
+    return checked
+
+
+#: runtimes ``--version`` names: (what, distributions that provide it, first found wins)
+RUNTIME_DISTRIBUTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ONNX Runtime", ("onnxruntime", "onnxruntime-gpu")),
+    ("TensorRT", ("tensorrt", "tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu13-bindings",
+                  "tensorrt-cu12-bindings")),
+    ("TensorRT-RTX", ("tensorrt-rtx-cu13", "tensorrt-rtx", "tensorrt_rtx")),
+    ("cuda-python", ("cuda-python", "cuda-bindings")),
+)
+
+
+def version_text() -> str:
+    """``trtcheck, version X`` and one line per runtime with the installed distribution's
+    version or "not installed" (read with importlib.metadata: nothing is imported), and
+    the results schema version."""
+    from importlib import metadata
+
+    from trtcheck.results.model import SCHEMA_VERSION
+
+    lines = [f"trtcheck, version {__version__}", f"  results schema {SCHEMA_VERSION}"]
+    width = max(len(name) for name, _ in RUNTIME_DISTRIBUTIONS)
+    for name, dists in RUNTIME_DISTRIBUTIONS:
+        found = "not installed"
+        for dist in dists:
+            try:
+                found = f"{metadata.version(dist)} ({dist})"
+                break
+            except metadata.PackageNotFoundError:
+                continue
+        lines.append(f"  {name:<{width}}  {found}")
+    return "\n".join(lines)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(version_text())
+    ctx.exit()
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"],
                                                "max_content_width": 100},
              epilog=EXIT_CODES_HELP)
-@click.version_option(__version__, "--version", prog_name="trtcheck")
-def cli() -> None:
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version,
+              help="Show the version, the runtimes found (ONNX Runtime, TensorRT, "
+              "TensorRT-RTX, cuda-python) and the results schema version, then exit.")
+@click.option("-v", "--verbose", count=True,
+              help="More detail on stderr (-v: debug lines too).")
+@click.option("-q", "--quiet", count=True,
+              help="Less on stderr (-q: no progress lines, notes and warnings stay; -qq: "
+              "errors only).")
+def cli(verbose: int = 0, quiet: int = 0) -> None:
     """trtcheck: health check for TensorRT engines and ONNX models.
 
     \b
@@ -70,7 +135,14 @@ def cli() -> None:
       trtcheck serve model.onnx --window-ms 0,20 --load burst:64,open:500
       trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
       trtcheck gate results.json --policy gate.yaml --baseline prod.json
+
+    Progress lines go to stderr (terminal or not); results go to stdout or -o files.
+    Shell completion: eval "$(_TRTCHECK_COMPLETE=bash_source trtcheck)" (zsh_source,
+    fish_source for those shells).
     """
+    from trtcheck.cli.common import configure_logging
+
+    configure_logging(verbose - quiet)
 
 
 def format_error(exc: TrtcheckError) -> str:

@@ -118,9 +118,9 @@ def _check_curve_bound(curve: Any) -> None:
                    "as needed].")
 @click.option("--max-utilisation", type=FiniteFloatRange(0.01, 1.0), default=0.9,
               show_default=True, help="Highest utilisation a recommended setting may run at.")
-@click.option("--requests", "n_requests", type=click.IntRange(min=100), default=None,
+@click.option("--requests", "n_requests", type=click.IntRange(min=100, max=10**7), default=None,
               help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Simulation seed (an integer >= 0).")
 @click.option("--replicas", type=click.IntRange(min=0, max=64), default=12,
               show_default=True,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import logging
 import math
 import os
-import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +39,23 @@ single deployment; larger values only overflow the arithmetic and print absurd c
 MAX_DURATION_MS = 1e7
 """Longest duration accepted for a latency-curve time, an overhead or a P99 objective, ms
 (10^7 ms = 2.8 hours: longer is no serving latency)."""
+
+MAX_DURATION_S = MAX_DURATION_MS / 1000.0
+"""The same bound in seconds, for the measuring time options (``--warmup``,
+``--min-duration``, ``--max-duration``, ``--duration-s``, ``--drain-timeout-s``)."""
+
+MAX_COUNT = 10**8
+"""Largest count option (``--min-samples``, ``--repeats``, ``--warmup-requests``, closed
+loop clients): beyond it a run only exhausts memory or time."""
+
+MAX_INSTANCES = 1024
+"""Most execution instances (``--instances``): each is a model copy and a thread."""
+
+MAX_BATCH_SIZE = 2**31 - 1
+"""Largest batch size (32-bit signed batch axis of every runtime trtcheck drives)."""
+
+MAX_SEED = 2**63 - 1
+"""Largest ``--seed``."""
 
 
 def check_number(option: str, value: float | None, *, high: float, low: float = 0.0,
@@ -98,9 +116,67 @@ def format_option(*choices: OutputFormat) -> Callable[[F], F]:
                         help="Output format (machine formats print to stdout).")
 
 
+BACKEND_NAMES = ("onnxruntime", "tensorrt", "tensorrt_rtx")
+"""The ``--backend`` choices of every command (the keys of
+:data:`trtcheck.backends.registry.BACKENDS`, which a test checks)."""
+
+LOGGER_NAME = "trtcheck"
+"""The logger of progress lines and notes; :func:`configure_logging` sends it to stderr."""
+
+PROGRESS_INTERVAL_S = 5.0
+"""At most one throttled progress line per this many seconds (:func:`throttled`)."""
+
+
+class _StderrHandler(logging.Handler):
+    """Each record as one line on stderr (through Click, so test runners capture it), with
+    control characters of untrusted names shown as escapes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from trtcheck.units import terminal_safe_lines
+
+        try:
+            click.echo(terminal_safe_lines(self.format(record)), err=True)
+        except Exception:  # a closed stderr must not end the run
+            self.handleError(record)
+
+
+def configure_logging(verbosity: int = 0) -> None:
+    """Send the ``trtcheck`` logger to stderr at the level ``-v``/``-q`` ask for.
+
+    Args:
+        verbosity: ``-v`` count minus ``-q`` count: >= 1 debug lines too, 0 progress
+            lines and notes (default), -1 notes and warnings only, <= -2 errors only.
+    """
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
+    logger.propagate = False
+    level = (logging.DEBUG if verbosity >= 1 else logging.INFO if verbosity == 0
+             else logging.WARNING if verbosity == -1 else logging.ERROR)
+    logger.setLevel(level)
+
+
 def progress_enabled() -> bool:
-    """Progress bars only when stderr is a terminal."""
-    return sys.stderr.isatty()
+    """Whether progress lines are shown (not with ``-q``), terminal or not."""
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        configure_logging()
+    return logger.isEnabledFor(logging.INFO)
+
+
+def throttled(emit: Callable[[str], None], min_interval_s: float = PROGRESS_INTERVAL_S,
+              clock: Callable[[], float] = time.monotonic) -> Callable[[str], None]:
+    """A progress callback that passes at most one line per ``min_interval_s`` seconds to
+    ``emit`` (the first line always; lines in between are dropped)."""
+    last = [-math.inf]
+
+    def call(line: str) -> None:
+        now = clock()
+        if now - last[0] >= min_interval_s:
+            last[0] = now
+            emit(line)
+
+    return call
 
 
 JSON_KINDS = ("results", "advise", "gate", "gate-metrics", "inspect", "compare",
@@ -150,8 +226,10 @@ def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
 
 
 def log(message: str) -> None:
-    """A progress/status line for humans, on stderr (control characters escaped)."""
-    echo_text(message, err=True)
+    """A progress/status line for humans, on stderr (control characters escaped); hidden
+    by ``-q`` (:func:`configure_logging`)."""
+    if progress_enabled():
+        logging.getLogger(LOGGER_NAME).info("%s", message)
 
 
 def batch_list(value: str | None) -> list[int] | None:
@@ -172,9 +250,9 @@ def batch_list(value: str | None) -> list[int] | None:
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers, "
                                  "e.g. 1,2,4,8", param_hint="'--batch'") from None
-    if any(b < 1 for b in out):
-        raise click.BadParameter("batch sizes must be integers >= 1, e.g. 1,2,4,8",
-                                 param_hint="'--batch'")
+    if any(not 1 <= b <= MAX_BATCH_SIZE for b in out):
+        raise click.BadParameter(f"batch sizes must be integers in 1..{MAX_BATCH_SIZE}, "
+                                 "e.g. 1,2,4,8", param_hint="'--batch'")
     refuse_duplicates("--batch", out, "1,2,4,8")
     return out
 
@@ -207,6 +285,9 @@ def check_model_file(path: str) -> None:
                          "pass the .onnx (or .plan) file inside it")
     if not os.access(path, os.R_OK):
         raise InputError(f"cannot read {path}: permission denied", None)
+    from trtcheck.safe_io import check_input_file
+
+    check_input_file(path, "model file")  # a regular file: a FIFO or a device is refused
 
 
 RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "
@@ -271,19 +352,37 @@ def load_results_input(path: str, option: str = "--from") -> Any:
         if not (p / "results.json").is_file():
             raise InputError(f"{option} {p} is a folder without results.json", RESULTS_HINT)
         p = p / "results.json"
-    if not p.exists():
-        raise InputError(f"results file not found: {p}", "check the path")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror or exc}",
-                         "check the file's permissions") from None
+    from trtcheck.results.model import MAX_RESULTS_BYTES
+    from trtcheck.safe_io import read_input_bytes
+
+    data = read_input_bytes(p, "results file", MAX_RESULTS_BYTES, "check the path")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{p} is not a results JSON (binary, not UTF-8 text)",
                          RESULTS_HINT) from None
     return results_from_json(text, source=str(p))
+
+
+def _enter_percentile_method(ctx: click.Context, _param: click.Parameter,
+                             value: str | None) -> str | None:
+    if value is not None:
+        from trtcheck.stats import percentile_method
+
+        ctx.with_resource(percentile_method(value))  # undone when the command ends
+    return value
+
+
+def percentile_method_option(f: F) -> F:
+    """``--percentile-method linear|nearest-rank``: the method of every percentile the
+    command computes (:func:`trtcheck.stats.percentile_method`), recorded in the results
+    (``percentile_method`` of each latency statistics record)."""
+    return click.option(
+        "--percentile-method", "percentile_method", default=None, expose_value=False,
+        type=click.Choice(["linear", "nearest-rank"]), callback=_enter_percentile_method,
+        help="How percentiles (p25..p99) are computed: linear interpolation [default], or "
+        "nearest-rank, the sample at rank ceil(q*n) as trtexec reports them (use it to put "
+        "numbers next to trtexec's or perf_analyzer's).")(f)
 
 
 def model_input_options(f: F) -> F:
@@ -303,12 +402,12 @@ def _model_input_opts() -> list[Callable[[F], F]]:
         click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
                      help="A scalar value for an input (integer/scalar inputs), repeatable."),
         click.option("--backend", "backend_name", default=None,
-                     type=click.Choice(["onnxruntime", "tensorrt", "tensorrt_rtx"]),
+                     type=click.Choice(BACKEND_NAMES),
                      help="Runtime [default: onnxruntime for .onnx, tensorrt or tensorrt_rtx "
                           "for plans by their header]."),
         click.option("--cuda-graph", "cuda_graph", is_flag=True,
                      help="TensorRT: replay executions from a captured CUDA graph."),
-        click.option("--profile-index", "profile_index", type=click.IntRange(min=0),
+        click.option("--profile-index", "profile_index", type=click.IntRange(min=0, max=1023),
                      default=None, help="TensorRT: optimization profile to run [default: 0]."),
         click.option("--providers", default=None, metavar="LIST",
                      help="ONNX Runtime execution providers, comma-separated."),
@@ -324,18 +423,22 @@ def measurement_options(f: F) -> F:
                      help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
                           "input whose axis 0 is dynamic)."),
         *_model_input_opts(),
-        click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0), default=None,
+        click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
+                     default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),
-        click.option("--min-duration", "min_duration_s", type=FiniteFloatRange(min=0),
+        click.option("--min-duration", "min_duration_s",
+                     type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
                      default=None, help="Measure at least this many seconds per batch size "
                                         "[default: 2]."),
-        click.option("--min-samples", type=click.IntRange(min=1), default=None,
+        click.option("--min-samples", type=click.IntRange(min=1, max=MAX_COUNT), default=None,
                      help="Measure at least this many executions per batch size [default: 50]."),
-        click.option("--max-duration", "max_duration_s", type=FiniteFloatRange(min=0.001),
+        click.option("--max-duration", "max_duration_s",
+                     type=FiniteFloatRange(min=0.001, max=MAX_DURATION_S),
                      default=None, help="Stop a batch size after this many seconds "
                                         "[default: 30]."),
-        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="Seed of generated input data."),
+        click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0,
+                     show_default=True, help="Seed of generated input data."),
+        percentile_method_option,
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -517,15 +620,18 @@ def write_text_atomic(path: str, text: str) -> None:
     tmp = p.with_name(f".{p.name}.tmp")
     with output_parent(p):
         try:
-            tmp.write_text(text, encoding="utf-8")
+            # a lone surrogate (an undecodable file name) is written as its \udXXX escape
+            tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
             os.replace(tmp, p)
-        except OSError as exc:
+        except BaseException as exc:  # never a temporary file left behind
             try:
                 tmp.unlink(missing_ok=True)
             except OSError:
                 pass
-            raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                             "choose a writable output path") from None
+            if isinstance(exc, OSError):
+                raise InputError(f"cannot write {p}: {exc.strerror or exc}",
+                                 "choose a writable output path") from None
+            raise
 
 
 def input_files(path: str | os.PathLike[str] | None) -> list[str]:
@@ -620,3 +726,27 @@ def refuse_duplicates(option: str, items: list[Any], example: str) -> None:
     if repeated:
         raise UsageError(f"{option} names {', '.join(repeated)} more than once",
                          f"give each entry once, e.g. {option} {example}")
+
+
+def check_path_parameters(command: click.Command, params: dict[str, Any]) -> None:
+    """Refuse, before any work, a path option or argument (a :class:`click.Path`
+    parameter) with a component longer than the file systems allow
+    (:data:`trtcheck.safe_io.MAX_NAME_BYTES`): such a file can neither exist nor be
+    written, and every later ``stat`` of it would fail with ``ENAMETOOLONG``.
+
+    Raises:
+        InputError: naming the option.
+    """
+    from trtcheck.safe_io import check_name_lengths
+
+    for param in command.params:
+        if not isinstance(param.type, click.Path):
+            continue
+        value = params.get(param.name or "")
+        values = value if isinstance(value, (list, tuple)) else [value]
+        label = param.opts[0] if param.opts and param.param_type_name == "option" \
+            else (param.name or "PATH").upper()
+        for v in values:
+            if v is not None and str(v):
+                check_name_lengths(v, label)
+

@@ -32,7 +32,7 @@ def _results_path(path: str) -> str:
 @click.option("--run-to-run-cv", type=FiniteFloatRange(0.0, 1.0, max_open=True), default=0.01,
               show_default=True, help="Assumed run-to-run variation (fraction) folded into "
               "the intervals.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
               help="Bootstrap seed (same inputs and seed give the same output).")
 @click.option("--run-a", default=None, metavar="LABEL",
               help="Compare only this bench run of A (e.g. onnxruntime-fp32).")

@@ -41,7 +41,7 @@ def _write(path: str, text: str) -> None:
 
 
 def _list(res: object, output_format: str) -> None:
-    from trtcheck.analyze.metrics import list_metrics
+    from trtcheck.analyze.metric_resolver import list_metrics
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
         echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")

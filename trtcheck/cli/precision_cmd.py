@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trtcheck.cli.common import (
+    BACKEND_NAMES,
     OutputFormat,
     check_model_file,
     check_output_file,
@@ -106,9 +107,9 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="A folder of .npz files, one sample each.")
 @click.option("--input-value", "input_values", multiple=True, metavar="NAME=VALUE",
               help="A scalar value for an input, repeatable.")
-@click.option("--samples", "sample_count", type=click.IntRange(min=1), default=4,
+@click.option("--samples", "sample_count", type=click.IntRange(min=1, max=10**5), default=4,
               show_default=True, help="Random samples when no --inputs/--inputs-dir is given.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Seed of the first random sample (sample i uses seed + i).")
 @click.option("--atol", multiple=True, metavar="[PREC=]VALUE",
               help="Absolute tolerance per element (default per precision: fp16 1e-2).")
@@ -130,8 +131,8 @@ def _npz_files(folder: str | None) -> list[Path]:
 @click.option("--bench", is_flag=True, help="Also measure latency and throughput per precision.")
 @click.option("--no-localize", is_flag=True,
               help="Skip the FP16 range check and the layer-wise localisation.")
-@click.option("--backend", "backend_name", default=None,
-              help="Runtime of the FP32 reference (default by file: onnxruntime).")
+@click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
+              help="Runtime of the FP32 reference [default by file: onnxruntime for .onnx].")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
@@ -176,7 +177,10 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
     if precision is not None and precisions_alias is not None and precision != precisions_alias:
         raise UsageError("--precision and --precisions (its old spelling) disagree",
                          "give the list once, e.g. --precision fp16,int8")
-    precisions = precision or precisions_alias or "fp16"
+    given = precision if precision is not None else precisions_alias
+    if given is not None and not given.replace(",", "").strip():
+        raise UsageError("--precision is empty", "name the precisions, e.g. --precision fp16")
+    precisions = given or "fp16"
     precs = [p.strip() for p in precisions.split(",") if p.strip()]
     refuse_duplicates("--precision", precs, "fp16,int8")
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,

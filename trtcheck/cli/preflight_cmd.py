@@ -26,6 +26,10 @@ from trtcheck.cli.common import (
 from trtcheck.errors import EnvironmentProblem, InputError
 
 
+MAX_LOG_BYTES = 256 << 20
+"""Largest ``--log`` read (256 MiB of log text)."""
+
+
 @click.command("preflight", epilog="Exit codes: 0 the runtime here can load the plan; 2 bad "
                                     "input (not a plan, truncated, damaged); 3 environment "
                                     "(another TensorRT version or GPU, no runtime); 4 internal.")
@@ -50,12 +54,12 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
       trtcheck preflight --log deserialize.log
       trtcheck preflight yolo.engine --strip-prefix -o clean.plan
     """
-    from trtcheck.inspection.plan_header import (
+    from trtcheck.load.plan_header import (
         UNUSABLE_CODES,
         explain_load_log,
         read_plan_info,
     )
-    from trtcheck.inspection.plan_header import strip_prefix as strip_plan_prefix
+    from trtcheck.load.plan_header import strip_prefix as strip_plan_prefix
 
     if plan is None and log_file is None:
         raise InputError("nothing to check", "pass a PLAN file and/or --log FILE")
@@ -77,10 +81,10 @@ def cli(plan: Path | None, runtime: str | None, log_file: Path | None, strip_pre
         check_output_file(str(output), overwrite=False)
     log_json: dict[str, object] | None = None
     if log_file is not None:
-        try:
-            text = log_file.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise InputError(f"cannot read {log_file}: {exc.strerror}", None) from None
+        from trtcheck.safe_io import read_input_text
+
+        text = read_input_text(log_file, "log file", MAX_LOG_BYTES,
+                               "pass the TensorRT log saved to a file", errors="replace")
         diags = explain_load_log(text)
         if output_format == OutputFormat.JSON.value:
             log_json = {"log_file": str(log_file),

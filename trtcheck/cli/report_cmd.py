@@ -18,7 +18,8 @@ from trtcheck.cli.common import (
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
-DEMO_ARRIVAL_RATE = 200.0  # the seed's sparse-arrival case (issue 4 acceptance)
+DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the rate itself
+# comes from the measured capacity (trtcheck.analyze.advise_results.DEMO_LOAD_SHARE)
 DEFAULT_BATCHES = [1, 2, 4, 8]
 
 
@@ -100,7 +101,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                           slo_p99_ms)
     if from_json is not None:
         ctx = click.get_current_context()
-        measuring = {"no_bench", "precisions", "serve", *measure}
+        measuring = {"no_bench", "precisions", "serve", "percentile_method", *measure}
         given = [max(p.opts, key=len) for p in ctx.command.params if p.name in measuring
                  and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
         if given:  # nothing is measured with --from: say so rather than ignore them
@@ -131,6 +132,9 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if demo:
         from trtcheck.load.demo import demo_model_path
 
+        from trtcheck.backends.onnxruntime import import_onnxruntime
+
+        import_onnxruntime()  # the demo runs on ONNX Runtime: say so before any work
         log("building/loading the demo ResNet-18 ...")
         model = str(demo_model_path())
         if opts.batch_sizes is None:
@@ -182,8 +186,16 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if serve and stopped is None:
             results.serve = _serve(model, opts)
             stopped = results.serve.incomplete
+        precision_error: BaseException | None = None
         if precisions and stopped is None:
-            results.precision = _precision(model, opts, precisions, engine_input)
+            try:
+                results.precision = _precision(model, opts, precisions, engine_input)
+            except UsageError:
+                raise
+            except Exception as exc:  # keep every other measurement, then say why
+                if not (results.bench or results.serve):  # nothing else was measured
+                    raise
+                precision_error = exc
         results.incomplete = stopped
         advice_error = None
         if arrival_rate is not None and stopped is None:
@@ -204,6 +216,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if stopped is not None:
         log(f"{stopped}; the report is marked incomplete")
         raise click.exceptions.Exit(130)
+    if precision_error is not None:
+        _raise_without(precision_error, "the precision comparison")
     if advice_error is not None:
         if demo and explicit_rate is None:
             log(f"warning: no batching advice in this report: {advice_error.message}")
@@ -278,8 +292,22 @@ def _serve(model: str, opts: Any) -> Any:
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
     with backend:
-        return default_report_sweep(backend, progress=log if opts.progress else None,
+        from trtcheck.cli.common import throttled
+
+        return default_report_sweep(backend, progress=throttled(log) if opts.progress else None,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
+
+
+def _raise_without(exc: BaseException, part: str) -> None:
+    """Raise ``exc`` again after the report was written without ``part``: a typed error
+    keeps its exit code with the message saying what the report lacks; anything else (a
+    bug) is raised as it is (exit 4), the report being written all the same."""
+    from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
+
+    if not isinstance(exc, TrtcheckError):
+        raise exc
+    cls = EnvironmentProblem if isinstance(exc, EnvironmentProblem) else InputError
+    raise cls(f"the report was written without {part}: {exc.message}", exc.hint) from None
 
 
 def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:

@@ -18,7 +18,7 @@ def cli(output: str | None, overwrite: bool) -> None:
     It is generated from the results model and is the same as the file shipped in the
     package (trtcheck/results/schema/results.schema.json). Validate a file with it:
       trtcheck schema -o results.schema.json
-      python -m jsonschema -i results.json results.schema.json
+      check-jsonschema --schemafile results.schema.json results.json
     Numbers may also be the strings "Infinity", "-Infinity" or "NaN" (non-finite values
     kept in strict JSON). Newer trtcheck versions of the same major version only add
     fields; this trtcheck reads their files and ignores what it does not know.

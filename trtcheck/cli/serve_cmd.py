@@ -8,16 +8,28 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
+    BACKEND_NAMES,
+    MAX_COUNT,
+    MAX_DURATION_MS,
+    MAX_DURATION_S,
+    MAX_INSTANCES,
+    MAX_SEED,
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
     format_option,
     log,
     model_path_argument,
+    percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
+    throttled,
 )
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
+
+MAX_SERVE_BATCH = 65536
+"""Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
+``advise`` and ``--latency-curve`` use the same bound)."""
 
 
 def _floats(value: str, what: str) -> list[float]:
@@ -25,8 +37,9 @@ def _floats(value: str, what: str) -> list[float]:
         out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
-    if not out or any(not (v >= 0 and math.isfinite(v)) for v in out):
-        raise click.BadParameter(f"{what} must be finite numbers >= 0, e.g. 0,20,50,100")
+    if not out or any(not (0 <= v <= MAX_DURATION_MS and math.isfinite(v)) for v in out):
+        raise click.BadParameter(f"{what} must be finite numbers >= 0 and <= "
+                                 f"{MAX_DURATION_MS:g}, e.g. 0,20,50,100")
     return out
 
 
@@ -35,8 +48,9 @@ def _ints(value: str, what: str) -> list[int]:
         out = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not out or any(v < 1 for v in out):
-        raise click.BadParameter(f"{what} must be integers >= 1, e.g. 1,8,32")
+    if not out or any(not 1 <= v <= MAX_SERVE_BATCH for v in out):
+        raise click.BadParameter(f"{what} must be integers in 1..{MAX_SERVE_BATCH}, "
+                                 "e.g. 1,8,32")
     return out
 
 
@@ -48,14 +62,15 @@ def _ints(value: str, what: str) -> list[int]:
               help="Serve a synthetic backend whose batch time follows these points "
                    "(linear interpolation), e.g. 1:0.29,8:1.02; T(b) must not decrease "
                    "with b (as for advise --latency-curve); no MODEL then.")
-@click.option("--spread", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
+@click.option("--spread", type=FiniteFloatRange(min=0, max=100), default=0.0, show_default=True,
               help="Synthetic: relative std of each batch time (seeded).")
 @click.option("--synthetic-mode", type=click.Choice(["async", "thread"]), default="async",
               show_default=True, help="Synthetic: sleep on the loop or in an executor thread.")
-@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0), default=0.0,
+@click.option("--per-request-overhead-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=0.0,
               show_default=True,
               help="Serial per-request front cost in ms before the queue (stands for a Python "
-                   "HTTP layer; the seed measured ~12 ms).")
+                   "HTTP layer, often ~12 ms).")
 @click.option("--url", default=None, metavar="URL",
               help="Measure a live KServe v2 server (Triton) instead of the embedded "
                    "batcher: http://HOST:PORT or grpc://HOST:PORT; needs --model (extra "
@@ -84,28 +99,32 @@ def _ints(value: str, what: str) -> list[int]:
 @click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
               metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
                                    "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
-@click.option("--repeats", type=click.IntRange(min=1), default=3,
+@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
               help="Runs per configuration (the median is reported).  [default: 3; with "
                    "--url: 1]")
-@click.option("--instances", type=click.IntRange(min=1), default=None,
+@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=None,
               help="Concurrent execution instances.  [default: 1; with --url: the "
                    "model's own]")
-@click.option("--max-queue", type=click.IntRange(min=1), default=65536, show_default=True,
+@click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536,
+              show_default=True,
               help="Most requests waiting in the batcher queue.")
 @click.option("--on-full", type=click.Choice(["reject", "wait"]), default="reject",
               show_default=True, help="Back-pressure when the queue is full.")
 @click.option("--http", is_flag=True, help="Put a loopback aiohttp front (keep-alive, "
                                            "pre-warmed) between load and batcher.")
-@click.option("--duration-s", type=FiniteFloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--duration-s", type=FiniteFloatRange(min=0.01, max=MAX_DURATION_S), default=2.0, show_default=True,
               help="Stop sending after this many seconds per run.")
-@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0), default=5.0,
+@click.option("--drain-timeout-s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S), default=5.0,
               show_default=True, help="Seconds allowed after sending for requests to finish.")
-@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0), default=1.0,
+@click.option("--late-threshold-ms", type=FiniteFloatRange(min=0, max=MAX_DURATION_MS),
+              default=1.0,
               show_default=True, help="Open loop: a send this late counts as late.")
-@click.option("--warmup-requests", type=click.IntRange(min=0), default=8, show_default=True,
+@click.option("--warmup-requests", type=click.IntRange(min=0, max=MAX_COUNT), default=8, show_default=True,
               help="Requests sent and discarded before each run.")
 @click.option("--uvloop", "use_uvloop", is_flag=True, help="Run on uvloop (extra 'fast').")
-@click.option("--backend", "backend_name", default=None, help="Runtime for MODEL.")
+@click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
+              help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
+              "tensorrt_rtx for plans by their header].")
 @click.option("--providers", default=None, metavar="LIST",
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
@@ -115,11 +134,12 @@ def _ints(value: str, what: str) -> list[int]:
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
               "QPS count requests = samples); use `trtcheck bench --batch N` to time "
               "executions of N samples.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
@@ -134,9 +154,9 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
 
     Sweeps --window-ms x --max-batch x --load, --repeats times each, and reports per
-    load shape the seed experiment's table (window, mean batch, max batch, QPS, P50,
-    P99), plus a per-request waterfall (queue, window, assembly, compute, dispatch,
-    HTTP) in the results. Open-loop latency counts from the scheduled send time.
+    load shape a table (window, mean batch, max batch, QPS, P50, P99), plus a
+    per-request waterfall (queue, window, assembly, compute, dispatch, HTTP) in the
+    results. Open-loop latency counts from the scheduled send time.
 
     With --url, measures a model on a live KServe v2 server (Triton) with the same
     load shapes, and records the server's own statistics (mean batch it formed,
@@ -171,6 +191,15 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         if given:
             raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
                              "NAME, or drop it")
+    if use_uvloop:  # checked before any work, and before a coroutine exists to leak
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
+            from trtcheck.errors import EnvironmentProblem
+
+            raise EnvironmentProblem("uvloop is not installed",
+                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
@@ -251,7 +280,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=log)
+            shapes=shape_map, model_path=target_desc, progress=throttled(log))
     finally:
         if activated_here:
             backend.deactivate()
@@ -389,7 +418,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.kserve import import_client, parse_url as _pu
+    from trtcheck.measure.kserve import import_client
+    from trtcheck.measure.kserve import parse_url as _pu
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
     from trtcheck.measure.live import measure_live

@@ -16,7 +16,7 @@ from pathlib import Path
 from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.inspection.engine_json import load_layer_info
 from trtcheck.inspection.engine_memory import memory_summary
-from trtcheck.inspection.plan_header import read_plan_info
+from trtcheck.load.plan_header import read_plan_info
 from trtcheck.inspection.trtexec import export_kind, load_trtexec_export
 from trtcheck.results.engine import EngineInspection, EngineMemory
 from trtcheck.results.stats import Finding
@@ -36,6 +36,8 @@ def is_engine_input(path: str | Path) -> bool:
     p = Path(path)
     if p.is_dir():
         return any(export_kind(f) for f in p.glob("*.json"))
+    if not p.is_file():  # missing, a FIFO or a device: never opened here (a FIFO blocks)
+        return p.suffix.lower() in PLAN_SUFFIXES or export_kind(p) is not None
     if p.suffix.lower() in PLAN_SUFFIXES or export_kind(p):
         return True
     if p.suffix.lower() == ".onnx":

@@ -245,11 +245,11 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                          "pass the file written by trtexec --exportLayerInfo or by "
                          "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
     raw_layers = doc.get("Layers") or []
-    bad = next((x for x in (raw_layers if isinstance(raw_layers, list) else [raw_layers])
-                if not isinstance(x, (str, dict))), None) if raw_layers else None
-    if not isinstance(raw_layers, list) or bad is not None:
+    bad = [x for x in (raw_layers if isinstance(raw_layers, list) else [raw_layers])
+           if not isinstance(x, (str, dict))][:1] if raw_layers else []
+    if not isinstance(raw_layers, list) or bad:
         raise InputError(f"{path} is not TensorRT layer information (a layer is "
-                         f"{type(bad if bad is not None else raw_layers).__name__}, not a "
+                         f"{type(bad[0] if bad else raw_layers).__name__}, not a "
                          "record or a name)",
                          "pass the file written by trtexec --exportLayerInfo or by "
                          "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")

@@ -725,6 +725,14 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
     return out
 
 
+def _pb_text(value: str | bytes) -> str:
+    """A protobuf string field as text: protobuf hands over ``bytes`` when the field is
+    not valid UTF-8; each bad byte is then shown as ``\\xNN``."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return value
+
+
 def _lint_integer_scalars(inputs: list[TensorInfo]) -> list[Finding]:
     """Integer inputs of one element (a scalar, ``[1]``): a sample rate, a length, a
     count or a flag. Generated data fills integers with 0 or 1
@@ -1063,8 +1071,9 @@ def inspect_onnx(path: str | os.PathLike[str],
         sha256=sha256_file(p),
         ir_version=int(model.ir_version),
         opset=opset,
-        producer=(f"{model.producer_name} {model.producer_version}".strip() or None),
-        graph_name=model.graph.name or None,
+        producer=(f"{_pb_text(model.producer_name)} "
+                  f"{_pb_text(model.producer_version)}".strip() or None),
+        graph_name=_pb_text(model.graph.name) or None,
         inputs=inputs,
         outputs=outputs,
         node_count=nodes,

@@ -1,4 +1,4 @@
-"""The built-in demo model: ResNet-18 (He et al. 2016, the seed experiment's model).
+"""The built-in demo model: ResNet-18 (He et al. 2016).
 
 Generated with ``onnx.helper`` and seeded random weights (compute cost, not accuracy,
 is what a timing demo needs), built on first use and cached as

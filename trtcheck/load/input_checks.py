@@ -104,3 +104,51 @@ def check_data_fits(inputs: Sequence[TensorInfo], arrays: Mapping[str, np.ndarra
                              f"save {t.name!r} with the model's rank ({rank}) and its fixed "
                              "dims, e.g. of shape "
                              + "x".join(str(m) if _fixed(m) else "N" for m in t.shape))
+    check_values_fit(inputs, arrays, where)
+
+
+def check_values_fit(inputs: Sequence[TensorInfo], arrays: Mapping[str, np.ndarray],
+                     where: str) -> None:
+    """Every array's values survive the cast to its input's dtype: floats within the
+    target float type's finite range (a float64 1e300 cast to float32 is ``inf``),
+    integers within the target integer type (no wrap-around), no fractional values for
+    an integer input.
+
+    Raises:
+        InputError: naming the input, the largest magnitude and the target type.
+    """
+    from trtcheck.load.inputs import numpy_dtype
+
+    for t in inputs:
+        arr = arrays.get(t.name)
+        if arr is None or arr.size == 0 or arr.dtype.kind not in "biuf":
+            continue
+        try:
+            target = numpy_dtype(t.dtype)
+        except InputError:
+            continue
+        a = np.asarray(arr)
+        if target.kind == "f" or t.dtype == "bfloat16":
+            if a.dtype.kind != "f" and a.dtype.kind != "b" and a.dtype.itemsize < 8:
+                continue
+            limit = float(np.finfo(np.float32 if t.dtype == "bfloat16" else target).max)
+            with np.errstate(all="ignore"):
+                biggest = float(np.max(np.abs(a.astype(np.float64))))
+            if biggest > limit:
+                raise InputError(f"{where}: {t.name!r} holds {biggest:.4g}, beyond the "
+                                 f"{t.dtype} range of the input (+-{limit:.4g}); it would "
+                                 "become infinite", f"scale the data into the {t.dtype} range")
+        elif target.kind in "iu":
+            if a.dtype.kind == "f":
+                if not np.all(np.floor(a) == a):
+                    raise InputError(f"{where}: {t.name!r} holds fractional values but the "
+                                     f"input is {t.dtype}",
+                                     "save integer arrays for integer inputs")
+            info = np.iinfo(target)
+            lo, hi = float(np.min(a)), float(np.max(a))
+            if lo < info.min or hi > info.max:
+                raise InputError(f"{where}: {t.name!r} holds values in [{lo:.6g}, {hi:.6g}], "
+                                 f"outside the {t.dtype} range of the input "
+                                 f"[{info.min}, {info.max}]",
+                                 f"save values the input's {t.dtype} can hold")
+

@@ -77,26 +77,90 @@ def parse_input_values(specs: Iterable[str] | None) -> dict[str, float | int | b
     return out
 
 
+#: dtype kinds an input array may have: bool, signed/unsigned integers, floats
+_NPZ_KINDS = {"b": "boolean", "i": "integer", "u": "unsigned integer", "f": "float"}
+_NPZ_REFUSED = {"U": "text (str)", "S": "bytes", "O": "Python objects",
+                "V": "structured records", "c": "complex numbers", "M": "datetimes",
+                "m": "time deltas"}
+
+MAX_NPZ_ARRAY_BYTES = 16 << 30
+"""Largest total size of the arrays of one ``.npz`` (16 GiB, after decompression), checked
+on the arrays' headers before any is read."""
+
+
 def load_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Arrays of an ``.npz`` file by name.
 
+    Before reading any array, each member's ``.npy`` header is checked: its dtype must
+    be boolean, integer or float (text, bytes, objects, structured records, complex
+    numbers and datetimes are refused), and ``shape x itemsize`` must fit in the bytes
+    the member holds and, over all members, within :data:`MAX_NPZ_ARRAY_BYTES` (a header
+    that claims 10**13 floats is refused, never allocated).
+
     Raises:
-        InputError: missing, unreadable or not an npz file.
+        InputError: missing, not a regular file, not an npz file, an array of a refused
+            dtype or with an impossible size, or no arrays at all.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"inputs file not found: {p}", "pass an .npz with one array per input")
     import zipfile
 
+    from trtcheck.safe_io import check_input_file
+
+    hint = "write it with numpy.savez(path, input_name=array, ...)"
+    p = check_input_file(path, "inputs file", "pass an .npz with one array per input")
     if not zipfile.is_zipfile(p):  # np.load would call any other file "pickled data"
-        raise InputError(f"{p} is not an .npz file (an .npz is a zip archive of arrays)",
-                         "write it with numpy.savez(path, input_name=array, ...)")
+        raise InputError(f"{p} is not an .npz file (an .npz is a zip archive of arrays)", hint)
     try:
+        _check_npz_members(p)
         with np.load(p, allow_pickle=False) as data:
-            return {k: np.asarray(data[k]) for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read {p} as .npz: {exc}",
-                         "write it with numpy.savez(path, input_name=array, ...)") from None
+            arrays = {k: np.asarray(data[k]) for k in data.files}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile,
+            NotImplementedError, RuntimeError) as exc:
+        raise InputError(f"cannot read {p} as .npz: {' '.join(str(exc).split())[:160]}",
+                         hint) from None
+    if not arrays:
+        raise InputError(f"{p} holds no arrays", hint)
+    return arrays
+
+
+def _check_npz_members(p: Path) -> None:
+    """Check every ``.npy`` member's header of the archive ``p`` (see :func:`load_npz`)."""
+    import zipfile
+
+    total = 0
+    with zipfile.ZipFile(p) as zf:
+        members = [i for i in zf.infolist() if i.filename.endswith(".npy")]
+        if not members:
+            raise InputError(f"{p} holds no arrays (.npy members)",
+                             "write it with numpy.savez(path, input_name=array, ...)")
+        for info in members:
+            name = info.filename[:-4]
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _fortran, dtype = read_header(fh, max_header_size=10000)
+                header_bytes = fh.tell()
+            if dtype.kind not in _NPZ_KINDS:
+                what = _NPZ_REFUSED.get(dtype.kind, f"dtype {dtype}")
+                raise InputError(f"{p}: array {name!r} holds {what} ({dtype.str}); model "
+                                 "inputs take booleans, integers or floats",
+                                 "save numeric arrays (e.g. numpy.float32)")
+            count = 1
+            for d in shape:
+                count *= int(d)
+            need = count * dtype.itemsize
+            have = info.file_size - header_bytes
+            if need > have:
+                raise InputError(f"{p}: array {name!r} claims shape {list(shape)} "
+                                 f"({need:,} bytes) but holds {max(0, have):,} bytes",
+                                 "the file is truncated or damaged; save it again")
+            total += need
+            if total > MAX_NPZ_ARRAY_BYTES:
+                raise InputError(f"{p}: its arrays hold more than {MAX_NPZ_ARRAY_BYTES:,} "
+                                 "bytes", "give one sample per array (it is repeated to "
+                                 "every batch size)")
 
 
 def make_feed(inputs: list[TensorInfo], shapes: dict[str, list[int]], seed: int | None = 0,

@@ -118,6 +118,9 @@ def check_model_file(path: str | os.PathLike[str]) -> Path:
                 f"pass one of the models inside it: {', '.join(found[:5])}"
                 + (", ..." if len(found) > 5 else ""))
         raise InputError(f"{p} is a directory, not an ONNX model", hint)
+    from trtcheck.safe_io import check_input_file
+
+    check_input_file(p, "model file")  # a regular file (a FIFO would block the read)
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:
@@ -268,7 +271,10 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
       copy; a build gives an engine of no layers);
     * a graph input with a fixed dimension of 0: ONNX ``dim_value: 0`` is a fixed
       *empty* axis, not a dynamic one (dynamic axes use ``dim_param`` or no value), so
-      TensorRT builds for an empty tensor and no ``--shapes`` can change it.
+      TensorRT builds for an empty tensor and no ``--shapes`` can change it;
+    * a size below -1 (-1 itself is read as dynamic, the convention of PaddlePaddle
+      exports), or fixed sizes whose product exceeds ``2**63 - 1`` elements (the int64
+      element count of every runtime).
     """
     g = model.graph
     if len(g.node) == 0:
@@ -283,17 +289,35 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
         if not tt.HasField("shape"):
             continue
         dims = tt.shape.dim
-        zero = [i for i, d in enumerate(dims) if d.HasField("dim_value") and d.dim_value == 0]
+        shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
+                          else (d.dim_param or "?") for d in dims)
+        name = ascii(vi.name)[1:-1]
+        fixed = [(i, int(d.dim_value)) for i, d in enumerate(dims) if d.HasField("dim_value")]
+        # -1 marks a dynamic axis in many exports (PaddlePaddle's): read as dynamic; any
+        # other negative size is no shape at all
+        negative = [i for i, v in fixed if v < -1]
+        if negative:
+            return (f"input {name!r} declares axis {negative[0]} with a negative size "
+                    f"([{shown}]), which ONNX does not allow",
+                    "export dynamic axes as named dim_params (e.g. 'batch')")
+        zero = [i for i, v in fixed if v == 0]
         if zero:
-            shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
-                              else (d.dim_param or "?") for d in dims)
-            name = ascii(vi.name)[1:-1]
             return (f"input {name!r} declares axis {zero[0]} with size 0 ([{shown}]): a "
                     "fixed empty axis in ONNX, not a dynamic one, so the model only runs on "
                     "empty tensors",
                     "export that axis as dynamic (a named dim_param, e.g. 'batch') or with "
                     "its real size")
+        count = 1
+        for _, v in fixed:
+            count *= max(v, 1)
+        if count > MAX_TENSOR_ELEMENTS:
+            return (f"input {name!r} declares [{shown}]: {count:.3g} elements, more than "
+                    f"any runtime indexes (2**63 - 1)", "check the exported input shape")
     return None
+
+
+MAX_TENSOR_ELEMENTS = 2**63 - 1
+"""Most elements a tensor may have: TensorRT and ONNX Runtime count them in int64."""
 
 
 def load_onnx(path: str | os.PathLike[str], load_external_data: bool = True) -> onnx.ModelProto:

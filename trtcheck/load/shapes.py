@@ -19,12 +19,17 @@ from trtcheck.results.inspection import TensorInfo
 
 SHAPES_SYNTAX = "--shapes NAME:1x3x224x224[,NAME2:...]"
 
+MAX_DIM = 2**31 - 1
+"""Largest dimension ``--shapes`` accepts (TensorRT and ONNX Runtime take 32-bit-range
+sizes for any realistic tensor; beyond it a tensor could not be allocated)."""
+
 
 def parse_shapes(specs: str | Iterable[str] | None) -> dict[str, list[int]]:
     """Parse one or more ``--shapes`` values into ``{name: [dims]}``.
 
     Raises:
-        InputError: malformed entry, non-positive or non-integer dim, or a name given twice.
+        InputError: malformed entry, a dim that is not an integer in 1..MAX_DIM, or a
+            name given twice.
     """
     if specs is None:
         return {}
@@ -43,9 +48,9 @@ def parse_shapes(specs: str | Iterable[str] | None) -> dict[str, list[int]]:
             except ValueError:
                 raise InputError(f"bad --shapes entry {entry!r}: dims must be integers "
                                  "separated by 'x'", f"use {SHAPES_SYNTAX}") from None
-            if any(d < 1 for d in dims):
-                raise InputError(f"bad --shapes entry {entry!r}: every dim must be >= 1",
-                                 f"use {SHAPES_SYNTAX}")
+            if any(not 1 <= d <= MAX_DIM for d in dims):
+                raise InputError(f"bad --shapes entry {entry[:80]!r}: every dim must be in "
+                                 f"1..{MAX_DIM}", f"use {SHAPES_SYNTAX}")
             if name in out:
                 raise InputError(f"--shapes gives input {name!r} twice", None)
             out[name] = dims

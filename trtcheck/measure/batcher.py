@@ -9,12 +9,12 @@ the simulator (``trtcheck.analyze``) simulates exactly what is measured here.
 
 Semantics (documented contract, kept stable for the simulator and for users):
 
-* **Creation**: only inside a running event loop (seed pitfall 1: a queue bound to the
-  wrong loop hangs every request). Creating it elsewhere raises :class:`BatcherLoopError`.
+* **Creation**: only inside a running event loop (a queue bound to the wrong loop
+  hangs every request). Creating it elsewhere raises :class:`BatcherLoopError`.
 * **Window timer**: starts at the enqueue time of the **oldest queued request** (Triton's
   ``max_queue_delay_microseconds``), not when an instance becomes free. Window 0 takes
   everything already queued (up to ``max_batch_size``) without waiting, so a backlog is
-  always batched (seed pitfall 5).
+  always batched (``asyncio.wait_for(queue.get(), 0)`` would give up and never batch).
 * **Batch size** counts requests: each request is one item of the batch. With the
   default assembler, requests that are dicts of NumPy arrays (or arrays) are
   concatenated along axis 0 and outputs are sliced back by each request's row count.
@@ -32,7 +32,7 @@ Semantics (documented contract, kept stable for the simulator and for users):
   :meth:`submit`) never loses or hangs another. A request cancelled while queued is
   dropped when a worker reaches it and does not take a batch slot; one cancelled in
   flight is computed with its batch and its result discarded.
-* **Counters** (server side, seed pitfall 2): executions (batches), inference count
+* **Counters** (server side, not counted from responses): executions (batches), inference count
   (requests executed), a histogram of batch sizes, and the average batch size
   ``inference_count / execution_count`` (Triton's definition), plus rejected, cancelled,
   failed and completed request counts and the policy's decision reasons.
@@ -64,7 +64,7 @@ _clock = time.perf_counter
 
 
 class BatcherLoopError(UsageError):
-    """The batcher was created outside a running asyncio event loop (seed pitfall 1)."""
+    """The batcher was created outside a running asyncio event loop."""
 
 
 class QueueFull(TrtcheckError):
@@ -144,7 +144,7 @@ class Ticket:
 
 @dataclass
 class BatcherCounters:
-    """Server-side counters (seed pitfall 2: count batches on the server).
+    """Server-side counters (batches are counted on the server, not from responses).
 
     Attributes:
         submitted: requests offered (accepted + rejected).

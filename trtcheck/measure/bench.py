@@ -204,7 +204,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             (:func:`trtcheck.load.input_checks.check_data_fits`).
         data_source: how messages name ``arrays``, e.g. the ``.npz`` file name.
         label: run label in the results (default ``"<backend>-<precision>"``).
-        progress: show a tqdm progress bar on stderr.
+        progress: log one line per batch size (its median, p99 and run count) on the
+            ``trtcheck.bench`` logger, which the CLI sends to stderr.
 
     Returns:
         a :class:`~trtcheck.results.BenchRun`. A batch size that runs out of memory or
@@ -240,17 +241,14 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         first = next(iter(resolved.values()), [1])
         plan.append((int(first[0]) if first else 1, resolved))
 
-    from tqdm import tqdm
-
     results: list[BatchResult] = []
     failed: list[FailedBatch] = []
     first_error: BaseException | None = None
     incomplete: str | None = None
-    bar = tqdm(total=len(plan), desc="bench", unit="batch size", disable=not progress,
-               leave=False)
     try:
-        for b, shp in plan:
-            bar.set_postfix_str(f"batch {b}")
+        for i, (b, shp) in enumerate(plan, 1):
+            if progress:
+                _log.debug("bench: batch %d (%d/%d) starts", b, i, len(plan))
             try:
                 feed = make_feed(inputs, shp, seed=seed, arrays=arrays, values=values)
                 warm = _warmup(backend, feed, rule)
@@ -262,7 +260,6 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
                              "ran out of memory" if row.reason == "out-of-memory"
                              else "could not run", row.message)
-                bar.update(1)
                 continue
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
@@ -284,13 +281,14 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 measured_duration_s=duration, stopped_by=stopped,
                 warnings=warnings, first_call_ms=warm[0] if warm else None,
                 input_bytes=nbytes, validity=validity))
-            bar.update(1)
+            if progress:
+                _log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs "
+                          "in %.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
+                          duration)
     except KeyboardInterrupt as exc:
         done = len(results) + len(failed)
         incomplete = (f"interrupted by {interrupt_name(exc)} at batch {plan[done][0]}: "
                       f"{len(results)} of {len(plan)} batch size(s) measured")
-    finally:
-        bar.close()
     if not results and first_error is not None and incomplete is None:
         row = failed[0]
         if row.reason == "out-of-memory":

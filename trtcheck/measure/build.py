@@ -20,7 +20,7 @@ Precision (TensorRT developer guide, "Strong Typing vs Weak Typing"):
   ``int8``/``fp8`` need a model that already has QuantizeLinear/DequantizeLinear nodes.
 
 What the build exposes without a GPU: the serialized plan (header read by
-:mod:`trtcheck.inspection.plan_header`) and the network definition's layers (before
+:mod:`trtcheck.load.plan_header`) and the network definition's layers (before
 fusion, with output data types). The engine inspector's per-layer JSON needs a
 deserialized engine, which needs a CUDA driver (on a CPU-only machine
 ``deserialize_cuda_engine`` returns ``None``: "CUDA driver version is insufficient").
@@ -193,7 +193,7 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
                   workspace_bytes: int | None = None, overwrite: bool = False,
                   written: list[Path] | None = None) -> BuildResult:
     """:func:`build_engine`'s work; files it writes besides the plan go to ``written``."""
-    from trtcheck.inspection.plan_header import read_plan_info
+    from trtcheck.load.plan_header import read_plan_info
 
     src = Path(onnx_path)
     out = Path(plan_path)

@@ -11,7 +11,7 @@ arrays from the template's shapes and dtypes. The response body is the raw bytes
 request's output arrays. Header ``X-Request-Id`` carries the load generator's request
 number. Non-array payloads are not sent: the server uses the template as is.
 
-Client connections are opened and kept alive before measuring (seed pitfall 3: setting
+Client connections are opened and kept alive before measuring (setting
 up connections during a burst spreads the arrivals out by tens of milliseconds).
 """
 

@@ -1,8 +1,8 @@
 """Load generator: burst, closed loop, open loop (Poisson, constant or a replayed trace).
 
-Load shapes (seed pitfall 3: the shape decides the conclusion, so run several):
+Load shapes (the shape decides the conclusion, so run several):
 
-* ``burst:N`` - all ``N`` requests are sent at once (the seed's experiment; the upper
+* ``burst:N`` - all ``N`` requests are sent at once (the upper
   bound of what a batcher can collect). Latency runs from each request's send.
 * ``closed:C[:COUNT]`` - ``C`` clients, each sending its next request when the previous
   one is answered (fixed concurrency caps the arrival rate). Latency from each send.
@@ -88,6 +88,12 @@ class LoadShape:
         return np.cumsum(gaps)
 
 
+MAX_CLOSED_CLIENTS = 100_000
+"""Most closed-loop clients (each is a coroutine holding a request)."""
+MAX_OPEN_RATE_PER_S = 1e9
+"""Highest open-loop rate, requests/s (``MAX_ARRIVAL_RATE_PER_S`` of the CLI)."""
+
+
 def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
     """Parse a load spec (see the module docstring for the grammar).
 
@@ -123,10 +129,16 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
         return LoadShape("burst", n, label=text)
     if kind == "closed" and len(parts) in (1, 2):
         c = num(parts[0], "concurrency")
+        if c > MAX_CLOSED_CLIENTS:
+            raise InputError(f"load {spec!r} asks for {c:,} closed-loop clients; at most "
+                             f"{MAX_CLOSED_CLIENTS:,}", "lower the concurrency")
         count = bounded(num(parts[1], "request count")) if len(parts) == 2 else 10**9
         return LoadShape("closed", count, concurrency=c, label=text)
     if kind == "open" and 1 <= len(parts) <= 3:
         rate = num(parts[0], "rate", float)
+        if rate > MAX_OPEN_RATE_PER_S:
+            raise InputError(f"load {spec!r} asks for {rate:g} requests/s; at most "
+                             f"{MAX_OPEN_RATE_PER_S:g}", "lower the rate")
         arrival, count = "poisson", None
         for p in parts[1:]:
             if p in ("poisson", "constant"):

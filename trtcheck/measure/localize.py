@@ -96,12 +96,18 @@ def mark_all_outputs(model: Any) -> Any:
     Raises:
         EnvironmentProblem: Polygraphy is missing.
     """
-    from polygraphy import constants
+    import glob
+
     from polygraphy.backend.onnx import ModifyOutputs
+    from polygraphy.backend.onnx.util import all_tensor_names
     from polygraphy.logger import G_LOGGER
 
+    # Polygraphy reads output names as fnmatch patterns (MARK_ALL included): a tensor
+    # named "h[0]*" would match nothing and silently drop out. Each name is escaped
+    # ("[" -> "[[]", "*" -> "[*]", "?" -> "[?]") so it matches exactly itself.
+    names = [glob.escape(n) for n in all_tensor_names(model)]
     with G_LOGGER.verbosity(G_LOGGER.CRITICAL):
-        return ModifyOutputs(model, outputs=constants.MARK_ALL, copy=True)()
+        return ModifyOutputs(model, outputs=names, copy=True)()
 
 
 def collect_activations(model_path: str | os.PathLike[str], feeds: Sequence[dict[str, np.ndarray]],

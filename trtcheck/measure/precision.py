@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -614,7 +615,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                 for n in [o.node, *acts.consumers.get(o.tensor, [])]:
                     if n not in keep:
                         keep.append(n)
-            names = ",".join(keep)
+            names = shlex.quote(",".join(keep))  # pasted into a shell: quoted
             findings.append(Finding(
                 code="fp16-range-overflow", severity="error", where=f"{v.label}:{first.node}",
                 message=f"{total} FP32 activation(s) exceed FP16's range: the first is "
@@ -821,8 +822,10 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                     f"{', '.join(worst[3][:3])}); the FP16 ONNX computes with changed weights. "
                     "A TensorRT FP16 engine of the same ONNX may not be affected (it folds "
                     "BatchNorm into the convolution in FP32 before casting)",
-            remedy=f"keep these nodes in FP32 (--keep-fp32-nodes {','.join(users[:10])}"
-                   f"{',...' if len(users) > 10 else ''}) or fold BatchNorm/constants first"))
+            remedy=f"keep these nodes in FP32 (--keep-fp32-nodes "
+                   f"{shlex.quote(','.join(users[:10]))}"
+                   f"{' and more' if len(users) > 10 else ''}) or fold BatchNorm/constants "
+                   "first"))
     onnx.save_model(m16, str(out_path))
     return str(out_path), kept, findings
 

@@ -79,7 +79,7 @@ class SerialFront:
     scheduling, copies), which one event-loop thread does for one request at a time:
     the stage has ``concurrency`` servers (default 1: serial), each busy ``cost_ms`` per
     request, first come first served. Requests therefore reach the batcher at most
-    ``concurrency / cost`` per second, as in the seed experiment.
+    ``concurrency / cost`` per second, as behind a Python HTTP serving layer.
 
     Timing is kept on an ideal schedule: a request that arrives at ``a`` leaves at
     ``max(a, server free) + cost``, and the server becomes free at that *scheduled*
@@ -819,7 +819,6 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
     else:
         raise UsageError("measure_serving() was called inside a running event loop",
                          "use `await ameasure_serving(...)` there")
-    coro = ameasure_serving(target, **kwargs)
     if use_uvloop:
         try:
             import uvloop
@@ -828,8 +827,9 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
 
             raise EnvironmentProblem("uvloop is not installed",
                                      "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
-        return uvloop.run(coro)
-    return asyncio.run(coro)
+        # the coroutine is made only once it will be run: none is left never awaited
+        return uvloop.run(ameasure_serving(target, **kwargs))
+    return asyncio.run(ameasure_serving(target, **kwargs))
 
 
 def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | None = None,
@@ -839,7 +839,7 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
     """A small serving sweep for ``trtcheck report --serve`` (well under 30 s).
 
     Measures the batch-1 time ``t1`` of ``backend`` first (median of 5 runs), then sweeps
-    windows 0, 2 and 10 ms (the seed: 2-10 ms windows rarely collect a batch in Python)
+    windows 0, 2 and 10 ms (2-10 ms windows rarely collect a batch in a Python service)
     at max batch 8, for a burst of 64 and an open loop at ``1.5 / t1`` requests/s
     (arrivals above the service rate: batching's best case), capped at 2,000/s, one
     repeat each, about 1 s of arrivals per run (time bound 2 s). The burst size and

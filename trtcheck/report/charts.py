@@ -60,6 +60,10 @@ def _pyplot() -> Any:
 
     plt.rcParams["svg.hashsalt"] = "trtcheck"
     plt.rcParams["svg.fonttype"] = "path"
+    # every chart text can hold user text (model, layer, tensor, trace and load names):
+    # "$\frac$" there must be shown, not parsed as TeX math (which raises on bad math)
+    plt.rcParams["text.parse_math"] = False
+    plt.rcParams["text.usetex"] = False
     return plt
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.analyze.compare import Comparison, MetricDelta
-from trtcheck.analyze.metrics import Unit, format_quantity, metric_unit
+from trtcheck.units import Unit, format_quantity, metric_unit
 
 MAX_LAYER_ROWS = 25
 """Layer rows shown in text and Markdown (largest time change first); HTML shows all."""

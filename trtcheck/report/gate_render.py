@@ -91,29 +91,35 @@ def render_markdown(report: GateReport) -> str:
 def render_junit(report: GateReport) -> str:
     """JUnit XML: one ``testsuite`` "trtcheck gate", one ``testcase`` per check.
 
-    Failed checks carry ``<failure>``; warnings pass with the reason in ``<system-out>``
-    and a ``trtcheck.verdict`` property, so CI test tabs show them without failing.
+    Valid against the Jenkins xUnit plugin's Surefire schema ``junit-10.xsd`` (which
+    allows ``<properties>`` only on ``<testsuite>``): the suite's properties name the
+    policy, results, baseline, exit code and schema version; each testcase's verdict and
+    rule go in its ``<system-out>`` (``verdict: ...`` / ``rule: ...`` lines). Failed checks
+    carry ``<failure>``; warnings pass with the reason in ``<system-out>``, so CI test tabs
+    show them without failing.
     """
+    from trtcheck.results.model import SCHEMA_VERSION
+
     suite = ET.Element("testsuite", name="trtcheck gate", tests=str(len(report.checks)),
                        failures=str(sum(c.outcome == "fail" for c in report.checks)),
-                       errors="0", skipped="0")
+                       errors="0", skipped="0", time="0")
     props = ET.SubElement(suite, "properties")
     for k, v in (("policy", report.policy), ("results", report.results),
-                 ("baseline", report.baseline or ""), ("exit_code", str(report.exit_code))):
+                 ("baseline", report.baseline or ""), ("exit_code", str(report.exit_code)),
+                 ("trtcheck.schema_version", SCHEMA_VERSION)):
         ET.SubElement(props, "property", name=k, value=v)
     for c in report.checks:
         name = f"{c.source.rsplit('/', 1)[-1]} {c.metric}" + (f" ({c.name})" if c.name else "")
         tc = ET.SubElement(suite, "testcase", classname=f"trtcheck.gate.{c.kind}", name=name,
                            time="0")
-        tp = ET.SubElement(tc, "properties")
-        ET.SubElement(tp, "property", name="trtcheck.verdict", value=c.verdict)
-        ET.SubElement(tp, "property", name="trtcheck.rule", value=c.rule)
         if c.outcome == "fail":
             f = ET.SubElement(tc, "failure", message=c.message, type=c.verdict)
             f.text = c.message
-        elif c.outcome == "warn":
-            so = ET.SubElement(tc, "system-out")
-            so.text = f"{c.verdict}: {c.message}"
+        so = ET.SubElement(tc, "system-out")
+        lines = [f"verdict: {c.verdict}", f"rule: {c.rule}"]
+        if c.outcome == "warn":
+            lines.append(f"{c.verdict}: {c.message}")
+        so.text = "\n".join(lines)
     ET.indent(suite)
     text = ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
     # ElementTree escapes markup but not the characters XML 1.0 forbids (control
@@ -137,7 +143,7 @@ def render_metric_list(items: list[tuple[str, object]], markdown: bool = False) 
     Returns:
         the lines joined by newlines, without a final newline; ``""`` for no items.
     """
-    from trtcheck.analyze.metrics import format_quantity, metric_unit
+    from trtcheck.units import format_quantity, metric_unit
 
     width = min(70, max(len(p) for p, _ in items)) if items else 0
     lines = []

@@ -30,9 +30,9 @@ def _shape(t: TensorInfo) -> str:
 
 
 def _chart_label(text: str) -> str:
-    """Op names are untrusted: keep them short and stop matplotlib's mathtext (``$``)."""
-    text = text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
-    return text.replace("$", r"\$")
+    """Op names are untrusted: keep them short (mathtext is off for every chart text,
+    :func:`trtcheck.report.charts._pyplot`, so ``$`` is shown as it is)."""
+    return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
 
 
 def view_model(insp: ModelInspection) -> dict[str, Any]:

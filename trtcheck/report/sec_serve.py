@@ -1,6 +1,6 @@
 """Report section: serving behind the embedded dynamic batcher.
 
-Per load shape, the seed experiment's table (window, mean batch, max batch, QPS, P50,
+Per load shape, a table (window, mean batch, max batch, QPS, P50,
 P99; medians over repeats) plus ok share and late sends; charts of QPS and P99 against
 the window (one line per max batch size, one chart pair per load shape) and stacked
 waterfall bars (median of each part) per configuration.

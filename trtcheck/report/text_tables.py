@@ -60,7 +60,7 @@ def bench_table_text(run: Any) -> str:
 
 def serve_table_text(run: Any) -> str:
     """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: the seed's columns plus ok share and late sends)."""
+    load shape: window, mean and max batch, QPS, P50, P99, ok share and late sends)."""
     s = run.settings
     lines = [f"target:  {run.model_path}",
              f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",

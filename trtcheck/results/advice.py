@@ -94,7 +94,7 @@ class DecisionNode(Record):
     """One question of the decision tree and the number that answered it.
 
     Attributes:
-        step: the seed notes' optimisation step (``thin-http``, ``replace-python-layer``,
+        step: the optimisation step (``thin-http``, ``replace-python-layer``,
             ``execution-contexts``, ``batching``, ``scale-out``) or ``check``.
         question: the question in words.
         value: the measured or given number that decided it.

@@ -70,7 +70,7 @@ class BatchResult(Record):
         throughput_samples_per_s: samples per second,
             ``batch_size * throughput_queries_per_s``.
         throughput_gain_vs_batch1: ``samples_per_s(b) / samples_per_s(1)`` of the same
-            run (``None`` when batch 1 was not measured); the seed's ResNet-18 on a GPU
+            run (``None`` when batch 1 was not measured); a ResNet-18 on a GPU
             reached 2.7 at batch 16.
         scaling_efficiency: ``throughput_gain_vs_batch1 / b``: 1.0 is perfect linear
             scaling (a batch costs no more than one sample), ``1/b`` means batching gave

@@ -122,8 +122,22 @@ def utc_now_iso() -> str:
 
 
 def results_to_json(results: Results) -> str:
-    """Serialise ``results`` to indented JSON text (stable key order, ends with newline)."""
-    return results.model_dump_json(indent=2) + "\n"
+    """Serialise ``results`` to indented JSON text (stable key order, ends with newline).
+
+    Strings with lone surrogates (undecodable bytes of a file name, ``"\\ud800"`` read
+    from a JSON input) cannot be encoded as UTF-8; each is written as its ``\\udXXX``
+    escape text instead (:func:`trtcheck.safe_io.escape_surrogates`), so a measurement is
+    never lost to the name of a file.
+    """
+    from pydantic_core import PydanticSerializationError
+
+    try:
+        return results.model_dump_json(indent=2) + "\n"
+    except PydanticSerializationError:
+        from trtcheck.safe_io import clean_strings
+
+        clean = clean_strings(results.model_dump(mode="python"))
+        return Results.model_validate(clean).model_dump_json(indent=2) + "\n"
 
 
 def _drop(data: Any, loc: tuple[Any, ...]) -> bool:
@@ -272,13 +286,21 @@ def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
         raise InputError(f"cannot write {p}: it exists and is not a regular file",
                          "choose a file path for the results")
     text = results_to_json(results)
+    tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=p.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
         os.chmod(tmp, umask_file_mode())  # mkstemp makes 0600; a plain open() would not
         os.replace(tmp, p)
+        tmp = None
     except OSError as exc:
         raise InputError(f"cannot write {p}: {exc.strerror or exc}",
                          "choose a writable output path") from None
+    finally:
+        if tmp is not None:  # never a temporary file left behind, whatever failed
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
     return p

@@ -2,8 +2,7 @@
 
 One :class:`ServeRun` holds a sweep of configurations (window x max batch size x load
 shape); each :class:`ServeConfigResult` holds its repeats with raw per-request data, and
-headline numbers that are the **median over repeats** of each metric (the seed
-experiment's method: median of 3 repeats per configuration).
+headline numbers that are the **median over repeats** of each metric (3 repeats per configuration by default).
 
 Waterfall parts (per request, ms; see docs/serving.md):
 
@@ -126,7 +125,8 @@ class ServeSettings(Record):
 
 
 class ServeCounters(Record):
-    """Server-side batcher counters of one run (seed pitfall 2: counted by the server).
+    """Server-side batcher counters of one run (counted by the server, not inferred from
+    client-side responses, which come back one per request).
 
     ``avg_batch_size`` = ``inference_count / execution_count`` (Triton's definition).
     Histogram keys are batch sizes as strings (JSON object keys).
@@ -365,8 +365,8 @@ class ServeRepeat(Record):
 class ServeConfigResult(Record):
     """One configuration (window, max batch, load) with its repeats.
 
-    Headline fields are the median over repeats of each metric separately (like the seed
-    experiment); ``ok_share`` is ok requests / requests sent (requests the time bound
+    Headline fields are the median over repeats of each metric separately (not the
+    metrics of one repeat); ``ok_share`` is ok requests / requests sent (requests the time bound
     kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
     ``median_repeat`` is the repeat whose throughput is the median, whose
     waterfall the report shows. A live target's sweep records the model config the

@@ -5,7 +5,7 @@
 Writes, next to this file:
 
 * ``bench_a.json``, ``bench_b.json``: two bench-only results documents from
-  ``tests/gate_synth.py`` (seeded noise model; B is 10 % slower at batch 8), the inputs of
+  ``trtcheck/testing/synthetic_results.py`` (seeded noise model; B is 10 % slower at batch 8), the inputs of
   ``compare`` and ``gate``;
 * ``full.json``: a real ``trtcheck report`` run on the small classifier of
   :func:`onnx_builders.small_classifier` (seeded weights) with a batch sweep, the
@@ -33,7 +33,7 @@ def main() -> None:
     """Write the three inputs (about a minute: the serving sweep dominates)."""
     import onnx
 
-    import gate_synth
+    from trtcheck.testing import synthetic_results as gate_synth
     from onnx_builders import small_classifier
     from trtcheck.cli import main as trtcheck_main
 

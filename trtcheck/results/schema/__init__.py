@@ -135,12 +135,22 @@ def describe_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str]
                                                                        list[str]]:
     """``(added, removed, changed)`` field paths from schema ``old`` to ``new``."""
     a, b = field_paths(old), field_paths(new)
-    added = sorted(set(b) - set(a))
-    removed = sorted(set(a) - set(b))
+    added = _outermost(set(b) - set(a))
+    removed = _outermost(set(a) - set(b))
+    every = (set(b) - set(a)) | (set(a) - set(b))
     changed = sorted(p for p in set(a) & set(b) if a[p] != b[p] and not any(
         q.startswith(p + ".") or q.startswith(p + "[") or q.startswith(p + "{")
-        for q in added + removed))
+        for q in every))
     return added, removed, changed
+
+
+def _outermost(paths: set[str]) -> list[str]:
+    """``paths`` without those inside another one of them (``a.b[].c`` goes when ``a.b``
+    is there), sorted."""
+    def inside(p: str) -> bool:
+        return any(p != q and p.startswith(q) and p[len(q)] in ".[{" for q in paths)
+
+    return sorted(p for p in paths if not inside(p))
 
 
 def next_version(version: str, major: bool) -> str:

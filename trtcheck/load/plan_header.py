@@ -229,14 +229,19 @@ def read_plan_info(path: str | Path, runtimes: dict[str, Runtime] | None = None,
     Raises:
         InputError: the path does not exist or is a directory.
     """
+    from trtcheck.safe_io import check_input_file
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"plan file not found: {p}", "check the path")
     if p.is_dir():
         raise InputError(f"{p} is a directory, not a plan file",
                          "pass the .plan/.engine file (or a trtexec export folder to "
                          "`trtcheck inspect`)")
-    data = p.read_bytes()
+    check_input_file(p, "plan file", "check the path")  # a regular file: no FIFO/device
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}",
+                         "check the file's permissions") from None
     return plan_info_from_bytes(data, str(p), runtimes=runtimes, prefer_runtime=prefer_runtime)
 
 
@@ -464,10 +469,12 @@ def strip_prefix(src: str | Path, dst: str | Path) -> int:
     Raises:
         InputError: no plan magic in ``src``, no prefix to strip, or ``dst`` exists.
     """
+    from trtcheck.safe_io import check_input_file
+
     s, d = Path(src), Path(dst)
     if d.exists():
         raise InputError(f"{d} exists; not overwriting it", "choose a new output path")
-    data = s.read_bytes()
+    data = check_input_file(s, "plan file").read_bytes()
     found = _find_magic(data[:1 << 20])
     if found is None:
         raise InputError(f"{s} holds no TensorRT plan magic", None)
