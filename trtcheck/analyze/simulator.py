@@ -533,31 +533,36 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     reasons: dict[str, int] = {}
     heappush, heappop, bis = heapq.heappush, heapq.heappop, bisect.bisect_right
     now = 0.0
-    if service.batcher == "triton":
-        def service_ms(m: int, k: int, now: float) -> float:
-            svc = fixed_list[m]
-            if has_spread:
-                fl = fac_by_b[m]
-                if fl is None:
-                    fa = draws.factors_for(m)
-                    fl = fa.tolist() if fa is not None else []
-                    fac_by_b[m] = fl
-                if fl:
-                    svc += t_med_list[m] * (fl[k] - 1.0)
-            if excess is not None:
-                svc += excess[k]
-            svc = max(svc, 0.0)
-            if contention > 0.0:
-                lo = bis(enq, now)
-                extra = 0.0
-                for _ in range(3):
-                    extra_new = contention * (bis(enq, now + (svc + extra) * 1e-3, lo) - lo)
-                    if extra_new == extra:
-                        break
-                    extra = extra_new
-                svc += extra
-            return svc
 
+    def service_ms(m: int, k: int, now: float, lo_hint: int = 0) -> float:
+        """Execution time (ms) of the ``k``-th batch, of ``m`` requests, started at ``now``
+        (s): T(m) with its drawn spread, the measured excess, and the contention of the
+        arrivals during the execution (``lo_hint``: a queue index at or before ``now``)."""
+        svc = fixed_list[m]
+        if has_spread:
+            fl = fac_by_b[m]
+            if fl is None:
+                fa = draws.factors_for(m)
+                fl = fa.tolist() if fa is not None else []
+                fac_by_b[m] = fl
+            if fl:
+                svc += t_med_list[m] * (fl[k] - 1.0)
+        if excess is not None:
+            svc += excess[k]
+        if svc < 0.0:  # a measured excess below -T(b) (noisy bench): no time travel
+            svc = 0.0
+        if contention > 0.0:  # arrivals during the execution stretch it
+            lo = bis(enq, now, lo_hint)
+            extra = 0.0
+            for _ in range(3):  # fixed point; the count rarely changes after 2
+                extra_new = contention * (bis(enq, now + (svc + extra) * 1e-3, lo) - lo)
+                if extra_new == extra:
+                    break
+                extra = extra_new
+            svc += extra
+        return svc
+
+    if service.batcher == "triton":
         _triton_run(policy, instances, enq, service_ms, slack, b_start, b_size, b_done,
                     b_qlen, b_now, b_reason)
         head = n
@@ -581,28 +586,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
             d = decide(q, enq[head] if q else None, now)
             m = d.dispatch
             if m > 0:
-                svc = fixed_list[m]
-                if has_spread:
-                    fl = fac_by_b[m]
-                    if fl is None:
-                        fa = draws.factors_for(m)
-                        fl = fa.tolist() if fa is not None else []
-                        fac_by_b[m] = fl
-                    if fl:
-                        svc += t_med_list[m] * (fl[k] - 1.0)
-                if excess is not None:
-                    svc += excess[k]
-                if svc < 0.0:  # a measured excess below -T(b) (noisy bench): no time travel
-                    svc = 0.0
-                if contention > 0.0:  # arrivals during the execution stretch it
-                    lo = bis(enq, now, tail)
-                    extra = 0.0
-                    for _ in range(3):  # fixed point; the count rarely changes after 2
-                        extra_new = contention * (bis(enq, now + (svc + extra) * 1e-3, lo) - lo)
-                        if extra_new == extra:
-                            break
-                        extra = extra_new
-                    svc += extra
+                svc = service_ms(m, k, now, tail)
                 done = now + svc * 1e-3
                 heappush(busy, done)
                 free -= 1
