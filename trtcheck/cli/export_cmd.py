@@ -26,6 +26,7 @@ from trtcheck.cli.common import (
     results_input_file,
     write_text_atomic,
 )
+from trtcheck.files import replace_atomically
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
@@ -181,13 +182,10 @@ def write_model_repository(repo: str, name: str, config_text: str, model: str | 
             base = Path(model).parent
             pairs += [(str(base / e), version / e) for e in extra]
             for src, dst in pairs:
-                tmp = dst.with_name(f".{dst.name}.tmp")
                 try:
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(src, tmp)
-                    os.replace(tmp, dst)
+                    replace_atomically(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
                 except OSError as exc:
-                    tmp.unlink(missing_ok=True)
                     raise InputError(f"cannot copy {src} to {dst}: {exc.strerror or exc}",
                                      "check the model file and the repository folder") \
                         from None
