@@ -13,6 +13,7 @@ from trtcheck.cli.common import (
     echo_text,
     format_option,
     log,
+    overwrite_option,
     refuse_duplicates,
     refuse_output_over_inputs,
 )
@@ -85,7 +86,7 @@ def _check_profile_names(proto: object, profile: dict[str, object],
 @click.option("--min-shapes", multiple=True, metavar="NAME:DIMS", help="Profile minimum.")
 @click.option("--opt-shapes", multiple=True, metavar="NAME:DIMS", help="Profile optimum.")
 @click.option("--max-shapes", multiple=True, metavar="NAME:DIMS", help="Profile maximum.")
-@click.option("--overwrite", is_flag=True, help="Replace existing plans in the folder.")
+@overwrite_option("Replace existing plans in the folder.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON)
 def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
         shapes: tuple[str, ...], min_shapes: tuple[str, ...], opt_shapes: tuple[str, ...],

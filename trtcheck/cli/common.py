@@ -452,6 +452,14 @@ def measurement_options(f: F) -> F:
     return f
 
 
+def overwrite_option(help: str = "Replace an existing --output file.",
+                     ) -> Callable[[F], F]:
+    """The ``--overwrite`` flag every command that writes files takes (parameter
+    ``overwrite``, default off: nothing the user has is replaced without it). ``help``
+    says what it replaces for commands whose output is not one ``--output`` file."""
+    return click.option("--overwrite", is_flag=True, help=help)
+
+
 def emit_results(results: Any, output: str | None, output_format: str,
                  text: Callable[[], str], markdown: Callable[[], str]) -> None:
     """Save ``results`` to ``output`` (when given) and print it in ``output_format``.

@@ -21,6 +21,7 @@ from trtcheck.cli.common import (
     check_model_file,
     log,
     made_folders_removed_on_failure,
+    overwrite_option,
     refuse_output_over_inputs,
     refuse_results_as_model,
     results_input_file,
@@ -232,8 +233,8 @@ def cli() -> None:
 @click.option("--gpus", default=None, metavar="IDS",
               help="GPU ids to list in instance_group, e.g. 0,1 [default: none, every "
                    "visible GPU].")
-@click.option("--overwrite", is_flag=True, help="Replace an existing config.pbtxt and model "
-              "file in REPO/NAME (other files there are kept).")
+@overwrite_option("Replace an existing config.pbtxt and model "
+                  "file in REPO/NAME (other files there are kept).")
 def triton(model: str | None, repo: str, from_path: str | None, model_name: str | None,
            max_batch: int | None, window_ms: float | None, preferred_batch: str | None,
            instances: int | None, device_kind: str | None, gpus: str | None,

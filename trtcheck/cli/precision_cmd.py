@@ -15,6 +15,7 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
+    overwrite_option,
     refuse_duplicates,
     refuse_output_over_inputs,
 )
@@ -139,7 +140,7 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="ONNX Runtime intra-op threads.")
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str, precision: str | None, precisions_alias: str | None, candidates: tuple[str, ...], shapes: tuple[str, ...],
         inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],

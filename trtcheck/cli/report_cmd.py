@@ -13,6 +13,7 @@ from trtcheck.cli.common import (
     made_folders_removed_on_failure,
     measurement_options,
     model_path_argument,
+    overwrite_option,
     refuse_results_as_model,
 )
 
@@ -35,7 +36,7 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),
               help="Output directory for report.html, report.md, charts/ and results.json.")
-@click.option("--overwrite", is_flag=True, help="Replace a report already in the output directory.")
+@overwrite_option("Replace a report already in the output directory.")
 @click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
 @click.option("--precision", "precisions", default=None, metavar="LIST",
               help="Also compare reduced-precision variants of an ONNX model against FP32, "

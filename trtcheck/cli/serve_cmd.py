@@ -20,6 +20,7 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_path_argument,
+    overwrite_option,
     percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
@@ -138,7 +139,7 @@ def _ints(value: str, what: str) -> list[int]:
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
