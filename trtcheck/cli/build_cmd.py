@@ -9,6 +9,7 @@ import click
 from trtcheck.cli.common import (
     OutputFormat,
     check_model_file,
+    comma_list,
     echo_json,
     echo_text,
     format_option,
@@ -104,7 +105,7 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
     from trtcheck.load.onnx_model import load_onnx
     from trtcheck.measure.build import PRECISIONS, build_engine
 
-    precs = [p.strip().lower() for p in precision.split(",") if p.strip()]
+    precs = comma_list(precision, lower=True)
     bad = [p for p in precs if p not in PRECISIONS]
     if bad or not precs:
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",

@@ -239,6 +239,14 @@ def log(message: str) -> None:
         logging.getLogger(LOGGER_NAME).info("%s", message)
 
 
+def comma_list(value: str | None, *, lower: bool = False) -> list[str]:
+    """The entries of a comma-separated option value, stripped, empty entries dropped
+    (``"fp16, int8,"`` -> ``["fp16", "int8"]``; ``None`` -> ``[]``); lower-cased with
+    ``lower``. Checking the entries (known names, duplicates) is the caller's."""
+    entries = [v.strip() for v in (value or "").split(",") if v.strip()]
+    return [v.lower() for v in entries] if lower else entries
+
+
 def batch_list(value: str | None) -> list[int] | None:
     """Parse ``--batch 1,2,4`` into ``[1, 2, 4]``.
 

@@ -8,6 +8,7 @@ import click
 
 from trtcheck.cli.common import (
     check_model_file,
+    comma_list,
     load_results_input,
     log,
     made_folders_removed_on_failure,
@@ -148,8 +149,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if precisions is not None:  # before anything is measured
         from trtcheck.cli.common import refuse_duplicates
 
-        refuse_duplicates("--precision", [p.strip().lower() for p in precisions.split(",")
-                                          if p.strip()], "fp16")
+        refuse_duplicates("--precision", comma_list(precisions, lower=True), "fp16")
     if arrival_rate is not None and no_bench:
         raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
                          "drop --no-bench, or run `trtcheck advise` with --latency-curve")
@@ -319,7 +319,7 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
         raise UsageError("--precision compares variants of an ONNX model",
                          "use `trtcheck precision MODEL.onnx --candidate fp16=engine.plan` "
                          "for engines")
-    precs = tuple(p.strip().lower() for p in precisions.split(",") if p.strip())
+    precs = tuple(comma_list(precisions, lower=True))
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
     return precision_section_for_report(model, opts, precs, log=log)
 

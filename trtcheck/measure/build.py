@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import EnvironmentProblem, InputError
-from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
 from trtcheck.files import replace_atomically
+from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
 
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
@@ -305,8 +305,8 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
 
 def write_plan_atomic(path: str | Path, data: bytes) -> Path:
     """Write the serialized plan ``data`` to ``path`` with
-    :func:`trtcheck.files.replace_atomically` (flushed to disk before the rename): an interrupted or failed write never
-    leaves a truncated plan under the final name, and an existing plan there stays intact
+    :func:`trtcheck.files.replace_atomically` (flushed to disk before the rename): an
+    interrupted or failed write never leaves a truncated plan under the final name, and an existing plan there stays intact
     until the new one is complete. Missing folders above ``path`` are created.
 
     Raises:
