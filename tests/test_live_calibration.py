@@ -24,8 +24,9 @@ TRUE_CURVE = [(b, 2.0 + 0.25 * b) for b in range(1, 33)]
 
 
 def _truth(overhead_ms: float, delay_ms: float) -> ServiceModel:
+    """A server that batches as Triton's batcher thread does (trtcheck.policy)."""
     return ServiceModel(make_curve(TRUE_CURVE), per_batch_overhead_ms=overhead_ms,
-                        spread="none", request_delay_ms=(delay_ms,))
+                        spread="none", request_delay_ms=(delay_ms,), batcher="triton")
 
 
 def _observe(service: ServiceModel, rate: float, window_us: float, mbs: int,

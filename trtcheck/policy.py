@@ -25,10 +25,29 @@ one sample each:
 * When no preferred size is configured Triton uses ``max_batch_size`` as the only one
   (``NormalizeModelConfig`` in ``src/model_config_utils.cc``), so the rules above reduce
   to "a full batch goes at once; otherwise wait for the oldest request's delay".
-* Triton's per-model batcher forms a batch only when an instance slot is free (the rate
-  limiter's ``PayloadSlotAvailable``); a batch formed while every instance is busy keeps
-  growing until an instance takes it. Asking this policy when an instance is free gives
-  the same batches.
+
+:meth:`BatchingPolicy.decide` is asked when an instance is free: that is the embedded
+batcher (:mod:`trtcheck.measure`), which forms a batch only for a free instance, so a
+batch formed while every instance is busy keeps growing until an instance takes it.
+
+Triton's per-model batcher does not wait for a free instance. Its batcher thread
+(``DynamicBatchScheduler::BatcherThread``) forms a batch (a *payload*) whenever the rate
+limiter has a payload slot (``RateLimiter::PayloadSlotAvailable`` in ``src/rate_limiter.cc``:
+with the default queue policy the batcher may prefetch while fewer than 2 x instances
+formed payloads wait for an instance) and hands it to the instances' queue at once. A
+formed payload that waits for a busy instance takes later arrivals only when the batcher
+wakes for them, and ``DynamicBatchScheduler::Enqueue`` wakes it for a new request only
+when the queued requests reach ``next_preferred_batch_size_`` (the next preferred size
+above the payload, which is ``max_batch_size`` without preferred sizes) or the payload
+was taken. So with a window the batch closes when the oldest request's delay expires,
+even while the instance is busy, and requests arriving after that wait for the next
+batch: under load Triton forms smaller batches, runs more executions and queues longer
+than a batcher that waits for a free instance. With a window of 0 the batcher wakes for
+every request (``next_preferred_batch_size_`` stays 0) and the waiting payload grows as
+the embedded batcher's would. :meth:`BatchingPolicy.triton_step` is one pass of
+``DynamicBatchScheduler::GetDynamicBatch`` for requests of one sample; the simulator
+(:func:`trtcheck.analyze.simulator.simulate` with ``ServiceModel(batcher="triton")``)
+runs the batcher thread, the payload queue and the instances around it.
 
 Unlike a batcher built on ``wait_for(queue.get(), 0)`` (which gives up even with requests
 queued), a window of 0 means "take everything already queued, up to
@@ -56,6 +75,42 @@ class Decision:
     """
 
     dispatch: int
+    wait_until_s: float | None
+    reason: str
+
+
+TRITON_PAYLOAD_SLOTS_PER_INSTANCE = 2
+"""Formed payloads that may wait for instances, per instance, before Triton's per-model
+batcher stops forming more (``RateLimiter::PayloadSlotAvailable``, src/rate_limiter.cc:
+``payload_queue->queue_->Size() < 2 * multiplier`` with the instance count as multiplier,
+when the queue supports prefetching: no priority levels, no default timeout, no
+timeout override, no maximum queue size)."""
+
+TRITON_IDLE_WAIT_S = 0.5
+"""How long Triton's batcher thread sleeps when nothing wakes it
+(``default_wait_microseconds = 500 * 1000`` in ``DynamicBatchScheduler::BatcherThread``)."""
+
+
+@dataclass(frozen=True)
+class TritonStep:
+    """The outcome of one pass of Triton's ``GetDynamicBatch`` (see
+    :meth:`BatchingPolicy.triton_step`).
+
+    Attributes:
+        take: queued requests moved into the current payload now (0: none).
+        saturated: the scheduler's ``payload_saturated_`` after the pass (the payload can
+            not grow: the batcher starts a new one on its next pass).
+        next_preferred: the new ``next_preferred_batch_size_`` (queued requests that wake
+            the batcher), or ``None`` when the pass left it unchanged.
+        wait_until_s: when ``take == 0``, the clock time (s) at which the oldest queued
+            request's delay expires (the batcher sleeps until then); else ``None``.
+        reason: ``"full"``, ``"preferred"``, ``"no-window"``, ``"window-expired"``,
+            ``"grow"`` (added to a payload that waits for an instance) or ``"waiting"``.
+    """
+
+    take: int
+    saturated: bool
+    next_preferred: int | None
     wait_until_s: float | None
     reason: str
 
@@ -131,3 +186,65 @@ class BatchingPolicy:
         if window_s <= 0:  # no delay: what is queued goes now
             return Decision(scan, None, "no-window")
         return Decision(0, deadline, "waiting")
+
+    def triton_step(self, queued: int, payload_size: int, saturated: bool,
+                    oldest_enqueue_s: float | None, now_s: float) -> TritonStep:
+        """One pass of Triton's ``DynamicBatchScheduler::GetDynamicBatch``
+        (src/dynamic_batch_scheduler.cc) for requests of one sample each.
+
+        Args:
+            queued: requests in the scheduler's queue, not in any payload (>= 0).
+            payload_size: requests already in the current payload (0: a new payload; > 0:
+                a payload handed to the instances that still waits for one).
+            saturated: the scheduler's ``payload_saturated_`` before the pass.
+            oldest_enqueue_s: enqueue time (s) of the oldest queued request (the delay is
+                counted from it: ``queue_.OldestEnqueueTime()``); ignored when
+                ``queued == 0``.
+            now_s: current clock time (s).
+
+        Returns:
+            a :class:`TritonStep`. Without preferred sizes Triton uses ``max_batch_size``
+            as the only one (``NormalizeModelConfig``), as here.
+        """
+        if queued <= 0:
+            return TritonStep(0, saturated, None, None, "empty")
+        big = self.max_batch_size
+        pref = self.preferred_batch_sizes or (big,)
+        max_pref = pref[-1]
+        best = 0
+        send_now = False
+        pending = 0
+        for _ in range(min(queued, big + 1)):  # the scan from the cursor
+            if payload_size + pending > 0:
+                if payload_size + pending + 1 > max_pref and best == 0:
+                    best = pending  # marks the cursor; the payload can not grow further
+                    saturated = True
+                if payload_size + pending + 1 > big:
+                    send_now = True
+                    break
+            pending += 1
+            if payload_size + pending in pref:
+                best = pending
+        window_s = self.max_queue_delay_us * 1e-6
+        oldest = oldest_enqueue_s if oldest_enqueue_s is not None else now_s
+        exceeded = window_s > 0 and now_s >= oldest + window_s  # as the timer is set
+        if best and not exceeded:
+            if window_s <= 0:
+                saturated = True
+            size = payload_size + best
+            return TritonStep(best, saturated, None, None,
+                              "full" if size == big else "preferred")
+        if pending == 0:
+            return TritonStep(0, saturated, None, None, "empty")
+        if send_now or payload_size + pending >= max_pref:
+            return TritonStep(pending, True, None, None,
+                              "full" if payload_size + pending == big else "preferred")
+        if exceeded:
+            return TritonStep(pending, saturated, None, None, "window-expired")
+        if window_s <= 0:
+            return TritonStep(pending, saturated, None, None, "no-window")
+        above = [p for p in pref if p > payload_size + pending]
+        nxt = (above[0] if above else pref[0]) - payload_size
+        if not saturated and payload_size and payload_size not in pref:
+            return TritonStep(pending, saturated, nxt, None, "grow")
+        return TritonStep(0, saturated, nxt, oldest + window_s, "waiting")

@@ -120,6 +120,9 @@ class AdviseRequest:
             run; see :class:`~trtcheck.analyze.simulator.ServiceModel`), >= 0.
         request_delay_ms: measured per-request delay samples outside the queue
             (added to ``per_request_overhead_ms``); empty: none.
+        batcher: ``"embedded"`` or ``"triton"`` (the dispatch rule simulated,
+            :class:`~trtcheck.analyze.simulator.ServiceModel`; a live-Triton calibration
+            sets ``"triton"``).
         instances: instance counts to search (``None``: as many as needed, automatic).
         max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
         requests: simulated requests per candidate (``None``: automatic).
@@ -155,6 +158,7 @@ class AdviseRequest:
     contention_per_arrival_ms: float = 0.0
     request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
+    batcher: str = "embedded"
     burst_size: int | None = None
     closed_loop: ClosedLoop | None = None
     what_if: list[Candidate] = field(default_factory=list)
@@ -388,7 +392,7 @@ def service_model(req: AdviseRequest) -> ServiceModel:
         spread="none" if req.batch_excess_ms else "empirical",
         batch_excess_ms=clamped_excess(req.batch_excess_ms),
         request_delay_ms=tuple(req.request_delay_ms),
-        contention_per_arrival_ms=req.contention_per_arrival_ms)
+        contention_per_arrival_ms=req.contention_per_arrival_ms, batcher=req.batcher)
 
 
 def advise(req: AdviseRequest) -> Advice:

@@ -387,5 +387,5 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
                           else measured.get("source", "measured")),
         batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
-        contention_per_arrival_ms=contention,
+        contention_per_arrival_ms=contention, batcher=measured.get("batcher", "embedded"),
         notes=notes)

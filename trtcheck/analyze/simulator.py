@@ -111,8 +111,11 @@ class ServiceModel:
     send_lag_ms: tuple[float, ...] = ()
     resample_block: int = 64
     contention_per_arrival_ms: float = 0.0
+    batcher: str = "embedded"
 
     def __post_init__(self) -> None:
+        if self.batcher not in ("embedded", "triton"):
+            raise InputError(f"unknown batcher {self.batcher!r}", "use embedded or triton")
         c = self.contention_per_arrival_ms
         if not (math.isfinite(c) and c >= 0):
             raise InputError(f"contention per arrival must be a number >= 0 ms, got {c!r}")
@@ -250,6 +253,128 @@ class _Draws:
         return fac
 
 
+def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], service_ms,
+                slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
+                b_qlen: list[int], b_now: list[float], b_reason: list[str]) -> None:
+    """Triton's per-model dynamic batcher (``DynamicBatchScheduler::BatcherThread`` and
+    ``Enqueue`` in src/dynamic_batch_scheduler.cc, ``RateLimiter::PayloadSlotAvailable``
+    and ``DequeuePayload`` in src/rate_limiter.cc, ``InstanceQueue::Dequeue`` in
+    src/instance_queue.cc) over enqueue times ``enq`` (s, increasing), appending each
+    execution (first request, size, completion, queue length, start, reason) to the lists.
+
+    The batcher thread keeps one current payload. A pass (:meth:`BatchingPolicy.triton_step`)
+    moves queued requests into it; a new payload goes to the payload queue at once and a
+    free instance takes it. The batcher starts a new payload when the current one was
+    taken by an instance or cannot grow (``payload_saturated_``), forms nothing while
+    ``2 x instances`` payloads wait (``PayloadSlotAvailable``), and runs a pass when a
+    request arrives and the wake rule of ``Enqueue`` holds (a slot is free and the payload
+    was taken, is saturated, or the queue reached ``next_preferred_batch_size_``), when an
+    instance takes a payload (its callback), when its delay timer fires, or after
+    :data:`~trtcheck.policy.TRITON_IDLE_WAIT_S` idle. An instance that takes a payload also
+    merges the payloads behind it whose oldest request waited longer than the window, up
+    to ``max_batch_size`` (``InstanceQueue::Dequeue``). Batcher and hand-over cost no time.
+    """
+    from trtcheck.policy import TRITON_IDLE_WAIT_S, TRITON_PAYLOAD_SLOTS_PER_INSTANCE
+
+    n = len(enq)
+    inf = math.inf
+    window_s = policy.max_queue_delay_us * 1e-6
+    big = policy.max_batch_size
+    slots = TRITON_PAYLOAD_SLOTS_PER_INSTANCE * instances
+    step = policy.triton_step
+    # payloads: [first request, size, reason, queue length when formed]
+    pq: list[list] = []  # formed payloads waiting for an instance, oldest first
+    cur: list | None = None  # the batcher's current payload (None: a new, empty one)
+    cur_taken = False  # the current payload went to an instance (stale)
+    saturated = False
+    next_pref = 0
+    head = tail = 0  # queued requests: [head, tail)
+    free = instances
+    busy: list[float] = []
+    timer = inf  # the batcher's wake-up time (inf: sleeps until woken)
+    blocked = False  # waiting for a payload slot
+    k = 0
+
+    def take_payloads(now: float) -> None:
+        nonlocal free, k, cur_taken
+        while free and pq:
+            p = pq.pop(0)
+            if cur is p:
+                cur_taken = True
+            while (pq and window_s > 0 and big > 1 and now - enq[pq[0][0]] > window_s
+                   and p[1] + pq[0][1] <= big):
+                nxt = pq.pop(0)
+                if cur is nxt:
+                    cur_taken = True
+                p[1] += nxt[1]
+            done = now + service_ms(p[1], k, now) * 1e-3
+            k += 1
+            heapq.heappush(busy, done)
+            free -= 1
+            b_start.append(p[0])
+            b_size.append(p[1])
+            b_done.append(done)
+            b_qlen.append(p[3])
+            b_now.append(now)
+            b_reason.append(p[2])
+
+    def batcher(now: float) -> None:
+        nonlocal cur, cur_taken, saturated, next_pref, head, timer, blocked
+        blocked = False
+        while True:
+            if saturated or cur_taken:
+                cur, cur_taken, saturated, next_pref = None, False, False, 0
+            q = tail - head
+            if q == 0:
+                timer = now + TRITON_IDLE_WAIT_S
+                return
+            if len(pq) >= slots:
+                blocked, timer = True, inf
+                return
+            st = step(q, cur[1] if cur is not None else 0, saturated, enq[head], now)
+            saturated = st.saturated
+            if st.next_preferred is not None:
+                next_pref = st.next_preferred
+            if st.take <= 0:
+                timer = (st.wait_until_s + slack_s if st.wait_until_s is not None
+                         else now + TRITON_IDLE_WAIT_S)
+                return
+            if cur is None:
+                cur = [head, st.take, st.reason, q]
+                pq.append(cur)
+            else:
+                cur[1] += st.take
+            head += st.take
+            take_payloads(now)
+
+    while True:
+        t_arr = enq[tail] if tail < n else inf
+        t_done = busy[0] if busy else inf
+        now = min(t_arr, t_done, timer)
+        if now == inf:
+            break
+        woken = False
+        while busy and busy[0] <= now:
+            heapq.heappop(busy)
+            free += 1
+            if pq:
+                take_payloads(now)
+                woken = True  # the payload's callback wakes the batcher
+        if timer <= now:
+            timer = inf
+            woken = True
+        if woken:
+            batcher(now)
+        while tail < n and enq[tail] <= now:
+            tail += 1
+            if blocked:
+                continue
+            if len(pq) < slots and (saturated or cur_taken or tail - head >= next_pref):
+                batcher(now)
+        if head >= n and not pq:
+            break
+
+
 def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
              arrivals_s: np.ndarray, *, seed: int = 0, warmup_fraction: float = 0.0,
              draws: _Draws | None = None, rate_per_s: float | None = None,
@@ -350,6 +475,34 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     reasons: dict[str, int] = {}
     heappush, heappop, bis = heapq.heappush, heapq.heappop, bisect.bisect_right
     now = 0.0
+    if service.batcher == "triton":
+        def service_ms(m: int, k: int, now: float) -> float:
+            svc = fixed_list[m]
+            if has_spread:
+                fl = fac_by_b[m]
+                if fl is None:
+                    fa = draws.factors_for(m)
+                    fl = fa.tolist() if fa is not None else []
+                    fac_by_b[m] = fl
+                if fl:
+                    svc += t_med_list[m] * (fl[k] - 1.0)
+            if excess is not None:
+                svc += excess[k]
+            svc = max(svc, 0.0)
+            if contention > 0.0:
+                lo = bis(enq, now)
+                extra = 0.0
+                for _ in range(3):
+                    extra_new = contention * (bis(enq, now + (svc + extra) * 1e-3, lo) - lo)
+                    if extra_new == extra:
+                        break
+                    extra = extra_new
+                svc += extra
+            return svc
+
+        _triton_run(policy, instances, enq, service_ms, slack, b_start, b_size, b_done,
+                    b_qlen, b_now, b_reason)
+        head = n
     while head < n:
         if free == 0:
             now = busy[0]
