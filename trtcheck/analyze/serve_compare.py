@@ -15,6 +15,7 @@ import numpy as np
 
 from trtcheck.analyze.curve import make_curve
 from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.arrivals import open_loop_offsets_s
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import Advice, ServePrediction
 
@@ -62,13 +63,9 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
 
 
 def open_loop_schedule(rate_per_s: float, count: int, arrival: str, seed: int) -> np.ndarray:
-    """The load generator's open-loop send offsets (s): Poisson gaps from
-    ``default_rng(seed)`` with the first gap 0, or constant spacing; shape ``[count]``."""
-    if arrival == "constant":
-        return np.arange(count, dtype=np.float64) / rate_per_s
-    gaps = np.random.default_rng(seed).exponential(1.0 / rate_per_s, size=count)
-    gaps[0] = 0.0
-    return np.cumsum(gaps)
+    """The load generator's open-loop send offsets (s), shape ``[count]``: the same
+    function the load generator calls (:func:`trtcheck.arrivals.open_loop_offsets_s`)."""
+    return open_loop_offsets_s(arrival, rate_per_s, count, seed)
 
 
 def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:

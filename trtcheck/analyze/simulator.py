@@ -35,11 +35,17 @@ import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from trtcheck.analyze.curve import LatencyCurve, fit_linear
+from trtcheck.arrivals import (  # noqa: F401  (re-exported: the simulator's arrivals)
+    constant_arrivals,
+    make_arrivals,
+    poisson_arrivals,
+    read_trace,
+    trace_rate_per_s,
+)
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import SimPrediction
@@ -201,72 +207,8 @@ class ServiceModel:
 
 
 # ----------------------------------------------------------------------------- arrivals
-
-def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` Poisson arrival times in seconds (exponential gaps with mean ``1/rate``),
-    the first at its first gap after 0. Shape ``[n]``, float64, increasing."""
-    _check_rate(rate_per_s)
-    return np.cumsum(rng.exponential(1.0 / rate_per_s, size=n))
-
-
-def constant_arrivals(rate_per_s: float, n: int) -> np.ndarray:
-    """``n`` evenly spaced arrivals, ``1/rate`` seconds apart, starting at ``1/rate``."""
-    _check_rate(rate_per_s)
-    return np.arange(1, n + 1, dtype=np.float64) / rate_per_s
-
-
-def read_trace(path: str | Path) -> np.ndarray:
-    """Arrival times (s) of a trace file (:func:`trtcheck.traces.read_arrival_times`, the
-    same reader ``serve`` uses), sorted and shifted to start at 0.
-
-    Raises:
-        InputError: as the shared reader; fewer than 2 arrivals, or all arrivals at the same
-            instant (no rate can be taken from them).
-    """
-    from trtcheck.traces import read_arrival_times
-
-    arr = read_arrival_times(path, min_arrivals=2)
-    if arr[-1] <= 0:
-        raise InputError(f"all arrivals in {path} are at the same instant",
-                         "give arrival times in seconds, not a count")
-    return arr
-
-
-def _check_rate(rate_per_s: float) -> None:
-    if not (math.isfinite(rate_per_s) and rate_per_s > 0):
-        raise InputError(f"arrival rate must be > 0 requests per second, got {rate_per_s!r}",
-                         "e.g. --arrival-rate 200")
-
-
-def make_arrivals(process: str, rate_per_s: float | None, n: int, seed: int = 0,
-                  ) -> np.ndarray:
-    """Arrival times (s) for ``process`` = ``poisson``, ``constant`` or ``trace:FILE``.
-
-    For a trace, ``rate_per_s`` (when given) rescales the trace's time axis to that
-    mean rate; ``n`` is ignored (the whole trace is used).
-
-    Raises:
-        InputError: unknown process, bad rate, unreadable trace.
-    """
-    if process.startswith("trace:"):
-        arr = read_trace(process[len("trace:"):])
-        if rate_per_s is not None:
-            _check_rate(rate_per_s)
-            arr = arr * ((len(arr) - 1) / arr[-1] / rate_per_s)
-        return arr
-    if rate_per_s is None:
-        raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
-    if process == "poisson":
-        return poisson_arrivals(rate_per_s, n, np.random.default_rng(seed))
-    if process == "constant":
-        return constant_arrivals(rate_per_s, n)
-    raise InputError(f"unknown arrival process {process!r}",
-                     "use poisson, constant or trace:FILE")
-
-
-def trace_rate_per_s(arrivals_s: np.ndarray) -> float:
-    """Mean arrival rate of arrival times: ``(n - 1) / (last - first)``."""
-    return (len(arrivals_s) - 1) / float(arrivals_s[-1] - arrivals_s[0])
+# The arrival schedules live in trtcheck.arrivals (shared with the load generator); they
+# are imported above and stay importable from here.
 
 
 # ---------------------------------------------------------------------------- the engine

@@ -19,6 +19,7 @@ from trtcheck.cli.common import (
     format_option,
     log,
     model_input_options,
+    overwrite_option,
     quiet_numerics,
     refuse_output_over_inputs,
     refuse_results_as_model,
@@ -162,8 +163,8 @@ def _check_curve_bound(curve: Any) -> None:
                    "model.py must be given].")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save a results JSON with the advice section here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file (and the "
-              "files --export-dir writes).")
+@overwrite_option("Replace an existing --output file (and the "
+                  "files --export-dir writes).")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,

@@ -15,6 +15,7 @@ from trtcheck.cli.common import (
     log,
     measurement_options,
     model_path_argument,
+    overwrite_option,
     refuse_output_over_inputs,
 )
 from trtcheck.report.text_tables import bench_table_text  # noqa: F401  (re-exported)
@@ -27,7 +28,7 @@ from trtcheck.report.text_tables import bench_table_text  # noqa: F401  (re-expo
 @measurement_options
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str, output: str | None, overwrite: bool, output_format: str,
         **measure: Any) -> None:

@@ -9,10 +9,12 @@ import click
 from trtcheck.cli.common import (
     OutputFormat,
     check_model_file,
+    comma_list,
     echo_json,
     echo_text,
     format_option,
     log,
+    overwrite_option,
     refuse_duplicates,
     refuse_output_over_inputs,
 )
@@ -85,7 +87,7 @@ def _check_profile_names(proto: object, profile: dict[str, object],
 @click.option("--min-shapes", multiple=True, metavar="NAME:DIMS", help="Profile minimum.")
 @click.option("--opt-shapes", multiple=True, metavar="NAME:DIMS", help="Profile optimum.")
 @click.option("--max-shapes", multiple=True, metavar="NAME:DIMS", help="Profile maximum.")
-@click.option("--overwrite", is_flag=True, help="Replace existing plans in the folder.")
+@overwrite_option("Replace existing plans in the folder.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON)
 def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
         shapes: tuple[str, ...], min_shapes: tuple[str, ...], opt_shapes: tuple[str, ...],
@@ -103,7 +105,7 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
     from trtcheck.load.onnx_model import load_onnx
     from trtcheck.measure.build import PRECISIONS, build_engine
 
-    precs = [p.strip().lower() for p in precision.split(",") if p.strip()]
+    precs = comma_list(precision, lower=True)
     bad = [p for p in precs if p not in PRECISIONS]
     if bad or not precs:
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",

@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 
 import click
 
-from trtcheck.results.model import probe_writable_dir, umask_file_mode
+from trtcheck.files import (  # noqa: F401  (re-exported: safe writes live in trtcheck.files)
+    check_output_file,
+    input_files,
+    made_folders_removed_on_failure,
+    output_parent,
+    refuse_output_over_inputs,
+    write_text_atomic,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -232,6 +239,14 @@ def log(message: str) -> None:
         logging.getLogger(LOGGER_NAME).info("%s", message)
 
 
+def comma_list(value: str | None, *, lower: bool = False) -> list[str]:
+    """The entries of a comma-separated option value, stripped, empty entries dropped
+    (``"fp16, int8,"`` -> ``["fp16", "int8"]``; ``None`` -> ``[]``); lower-cased with
+    ``lower``. Checking the entries (known names, duplicates) is the caller's."""
+    entries = [v.strip() for v in (value or "").split(",") if v.strip()]
+    return [v.lower() for v in entries] if lower else entries
+
+
 def batch_list(value: str | None) -> list[int] | None:
     """Parse ``--batch 1,2,4`` into ``[1, 2, 4]``.
 
@@ -445,6 +460,14 @@ def measurement_options(f: F) -> F:
     return f
 
 
+def overwrite_option(help: str = "Replace an existing --output file.",
+                     ) -> Callable[[F], F]:
+    """The ``--overwrite`` flag every command that writes files takes (parameter
+    ``overwrite``, default off: nothing the user has is replaced without it). ``help``
+    says what it replaces for commands whose output is not one ``--output`` file."""
+    return click.option("--overwrite", is_flag=True, help=help)
+
+
 def emit_results(results: Any, output: str | None, output_format: str,
                  text: Callable[[], str], markdown: Callable[[], str]) -> None:
     """Save ``results`` to ``output`` (when given) and print it in ``output_format``.
@@ -465,233 +488,17 @@ def emit_results(results: Any, output: str | None, output_format: str,
 
 def save_results_file(results: Any, output: str) -> None:
     """Save ``results`` as JSON to ``output`` (-o FILE): missing folders created
-    (:func:`output_parent`), written atomically by :func:`trtcheck.results.save_results`,
-    and given the mode a normal ``open()`` would (:func:`umask_file_mode`; the temporary
-    file behind the atomic write is created 0600).
+    (:func:`trtcheck.files.output_parent`), written atomically by
+    :func:`trtcheck.results.save_results` (:func:`trtcheck.files.replace_atomically`, which
+    gives the file the mode a normal ``open()`` would).
 
     Raises:
         InputError: the file or its folder cannot be written.
     """
-    from trtcheck.errors import InputError
     from trtcheck.results import save_results
 
     with output_parent(output):
-        path = save_results(results, output)
-    try:
-        os.chmod(path, umask_file_mode())
-    except OSError as exc:
-        raise InputError(f"cannot set the permissions of {path}: {exc.strerror or exc}",
-                         "check the output folder's file system") from None
-
-
-def check_output_file(output: str | None, overwrite: bool) -> None:
-    """Before any work: ``-o FILE`` must be new (or ``--overwrite``) in a writable folder;
-    missing folders on its path are allowed (they are created when the file is written,
-    see :func:`output_parent`).
-
-    The folders are created and a temporary file is made there, then both are removed
-    again (:func:`_probe_output_folder`), so a path that only fails on writing (``/proc``,
-    a read-only mount) is refused before any measurement.
-
-    Raises:
-        InputError: the file exists without ``overwrite``, is a directory, or its folder
-            cannot be made or written.
-    """
-    from trtcheck.errors import InputError
-
-    if output is None:
-        return
-    if not output.strip():  # e.g. -o "$UNSET_VARIABLE": never the current folder
-        raise InputError("-o is empty", "give a file name, e.g. -o results.json")
-    if os.path.isdir(output):
-        raise InputError(f"-o {output} is a directory", "give a file name, e.g. results.json")
-    if os.path.exists(output) and not os.path.isfile(output):  # /dev/null, a FIFO, ...
-        raise InputError(f"-o {output} exists and is not a regular file; --overwrite would "
-                         "replace it", "give a file name, e.g. -o results.json (to print the "
-                         "JSON, use --format json)")
-    if os.path.exists(output) and not overwrite:
-        raise InputError(f"{output} already exists", "pass --overwrite or choose another -o")
-    # missing folders are created when the file is written (output_parent); here the
-    # nearest existing folder above it must be a writable folder
-    parent = os.path.dirname(os.path.abspath(output))
-    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise InputError(f"cannot write {output}: {parent} is not a writable folder",
-                         "choose a writable -o path")
-    _probe_output_folder(output)
-
-
-def _probe_output_folder(output: str) -> None:
-    """Create the folders above ``output`` and a temporary file in the innermost, then
-    remove what was made: a folder the permission bits call writable can still refuse
-    (``/proc``, a read-only mount, a full disk), and a command must learn that before it
-    measures, not after.
-
-    Raises:
-        InputError: the folder cannot be created or a file cannot be made in it.
-    """
-
-    from trtcheck.errors import InputError
-
-    target = Path(os.path.abspath(output)).parent
-    missing: list[Path] = []
-    p = target
-    while not p.exists() and p.parent != p:
-        missing.append(p)  # innermost first
-        p = p.parent
-    try:
-        probe_writable_dir(target)
-    except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}",
-                         "choose a writable -o path") from None
-    finally:
-        _remove_empty(missing)
-
-
-@contextlib.contextmanager
-def output_parent(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Create the missing folders above the output file ``path`` for the ``with`` body
-    (which writes the file); if the body raises, remove the folders made here again when
-    they are still empty, so a failed command leaves nothing behind.
-
-    Raises:
-        InputError: a folder cannot be created (a file in the way, permission denied).
-    """
-    from trtcheck.errors import InputError
-
-    parent = Path(os.path.abspath(path)).parent
-    missing: list[Path] = []
-    p = parent
-    while not p.exists() and p.parent != p:
-        missing.append(p)
-        p = p.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        _remove_empty(missing)
-        raise InputError(f"cannot create the folder {parent}: {exc.strerror or exc}",
-                         "choose a writable output path") from None
-    try:
-        yield
-    except BaseException:
-        _remove_empty(missing)
-        raise
-
-
-@contextlib.contextmanager
-def made_folders_removed_on_failure(folder: str | os.PathLike[str]) -> Iterator[None]:
-    """For a command that creates the output folder ``folder`` itself (``report -o DIR``):
-    if the ``with`` body raises, remove ``folder`` and the folders above it that did not
-    exist on entry, while they are empty. A folder that existed before is never removed.
-    """
-    missing: list[Path] = []
-    p = Path(os.path.abspath(folder))
-    while not p.exists() and p.parent != p:
-        missing.append(p)  # innermost first
-        p = p.parent
-    try:
-        yield
-    except BaseException:
-        _remove_empty(missing)
-        raise
-
-
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove ``folders`` (innermost first) while they exist and are empty."""
-    for d in folders:
-        try:
-            d.rmdir()
-        except OSError:
-            return
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
-    so a reader never sees half a file. Missing folders above ``path`` are created
-    (:func:`output_parent`).
-
-    Raises:
-        InputError: the folder is not writable (one line, exit 2).
-    """
-    from trtcheck.errors import InputError
-
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp")
-    with output_parent(p):
-        try:
-            # a lone surrogate (an undecodable file name) is written as its \udXXX escape
-            tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
-            os.replace(tmp, p)
-        except BaseException as exc:  # never a temporary file left behind
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
-            if isinstance(exc, OSError):
-                raise InputError(f"cannot write {p}: {exc.strerror or exc}",
-                                 "choose a writable output path") from None
-            raise
-
-
-def input_files(path: str | os.PathLike[str] | None) -> list[str]:
-    """The files a command reads for one input argument: the path itself, or for a folder
-    the regular files directly in it (``--inputs-dir``, a report folder given to
-    ``--from``); ``[]`` for ``None`` or an empty name."""
-    if path is None or not str(path).strip():
-        return []
-    p = Path(path)
-    if p.is_dir():
-        try:
-            return sorted(str(f) for f in p.iterdir() if f.is_file())
-        except OSError:
-            return []
-    return [str(p)]
-
-
-def _same_file(a: str, b: str) -> bool:
-    """``a`` and ``b`` name one file: equal resolved paths (symbolic links, ``..``), or
-    for two existing paths the same inode (:func:`os.path.samefile`: hard links, bind
-    mounts)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def refuse_output_over_inputs(outputs: list[tuple[str, str | os.PathLike[str] | None]],
-                              inputs: list[tuple[str, str | os.PathLike[str] | None]]) -> None:
-    """Before any work: no output a command writes may be one of the files it reads,
-    with ``--overwrite`` or not (``bench model.onnx -o model.onnx --overwrite`` would
-    replace the model with a results JSON).
-
-    Args:
-        outputs: ``(option, path)`` of each file the command will write, e.g.
-            ``[("-o", "r.json")]``; ``None`` entries (not given) are skipped.
-        inputs: ``(what, path)`` of each input, e.g. ``[("MODEL", "m.onnx"),
-            ("--inputs", "x.npz")]``; a folder stands for the files directly in it
-            (:func:`input_files`); ``None`` entries are skipped.
-
-    Raises:
-        InputError: an output is an input (same resolved path or same file).
-    """
-    from trtcheck.errors import InputError
-
-    for option, out in outputs:
-        if out is None or not str(out).strip():
-            continue
-        for what, src in inputs:
-            for f in input_files(src):
-                if _same_file(str(out), f):
-                    shown = "" if os.path.realpath(f) == os.path.realpath(str(src)) \
-                        else f" (in {src})"
-                    raise InputError(
-                        f"refusing to write {option} {out} over the input file {f}{shown} "
-                        f"given as {what}",
-                        f"choose another {option} path: trtcheck never writes over a file "
-                        "it reads, with --overwrite or not")
+        save_results(results, output)
 
 
 def results_input_file(path: str | None) -> str | None:

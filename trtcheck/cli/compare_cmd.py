@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import FiniteFloatRange, log
+from trtcheck.cli.common import FiniteFloatRange, log, overwrite_option
 
 
 def _results_path(path: str) -> str:
@@ -26,7 +26,7 @@ def _results_path(path: str) -> str:
 @click.option("--output", "-o", "output", type=click.Path(path_type=str), default=None,
               help="Write to this file instead of stdout (refuses to replace an existing "
               "file unless --overwrite).")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @click.option("--confidence", type=FiniteFloatRange(0.5, 1.0, min_open=True, max_open=True),
               default=0.95, show_default=True, help="Two-sided level of the ratio intervals.")
 @click.option("--run-to-run-cv", type=FiniteFloatRange(0.0, 1.0, max_open=True), default=0.01,

@@ -21,11 +21,13 @@ from trtcheck.cli.common import (
     check_model_file,
     log,
     made_folders_removed_on_failure,
+    overwrite_option,
     refuse_output_over_inputs,
     refuse_results_as_model,
     results_input_file,
     write_text_atomic,
 )
+from trtcheck.files import replace_atomically
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
@@ -181,13 +183,10 @@ def write_model_repository(repo: str, name: str, config_text: str, model: str | 
             base = Path(model).parent
             pairs += [(str(base / e), version / e) for e in extra]
             for src, dst in pairs:
-                tmp = dst.with_name(f".{dst.name}.tmp")
                 try:
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(src, tmp)
-                    os.replace(tmp, dst)
+                    replace_atomically(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
                 except OSError as exc:
-                    tmp.unlink(missing_ok=True)
                     raise InputError(f"cannot copy {src} to {dst}: {exc.strerror or exc}",
                                      "check the model file and the repository folder") \
                         from None
@@ -234,8 +233,8 @@ def cli() -> None:
 @click.option("--gpus", default=None, metavar="IDS",
               help="GPU ids to list in instance_group, e.g. 0,1 [default: none, every "
                    "visible GPU].")
-@click.option("--overwrite", is_flag=True, help="Replace an existing config.pbtxt and model "
-              "file in REPO/NAME (other files there are kept).")
+@overwrite_option("Replace an existing config.pbtxt and model "
+                  "file in REPO/NAME (other files there are kept).")
 def triton(model: str | None, repo: str, from_path: str | None, model_name: str | None,
            max_batch: int | None, window_ms: float | None, preferred_batch: str | None,
            instances: int | None, device_kind: str | None, gpus: str | None,

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from trtcheck.cli.common import OutputFormat, echo_json, echo_text, format_option, log
+from trtcheck.cli.common import (
+    OutputFormat,
+    echo_json,
+    echo_text,
+    format_option,
+    log,
+    overwrite_option,
+)
 from trtcheck.errors import EnvironmentProblem, GateFailed, UsageError
 
 
@@ -69,8 +76,7 @@ def _list(res: object, output_format: str) -> None:
               help="Also write JUnit XML (one testcase per check) for CI test tabs.")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=str), default=None,
               help="Also write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")
-@click.option("--overwrite", is_flag=True,
-              help="Replace existing --junit-xml / --markdown files.")
+@overwrite_option("Replace existing --junit-xml / --markdown files.")
 @click.option("--list-metrics", is_flag=True,
               help="List every metric path of RESULTS with its value (to write a policy), "
               "then exit.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.cli.common import batch_list, progress_enabled
+from trtcheck.cli.common import batch_list, comma_list, progress_enabled
 
 
 def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz: str | None,
@@ -33,7 +33,7 @@ def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz:
         arrays_source=inputs_npz or "--inputs data",
         values=parse_input_values(input_values) or None,
         backend_name=backend_name,
-        providers=[p.strip() for p in providers.split(",") if p.strip()] if providers else None,
+        providers=comma_list(providers) if providers else None,
         threads=threads,
         rule=rule_from_options(warmup_s, min_duration_s, min_samples, max_duration_s,
                                base_rule),

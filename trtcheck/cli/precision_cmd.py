@@ -11,10 +11,12 @@ from trtcheck.cli.common import (
     OutputFormat,
     check_model_file,
     check_output_file,
+    comma_list,
     emit_results,
     format_option,
     log,
     model_path_argument,
+    overwrite_option,
     refuse_duplicates,
     refuse_output_over_inputs,
 )
@@ -139,7 +141,7 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="ONNX Runtime intra-op threads.")
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str, precision: str | None, precisions_alias: str | None, candidates: tuple[str, ...], shapes: tuple[str, ...],
         inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],
@@ -181,7 +183,7 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
     if given is not None and not given.replace(",", "").strip():
         raise UsageError("--precision is empty", "name the precisions, e.g. --precision fp16")
     precisions = given or "fp16"
-    precs = [p.strip() for p in precisions.split(",") if p.strip()]
+    precs = comma_list(precisions)
     refuse_duplicates("--precision", precs, "fp16,int8")
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
                                         max_outside_fraction=max_outside_fraction,
@@ -207,16 +209,13 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                         min_samples=20, max_duration_s=10.0)
 
-    def split(v: str | None) -> list[str]:
-        return [x.strip() for x in (v or "").split(",") if x.strip()]
-
     result = compare_onnx_precisions(
         model, precs, shapes=parse_shapes(shapes), array_sets=array_sets,
         values=parse_input_values(input_values) or None, sample_count=sample_count, seed=seed,
         candidates=cands, backend_name=backend_name,
-        providers=split(providers) or None, threads=threads, tolerance_overrides=overrides,
-        bench_rule=rule, localize=not no_localize, keep_fp32_ops=split(keep_fp32_ops),
-        keep_fp32_nodes=split(keep_fp32_nodes), log=log)
+        providers=comma_list(providers) or None, threads=threads, tolerance_overrides=overrides,
+        bench_rule=rule, localize=not no_localize, keep_fp32_ops=comma_list(keep_fp32_ops),
+        keep_fp32_nodes=comma_list(keep_fp32_nodes), log=log)
     results = new_results()
     results.precision = result
     from trtcheck.report.sec_precision import precision_markdown

@@ -8,11 +8,13 @@ import click
 
 from trtcheck.cli.common import (
     check_model_file,
+    comma_list,
     load_results_input,
     log,
     made_folders_removed_on_failure,
     measurement_options,
     model_path_argument,
+    overwrite_option,
     refuse_results_as_model,
 )
 
@@ -35,7 +37,7 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),
               help="Output directory for report.html, report.md, charts/ and results.json.")
-@click.option("--overwrite", is_flag=True, help="Replace a report already in the output directory.")
+@overwrite_option("Replace a report already in the output directory.")
 @click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
 @click.option("--precision", "precisions", default=None, metavar="LIST",
               help="Also compare reduced-precision variants of an ONNX model against FP32, "
@@ -147,8 +149,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if precisions is not None:  # before anything is measured
         from trtcheck.cli.common import refuse_duplicates
 
-        refuse_duplicates("--precision", [p.strip().lower() for p in precisions.split(",")
-                                          if p.strip()], "fp16")
+        refuse_duplicates("--precision", comma_list(precisions, lower=True), "fp16")
     if arrival_rate is not None and no_bench:
         raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
                          "drop --no-bench, or run `trtcheck advise` with --latency-curve")
@@ -318,7 +319,7 @@ def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> An
         raise UsageError("--precision compares variants of an ONNX model",
                          "use `trtcheck precision MODEL.onnx --candidate fp16=engine.plan` "
                          "for engines")
-    precs = tuple(p.strip().lower() for p in precisions.split(",") if p.strip())
+    precs = tuple(comma_list(precisions, lower=True))
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
     return precision_section_for_report(model, opts, precs, log=log)
 

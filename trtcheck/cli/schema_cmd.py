@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from trtcheck.cli.common import overwrite_option
+
 
 @click.command("schema", epilog="Exit codes: 0 printed or written; 2 bad output path. "
                "Versions and history: docs/results-schema.md.")
 @click.option("--output", "-o", "output", type=click.Path(path_type=str), default=None,
               help="Write the schema to this file instead of stdout (refuses to replace an "
               "existing file unless --overwrite).")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 def cli(output: str | None, overwrite: bool) -> None:
     """Print the JSON Schema (draft 2020-12) of the results.json this trtcheck writes.
 

@@ -17,9 +17,11 @@ from trtcheck.cli.common import (
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
+    comma_list,
     format_option,
     log,
     model_path_argument,
+    overwrite_option,
     percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
@@ -138,7 +140,7 @@ def _ints(value: str, what: str) -> list[int]:
               help="Seed of generated inputs, Poisson arrivals and synthetic spread.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --output file.")
+@overwrite_option()
 @percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
@@ -218,7 +220,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above every "
                          f"--max-batch ({','.join(map(str, mbs))}), so no configuration can "
                          "use it", "preferred sizes must be <= the max batch (as in Triton)")
-    load_list = [s.strip() for s in loads.split(",") if s.strip()]
+    load_list = comma_list(loads)
     if not load_list:  # e.g. --load "$UNSET": refuse before anything runs
         raise UsageError("--load is empty", "give load shapes, e.g. --load burst:64,open:500")
     refuse_duplicates("--load", load_list, "burst:64,open:500")
@@ -251,7 +253,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         check_model_file(model)
         kwargs: dict[str, Any] = {}
         if providers:
-            kwargs["providers"] = [p.strip() for p in providers.split(",") if p.strip()]
+            kwargs["providers"] = comma_list(providers)
         if threads:
             kwargs["intra_op_threads"] = threads
         backend = open_backend(model, backend_name, **kwargs)
@@ -395,7 +397,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
                 raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above "
                                  f"every --max-batch ({','.join(map(str, mbs))})",
                                  "preferred sizes must be <= the max batch (as in Triton)")
-    load_list = [x.strip() for x in loads.split(",") if x.strip()]
+    load_list = comma_list(loads)
     if not load_list:
         raise UsageError("--load is empty", "give load shapes, e.g. --load open:400")
     refuse_duplicates("--load", load_list, "burst:64,open:500")

@@ -11,8 +11,6 @@ bias), 17 Relu, 8 Add, MaxPool, GlobalAveragePool, Flatten, Gemm; input ``input`
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +102,7 @@ def demo_model_path(rebuild: bool = False) -> Path:
 
     import onnx
 
+    from trtcheck.files import replace_atomically
     from trtcheck.load.cache import cache_dir
 
     folder = cache_dir("models")
@@ -112,19 +111,9 @@ def demo_model_path(rebuild: bool = False) -> Path:
         return path
     model = build_resnet18()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".resnet18-", suffix=".onnx", dir=folder)
+        replace_atomically(path, lambda tmp: onnx.save_model(model, tmp))
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write the demo model into {folder}: "
                                  f"{exc.strerror or exc}", "set TRTCHECK_CACHE_DIR to a "
                                  "writable folder") from None
-    os.close(fd)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600: a shared cache needs more
-        onnx.save_model(model, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import EnvironmentProblem, InputError
+from trtcheck.files import replace_atomically
 from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
-from trtcheck.results.model import umask_file_mode
 
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
@@ -304,38 +304,26 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
 
 
 def write_plan_atomic(path: str | Path, data: bytes) -> Path:
-    """Write the serialized plan ``data`` to ``path`` through a temporary file in the same
-    folder (flushed to disk), then :func:`os.replace`: an interrupted or failed write never
-    leaves a truncated plan under the final name, and an existing plan there stays intact
+    """Write the serialized plan ``data`` to ``path`` with
+    :func:`trtcheck.files.replace_atomically` (flushed to disk before the rename): an
+    interrupted or failed write never leaves a truncated plan under the final name, and an existing plan there stays intact
     until the new one is complete. Missing folders above ``path`` are created.
 
     Raises:
         InputError: the folder cannot be created or written (one line, exit 2).
     """
-    import os
-    import tempfile
-
     out = Path(path)
-    tmp: str | None = None
+
+    def fill(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, umask_file_mode())  # mkstemp makes 0600; a plain open() would not
-        os.replace(tmp, out)
-        tmp = None
+        replace_atomically(out, fill, fsync=True)
     except OSError as exc:
         raise InputError(f"cannot write {out}: {exc.strerror or exc}",
                          "choose a writable output folder") from None
-    finally:
-        if tmp is not None:  # failed or interrupted (KeyboardInterrupt) before the rename
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return out
 
 

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from trtcheck.arrivals import open_loop_offsets_s
+from trtcheck.arrivals import read_trace as read_trace_s
 from trtcheck.errors import InputError
 
 _clock = time.perf_counter
@@ -75,17 +77,12 @@ class LoadShape:
     label: str = ""
 
     def schedule_s(self, seed: int) -> np.ndarray:
-        """Send offsets (s from start) of an open loop, shape ``[count]``, float64."""
+        """Send offsets (s from start) of an open loop, shape ``[count]``, float64
+        (:func:`trtcheck.arrivals.open_loop_offsets_s`, the schedule ``advise`` simulates)."""
         if self.kind != "open":
             raise ValueError("only open-loop shapes have a schedule")
-        if self.arrival == "trace":
-            return np.asarray(self.trace_s[: self.count], dtype=np.float64)
-        if self.arrival == "constant":
-            return np.arange(self.count, dtype=np.float64) / self.rate_per_s
-        rng = np.random.default_rng(seed)
-        gaps = rng.exponential(1.0 / self.rate_per_s, size=self.count)
-        gaps[0] = 0.0
-        return np.cumsum(gaps)
+        return open_loop_offsets_s(self.arrival, self.rate_per_s, self.count, seed,
+                                   self.trace_s)
 
 
 MAX_CLOSED_CLIENTS = 100_000
@@ -160,14 +157,12 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
 
 def read_trace(path: str) -> list[float]:
     """Arrival offsets (s) from a trace file, sorted, from the first arrival: the shared
-    reader :func:`trtcheck.traces.read_arrival_times` (the same ``advise`` uses).
+    reader :func:`trtcheck.arrivals.read_trace` (the same ``advise`` uses).
 
     Raises:
         InputError: missing or binary file, non-numbers, non-finite values, or empty.
     """
-    from trtcheck.traces import read_arrival_times
-
-    return read_arrival_times(path, min_arrivals=1).tolist()
+    return read_trace_s(path, min_arrivals=1).tolist()
 
 
 @dataclass

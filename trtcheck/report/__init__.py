@@ -23,7 +23,7 @@ from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, build_sections
 from trtcheck.report.templating import render_template
 from trtcheck.results import Results, results_to_json
-from trtcheck.results.model import probe_writable_dir
+from trtcheck.files import probe_writable_dir
 
 REPORT_FILES = ("report.html", "report.md", "results.json")
 

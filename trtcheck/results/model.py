@@ -17,13 +17,18 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
 from trtcheck.errors import InputError, SchemaError
+from trtcheck.files import (  # noqa: F401  (probe_writable_dir, umask_file_mode re-exported)
+    probe_writable_dir,
+    replace_atomically,
+    umask_file_mode,
+    write_text_file,
+)
 from trtcheck.results.advice import Advice
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
@@ -252,30 +257,9 @@ def load_results(path: str | os.PathLike[str]) -> Results:
     return results_from_json(text, source=str(p))
 
 
-def probe_writable_dir(folder: str | os.PathLike[str]) -> None:
-    """Create ``folder`` (and its parents) if missing and check that a file can be
-    created in it, by creating and removing a temporary one.
-
-    Raises:
-        OSError: the folder cannot be created or written.
-    """
-    target = Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    fd, probe = tempfile.mkstemp(prefix=".trtcheck-probe-", dir=target)
-    os.close(fd)
-    os.unlink(probe)
-
-
-def umask_file_mode() -> int:
-    """The mode a plain ``open(path, "w")`` gives a new file: ``0o666`` less the umask
-    (files written through :func:`tempfile.mkstemp` get 0600 and are set to this)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
-    """Write ``results`` as JSON atomically (temp file + rename in the same folder).
+    """Write ``results`` as JSON atomically (:func:`trtcheck.files.replace_atomically`:
+    temp file + rename in the same folder, the mode a plain ``open()`` gives).
 
     Raises:
         InputError: the folder does not exist or is not writable, or ``path`` exists and
@@ -286,21 +270,9 @@ def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
         raise InputError(f"cannot write {p}: it exists and is not a regular file",
                          "choose a file path for the results")
     text = results_to_json(results)
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=p.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(text)
-        os.chmod(tmp, umask_file_mode())  # mkstemp makes 0600; a plain open() would not
-        os.replace(tmp, p)
-        tmp = None
+        replace_atomically(p, lambda tmp: write_text_file(tmp, text))
     except OSError as exc:
         raise InputError(f"cannot write {p}: {exc.strerror or exc}",
                          "choose a writable output path") from None
-    finally:
-        if tmp is not None:  # never a temporary file left behind, whatever failed
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return p
