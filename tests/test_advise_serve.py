@@ -138,7 +138,8 @@ def test_calibration_leaves_out_generator_limited_configurations(served):
 def test_calibration_leaves_out_a_run_above_capacity():
     """An open loop above one instance's capacity (T(1) = 2 ms at max batch 1: 500
     req/s; sent at 900) keeps the instance busy the whole run and is not calibrated on;
-    the advice at a low rate then predicts T(1) plus small overheads."""
+    the advice at a low rate then predicts T(1) plus small overheads. A busy instance
+    whose batches are not full kept up and still calibrates (the H200 run below)."""
     from trtcheck.analyze.inputs import calibration_exclusion
 
     res = _results_with_bench({1: 2.0, 8: 4.0}, spread=0.01)
@@ -147,15 +148,39 @@ def test_calibration_leaves_out_a_run_above_capacity():
                                 loads=["open:900:poisson:300"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
     (cfg,) = res.serve.configs
-    cfg.validity = []  # the busy check alone (a loaded host also marks it generator-limited)
+    cfg.validity = []  # the capacity checks alone (a loaded host also marks it late)
+    curve = curve_from_bench(res.bench[0])
+    why = calibration_exclusion(cfg, curve)
+    assert why is not None and "above one instance's capacity" in why \
+        and "utilisation 1.8" in why, why
+    # without T(b): the instance was busy the whole run at full (size-1) batches
     why = calibration_exclusion(cfg)
     assert why is not None and "ran at capacity" in why, why
     curve, measured = inputs_from_results(res)
     assert "batch_excess_ms" not in measured
-    assert "ran at capacity" in measured["calibration_notes"][0]
+    assert "above one instance's capacity" in measured["calibration_notes"][0]
     from trtcheck.analyze.inputs import build_request
 
     adv = advise(build_request(curve, measured, rate_per_s=50.0))
     assert adv.inputs.per_batch_overhead_ms == 0.0
     assert adv.recommendation.prediction.p50_ms < 2.5
-    assert any("ran at capacity" in n for n in adv.curve.notes)
+    assert any("above one instance's capacity" in n for n in adv.curve.notes)
+
+
+def test_a_busy_instance_with_room_to_batch_still_calibrates():
+    """Eager PyTorch on an H200 at 900 req/s: busy 97% of the run (serving overheads
+    included) at mean batch 5 of 16, well below capacity: kept for calibration."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from trtcheck.analyze.inputs import calibration_exclusion
+    from trtcheck.results.bench import BenchRun
+    from trtcheck.results.serve import ServeRun
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / \
+        "advise_validation-h200-torch-gpu_raw.json.gz"
+    raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
+    curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
+    (cfg,) = ServeRun.model_validate(raw["calibration"]).configs
+    assert calibration_exclusion(cfg, curve) is None

@@ -185,23 +185,44 @@ def _thin(values: list[float]) -> tuple[float, ...]:
 
 
 CALIBRATION_MAX_BUSY_SHARE = 0.95
-"""An open-loop configuration whose instance computed for at least this share of the run
-(sum of its executions' ``compute + assembly + executor_hop`` over the repeat's
-duration) ran at capacity: utilisation ~1, a queue grew, and on a CPU host the model
-competed with the load generator and the event loop, so its per-execution excess
-describes an overloaded host, not the serving overhead at a sustainable rate (our
-threshold: a Poisson run of ~1 s at 70% of capacity reads 0.5-0.85)."""
+"""With full batches (mean batch at least :data:`CALIBRATION_FULL_BATCH_SHARE` of the max
+batch), an open-loop configuration whose instance computed for at least this share of
+the run (its executions' ``compute + assembly + executor_hop`` over the repeat's
+duration) could not catch up: batches could not grow, a queue grew (our threshold). A
+busy instance with batches below the max is not at capacity: the batcher forms larger
+batches as the load rises (an eager PyTorch model on an H200 at 900 req/s was busy 97%
+of the run at mean batch 5 of 16, and kept up)."""
+
+CALIBRATION_MIN_SERVED_SHARE = 0.9
+"""An open-loop run that served fewer than this share of the rate its sender achieved
+(ok requests over first send to last completion) fell behind its arrivals; with an
+offered rate above the capacity T(b) implies, its queue grew (our threshold: a short run
+below capacity loses a few percent to the last requests' latency)."""
+
+CALIBRATION_FULL_BATCH_SHARE = 0.9
+"""Mean batch over max batch from which batches count as full (see
+:data:`CALIBRATION_MAX_BUSY_SHARE`)."""
 
 
-def calibration_exclusion(cfg: Any) -> str | None:
+def calibration_exclusion(cfg: Any, curve: LatencyCurve | None = None) -> str | None:
     """Why an open-loop serve configuration must not calibrate serving overheads, or
     ``None`` when it may.
 
-    Left out: a configuration marked ``generator-limited`` (see
-    :func:`trtcheck.measure.serve.generator_validity`: the sender, not the schedule,
-    shaped the arrivals) and one whose median repeat kept the instance busy for at
-    least :data:`CALIBRATION_MAX_BUSY_SHARE` of its duration (it ran at or above
-    capacity).
+    Left out, because its overheads describe an overloaded host (on a CPU host the model
+    then competes with the load generator and the event loop), not the serving overhead
+    at a sustainable rate:
+
+    * a configuration marked ``generator-limited`` (see
+      :func:`trtcheck.measure.serve.generator_validity`: the sender, not the schedule,
+      shaped the arrivals);
+    * one whose offered rate is at or above one instance's capacity from ``curve``
+      (utilisation ``rate x min_{b <= max batch} T(b) / b >= 1``) and that served less
+      than :data:`CALIBRATION_MIN_SERVED_SHARE` of the rate its sender achieved (the
+      queue grew; a bench disturbed by other load can understate the capacity, so the
+      run's own throughput must confirm it);
+    * one whose median repeat kept the instance busy for at least
+      :data:`CALIBRATION_MAX_BUSY_SHARE` of its duration with full batches (it ran at
+      capacity with the serving overheads included).
     """
     where = f"{cfg.load.label} window {cfg.window_ms:g} ms"
     if any(f.code == "generator-limited" for f in getattr(cfg, "validity", [])):
@@ -210,8 +231,20 @@ def calibration_exclusion(cfg: Any) -> str | None:
         rep = cfg.repeats[cfg.median_repeat]
     except (IndexError, AttributeError):
         return None
+    rate = float(getattr(cfg.load, "rate_per_s", 0.0) or 0.0)
+    sent_rate = rep.achieved_send_rate_per_s or rate
+    if curve is not None and rate > 0 and getattr(cfg.load, "arrival", "") != "trace" \
+            and rep.throughput_queries_per_s < CALIBRATION_MIN_SERVED_SHARE * sent_rate:
+        per_request_ms = min(float(curve.t_ms(b)) / b for b in range(1, cfg.max_batch_size + 1))
+        utilisation = rate * per_request_ms / 1e3
+        if utilisation >= 1.0:
+            return (f"{where}: offered {rate:g} req/s, above one instance's capacity "
+                    f"({1e3 / per_request_ms:.3g} req/s from T(b) at max batch "
+                    f"{cfg.max_batch_size}: utilisation {utilisation:.2f}; it served "
+                    f"{rep.throughput_queries_per_s:.3g} req/s, so a queue grew)")
     comp = rep.parts_ms.get("compute_ms") or []
-    if not comp or rep.duration_s <= 0:
+    if not comp or rep.duration_s <= 0 \
+            or cfg.mean_batch_size < CALIBRATION_FULL_BATCH_SHARE * cfg.max_batch_size:
         return None
     asm = rep.parts_ms.get("assembly_ms", [0.0] * len(comp))
     hop = rep.parts_ms.get("executor_hop_ms", [0.0] * len(comp))
@@ -225,7 +258,8 @@ def calibration_exclusion(cfg: Any) -> str | None:
     share = busy_ms / (rep.duration_s * 1e3)
     if share >= CALIBRATION_MAX_BUSY_SHARE:
         return (f"{where}: ran at capacity (the instance was busy {min(share, 1.0):.0%} of "
-                "the run, so a queue grew)")
+                f"the run with full batches, mean {cfg.mean_batch_size:.2f} of "
+                f"{cfg.max_batch_size}, so a queue grew)")
     return None
 
 
@@ -253,7 +287,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
       measurement, not for advice.
 
     With ``screen`` (the default, for advice) configurations that
-    :func:`calibration_exclusion` rejects (generator-limited, or run at capacity) are
+    :func:`calibration_exclusion` rejects (generator-limited, or above capacity) are
     left out and listed in ``skipped``; ``screen=False`` keeps every configuration (for
     replaying a measurement configuration by configuration).
 
@@ -275,7 +309,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     for cfg in getattr(serve, "configs", []):
         if getattr(cfg.load, "kind", "") != "open":
             continue
-        why = calibration_exclusion(cfg) if screen else None
+        why = calibration_exclusion(cfg, curve) if screen else None
         if why is not None:
             skipped.append(why)
             continue
