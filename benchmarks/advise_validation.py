@@ -219,13 +219,13 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
             others = serve.model_copy(update={"configs": [
                 c for c in serve.configs if c is not cfg and _kept_up(c)]})
             service = service_for(curve, calibration_from_serve(
-                others, curve, include_send_lag=True), spread)
+                others, curve, include_send_lag=True, screen=False), spread)
         for r in cfg.repeats:  # the serve headline is the median over repeats: same here
             if mode == "replay":  # this run's own measured overheads (not its outcomes)
                 one = serve.model_copy(update={"configs": [cfg.model_copy(update={
                     "repeats": [r], "median_repeat": 0})]})
                 service = service_for(curve, calibration_from_serve(
-                    one, curve, include_send_lag=True), spread)
+                    one, curve, include_send_lag=True, screen=False), spread)
             arr = open_loop_schedule(ld.rate_per_s, ld.count, ld.arrival,
                                      serve.settings.seed + r.repeat)
             preds.append(simulate(pol, serve.settings.instances, service, arr,
@@ -414,7 +414,8 @@ def main() -> int:
         calib = ServeRun.model_validate(raw["calibration"])
         bench = BenchRun.model_validate(raw["bench"])
         cal = ({} if args.naive else
-               calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True))
+               calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True,
+                                      screen=False))
         rows = predict_rows(raw, args.spread, cal)
         loo_rows = predict_rows(raw, args.spread, cal, mode="leave-one-out")
         replay_rows = predict_rows(raw, args.spread, cal, mode="replay")

@@ -16,12 +16,19 @@ from trtcheck.results import load_results, save_results
 
 @pytest.fixture(scope="module")
 def served():
-    """Bench curve + a short real serving run of the synthetic backend (async mode)."""
+    """Bench curve + a short real serving run of the synthetic backend (async mode).
+
+    Whether the sender kept its schedule depends on the host's load (a loaded 2-core
+    host sends 30% of requests late even at 60 req/s), so the ``generator-limited``
+    marks are cleared here: these tests check the calibration arithmetic; the screening
+    tests below set the marks they test."""
     res = _results_with_bench({1: 2.0, 8: 4.0, 32: 10.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4,32:10", mode="async")
     res.serve = measure_serving(be, windows_ms=[0.0, 2.0], max_batch_sizes=[8],
                                 loads=["open:300:poisson:150"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
+    for cfg in res.serve.configs:
+        cfg.validity = [f for f in cfg.validity if f.code != "generator-limited"]
     return res
 
 
@@ -96,3 +103,84 @@ def test_advise_measures_a_model_on_the_spot(cli, demo_model):
     assert 0 < t1 <= t2 * 1.03
     assert 'name: "resnet18-demo-v1"' in adv["export"]["triton_config_pbtxt"]
     assert "measuring T(b)" in res.stderr
+
+
+def _marked(cfg, code="generator-limited"):
+    from trtcheck.results.stats import Finding
+
+    out = cfg.model_copy(deep=True)
+    out.validity.append(Finding(code=code, severity="error", where="test",
+                                message="the load generator limited this run"))
+    return out
+
+
+def test_calibration_leaves_out_generator_limited_configurations(served):
+    from trtcheck.analyze.inputs import build_request, overheads_from_serve
+
+    curve = curve_from_bench(served.bench[0])
+    run = served.serve.model_copy(deep=True)
+    run.configs = [_marked(run.configs[0]), run.configs[1]]
+    cal = calibration_from_serve(run, curve)
+    assert "1 open-loop" in cal["source"]
+    assert len(cal["skipped"]) == 1 and "generator-limited" in cal["skipped"][0]
+    # unscreened (replaying a measurement) keeps both
+    assert "2 open-loop" in calibration_from_serve(run, curve, screen=False)["source"]
+    # none usable: no serve calibration, and a note that says why
+    run.configs = [_marked(c) for c in served.serve.configs]
+    measured = overheads_from_serve(run, curve)
+    assert "batch_excess_ms" not in measured
+    req = build_request(curve, measured, rate_per_s=1.0)
+    assert req.overheads_source.startswith("not calibrated") and not req.batch_excess_ms
+    assert any("none of its open-loop configurations is usable" in n
+               and "generator-limited" in n for n in req.notes)
+
+
+def test_calibration_leaves_out_a_run_above_capacity():
+    """An open loop above one instance's capacity (T(1) = 2 ms at max batch 1: 500
+    req/s; sent at 900) keeps the instance busy the whole run and is not calibrated on;
+    the advice at a low rate then predicts T(1) plus small overheads. A busy instance
+    whose batches are not full kept up and still calibrates (the H200 run below)."""
+    from trtcheck.analyze.inputs import calibration_exclusion
+
+    res = _results_with_bench({1: 2.0, 8: 4.0}, spread=0.01)
+    be = SyntheticBackend("1:2,8:4", mode="async")
+    res.serve = measure_serving(be, windows_ms=[0.0], max_batch_sizes=[1],
+                                loads=["open:900:poisson:300"], repeats=1,
+                                max_duration_s=5.0, warmup_requests=4, seed=3)
+    (cfg,) = res.serve.configs
+    cfg.validity = []  # the capacity checks alone (a loaded host also marks it late)
+    curve = curve_from_bench(res.bench[0])
+    why = calibration_exclusion(cfg, curve)
+    assert why is not None and "above one instance's capacity" in why \
+        and "utilisation 1.8" in why, why
+    # without T(b): the instance was busy the whole run at full (size-1) batches
+    why = calibration_exclusion(cfg)
+    assert why is not None and "ran at capacity" in why, why
+    curve, measured = inputs_from_results(res)
+    assert "batch_excess_ms" not in measured
+    assert "above one instance's capacity" in measured["calibration_notes"][0]
+    from trtcheck.analyze.inputs import build_request
+
+    adv = advise(build_request(curve, measured, rate_per_s=50.0))
+    assert adv.inputs.per_batch_overhead_ms == 0.0
+    assert adv.recommendation.prediction.p50_ms < 2.5
+    assert any("above one instance's capacity" in n for n in adv.curve.notes)
+
+
+def test_a_busy_instance_with_room_to_batch_still_calibrates():
+    """Eager PyTorch on an H200 at 900 req/s: busy 97% of the run (serving overheads
+    included) at mean batch 5 of 16, well below capacity: kept for calibration."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from trtcheck.analyze.inputs import calibration_exclusion
+    from trtcheck.results.bench import BenchRun
+    from trtcheck.results.serve import ServeRun
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / \
+        "advise_validation-h200-torch-gpu_raw.json.gz"
+    raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
+    curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
+    (cfg,) = ServeRun.model_validate(raw["calibration"]).configs
+    assert calibration_exclusion(cfg, curve) is None

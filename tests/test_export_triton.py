@@ -144,6 +144,26 @@ def test_export_triton_onnx_writes_a_repository_entry(tmp_path):
     assert _parse((repo / "net" / "config.pbtxt").read_text()).max_batch_size == 1
 
 
+def test_export_triton_without_advice_claims_no_analysis(tmp_path):
+    """With no advice and no settings, the comments say what was given and what the
+    defaults are, not what an analysis would have concluded."""
+    model = _onnx(str(tmp_path / "net.onnx"))
+    res = run_cli("export", "triton", model, "-o", str(tmp_path / "repo"))
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "repo" / "net" / "config.pbtxt").read_text()
+    assert "# no dynamic_batching block: no batching settings given (advise --export-dir " \
+        "writes them)" in text
+    assert "# KIND_GPU: the default; --device-kind cpu for a CPU host" in text
+    assert "does not pay" not in text and "assumed" not in text
+    assert _parse(text).instance_group[0].kind == _parse(text).instance_group[0].KIND_GPU
+    res = run_cli("export", "triton", model, "-o", str(tmp_path / "repo2"), "--max-batch", "1")
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "repo2" / "net" / "config.pbtxt").read_text()
+    assert "# no dynamic_batching block: max batch 1 as given" in text
+    # from an advice the reasons stay
+    assert "batching does not pay here" in triton_config(_p(mbs=1, window_us=0.0))
+
+
 @pytest.mark.parametrize("args,needles", [
     (["--device-kind", "cpu", "--gpus", "0"], ["--gpus", "--device-kind"]),
     (["--gpus", "0,0"], ["distinct"]),

@@ -70,3 +70,20 @@ def test_dash_note_only_with_a_dash(results, monkeypatch):
     sec = _section(results, [_row(15.0), _row(None)], monkeypatch)
     assert NOTE in sec.markdown and NOTE in sec.html
     assert "| - |" in sec.markdown
+
+
+def test_advice_notes_are_shown_in_html_and_markdown(results):
+    """The advice's notes (the demo's lesson, calibration notes) reach the report, the
+    Markdown export and the advise text."""
+    from trtcheck.report.advise_text import advice_text
+
+    lesson = "demo: at 9.1 req/s (a queue forms) the advice would be: window 2 ms"
+    results.advice.curve.notes.append(lesson)
+    sec = sec_advice.build(results, ChartSink())
+    assert "<h4>Notes</h4>" in sec.html and lesson in sec.html
+    assert "**Notes**" in sec.markdown and f"- {lesson}" in sec.markdown
+    assert lesson in sec_advice.advice_markdown(results.advice)
+    assert lesson in advice_text(results.advice)
+    results.advice.curve.notes.clear()
+    sec = sec_advice.build(results, ChartSink())
+    assert "Notes" not in sec.html and "**Notes**" not in sec.markdown

@@ -115,7 +115,11 @@ def test_default_report_sweep_is_small():
     t0 = time.perf_counter()
     run = default_report_sweep(SyntheticBackend("1:2,8:4"))
     assert time.perf_counter() - t0 < 30
-    assert len(run.configs) == 6 and all(c.ok_share > 0.9 for c in run.configs)
+    assert len(run.configs) == 9 and all(c.ok_share > 0.9 for c in run.configs)
+    # open loops below one instance's batch-1 capacity (T(1) = 2 ms: 500 req/s), so the
+    # runs can calibrate the advice's serving overheads
+    rates = sorted({c.load.rate_per_s for c in run.configs if c.load.kind == "open"})
+    assert len(rates) == 2 and all(0 < r < 500 for r in rates), rates
 
 
 def test_serve_help_imports_no_heavy_module():

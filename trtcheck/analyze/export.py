@@ -299,7 +299,8 @@ def _gpu_groups(n: int, gpus: tuple[int, ...] | None) -> list[str]:
 
 def triton_config(p: SimPrediction, model_name: str = "model",
                   device_kind: str | None = None, *, spec: TritonModelSpec | None = None,
-                  preferred_batch_sizes: Sequence[int] = ()) -> str:
+                  preferred_batch_sizes: Sequence[int] = (), advised: bool = True,
+                  settings_given: bool = False) -> str:
     """A whole ``config.pbtxt`` for the configuration ``p``.
 
     Fields (docs: user_guide/model_configuration.md): ``name``; ``platform`` or
@@ -317,6 +318,11 @@ def triton_config(p: SimPrediction, model_name: str = "model",
     * CPU: ``kind: KIND_CPU``, one instance per host (T(b) used the host's cores).
     * ``spec.co_located`` (a live Triton's own instance group): ``count: N`` of the
       recorded kind in one server.
+
+    ``advised`` says whether ``p`` came from an advice or a measurement (the comments
+    then give its reasons); ``False`` (defaults or the user's flags, nothing analysed)
+    makes the comments say only what was given (``settings_given``: the user's batching
+    flags) and what the defaults are.
 
     Raises:
         ValueError: ``device_kind`` is not ``"gpu"``, ``"cpu"`` or ``None``.
@@ -341,8 +347,13 @@ def triton_config(p: SimPrediction, model_name: str = "model",
                   "}"]
     elif not spec.batch_axis:
         lines.append("# max_batch_size 0: the model has no batch axis Triton can batch on")
-    else:
+    elif advised:
         lines.append("# no dynamic_batching block: batching does not pay here")
+    elif settings_given:
+        lines.append("# no dynamic_batching block: max batch 1 as given")
+    else:
+        lines.append("# no dynamic_batching block: no batching settings given (advise "
+                     "--export-dir writes them)")
     for key, value in spec.parameters:
         lines += ["parameters {", f"  key: {pbtxt_string(key)}",
                   f"  value: {{ string_value: {pbtxt_string(value)} }}", "}"]
@@ -360,7 +371,9 @@ def triton_config(p: SimPrediction, model_name: str = "model",
                          "instance each (T(b) was measured with a whole host's cores; "
                          "instances on one host would share them)")
         return "\n".join(lines) + "\n"
-    if kind is None:
+    if kind is None and not advised:
+        lines.append("# KIND_GPU: the default; --device-kind cpu for a CPU host")
+    elif kind is None:
         lines.append("# KIND_GPU assumed: the latency curve records no device "
                      "(use kind: KIND_CPU for a model served on CPUs, or --device-kind cpu)")
     lines += _gpu_groups(n, spec.gpus)

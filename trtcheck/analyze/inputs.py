@@ -132,10 +132,18 @@ def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
         keys ``batch_excess_ms``, ``request_delay_ms`` (sample tuples),
         ``per_batch_overhead_ms`` and ``per_request_overhead_ms`` (medians, for display;
         the per-batch one clamped at 0), ``serial_overhead``/``serial_front_ms`` when a
-        front stage ran, and ``source``; empty when the run has no open-loop data.
+        front stage ran, ``source``, and ``calibration_notes`` (why configurations were
+        left out, see :func:`calibration_exclusion`); empty when the run has no
+        open-loop data, only ``calibration_notes`` when none of it is usable.
     """
     cal = calibration_from_serve(serve, curve)
     if not cal["batch_excess_ms"]:
+        if cal["skipped"]:
+            return {"calibration_notes": [
+                "no serving overheads from the serving run: none of its open-loop "
+                "configurations is usable for calibration (" + "; ".join(cal["skipped"])
+                + "); the advice assumes no serving overhead beyond T(b) (re-measure "
+                "with `trtcheck serve` at rates below one instance's capacity)"]}
         return {}
     out: dict[str, Any] = {
         "batch_excess_ms": cal["batch_excess_ms"], "request_delay_ms": cal["request_delay_ms"],
@@ -143,6 +151,10 @@ def overheads_from_serve(serve: Any, curve: LatencyCurve) -> dict[str, Any]:
         "per_request_overhead_ms": cal.get("per_request_overhead_ms", 0.0),
         "contention_per_arrival_ms": cal.get("contention_per_arrival_ms", 0.0),
         "source": cal["source"]}
+    if cal["skipped"]:
+        out["calibration_notes"] = [
+            "serving overheads calibrated without the serving run's configuration(s) "
+            "unusable for calibration: " + "; ".join(cal["skipped"])]
     front = float(getattr(getattr(serve, "settings", None), "per_request_overhead_ms", 0.0))
     if front > 0:
         out["serial_overhead"] = True
@@ -172,8 +184,88 @@ def _thin(values: list[float]) -> tuple[float, ...]:
     return tuple(float(values[s + j]) for s in starts for j in range(THIN_BLOCK))
 
 
+CALIBRATION_MAX_BUSY_SHARE = 0.95
+"""With full batches (mean batch at least :data:`CALIBRATION_FULL_BATCH_SHARE` of the max
+batch), an open-loop configuration whose instance computed for at least this share of
+the run (its executions' ``compute + assembly + executor_hop`` over the repeat's
+duration) could not catch up: batches could not grow, a queue grew (our threshold). A
+busy instance with batches below the max is not at capacity: the batcher forms larger
+batches as the load rises (an eager PyTorch model on an H200 at 900 req/s was busy 97%
+of the run at mean batch 5 of 16, and kept up)."""
+
+CALIBRATION_MIN_SERVED_SHARE = 0.9
+"""An open-loop run that served fewer than this share of the rate its sender achieved
+(ok requests over first send to last completion) fell behind its arrivals; with an
+offered rate above the capacity T(b) implies, its queue grew (our threshold: a short run
+below capacity loses a few percent to the last requests' latency)."""
+
+CALIBRATION_FULL_BATCH_SHARE = 0.9
+"""Mean batch over max batch from which batches count as full (see
+:data:`CALIBRATION_MAX_BUSY_SHARE`)."""
+
+
+def calibration_exclusion(cfg: Any, curve: LatencyCurve | None = None) -> str | None:
+    """Why an open-loop serve configuration must not calibrate serving overheads, or
+    ``None`` when it may.
+
+    Left out, because its overheads describe an overloaded host (on a CPU host the model
+    then competes with the load generator and the event loop), not the serving overhead
+    at a sustainable rate:
+
+    * a configuration marked ``generator-limited`` (see
+      :func:`trtcheck.measure.serve.generator_validity`: the sender, not the schedule,
+      shaped the arrivals);
+    * one whose offered rate is at or above one instance's capacity from ``curve``
+      (utilisation ``rate x min_{b <= max batch} T(b) / b >= 1``) and that served less
+      than :data:`CALIBRATION_MIN_SERVED_SHARE` of the rate its sender achieved (the
+      queue grew; a bench disturbed by other load can understate the capacity, so the
+      run's own throughput must confirm it);
+    * one whose median repeat kept the instance busy for at least
+      :data:`CALIBRATION_MAX_BUSY_SHARE` of its duration with full batches (it ran at
+      capacity with the serving overheads included).
+    """
+    where = f"{cfg.load.label} window {cfg.window_ms:g} ms"
+    if any(f.code == "generator-limited" for f in getattr(cfg, "validity", [])):
+        return f"{where}: generator-limited"
+    try:
+        rep = cfg.repeats[cfg.median_repeat]
+    except (IndexError, AttributeError):
+        return None
+    rate = float(getattr(cfg.load, "rate_per_s", 0.0) or 0.0)
+    sent_rate = rep.achieved_send_rate_per_s or rate
+    if curve is not None and rate > 0 and getattr(cfg.load, "arrival", "") != "trace" \
+            and rep.throughput_queries_per_s < CALIBRATION_MIN_SERVED_SHARE * sent_rate:
+        per_request_ms = min(float(curve.t_ms(b)) / b for b in range(1, cfg.max_batch_size + 1))
+        utilisation = rate * per_request_ms / 1e3
+        if utilisation >= 1.0:
+            return (f"{where}: offered {rate:g} req/s, above one instance's capacity "
+                    f"({1e3 / per_request_ms:.3g} req/s from T(b) at max batch "
+                    f"{cfg.max_batch_size}: utilisation {utilisation:.2f}; it served "
+                    f"{rep.throughput_queries_per_s:.3g} req/s, so a queue grew)")
+    comp = rep.parts_ms.get("compute_ms") or []
+    if not comp or rep.duration_s <= 0 \
+            or cfg.mean_batch_size < CALIBRATION_FULL_BATCH_SHARE * cfg.max_batch_size:
+        return None
+    asm = rep.parts_ms.get("assembly_ms", [0.0] * len(comp))
+    hop = rep.parts_ms.get("executor_hop_ms", [0.0] * len(comp))
+    busy_ms, prev = 0.0, None
+    for i, c in enumerate(comp):
+        key = (rep.batch_sizes[i] if i < len(rep.batch_sizes) else 1, c, asm[i])
+        if key != prev:  # the requests of one batch share its times
+            busy_ms += c + asm[i] + hop[i]
+            prev = key
+    busy_ms *= max(1, rep.raw_stride)  # thinned lists keep every raw_stride-th request
+    share = busy_ms / (rep.duration_s * 1e3)
+    if share >= CALIBRATION_MAX_BUSY_SHARE:
+        return (f"{where}: ran at capacity (the instance was busy {min(share, 1.0):.0%} of "
+                f"the run with full batches, mean {cfg.mean_batch_size:.2f} of "
+                f"{cfg.max_batch_size}, so a queue grew)")
+    return None
+
+
 def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
-                           include_send_lag: bool = False) -> dict[str, Any]:
+                           include_send_lag: bool = False,
+                           screen: bool = True) -> dict[str, Any]:
     """Measured distributions of the serving overheads, for the simulator.
 
     From every open-loop configuration's median repeat of a serve run (raw per-request
@@ -194,10 +286,15 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
       generator sent it; a property of the measuring client, used to replay a
       measurement, not for advice.
 
+    With ``screen`` (the default, for advice) configurations that
+    :func:`calibration_exclusion` rejects (generator-limited, or above capacity) are
+    left out and listed in ``skipped``; ``screen=False`` keeps every configuration (for
+    replaying a measurement configuration by configuration).
+
     Returns:
         a dict with those tuples (``()`` when absent) and their medians
-        ``per_batch_overhead_ms`` / ``per_request_overhead_ms`` (for display), and
-        ``source``.
+        ``per_batch_overhead_ms`` / ``per_request_overhead_ms`` (for display),
+        ``source``, and ``skipped`` (one line per configuration left out).
     """
     excess: list[float] = []
     arrivals_during: list[float] = []  # per execution, when the run has enqueue times
@@ -208,8 +305,13 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     # with a serial front stage, front_ms is queueing in that stage (simulated apart)
     serial_front = float(getattr(getattr(serve, "settings", None),
                                  "per_request_overhead_ms", 0.0) or 0.0) > 0
+    skipped: list[str] = []
     for cfg in getattr(serve, "configs", []):
         if getattr(cfg.load, "kind", "") != "open":
+            continue
+        why = calibration_exclusion(cfg, curve) if screen else None
+        if why is not None:
+            skipped.append(why)
             continue
         try:
             rep = cfg.repeats[cfg.median_repeat]
@@ -257,7 +359,7 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     out: dict[str, Any] = {
         "contention_per_arrival_ms": contention,
         "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
-        "send_lag_ms": _thin(lag),
+        "send_lag_ms": _thin(lag), "skipped": skipped,
         "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
     if excess:
         out["per_batch_overhead_ms"] = float(np.median(excess))
@@ -384,8 +486,11 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         per_item_overhead_ms=per_item_overhead_ms or 0.0,
         timer_slack_us=timer_slack_us or 0.0,
         instances=instances, max_utilisation=max_utilisation, requests=requests, seed=seed,
-        overheads_source=("given" if not (excess or delay or measured.get("serial_overhead"))
-                          else measured.get("source", "measured")),
+        overheads_source=(measured.get("source", "measured")
+                          if excess or delay or measured.get("serial_overhead")
+                          else "not calibrated: the serving run had no usable configuration"
+                          if measured.get("calibration_notes") and per_batch_overhead_ms is None
+                          and per_request_overhead_ms is None else "given"),
         batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
         contention_per_arrival_ms=contention, batcher=measured.get("batcher", "embedded"),
-        notes=notes)
+        notes=list(measured.get("calibration_notes", [])) + notes)

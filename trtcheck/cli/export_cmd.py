@@ -319,7 +319,8 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
     if model is None:
         log(f"no model file given: copy the served model into {Path(repo) / name / '1'} "
             f"as {model_file}")
-    text = triton_config(pred, name, spec.device_kind, spec=spec, preferred_batch_sizes=pref)
+    text = triton_config(pred, name, spec.device_kind, spec=spec, preferred_batch_sizes=pref,
+                         advised=results is not None, settings_given=explicit)
     for path in write_model_repository(repo, name, text, model, model_file, overwrite):
         log(f"wrote {path}")
 

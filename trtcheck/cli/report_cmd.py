@@ -44,8 +44,8 @@ DEFAULT_BATCHES = [1, 2, 4, 8]
                    "comma-separated, e.g. fp16 (see `trtcheck precision`).")
 @click.option("--serve/--no-serve", "serve", default=None,
               help="Also measure serving through the embedded dynamic batcher: windows "
-                   "0/2/10 ms at max batch 8 for a burst and an open loop above the "
-                   "service rate (about 25 s; see `trtcheck serve` for full sweeps) "
+                   "0/2/10 ms at max batch 8 for a burst and open loops at 30% and 70% "
+                   "of one instance's batch-1 capacity (about 25 s; see `trtcheck serve` for full sweeps) "
                    "[default: on with --demo, else off].")
 @click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
@@ -213,6 +213,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         results.verdict = _verdict(results, policy)
         written = render_report(results, output, overwrite=overwrite)
     _announce(written)
+    if demo and explicit_rate is None and results.advice is not None:
+        lesson = next((n for n in results.advice.curve.notes if n.startswith("demo: ")), None)
+        if lesson:  # the demo's point, also where the user is looking
+            log(lesson)
     _print_verdict(results, written)
     if stopped is not None:
         log(f"{stopped}; the report is marked incomplete")

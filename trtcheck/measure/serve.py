@@ -55,6 +55,12 @@ MAX_RAW_REQUESTS = 100_000
 GENERATOR_LIMITED_LATE_SHARE = 0.10
 #: ... as does an achieved send rate below this share of the target rate.
 GENERATOR_LIMITED_RATE_SHARE = 0.90
+#: ``trtcheck report --serve``: open-loop rates as shares of one instance's batch-1
+#: capacity ``1 / T(1)``: a light and a busy load, both below capacity, so the runs measure
+#: the serving overheads at sustainable rates (what the advice calibrates on).
+REPORT_SWEEP_LOAD_SHARES = (0.3, 0.7)
+#: ... and the fewest requests an open-loop run of that sweep sends.
+REPORT_SWEEP_MIN_REQUESTS = 16
 #: A batching window whose mean batch stays at or below this formed no batches.
 NO_BATCHING_MEAN_BATCH = 1.1
 
@@ -840,9 +846,13 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
 
     Measures the batch-1 time ``t1`` of ``backend`` first (median of 5 runs), then sweeps
     windows 0, 2 and 10 ms (2-10 ms windows rarely collect a batch in a Python service)
-    at max batch 8, for a burst of 64 and an open loop at ``1.5 / t1`` requests/s
-    (arrivals above the service rate: batching's best case), capped at 2,000/s, one
-    repeat each, about 1 s of arrivals per run (time bound 2 s). The burst size and
+    at max batch 8, for a burst of 64 (batching's best case) and open loops at
+    :data:`REPORT_SWEEP_LOAD_SHARES` of one instance's batch-1 capacity ``1 / t1``
+    (capped at 2,000/s), one repeat each, about 1 s of arrivals and at least
+    :data:`REPORT_SWEEP_MIN_REQUESTS` requests per run. Rates below capacity keep the
+    open-loop runs valid for calibrating the advice's serving overheads (a run above
+    capacity measures a growing queue and, on a CPU host, a model competing with the load
+    generator). The burst size and
     durations scale down when ``t1`` is large so the whole sweep stays inside
     ``time_budget_s`` (measured: 11.5 s for the demo ResNet-18 on ONNX Runtime CPU,
     t1 ~ 70 ms, on a loaded 2-core machine). ``shapes`` gives dynamic dims (as
@@ -863,15 +873,22 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
                 fn(payload)
             samples.append(_clock() - t0)
         t1 = max(tstats.percentile(samples[1:], 0.5), 1e-5)
-        rate = min(2000.0, 1.5 / t1)
         burst = int(max(8, min(64, time_budget_s / 12 / max(t1, 1e-4))))
         dur = max(0.2, min(1.0, time_budget_s / 12))
-        rate = round(rate) if rate >= 10 else round(rate, 1)
-        loads = [f"burst:{burst}", f"open:{rate:g}:poisson:{max(16, int(rate * dur))}"]
-        # the time bound leaves room for the Poisson schedule to run out by count
+        loads = [f"burst:{burst}"]
+        rates = []
+        for share in REPORT_SWEEP_LOAD_SHARES:
+            rate = min(2000.0, share / t1)
+            rate = round(rate) if rate >= 10 else round(rate, 1)
+            rates.append(rate)
+            count = max(REPORT_SWEEP_MIN_REQUESTS, int(rate * dur))
+            loads.append(f"open:{rate:g}:poisson:{count}")
+        # the time bound leaves room for the slowest Poisson schedule to run out by count
+        bound_s = max(2 * dur, 1.25 * REPORT_SWEEP_MIN_REQUESTS / max(min(rates), 1e-3))
         return measure_serving(backend, windows_ms=(0, 2, 10), max_batch_sizes=(8,),
                                payload=payload,
-                               loads=loads, repeats=1, max_duration_s=2 * dur,
+                               loads=loads, repeats=1,
+                               max_duration_s=min(bound_s, max(2 * dur, time_budget_s / 6)),
                                drain_timeout_s=min(5.0, time_budget_s / 6),
                                warmup_requests=4, progress=progress)
     finally:
