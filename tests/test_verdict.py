@@ -319,3 +319,17 @@ def test_an_interrupted_run_cannot_tell():
     assert v.status == "cannot_tell"
     (i,) = _reasons(v, "incomplete")
     assert "SIGINT" in i.message and i.where == ["bench"] and i.section == "bench"
+
+
+def test_a_likely_advice_decides_like_a_stable_one():
+    """An advice whose recommendation holds in 60-80% of replicas is ``likely``: the
+    verdict reads it as decided (no advice-cannot-tell reason); below 60% it cannot tell."""
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    st = r.advice.recommendation.stability
+    assert st is not None
+    st.status, st.share = "likely", 0.67
+    v = judge(r)
+    assert v.status != "cannot_tell" and not _reasons(v, "advice-cannot-tell")
+    st.status, st.share = "cannot-tell", 0.5
+    assert judge(r).status == "cannot_tell"

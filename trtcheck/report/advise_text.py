@@ -70,7 +70,7 @@ def stability_lines(adv: Advice) -> list[str]:
     alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
     if alts:
         lines.append(f"  replicas chose: {alts}")
-    if st.status == "stable" and st.p99_ms_range:
+    if st.status != "cannot-tell" and st.p99_ms_range:
         lines.append(f"  recommended P50 {_ms(st.p50_ms_range[0])}-{_ms(st.p50_ms_range[1])} "
                      f"ms, P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms "
                      "(10-90% over replicas)")
