@@ -107,8 +107,8 @@ def test_unstable_measurement_is_a_warning_naming_batches_and_what_to_do():
     (u,) = _reasons(v, "measurement-unstable")
     assert u.effect == "warning" and u.where == ["batch 1"] and u.section == "bench"
     assert "re-measure" in u.remedy and "nvidia-smi" not in u.remedy
-    assert v.headline == ("Ready with warnings: nothing blocks it, but 1 kind(s) of warning "
-                          "remain (the latency at batch 1 is too unstable to trust).")
+    assert v.headline == ("Ready with warnings: nothing blocks it, but 1 kind of warning "
+                          "remains (the latency at batch 1 is too unstable to trust).")
 
 
 def test_cv_just_under_the_limit_is_not_unstable():

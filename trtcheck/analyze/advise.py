@@ -564,7 +564,8 @@ def advise(req: AdviseRequest) -> Advice:
             feasible_at = [p for p in stable if p.instances == max(q.instances for q in stable)]
             chosen = _pick(feasible_at)
             req.notes.append(f"no configuration stays below {req.max_utilisation:.0%} "
-                             f"utilisation with {chosen.instances} instance(s); "
+                             f"utilisation with {chosen.instances} instance"
+                             f"{'s' if chosen.instances != 1 else ''}; "
                              "the least loaded is shown")
         elif stable:
             best = min(stable, key=lambda p: p.p99_ms or math.inf)
@@ -666,7 +667,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
         need = qf.instances_needed(rate, cap1, req.max_utilisation)
         summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
-                    f"{chosen.instances} instance(s): {need} keep it below.")
+                    f"{chosen.instances} instance{'s' if chosen.instances != 1 else ''}: {need} "
+                    "keep it below.")
     if single_point and kind != "no-batching":
         summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
                     "case for batching); measure T(b) at larger batches before relying on it.")
@@ -842,7 +844,8 @@ def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
 
 
 def _unit_words(device: str | None) -> tuple[str, str]:
-    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun)."""
+    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun); the
+    singular of the first is :data:`_UNIT_SINGULAR`."""
     if device == "cpu":
         return "processes on CPU hosts", "ONNX Runtime sessions (or intra-op threads) per host"
     if device == "gpu":
@@ -873,6 +876,10 @@ def _finite_queue_words(req: AdviseRequest, rate: float, eff: EffectiveService,
         words += (f"; in the simulated run one execution context is busy {busy:.1%} of the "
                   "time")
     return words
+
+
+_UNIT_SINGULAR = {"processes on CPU hosts": "process on a CPU host", "GPUs": "GPU",
+                  "GPUs or processes": "GPU or process"}
 
 
 def _load_words(req: AdviseRequest, rate: float) -> str:
@@ -1062,7 +1069,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
                     f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
-                    f"({gpus} {units} with this curve each), " + _headroom_text(
+                    f"({gpus} {_UNIT_SINGULAR[units] if gpus == 1 else units} with this curve "
+                    "each), " + _headroom_text(
                         req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
                     f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)"

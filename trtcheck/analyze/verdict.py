@@ -406,7 +406,9 @@ def _headline(status: str, reasons: list[VerdictReason]) -> str:
                 "stable enough to decide on.")
     if status == "ready_with_warnings":
         titles = [r.title for r in deciding]
-        return (f"{word}: nothing blocks it, but {len(deciding)} kind(s) of warning remain "
+        kinds = (f"{len(deciding)} kind of warning remains" if len(deciding) == 1
+                 else f"{len(deciding)} kinds of warning remain")
+        return (f"{word}: nothing blocks it, but {kinds} "
                 f"({', '.join(titles[:4])}{', ...' if len(titles) > 4 else ''}).")
     titles = [r.title for r in deciding]
     more = f" (+{len(titles) - 3} more)" if len(titles) > 3 else ""

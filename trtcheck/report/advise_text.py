@@ -188,9 +188,11 @@ def advice_text(adv: Advice) -> str:
     lines.append(cap + f"; instances needed >= {f.instances_needed_min} (at the utilisation "
                  "target)")
     if adv.gpus_implied is not None and not i.load.startswith(("burst:", "closed:")):
-        what = {"gpu": "GPU(s)", "cpu": "processes (CPU)"}.get(i.device or "",
-                                                                "GPUs or processes")
-        lines.append(f"  this curve implies {adv.gpus_implied} instance(s), i.e. {what}, "
+        n = adv.gpus_implied
+        what = ({"gpu": "GPU", "cpu": "process (CPU)"}.get(i.device or "", "GPU or process")
+                if n == 1 else
+                {"gpu": "GPUs", "cpu": "processes (CPU)"}.get(i.device or "", "GPUs or processes"))
+        lines.append(f"  this curve implies {n} instance{'s' if n != 1 else ''}, i.e. {what}, "
                      f"for {i.arrival_rate_per_s:g} req/s at full utilisation")
     if c.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in c.notes]
