@@ -323,7 +323,7 @@ def test_advise_from_serve_faster_than_bench_does_not_crash(tmp_path, capsys):
     assert "faster on average than the bench" in cap.out
 
 
-def test_one_instance_is_singular():
+def test_one_instance_is_singular(cli):
     """A count of one reads "1 instance, i.e. GPU or process", never "1 GPUs"."""
     res = cli("advise", "--latency-curve", "1:0.29", "--per-request-overhead-ms", "12",
               "--arrival-rate", "200")
