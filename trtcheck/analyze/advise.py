@@ -864,7 +864,7 @@ def _finite_queue_words(req: AdviseRequest, rate: float, eff: EffectiveService,
         words = f"a burst of {req.burst_size} requests is a queue of {req.burst_size} at t=0"
     else:
         words = (f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
-                 f"{req.closed_loop.clients} requests waiting")  # type: ignore[union-attr]
+                 f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
     if req.serial_overhead and req.per_request_overhead_ms > 0:
         words += (f"; it waits at the serial front ({req.per_request_overhead_ms:.3g} ms per "
                   f"request on one thread), which passes {rate:.4g} req/s on to execution")
@@ -982,7 +982,10 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
             f"; behind the serial front {per} x S(1) {s1:.3g} ms = {rho1:.3g} < 1, so no "
             "queue forms at execution and batches would mostly be single requests"
             if rho1 < 1 and req.serial_overhead and req.per_request_overhead_ms > 0 else
-            "; batches form from that queue without any window"))
+            f"; {chosen.mean_queue_len or 0:.2g} requests wait at execution on average there, "
+            + ("so batches form from that backlog without any window"
+               if (chosen.mean_queue_len or 0) >= 1 else
+               "so batches would mostly be single requests")))
     elif rho1 >= 1.0:
         q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} >= 1: requests arrive at least as "
                    "fast as one executes; a queue forms by itself and batches form from it "
@@ -1165,8 +1168,8 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         if load.finite:
             first = ("a burst of {0} is a queue of {0} at t=0".format(req.burst_size)
                      if req.burst_size is not None else
-                     f"a closed loop of {req.closed_loop.clients} clients queues up to "  # type: ignore[union-attr]
-                     f"{req.closed_loop.clients} requests")  # type: ignore[union-attr]
+                     f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
+                     f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
             if req.serial_overhead and req.per_request_overhead_ms > 0 \
                     and f.queue_formation_ratio < 1:
                 reasons.append(f"{first}, but the serial front passes only "
