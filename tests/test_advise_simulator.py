@@ -176,7 +176,7 @@ def test_arrivals_and_traces(tmp_path):
     with pytest.raises(InputError, match="not found"):
         read_trace(tmp_path / "missing.txt")
     (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00\x01")
-    with pytest.raises(InputError, match="not UTF-8 text"):
+    with pytest.raises(InputError, match="not a text file"):
         read_trace(tmp_path / "bin.txt")
     f.write_text("[0.2, 0.0, 0.1]")  # the JSON form serve accepts is accepted here too
     assert read_trace(f).tolist() == pytest.approx([0.0, 0.1, 0.2])

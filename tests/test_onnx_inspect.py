@@ -320,7 +320,7 @@ def test_shared_name_remedy_fixes_cls(ppocr, tmp_path):
     """Applying the rename the lint suggests removes the lint (and keeps the MACs)."""
     from onnx.tools.update_model_dims import update_inputs_outputs_dims
 
-    from trtcheck.inspection.onnx_inspect import _distinct_dims
+    from trtcheck.inspection.onnx_lints import _distinct_dims
 
     before = inspect_onnx(ppocr["cls"], {"x": [1, 3, 48, 192]})
     (lint,) = [f for f in before.lints if f.code == "onnx-shared-dim-name"]

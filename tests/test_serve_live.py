@@ -174,7 +174,7 @@ def test_unknown_model_and_version_are_input(triton, tmp_path):
     assert_one_line_error(res, 2, "version 9")
 
 
-def test_server_not_ready_is_environment(tmp_path):
+def test_server_not_ready_measures_a_ready_model_with_a_warning(tmp_path):
     from trtcheck.testing.triton_server import TritonServer, write_model
 
     repo = tmp_path / "models"
@@ -187,7 +187,12 @@ def test_server_not_ready_is_environment(tmp_path):
         while time.monotonic() < deadline and "tb_broken" not in srv.log_tail(200):
             time.sleep(0.2)
         res = _serve(srv.http_url, "tb_linear", tmp_path / "x.json", "--load", "burst:2")
-    assert_one_line_error(res, 3, "is not ready")
+        assert res.returncode == 0, res.stderr
+        doc = json.loads((tmp_path / "x.json").read_text())
+        assert [w["code"] for w in doc["serve"]["warnings"]].count("server-not-ready") == 1
+        # the model that failed to load is refused with one line (exit 3)
+        res = _serve(srv.http_url, "tb_broken", tmp_path / "y.json", "--load", "burst:2")
+    assert_one_line_error(res, 3, "not ready")
 
 
 def test_model_not_loaded_is_environment(triton, tmp_path):

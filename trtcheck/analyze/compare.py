@@ -397,7 +397,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
     Raises:
         InputError: ``run_a``/``run_b`` names a label that is not there.
     """
-    from trtcheck.analyze.gate import environment_differences
+    from trtcheck.analyze.gate_evaluate import environment_differences
     a = _select_run(a, run_a, name_a)
     b = _select_run(b, run_b, name_b)
     models_differ = different_models(a, b)

@@ -88,7 +88,8 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     a check fails only when the whole interval is past the limit, and is "inconclusive"
     when it straddles it. Percentile budgets must be certifiable (MLPerf early stopping).
     """
-    from trtcheck.analyze.gate import evaluate, load_policy
+    from trtcheck.analyze.gate_evaluate import evaluate
+    from trtcheck.analyze.gate_policy import load_policy
     from trtcheck.report import gate_render
     from trtcheck.results import load_results
 

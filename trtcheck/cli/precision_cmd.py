@@ -32,13 +32,13 @@ def parse_tolerance_options(**given: tuple[str, ...]) -> dict[str, dict[str, flo
 
     Returns:
         ``{precision or "*": {tolerance field: value}}`` for
-        :func:`trtcheck.measure.precision.tolerance_for`.
+        :func:`trtcheck.measure.precision_tolerance.tolerance_for`.
 
     Raises:
         InputError: a value that is not a number, or an unknown precision.
     """
     from trtcheck.errors import InputError
-    from trtcheck.measure.precision import PRECISIONS
+    from trtcheck.measure.precision_tolerance import PRECISIONS
 
     out: dict[str, dict[str, float]] = {}
     for opt, entries in given.items():

@@ -10,7 +10,7 @@ what                                                   error (exit code)
 =====================================================  ======================================
 URL not ``http://HOST:PORT`` or ``grpc://HOST:PORT``   :class:`InputError` (2)
 nothing answers at the URL, or no answer in time       :class:`EnvironmentProblem` (3)
-the server is not ready                                :class:`EnvironmentProblem` (3)
+the server is not live (not ready alone: a warning)  :class:`EnvironmentProblem` (3)
 the server has no such model / version                 :class:`InputError` (2)
 the model exists but is not ready (not loaded)         :class:`EnvironmentProblem` (3)
 the server refuses a model load (no explicit control)  :class:`InputError` (2)
@@ -191,18 +191,24 @@ class KServeClient:
             raise
 
     async def server_metadata(self) -> dict[str, Any]:
-        """``GET /v2`` (name, version, extensions); checks the server is ready.
+        """``GET /v2`` (name, version, extensions), plus ``"ready"``: whether
+        ``/v2/health/ready`` answered 200.
+
+        A live server that is not ready is not refused here: under Triton's default
+        ``--strict-readiness`` one model that failed to load keeps the whole server "not
+        ready" while the others serve. :meth:`model_ready` decides for the model measured.
 
         Raises:
-            EnvironmentProblem: unreachable, or not ready.
+            EnvironmentProblem: unreachable, or not live.
         """
+        live = await self._call("the liveness check", self._c.is_server_live())
+        if not live:
+            raise EnvironmentProblem(f"the server at {self.ep.url} is not live",
+                                     "wait until /v2/health/live answers 200, then retry")
         ready = await self._call("the readiness check", self._c.is_server_ready())
-        if not ready:
-            raise EnvironmentProblem(f"the server at {self.ep.url} is not ready",
-                                     "wait until /v2/health/ready answers 200, then retry")
         kw = {"as_json": True} if self.grpc else {}
         md = await self._call("its metadata", self._c.get_server_metadata(**kw))
-        return dict(md)
+        return {**dict(md), "ready": bool(ready)}
 
     async def _model_call(self, what: str, name: str, version: str, coro: Awaitable[T]) -> T:
         try:

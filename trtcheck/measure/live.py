@@ -826,6 +826,13 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                   f"instances {instances_of(cfg)}",
             message=f"the server did not load this configuration: {exc.message}",
             remedy=exc.hint or "check the swept values against the model"))
+    if not smd.get("ready", True):
+        run.warnings.append(Finding(
+            code="server-not-ready", where=ep.url,
+            message=f"the server reports not ready (/v2/health/ready), while {model!r} is "
+                    "ready and was measured: under strict readiness another model that "
+                    "failed to load does this",
+            remedy="check the server log for the model that failed to load"))
     if not sweep:
         run.live.command_stats = stats_delta(first_stats, _stats(ep, model, model_version))
     _run_findings(run)

@@ -11,7 +11,9 @@ Flow (:func:`compare_variants`, on any :class:`~trtcheck.backends.base.Backend`)
    Polygraphy's own verdict through ``Comparator.compare_accuracy`` with
    ``CompareFunc.simple(check_error_stat="elemwise")`` on the same tolerances;
 4. judge each output against the variant's :class:`~trtcheck.results.precision.PrecisionTolerance`
-   (defaults per precision in :data:`DEFAULT_TOLERANCES`, overridable);
+   (defaults per precision in
+   :data:`trtcheck.measure.precision_tolerance.DEFAULT_TOLERANCES`, overridable;
+   judging is :mod:`trtcheck.measure.precision_judge`);
 5. optionally localise (:mod:`trtcheck.measure.localize`) and measure latency per
    variant with :func:`trtcheck.measure.bench.run_bench` on the same input.
 
@@ -32,11 +34,9 @@ candidate files (``--candidate fp16=model.plan``) opened with
 
 from __future__ import annotations
 
-import math
 import os
 import shlex
 import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,15 +49,29 @@ from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
 from trtcheck.measure.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
-from trtcheck.measure.output_compare import (  # noqa: F401 - rounding_floor: this module's API
+from trtcheck.measure.output_compare import (  # noqa: F401 - part of this module's API
     FP16_MAX,
     compare_output,
     rounding_floor,
 )
+from trtcheck.measure.precision_judge import (  # noqa: F401 - part of this module's API
+    compare_outputs,
+    ort_cpu_upcast_finding,
+    output_findings,
+    outputs_summary,
+    polygraphy_elemwise_verdicts,
+    precision_absent_finding,
+    range_overflow_finding,
+    variant_passed,
+)
+from trtcheck.measure.precision_tolerance import (  # noqa: F401 - part of this module's API
+    DEFAULT_TOLERANCES,
+    PRECISIONS,
+    tolerance_for,
+)
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.precision import (
     Localization,
-    OutputComparison,
     PrecisionInputs,
     PrecisionLatency,
     PrecisionResult,
@@ -65,133 +79,6 @@ from trtcheck.results.precision import (
     VariantResult,
 )
 from trtcheck.results.stats import Finding
-
-#: precisions trtcheck knows tolerances for
-PRECISIONS = ("fp16", "bf16", "int8", "fp8")
-
-_FP16_SOURCE = (
-    "FP16 has 10 mantissa bits: unit roundoff u = 2^-11 = 4.9e-4 (IEEE 754 binary16); "
-    "one FP16 op is good to ~1e-3 relative (torch.testing.assert_close uses rtol 1e-3 for "
-    "float16), and a network output passes through tens of rounded ops, so ~20u = 1e-2 "
-    "per element; Polygraphy's default atol = rtol = 1e-5 is below FP16's rounding of a "
-    "single value and fails every healthy FP16 engine. Cosine >= 0.999 bounds the "
-    "direction and relative L2 error <= 0.05 = sqrt(2 (1 - 0.999)) the magnitude (a pure "
-    "direction error at the minimum cosine has that relative L2 error), so a scale error "
-    "that atol hides in small outputs still fails")
-_BF16_SOURCE = (
-    "BF16 has 7 stored mantissa bits: u = 2^-8 = 3.9e-3; torch.testing uses rtol 1.6e-2 "
-    "for one bfloat16 op; ~13u = 5e-2 per element for a network output")
-_INT8_SOURCE = (
-    "INT8 error depends on calibration (scale / 127 per quantised tensor), not on the "
-    "output's magnitude, so elementwise bounds are loose sanity checks and the verdict "
-    "rests on cosine similarity >= 0.99 and top-1 agreement >= 99% (trtcheck's judgement, "
-    "tune with --min-cosine / --min-top1)")
-_FP8_SOURCE = (
-    "FP8 E4M3 has 3 mantissa bits: u = 2^-4 = 6.3e-2 per rounding; elementwise bounds are "
-    "loose and the verdict rests on cosine similarity >= 0.98 and top-1 agreement >= 95% "
-    "(trtcheck's judgement, tune with --min-cosine / --min-top1)")
-
-#: default tolerances per precision (see docs/precision.md for the reasoning)
-DEFAULT_TOLERANCES: dict[str, PrecisionTolerance] = {
-    "fp16": PrecisionTolerance(precision="fp16", atol=1e-2, rtol=1e-2,
-                               max_outside_fraction=1e-3, min_cosine_similarity=0.999,
-                               max_rel_l2_error=0.05, min_top1_agreement=None,
-                               source=_FP16_SOURCE),
-    "bf16": PrecisionTolerance(precision="bf16", atol=5e-2, rtol=5e-2,
-                               max_outside_fraction=1e-3, min_cosine_similarity=0.995,
-                               max_rel_l2_error=0.1, min_top1_agreement=None,
-                               source=_BF16_SOURCE),
-    "int8": PrecisionTolerance(precision="int8", atol=0.1, rtol=0.1,
-                               max_outside_fraction=0.05, min_cosine_similarity=0.99,
-                               max_rel_l2_error=0.15, min_top1_agreement=0.99,
-                               source=_INT8_SOURCE),
-    "fp8": PrecisionTolerance(precision="fp8", atol=0.25, rtol=0.25,
-                              max_outside_fraction=0.05, min_cosine_similarity=0.98,
-                              max_rel_l2_error=0.2, min_top1_agreement=0.95,
-                              source=_FP8_SOURCE),
-}
-
-_TOL_FIELDS = ("atol", "rtol", "max_outside_fraction", "min_cosine_similarity",
-               "max_rel_l2_error", "min_top1_agreement")
-
-
-def tolerance_for(precision: str, overrides: dict[str, dict[str, float]] | None = None
-                  ) -> PrecisionTolerance:
-    """The tolerance of ``precision`` with user overrides applied.
-
-    Args:
-        precision: one of :data:`PRECISIONS`.
-        overrides: ``{precision or "*": {field: value}}``; fields are ``atol``, ``rtol``
-            (>= 0), ``max_outside_fraction`` (0..1), ``min_cosine_similarity`` (-1..1),
-            ``max_rel_l2_error`` (>= 0),
-            ``min_top1_agreement`` (0..1). ``"*"`` applies to every precision; a
-            precision's own entry wins.
-
-    Raises:
-        InputError: unknown precision, field or out-of-range value.
-    """
-    if precision not in DEFAULT_TOLERANCES:
-        raise InputError(f"unknown precision {precision!r}",
-                         f"choose from {', '.join(PRECISIONS)}")
-    base = DEFAULT_TOLERANCES[precision]
-    changes: dict[str, float] = {}
-    for key in ("*", precision):
-        changes.update((overrides or {}).get(key, {}))
-    if not changes:
-        return base
-    for k, v in changes.items():
-        if k not in _TOL_FIELDS:
-            raise InputError(f"unknown tolerance field {k!r}", f"use one of {', '.join(_TOL_FIELDS)}")
-        if not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise InputError(f"tolerance {k} must be a finite number, got {v!r}")
-        if k in ("atol", "rtol", "max_rel_l2_error") and v < 0:
-            raise InputError(f"{k} must be >= 0, got {v}")
-        if k in ("max_outside_fraction", "min_top1_agreement") and not 0 <= v <= 1:
-            raise InputError(f"{k} must be within 0..1, got {v}")
-        if k == "min_cosine_similarity" and not -1 <= v <= 1:
-            raise InputError(f"min cosine similarity must be within -1..1, got {v}")
-    data = base.model_dump()
-    data.update({k: float(v) for k, v in changes.items()})
-    data["source"] = f"user override of {', '.join(sorted(changes))}; defaults: {base.source}"
-    return PrecisionTolerance(**data)
-
-
-def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
-                                 cand_runs: Sequence[dict[str, np.ndarray]],
-                                 tol: PrecisionTolerance) -> dict[str, bool]:
-    """Polygraphy's elementwise verdict per output over all samples.
-
-    Builds a ``RunResults`` from our outputs (candidate first, reference second, so
-    Polygraphy's relative error is relative to the reference) and runs
-    ``Comparator.compare_accuracy`` with ``CompareFunc.simple(atol, rtol,
-    check_error_stat="elemwise")``. Polygraphy's log goes nowhere (CRITICAL only).
-
-    Returns:
-        ``{output name: True when every element of every sample is within tolerance}``.
-    """
-    from polygraphy.comparator import Comparator, RunResults
-    from polygraphy.logger import G_LOGGER
-
-    try:  # Polygraphy >= 0.53 (CompareFunc.simple is deprecated there)
-        from polygraphy.comparator import SimpleCompareFunc
-    except ImportError:  # older Polygraphy
-        from polygraphy.comparator import CompareFunc
-
-        SimpleCompareFunc = CompareFunc.simple
-    rr = RunResults()
-    rr.add([{k: np.asarray(v) for k, v in o.items()} for o in cand_runs], runner_name="candidate")
-    rr.add([{k: np.asarray(v) for k, v in o.items()} for o in ref_runs], runner_name="reference")
-    func = SimpleCompareFunc(atol=tol.atol, rtol=tol.rtol, check_error_stat="elemwise")
-    with G_LOGGER.verbosity(G_LOGGER.CRITICAL), np.errstate(all="ignore"), \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # NaN/Inf outputs: judged by us
-        acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
-    verdict: dict[str, bool] = {}
-    for per_iter in acc[0][("candidate", "reference")]:
-        for name, res in per_iter.items():
-            verdict[name] = verdict.get(name, True) and bool(res)
-    return verdict
-
 
 # --------------------------------------------------------------------------- variants
 
@@ -443,13 +330,6 @@ class CompareSettings:
     log: Callable[[str], None] | None = None
 
 
-_ORT_CPU_NOTE = (
-    "ONNX Runtime's CPU provider computes FP16 graphs with FP32 kernels (it casts FP16 "
-    "tensors up around each op), so this variant measures FP16 rounding of weights and "
-    "tensors, not FP16 arithmetic: an overflow inside the graph does not show in its "
-    "outputs. The FP16 range check on the FP32 activations covers that.")
-
-
 def compare_variants(reference: Variant, variants: Sequence[Variant], model_path: str,
                      feeds: Sequence[dict[str, np.ndarray]], inputs_info: PrecisionInputs,
                      settings: CompareSettings | None = None) -> PrecisionResult:
@@ -556,48 +436,12 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
             f"of your model: convert it yourself and pass --candidate {v.precision}=PATH, "
             "or keep the failing ops in FP32 (--keep-fp32-ops OP)") from None
     if present is False:
-        findings.append(Finding(
-            code="precision-not-in-candidate", severity="error", where=v.label,
-            message=f"{v.precision.upper()} was requested, but the {v.label} candidate has no "
-                    f"{v.precision.upper()} layers or tensors: it computes in higher precision "
-                    f"(e.g. an FP32 model passed as the {v.label} candidate), so this "
-                    f"comparison says nothing about {v.precision.upper()} accuracy",
-            remedy=f"pass the {v.precision.upper()} model or engine (build it with "
-                   f"{v.precision.upper()} enabled"
-                   + ("; calibrated or with Q/DQ nodes)" if v.precision == "int8" else ")")))
-    ref_names, cand_names = set(ref_runs[0]), set(cand_runs[0])
-    if ref_names != cand_names:
-        raise InputError(f"reference and {v.label} candidate return different outputs: "
-                         f"reference {sorted(ref_names)}, candidate {sorted(cand_names)}",
-                         "compare variants of one model with the same output names")
-    poly = polygraphy_elemwise_verdicts(ref_runs, cand_runs, tol)
-    outputs: dict[str, OutputComparison] = {}
-    for name in ref_runs[0]:
-        refs = [r[name] for r in ref_runs]
-        if refs[0].dtype.kind not in "fiub":
-            continue
-        outputs[name] = compare_output(name, refs, [c[name] for c in cand_runs], tol,
-                                       poly.get(name), v.precision)
-    for o in outputs.values():
-        new_nonfinite = (o.candidate_nan_count + o.candidate_inf_count
-                         - o.reference_nan_count - o.reference_inf_count)
-        if new_nonfinite > 0:
-            findings.append(Finding(
-                code="precision-nonfinite", severity="error", where=f"{v.label}:{o.name}",
-                message=f"{v.label} output {o.name!r} has {o.candidate_nan_count} NaN and "
-                        f"{o.candidate_inf_count} Inf where the FP32 reference has "
-                        f"{o.reference_nan_count} NaN and {o.reference_inf_count} Inf",
-                remedy="look at the localisation below; keep the overflowing nodes in FP32"))
-        if not o.passed:
-            findings.append(Finding(
-                code="precision-out-of-tolerance", severity="error", where=f"{v.label}:{o.name}",
-                message=f"{v.label} output {o.name!r}: " + "; ".join(o.failures),
-                remedy="check the localisation; loosen tolerances only with a task-level "
-                       "accuracy check (--atol/--rtol/--min-cosine)"))
-    if info.name == "onnxruntime" and v.precision == "fp16" and not any(
-            "CUDA" in p or "Tensorrt" in p for p in info.providers):
-        findings.append(Finding(code="ort-cpu-fp16-upcast", severity="info", where=v.label,
-                                message=_ORT_CPU_NOTE))
+        findings.append(precision_absent_finding(v.label, v.precision))
+    outputs = compare_outputs(v.label, v.precision, ref_runs, cand_runs, tol)
+    findings += output_findings(v.label, outputs)
+    upcast = ort_cpu_upcast_finding(v.label, v.precision, info)
+    if upcast is not None:
+        findings.append(upcast)
     localization = None
     acts = ref_acts() if v.precision == "fp16" else None
     if acts is not None:
@@ -609,25 +453,8 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                    "checked against FP16's largest finite value 65504",
             range_overflows=overflows, range_overflow_total=total)
         if overflows:
-            first = overflows[0]
-            keep: list[str] = []
-            for o in overflows[:3]:
-                for n in [o.node, *acts.consumers.get(o.tensor, [])]:
-                    if n not in keep:
-                        keep.append(n)
-            names = shlex.quote(",".join(keep))  # pasted into a shell: quoted
-            findings.append(Finding(
-                code="fp16-range-overflow", severity="error", where=f"{v.label}:{first.node}",
-                message=f"{total} FP32 activation(s) exceed FP16's range: the first is "
-                        f"{first.tensor!r} of node {first.node!r} ({first.op_type}), reaching "
-                        f"{first.reference_max_abs:.4g} > 65504 in {first.overflow_count} of "
-                        f"{first.element_count} elements; a runtime computing it in FP16 "
-                        "(e.g. a TensorRT FP16 engine) gives inf there",
-                remedy=f"keep the overflowing nodes and their consumers in FP32 "
-                       f"(--keep-fp32-nodes {names}), or rescale the model (e.g. compute "
-                       "LayerNorm/variance in FP32)"))
-    passed = all(o.passed for o in outputs.values()) and not any(
-        f.severity == "error" for f in findings)
+            findings.append(range_overflow_finding(v.label, overflows, total, acts.consumers))
+    passed = variant_passed(outputs, findings)
     if st.localize and not passed and v.onnx_path and ref_acts() is not None:
         from trtcheck.measure.localize import collect_activations, compare_layers
 
@@ -652,24 +479,10 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
             localization = Localization(method="none", notes=[note])
         else:
             localization.notes.append(note + "; the FP16 range check speaks for it")
-    worst_cos = [o.cosine_similarity for o in outputs.values() if o.cosine_similarity is not None]
-    if any(math.isnan(x) for x in worst_cos):
-        worst_cos = [math.nan]  # an undefined cosine (NaN/Inf outputs) is the worst one
-    worst_top1 = [o.top1_agreement for o in outputs.values() if o.top1_agreement is not None]
     return VariantResult(
         label=v.label, precision=v.precision, backend=info, model_path=v.model_path,
         built_by=v.built_by, kept_fp32_nodes=list(v.kept_fp32_nodes), tolerance=tol,
-        outputs=outputs,
-        min_cosine_similarity=min(worst_cos) if worst_cos else None,
-        max_rel_l2_error=max((o.rel_l2_error for o in outputs.values()
-                              if o.rel_l2_error is not None), default=None),
-        max_abs_error=max((o.max_abs_error for o in outputs.values()), default=0.0),
-        max_outside_tolerance_fraction=max((o.outside_tolerance_fraction
-                                            for o in outputs.values()), default=0.0),
-        nonfinite_count=sum(max(0, o.candidate_nan_count + o.candidate_inf_count
-                                - o.reference_nan_count - o.reference_inf_count)
-                            for o in outputs.values()),
-        min_top1_agreement=min(worst_top1) if worst_top1 else None,
+        outputs=outputs, **outputs_summary(outputs),
         passed=passed, findings=findings, localization=localization, latency=latency)
 
 

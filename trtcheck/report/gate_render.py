@@ -1,5 +1,5 @@
-"""Render a :class:`trtcheck.analyze.gate.GateReport`: one-screen text, Markdown for CI
-job summaries, JUnit XML for CI test tabs (one testcase per check).
+"""Render a :class:`trtcheck.analyze.gate_evaluate.GateReport`: one-screen text, Markdown
+for CI job summaries, JUnit XML for CI test tabs (one testcase per check).
 
 Pure functions from the report to a string; no I/O. Untrusted text (metric keys such as
 run labels come from results files) is escaped for Markdown with
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from trtcheck.analyze.gate import Check, GateReport
+from trtcheck.analyze.gate_evaluate import Check, GateReport
 from trtcheck.units import terminal_safe
 
 _WORD = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}

@@ -276,7 +276,7 @@ POLICY_WORDS = ["version: 1\n", "settings:\n", "budgets:\n", "baseline:\n", "  -
 
 
 def _policy_call(data: bytes) -> Any:
-    from trtcheck.analyze.gate import parse_policy
+    from trtcheck.analyze.gate_policy import parse_policy
 
     return parse_policy(data, "p.yaml")
 
