@@ -101,7 +101,7 @@ def test_heavy_model_scenario_recommends_window_batch_and_instances(cli):
     steps = {n["step"]: n["answer"] for n in adv["path"]}
     assert steps["scale-out"] == "yes" and steps["execution-contexts"] == "yes"
     text = cli(*HEAVY_CMD).stdout
-    assert "this curve implies 11 instance(s)" in text
+    assert "this curve implies 11 instances" in text
 
 
 def test_slo_changes_the_answer():
@@ -323,3 +323,13 @@ def test_advise_from_serve_faster_than_bench_does_not_crash(tmp_path, capsys):
     cap = capsys.readouterr()
     assert e.value.code in (0, None), cap.err
     assert "faster on average than the bench" in cap.out
+
+
+def test_one_instance_is_singular(cli):
+    """A count of one reads "1 instance, i.e. GPU or process", never "1 GPUs"."""
+    res = cli("advise", "--latency-curve", "1:0.29", "--per-request-overhead-ms", "12",
+              "--arrival-rate", "200")
+    assert res.returncode == 0, res.stderr
+    assert "this curve implies 1 instance, i.e. GPU or process, for 200 req/s" in res.stdout
+    assert "instance(s)" not in res.stdout and "1 GPUs" not in res.stdout
+    assert "1 processes" not in res.stdout

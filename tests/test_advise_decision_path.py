@@ -80,7 +80,7 @@ def test_measured_per_request_overhead_counts_in_step_one():
 def test_fixed_instances_above_the_target_say_so():
     adv = advise(_req([(1, 20.0), (8, 40.0), (32, 110.0)], 3000.0, instances=[11]))
     assert adv.recommendation.prediction.utilisation > 0.9
-    assert "Above the 90% utilisation target with 11 instance(s): 12 keep it below" \
+    assert "Above the 90% utilisation target with 11 instances: 12 keep it below" \
         in adv.recommendation.summary
     assert any("11 as given" in n.conclusion for n in adv.path if n.step == "scale-out")
 

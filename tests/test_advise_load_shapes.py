@@ -78,3 +78,40 @@ def test_closed_loop_needs_clients_and_requests():
         ClosedLoop(0, 100)
     with pytest.raises(InputError):
         ClosedLoop(4, 1)
+
+
+def test_burst_wording_follows_the_burst_not_the_open_loop_rule():
+    """A burst behind a serial layer: no closed-loop pitfall, queue words from the burst
+    (a queue of N at t=0, the busy share from the simulation), capacity with the serial
+    overhead, and the table's labels aligned; the answer stays "no batching"."""
+    from cli_helper import invoke
+
+    args = ["advise", "--latency-curve", LIGHT, "--per-request-overhead-ms", "12",
+            "--serial-overhead", "--load", "burst:64", "--window-ms", "0,20,50,100",
+            "--max-batch", "32"]
+    texts = {}
+    for fmt in ("text", "md"):
+        res = invoke(*args, "--format", fmt)
+        assert res.returncode == 0, res.stderr
+        texts[fmt] = res.stdout
+    for text in texts.values():
+        assert "closed-loop load" not in text
+        assert "no queue forms by itself" not in text
+        assert "a burst of 64 is a queue of 64 at t=0" in text
+        assert "a queue is there from the start" in text
+        assert "No batching" in text
+    text = texts["text"]
+    assert "is busy 2.4% of the time" in text  # 83.3 q/s x 0.29 ms, from the simulated run
+    assert "passes at most 83 req/s" in text and "83 req/s per process in all" in text
+    header = next(ln for ln in text.splitlines() if "config" in ln and "P50 ms" in ln)
+    rec = next(ln for ln in text.splitlines() if ln.startswith("  recommended ") and "W=" in ln)
+    runner = next(ln for ln in text.splitlines() if ln.startswith("  runner-up ("))
+    assert rec.index("W=") == runner.index("W=") == header.index("config")
+
+
+def test_closed_loop_keeps_the_closed_loop_pitfall():
+    req = AdviseRequest(curve=parse_curve_text(LIGHT), rate_per_s=None,
+                        per_request_overhead_ms=12.0, serial_overhead=True,
+                        closed_loop=ClosedLoop(8, 200))
+    codes = {p.code for p in advise(req).pitfalls}
+    assert "pitfall-load-shape" in codes and "pitfall-burst-load" not in codes

@@ -13,6 +13,7 @@ from trtcheck.analyze.advise_noise import (
     TIE_BREAK,
     choose_sequential,
     simplicity,
+    stability_status,
 )
 from trtcheck.analyze.curve import make_curve, parse_curve_text
 from trtcheck.analyze.simulator import Candidate
@@ -126,3 +127,21 @@ def test_demo_advice_takes_its_rate_from_the_measured_capacity():
     assert adv.export is not None
     text = " ".join([adv.recommendation.summary] + [n.conclusion for n in adv.path])
     assert "GPU" not in text
+
+
+def test_status_words_follow_the_documented_thresholds():
+    """stable only from the tie-break's 80% on, likely from 60%, cannot tell below."""
+    from trtcheck.analyze.advise_noise import DECIDED_SHARE, STABLE_SHARE
+
+    assert STABLE_SHARE == BEAT_SHARE == 0.8 and DECIDED_SHARE == 0.6
+    assert stability_status(1.0) == stability_status(0.8) == "stable"
+    assert stability_status(8 / 12) == stability_status(0.6) == "likely"
+    assert stability_status(7 / 12) == "cannot-tell"
+
+
+def test_text_never_calls_a_67_percent_choice_stable():
+    adv = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    st = adv.recommendation.stability
+    st.status, st.share = stability_status(8 / 12), 8 / 12
+    line = next(ln for ln in advice_text(adv).splitlines() if ln.startswith("Stability:"))
+    assert line.startswith("Stability: likely - the recommendation holds in 67% of")

@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -243,3 +244,59 @@ def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeyp
     assert "written without the precision comparison: the FP16 variant" in res.stderr
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert [b["batch_size"] for b in doc["bench"][0]["batches"]] == [1]
+
+
+def _log_labels_are_math(ax):
+    """The drawn y tick labels of ``ax`` (after ``fig.canvas.draw()``), each parsed as
+    mathtext: a log axis label is ``$\\mathdefault{10^{-3}}$``, drawn as 10^-3 only when
+    parsed; shown unparsed it would appear as raw ``\\mathdefault`` text."""
+    from matplotlib.cbook import is_math_text
+
+    labels = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert labels
+    return all(t.get_parse_math() and is_math_text(t.get_text()) for t in labels)
+
+
+def test_log_axis_ticks_show_powers_of_ten_while_user_text_stays_literal():
+    """User text is drawn literally, but matplotlib's own log-axis labels keep their
+    mathtext, so a log axis shows powers of ten."""
+    from matplotlib.cbook import is_math_text
+
+    from trtcheck.report.charts import ChartSink, new_figure
+
+    fig, ax = new_figure()
+    ax.bar(["$\\frac$", "fp16"], [1e-4, 1e-2], label="$\\frac{$")
+    ax.set_yscale("log")
+    ax.set_title("$\\frac$ layer")
+    ax.legend()
+    ChartSink().add("precision", "t", fig)
+    fig.canvas.draw()
+    assert _log_labels_are_math(ax)
+    names = [t.get_text() for t in ax.get_xticklabels()]
+    assert "\\$\\frac\\$" in names  # escaped: drawn as "$\\frac$", not as math
+    assert not any(is_math_text(n) for n in names)
+    assert not is_math_text(ax.get_title())
+    assert not is_math_text(ax.get_legend().get_texts()[0].get_text())
+
+
+def test_precision_chart_log_axis_shows_powers_of_ten(tmp_path):
+    """The report's precision chart ("What it costs", log axis) draws powers of ten."""
+    from trtcheck.report import sec_precision
+    from trtcheck.report.charts import ChartSink
+    from trtcheck.results.model import load_results
+
+    results = load_results(Path(__file__).parent / "gold" / "inputs" / "full.json")
+    assert results.precision is not None
+    figures = []
+
+    class Keep(ChartSink):
+        def add(self, name, title, fig):
+            figures.append(fig)
+            return super().add(name, title, fig)
+
+    assert sec_precision._chart(results.precision, Keep())
+    fig = figures[0]
+    fig.canvas.draw()
+    cost_axes = fig.axes[1]
+    assert cost_axes.get_yscale() == "log"
+    assert _log_labels_are_math(cost_axes)

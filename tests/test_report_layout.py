@@ -140,3 +140,19 @@ def test_bench_text_table_groups_repeated_warnings():
     warns = [ln for ln in text.splitlines() if ln.startswith("warning")]
     assert warns == [warns[0]] and warns[0].startswith("warning [batch 1, 2, 4, 8, 16] ")
     assert "(the first of 5)" in warns[0] and "nvidia-smi" not in warns[0]
+
+
+def test_text_cells_never_break_words_mid_word():
+    """Only code and long names may break anywhere; text cells (the decision path's step,
+    answer and conclusion) wrap between words, so "no-batching" never shows as
+    "no-batchin g" in a narrow window: ``overflow-wrap: anywhere`` would let the table
+    shrink those cells below their longest word."""
+    html, _, _, _ = build_report(_busy_results())
+    css = html.split("<style>", 1)[1].split("</style>", 1)[0]
+    text_cell = re.search(r"(?m)^td\.l \{([^}]*)\}", css)
+    assert text_cell, "a td.l rule"
+    assert "word-break: normal" in text_cell.group(1)
+    assert "anywhere" not in text_cell.group(1)
+    code_rule = re.search(r"td code[^{]*\{([^}]*)\}", css)
+    assert code_rule and "overflow-wrap: anywhere" in code_rule.group(1)
+    assert "break-all" not in css

@@ -107,8 +107,8 @@ def test_unstable_measurement_is_a_warning_naming_batches_and_what_to_do():
     (u,) = _reasons(v, "measurement-unstable")
     assert u.effect == "warning" and u.where == ["batch 1"] and u.section == "bench"
     assert "re-measure" in u.remedy and "nvidia-smi" not in u.remedy
-    assert v.headline == ("Ready with warnings: nothing blocks it, but 1 kind(s) of warning "
-                          "remain (the latency at batch 1 is too unstable to trust).")
+    assert v.headline == ("Ready with warnings: nothing blocks it, but 1 kind of warning "
+                          "remains (the latency at batch 1 is too unstable to trust).")
 
 
 def test_cv_just_under_the_limit_is_not_unstable():
@@ -319,3 +319,17 @@ def test_an_interrupted_run_cannot_tell():
     assert v.status == "cannot_tell"
     (i,) = _reasons(v, "incomplete")
     assert "SIGINT" in i.message and i.where == ["bench"] and i.section == "bench"
+
+
+def test_a_likely_advice_decides_like_a_stable_one():
+    """An advice whose recommendation holds in 60-80% of replicas is ``likely``: the
+    verdict reads it as decided (no advice-cannot-tell reason); below 60% it cannot tell."""
+    r = _steady()
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
+    st = r.advice.recommendation.stability
+    assert st is not None
+    st.status, st.share = "likely", 0.67
+    v = judge(r)
+    assert v.status != "cannot_tell" and not _reasons(v, "advice-cannot-tell")
+    st.status, st.share = "cannot-tell", 0.5
+    assert judge(r).status == "cannot_tell"

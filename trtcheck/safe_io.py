@@ -175,7 +175,8 @@ def parse_json_text(text: str, where: str, hint: str | None, strict: bool = True
     try:
         doc = json.loads(text, strict=strict)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not JSON ({exc.msg} at line {exc.lineno})", hint) \
+        raise InputError(f"{where} is not JSON ({exc.msg.removesuffix(' at')} at line "
+                         f"{exc.lineno}, column {exc.colno})", hint) \
             from None
     except RecursionError:
         raise InputError(f"{where} is nested too deeply to be a document trtcheck reads",

@@ -564,7 +564,8 @@ def advise(req: AdviseRequest) -> Advice:
             feasible_at = [p for p in stable if p.instances == max(q.instances for q in stable)]
             chosen = _pick(feasible_at)
             req.notes.append(f"no configuration stays below {req.max_utilisation:.0%} "
-                             f"utilisation with {chosen.instances} instance(s); "
+                             f"utilisation with {chosen.instances} instance"
+                             f"{'s' if chosen.instances != 1 else ''}; "
                              "the least loaded is shown")
         elif stable:
             best = min(stable, key=lambda p: p.p99_ms or math.inf)
@@ -666,7 +667,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
         need = qf.instances_needed(rate, cap1, req.max_utilisation)
         summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
-                    f"{chosen.instances} instance(s): {need} keep it below.")
+                    f"{chosen.instances} instance{'s' if chosen.instances != 1 else ''}: {need} "
+                    "keep it below.")
     if single_point and kind != "no-batching":
         summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
                     "case for batching); measure T(b) at larger batches before relying on it.")
@@ -842,12 +844,42 @@ def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
 
 
 def _unit_words(device: str | None) -> tuple[str, str]:
-    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun)."""
+    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun); the
+    singular of the first is :data:`_UNIT_SINGULAR`."""
     if device == "cpu":
         return "processes on CPU hosts", "ONNX Runtime sessions (or intra-op threads) per host"
     if device == "gpu":
         return "GPUs", "execution contexts per GPU (Triton instance_group count)"
     return "GPUs or processes", "execution contexts (GPU) or sessions (CPU) per device"
+
+
+def _finite_queue_words(req: AdviseRequest, rate: float, eff: EffectiveService,
+                        chosen: SimPrediction) -> str:
+    """How a burst or closed loop queues, from its own numbers: a burst of N is a queue of
+    N at t=0 (a closed loop of C clients keeps up to C requests waiting), and the share of
+    time one context is busy in the simulated run (completed executions per second x
+    S(mean batch) per instance; S(b) = tau0 + (S(1) - tau0) x b, ms). Never the open-loop
+    lambda x S(1) rule, which does not describe a queue that is there from the start."""
+    if req.burst_size is not None:
+        words = f"a burst of {req.burst_size} requests is a queue of {req.burst_size} at t=0"
+    else:
+        words = (f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
+                 f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
+    if req.serial_overhead and req.per_request_overhead_ms > 0:
+        words += (f"; it waits at the serial front ({req.per_request_overhead_ms:.3g} ms per "
+                  f"request on one thread), which passes {rate:.4g} req/s on to execution")
+    q_per_s = chosen.throughput_queries_per_s
+    if q_per_s and chosen.mean_batch:
+        b = chosen.mean_batch
+        s_b_ms = eff.tau0_ms + (eff.s1_ms - eff.tau0_ms) * b
+        busy = min(1.0, q_per_s / b * s_b_ms / 1000.0 / max(1, chosen.instances))
+        words += (f"; in the simulated run one execution context is busy {busy:.1%} of the "
+                  "time")
+    return words
+
+
+_UNIT_SINGULAR = {"processes on CPU hosts": "process on a CPU host", "GPUs": "GPU",
+                  "GPUs or processes": "GPU or process"}
 
 
 def _load_words(req: AdviseRequest, rate: float) -> str:
@@ -926,7 +958,12 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         f"short of the load (lambda x S(1) >= {req.max_utilisation:g}, S(1) the simulated "
         "execution time)?", value=rho_all, threshold=req.max_utilisation,
         answer="yes" if yes else "no",
-        conclusion=(f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
+        conclusion=(f"{_finite_queue_words(req, rate, eff, chosen)}: "
+                    + ("the execution context is the bottleneck; more contexts (up to "
+                       f"{CONTEXTS_KNEE}, measured) and batching drain it sooner"
+                       if yes else "more contexts add nothing")
+                    if load.finite else
+                    f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
                     f"serving one request at a time cannot keep up; try up to {CONTEXTS_KNEE} "
                     f"{contexts} (throughput usually stops growing there) - their overlap is not "
                     "in the "
@@ -940,7 +977,16 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     rho1 = f.queue_formation_ratio
     per = (f"{lam_inst:.4g} req/s per instance ({n} instances)" if n > 1
            else f"{lam_inst:.4g} req/s")
-    if rho1 >= 1.0:
+    if load.finite:
+        q_concl = (_finite_queue_words(req, rate, eff, chosen) + (
+            f"; behind the serial front {per} x S(1) {s1:.3g} ms = {rho1:.3g} < 1, so no "
+            "queue forms at execution and batches would mostly be single requests"
+            if rho1 < 1 and req.serial_overhead and req.per_request_overhead_ms > 0 else
+            f"; {chosen.mean_queue_len or 0:.2g} requests wait at execution on average there, "
+            + ("so batches form from that backlog without any window"
+               if (chosen.mean_queue_len or 0) >= 1 else
+               "so batches would mostly be single requests")))
+    elif rho1 >= 1.0:
         q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} >= 1: requests arrive at least as "
                    "fast as one executes; a queue forms by itself and batches form from it "
                    "without any window")
@@ -1026,7 +1072,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
                     f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
-                    f"({gpus} {units} with this curve each), " + _headroom_text(
+                    f"({gpus} {_UNIT_SINGULAR[units] if gpus == 1 else units} with this curve "
+                    "each), " + _headroom_text(
                         req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
                     f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)"
@@ -1118,7 +1165,21 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
             if stability is not None else "")
     if kind == "no-batching":
         reasons = []
-        if f.queue_formation_ratio < 1:
+        if load.finite:
+            first = ("a burst of {0} is a queue of {0} at t=0".format(req.burst_size)
+                     if req.burst_size is not None else
+                     f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
+                     f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
+            if req.serial_overhead and req.per_request_overhead_ms > 0 \
+                    and f.queue_formation_ratio < 1:
+                reasons.append(f"{first}, but the serial front passes only "
+                               f"{chosen.arrival_rate_per_s:.4g} req/s to execution (lambda x S(1) = "
+                               f"{f.queue_formation_ratio:.3g} there, so no queue forms at "
+                               "execution)")
+            else:
+                reasons.append(f"{first}, yet batches do not lower the simulated P99 beyond "
+                               "the noise")
+        elif f.queue_formation_ratio < 1:
             reasons.append(f"lambda x S(1) = {f.queue_formation_ratio:.3g} < 1 (no queue forms "
                            "by itself)")
         else:
@@ -1161,13 +1222,20 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             message="count batches on the server (executions vs inferences), not from "
             "responses: N responses come back per batch",
             remedy="Triton: nv_inference_count / nv_inference_exec_count"))
-    if not req.overheads_source.startswith("calibrated"):  # no open-loop serve run behind it
+    calibrated = req.overheads_source.startswith("calibrated")  # an open-loop serve run
+    if req.closed_loop is not None and not calibrated:
         out.append(Finding(
             code="pitfall-load-shape", severity="info",
             message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
             "batching; check this advice with open-loop arrivals at the target rate and a "
             "burst, with pre-warmed connections",
             remedy="trtcheck serve --load open:RATE --load burst:N"))
+    if req.burst_size is not None:
+        out.append(Finding(
+            code="pitfall-burst-load", severity="info",
+            message=f"a burst sends all {req.burst_size} requests at once, so a queue is there "
+            "from the start: this advice is for draining one burst, not for a steady rate",
+            remedy="check it at the steady rate too: trtcheck serve --load open:RATE"))
     if batching and python_layer and 2.0 <= w_ms <= 10.0:
         out.append(Finding(
             code="pitfall-short-python-window", severity="warning",

@@ -51,7 +51,7 @@ REPLICAS = 12
 machine's speed; 12 x at most :data:`SHORTLIST` candidates x
 :data:`MAX_REPLICA_REQUESTS` requests cost about as much as the nominal sweep,
 ``benchmarks/advise_speed.py``). A share is then known to about +-14% (binomial
-standard error at 50%), enough to tell a stable choice (>= 75%) from a coin flip."""
+standard error at 50%), enough to tell a stable choice (>= 80%) from a coin flip."""
 
 SHORTLIST = 3
 """Configurations rerun on each replica: the nominal run's best by P99, plus the simplest
@@ -79,6 +79,20 @@ BEAT_SHARE = 0.8
 DECIDED_SHARE = 0.6
 """Below this share of replicas choosing the recommendation, the advice says it cannot
 tell (with 12 replicas: fewer than 8 of 12)."""
+
+STABLE_SHARE = BEAT_SHARE
+"""From this share of replicas on, the recommendation is called ``stable``; between
+:data:`DECIDED_SHARE` and this share it is ``likely`` (the same evidence a more complex
+configuration needs to win the tie-break, so "stable" never claims more than the rule
+that chose it)."""
+
+
+def stability_status(share: float) -> str:
+    """``stable`` (``share`` >= :data:`STABLE_SHARE`), ``likely`` (>=
+    :data:`DECIDED_SHARE`) or ``cannot-tell``; ``share`` is 0-1."""
+    if share >= STABLE_SHARE:
+        return "stable"
+    return "likely" if share >= DECIDED_SHARE else "cannot-tell"
 
 RUN_TO_RUN_CV = 0.07
 """Run-to-run level uncertainty of a measured T(b): one bench's raw samples cannot show how
@@ -300,7 +314,7 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
     if req.batch_excess_ms or req.request_delay_ms:
         sources.insert(1, "serving overheads (raw serve samples)")
     stab = AdviceStability(
-        status="stable" if decided else "cannot-tell", replicas=replicas, share=share,
+        status=stability_status(share), replicas=replicas, share=share,
         chosen_share=picks.get(cur, 0) / replicas if replicas else 1.0,
         kind_share=kind_share, choices=choices,
         p50_ms_range=[float(np.percentile(col50, 10)), float(np.percentile(col50, 90))]

@@ -217,7 +217,8 @@ def advice_cannot_tell(advice: Any) -> str | None:
     Read from the advice record: ``recommendation.stability.status == "cannot-tell"``
     (the bootstrap replicas of the measurements chose different configurations;
     :mod:`trtcheck.analyze.advise_noise`), or a recommendation of kind ``cannot-tell``.
-    The reason is the recommendation's summary, which names what to re-measure."""
+    The reason is the recommendation's summary, which names what to re-measure. A
+    ``likely`` recommendation (60-80% of replicas) decided, like a ``stable`` one."""
     rec = advice.recommendation
     stability = getattr(rec, "stability", None)
     if stability is not None and getattr(stability, "status", "") == "cannot-tell":
@@ -405,7 +406,9 @@ def _headline(status: str, reasons: list[VerdictReason]) -> str:
                 "stable enough to decide on.")
     if status == "ready_with_warnings":
         titles = [r.title for r in deciding]
-        return (f"{word}: nothing blocks it, but {len(deciding)} kind(s) of warning remain "
+        kinds = (f"{len(deciding)} kind of warning remains" if len(deciding) == 1
+                 else f"{len(deciding)} kinds of warning remain")
+        return (f"{word}: nothing blocks it, but {kinds} "
                 f"({', '.join(titles[:4])}{', ...' if len(titles) > 4 else ''}).")
     titles = [r.title for r in deciding]
     more = f" (+{len(titles) - 3} more)" if len(titles) > 3 else ""

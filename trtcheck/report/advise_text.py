@@ -70,7 +70,7 @@ def stability_lines(adv: Advice) -> list[str]:
     alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
     if alts:
         lines.append(f"  replicas chose: {alts}")
-    if st.status == "stable" and st.p99_ms_range:
+    if st.status != "cannot-tell" and st.p99_ms_range:
         lines.append(f"  recommended P50 {_ms(st.p50_ms_range[0])}-{_ms(st.p50_ms_range[1])} "
                      f"ms, P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms "
                      "(10-90% over replicas)")
@@ -126,21 +126,23 @@ def advice_text(adv: Advice) -> str:
         lines.append(f"     {n.conclusion}")
     lines += ["", f"Predicted (simulated, {adv.simulated_requests} requests per candidate, "
               f"{len(adv.candidates)} candidates):"]
-    head = (f"  {'':28} {'config':22} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} "
+    rows = prediction_rows(adv)
+    lw = max([28] + [len(label) for label, _ in rows])  # the runner-up's kind can be long
+    head = (f"  {'':{lw}} {'config':22} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} "
             f"{'run q/s':>8} {'batch':>6} {'max':>4} {'queue':>6} {'util':>5}")
     lines.append(head)
-    for label, p in prediction_rows(adv):
+    for label, p in rows:
         if undecided and label == "recommended":
             st = r.stability
             rng = (f"P99 {_ms(st.p99_ms_range[0])}-{_ms(st.p99_ms_range[1])} ms over replicas"
                    if st and st.p99_ms_range else "")
-            lines.append(f"  {label:28} {config_label(p):22} cannot tell ({rng})")
+            lines.append(f"  {label:{lw}} {config_label(p):22} cannot tell ({rng})")
             continue
         if not p.stable:
-            lines.append(f"  {label:28} {config_label(p):22} unstable (utilisation "
+            lines.append(f"  {label:{lw}} {config_label(p):22} unstable (utilisation "
                          f"{p.utilisation:.2f})")
             continue
-        lines.append(f"  {label:28} {config_label(p):22} {_ms(p.p50_ms):>8} {_ms(p.p95_ms):>8} "
+        lines.append(f"  {label:{lw}} {config_label(p):22} {_ms(p.p50_ms):>8} {_ms(p.p95_ms):>8} "
                      f"{_ms(p.p99_ms):>8} {p.throughput_queries_per_s or 0:>8.0f} "
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
@@ -175,13 +177,22 @@ def advice_text(adv: Advice) -> str:
         lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
                      f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
                                     if nb < 1 and f.queue_formation_ratio < 1 else ""))
-    lines.append(f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
-                 f"batch {f.capacity_batch_size}; instances needed >= "
-                 f"{f.instances_needed_min} (at the utilisation target)")
+    cap = (f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
+           f"batch {f.capacity_batch_size}")
+    if i.ingress_per_request_us > 0:  # a serial per-request overhead caps each process first
+        serial_cap = 1e6 / i.ingress_per_request_us
+        cap += (f" (execution alone); with the {i.ingress_per_request_us / 1000:.3g} ms serial "
+                f"per-request overhead one serving process passes at most {serial_cap:.0f} "
+                f"req/s, so {min(serial_cap, f.capacity_per_instance_per_s):.0f} req/s per "
+                "process in all")
+    lines.append(cap + f"; instances needed >= {f.instances_needed_min} (at the utilisation "
+                 "target)")
     if adv.gpus_implied is not None and not i.load.startswith(("burst:", "closed:")):
-        what = {"gpu": "GPU(s)", "cpu": "processes (CPU)"}.get(i.device or "",
-                                                                "GPUs or processes")
-        lines.append(f"  this curve implies {adv.gpus_implied} instance(s), i.e. {what}, "
+        n = adv.gpus_implied
+        what = ({"gpu": "GPU", "cpu": "process (CPU)"}.get(i.device or "", "GPU or process")
+                if n == 1 else
+                {"gpu": "GPUs", "cpu": "processes (CPU)"}.get(i.device or "", "GPUs or processes"))
+        lines.append(f"  this curve implies {n} instance{'s' if n != 1 else ''}, i.e. {what}, "
                      f"for {i.arrival_rate_per_s:g} req/s at full utilisation")
     if c.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in c.notes]

@@ -60,11 +60,70 @@ def _pyplot() -> Any:
 
     plt.rcParams["svg.hashsalt"] = "trtcheck"
     plt.rcParams["svg.fonttype"] = "path"
-    # every chart text can hold user text (model, layer, tensor, trace and load names):
-    # "$\frac$" there must be shown, not parsed as TeX math (which raises on bad math)
-    plt.rcParams["text.parse_math"] = False
+    # mathtext stays on for matplotlib's own number formatters (log axes draw
+    # "$\mathdefault{10^{-3}}$"); user text is made literal in :func:`literal_user_text`
+    plt.rcParams["text.parse_math"] = True
     plt.rcParams["text.usetex"] = False
     return plt
+
+
+def _literal(text: str) -> str:
+    r"""``text`` escaped so that matplotlib shows it as it is: every ``$`` becomes ``\$``,
+    which mathtext never opens on and draws as ``$`` (matplotlib ``Text`` docs, "escape
+    dollar signs")."""
+    return text.replace("$", r"\$")
+
+
+def _literal_formatter(inner: Any) -> Any:
+    """A tick formatter that draws ``inner``'s labels literally (``inner`` is a
+    ``matplotlib.ticker.Formatter``; the result is one as well)."""
+    from matplotlib.ticker import Formatter
+
+    class _Literal(Formatter):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.inner = inner
+
+        def set_axis(self, axis: Any) -> None:
+            self.axis = axis
+            self.inner.set_axis(axis)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return _literal(str(self.inner(x, pos)))
+
+        def format_ticks(self, values: Any) -> list[str]:
+            return [_literal(str(t)) for t in self.inner.format_ticks(values)]
+
+        def get_offset(self) -> str:
+            return _literal(str(self.inner.get_offset()))
+
+        def format_data(self, value: float) -> str:
+            return _literal(str(self.inner.format_data(value)))
+
+        def format_data_short(self, value: float) -> str:
+            return _literal(str(self.inner.format_data_short(value)))
+
+    return _Literal()
+
+
+def literal_user_text(fig: Any) -> None:
+    r"""Make every text in ``fig`` that can hold user text (model, layer, tensor, trace
+    and load names) show literally: ``$\frac$`` is drawn as typed, never parsed as TeX math
+    (which raises on bad math). Titles, axis labels, legend entries and annotations are
+    escaped in place; tick formatters that draw given strings (fixed labels, category
+    names, functions) are wrapped. matplotlib's numeric formatters (``ScalarFormatter``,
+    the ``LogFormatter`` family) keep their mathtext, so log axes show powers of ten."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import LogFormatter, ScalarFormatter
+
+    for text in fig.findobj(Text):
+        text.set_text(_literal(text.get_text()))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for get, set_ in ((axis.get_major_formatter, axis.set_major_formatter),
+                              (axis.get_minor_formatter, axis.set_minor_formatter)):
+                fmt = get()
+                if not isinstance(fmt, (LogFormatter, ScalarFormatter)):
+                    set_(_literal_formatter(fmt))
 
 
 def new_figure(width_in: float = 7.0, height_in: float = 3.6) -> tuple[Any, Any]:
@@ -92,6 +151,7 @@ class ChartSink:
         if CHART_NAME_PATTERN.fullmatch(name) is None:
             plt.close(fig)
             raise ValueError(f"chart name {name!r} is not in CHART_NAME_PATTERN")
+        literal_user_text(fig)
         fig.tight_layout()
         svg = io.BytesIO()
         fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})

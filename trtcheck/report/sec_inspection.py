@@ -30,8 +30,8 @@ def _shape(t: TensorInfo) -> str:
 
 
 def _chart_label(text: str) -> str:
-    """Op names are untrusted: keep them short (mathtext is off for every chart text,
-    :func:`trtcheck.report.charts._pyplot`, so ``$`` is shown as it is)."""
+    """Op names are untrusted: keep them short (every chart text is made literal by
+    :func:`trtcheck.report.charts.literal_user_text`, so ``$`` is shown as it is)."""
     return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
 
 

@@ -50,8 +50,9 @@ def _view(run: ServeRun) -> dict[str, Any]:
         loads.append({"label": load, "rows": rows, "chart": None})
     return {
         "label": run.label, "model": run.model_path, "backend": run.backend,
-        "settings": (f"{s.repeats} repeat(s) per configuration (medians shown); "
-                     f"{s.instances} instance(s); queue bound {s.max_queue_size} "
+        "settings": (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+                     "(medians shown); "
+                     f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
                      f"({s.on_full} when full); per-request overhead "
                      f"{s.per_request_overhead_ms:g} ms; HTTP front "
                      f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),

@@ -151,8 +151,9 @@ class AdviceStability(Record):
     (:mod:`trtcheck.analyze.advise_noise`).
 
     Attributes:
-        status: ``stable`` (the recommendation holds in at least 60% of replicas)
-            or ``cannot-tell`` (the measurements cannot decide; see ``remeasure``).
+        status: ``stable`` (the recommendation holds in at least 80% of replicas),
+            ``likely`` (60-80%) or ``cannot-tell`` (below 60%: the measurements cannot
+            decide; see ``remeasure``).
         replicas: bootstrap replicas rerun.
         share: share of replicas in which the recommendation is as good as the
             replica's own choice (P99 not worse by more than the material gain), 0-1.
