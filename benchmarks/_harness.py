@@ -61,11 +61,17 @@ def environment_record() -> dict[str, Any]:
 def write_result(benchmark: str, machine: str, payload: dict[str, Any]) -> Path:
     """Write ``payload`` with the benchmark name, the machine, the time (UTC) and
     :func:`environment_record` to :func:`result_path`; print and return the path."""
-    dest = result_path(benchmark, machine)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     doc = {"benchmark": benchmark, "machine": machine,
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "environment": environment_record(), **payload}
+    return write_json(result_path(benchmark, machine), doc)
+
+
+def write_json(dest: Path, doc: dict[str, Any]) -> Path:
+    """Write ``doc`` as indented UTF-8 JSON to ``dest`` (making its folder); print and
+    return the path. :func:`write_result` is the usual way; this is for a script whose
+    result file is named differently."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {dest}")
     return dest

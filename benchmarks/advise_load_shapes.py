@@ -23,14 +23,10 @@ Usage: ``python benchmarks/advise_load_shapes.py [--tag dev-cpu] [--repeats 3]``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import cpu_model
+from _harness import RESULTS_DIR, cpu_model, write_json
 
 from trtcheck.analyze.advise import AdviseRequest, what_if
 from trtcheck.analyze.curve import parse_curve_text
@@ -109,10 +105,7 @@ def main() -> int:
     out = {"tag": args.tag, "cpu": cpu_model(), "load_average": os.getloadavg(),
            "repeats": args.repeats, "goals": GOALS, "rows": rows, "within": counts,
            "directions": directions}
-    dest = ROOT / "benchmarks" / "results" / f"advise_load_shapes-{args.tag}.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {dest}")
+    write_json(RESULTS_DIR / f"advise_load_shapes-{args.tag}.json", out)
     return 0
 
 

@@ -29,6 +29,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
+from _harness import RESULTS_DIR, write_json
+
 from trtcheck.fingerprint import collect_environment
 from trtcheck.results import (
     BackendInfo, BatchResult, BenchRun, BenchSettings, Results, ToolInfo, save_results,
@@ -107,10 +109,7 @@ def main() -> int:
     print("goal (< 2 s including start-up, no heavy imports):", "met" if ok else "NOT met")
     out = {"rows": rows, "goal_s": 2.0, "met": ok, "cpu_count": os.cpu_count(),
            "python": platform.python_version(), "load_average": os.getloadavg()}
-    dest = ROOT / "benchmarks" / "results" / "advise_speed.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {dest}")
+    write_json(RESULTS_DIR / "advise_speed.json", out)
     return 0
 
 

@@ -87,6 +87,48 @@ def assert_one_line_error(res: CliResult, code: int = 2, *needles: str) -> str:
     return err_lines[0]
 
 
+def main_one_line_error(args, capsys, *needles: str, code: int = 2) -> str:
+    """Run ``trtcheck.cli.main(args)`` in-process (each arg passed through ``str``) and
+    assert it exits ``code`` with exactly one non-blank stderr line, ``error: ...; hint: ...``,
+    no internal error, containing every needle; returns that line."""
+    from trtcheck.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([str(a) for a in args])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert e.value.code == code and len(lines) == 1 and lines[0].startswith("error:"), err
+    assert "; hint: " in lines[0] and "internal error" not in err, err
+    for n in needles:
+        assert n in lines[0], (n, err)
+    return lines[0]
+
+
+def exit2(args, needle: str, capsys) -> None:
+    """Run ``trtcheck.cli.main(args)`` in-process and assert exit 2 with ``needle`` on
+    stderr and neither a traceback nor an internal error."""
+    from trtcheck.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert needle in err and "Traceback" not in err and "internal error" not in err, err
+
+
+def gate_output(tmp_path: Path, results, policy: str, capsys) -> tuple[int, str]:
+    """Write ``policy`` (YAML text) to ``tmp_path/policy.yaml``, run ``trtcheck gate
+    results --policy ...`` in-process; returns (exit code, stdout + stderr)."""
+    from trtcheck.cli import main
+
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    with pytest.raises(SystemExit) as e:
+        main(["gate", str(results), "--policy", str(pol)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out + cap.err
+
+
 # --- TensorRT engines (issue 5): real trtexec exports and TensorRT-RTX plans -------------
 
 def _vendored_exports() -> Path:
@@ -163,6 +205,24 @@ def tiny_relu_model(tmp_path) -> Path:
     return p
 
 
+@pytest.fixture
+def multi_input_model(tmp_path) -> str:
+    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features
+    (:func:`onnx_builders.multi_input_graph`), saved as ``multi.onnx``."""
+    from onnx_builders import multi_input_graph, save_graph
+
+    return save_graph(multi_input_graph(), tmp_path / "multi.onnx")
+
+
+@pytest.fixture
+def scalar_input_model(tmp_path) -> str:
+    """A rank-0 float 's' and a 1-D 'v' of dynamic length 'L': o = v * s
+    (:func:`onnx_builders.scalar_input_graph`), saved as ``scalar.onnx``."""
+    from onnx_builders import save_graph, scalar_input_graph
+
+    return save_graph(scalar_input_graph(), tmp_path / "scalar.onnx")
+
+
 def synthetic_serve_json(out: Path, max_batch: str = "8", repeats: str = "1") -> Path:
     """Write a small real `trtcheck serve` results file (synthetic curve 1:0.3,8:1,
     windows 0 and 2 ms, a burst of 16) to ``out``; returns ``out``."""
@@ -174,6 +234,13 @@ def synthetic_serve_json(out: Path, max_batch: str = "8", repeats: str = "1") ->
               "--warmup-requests", "0", "-o", str(out)])
     assert e.value.code in (0, None)
     return out
+
+
+@pytest.fixture(scope="module")
+def serve_results_json(tmp_path_factory) -> Path:
+    """A small real `trtcheck serve` results file (:func:`synthetic_serve_json`), one per
+    test module."""
+    return synthetic_serve_json(tmp_path_factory.mktemp("gate-serve") / "serve.json")
 
 
 @pytest.fixture(scope="session")

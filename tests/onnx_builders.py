@@ -100,3 +100,50 @@ def small_classifier(seed: int | None = None, classes: int = 10) -> onnx.ModelPr
                 vals = np.abs(vals) + 0.5
             init.CopyFrom(numpy_helper.from_array(vals, init.name))
     return m
+
+
+def save_graph(graph: onnx.GraphProto, path) -> str:
+    """Wrap ``graph`` in an opset-17, IR-version-8 model, check it with
+    ``onnx.checker`` and save it to ``path``; returns the path as text."""
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)
+
+
+def multi_input_graph() -> onnx.GraphProto:
+    """Inputs ``ids`` int64, ``mask`` bool and ``x16`` float16, each ``[N, 8]`` with a
+    dynamic batch ``N``; output ``out`` float16 ``[N, 8]`` = ids * mask + x16."""
+    T = TensorProto
+    ins = [helper.make_tensor_value_info("ids", T.INT64, ["N", 8]),
+           helper.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
+           helper.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
+    out = helper.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
+    nodes = [helper.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
+             helper.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
+             helper.make_node("Mul", ["idsf", "maskf"], ["t"]),
+             helper.make_node("Add", ["t", "x16"], ["out"])]
+    return helper.make_graph(nodes, "multi", ins, [out])
+
+
+def scalar_input_graph() -> onnx.GraphProto:
+    """A rank-0 float32 input ``s`` and a 1-D float32 ``v`` of dynamic length ``L``;
+    output ``o`` ``[L]`` = v * s."""
+    ins = [helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+           helper.make_tensor_value_info("v", TensorProto.FLOAT, ["L"])]
+    out = helper.make_tensor_value_info("o", TensorProto.FLOAT, ["L"])
+    return helper.make_graph([helper.make_node("Mul", ["v", "s"], ["o"])], "scal", ins, [out])
+
+
+def matmul_model(scale: float = 1.0) -> onnx.ModelProto:
+    """``y = x @ (scale * I4)``: input ``x`` float32 ``[n, 4]`` (``n`` dynamic), output ``y``
+    float32 ``[n, 4]``; opset 17, IR version 8."""
+    w = numpy_helper.from_array(np.eye(4, dtype=np.float32) * scale, "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+                          initializer=[w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m

@@ -92,16 +92,9 @@ def test_bad_rules():
 
 def test_onnxruntime_backend_on_a_tiny_model(tmp_path):
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx_builders import matmul_model
 
-    w = numpy_helper.from_array(np.eye(4, dtype=np.float32) * 2, "w")
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
-                          initializer=[w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, tmp_path / "t.onnx")
+    onnx.save(matmul_model(scale=2.0), tmp_path / "t.onnx")
     from trtcheck.backends.registry import open_backend
 
     with open_backend(tmp_path / "t.onnx") as be:
@@ -212,16 +205,9 @@ def test_sigterm_during_the_cli_sweep_writes_results_marked_incomplete(tmp_path)
     import sys
 
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx_builders import matmul_model
 
-    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "w")
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
-                          initializer=[w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, tmp_path / "t.onnx")
+    onnx.save(matmul_model(), tmp_path / "t.onnx")
     out = tmp_path / "out.json"
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "bench", str(tmp_path / "t.onnx"),
                              "--batch", "1,2,4,8,16,32", "--warmup", "0", "--min-duration", "1",

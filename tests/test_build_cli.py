@@ -4,31 +4,18 @@ names, profile bounds, existing plans); a failed FP16 build leaves nothing behin
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from trtcheck.cli import main
-
+from onnx_builders import save_graph as _save
 from tests.conftest import assert_one_line_error
+from tests.conftest import main_one_line_error as one_line_error
 
 
 @pytest.fixture
 def model(tiny_relu_model):
     return tiny_relu_model
-
-
-def one_line_error(args, capsys, *needles, code=2):
-    with pytest.raises(SystemExit) as e:
-        main([str(a) for a in args])
-    err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert e.value.code == code and len(lines) == 1 and lines[0].startswith("error:"), err
-    assert "; hint: " in lines[0] and "internal error" not in err, err
-    for n in needles:
-        assert n in lines[0], (n, err)
-    return lines[0]
 
 
 def test_build_unknown_shape_name(model, tmp_path, capsys):
@@ -63,14 +50,6 @@ def test_build_rejects_a_non_onnx_model_before_the_runtime(cli, tmp_path, kind):
     assert not out.exists()  # nothing left behind, not even an empty folder
 
 
-def _save(graph: onnx.GraphProto, path) -> str:
-    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, str(path))
-    return str(path)
-
-
 def test_build_refuses_an_existing_plan_before_building_any(cli, tmp_path):
     x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
     y = h.make_tensor_value_info("y", T.FLOAT, [1, 4])
@@ -84,20 +63,6 @@ def test_build_refuses_an_existing_plan_before_building_any(cli, tmp_path):
     assert_one_line_error(res, 2, "m.fp16.plan", "--overwrite")
     assert sorted(p.name for p in out.iterdir()) == ["m.fp16.plan"]
     assert (out / "m.fp16.plan").read_bytes() == b"mine"
-
-
-@pytest.fixture
-def multi_input_model(tmp_path) -> str:
-    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features."""
-    ins = [h.make_tensor_value_info("ids", T.INT64, ["N", 8]),
-           h.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
-           h.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
-    out = h.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
-    nodes = [h.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
-             h.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
-             h.make_node("Mul", ["idsf", "maskf"], ["t"]),
-             h.make_node("Add", ["t", "x16"], ["out"])]
-    return _save(h.make_graph(nodes, "multi", ins, [out]), tmp_path / "multi.onnx")
 
 
 def test_build_fp16_of_a_model_with_fp16_tensors_is_bad_input(cli, multi_input_model,

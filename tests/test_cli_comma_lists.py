@@ -4,27 +4,14 @@ precision --precision, --batch of bench/report/advise, serve --window-ms/--max-b
 
 from __future__ import annotations
 
-
 import pytest
 
-from trtcheck.cli import main
+from tests.conftest import main_one_line_error as one_line_error
 
 
 @pytest.fixture
 def model(tiny_relu_model):
     return tiny_relu_model
-
-
-def one_line_error(args, capsys, *needles, code=2):
-    with pytest.raises(SystemExit) as e:
-        main([str(a) for a in args])
-    err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert e.value.code == code and len(lines) == 1 and lines[0].startswith("error:"), err
-    assert "; hint: " in lines[0] and "internal error" not in err, err
-    for n in needles:
-        assert n in lines[0], (n, err)
-    return lines[0]
 
 
 def test_build_duplicate_precision(model, tmp_path, capsys):

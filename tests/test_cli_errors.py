@@ -3,46 +3,14 @@
 codes; output paths that cannot hold a results file are refused."""
 
 
-import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from onnx_builders import save_graph as _save
 from tests.conftest import assert_one_line_error
 
 FAST = ["--warmup", "0", "--min-duration", "0", "--min-samples", "3"]
-
-
-def _save(graph: onnx.GraphProto, path) -> str:
-    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, str(path))
-    return str(path)
-
-
-@pytest.fixture
-def multi_input_model(tmp_path) -> str:
-    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features."""
-    ins = [h.make_tensor_value_info("ids", T.INT64, ["N", 8]),
-           h.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
-           h.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
-    out = h.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
-    nodes = [h.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
-             h.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
-             h.make_node("Mul", ["idsf", "maskf"], ["t"]),
-             h.make_node("Add", ["t", "x16"], ["out"])]
-    return _save(h.make_graph(nodes, "multi", ins, [out]), tmp_path / "multi.onnx")
-
-
-@pytest.fixture
-def scalar_input_model(tmp_path) -> str:
-    """A rank-0 float 's' and a 1-D 'v' of dynamic length 'L': o = v * s."""
-    ins = [h.make_tensor_value_info("s", T.FLOAT, []),
-           h.make_tensor_value_info("v", T.FLOAT, ["L"])]
-    out = h.make_tensor_value_info("o", T.FLOAT, ["L"])
-    return _save(h.make_graph([h.make_node("Mul", ["v", "s"], ["o"])], "scal", ins, [out]),
-                 tmp_path / "scalar.onnx")
 
 
 # --- Click's own usage errors follow the house format --------------------------------

@@ -12,6 +12,8 @@ from trtcheck.analyze.compare import compare
 from trtcheck.cli import main
 from trtcheck.report import compare_render
 
+from tests.conftest import exit2 as _exit2
+
 EVIL = "<script>alert('x')</script>|*_`"
 
 
@@ -180,14 +182,6 @@ def test_two_runs_of_one_file(tmp_path, capsys):
     assert med["metric"] == "median_ms" and med["change"] == "better" and med["ratio"] < 0.6
     code, _, err = run_main(["compare", str(p), str(p), "--run-b", "nope"], capsys)
     assert code == 2 and "present: onnxruntime-fp32, ort-fp16" in err
-
-
-def _exit2(args, needle, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    err = capsys.readouterr().err
-    assert e.value.code == 2, err
-    assert needle in err and "Traceback" not in err and "internal error" not in err, err
 
 
 @pytest.mark.parametrize("opt", ["--confidence", "--run-to-run-cv"])

@@ -20,7 +20,6 @@ from trtcheck.analyze.gate import evaluate, parse_policy
 from trtcheck.cli import main
 
 from trtcheck.testing import synthetic_results as g
-from conftest import synthetic_serve_json
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -366,20 +365,6 @@ def test_compare_reads_real_bench_output(two_runs, capsys):
     data = json.loads(out)
     assert data["comparable"] is True
     assert [x["batch_size"] for x in data["runs"][0]["batches"]] == [1, 4]
-
-
-@pytest.fixture(scope="module")
-def serve_results_json(tmp_path_factory):
-    return synthetic_serve_json(tmp_path_factory.mktemp("qa2gate") / "serve.json")
-
-
-def _gate_output(tmp_path, results, policy, capsys):
-    pol = tmp_path / "policy.yaml"
-    pol.write_text(policy)
-    with pytest.raises(SystemExit) as e:
-        main(["gate", str(results), "--policy", str(pol)])
-    cap = capsys.readouterr()
-    return e.value.code, cap.out + cap.err
 
 
 def test_junit_and_markdown_to_the_same_file_is_refused(serve_results_json, tmp_path, capsys):

@@ -22,7 +22,7 @@ from trtcheck.results.model import load_results
 from trtcheck.stats import min_samples_to_certify
 
 from trtcheck.testing import synthetic_results as g
-from conftest import synthetic_serve_json
+from conftest import gate_output as _gate_output
 
 MEDIAN = SampleStat("quantile", 0.5)
 
@@ -373,20 +373,6 @@ def test_reformat_flag_filled_for_older_files():
     assert not EngineLayer.model_validate({"name": "q", "layer_type": "Reformat",
                                            "origin": "QDQ"}).reformat
     assert not EngineLayer(name="c", layer_type="CaskConvolution").reformat
-
-
-@pytest.fixture(scope="module")
-def serve_results_json(tmp_path_factory):
-    return synthetic_serve_json(tmp_path_factory.mktemp("qa2gate") / "serve.json")
-
-
-def _gate_output(tmp_path, results, policy, capsys):
-    pol = tmp_path / "policy.yaml"
-    pol.write_text(policy)
-    with pytest.raises(SystemExit) as e:
-        main(["gate", str(results), "--policy", str(pol)])
-    cap = capsys.readouterr()
-    return e.value.code, cap.out + cap.err
 
 
 def test_p99_budget_without_raw_samples_does_not_pass(serve_results_json, tmp_path, capsys):

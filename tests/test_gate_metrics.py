@@ -17,6 +17,7 @@ from trtcheck.results import load_results
 from trtcheck.stats import percentile
 
 from trtcheck.testing import synthetic_results as g
+from conftest import gate_output as _gate_output
 from conftest import synthetic_serve_json
 
 
@@ -436,20 +437,6 @@ def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
     assert a.verdict == b.verdict == c.verdict == "pass", [a.message, b.message, c.message]
     assert a.value == b.value == c.value
     assert a.metric == b.metric == "precision.variants[fp16].max_abs_error"
-
-
-@pytest.fixture(scope="module")
-def serve_results_json(tmp_path_factory):
-    return synthetic_serve_json(tmp_path_factory.mktemp("gate-serve") / "serve.json")
-
-
-def _gate_output(tmp_path, results, policy, capsys):
-    pol = tmp_path / "policy.yaml"
-    pol.write_text(policy)
-    with pytest.raises(SystemExit) as e:
-        main(["gate", str(results), "--policy", str(pol)])
-    cap = capsys.readouterr()
-    return e.value.code, cap.out + cap.err
 
 
 def test_filter_on_a_float_field_matches_integer_text(serve_results_json, tmp_path, capsys):

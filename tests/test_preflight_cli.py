@@ -14,6 +14,8 @@ from trtcheck.load import plan_header as PH
 from trtcheck.load.plan_header import Runtime, plan_info_from_bytes
 import json
 
+from tests.conftest import main_one_line_error as one_line_error
+
 
 def _plan(version=(10, 8, 0, 43)) -> bytes:
     body = b"\x00\n" * 200
@@ -57,17 +59,6 @@ def test_clean_plan_without_runtime_exits_3(tmp_path: Path, capsys, monkeypatch)
     assert e.value.code == 3, out
     assert "cannot tell whether it loads" in out
 
-
-def one_line_error(args, capsys, *needles, code=2):
-    with pytest.raises(SystemExit) as e:
-        main([str(a) for a in args])
-    err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert e.value.code == code and len(lines) == 1 and lines[0].startswith("error:"), err
-    assert "; hint: " in lines[0] and "internal error" not in err, err
-    for n in needles:
-        assert n in lines[0], (n, err)
-    return lines[0]
 
 
 def _prefixed_plan(tmp_path: Path) -> Path:

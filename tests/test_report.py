@@ -1,7 +1,6 @@
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.conftest import assert_one_line_error
@@ -133,16 +132,9 @@ def test_sigterm_while_measuring_a_report_keeps_no_empty_folder(tmp_path):
     import time
 
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx_builders import matmul_model
 
-    w = numpy_helper.from_array(np.eye(4, dtype=np.float32), "w")
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
-                          initializer=[w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, tmp_path / "t.onnx")
+    onnx.save(matmul_model(), tmp_path / "t.onnx")
     out = tmp_path / "new" / "report"
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "report", str(tmp_path / "t.onnx"),
                              "-o", str(out), "--batch", "1,2,4,8,16", "--min-duration", "1",

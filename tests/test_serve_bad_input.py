@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.cli import main
 from trtcheck.errors import InputError
+
+from tests.conftest import exit2 as _exit2
 
 SYN = ["serve", "--synthetic-curve", "1:0.3,8:1", "--window-ms", "0", "--max-batch", "8",
        "--repeats", "1", "--warmup-requests", "0"]
-
-
-def _exit2(args, needle, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    err = capsys.readouterr().err
-    assert e.value.code == 2, err
-    assert needle in err and "Traceback" not in err and "internal error" not in err, err
 
 
 @pytest.mark.parametrize("load,needle", [

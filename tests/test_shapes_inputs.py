@@ -6,9 +6,9 @@ from trtcheck.load.inputs import load_npz, make_feed, parse_input_values
 from trtcheck.load.shapes import parse_shapes, resolve_shapes
 from trtcheck.results import TensorInfo
 import json
-import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx_builders import save_graph as _save
 from tests.conftest import assert_one_line_error
 
 X = TensorInfo(name="x", dtype="float32", shape=["batch", 3, "h", "w"])
@@ -75,38 +75,6 @@ def test_feed_user_data(tmp_path):
 
 
 FAST = ["--warmup", "0", "--min-duration", "0", "--min-samples", "3"]
-
-
-def _save(graph: onnx.GraphProto, path) -> str:
-    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, str(path))
-    return str(path)
-
-
-@pytest.fixture
-def multi_input_model(tmp_path) -> str:
-    """int64 ids, bool mask and fp16 data, all with a dynamic batch 'N' and 8 features."""
-    ins = [h.make_tensor_value_info("ids", T.INT64, ["N", 8]),
-           h.make_tensor_value_info("mask", T.BOOL, ["N", 8]),
-           h.make_tensor_value_info("x16", T.FLOAT16, ["N", 8])]
-    out = h.make_tensor_value_info("out", T.FLOAT16, ["N", 8])
-    nodes = [h.make_node("Cast", ["ids"], ["idsf"], to=T.FLOAT16),
-             h.make_node("Cast", ["mask"], ["maskf"], to=T.FLOAT16),
-             h.make_node("Mul", ["idsf", "maskf"], ["t"]),
-             h.make_node("Add", ["t", "x16"], ["out"])]
-    return _save(h.make_graph(nodes, "multi", ins, [out]), tmp_path / "multi.onnx")
-
-
-@pytest.fixture
-def scalar_input_model(tmp_path) -> str:
-    """A rank-0 float 's' and a 1-D 'v' of dynamic length 'L': o = v * s."""
-    ins = [h.make_tensor_value_info("s", T.FLOAT, []),
-           h.make_tensor_value_info("v", T.FLOAT, ["L"])]
-    out = h.make_tensor_value_info("o", T.FLOAT, ["L"])
-    return _save(h.make_graph([h.make_node("Mul", ["v", "s"], ["o"])], "scal", ins, [out]),
-                 tmp_path / "scalar.onnx")
 
 
 def test_npz_arrays_give_the_shapes_of_dynamic_inputs(cli, multi_input_model, tmp_path):
