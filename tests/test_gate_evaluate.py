@@ -185,6 +185,19 @@ def test_clear_regression_is_detected():
     assert fails == 8 * 2 * 2
 
 
+def test_batch_sizes_dropped_from_the_results_are_missing_not_passed():
+    """A baseline rule over ``[*]`` compares every member the baseline holds: a candidate
+    that measured only batch 1 of 1, 2, 4 must not pass by comparing fewer members."""
+    pol = parse_policy("baseline:\n  - bench.batch[*].median_ms: 5%\n")
+    base = g.results({1: 2.0, 2: 3.0, 4: 5.0}, n=400, seed=11)
+    new = g.results({1: 2.0}, n=400, seed=12)
+    checks = evaluate(pol, new, base).checks
+    missing = sorted(c.metric for c in checks if c.verdict == "missing")
+    assert missing == ["bench.batch[2].median_ms", "bench.batch[4].median_ms"], checks
+    assert all(c.outcome == "fail" for c in checks if c.verdict == "missing")
+    assert any("in the baseline but not in the results" in c.message for c in checks)
+
+
 def _mixed(tmp_path: Path, n_small: int, n_large: int) -> Path:
     """Batch 1 (fast, ``n_small`` samples) and batch 16 (slow, ``n_large`` samples)."""
     res = g.results({1: 2.0}, n=n_small, seed=3)

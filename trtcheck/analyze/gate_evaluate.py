@@ -366,6 +366,15 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
                              message=f"{nv.path} is not in the baseline"))
             continue
         out.append(_baseline_one(rule, nv, ov, st, base))
+    # a member the baseline measured and the results lack (a batch size dropped from the
+    # sweep, a precision no longer built) is missing too: a rule over `[*]` must not pass
+    # by comparing fewer members
+    new_keys = {nv.match_key for nv in new_vals}
+    for ov in old_vals:
+        if ov.match_key not in new_keys:
+            out.append(Check(**base, metric=ov.path, verdict="missing",
+                             outcome=rule.on_missing, baseline_value=_plain(ov.value),
+                             message=f"{ov.path} is in the baseline but not in the results"))
     return out
 
 
