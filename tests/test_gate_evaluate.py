@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from trtcheck.analyze import regression as R
-from trtcheck.analyze.gate import evaluate, parse_policy
+from trtcheck.analyze.gate_evaluate import evaluate
+from trtcheck.analyze.gate_policy import parse_policy
 from trtcheck.analyze.metric_resolver import SampleStat
 from trtcheck.cli import main
 from trtcheck.results.engine import EngineLayer

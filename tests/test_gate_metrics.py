@@ -1,6 +1,6 @@
-"""Gate metric paths (trtcheck.analyze.metrics): the path language (runs by label,
-filters, nested and multi-condition filters, dotted dict keys, functions), units and
-directions, schema checks and --list-metrics."""
+"""Gate metric paths (trtcheck.analyze.metric_grammar, metric_resolver, metric_checks):
+the path language (runs by label, filters, nested and multi-condition filters, dotted dict
+keys, functions), units and directions, schema checks and --list-metrics."""
 
 from __future__ import annotations
 
@@ -10,11 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze import metrics as M
-from trtcheck.analyze.gate import parse_policy
+from trtcheck.analyze.gate_policy import parse_policy
+from trtcheck.analyze.metric_checks import (
+    check_path,
+    fold_dotted_keys,
+    infer_direction,
+    schema_paths,
+)
+from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError, parse_path
+from trtcheck.analyze.metric_resolver import SampleStat, evaluate_path, list_metrics
 from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
+from trtcheck.units import UnitError, metric_unit, parse_quantity
 
 from trtcheck.testing import synthetic_results as g
 from conftest import gate_output as _gate_output
@@ -28,9 +36,9 @@ def res():
 
 
 def one(text, res):
-    p = M.parse_path(text)
-    M.check_path(p)
-    vals = M.evaluate_path(p, res)
+    p = parse_path(text)
+    check_path(p)
+    vals = evaluate_path(p, res)
     assert len(vals) == 1, vals
     return vals[0]
 
@@ -42,7 +50,7 @@ def test_primary_run_and_stats_shorthand(res):
     assert one("bench.batch[8].stats.p99_ms", res).value == b8.stats.p99_ms
     assert one("bench[0].batches[8].median_ms", res).value == b8.stats.median_ms
     # the value is a statistic of the raw samples: the gate can bootstrap it
-    assert v.stat == M.SampleStat("quantile", 0.99)
+    assert v.stat == SampleStat("quantile", 0.99)
     assert v.samples is not None and v.samples.size == 600
 
 
@@ -69,7 +77,7 @@ def test_other_sections_and_functions(res):
 
 
 def test_star_expands_with_keys(res):
-    vals = M.evaluate_path(M.parse_path("bench.batch[*].median_ms"), res)
+    vals = evaluate_path(parse_path("bench.batch[*].median_ms"), res)
     assert [v.path for v in vals] == ["bench.batch[1].median_ms", "bench.batch[8].median_ms"]
     assert [v.match_key for v in vals] == [("1",), ("8",)]
 
@@ -96,25 +104,25 @@ def test_computed_percentile_from_raw_samples(res):
     ("inspection.p99_ms", "no raw samples", None),
 ])
 def test_static_errors(text, needle, hint):
-    with pytest.raises(M.MetricPathError) as ei:
-        M.check_path(M.parse_path(text))
+    with pytest.raises(MetricPathError) as ei:
+        check_path(parse_path(text))
     assert needle in ei.value.message
     if hint:
         assert hint in (ei.value.hint or "")
 
 
 def test_missing_data_is_not_a_schema_error(res):
-    p = M.parse_path("bench.batch[16].p99_ms")
-    M.check_path(p)  # valid in the schema
-    with pytest.raises(M.MetricMissing, match="present: batch_size 1, 8"):
-        M.evaluate_path(p, res)
-    with pytest.raises(M.MetricMissing, match="no item with label nope"):
-        M.evaluate_path(M.parse_path("bench[nope].batch[8].p99_ms"), res)
+    p = parse_path("bench.batch[16].p99_ms")
+    check_path(p)  # valid in the schema
+    with pytest.raises(MetricMissing, match="present: batch_size 1, 8"):
+        evaluate_path(p, res)
+    with pytest.raises(MetricMissing, match="no item with label nope"):
+        evaluate_path(parse_path("bench[nope].batch[8].p99_ms"), res)
     empty = res.model_copy(update={"bench": [], "inspection": None})
-    with pytest.raises(M.MetricMissing):
-        M.evaluate_path(M.parse_path("bench.batch[8].p99_ms"), empty)
-    with pytest.raises(M.MetricMissing):
-        M.evaluate_path(M.parse_path("inspection.parameter_bytes"), empty)
+    with pytest.raises(MetricMissing):
+        evaluate_path(parse_path("bench.batch[8].p99_ms"), empty)
+    with pytest.raises(MetricMissing):
+        evaluate_path(parse_path("inspection.parameter_bytes"), empty)
 
 
 def test_component_stats_use_component_samples():
@@ -139,7 +147,7 @@ def test_component_stats_use_component_samples():
     ("len", "lower"), ("p99.9_ms", "lower"), ("batch_size", None), ("cv", "lower"),
 ])
 def test_direction(leaf, direction):
-    assert M.infer_direction(leaf) == direction
+    assert infer_direction(leaf) == direction
 
 
 @pytest.mark.parametrize("raw,leaf,expect", [
@@ -149,7 +157,7 @@ def test_direction(leaf, direction):
     ("40 qps", "throughput_queries_per_s", 40), ("1e3 /s", "throughput_samples_per_s", 1000),
 ])
 def test_units(raw, leaf, expect):
-    assert M.parse_quantity(raw, M.metric_unit(leaf)) == pytest.approx(expect)
+    assert parse_quantity(raw, metric_unit(leaf)) == pytest.approx(expect)
 
 
 @pytest.mark.parametrize("raw,leaf,needle", [
@@ -162,13 +170,13 @@ def test_units(raw, leaf, expect):
     ("5 ms", "count", "plain number"),
 ])
 def test_unit_errors(raw, leaf, needle):
-    with pytest.raises(M.UnitError) as ei:
-        M.parse_quantity(raw, M.metric_unit(leaf))
+    with pytest.raises(UnitError) as ei:
+        parse_quantity(raw, metric_unit(leaf))
     assert needle in ei.value.message or needle in (ei.value.hint or "")
 
 
 def test_schema_paths_lists_known_metrics():
-    paths = M.schema_paths()
+    paths = schema_paths()
     assert "bench[*].batches[*].stats.p99_ms" in paths
     assert "inspection.parameter_bytes" in paths
 
@@ -204,27 +212,27 @@ def test_a_section_added_later_is_addressable_without_changes():
     for text, expect in [("serve.repeats[0].p99_ms", st.p99_ms),
                          ("serve.repeats[0].latency.median_ms", st.median_ms),
                          ("serve.repeats[0].p99.9_ms", percentile(lat, 0.999))]:
-        p = M.parse_path(text)
-        M.check_path(p, root=FutureResults)
-        (v,) = M.evaluate_path(p, fut)
+        p = parse_path(text)
+        check_path(p, root=FutureResults)
+        (v,) = evaluate_path(p, fut)
         assert v.value == pytest.approx(expect)
         assert v.samples is not None and v.samples.size == 700 and v.stat is not None
-    with pytest.raises(M.MetricPathError) as ei:
-        M.check_path(M.parse_path("serve.repeets[0].p99_ms"), root=FutureResults)
+    with pytest.raises(MetricPathError) as ei:
+        check_path(parse_path("serve.repeets[0].p99_ms"), root=FutureResults)
     assert "did you mean 'repeats'" in (ei.value.hint or "")
 
 
 def test_list_metrics_round_trips_through_the_path_language(res):
-    items = M.list_metrics(res)
+    items = list_metrics(res)
     paths = [p for p, _ in items]
     assert "bench.batch[8].p99_ms" in paths
     assert "bench[ort-fp16].batch[8].throughput_samples_per_s" in paths
     assert "inspection.opset['']" in paths
     assert not any("samples_ms" in p for p in paths)
     for p, v in items:
-        pp = M.parse_path(p)
-        M.check_path(pp)
-        (got,) = M.evaluate_path(pp, res)
+        pp = parse_path(p)
+        check_path(pp)
+        (got,) = evaluate_path(pp, res)
         assert got.value == v, p
 
 
@@ -253,9 +261,9 @@ def precision_json(tmp_path_factory) -> Path:
 
 
 def values(text: str, results) -> list[tuple[str, object]]:
-    p = M.parse_path(text)
-    M.check_path(p)
-    return [(v.path, v.value) for v in M.evaluate_path(p, results)]
+    p = parse_path(text)
+    check_path(p)
+    return [(v.path, v.value) for v in evaluate_path(p, results)]
 
 
 def test_multi_condition_filter_selects_the_one_configuration(serve_json):
@@ -328,8 +336,8 @@ def test_filters_on_a_dict_of_records_and_nested_lists(precision_json):
     ("inspection.op_histogram[count=3]", "cannot apply to the dict", "[KEY]"),
 ])
 def test_unsupported_forms_are_refused_clearly(path, fragment, hint):
-    with pytest.raises(M.MetricPathError) as ei:
-        M.check_path(M.parse_path(path))
+    with pytest.raises(MetricPathError) as ei:
+        check_path(parse_path(path))
     assert fragment in ei.value.message, ei.value.message
     assert hint in (ei.value.hint or ""), ei.value.hint
 
@@ -367,7 +375,7 @@ def test_values_may_hold_comparison_characters(serve_json):
 
 
 def test_quotes_open_only_at_the_start_of_a_value(serve_json):
-    from trtcheck.analyze.gate import parse_policy
+    from trtcheck.analyze.gate_policy import parse_policy
 
     res = load_results(serve_json)
     # an apostrophe inside a value is text (it used to be: '[' ... first ']')
@@ -384,21 +392,21 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_fold_turns_dotted_dict_names_into_keys():
-    p = M.fold_dotted_keys(M.parse_path("precision.variants.fp16.outputs.y.max_abs_error"))
+    p = fold_dotted_keys(parse_path("precision.variants.fp16.outputs.y.max_abs_error"))
     assert [s.name for s in p.segments] == ["precision", "variants", "outputs",
                                             "max_abs_error"]
     assert p.segments[1].selectors[0].key == "fp16"
     assert p.segments[2].selectors[0].key == "y"
     assert p.text == "precision.variants.fp16.outputs.y.max_abs_error"
-    same = M.parse_path("precision.variants[fp16].max_abs_error")
-    assert M.fold_dotted_keys(same) == same
-    op = M.fold_dotted_keys(M.parse_path("inspection.op_histogram.Conv"))
+    same = parse_path("precision.variants[fp16].max_abs_error")
+    assert fold_dotted_keys(same) == same
+    op = fold_dotted_keys(parse_path("inspection.op_histogram.Conv"))
     assert op.segments[-1].selectors[0].key == "Conv"
     # lists and records are untouched; unknown names are left for check_path to report
-    b = M.parse_path("bench.batch[8].p99_ms")
-    assert M.fold_dotted_keys(b) == b
-    with pytest.raises(M.MetricPathError):
-        M.check_path(M.fold_dotted_keys(M.parse_path("precision.variantz.fp16.passed")))
+    b = parse_path("bench.batch[8].p99_ms")
+    assert fold_dotted_keys(b) == b
+    with pytest.raises(MetricPathError):
+        check_path(fold_dotted_keys(parse_path("precision.variantz.fp16.passed")))
 
 
 def test_every_documented_precision_path_loads():
@@ -415,7 +423,7 @@ def test_every_documented_precision_path_loads():
 def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
     import onnx
 
-    from trtcheck.analyze.gate import evaluate
+    from trtcheck.analyze.gate_evaluate import evaluate
     from trtcheck.load.precision_models import build_safe_model
     from trtcheck.measure.bench import StopRule
     from trtcheck.measure.precision import compare_onnx_precisions
@@ -482,4 +490,4 @@ def test_computed_percentiles_follow_the_recorded_percentile_method():
     v = one("bench.batch[8].p99_ms", nr)
     assert v.value == st.p99_ms == float(v.stat.of(samples))
     # medians are one number under both methods (the middle sample or the mean of two)
-    assert one("bench.batch[8].median_ms", nr).stat == M.SampleStat("quantile", 0.5)
+    assert one("bench.batch[8].median_ms", nr).stat == SampleStat("quantile", 0.5)

@@ -1,29 +1,22 @@
-"""The modules split along their seams still export their former public names, and those
-names are the objects of the modules that now hold them (one definition, no copies)."""
+"""Modules split along their seams: onnx_inspect and precision still export their former
+public names, as the objects of the modules that now hold them (one definition, no
+copies); the gate and the metric paths have no re-exporting module left."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-from trtcheck.analyze import gate, gate_evaluate, gate_policy
 from trtcheck.inspection import onnx_compute, onnx_inspect, onnx_lints, onnx_shapes
 from trtcheck.measure import output_compare, precision, precision_judge, precision_tolerance
 
 
-@pytest.mark.parametrize("name,home", [
-    ("Check", gate_evaluate), ("GateReport", gate_evaluate),
-    ("environment_differences", gate_evaluate), ("evaluate", gate_evaluate),
-    ("Policy", gate_policy), ("PolicyError", gate_policy), ("Rule", gate_policy),
-    ("Settings", gate_policy), ("load_policy", gate_policy), ("parse_policy", gate_policy),
-])
-def test_gate_reexports_policy_and_evaluate(name: str, home: object) -> None:
-    assert name in gate.__all__
-    assert getattr(gate, name) is getattr(home, name)
-
-
-def test_gate_all_lists_only_reexports() -> None:
-    for name in gate.__all__:
-        assert hasattr(gate_policy, name) or hasattr(gate_evaluate, name), name
+@pytest.mark.parametrize("facade", ["trtcheck.analyze.gate", "trtcheck.analyze.metrics"])
+def test_gate_and_metrics_have_no_facade(facade: str) -> None:
+    """The gate and the metric paths are imported from the modules that hold each name
+    (gate_policy/gate_evaluate, metric_grammar/metric_resolver/metric_checks, units)."""
+    assert importlib.util.find_spec(facade) is None
 
 
 @pytest.mark.parametrize("name,home", [

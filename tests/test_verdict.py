@@ -13,7 +13,8 @@ from onnx import TensorProto, helper
 from tests.test_results_model import make_results
 from trtcheck.analyze.advise import AdviseRequest, advise
 from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.gate import evaluate, parse_policy
+from trtcheck.analyze.gate_evaluate import evaluate
+from trtcheck.analyze.gate_policy import parse_policy
 from trtcheck.analyze.verdict import UNSTABLE_CV_LIMIT, judge
 from trtcheck.inspection.onnx_inspect import inspect_onnx
 from trtcheck.report import build_report, render_report

@@ -15,8 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trtcheck.analyze import metrics as M
 from trtcheck.analyze import regression as R
+from trtcheck.analyze.metric_checks import HIGHER, LOWER, infer_direction
+from trtcheck.analyze.metric_grammar import MetricPath, parse_path
+from trtcheck.analyze.metric_resolver import evaluate_path
+from trtcheck.units import metric_unit
 
 #: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
 BATCH_METRICS: tuple[str, ...] = ("median_ms", "p99_ms", "throughput_samples_per_s")
@@ -24,12 +27,12 @@ BATCH_METRICS: tuple[str, ...] = ("median_ms", "p99_ms", "throughput_samples_per
 #: accuracy metrics of a precision variant shown A vs B: the worst-over-outputs fields of
 #: :class:`trtcheck.results.precision.VariantResult`, with the direction that is better
 PRECISION_METRICS: tuple[tuple[str, str], ...] = (
-    ("max_abs_error", M.LOWER),
-    ("max_outside_tolerance_fraction", M.LOWER),
-    ("min_cosine_similarity", M.HIGHER),
-    ("max_rel_l2_error", M.LOWER),
-    ("nonfinite_count", M.LOWER),
-    ("min_top1_agreement", M.HIGHER),
+    ("max_abs_error", LOWER),
+    ("max_outside_tolerance_fraction", LOWER),
+    ("min_cosine_similarity", HIGHER),
+    ("max_rel_l2_error", LOWER),
+    ("nonfinite_count", LOWER),
+    ("min_top1_agreement", HIGHER),
 )
 
 
@@ -326,12 +329,12 @@ def _pair_runs(a: Any, b: Any) -> tuple[list[tuple[Any, Any, str]], list[str], l
 
 def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed: int,
            run_to_run_cv: float) -> MetricDelta:
-    path = M.parse_path(f"x.{name}")
-    stat_a = M.evaluate_path(M.MetricPath(name, None, path.segments[1:]), ba)[0]
-    stat_b = M.evaluate_path(M.MetricPath(name, None, path.segments[1:]), bb)[0]
+    path = parse_path(f"x.{name}")
+    stat_a = evaluate_path(MetricPath(name, None, path.segments[1:]), ba)[0]
+    stat_b = evaluate_path(MetricPath(name, None, path.segments[1:]), bb)[0]
     a, b = float(stat_a.value), float(stat_b.value)
-    direction = M.infer_direction(name) or M.LOWER
-    unit = M.metric_unit(name)
+    direction = infer_direction(name) or LOWER
+    unit = metric_unit(name)
     ratio = b / a if a > 0 and math.isfinite(a) and math.isfinite(b) else None
     if ratio is not None and not math.isfinite(ratio):
         ratio = None
@@ -350,9 +353,9 @@ def _delta(name: str, ba: Any, bb: Any, confidence: float, resamples: int, seed:
     change = "no clear change"
     if low is not None and high is not None:
         if high < 1.0:
-            change = "better" if direction == M.LOWER else "worse"
+            change = "better" if direction == LOWER else "worse"
         elif low > 1.0:
-            change = "worse" if direction == M.LOWER else "better"
+            change = "worse" if direction == LOWER else "better"
     return MetricDelta(metric=name, unit=unit.name or "", direction=direction, a=a, b=b,
                        ratio=ratio, low=low, high=high, confidence=conf, change=change)
 

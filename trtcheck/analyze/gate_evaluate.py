@@ -28,15 +28,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trtcheck.analyze import metrics as M
 from trtcheck.analyze import regression as R
 from trtcheck.analyze.gate_policy import OPS, Policy, Rule, Settings
+from trtcheck.analyze.metric_checks import LOWER
+from trtcheck.analyze.metric_grammar import (
+    MetricMissing,
+    MetricPath,
+    MetricPathError,
+    _stat_kind,
+)
+from trtcheck.analyze.metric_resolver import Value, evaluate_path, resolve
 from trtcheck.errors import (
     EXIT_CHECK_FAILED,
     EXIT_ENVIRONMENT,
     EXIT_OK,
     UsageError,
 )
+from trtcheck.units import format_quantity, metric_unit
 
 #: Stored percentiles from this one up (p90, p95, p99, ...) are tail budgets: without the
 #: raw samples behind them they are reported ``not-certified`` instead of passing.
@@ -123,7 +131,7 @@ class GateReport(BaseModel):
 def _fmt(v: Any, leaf: str, func: str | None) -> str:
     if func == "len":
         return str(v)
-    return M.format_quantity(v, M.metric_unit(leaf))
+    return format_quantity(v, metric_unit(leaf))
 
 
 def _outcome(verdict: str, policy_choice: str) -> str:
@@ -138,8 +146,8 @@ def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Che
     base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
     try:
-        vals = M.evaluate_path(rule.path, results)
-    except M.MetricMissing as exc:
+        vals = evaluate_path(rule.path, results)
+    except MetricMissing as exc:
         return [Check(**base, metric=rule.path.text, verdict="missing",
                       outcome=rule.on_missing, message=str(exc))]
     if not vals:
@@ -170,8 +178,8 @@ def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any
     member_path = replace(rule.path, func=None)
     text = rule.path.text
     try:
-        members = M.evaluate_path(member_path, results)
-    except M.MetricMissing as exc:
+        members = evaluate_path(member_path, results)
+    except MetricMissing as exc:
         return Check(**base, metric=text, verdict="missing", outcome=rule.on_missing,
                      message=str(exc))
     nums = [m for m in members if isinstance(m.value, (int, float))
@@ -251,7 +259,7 @@ def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any
                  message=f"{head}, budget {rule.bound_text}{note}")
 
 
-def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> Check:
+def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Check:
     leaf, func = rule.info.leaf, rule.path.func
     val = v.value
     shown = _fmt(val, leaf, func)
@@ -267,7 +275,7 @@ def _budget_one(rule: Rule, v: M.Value, st: Settings, base: dict[str, Any]) -> C
                      message=f"{v.path} = {shown}, budget {rule.bound_text}")
     # met by the point estimate: certify percentile budgets (MLPerf early stopping)
     stat = v.stat
-    sk = M._stat_kind(leaf)
+    sk = _stat_kind(leaf)
     if v.samples is None and func is None and sk is not None and sk[0] == "quantile" \
             and TAIL_QUANTILE <= sk[1] < 1.0 \
             and all(op in ("<=", "<", ">=", ">") for op, _ in limits):
@@ -343,13 +351,13 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
     base = {"kind": "baseline", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
     try:
-        new_vals = M.evaluate_path(rule.path, results)
-    except M.MetricMissing as exc:
+        new_vals = evaluate_path(rule.path, results)
+    except MetricMissing as exc:
         return [Check(**base, metric=rule.path.text, verdict="missing",
                       outcome=rule.on_missing, message=f"results: {exc}")]
     try:
-        old_vals = M.evaluate_path(rule.path, baseline)
-    except M.MetricMissing as exc:
+        old_vals = evaluate_path(rule.path, baseline)
+    except MetricMissing as exc:
         return [Check(**base, metric=rule.path.text, verdict="missing",
                       outcome=rule.on_missing, message=f"baseline: {exc}")]
     old_by_key = {v.match_key: v for v in old_vals}
@@ -378,20 +386,20 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
     return out
 
 
-def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
+def _baseline_one(rule: Rule, nv: Value, ov: Value, st: Settings,
                   base: dict[str, Any]) -> Check:
     assert rule.direction is not None and rule.max_regression is not None
     leaf, func = rule.info.leaf, rule.path.func
     a, b = ov.value, nv.value
     limit = R.regression_limit(rule.direction, rule.max_regression)
-    worse_word = "slower/larger" if rule.direction == M.LOWER else "lower"
+    worse_word = "slower/larger" if rule.direction == LOWER else "lower"
     common = {"metric": nv.path, "value": _plain(b), "baseline_value": _plain(a)}
     if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return Check(**base, **common, verdict="missing", outcome=rule.on_missing,
                      message=f"{nv.path}: not a number in one of the files")
     if a <= 0 or b < 0 or (a == 0 and b == 0):
         # ratios need a positive baseline: compare the plain values
-        worse = (b > a) if rule.direction == M.LOWER else (b < a)
+        worse = (b > a) if rule.direction == LOWER else (b < a)
         verdict = "fail" if worse and not math.isclose(a, b) else "pass"
         return Check(**base, **common, verdict=verdict, outcome=_outcome(verdict, "fail"),
                      message=f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)}")
@@ -417,7 +425,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
     pct = (ratio - 1.0) * 100.0
     interval = (f" [{(low - 1) * 100:+.1f}%, {(high - 1) * 100:+.1f}%] at {conf:.0%}"
                 if conf is not None else " (no raw samples: point comparison)")
-    noise_unknown = conf is None and verdict == "fail" and M._stat_kind(leaf) is not None
+    noise_unknown = conf is None and verdict == "fail" and _stat_kind(leaf) is not None
     if noise_unknown:
         # a latency or throughput statistic stored without its raw samples (serve
         # configurations, engine timing summaries): its run-to-run noise is unknown, so a
@@ -433,7 +441,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
     elif verdict == "inconclusive":
         what = "interval straddles the limit"
     else:
-        better = (high < 1.0) if rule.direction == M.LOWER else (low > 1.0)
+        better = (high < 1.0) if rule.direction == LOWER else (low > 1.0)
         what = "improved" if better and conf is not None else "within the limit"
     msg = (f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)} = "
            f"{pct:+.1f}%{interval}; {lim}: {what}")
@@ -442,7 +450,7 @@ def _baseline_one(rule: Rule, nv: M.Value, ov: M.Value, st: Settings,
                  ratio=ratio, ratio_low=low, ratio_high=high, confidence=conf, message=msg)
 
 
-def validity_marks(path: M.MetricPath, results: Any) -> list[tuple[str, Any]]:
+def validity_marks(path: MetricPath, results: Any) -> list[tuple[str, Any]]:
     """The validity marks (``(record path, Finding)``) of every record a metric path goes
     through: each shorter prefix of the path is resolved, and the ``validity`` list of
     each record reached is collected (bench batch results, serve configurations)."""
@@ -450,8 +458,8 @@ def validity_marks(path: M.MetricPath, results: Any) -> list[tuple[str, Any]]:
     for k in range(1, len(path.segments)):
         sub = replace(path, segments=path.segments[:k], func=None)
         try:
-            vals = M.resolve(sub, results)
-        except (M.MetricMissing, M.MetricPathError):
+            vals = resolve(sub, results)
+        except (MetricMissing, MetricPathError):
             continue
         for v in vals:
             for f in getattr(v.value, "validity", None) or []:

@@ -41,9 +41,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trtcheck.analyze import metrics as M
 from trtcheck.analyze import regression as R
+from trtcheck.analyze.metric_checks import (
+    HIGHER,
+    LOWER,
+    PathInfo,
+    check_path,
+    fold_dotted_keys,
+    infer_direction,
+)
+from trtcheck.analyze.metric_grammar import (
+    MetricPath,
+    MetricPathError,
+    _opens_quote,
+    parse_path,
+)
 from trtcheck.errors import InputError
+from trtcheck.units import Unit, UnitError, metric_unit, parse_quantity
 
 POLICY_VERSION = 1
 
@@ -72,7 +86,7 @@ def _split_expr(text: str) -> tuple[str, str, str] | None:
     for i, ch in enumerate(text):           # as in the metric path parser
         if quote:
             quote = None if ch == quote else quote
-        elif in_sel and M._opens_quote(text, i):
+        elif in_sel and _opens_quote(text, i):
             quote = ch
         elif in_sel:
             in_sel = ch != "]"
@@ -127,8 +141,8 @@ class Rule:
     kind: str
     line: int
     text: str
-    path: M.MetricPath
-    info: M.PathInfo
+    path: MetricPath
+    info: PathInfo
     name: str | None = None
     op: str | None = None
     bound: Any = None
@@ -518,27 +532,27 @@ def _build(doc: _Doc, root: Any, source: str, errs: _Errors) -> Policy | None:
     return Policy(source=source, settings=st, rules=tuple(rules))
 
 
-def _path(line: int, text: Any) -> tuple[M.MetricPath, M.PathInfo]:
+def _path(line: int, text: Any) -> tuple[MetricPath, PathInfo]:
     if not isinstance(text, str):
         raise _PolicyError(line, f"metric must be a path like bench.batch[8].p99_ms, got {text!r}")
     try:
-        p = M.fold_dotted_keys(M.parse_path(text))  # variants.fp16 = variants[fp16]
-        return p, M.check_path(p)
-    except M.MetricPathError as exc:
+        p = fold_dotted_keys(parse_path(text))  # variants.fp16 = variants[fp16]
+        return p, check_path(p)
+    except MetricPathError as exc:
         raise _PolicyError(line, f"unknown metric {text.strip()!r}: {exc.message}",
                            exc.hint) from None
 
 
-def _bound(line: int, raw: Any, op: str, path: M.MetricPath, info: M.PathInfo) -> tuple[Any, str]:
+def _bound(line: int, raw: Any, op: str, path: MetricPath, info: PathInfo) -> tuple[Any, str]:
     text = str(raw).strip() if not isinstance(raw, bool) else str(raw).lower()
     scal = info.type.scalars
     if info.type.numeric:
         if op not in OPS:
             raise _PolicyError(line, f"unknown comparison {op!r}")
-        unit = M.metric_unit(info.leaf) if path.func != "len" else M.Unit("none")
+        unit = metric_unit(info.leaf) if path.func != "len" else Unit("none")
         try:
-            return M.parse_quantity(raw, unit, what=f"bound of {path.text}"), text
-        except M.UnitError as exc:
+            return parse_quantity(raw, unit, what=f"bound of {path.text}"), text
+        except UnitError as exc:
             raise _PolicyError(line, exc.message, exc.hint) from None
     if op not in ("==", "!="):
         raise _PolicyError(line, f"{path.text} is {info.type.describe()}, so only == and != "
@@ -701,7 +715,7 @@ def _baseline(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
         if "direction" in mp:
             direction_given = True
             direction = _try(errs, _choice, doc, mp["direction"][1], "direction",
-                             (M.LOWER, M.HIGHER))
+                             (LOWER, HIGHER))
         if "name" in mp:
             name = str(doc.value(mp["name"][1]))
         on_inc = _warn_or_fail(doc, mp, "on_inconclusive", on_inc, errs)
@@ -713,7 +727,7 @@ def _baseline(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
         errs.add(_PolicyError(line, f"{path.text} is {info.type.describe()}; baseline rules "
                               "compare numbers"))
         return None
-    direction = direction or M.infer_direction(info.leaf)
+    direction = direction or infer_direction(info.leaf)
     if direction is None:
         if not direction_given:  # a bad direction: value was already reported
             errs.add(_PolicyError(line, f"cannot tell whether lower or higher {path.text} "
@@ -721,7 +735,7 @@ def _baseline(doc: _Doc, node: Any, st: Settings, errs: _Errors) -> Rule | None:
         return None
     if len(errs) > n0 or reg is None:
         return None
-    verb = "grow" if direction == M.LOWER else "drop"
+    verb = "grow" if direction == LOWER else "drop"
     text = f"{path.text}: may {verb} by at most {reg * 100:g}% vs baseline"
     return Rule(kind="baseline", line=line, text=text, path=path, info=info, name=name,
                 direction=direction, max_regression=reg, on_inconclusive=on_inc,

@@ -134,10 +134,10 @@ _XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ff
 def render_metric_list(items: list[tuple[str, object]], markdown: bool = False) -> str:
     """``gate --list-metrics`` as text (path and value in two columns, the path column at
     most 70 characters wide) or Markdown (``- `path` = value``); values carry their
-    metric's unit (:func:`trtcheck.analyze.metrics.format_quantity`), counts do not.
+    metric's unit (:func:`trtcheck.units.format_quantity`), counts do not.
 
     Args:
-        items: ``(path, value)`` pairs from :func:`trtcheck.analyze.metrics.list_metrics`.
+        items: ``(path, value)`` pairs from :func:`trtcheck.analyze.metric_resolver.list_metrics`.
         markdown: Markdown list instead of columns.
 
     Returns:

@@ -394,7 +394,8 @@ _SAMPLE_RESULTS: list[Any] = []
 
 
 def _metric_call(text: str) -> Any:
-    from trtcheck.analyze.metrics import evaluate_path, parse_path
+    from trtcheck.analyze.metric_grammar import parse_path
+    from trtcheck.analyze.metric_resolver import evaluate_path
 
     if not _SAMPLE_RESULTS:
         from trtcheck.testing import synthetic_results as g
@@ -404,7 +405,7 @@ def _metric_call(text: str) -> Any:
 
 
 def _metric_errors() -> tuple[type[BaseException], ...]:
-    from trtcheck.analyze.metrics import MetricMissing, MetricPathError
+    from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError
 
     return (TrtcheckError, MetricPathError, MetricMissing)
 
