@@ -113,12 +113,12 @@ def test_replicas_zero_keeps_the_nominal_choice():
 
 
 def test_demo_advice_takes_its_rate_from_the_measured_capacity():
-    from trtcheck.analyze.advise_results import DEMO_LOAD_SHARE, advise_from_results
+    from trtcheck.pipeline import DEMO_LOAD_SHARE, advice_from_results
     from trtcheck.results import load_results
     from goldtest import REPO
 
     results = load_results(REPO / "tests" / "gold" / "inputs" / "full.json")
-    adv = advise_from_results(results, None, None, demo=True)
+    adv = advice_from_results(results, None, None, demo=True)
     f = adv.formulas
     # the rate is 10% of one instance's batch-1 capacity (1 / S(1)), to 2 digits
     assert f.queue_formation_ratio == pytest.approx(DEMO_LOAD_SHARE, rel=0.06)

@@ -40,8 +40,8 @@ def test_advice_options_checked_before_measuring(extra, needle, tmp_path, capsys
 
     def boom(*a, **k):
         raise AssertionError("measured before checking the advice options")
-    monkeypatch.setattr(report_cmd, "_measure", boom)
-    monkeypatch.setattr(report_cmd, "check_model_file", lambda p: None)
+    monkeypatch.setattr(report_cmd, "measure_report", boom)
+    monkeypatch.setattr(report_cmd, "check_model_path", lambda p: None)
     _exit2(["report", str(model), "-o", str(tmp_path / "out"), *extra], needle, capsys)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from trtcheck import pipeline
 from trtcheck.cli import main, report_cmd
 
 
@@ -49,8 +50,8 @@ def test_measuring_failure_leaves_no_new_folder(tmp_path, capsys, monkeypatch):
 
     def bad(*a, **k):
         raise InputError("the model failed to run", "check it")
-    monkeypatch.setattr(report_cmd, "check_model_file", lambda p: None)
-    monkeypatch.setattr(report_cmd, "_measure", bad)
+    monkeypatch.setattr(report_cmd, "check_model_path", lambda p: None)
+    monkeypatch.setattr(pipeline, "_measure", bad)
     out = tmp_path / "a" / "b"
     _fails(["report", str(model), "-o", str(out)], capsys)
     assert not (tmp_path / "a").exists()

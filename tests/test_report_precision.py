@@ -106,9 +106,6 @@ def test_noisy_curve_keeps_the_report(ppocr, tmp_path, monkeypatch, capsys):
     assert json.loads((out / "results.json").read_text())["advice"] is None
     # the demo advises on any machine: a curve too disturbed to be monotone is flattened
     # and the advice says so, instead of leaving the demo without advice
-    import trtcheck.analyze.advise_results as advise_results
-
-    monkeypatch.setattr(advise_results, "inputs_from_results", noisy)
     out2 = tmp_path / "demo"
     code, cap = _main_exit(["report", "--demo", "--batch", "1,2", "--no-serve", "--precision",
                             "none", "-o", str(out2), *FAST], capsys)

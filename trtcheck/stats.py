@@ -302,3 +302,15 @@ def stability_findings(samples_ms: Sequence[float] | np.ndarray,
                                remedy="look for periodic background work (GC, other "
                                       "processes, power management); " + remedy_noise))
     return out
+
+
+@contextlib.contextmanager
+def quiet_numerics() -> Iterator[None]:
+    """Keep NumPy's floating-point RuntimeWarnings (overflow, invalid value) off the
+    terminal for the ``with`` body: a command reports bad numbers in one ``error:`` line,
+    never a warning with a source line."""
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield

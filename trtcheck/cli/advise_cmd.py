@@ -20,12 +20,13 @@ from trtcheck.cli.common import (
     log,
     model_input_options,
     overwrite_option,
-    quiet_numerics,
     refuse_output_over_inputs,
     refuse_results_as_model,
     results_input_file,
     save_results_file,
 )
+from trtcheck.load.model_file import check_model_path
+from trtcheck.stats import quiet_numerics
 
 MAX_INSTANCES = 100_000
 """Largest instance count ``--instances`` may name (a range is searched one count at a
@@ -200,16 +201,10 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     """
     import os
 
-    from trtcheck.analyze.advise import advise
     from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.export import (
-        check_model_name,
-        device_kind_from_results,
-        export_settings,
-        safe_model_name,
-    )
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
+    from trtcheck.pipeline import AdviseSettings, advise_from_source
 
     refuse_results_as_model(model, "advise from the numbers in it")
     sources = [s for s in (model, from_path, latency_curve) if s is not None]
@@ -238,9 +233,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError("--model-file names the model to copy into --export-dir",
                          "add --export-dir DIR, or drop --model-file")
     if export_dir is not None and model_file is not None:
-        from trtcheck.cli.common import check_model_file
-
-        check_model_file(model_file)
+        check_model_path(model_file)
     refuse_output_over_inputs(
         [("-o", output)],
         [("MODEL", model), ("--from", results_input_file(from_path)),
@@ -275,54 +268,44 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     what_if_cfgs = _what_if_configs(what_if_windows, what_if_batches, what_if_preferred,
                                     instances)
 
-    results = None
-    measured: dict[str, Any] = {}
+    burst_size = closed_loop = None
+    if load is not None and load.kind == "burst":
+        burst_size = load.count
+    elif load is not None and load.kind == "closed":
+        from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
+        from trtcheck.analyze.simulator import ClosedLoop
+
+        count = load.count if load.count < 10**9 else max(
+            CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
+        closed_loop = ClosedLoop(load.concurrency, count)
+    settings = AdviseSettings(
+        rate_per_s=arrival_rate, arrival_process=arrival, slo_p99_ms=slo_p99_ms,
+        per_request_overhead_ms=per_request_overhead_ms, serial_overhead=serial_overhead,
+        per_batch_overhead_ms=per_batch_overhead_ms, per_item_overhead_ms=per_item_overhead_ms,
+        timer_slack_us=timer_slack_us, instances=None if what_if_cfgs else instances,
+        max_utilisation=max_utilisation, requests=n_requests, seed=seed, replicas=replicas,
+        device_kind=device_kind, what_if=what_if_cfgs, burst_size=burst_size,
+        closed_loop=closed_loop)
+
     if latency_curve is not None:
         with quiet_numerics():
             curve = parse_curve_text(latency_curve)
         _check_curve_bound(curve)
-        name = model_name or "model"
+        outcome = advise_from_source(settings, curve=curve)
     elif from_path is not None:
         from trtcheck.cli.common import load_results_input
 
-        results = load_results_input(from_path)  # a report folder: its results.json
-        if getattr(getattr(results, "serve", None), "live", None) is not None \
-                and results.primary_bench is None:  # a live server: calibrate from it
-            from trtcheck.analyze.live_calibration import inputs_from_live
-
-            with quiet_numerics():
-                curve, measured = inputs_from_live(results, source=str(from_path), seed=seed)
-        else:
-            curve, measured = inputs_from_results(results, source=str(from_path))
-        name = model_name or safe_model_name(measured.get("model_name", "model"))
+        outcome = advise_from_source(settings, results=load_results_input(from_path),
+                                     results_source=str(from_path))
     else:
-        curve, results = _measure(model, batch, seed, measure)  # type: ignore[arg-type]
-        name = model_name or safe_model_name(
-            os.path.splitext(os.path.basename(model))[0])  # type: ignore[arg-type]
-
-    with quiet_numerics():  # a bad number is one error line, never a NumPy warning
-        req = build_request(
-            curve, measured, rate_per_s=arrival_rate, arrival_process=arrival,
-            slo_p99_ms=slo_p99_ms, per_request_overhead_ms=per_request_overhead_ms,
-            serial_overhead=serial_overhead, per_batch_overhead_ms=per_batch_overhead_ms,
-            per_item_overhead_ms=per_item_overhead_ms, timer_slack_us=timer_slack_us,
-            instances=None if what_if_cfgs else instances, max_utilisation=max_utilisation,
-            requests=n_requests, seed=seed)
-        kind = device_kind or (device_kind_from_results(results) if results is not None
-                               else None)
-        req.device = kind
-        req.what_if = what_if_cfgs
-        req.replicas = replicas
-        if load is not None and load.kind == "burst":
-            req.burst_size = load.count
-        elif load is not None and load.kind == "closed":
-            from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-            from trtcheck.analyze.simulator import ClosedLoop
-
-            count = load.count if load.count < 10**9 else max(
-                CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
-            req.closed_loop = ClosedLoop(load.concurrency, count)
-        adv = advise(req)
+        assert model is not None
+        outcome = advise_from_source(settings, model=model,
+                                     run_options=_run_options(model, batch, seed, measure),
+                                     log=log)
+    adv, results = outcome.advice, outcome.results
+    name = model_name or outcome.model_name
+    kind = device_kind or (device_kind_from_results(results) if results is not None
+                           else None)
     spec = _export_spec(results, model, model_file, kind, gpu_list)
     adv.export = export_settings(adv.recommendation.prediction, name, kind, spec=spec,
                                  torchserve_version=torchserve_version)
@@ -469,34 +452,16 @@ def _what_if_configs(windows: str | None, batches: str | None, preferred: str | 
             for k in inst for b in bs for w in ws]
 
 
-def _measure(model: str, batch: str, seed: int, measure: dict[str, Any]) -> tuple[Any, Any]:
-    """A short bench of MODEL (0.2 s warm-up, >= 0.5 s and 20 runs per batch size), fed
-    and run as ``measure`` says (bench's ``--shapes``, ``--inputs``, ``--input-value``,
-    ``--backend``, ``--providers``, ``--threads``...)."""
-    from trtcheck.analyze.curve import curve_from_bench
-    from trtcheck.cli.common import check_model_file
+def _run_options(model: str, batch: str, seed: int, measure: dict[str, Any]) -> Any:
+    """How ``advise MODEL`` measures T(b): a short bench
+    (:data:`trtcheck.pipeline.ADVISE_BENCH_RULE`), fed and run as ``measure`` says
+    (bench's ``--shapes``, ``--inputs``, ``--input-value``, ``--backend``, ``--providers``,
+    ``--threads``...); the model file is checked first."""
     from trtcheck.cli.options_build import run_options_from_cli
     from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.pipeline import ADVISE_BENCH_RULE
 
-    check_model_file(model)
-    rule = StopRule(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
-                    min_samples=20, max_duration_s=5.0)
-    opts = run_options_from_cli(batch=batch, warmup_s=None, min_duration_s=None,
+    check_model_path(model)
+    return run_options_from_cli(batch=batch, warmup_s=None, min_duration_s=None,
                                 min_samples=None, max_duration_s=None, seed=seed,
-                                base_rule=rule, **measure)
-    from trtcheck.errors import InputError
-
-    log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
-    run = bench_model(model, opts)
-    try:
-        curve = curve_from_bench(run)
-    except InputError as exc:  # a disturbed measurement (a busy machine): measure once more
-        log(f"warning: {exc.message}; measuring again with a longer warm-up ...")
-        opts.rule = StopRule(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
-                             min_samples=20, max_duration_s=10.0)
-        run = bench_model(model, opts)
-        curve = curve_from_bench(run)
-    results = new_results()
-    results.bench.append(run)
-    return curve, results
+                                base_rule=StopRule(**ADVISE_BENCH_RULE), **measure)

@@ -8,7 +8,6 @@ import click
 
 from trtcheck.cli.common import (
     OutputFormat,
-    check_model_file,
     check_output_file,
     emit_results,
     format_option,
@@ -18,6 +17,7 @@ from trtcheck.cli.common import (
     overwrite_option,
     refuse_output_over_inputs,
 )
+from trtcheck.load.model_file import check_model_path
 from trtcheck.report.text_tables import bench_table_text  # noqa: F401  (re-exported)
 
 
@@ -44,7 +44,7 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
 
     refuse_output_over_inputs([("-o", output)], [("MODEL", model),
                                                   ("--inputs", measure.get("inputs_npz"))])
-    check_model_file(model)
+    check_model_path(model)
     opts = run_options_from_cli(**measure)
     check_output_file(output, overwrite)
     from trtcheck.measure.interrupt import sigterm_as_interrupt

@@ -8,7 +8,6 @@ import click
 
 from trtcheck.cli.common import (
     OutputFormat,
-    check_model_file,
     comma_list,
     echo_json,
     echo_text,
@@ -18,6 +17,7 @@ from trtcheck.cli.common import (
     refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.load.model_file import check_model_path
 from trtcheck.errors import InputError
 
 
@@ -116,7 +116,7 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
         raise InputError("-o is empty", "pass a folder for the plans, e.g. -o engines/")
     output_dir = Path(output_dir_text)
     # the model must be an ONNX model whatever its name, before any runtime is imported
-    check_model_file(str(model))
+    check_model_path(str(model))
     proto = load_onnx(model, load_external_data=False)
     _check_profile_names(proto, profile, shapes=shapes, min_shapes=min_shapes,
                          opt_shapes=opt_shapes, max_shapes=max_shapes)

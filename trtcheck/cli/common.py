@@ -93,20 +93,6 @@ def check_number(option: str, value: float | None, *, high: float, low: float = 
                      f"got {value:g}", f"e.g. {option} {example}")
 
 
-@contextlib.contextmanager
-def quiet_numerics() -> Iterator[None]:
-    """Keep NumPy's floating-point RuntimeWarnings (overflow, invalid value) off the
-    terminal for the ``with`` body: a command reports bad numbers in one ``error:`` line,
-    never a warning with a source line."""
-    import warnings
-
-    import numpy as np
-
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
-
-
 class OutputFormat(str, enum.Enum):
     """Formats a command can print. Machine formats go to stdout, progress to stderr."""
 
@@ -129,10 +115,6 @@ BACKEND_NAMES = ("onnxruntime", "tensorrt", "tensorrt_rtx")
 
 LOGGER_NAME = "trtcheck"
 """The logger of progress lines and notes; :func:`configure_logging` sends it to stderr."""
-
-PROGRESS_INTERVAL_S = 5.0
-"""At most one throttled progress line per this many seconds (:func:`throttled`)."""
-
 
 class _StderrHandler(logging.Handler):
     """Each record as one line on stderr (through Click, so test runners capture it), with
@@ -169,21 +151,6 @@ def progress_enabled() -> bool:
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         configure_logging()
     return logger.isEnabledFor(logging.INFO)
-
-
-def throttled(emit: Callable[[str], None], min_interval_s: float = PROGRESS_INTERVAL_S,
-              clock: Callable[[], float] = time.monotonic) -> Callable[[str], None]:
-    """A progress callback that passes at most one line per ``min_interval_s`` seconds to
-    ``emit`` (the first line always; lines in between are dropped)."""
-    last = [-math.inf]
-
-    def call(line: str) -> None:
-        now = clock()
-        if now - last[0] >= min_interval_s:
-            last[0] = now
-            emit(line)
-
-    return call
 
 
 JSON_KINDS = ("results", "advise", "gate", "gate-metrics", "inspect", "compare",
@@ -273,36 +240,10 @@ def batch_list(value: str | None) -> list[int] | None:
 
 
 def model_path_argument(required: bool = True) -> Callable[[F], F]:
-    """The MODEL argument (existence is checked by :func:`check_model_file`)."""
+    """The MODEL argument (existence is checked by
+    :func:`trtcheck.load.model_file.check_model_path`)."""
     return click.argument("model", required=required, type=click.Path(dir_okay=True,
                                                                       path_type=str))
-
-
-def check_model_file(path: str) -> None:
-    """One clear line for a missing path, a directory or an unreadable file; an ``.onnx``
-    file also gets the ONNX loader's checks (truncated, text, plan, LFS pointer, missing
-    external data), which include the first three.
-
-    Raises:
-        InputError: the path cannot be a model file.
-    """
-    from trtcheck.errors import InputError
-
-    if path.lower().endswith(".onnx"):
-        from trtcheck.load.onnx_model import load_onnx
-
-        load_onnx(path, load_external_data=False)
-        return
-    if not os.path.exists(path):
-        raise InputError(f"model file not found: {path}", "check the path")
-    if os.path.isdir(path):
-        raise InputError(f"{path} is a directory, not a model file",
-                         "pass the .onnx (or .plan) file inside it")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"cannot read {path}: permission denied", None)
-    from trtcheck.safe_io import check_input_file
-
-    check_input_file(path, "model file")  # a regular file: a FIFO or a device is refused
 
 
 RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "

@@ -18,7 +18,6 @@ import click
 from trtcheck.cli.common import (
     FiniteFloatRange,
     batch_list,
-    check_model_file,
     log,
     made_folders_removed_on_failure,
     overwrite_option,
@@ -27,6 +26,7 @@ from trtcheck.cli.common import (
     results_input_file,
     write_text_atomic,
 )
+from trtcheck.load.model_file import check_model_path
 from trtcheck.files import replace_atomically
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
@@ -257,7 +257,7 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
         raise UsageError("nothing to export", "pass MODEL (an .onnx or .plan file), e.g. "
                          "trtcheck export triton model.onnx -o repo")
     if model is not None:
-        check_model_file(model)
+        check_model_path(model)
     if model_name is not None:
         check_model_name(model_name)
     ids = gpu_ids(gpus)

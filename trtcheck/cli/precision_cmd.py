@@ -9,7 +9,6 @@ import click
 from trtcheck.cli.common import (
     BACKEND_NAMES,
     OutputFormat,
-    check_model_file,
     check_output_file,
     comma_list,
     emit_results,
@@ -20,6 +19,7 @@ from trtcheck.cli.common import (
     refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.load.model_file import check_model_path
 from trtcheck.report.text_tables import precision_text  # noqa: F401  (re-exported)
 
 _TOL_OPTIONS = {
@@ -173,7 +173,7 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         [("MODEL", model), ("--inputs", inputs_npz),
          *[("--inputs-dir", str(f)) for f in _npz_files(inputs_dir)],
          *[("--candidate", c.partition("=")[2]) for c in candidates]])
-    check_model_file(model)
+    check_model_path(model)
     if inputs_npz and inputs_dir:
         raise UsageError("give --inputs or --inputs-dir, not both")
     if precision is not None and precisions_alias is not None and precision != precisions_alias:

@@ -7,22 +7,21 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
-    check_model_file,
     comma_list,
     load_results_input,
     log,
-    made_folders_removed_on_failure,
     measurement_options,
     model_path_argument,
     overwrite_option,
     refuse_results_as_model,
 )
+from trtcheck.load.model_file import check_model_path
+from trtcheck.pipeline import load_report_policy, measure_report, report_from_results
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
 DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the rate itself
-# comes from the measured capacity (trtcheck.analyze.advise_results.DEMO_LOAD_SHARE)
-DEFAULT_BATCHES = [1, 2, 4, 8]
+# comes from the measured capacity (trtcheck.pipeline.DEMO_LOAD_SHARE)
 
 
 @click.command("report", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
@@ -84,7 +83,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     import os
 
     from trtcheck.errors import InputError, UsageError
-    from trtcheck.report import check_output_dir, render_report
 
     refuse_results_as_model(model, "re-render its report")
     chosen = [x for x in (model is not None, demo, from_json is not None) if x]
@@ -98,7 +96,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         [("-o", f) for f in report_output_files(output)],
         [("MODEL", model), ("--from", results_input_file(from_json)),
          ("--inputs", measure.get("inputs_npz")), ("--policy", policy_path)])
-    policy = _load_report_policy(policy_path)  # before any work: a bad policy exits 2
+    policy = load_report_policy(policy_path)  # before any work: a bad policy exits 2
     _check_advice_options(arrival_rate if not demo else arrival_rate or DEMO_ARRIVAL_RATE,
                           slo_p99_ms)
     if from_json is not None:
@@ -114,12 +112,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         results = load_results_input(from_json)  # a report folder: its results.json
         from trtcheck.measure.interrupt import sigterm_as_interrupt
 
-        with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
-            check_output_dir(output, overwrite)  # before any work
-            if arrival_rate is not None:  # analysis only: advice from the recorded numbers
-                results.advice = _advice(results, arrival_rate, slo_p99_ms)
-            results.verdict = _verdict(results, policy)
-            written = render_report(results, output, overwrite=overwrite)
+        with sigterm_as_interrupt():
+            written = report_from_results(results, output, overwrite=overwrite,
+                                          arrival_rate_per_s=arrival_rate,
+                                          slo_p99_ms=slo_p99_ms, policy=policy, log=log)
         _announce(written)
         _print_verdict(results, written)
         return
@@ -168,7 +164,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
 
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:
-        check_model_file(model)
+        check_model_path(model)
     elif arrival_rate is not None and os.path.isdir(model):
         # trtexec exports hold per-layer timings of one engine at one shape, not T(b)
         raise UsageError(
@@ -180,38 +176,17 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
 
     # Ctrl-C or SIGTERM: a sweep that was cut short is reported as it is (marked
     # incomplete); one cut short elsewhere leaves no output folder behind
-    with sigterm_as_interrupt(), made_folders_removed_on_failure(output):
-        check_output_dir(output, overwrite)  # fail before measuring anything
-        results = _measure(model, opts, no_bench, engine_input)
-        stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
-        if serve and stopped is None:
-            results.serve = _serve(model, opts)
-            stopped = results.serve.incomplete
-        precision_error: BaseException | None = None
-        if precisions and stopped is None:
-            try:
-                results.precision = _precision(model, opts, precisions, engine_input)
-            except UsageError:
-                raise
-            except Exception as exc:  # keep every other measurement, then say why
-                if not (results.bench or results.serve):  # nothing else was measured
-                    raise
-                precision_error = exc
-        results.incomplete = stopped
-        advice_error = None
-        if arrival_rate is not None and stopped is None:
-            try:
-                if demo and explicit_rate is None:  # the rate from the measured capacity
-                    from trtcheck.analyze.advise_results import advise_from_results
-
-                    results.advice = advise_from_results(results, None, slo_p99_ms, demo=True)
-                else:
-                    results.advice = _advice(results, arrival_rate, slo_p99_ms)
-            except InputError as exc:
-                # keep every measurement: write the report without advice, then say why
-                advice_error = exc
-        results.verdict = _verdict(results, policy)
-        written = render_report(results, output, overwrite=overwrite)
+    demo_advice = demo and explicit_rate is None  # the rate from the measured capacity
+    with sigterm_as_interrupt():
+        run = measure_report(model, opts, output, overwrite=overwrite, no_bench=no_bench,
+                             serve=bool(serve),
+                             precisions=comma_list(precisions, lower=True),
+                             engine_input=engine_input,
+                             arrival_rate_per_s=None if demo_advice else arrival_rate,
+                             demo_advice=demo_advice, slo_p99_ms=slo_p99_ms, policy=policy,
+                             log=log)
+    results, written, stopped = run.results, run.written, run.stopped
+    precision_error, advice_error = run.precision_error, run.advice_error
     _announce(written)
     if demo and explicit_rate is None and results.advice is not None:
         lesson = next((n for n in results.advice.curve.notes if n.startswith("demo: ")), None)
@@ -235,74 +210,6 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                          f"--arrival-rate {arrival_rate:g} -o NEW_DIR`")
 
 
-def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool = False) -> Any:
-    from trtcheck.measure.runner import bench_model, new_results
-
-    results = new_results()
-    if engine_input:
-        from trtcheck.backends.tensorrt import inspect_plan_on_gpu
-        from trtcheck.inspection.engine import inspect_engine_path
-
-        log(f"inspecting engine {model} ...")
-        runtime = opts.backend_name if opts.backend_name in ("tensorrt", "tensorrt_rtx") else None
-        results.engine = inspect_engine_path(model, runtime=runtime,
-                                             load_engine=inspect_plan_on_gpu)
-        if results.engine.source != "plan":
-            log("trtexec exports hold their own timings; nothing to benchmark")
-            return results
-    elif model.lower().endswith(".onnx"):
-        from trtcheck.inspection.onnx_inspect import inspect_onnx
-
-        log(f"inspecting {model} ...")
-        first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
-        results.inspection = inspect_onnx(model, shapes=first_shapes or None)
-        if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
-            opts.batch_sizes = list(DEFAULT_BATCHES)
-        if opts.batch_sizes and any(f.code == "onnx-dynamic-input-no-shape"
-                                    for f in results.inspection.lints):
-            # the sweep sets the batch axis: inspect at batch 1 with the shapes it will use
-            from trtcheck.errors import InputError
-            from trtcheck.load.shapes import resolve_shapes
-
-            try:
-                at_one = resolve_shapes(results.inspection.inputs, first_shapes or None, 1)
-            except InputError:
-                at_one = None  # the bench reports the missing dims in one line
-            if at_one:
-                results.inspection = inspect_onnx(model, shapes=at_one)
-        if opts.batch_sizes and len(opts.batch_sizes) > 1:
-            from trtcheck.load.shapes import runnable_batch_sizes
-
-            runnable, skipped = runnable_batch_sizes(results.inspection.inputs,
-                                                     opts.shapes or None, opts.batch_sizes)
-            if runnable and skipped:  # all refused: the bench says why in one line
-                for b, why in skipped.items():
-                    log(f"warning: skipping batch {b}: {why}")
-                opts.batch_sizes = runnable
-    if not no_bench:
-        if engine_input:
-            log("(a TensorRT plan runs only on a GPU with TensorRT; pass --no-bench for a "
-                "header/inspection-only report)")
-        log(f"benchmarking {model} at batch sizes "
-            f"{','.join(map(str, opts.batch_sizes or [])) or 'as given'} ...")
-        results.bench.append(bench_model(model, opts))
-    return results
-
-
-def _serve(model: str, opts: Any) -> Any:
-    from trtcheck.backends.registry import open_backend
-    from trtcheck.measure.runner import backend_kwargs
-    from trtcheck.measure.serve import default_report_sweep
-
-    log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
-    backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
-    with backend:
-        from trtcheck.cli.common import throttled
-
-        return default_report_sweep(backend, progress=throttled(log) if opts.progress else None,
-                                    shapes=opts.shapes or None, seed=opts.seed or 0)
-
-
 def _raise_without(exc: BaseException, part: str) -> None:
     """Raise ``exc`` again after the report was written without ``part``: a typed error
     keeps its exit code with the message saying what the report lacks; anything else (a
@@ -313,19 +220,6 @@ def _raise_without(exc: BaseException, part: str) -> None:
         raise exc
     cls = EnvironmentProblem if isinstance(exc, EnvironmentProblem) else InputError
     raise cls(f"the report was written without {part}: {exc.message}", exc.hint) from None
-
-
-def _precision(model: str, opts: Any, precisions: str, engine_input: bool) -> Any:
-    from trtcheck.errors import UsageError
-    from trtcheck.measure.precision import precision_section_for_report
-
-    if engine_input or not model.lower().endswith(".onnx"):
-        raise UsageError("--precision compares variants of an ONNX model",
-                         "use `trtcheck precision MODEL.onnx --candidate fp16=engine.plan` "
-                         "for engines")
-    precs = tuple(comma_list(precisions, lower=True))
-    log(f"comparing precisions {', '.join(precs)} against fp32 ...")
-    return precision_section_for_report(model, opts, precs, log=log)
 
 
 def _check_advice_options(arrival_rate: float | None, slo_p99_ms: float | None) -> None:
@@ -349,80 +243,6 @@ def _check_advice_options(arrival_rate: float | None, slo_p99_ms: float | None) 
                  unit=" ms", example="50")
 
 
-def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
-    """Batching advice from the results alone (the bench curve, serve overheads if any)."""
-    from pathlib import Path
-
-    from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.export import (
-        device_kind_from_results,
-        export_settings,
-        safe_model_name,
-    )
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
-    from trtcheck.errors import InputError
-
-    if not arrival_rate > 0:
-        raise InputError(f"--arrival-rate must be > 0 requests per second, got {arrival_rate:g}",
-                         "e.g. --arrival-rate 200")
-    if not results.bench and getattr(results, "serve", None) is None:
-        raise InputError("--arrival-rate needs T(b): a batch sweep or a serving run in the "
-                         "results",
-                         "run `trtcheck report MODEL` with a bench, or `trtcheck advise "
-                         "--latency-curve ...`")
-    log(f"advising for {arrival_rate:g} req/s ...")
-    curve, measured = inputs_from_results(results, source="this run")
-    req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
-    req.device = device_kind_from_results(results)  # GPU or CPU wording
-    adv = advise(req)
-    src = results.bench[0].model_path if results.bench else results.serve.model_path
-    name = safe_model_name(Path(src).stem)
-    adv.export = export_settings(adv.recommendation.prediction, name,
-                                 device_kind_from_results(results))
-    return adv
-
-
-def _load_report_policy(policy_path: str | None) -> Any:
-    """The gate policy of ``--policy`` (budgets only), or ``None``.
-
-    Raises:
-        PolicyError: (exit 2) the policy cannot be read or has mistakes.
-        UsageError: the policy has baseline rules (they need ``gate --baseline``).
-    """
-    if policy_path is None:
-        return None
-    from trtcheck.analyze.gate_policy import load_policy
-    from trtcheck.errors import UsageError
-
-    policy = load_policy(policy_path)
-    if policy.has_baseline_rules:
-        first = next(r for r in policy.rules if r.kind == "baseline")
-        raise UsageError(f"{policy.source}:{first.line}: the report judges budgets only, "
-                         "and this policy has baseline rules",
-                         "run `trtcheck gate RESULTS --policy POLICY --baseline BASE.json` "
-                         "for them, or give the report a policy of budgets")
-    return policy
-
-
-def _verdict(results: Any, policy: Any) -> Any:
-    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), after the
-    derived analyses are stored in them (:mod:`trtcheck.analyze.derived`), with the
-    budgets of ``policy`` judged first when one is given. Budgets on ``verdict.*`` are
-    judged against the verdict without gate checks (a verdict does not judge itself)."""
-    from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
-    from trtcheck.analyze.verdict import judge
-
-    add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
-    add_serve_predictions(results)
-    if policy is None:
-        return judge(results)
-    from trtcheck.analyze.gate_evaluate import evaluate
-
-    results.verdict = judge(results)  # what budgets on verdict.* read
-    gate_report = evaluate(policy, results, results_name="this report")
-    return judge(results, gate_report=gate_report, policy_name=policy.source)
-
-
 def _print_verdict(results: Any, written: list[Any]) -> None:
     """The verdict on stdout (the report files are announced on stderr)."""
     from trtcheck.cli.common import echo_text
@@ -430,17 +250,6 @@ def _print_verdict(results: Any, written: list[Any]) -> None:
 
     html = next((str(p) for p in written if p.name == "report.html"), None)
     echo_text(render_verdict_text(results.verdict, report_html=html), nl=False)
-
-
-def _batch_axis_dynamic(inspection: Any) -> bool:
-    """Sweep batch sizes by default: every input has a dynamic axis 0, or at least one
-    input of rank >= 2 does (a batched tensor beside fixed-size parameter inputs)."""
-    def dynamic0(t: Any) -> bool:
-        return bool(t.shape) and not (isinstance(t.shape[0], int) and t.shape[0] > 0)
-
-    ins = inspection.inputs
-    return bool(ins) and (all(dynamic0(t) for t in ins)
-                          or any(dynamic0(t) and len(t.shape) >= 2 for t in ins))
 
 
 def _announce(written: list[Any]) -> None:

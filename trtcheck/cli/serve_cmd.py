@@ -25,8 +25,8 @@ from trtcheck.cli.common import (
     percentile_method_option,
     refuse_duplicates,
     refuse_output_over_inputs,
-    throttled,
 )
+from trtcheck.measure.progress import throttled
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
 
 MAX_SERVE_BATCH = 65536
@@ -172,7 +172,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
           --duration-s 5 -o live.json
     """
 
-    from trtcheck.cli.common import check_model_file
+    from trtcheck.load.model_file import check_model_path
     from trtcheck.errors import UsageError
     from trtcheck.measure.loadgen import parse_load
     from trtcheck.measure.runner import new_results
@@ -250,7 +250,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         from trtcheck.backends.registry import open_backend
 
         assert model is not None
-        check_model_file(model)
+        check_model_path(model)
         kwargs: dict[str, Any] = {}
         if providers:
             kwargs["providers"] = comma_list(providers)
