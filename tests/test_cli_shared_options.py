@@ -1,13 +1,18 @@
-"""Options shared by the commands: one ``--overwrite`` and one comma-list reader."""
+"""Options shared by the commands: one ``--overwrite`` and one comma-list type."""
 
 import click
 import pytest
 
-from trtcheck.cli.common import comma_list
+from trtcheck.cli.options import CommaList
+from trtcheck.errors import UsageError
+
+
+def _convert(kind: CommaList, value: str | None, option: str = "--list"):
+    return kind.convert(value, click.Option([option], type=kind), None)
 
 
 @pytest.mark.parametrize("value, lower, expected", [
-    (None, False, []),
+    (None, False, None),
     ("", False, []),
     (" , ,", False, []),
     ("fp16, INT8,", False, ["fp16", "INT8"]),
@@ -15,7 +20,46 @@ from trtcheck.cli.common import comma_list
     ("open:500:poisson, burst:64", False, ["open:500:poisson", "burst:64"]),
 ])
 def test_comma_list_strips_and_drops_empty_entries(value, lower, expected):
-    assert comma_list(value, lower=lower) == expected
+    assert _convert(CommaList(lower=lower), value) == expected
+
+
+@pytest.mark.parametrize("kind, value, expected", [
+    (CommaList(int, min=1, max=8), "1, 2,8", [1, 2, 8]),
+    (CommaList(float, min=0.0, max=100.0), "0,2.5", [0.0, 2.5]),
+    (CommaList(int, min=1, max=8, empty="none"), " ", None),
+])
+def test_comma_list_reads_numbers(kind, value, expected):
+    assert _convert(kind, value) == expected
+
+
+@pytest.mark.parametrize("kind, value, needle", [
+    (CommaList(int, min=1, max=8, example="1,2"), "1,x", "'1,x' is not a comma-separated "
+                                                         "list of integers, e.g. 1,2"),
+    (CommaList(int, min=1, max=8), "0", "--list must be integers in 1..8"),
+    (CommaList(int, min=1, max=8, noun="batch sizes"), "9", "batch sizes must be integers"),
+    (CommaList(float, min=0.0, max=10.0), "nan", "must be finite numbers >= 0 and <= 10"),
+    (CommaList(float, min=0.0, max=10.0), "inf", "must be finite numbers"),
+    (CommaList(float, min=0.0, max=10.0), "-1", "must be finite numbers"),
+    (CommaList(int, empty_entries="refuse", min=1, max=8), "1,,2", "has an empty entry"),
+    (CommaList(int, empty_entries="refuse", min=1, max=8), "1,", "has an empty entry"),
+    (CommaList(float, empty="refuse", min=0.0, max=1.0), ",", "names no entry"),
+    (CommaList(int, min=1, max=8), "9" * 5000, "is not a comma-separated list"),
+])
+def test_comma_list_refuses_bad_entries_naming_the_option(kind, value, needle):
+    with pytest.raises(click.BadParameter) as exc:
+        _convert(kind, value)
+    assert needle in exc.value.format_message()
+    assert "'--list'" in exc.value.format_message()
+
+
+def test_comma_list_refuses_an_entry_given_twice_unless_told():
+    with pytest.raises(UsageError, match="--window-ms names 0.0 more than once"):
+        _convert(CommaList(float, min=0.0, max=1.0, example="0,1"), "0,0.5,0", "--window-ms")
+    assert _convert(CommaList(unique=False), "a,a") == ["a", "a"]
+
+
+def test_comma_list_takes_a_list_as_it_is():
+    assert _convert(CommaList(int, min=1, max=8), [1, 2]) == [1, 2]
 
 
 def test_every_command_that_writes_takes_the_same_overwrite_flag():

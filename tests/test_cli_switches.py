@@ -98,6 +98,7 @@ DIFFERENT_ON_PURPOSE = {
     "--format": "each command offers the formats it can print",
     "--instances": "serve runs N instances; advise searches N or a range LO..HI",
     "--per-request-overhead-ms": "advise leaves it unset to take it from the results",
+    "--load": "serve measures a list of load shapes; advise simulates one",
 }
 
 

@@ -16,6 +16,7 @@ from trtcheck.cli.common import (
     check_output_file,
     echo_json,
     echo_text,
+    batch_option,
     format_option,
     log,
     model_input_options,
@@ -25,6 +26,8 @@ from trtcheck.cli.common import (
     results_input_file,
     save_results_file,
 )
+from trtcheck.cli.export_cmd import GPU_IDS
+from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.stats import quiet_numerics
 
@@ -133,14 +136,17 @@ def _check_curve_bound(curve: Any) -> None:
               help="The load as trtcheck serve takes it (one shape); burst and closed "
                    "loops replace --arrival-rate.")
 @click.option("--window-ms", "what_if_windows", default=None, metavar="LIST",
+              type=WINDOW_MS_LIST,
               help="What-if: predict these windows (ms, >= 0) x --max-batch x --instances "
                    "next to the recommendation.")
 @click.option("--max-batch", "what_if_batches", default=None, metavar="LIST",
+              type=MAX_BATCH_LIST,
               help="What-if: max batch sizes to predict (integers >= 1) [default: 1].")
 @click.option("--preferred-batch", "what_if_preferred", default=None, metavar="LIST",
+              type=PREFERRED_BATCH_LIST,
               help="What-if: Triton preferred batch sizes (those <= each max batch are "
                    "used).")
-@click.option("--batch", default="1,2,4,8,16,32", show_default=True, metavar="LIST",
+@batch_option(default="1,2,4,8,16,32",
               help="Batch sizes to measure when MODEL is given (only with MODEL).")
 @model_input_options
 @click.option("--model-name", default=None,
@@ -150,7 +156,7 @@ def _check_curve_bound(curve: Any) -> None:
 @click.option("--device-kind", type=click.Choice(["cpu", "gpu"]), default=None,
               help="Where the instances run, for the exports (KIND_CPU/KIND_GPU) [default: "
                    "as measured; unknown: gpu, said in a comment].")
-@click.option("--gpus", default=None, metavar="IDS",
+@click.option("--gpus", default=None, metavar="IDS", type=GPU_IDS,
               help="GPU ids the Triton export lists per server, e.g. 0,1 [default: none, "
                    "every visible GPU].")
 @click.option("--torchserve-version", default="1.0", show_default=True,
@@ -173,9 +179,9 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
         timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
         n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
-        what_if_windows: str | None, what_if_batches: str | None,
-        what_if_preferred: str | None, batch: str, model_name: str | None,
-        device_kind: str | None, gpus: str | None, torchserve_version: str,
+        what_if_windows: list[float] | None, what_if_batches: list[int] | None,
+        what_if_preferred: list[int] | None, batch: list[int], model_name: str | None,
+        device_kind: str | None, gpus: list[int] | None, torchserve_version: str,
         export_dir: str | None, model_file: str | None,
         output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
@@ -416,33 +422,28 @@ MAX_WHAT_IF = 256
 """Most configurations one what-if may ask for (each is simulated in full)."""
 
 
-def _what_if_configs(windows: str | None, batches: str | None, preferred: str | None,
-                     instances: list[int] | None) -> list[Any]:
+def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
+                     preferred: list[int] | None, instances: list[int] | None) -> list[Any]:
     """The what-if grid ``windows x max batches x instances`` (``[]`` when none of
     ``--window-ms/--max-batch/--preferred-batch`` is given). Defaults: window 0, max
     batch 1, 1 instance; preferred sizes above a max batch are left out for it.
 
     Raises:
-        UsageError: a bad list, or more than :data:`MAX_WHAT_IF` configurations.
+        UsageError: preferred sizes above every max batch, or more than
+            :data:`MAX_WHAT_IF` configurations.
     """
     from trtcheck.analyze.simulator import Candidate
-    from trtcheck.cli.serve_cmd import _floats, _ints
     from trtcheck.errors import UsageError
 
     if windows is None and batches is None and preferred is None:
         return []
-    try:
-        ws = _floats(windows, "--window-ms") if windows is not None else [0.0]
-        bs = _ints(batches, "--max-batch") if batches is not None else [1]
-        ps = _ints(preferred, "--preferred-batch") if preferred is not None else []
-    except click.BadParameter as exc:
-        raise UsageError(exc.message, "e.g. --window-ms 0,20 --max-batch 8,32") from None
-    for w in ws:
-        check_number("--window-ms", w, high=MAX_DURATION_MS, unit=" ms", example="0,20,50")
+    ws = windows if windows is not None else [0.0]
+    bs = batches if batches is not None else [1]
+    ps = preferred if preferred is not None else []
     if preferred is not None and not any(p <= b for p in ps for b in bs):
-        raise UsageError(f"--preferred-batch {preferred} is above every --max-batch",
-                         "give preferred sizes up to the max batch, e.g. --max-batch 32 "
-                         "--preferred-batch 8,16")
+        raise UsageError(f"--preferred-batch {','.join(map(str, ps))} is above every "
+                         "--max-batch", "give preferred sizes up to the max batch, e.g. "
+                         "--max-batch 32 --preferred-batch 8,16")
     inst = sorted(set(instances or [1]))
     n = len(ws) * len(bs) * len(inst)
     if n > MAX_WHAT_IF:
@@ -452,7 +453,7 @@ def _what_if_configs(windows: str | None, batches: str | None, preferred: str | 
             for k in inst for b in bs for w in ws]
 
 
-def _run_options(model: str, batch: str, seed: int, measure: dict[str, Any]) -> Any:
+def _run_options(model: str, batch: list[int], seed: int, measure: dict[str, Any]) -> Any:
     """How ``advise MODEL`` measures T(b): a short bench
     (:data:`trtcheck.pipeline.ADVISE_BENCH_RULE`), fed and run as ``measure`` says
     (bench's ``--shapes``, ``--inputs``, ``--input-value``, ``--backend``, ``--providers``,

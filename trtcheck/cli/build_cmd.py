@@ -8,17 +8,16 @@ import click
 
 from trtcheck.cli.common import (
     OutputFormat,
-    comma_list,
     echo_json,
     echo_text,
     format_option,
     log,
     overwrite_option,
-    refuse_duplicates,
     refuse_output_over_inputs,
 )
-from trtcheck.load.model_file import check_model_path
+from trtcheck.cli.options import CommaList
 from trtcheck.errors import InputError
+from trtcheck.load.model_file import check_model_path
 
 
 def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, ...],
@@ -75,7 +74,8 @@ def _check_profile_names(proto: object, profile: dict[str, object],
 @click.command("build", epilog="Exit codes: 0 ok; 2 bad input (or a model TensorRT cannot "
                                 "parse or build); 3 environment (no TensorRT); 4 internal.")
 @click.argument("model", type=click.Path(path_type=Path))
-@click.option("--precision", default="fp32", show_default=True,
+@click.option("--precision", default="fp32", show_default=True, metavar="TEXT",
+              type=CommaList(lower=True, example="fp32,fp16"),
               help="Comma-separated: fp32, fp16, bf16, int8, fp8 (int8/fp8 need a Q/DQ model).")
 @click.option("--runtime", type=click.Choice(["tensorrt", "tensorrt_rtx"]), default=None,
               help="Builder to use (default: tensorrt; tensorrt_rtx when "
@@ -89,7 +89,7 @@ def _check_profile_names(proto: object, profile: dict[str, object],
 @click.option("--max-shapes", multiple=True, metavar="NAME:DIMS", help="Profile maximum.")
 @overwrite_option("Replace existing plans in the folder.")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON)
-def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
+def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text: str,
         shapes: tuple[str, ...], min_shapes: tuple[str, ...], opt_shapes: tuple[str, ...],
         max_shapes: tuple[str, ...], overwrite: bool, output_format: str) -> None:
     """Build one engine per precision from MODEL (ONNX), with detailed profiling verbosity
@@ -105,12 +105,11 @@ def cli(model: Path, precision: str, runtime: str | None, output_dir_text: str,
     from trtcheck.load.onnx_model import load_onnx
     from trtcheck.measure.build import PRECISIONS, build_engine
 
-    precs = comma_list(precision, lower=True)
+    precs = precision
     bad = [p for p in precs if p not in PRECISIONS]
     if bad or not precs:
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
                          f"choose from: {', '.join(PRECISIONS)}")
-    refuse_duplicates("--precision", precs, "fp32,fp16")
     profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
     if not output_dir_text.strip():
         raise InputError("-o is empty", "pass a folder for the plans, e.g. -o engines/")

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from trtcheck.cli.options import CommaList
 from trtcheck.files import (  # noqa: F401  (re-exported: safe writes live in trtcheck.files)
     check_output_file,
     input_files,
@@ -206,37 +207,19 @@ def log(message: str) -> None:
         logging.getLogger(LOGGER_NAME).info("%s", message)
 
 
-def comma_list(value: str | None, *, lower: bool = False) -> list[str]:
-    """The entries of a comma-separated option value, stripped, empty entries dropped
-    (``"fp16, int8,"`` -> ``["fp16", "int8"]``; ``None`` -> ``[]``); lower-cased with
-    ``lower``. Checking the entries (known names, duplicates) is the caller's."""
-    entries = [v.strip() for v in (value or "").split(",") if v.strip()]
-    return [v.lower() for v in entries] if lower else entries
+BATCH_LIST = CommaList(int, min=1, max=MAX_BATCH_SIZE, empty_entries="refuse", empty="none",
+                       example="1,2,4,8", noun="batch sizes")
+"""A list of batch sizes (``--batch 1,2,4``): integers in 1..:data:`MAX_BATCH_SIZE`,
+each once, no empty entry; an empty value is ``None`` (the command's default)."""
 
 
-def batch_list(value: str | None) -> list[int] | None:
-    """Parse ``--batch 1,2,4`` into ``[1, 2, 4]``.
-
-    Raises:
-        click.BadParameter: not a comma-separated list of integers >= 1.
-        UsageError: a batch size given twice (:func:`refuse_duplicates`).
-    """
-    if value is None or value == "":
-        return None
-    entries = [v.strip() for v in value.split(",")]
-    if any(not v for v in entries):
-        raise click.BadParameter(f"{value!r} has an empty entry; give a comma-separated list "
-                                 "of integers, e.g. 1,2,4,8", param_hint="'--batch'")
-    try:
-        out = [int(v) for v in entries]
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers, "
-                                 "e.g. 1,2,4,8", param_hint="'--batch'") from None
-    if any(not 1 <= b <= MAX_BATCH_SIZE for b in out):
-        raise click.BadParameter(f"batch sizes must be integers in 1..{MAX_BATCH_SIZE}, "
-                                 "e.g. 1,2,4,8", param_hint="'--batch'")
-    refuse_duplicates("--batch", out, "1,2,4,8")
-    return out
+def batch_option(default: str | None = None, help: str = (
+        "Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every input whose "
+        "axis 0 is dynamic).")) -> Callable[[F], F]:
+    """``--batch LIST`` (:data:`BATCH_LIST`; parameter ``batch``: a list of ints or
+    ``None``)."""
+    return click.option("--batch", "batch", type=BATCH_LIST, default=default,
+                        show_default=default is not None, metavar="LIST", help=help)
 
 
 def model_path_argument(required: bool = True) -> Callable[[F], F]:
@@ -365,8 +348,8 @@ def _model_input_opts() -> list[Callable[[F], F]]:
                      help="TensorRT: replay executions from a captured CUDA graph."),
         click.option("--profile-index", "profile_index", type=click.IntRange(min=0, max=1023),
                      default=None, help="TensorRT: optimization profile to run [default: 0]."),
-        click.option("--providers", default=None, metavar="LIST",
-                     help="ONNX Runtime execution providers, comma-separated."),
+        click.option("--providers", type=CommaList(unique=False, empty="none"), default=None,
+                     metavar="LIST", help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
     ]
@@ -375,9 +358,7 @@ def _model_input_opts() -> list[Callable[[F], F]]:
 def measurement_options(f: F) -> F:
     """Options shared by every command that runs a model (bench, report, ...)."""
     opts = [
-        click.option("--batch", "batch", default=None, metavar="LIST",
-                     help="Batch sizes, comma-separated, e.g. 1,2,4,8 (sets axis 0 of every "
-                          "input whose axis 0 is dynamic)."),
+        batch_option(),
         *_model_input_opts(),
         click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
                      default=None,
@@ -448,32 +429,6 @@ def results_input_file(path: str | None) -> str | None:
     if path is not None and Path(path).is_dir():
         return str(Path(path) / "results.json")
     return path
-
-
-def refuse_duplicates(option: str, items: list[Any], example: str) -> None:
-    """Before any work: a comma-separated list option names each entry once
-    (``--precision fp32,fp32`` would build one plan, then refuse to write it again;
-    ``--batch 1,1`` would time batch 1 twice under one label).
-
-    Args:
-        option: the option as typed, e.g. ``"--precision"``.
-        items: the parsed entries, in the order given.
-        example: a valid value for the hint.
-
-    Raises:
-        UsageError: an entry appears more than once (all repeated entries are named).
-    """
-    from trtcheck.errors import UsageError
-
-    seen: set[Any] = set()
-    repeated: list[str] = []
-    for item in items:
-        if item in seen and str(item) not in repeated:
-            repeated.append(str(item))
-        seen.add(item)
-    if repeated:
-        raise UsageError(f"{option} names {', '.join(repeated)} more than once",
-                         f"give each entry once, e.g. {option} {example}")
 
 
 def check_path_parameters(command: click.Command, params: dict[str, Any]) -> None:

@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
+    BATCH_LIST,
     FiniteFloatRange,
-    batch_list,
     log,
     made_folders_removed_on_failure,
     overwrite_option,
@@ -26,32 +26,33 @@ from trtcheck.cli.common import (
     results_input_file,
     write_text_atomic,
 )
-from trtcheck.load.model_file import check_model_path
+from trtcheck.cli.options import CommaList
 from trtcheck.files import replace_atomically
+from trtcheck.load.model_file import check_model_path
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
 
 
-def gpu_ids(text: str | None) -> tuple[int, ...] | None:
-    """``--gpus 0,1`` -> ``(0, 1)``; ``None`` -> ``None`` (no ids written).
+GPU_IDS = CommaList(int, min=0, unique=False, noun="GPU ids", example="0,1")
+"""``--gpus 0,1``: GPU ids (integers >= 0); :func:`gpu_ids` checks them distinct."""
+
+
+def gpu_ids(ids: list[int] | None) -> tuple[int, ...] | None:
+    """``--gpus 0,1`` (read by :data:`GPU_IDS`) -> ``(0, 1)``; ``None`` -> ``None`` (no
+    ids written).
 
     Raises:
-        UsageError: not a list of distinct integers >= 0.
+        UsageError: no id, or an id given twice.
     """
     from trtcheck.errors import UsageError
 
-    if text is None:
+    if ids is None:
         return None
-    try:
-        ids = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise UsageError(f"cannot read --gpus {text!r}", "give GPU ids, e.g. --gpus 0,1") \
-            from None
-    if not ids or any(i < 0 for i in ids) or len(set(ids)) != len(ids):
-        raise UsageError(f"--gpus {text!r} must list distinct GPU ids >= 0",
+    if not ids or len(set(ids)) != len(ids):
+        raise UsageError(f"--gpus {','.join(map(str, ids))!r} must list distinct GPU ids >= 0",
                          "e.g. --gpus 0,1")
-    return ids
+    return tuple(ids)
 
 
 def _onnx_spec(model: str, device_kind: str | None, gpus: tuple[int, ...] | None) -> Any:
@@ -222,7 +223,7 @@ def cli() -> None:
               help="max_batch_size (0: no batch axis) [default: from --from, else 1].")
 @click.option("--window-ms", type=FiniteFloatRange(0.0, 1e7), default=None,
               help="max_queue_delay in ms (0 to 1e7) [default: from --from, else 0].")
-@click.option("--preferred-batch", default=None, metavar="LIST",
+@click.option("--preferred-batch", default=None, metavar="LIST", type=BATCH_LIST,
               help="preferred_batch_size list, each <= --max-batch [default: max batch].")
 @click.option("--instances", type=click.IntRange(1, 100_000), default=None,
               help="instance_group count in one server (1 to 100000) [default: from "
@@ -230,14 +231,14 @@ def cli() -> None:
 @click.option("--device-kind", type=click.Choice(["cpu", "gpu"]), default=None,
               help="KIND_CPU or KIND_GPU [default: as measured; a plan: gpu; unknown: gpu, "
                    "said in a comment].")
-@click.option("--gpus", default=None, metavar="IDS",
+@click.option("--gpus", default=None, metavar="IDS", type=GPU_IDS,
               help="GPU ids to list in instance_group, e.g. 0,1 [default: none, every "
                    "visible GPU].")
 @overwrite_option("Replace an existing config.pbtxt and model "
                   "file in REPO/NAME (other files there are kept).")
 def triton(model: str | None, repo: str, from_path: str | None, model_name: str | None,
-           max_batch: int | None, window_ms: float | None, preferred_batch: str | None,
-           instances: int | None, device_kind: str | None, gpus: str | None,
+           max_batch: int | None, window_ms: float | None, preferred_batch: list[int] | None,
+           instances: int | None, device_kind: str | None, gpus: list[int] | None,
            overwrite: bool) -> None:
     """Write a Triton model repository entry: REPO/NAME/config.pbtxt and
     REPO/NAME/1/<model file> (model.onnx for the onnxruntime backend, model.plan for
@@ -264,7 +265,7 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
     if ids is not None and device_kind == "cpu":
         raise UsageError("--gpus lists GPU ids, but --device-kind cpu puts the instances on "
                          "CPUs", "drop one of them")
-    pref = batch_list_option(preferred_batch)
+    pref = preferred_batch
 
     results = None
     if from_path is not None:
@@ -323,16 +324,6 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
                          advised=results is not None, settings_given=explicit)
     for path in write_model_repository(repo, name, text, model, model_file, overwrite):
         log(f"wrote {path}")
-
-
-def batch_list_option(text: str | None) -> list[int] | None:
-    """``--preferred-batch 4,8`` -> ``[4, 8]`` (the ``--batch`` list rules)."""
-    if text is None:
-        return None
-    try:
-        return batch_list(text)
-    except click.BadParameter as exc:
-        raise click.BadParameter(exc.message, param_hint="'--preferred-batch'") from None
 
 
 def live_config_from_results(results: Any) -> dict[str, Any] | None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.cli.common import batch_list, comma_list, progress_enabled
+from trtcheck.cli.common import progress_enabled
 
 
-def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz: str | None,
+def run_options_from_cli(batch: list[int] | None, shapes: tuple[str, ...], inputs_npz: str | None,
                          input_values: tuple[str, ...], backend_name: str | None,
-                         providers: str | None, threads: int | None, warmup_s: float | None,
+                         providers: list[str] | None, threads: int | None, warmup_s: float | None,
                          min_duration_s: float | None, min_samples: int | None,
                          max_duration_s: float | None, seed: int,
                          cuda_graph: bool = False, profile_index: int | None = None,
@@ -27,13 +27,13 @@ def run_options_from_cli(batch: str | None, shapes: tuple[str, ...], inputs_npz:
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
     return RunOptions(
-        batch_sizes=batch_list(batch),
+        batch_sizes=list(batch) if batch else None,
         shapes=parse_shapes(shapes),
         arrays=arrays,
         arrays_source=inputs_npz or "--inputs data",
         values=parse_input_values(input_values) or None,
         backend_name=backend_name,
-        providers=comma_list(providers) if providers else None,
+        providers=list(providers) if providers else None,
         threads=threads,
         rule=rule_from_options(warmup_s, min_duration_s, min_samples, max_duration_s,
                                base_rule),

@@ -10,15 +10,14 @@ from trtcheck.cli.common import (
     BACKEND_NAMES,
     OutputFormat,
     check_output_file,
-    comma_list,
     emit_results,
     format_option,
     log,
     model_path_argument,
     overwrite_option,
-    refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.cli.options import CommaList
 from trtcheck.load.model_file import check_model_path
 from trtcheck.report.text_tables import precision_text  # noqa: F401  (re-exported)
 
@@ -94,9 +93,11 @@ def _npz_files(folder: str | None) -> list[Path]:
                                    "4 internal.")
 @model_path_argument()
 @click.option("--precision", "precision", default=None, metavar="LIST",
+              type=CommaList(example="fp16,int8"),
               help="Precisions to compare with FP32, comma-separated (fp16, bf16, int8, fp8) "
                    "[default: fp16].")
 @click.option("--precisions", "precisions_alias", default=None, hidden=True,
+              type=CommaList(example="fp16,int8"),
               help="Old spelling of --precision (kept for existing scripts).")
 @click.option("--candidate", "candidates", multiple=True, metavar="PREC=PATH",
               help="Use this file as the PREC variant (an FP16 ONNX, a TensorRT engine) instead "
@@ -125,17 +126,17 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="Largest relative L2 error ||c - r|| / ||r|| per output (default: fp16 0.05).")
 @click.option("--min-top1", multiple=True, metavar="[PREC=]VALUE",
               help="Smallest top-1 agreement of classifier outputs (default: int8 0.99).")
-@click.option("--keep-fp32-ops", default=None, metavar="LIST",
+@click.option("--keep-fp32-ops", default=None, metavar="LIST", type=CommaList(unique=False),
               help="Op types the FP16 build keeps in FP32, besides the converter's defaults "
                    "(Resize, Range, TopK, ...), comma-separated.")
-@click.option("--keep-fp32-nodes", default=None, metavar="LIST",
+@click.option("--keep-fp32-nodes", default=None, metavar="LIST", type=CommaList(unique=False),
               help="Node names the FP16 build keeps in FP32, comma-separated.")
 @click.option("--bench", is_flag=True, help="Also measure latency and throughput per precision.")
 @click.option("--no-localize", is_flag=True,
               help="Skip the FP16 range check and the layer-wise localisation.")
 @click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
               help="Runtime of the FP32 reference [default by file: onnxruntime for .onnx].")
-@click.option("--providers", default=None, metavar="LIST",
+@click.option("--providers", default=None, metavar="LIST", type=CommaList(unique=False),
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
               help="ONNX Runtime intra-op threads.")
@@ -143,12 +144,13 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="Save the results JSON here.")
 @overwrite_option()
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
-def cli(model: str, precision: str | None, precisions_alias: str | None, candidates: tuple[str, ...], shapes: tuple[str, ...],
+def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | None, candidates: tuple[str, ...], shapes: tuple[str, ...],
         inputs_npz: str | None, inputs_dir: str | None, input_values: tuple[str, ...],
         sample_count: int, seed: int, atol: tuple[str, ...], rtol: tuple[str, ...],
         min_cosine: tuple[str, ...], max_outside_fraction: tuple[str, ...],
-        max_rel_l2: tuple[str, ...], min_top1: tuple[str, ...], keep_fp32_ops: str | None, keep_fp32_nodes: str | None,
-        bench: bool, no_localize: bool, backend_name: str | None, providers: str | None,
+        max_rel_l2: tuple[str, ...], min_top1: tuple[str, ...], keep_fp32_ops: list[str] | None,
+        keep_fp32_nodes: list[str] | None,
+        bench: bool, no_localize: bool, backend_name: str | None, providers: list[str] | None,
         threads: int | None, output: str | None, overwrite: bool, output_format: str) -> None:
     """Compare reduced-precision variants of MODEL with its FP32 run.
 
@@ -180,11 +182,9 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         raise UsageError("--precision and --precisions (its old spelling) disagree",
                          "give the list once, e.g. --precision fp16,int8")
     given = precision if precision is not None else precisions_alias
-    if given is not None and not given.replace(",", "").strip():
+    if given is not None and not given:
         raise UsageError("--precision is empty", "name the precisions, e.g. --precision fp16")
-    precisions = given or "fp16"
-    precs = comma_list(precisions)
-    refuse_duplicates("--precision", precs, "fp16,int8")
+    precs = given or ["fp16"]
     overrides = parse_tolerance_options(atol=atol, rtol=rtol, min_cosine=min_cosine,
                                         max_outside_fraction=max_outside_fraction,
                                         min_top1=min_top1, max_rel_l2=max_rel_l2)
@@ -213,9 +213,9 @@ def cli(model: str, precision: str | None, precisions_alias: str | None, candida
         model, precs, shapes=parse_shapes(shapes), array_sets=array_sets,
         values=parse_input_values(input_values) or None, sample_count=sample_count, seed=seed,
         candidates=cands, backend_name=backend_name,
-        providers=comma_list(providers) or None, threads=threads, tolerance_overrides=overrides,
-        bench_rule=rule, localize=not no_localize, keep_fp32_ops=comma_list(keep_fp32_ops),
-        keep_fp32_nodes=comma_list(keep_fp32_nodes), log=log)
+        providers=providers or None, threads=threads, tolerance_overrides=overrides,
+        bench_rule=rule, localize=not no_localize, keep_fp32_ops=keep_fp32_ops or [],
+        keep_fp32_nodes=keep_fp32_nodes or [], log=log)
     results = new_results()
     results.precision = result
     from trtcheck.report.sec_precision import precision_markdown

@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
-    comma_list,
     load_results_input,
     log,
     measurement_options,
@@ -15,6 +14,7 @@ from trtcheck.cli.common import (
     overwrite_option,
     refuse_results_as_model,
 )
+from trtcheck.cli.options import CommaList
 from trtcheck.load.model_file import check_model_path
 from trtcheck.pipeline import load_report_policy, measure_report, report_from_results
 
@@ -39,6 +39,7 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
 @overwrite_option("Replace a report already in the output directory.")
 @click.option("--no-bench", is_flag=True, help="Inspect only; skip the latency sweep.")
 @click.option("--precision", "precisions", default=None, metavar="LIST",
+              type=CommaList(lower=True, example="fp16"),
               help="Also compare reduced-precision variants of an ONNX model against FP32, "
                    "comma-separated, e.g. fp16 (see `trtcheck precision`).")
 @click.option("--serve/--no-serve", "serve", default=None,
@@ -60,7 +61,7 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
                    "`trtcheck gate --baseline`.")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
-        no_bench: bool, precisions: str | None, serve: bool | None,
+        no_bench: bool, precisions: list[str] | None, serve: bool | None,
         arrival_rate: float | None, slo_p99_ms: float | None, policy_path: str | None,
         **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
@@ -138,14 +139,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         if opts.batch_sizes is None:
             opts.batch_sizes = list(DEMO_BATCHES)
         serve = True if serve is None else serve
-        precisions = "fp16" if precisions is None else precisions
+        precisions = ["fp16"] if precisions is None else precisions
         arrival_rate = DEMO_ARRIVAL_RATE if arrival_rate is None else arrival_rate
-    if precisions is not None and precisions.strip().lower() in ("none", ""):
+    if precisions in ([], ["none"]):
         precisions = None
-    if precisions is not None:  # before anything is measured
-        from trtcheck.cli.common import refuse_duplicates
-
-        refuse_duplicates("--precision", comma_list(precisions, lower=True), "fp16")
     if arrival_rate is not None and no_bench:
         raise UsageError("--arrival-rate needs the batch sweep (T(b)), but --no-bench skips it",
                          "drop --no-bench, or run `trtcheck advise` with --latency-curve")
@@ -180,7 +177,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     with sigterm_as_interrupt():
         run = measure_report(model, opts, output, overwrite=overwrite, no_bench=no_bench,
                              serve=bool(serve),
-                             precisions=comma_list(precisions, lower=True),
+                             precisions=precisions or (),
                              engine_input=engine_input,
                              arrival_rate_per_s=None if demo_advice else arrival_rate,
                              demo_advice=demo_advice, slo_p99_ms=slo_p99_ms, policy=policy,

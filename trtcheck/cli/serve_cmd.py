@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import click
@@ -17,15 +16,14 @@ from trtcheck.cli.common import (
     FiniteFloatRange,
     OutputFormat,
     check_output_file,
-    comma_list,
     format_option,
     log,
     model_path_argument,
     overwrite_option,
     percentile_method_option,
-    refuse_duplicates,
     refuse_output_over_inputs,
 )
+from trtcheck.cli.options import CommaList
 from trtcheck.measure.progress import throttled
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
 
@@ -34,26 +32,18 @@ MAX_SERVE_BATCH = 65536
 ``advise`` and ``--latency-curve`` use the same bound)."""
 
 
-def _floats(value: str, what: str) -> list[float]:
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
-    if not out or any(not (0 <= v <= MAX_DURATION_MS and math.isfinite(v)) for v in out):
-        raise click.BadParameter(f"{what} must be finite numbers >= 0 and <= "
-                                 f"{MAX_DURATION_MS:g}, e.g. 0,20,50,100")
-    return out
+WINDOW_MS_LIST = CommaList(float, min=0.0, max=MAX_DURATION_MS, empty="refuse",
+                           example="0,20,50,100")
+"""Batching windows in ms (``--window-ms 0,20``): finite, 0 to
+:data:`~trtcheck.cli.common.MAX_DURATION_MS`, each once."""
 
+MAX_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="refuse", example="1,8,32")
+"""Max batch sizes (``--max-batch 1,8``): integers in 1..:data:`MAX_SERVE_BATCH`, each
+once."""
 
-def _ints(value: str, what: str) -> list[int]:
-    try:
-        out = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not out or any(not 1 <= v <= MAX_SERVE_BATCH for v in out):
-        raise click.BadParameter(f"{what} must be integers in 1..{MAX_SERVE_BATCH}, "
-                                 "e.g. 1,8,32")
-    return out
+PREFERRED_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="none", example="4,8")
+"""Triton preferred batch sizes (``--preferred-batch 4,8``), as :data:`MAX_BATCH_LIST`;
+an empty value is none."""
 
 
 @click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
@@ -91,16 +81,17 @@ def _ints(value: str, what: str) -> list[int]:
               show_default=True,
               help="With --url: load generator processes (an open-loop schedule is dealt "
                    "round-robin to them).")
-@click.option("--window-ms", default=None, metavar="LIST",
+@click.option("--window-ms", default=None, metavar="LIST", type=WINDOW_MS_LIST,
               help="Batching windows (Triton max queue delay) in ms.  [default: 0,20,50,100; "
                    "with --url: the model's own]")
-@click.option("--max-batch", default=None, metavar="LIST",
+@click.option("--max-batch", default=None, metavar="LIST", type=MAX_BATCH_LIST,
               help="Max batch sizes.  [default: 1,8,32; with --url: the model's own]")
-@click.option("--preferred-batch", default=None, metavar="LIST",
+@click.option("--preferred-batch", default=None, metavar="LIST", type=PREFERRED_BATCH_LIST,
               help="Triton preferred batch sizes (dispatched as soon as formed).")
 @click.option("--load", "loads", default="burst:64,closed:32,open:3000", show_default=True,
-              metavar="LIST", help="Load shapes: burst:N, closed:C[:COUNT], "
-                                   "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
+              metavar="LIST", type=CommaList(example="burst:64,open:500"),
+              help="Load shapes: burst:N, closed:C[:COUNT], "
+                   "open:RATE[:poisson|constant][:COUNT], trace:PATH.")
 @click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
               help="Runs per configuration (the median is reported).  [default: 3; with "
                    "--url: 1]")
@@ -128,6 +119,7 @@ def _ints(value: str, what: str) -> list[int]:
               help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
               "tensorrt_rtx for plans by their header].")
 @click.option("--providers", default=None, metavar="LIST",
+              type=CommaList(unique=False, empty="none"),
               help="ONNX Runtime execution providers, comma-separated.")
 @click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
               help="ONNX Runtime intra-op threads.")
@@ -146,11 +138,11 @@ def _ints(value: str, what: str) -> list[int]:
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
         model_version: str, inputs_npz: str | None, client_processes: int,
-        window_ms: str | None, max_batch: str | None,
-        preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
+        window_ms: list[float] | None, max_batch: list[int] | None,
+        preferred_batch: list[int] | None, loads: list[str], repeats: int, instances: int | None,
         max_queue: int, on_full: str, http: bool, duration_s: float, drain_timeout_s: float,
         late_threshold_ms: float, warmup_requests: int, use_uvloop: bool,
-        backend_name: str | None, providers: str | None, threads: int | None,
+        backend_name: str | None, providers: list[str] | None, threads: int | None,
         shapes: tuple[str, ...], seed: int, output: str | None, overwrite: bool,
         output_format: str) -> None:
     """Measure MODEL behind an embedded dynamic batcher, or a live Triton model (--url).
@@ -206,24 +198,18 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
                          "e.g. trtcheck serve model.onnx, or trtcheck serve "
                          "--synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12")
-    window_ms = "0,20,50,100" if window_ms is None else window_ms
-    max_batch = "1,8,32" if max_batch is None else max_batch
+    windows = [0.0, 20.0, 50.0, 100.0] if window_ms is None else window_ms
+    mbs = [1, 8, 32] if max_batch is None else max_batch
     instances = 1 if instances is None else instances
-    windows = _floats(window_ms, "--window-ms")
-    mbs = _ints(max_batch, "--max-batch")
-    pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
-    refuse_duplicates("--window-ms", windows, "0,20,50,100")
-    refuse_duplicates("--max-batch", mbs, "1,8,32")
-    refuse_duplicates("--preferred-batch", pref, "4,8")
+    pref = preferred_batch or []
     unused = sorted(p for p in set(pref) if p > max(mbs))
     if unused:  # each configuration uses the sizes <= its max batch; these fit none
         raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above every "
                          f"--max-batch ({','.join(map(str, mbs))}), so no configuration can "
                          "use it", "preferred sizes must be <= the max batch (as in Triton)")
-    load_list = comma_list(loads)
+    load_list = loads
     if not load_list:  # e.g. --load "$UNSET": refuse before anything runs
         raise UsageError("--load is empty", "give load shapes, e.g. --load burst:64,open:500")
-    refuse_duplicates("--load", load_list, "burst:64,open:500")
     for spec in load_list:
         parse_load(spec, duration_s)  # validate before measuring anything
     refuse_output_over_inputs(
@@ -253,7 +239,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         check_model_path(model)
         kwargs: dict[str, Any] = {}
         if providers:
-            kwargs["providers"] = comma_list(providers)
+            kwargs["providers"] = providers
         if threads:
             kwargs["intra_op_threads"] = threads
         backend = open_backend(model, backend_name, **kwargs)
@@ -360,8 +346,9 @@ def live_table_text(run: Any) -> str:
 
 def _live(*, url: str | None, live_model: str | None, model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
-          client_processes: int, window_ms: str | None, max_batch: str | None,
-          preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
+          client_processes: int, window_ms: list[float] | None,
+          max_batch: list[int] | None, preferred_batch: list[int] | None, loads: list[str],
+          repeats: int, instances: int | None,
           duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
           warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
           overwrite: bool, output_format: str) -> None:
@@ -382,25 +369,17 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     from trtcheck.measure.kserve import parse_url
 
     parse_url(url)  # a bad URL is one line before anything else
-    windows = _floats(window_ms, "--window-ms") if window_ms is not None else None
-    mbs = _ints(max_batch, "--max-batch") if max_batch is not None else None
-    pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else None
-    if windows is not None:
-        refuse_duplicates("--window-ms", windows, "0,2,10")
-    if mbs is not None:
-        refuse_duplicates("--max-batch", mbs, "8,32")
+    windows, mbs, pref = window_ms, max_batch, preferred_batch or None
     if pref is not None:
-        refuse_duplicates("--preferred-batch", pref, "4,8")
         if mbs is not None:
             unused = sorted(p for p in set(pref) if p > max(mbs))
             if unused:
                 raise UsageError(f"--preferred-batch {','.join(map(str, unused))} is above "
                                  f"every --max-batch ({','.join(map(str, mbs))})",
                                  "preferred sizes must be <= the max batch (as in Triton)")
-    load_list = comma_list(loads)
+    load_list = loads
     if not load_list:
         raise UsageError("--load is empty", "give load shapes, e.g. --load open:400")
-    refuse_duplicates("--load", load_list, "burst:64,open:500")
     for spec in load_list:
         parse_load(spec, duration_s)
     refuse_output_over_inputs(

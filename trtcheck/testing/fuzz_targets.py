@@ -414,9 +414,10 @@ BATCH_TEXT = st.text(alphabet="0123456789,- x", max_size=20) | st.text(max_size=
 
 
 def _batch_call(text: str) -> Any:
-    from trtcheck.cli.common import batch_list
+    from trtcheck.cli.common import BATCH_LIST
 
-    return batch_list(text)
+    option = click.Option(["--batch"], type=BATCH_LIST)
+    return BATCH_LIST.convert(text, option, None)
 
 
 def _finite(x: float) -> bool:

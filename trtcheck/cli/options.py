@@ -1,0 +1,138 @@
+"""The comma-list option type every command uses (``--batch 1,2,4``, ``--window-ms 0,20``,
+``--precision fp16,int8``, ``--load burst:64,open:500``, ``--gpus 0,1``...)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+
+class CommaList(click.ParamType):
+    """A comma-separated option value read into a list of ``item`` values.
+
+    Entries are stripped. Empty entries are dropped (``"fp16, int8,"`` -> ``["fp16",
+    "int8"]``), or refused with ``empty_entries="refuse"``. Numbers must lie in
+    ``[min, max]`` and be finite; an entry given twice is refused
+    (:func:`refuse_duplicates`) unless ``unique`` is false. ``None``
+    stays ``None``; an empty value is ``None`` with ``empty="none"``, an empty list with
+    ``empty="list"``, refused with ``empty="refuse"``.
+
+    Args:
+        item: ``str``, ``int`` or ``float``: the type of each entry.
+        min: the smallest accepted number (inclusive), or ``None``.
+        max: the largest accepted number (inclusive), or ``None``.
+        lower: lower-case ``str`` entries.
+        unique: refuse an entry given twice.
+        empty_entries: ``"drop"`` or ``"refuse"`` (``"1,,2"``).
+        empty: what a value without entries gives (see above).
+        example: a valid value, for the messages, e.g. ``"1,2,4,8"``.
+        noun: what the entries are, for the range message, e.g. ``"batch sizes"``
+            [default: the option's name].
+
+    Raises (from :meth:`convert`):
+        click.BadParameter: an entry that is not a number of the kind, or out of range,
+            or an empty entry/value where refused (exit 2, one line, naming the option).
+        UsageError: an entry given twice (exit 2).
+    """
+
+    name = "list"
+
+    def __init__(self, item: type = str, *, min: float | None = None,
+                 max: float | None = None, lower: bool = False, unique: bool = True,
+                 empty_entries: str = "drop", empty: str = "list", example: str = "",
+                 noun: str | None = None) -> None:
+        if item not in (str, int, float):
+            raise ValueError(f"CommaList entries are str, int or float, not {item!r}")
+        if empty_entries not in ("drop", "refuse") or empty not in ("list", "none",
+                                                                    "refuse"):
+            raise ValueError("empty_entries: drop|refuse; empty: list|none|refuse")
+        self.item, self.min, self.max = item, min, max
+        self.lower, self.unique = lower, unique
+        self.empty_entries, self.empty = empty_entries, empty
+        self.example, self.noun = example, noun
+
+    def _kind(self) -> str:
+        return {int: "integers", float: "numbers", str: "names"}[self.item]
+
+    def _range_text(self) -> str:
+        if self.item is int:
+            if self.min is not None and self.max is not None:
+                return f"integers in {self.min}..{self.max}"
+            return "integers" + ("" if self.min is None else f" >= {self.min}")
+        low = "" if self.min is None else f" >= {self.min:g}"
+        high = "" if self.max is None else f" <= {self.max:g}"
+        return "finite numbers" + low + (" and" if low and high else "") + high
+
+    def _example(self) -> str:
+        return f", e.g. {self.example}" if self.example else ""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, list):
+            return value
+        if isinstance(value, tuple):
+            return list(value)
+        text = str(value)
+        entries = [v.strip() for v in text.split(",")]
+        if self.empty_entries == "refuse" and text.strip() and any(not v for v in entries):
+            self.fail(f"{text!r} has an empty entry; give a comma-separated list of "
+                      f"{self._kind()}{self._example()}", param, ctx)
+        entries = [v for v in entries if v]
+        if not entries:
+            if self.empty == "none":
+                return None
+            if self.empty == "refuse":
+                self.fail(f"{text!r} names no entry; give a comma-separated list of "
+                          f"{self._kind()}{self._example()}", param, ctx)
+            return []
+        out: list[Any]
+        if self.item is str:
+            out = [v.lower() for v in entries] if self.lower else entries
+        else:
+            try:
+                out = [self.item(v) for v in entries]
+            except ValueError:
+                self.fail(f"{text!r} is not a comma-separated list of {self._kind()}"
+                          f"{self._example()}", param, ctx)
+            if any((self.item is float and not math.isfinite(v))
+                   or (self.min is not None and v < self.min)
+                   or (self.max is not None and v > self.max) for v in out):
+                noun = self.noun or (_option_name(param) if param is not None else "entries")
+                self.fail(f"{noun} must be {self._range_text()}{self._example()}", param,
+                          ctx)
+        if self.unique and param is not None:
+            refuse_duplicates(_option_name(param), out, self.example or "A,B")
+        return out
+
+
+def _option_name(param: click.Parameter) -> str:
+    """The option as typed: its longest spelling, e.g. ``--window-ms``."""
+    return max(param.opts, key=len) if param.opts else (param.name or "LIST")
+
+
+def refuse_duplicates(option: str, items: list[Any], example: str) -> None:
+    """Before any work: a comma-separated list option names each entry once
+    (``--precision fp32,fp32`` would build one plan, then refuse to write it again;
+    ``--batch 1,1`` would time batch 1 twice under one label).
+
+    Args:
+        option: the option as typed, e.g. ``"--precision"``.
+        items: the parsed entries, in the order given.
+        example: a valid value for the hint.
+
+    Raises:
+        UsageError: an entry appears more than once (all repeated entries are named).
+    """
+    from trtcheck.errors import UsageError
+
+    seen: set[Any] = set()
+    repeated: list[str] = []
+    for item in items:
+        if item in seen and str(item) not in repeated:
+            repeated.append(str(item))
+        seen.add(item)
+    if repeated:
+        raise UsageError(f"{option} names {', '.join(repeated)} more than once",
+                         f"give each entry once, e.g. {option} {example}")
