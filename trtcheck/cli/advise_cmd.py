@@ -23,12 +23,12 @@ from trtcheck.cli.common import (
     overwrite_option,
     refuse_output_over_inputs,
     refuse_results_as_model,
-    results_input_file,
     save_results_file,
 )
 from trtcheck.cli.export_cmd import GPU_IDS
 from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
+from trtcheck.results.documents import load_results_input, results_input_file
 from trtcheck.stats import quiet_numerics
 
 MAX_INSTANCES = 100_000
@@ -299,8 +299,6 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         _check_curve_bound(curve)
         outcome = advise_from_source(settings, curve=curve)
     elif from_path is not None:
-        from trtcheck.cli.common import load_results_input
-
         outcome = advise_from_source(settings, results=load_results_input(from_path),
                                      results_source=str(from_path))
     else:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import json
 import logging
 import math
-import os
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
@@ -24,6 +20,7 @@ from trtcheck.files import (  # noqa: F401  (re-exported: safe writes live in tr
     refuse_output_over_inputs,
     write_text_atomic,
 )
+from trtcheck.results.documents import results_input_kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -229,28 +226,6 @@ def model_path_argument(required: bool = True) -> Callable[[F], F]:
                                                                       path_type=str))
 
 
-RESULTS_HINT = ("pass a results.json written by trtcheck (bench/serve/advise -o FILE) or the "
-                "folder of `trtcheck report -o DIR`")
-
-
-def results_input_kind(path: str) -> str | None:
-    """``"report folder"`` for a folder holding ``results.json``, ``"results file"`` for
-    a trtcheck results JSON (a JSON object whose first 4 KiB name ``schema_version``,
-    which :func:`trtcheck.results.results_to_json` writes first), else ``None``."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            return "report folder" if (p / "results.json").is_file() else None
-        if not p.is_file():
-            return None
-        with open(p, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return None
-    text = head.decode("utf-8", errors="replace").lstrip()
-    return "results file" if text.startswith("{") and '"schema_version"' in text else None
-
-
 def refuse_results_as_model(path: str | None, use: str) -> None:
     """A trtcheck results file or report folder given where a model is expected: say so
     and name the option that reads it, instead of failing to run it as a model.
@@ -272,35 +247,6 @@ def refuse_results_as_model(path: str | None, use: str) -> None:
     if kind is not None:
         raise UsageError(f"{path} is a trtcheck {kind}, not a model",
                          f"use --from {shlex.quote(path)} to {use}")
-
-
-def load_results_input(path: str, option: str = "--from") -> Any:
-    """Read a results document the user named: a results JSON or a report folder (its
-    ``results.json``), with one clear line for what is not one.
-
-    Raises:
-        InputError: missing, a folder without results.json, unreadable, not UTF-8 text
-            (a binary file), not JSON, or not a trtcheck results document.
-        SchemaError: see :func:`trtcheck.results.results_from_json`.
-    """
-    from trtcheck.errors import InputError
-    from trtcheck.results import results_from_json
-
-    p = Path(path)
-    if p.is_dir():
-        if not (p / "results.json").is_file():
-            raise InputError(f"{option} {p} is a folder without results.json", RESULTS_HINT)
-        p = p / "results.json"
-    from trtcheck.results.model import MAX_RESULTS_BYTES
-    from trtcheck.safe_io import read_input_bytes
-
-    data = read_input_bytes(p, "results file", MAX_RESULTS_BYTES, "check the path")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{p} is not a results JSON (binary, not UTF-8 text)",
-                         RESULTS_HINT) from None
-    return results_from_json(text, source=str(p))
 
 
 def _enter_percentile_method(ctx: click.Context, _param: click.Parameter,
@@ -421,14 +367,6 @@ def save_results_file(results: Any, output: str) -> None:
 
     with output_parent(output):
         save_results(results, output)
-
-
-def results_input_file(path: str | None) -> str | None:
-    """The file read for a results argument: ``DIR/results.json`` for a report folder,
-    else ``path`` itself (``None`` stays ``None``)."""
-    if path is not None and Path(path).is_dir():
-        return str(Path(path) / "results.json")
-    return path
 
 
 def check_path_parameters(command: click.Command, params: dict[str, Any]) -> None:

@@ -23,12 +23,12 @@ from trtcheck.cli.common import (
     overwrite_option,
     refuse_output_over_inputs,
     refuse_results_as_model,
-    results_input_file,
     write_text_atomic,
 )
 from trtcheck.cli.options import CommaList
 from trtcheck.files import replace_atomically
 from trtcheck.load.model_file import check_model_path
+from trtcheck.results.documents import load_results_input, results_input_file
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
@@ -269,8 +269,6 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
 
     results = None
     if from_path is not None:
-        from trtcheck.cli.common import load_results_input
-
         results = load_results_input(from_path)
     live = live_config_from_results(results)
     if device_kind is None and results is not None and live is None:

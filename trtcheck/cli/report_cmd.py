@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from trtcheck.cli.common import (
-    load_results_input,
     log,
     measurement_options,
     model_path_argument,
@@ -17,6 +16,7 @@ from trtcheck.cli.common import (
 from trtcheck.cli.options import CommaList
 from trtcheck.load.model_file import check_model_path
 from trtcheck.pipeline import load_report_policy, measure_report, report_from_results
+from trtcheck.results.documents import load_results_input, results_input_file
 
 DEFAULT_OUTPUT = "trtcheck-report"
 DEMO_BATCHES = [1, 2, 4, 8, 16]
@@ -90,7 +90,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     if len(chosen) != 1:
         raise UsageError("give exactly one of MODEL, --demo or --from results.json",
                          "e.g. trtcheck report --demo, or trtcheck report model.onnx -o out")
-    from trtcheck.cli.common import refuse_output_over_inputs, results_input_file
+    from trtcheck.cli.common import refuse_output_over_inputs
     from trtcheck.report import report_output_files
 
     refuse_output_over_inputs(
