@@ -179,3 +179,19 @@ def test_a_garbled_answer_fails_its_request():
 
     with pytest.raises(ConnectionError, match="unreadable"):
         asyncio.run(go())
+
+
+def test_a_full_pool_queues_requests_until_a_connection_is_free(triton):
+    req, _ = _request(triton.http_url.split("://")[1], "tb_linear")
+
+    async def go():
+        pool = _pool(triton.http_url, req)
+        pool.max_connections = 2
+        try:
+            outs = await asyncio.gather(*[pool.start() for _ in range(7)])
+            return outs, pool.connections
+        finally:
+            pool.close()
+
+    outs, opened = asyncio.run(go())
+    assert len(outs) == 7 and opened == 2

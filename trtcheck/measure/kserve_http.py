@@ -23,11 +23,18 @@ failed or closed before the answer).
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 from collections.abc import Callable
 from typing import Any
 
 from trtcheck.errors import EnvironmentProblem
+
+#: Connections one pool opens at most. A load process waits in ``select()``
+#: (:func:`trtcheck.measure.loadgen.precise_loop`), which takes file descriptors below
+#: 1024; requests beyond this many in flight wait for a connection to come free (their
+#: latency counts the wait).
+MAX_CONNECTIONS = 768
 
 
 class InferHttpError(Exception):
@@ -192,11 +199,14 @@ class HttpInferPool:
             return value is the request's result, an exception it raises the request's
             error.
         connect_timeout_s: bound on opening one connection (> 0).
+        max_connections: connections open at most (1 to :data:`MAX_CONNECTIONS`); a
+            request that finds none idle and the pool full waits for the next free one.
     """
 
     def __init__(self, host: str, port: int, request: bytes,
                  check: Callable[[Any], Any] = lambda r: r,
-                 connect_timeout_s: float = 10.0) -> None:
+                 connect_timeout_s: float = 10.0,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.httptools = _import_httptools()
         self.host = host.strip("[]")
         self.port = int(port)
@@ -206,6 +216,8 @@ class HttpInferPool:
         self._idle: list[_Connection] = []
         self._all: set[_Connection] = set()
         self._connecting: set[asyncio.Task[None]] = set()
+        self.max_connections = max(1, min(int(max_connections), MAX_CONNECTIONS))
+        self._waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -225,16 +237,28 @@ class HttpInferPool:
         self._idle.extend(conns)
 
     def release(self, conn: _Connection) -> None:
-        """Put an answered connection back for the next request."""
+        """Put an answered connection back: to the oldest request waiting for one, else
+        idle."""
+        while self._waiting:
+            fut = self._waiting.popleft()
+            if not fut.done():
+                conn.send(fut)
+                return
         self._idle.append(conn)
 
     def forget(self, conn: _Connection) -> None:
-        """Drop a closed connection."""
+        """Drop a closed connection; a request waiting for one gets a new one."""
+        if conn not in self._all:
+            return
         self._all.discard(conn)
         try:
             self._idle.remove(conn)
         except ValueError:
             pass
+        while self._waiting and self._waiting[0].done():
+            self._waiting.popleft()
+        if self._waiting:
+            self._connect_for(self._waiting.popleft())
 
     @property
     def connections(self) -> int:
@@ -242,8 +266,9 @@ class HttpInferPool:
         return len(self._all)
 
     def start(self) -> asyncio.Future[Any]:
-        """Send the request now on an idle connection (a new one when none is idle) and
-        return the future of its answer. Never blocks."""
+        """Send the request now on an idle connection (a new one when none is idle; the
+        next free one when the pool is full) and return the future of its answer. Never
+        blocks."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         while self._idle:
@@ -251,7 +276,13 @@ class HttpInferPool:
             if not conn.closed:
                 conn.send(fut)
                 return fut
+        if len(self._all) + len(self._connecting) >= self.max_connections:
+            self._waiting.append(fut)
+        else:
+            self._connect_for(fut)
+        return fut
 
+    def _connect_for(self, fut: asyncio.Future[Any]) -> None:
         async def connect_then_send() -> None:
             try:
                 conn = await self._connect()
@@ -265,14 +296,18 @@ class HttpInferPool:
             else:
                 conn.send(fut)
 
-        task = loop.create_task(connect_then_send())
+        task = asyncio.get_running_loop().create_task(connect_then_send())
         self._connecting.add(task)
         task.add_done_callback(self._connecting.discard)
-        return fut
 
     def close(self) -> None:
         """Close every connection; requests still in flight fail with ConnectionError."""
         for task in list(self._connecting):
             task.cancel()
+        for fut in self._waiting:
+            if not fut.done():
+                fut.set_exception(ConnectionError("the pool closed before a connection "
+                                                  "came free"))
+        self._waiting.clear()
         for conn in list(self._all):
             conn.close()

@@ -42,8 +42,10 @@ from trtcheck.errors import EnvironmentProblem, InputError, UsageError
 from trtcheck.measure.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
+from trtcheck.measure.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.loadgen import (
-    ERROR, NOT_SENT, OK, LoadRecord, LoadShape, parse_load, run_load,
+    ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
+    run_load,
 )
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.serve import (
@@ -332,7 +334,8 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         if warm_errors or not wait_go():
             return None
         rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
-                                         drain_timeout_s=job.drain_timeout_s, seed=job.seed)
+                                         drain_timeout_s=job.drain_timeout_s, seed=job.seed,
+                                         spin_s=PRECISE_SPIN_S)
     finally:
         if pool is not None:
             pool.close()
@@ -369,7 +372,11 @@ def _worker(conn: Any, job: LoadJob) -> None:
         return msg == "go"
 
     try:
-        res = asyncio.run(_run_job(job, ready, wait_go))
+        loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
+        try:
+            res = loop.run_until_complete(_run_job(job, ready, wait_go))
+        finally:
+            loop.close()
         conn.send(("done", res))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent as one line
         try:
@@ -930,7 +937,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         jobs.append(LoadJob(ep.url, ep.protocol, ep.address, model, version, feed, outs,
                             part, seed, max_duration_s, drain_timeout_s,
                             max(1, warmup_requests // n) if warmup_requests else 0,
-                            min(conns, 1024)))
+                            min(conns, MAX_CONNECTIONS)))
     before: dict[str, Any] = {}
 
     def read_before() -> None:
