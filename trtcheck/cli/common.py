@@ -270,16 +270,17 @@ def percentile_method_option(f: F) -> F:
         "numbers next to trtexec's or perf_analyzer's).")(f)
 
 
-def model_input_options(f: F) -> F:
-    """How a model is fed and run (shapes, input data, runtime): shared by every command
-    that runs a model (:func:`measurement_options`, ``advise MODEL``)."""
-    for opt in reversed(_model_input_opts()):
+def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
+    """``f`` decorated with ``opts`` in order (the first is the first in ``--help``)."""
+    for opt in reversed(opts):
         f = opt(f)
     return f
 
 
-def _model_input_opts() -> list[Callable[[F], F]]:
-    return [
+def model_input_options(f: F) -> F:
+    """How a model is fed and run (shapes, input data, runtime): shared by every command
+    that runs a model (:func:`measurement_options`, ``advise MODEL``)."""
+    return _apply(f, [
         click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
                      help="Input shapes, e.g. x:1x3x320x320 (repeatable or comma-separated)."),
         click.option("--inputs", "inputs_npz", default=None, type=click.Path(dir_okay=False),
@@ -298,14 +299,14 @@ def _model_input_opts() -> list[Callable[[F], F]]:
                      metavar="LIST", help="ONNX Runtime execution providers, comma-separated."),
         click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
                      help="ONNX Runtime intra-op threads (default: ORT's choice)."),
-    ]
+    ])
 
 
-def measurement_options(f: F) -> F:
-    """Options shared by every command that runs a model (bench, report, ...)."""
-    opts = [
-        batch_option(),
-        *_model_input_opts(),
+def stop_rule_options(f: F) -> F:
+    """When a batch size's measurement stops (``--warmup``, ``--min-duration``,
+    ``--min-samples``, ``--max-duration``: seconds and counts of
+    :class:`~trtcheck.measure.bench.StopRule`; ``None`` keeps the command's rule)."""
+    return _apply(f, [
         click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
                      default=None,
                      help="Warm-up seconds per batch size [default: 0.5]."),
@@ -319,13 +320,25 @@ def measurement_options(f: F) -> F:
                      type=FiniteFloatRange(min=0.001, max=MAX_DURATION_S),
                      default=None, help="Stop a batch size after this many seconds "
                                         "[default: 30]."),
+    ])
+
+
+def measurement_options(f: F) -> F:
+    """The options of a measured batch sweep, one group for every command that sweeps a
+    model (bench, report): ``--batch`` (:func:`batch_option`), how the model is fed and
+    run (:func:`model_input_options`), when each batch size stops
+    (:func:`stop_rule_options`), ``--seed`` and ``--percentile-method``. ``advise MODEL``
+    takes ``--batch`` and :func:`model_input_options` (its short bench has a fixed stopping
+    rule, and its ``--seed`` also seeds the simulation). The values go to
+    :func:`trtcheck.cli.options_build.run_options_from_cli`."""
+    return _apply(f, [
+        batch_option(),
+        model_input_options,
+        stop_rule_options,
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0,
                      show_default=True, help="Seed of generated input data."),
         percentile_method_option,
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+    ])
 
 
 def overwrite_option(help: str = "Replace an existing --output file.",
