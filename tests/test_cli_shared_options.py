@@ -35,7 +35,7 @@ def test_comma_list_reads_numbers(kind, value, expected):
 @pytest.mark.parametrize("kind, value, needle", [
     (CommaList(int, min=1, max=8, example="1,2"), "1,x", "'1,x' is not a comma-separated "
                                                          "list of integers, e.g. 1,2"),
-    (CommaList(int, min=1, max=8), "0", "--list must be integers in 1..8"),
+    (CommaList(int, min=1, max=8), "0", "entries must be integers in 1..8"),
     (CommaList(int, min=1, max=8, noun="batch sizes"), "9", "batch sizes must be integers"),
     (CommaList(float, min=0.0, max=10.0), "nan", "must be finite numbers >= 0 and <= 10"),
     (CommaList(float, min=0.0, max=10.0), "inf", "must be finite numbers"),

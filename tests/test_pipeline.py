@@ -38,6 +38,20 @@ def _advice(doc: dict) -> dict:
             if k not in ("schema_version", "kind", "export", "sweep_seconds")}
 
 
+def test_settings_default_to_the_advise_request_defaults():
+    from dataclasses import fields
+
+    from trtcheck.analyze.advise import AdviseRequest
+
+    request = AdviseRequest(curve=parse_curve_text("1:2"), rate_per_s=1.0)
+    for f in fields(AdviseSettings):
+        name = {"device_kind": "device", "notes": "notes"}.get(f.name, f.name)
+        if name in ("per_request_overhead_ms", "serial_overhead", "per_batch_overhead_ms",
+                    "per_item_overhead_ms", "timer_slack_us", "rate_per_s"):
+            continue  # None: as measured (build_request), else the request's 0
+        assert getattr(AdviseSettings(), f.name) == getattr(request, name), f.name
+
+
 def test_advice_from_a_curve_is_what_advise_prints():
     outcome = advise_from_source(AdviseSettings(rate_per_s=3000.0),
                                  curve=parse_curve_text("1:20,8:40,32:110"))

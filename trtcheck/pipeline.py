@@ -48,6 +48,7 @@ batch-1 capacity: a queue forms), to show where batching starts to matter."""
 
 
 def _log_info(message: str) -> None:
+    """The default progress callback: ``message`` on the ``trtcheck`` logger at INFO."""
     logging.getLogger("trtcheck").info("%s", message)
 
 
@@ -358,7 +359,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
 
     if sum(x is not None for x in (curve, results, model)) != 1:
         raise UsageError("give exactly one source of T(b): a model, results or a curve",
-                         None)
+                         "pass one of curve=, results= or model= (with run_options=)")
     measured: dict[str, Any] = {}
     if curve is not None:
         name = "model"

@@ -205,8 +205,6 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \
           --model-file model.py
     """
-    import os
-
     from trtcheck.analyze.curve import parse_curve_text
     from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError

@@ -29,7 +29,7 @@ class CommaList(click.ParamType):
         empty: what a value without entries gives (see above).
         example: a valid value, for the messages, e.g. ``"1,2,4,8"``.
         noun: what the entries are, for the range message, e.g. ``"batch sizes"``
-            [default: the option's name].
+            [default: ``"entries"``; Click's message names the option].
 
     Raises (from :meth:`convert`):
         click.BadParameter: an entry that is not a number of the kind, or out of range,
@@ -99,9 +99,8 @@ class CommaList(click.ParamType):
             if any((self.item is float and not math.isfinite(v))
                    or (self.min is not None and v < self.min)
                    or (self.max is not None and v > self.max) for v in out):
-                noun = self.noun or (_option_name(param) if param is not None else "entries")
-                self.fail(f"{noun} must be {self._range_text()}{self._example()}", param,
-                          ctx)
+                self.fail(f"{self.noun or 'entries'} must be {self._range_text()}"
+                          f"{self._example()}", param, ctx)
         if self.unique and param is not None:
             refuse_duplicates(_option_name(param), out, self.example or "A,B")
         return out
