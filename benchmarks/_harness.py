@@ -62,9 +62,17 @@ def check_machine(machine: str) -> str:
 
 def add_machine_argument(parser: argparse.ArgumentParser,
                          default: str = DEFAULT_MACHINE) -> None:
-    """``--machine NAME``: where the benchmark runs (part of the result file's name)."""
+    """``--machine NAME``: where the benchmark runs (part of the result file's name); a name
+    outside :func:`check_machine` is a usage error."""
+
+    def machine(value: str) -> str:
+        try:
+            return check_machine(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
     parser.add_argument(
-        "--machine", default=default, type=check_machine,
+        "--machine", default=default, type=machine,
         help=f"where this runs: {', '.join(MACHINES)}, optionally followed by -<setup> "
              f"for a configuration that differs on purpose; names the result file "
              f"(default: {default})")
