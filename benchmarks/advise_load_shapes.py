@@ -14,9 +14,9 @@ are predicted with :func:`trtcheck.analyze.advise.what_if`. Scenarios:
 overhead is a pure delay in the simulator and has no measured counterpart here.)
 
 Goal (docs/advise.md): QPS and mean batch within 10%, P50 within 10%, P99 within 20%.
-Prints a table and writes ``benchmarks/results/advise_load_shapes-TAG.json``.
+Prints a table and writes ``benchmarks/results/advise_load_shapes-<machine>.json``.
 
-Usage: ``python benchmarks/advise_load_shapes.py [--tag dev-cpu] [--repeats 3]``
+Usage: ``python benchmarks/advise_load_shapes.py [--machine dev-cpu] [--repeats 3]``
 (about 1 minute).
 """
 
@@ -26,7 +26,7 @@ import argparse
 import os
 import sys
 
-from _harness import RESULTS_DIR, cpu_model, write_json
+from _harness import add_machine_argument, cpu_model, result_path, write_json
 
 from trtcheck.analyze.advise import AdviseRequest, what_if
 from trtcheck.analyze.curve import parse_curve_text
@@ -49,7 +49,7 @@ def _err(pred: float, meas: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tag", default="dev-cpu")
+    add_machine_argument(ap)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     rows = []
@@ -102,10 +102,10 @@ def main() -> int:
     for d in directions:
         print(f"{d['scenario']} ({d['who']}): QPS falls with the window: {d['qps_falls']}, "
               f"P50 rises: {d['p50_rises']}")
-    out = {"tag": args.tag, "cpu": cpu_model(), "load_average": os.getloadavg(),
+    out = {"machine": args.machine, "cpu": cpu_model(), "load_average": os.getloadavg(),
            "repeats": args.repeats, "goals": GOALS, "rows": rows, "within": counts,
            "directions": directions}
-    write_json(RESULTS_DIR / f"advise_load_shapes-{args.tag}.json", out)
+    write_json(result_path("advise_load_shapes", args.machine), out)
     return 0
 
 

@@ -16,11 +16,12 @@ For each backend (the synthetic backend, and ONNX Runtime running the demo ResNe
 
 Goal (issue 4): QPS and mean batch within 10%, P50 within 10%, P99 within 20% for every
 stable configuration. Prints a table and writes
-``benchmarks/results/advise_validation.json`` (and ``..._raw.json`` with the serve runs
-when ``--keep-raw``).
+``benchmarks/results/advise_validation-<machine>.json`` (``--machine``; name the backend
+as the setup when running one, e.g. ``--machine dev-cpu-onnxruntime``), and with
+``--keep-raw FILE`` the raw serve runs (gzip JSON) that ``--from-raw FILE`` re-predicts.
 
 Usage: ``python benchmarks/advise_validation.py [--backends synthetic,onnxruntime]
-[--duration 2.5] [--from-raw FILE]``
+[--duration 2.5] [--machine dev-cpu] [--keep-raw FILE | --from-raw FILE]``
 """
 
 from __future__ import annotations
@@ -37,9 +38,13 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import cpu_model, torch_resnet18_fp16
+from _harness import (
+    add_machine_argument,
+    cpu_model,
+    result_path,
+    torch_resnet18_fp16,
+    write_json,
+)
 
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
 from trtcheck.analyze.inputs import calibration_from_serve
@@ -76,7 +81,8 @@ SETUPS: dict[str, dict[str, Any]] = {
     # a real GPU workload (needs torch, torchvision and CUDA): ResNet-18 fp16 in eager
     # PyTorch on the GPU as a plain sync Python function (host fp16 input, logits back to
     # the host), as a Python service would run it. Launch-bound: T(b) ~ 2.1 ms up to b = 16
-    # on an H200, so batching multiplies capacity (benchmarks/results/gpu_batcher_*).
+    # on an H200, so batching multiplies capacity
+    # (benchmarks/results/gpu_batcher_h200-h200-host.json).
     "torch-gpu": {
         "bench_batches": [1, 2, 4, 8, 16, 32],
         "windows_ms": [0.0, 1.0, 3.0], "max_batch_sizes": [8, 32],
@@ -355,8 +361,9 @@ def main() -> int:
                     help="runs per configuration; headline = median (as trtcheck serve)")
     ap.add_argument("--spread", default="empirical", choices=["empirical", "lognormal", "none"])
     ap.add_argument("--from-raw", default=None, help="re-predict from a saved raw file")
-    ap.add_argument("--keep-raw", action="store_true")
-    ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--keep-raw", metavar="FILE", default=None,
+                    help="also write the raw serve runs (gzip JSON) to FILE, for --from-raw")
+    add_machine_argument(ap)
     ap.add_argument("--block", type=int, default=ServiceModel.resample_block,
                     help="block length of the simulator's resampling of the calibrated "
                     "series (1: independent draws, the model before 2026-11-29)")
@@ -437,16 +444,14 @@ def main() -> int:
             "leave_one_out_rows": loo_rows, "leave_one_out_summary": summary(loo_rows),
             "replay_rows": replay_rows, "replay_summary": summary(replay_rows)}
     out["elapsed_s"] = time.perf_counter() - t0
-    res_dir = ROOT / "benchmarks" / "results"
-    res_dir.mkdir(parents=True, exist_ok=True)
-    stem = "advise_validation" + (f"-{args.tag}" if args.tag else "")
     if not args.from_raw:
         raw_all["_meta"]["load_average_end"] = os.getloadavg()
-    (res_dir / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
+    print(f"\n{out['elapsed_s']:.0f} s")
+    write_json(result_path("advise_validation", args.machine), out)
     if args.keep_raw and not args.from_raw:
-        (res_dir / f"{stem}_raw.json.gz").write_bytes(
+        Path(args.keep_raw).write_bytes(
             gzip.compress((json.dumps(raw_all) + "\n").encode(), mtime=0))
-    print(f"\nwrote {res_dir / (stem + '.json')} ({out['elapsed_s']:.0f} s)")
+        print(f"wrote {args.keep_raw}")
     return 0
 
 

@@ -9,11 +9,12 @@ serving numbers can be read against it.
 
 Run (needs torch + torchvision + a CUDA GPU)::
 
-    python benchmarks/gpu_batcher_h200.py --out benchmarks/results
+    python benchmarks/gpu_batcher_h200.py [--machine h200-host] [--keep-results FILE]
 
-Writes ``gpu_batcher_<device>.json`` (summary), ``gpu_batcher_<device>.txt`` (tables) and
-``gpu_batcher_<device>_results.json.gz`` (the full trtcheck results document with raw
-per-request data).
+Prints the curve and the tables and writes the summary to
+``benchmarks/results/gpu_batcher_h200-<machine>.json`` (or ``--out FILE``); with
+``--keep-results FILE`` also the full trtcheck results document with raw per-request
+data (gzip JSON).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import statistics
 import sys
 import time
@@ -29,13 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-
-from _harness import torch_resnet18_fp16
+from _harness import add_machine_argument, result_path, torch_resnet18_fp16, write_json
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="benchmarks/results")
+    add_machine_argument(ap, default="h200-host")
+    ap.add_argument("--out", default=None, help="summary file [default: the naming rule]")
+    ap.add_argument("--keep-results", metavar="FILE", default=None,
+                    help="also write the full results document (gzip JSON) to FILE")
     ap.add_argument("--budget-s", type=float, default=220.0,
                     help="stop starting new load shapes after this many seconds")
     ap.add_argument("--repeats", type=int, default=3)
@@ -139,9 +141,6 @@ def main() -> int:
     results = new_results(["benchmarks/gpu_batcher_h200.py"] + sys.argv[1:])
     results.serve = run
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_")
     table = serve_table_text(run)
     summary = {
         "device": gpu, "torch": torch.__version__, "torchvision": torchvision.__version__,
@@ -162,19 +161,20 @@ def main() -> int:
         } for c in run.configs],
         "elapsed_s": time.perf_counter() - t_start,
     }
-    (out / f"gpu_batcher_{slug}.json").write_text(json.dumps(summary, indent=2) + "\n")
     curve_txt = "\n".join(f"  b={b:>2}: host {v['host_e2e_median_ms']:.3f} ms, GPU "
                           f"{v['gpu_median_ms']:.3f} ms, {v['host_samples_per_s']:.0f} samples/s"
                           for b, v in curve.items())
-    (out / f"gpu_batcher_{slug}.txt").write_text(
-        f"device: {gpu}\noffline curve (median of 50):\n{curve_txt}\n"
-        f"batch-32 per-thread probe (cudnn.benchmark on): {json.dumps(thread_probe)}\n\n"
-        f"{table}\n")
-    with gzip.open(out / f"gpu_batcher_{slug}_results.json.gz", "wt") as fh:
-        fh.write(results.model_dump_json())
+    print(f"device: {gpu}\noffline curve (median of 50):\n{curve_txt}\n"
+          f"batch-32 per-thread probe (cudnn.benchmark on): {json.dumps(thread_probe)}\n")
     pool.shutdown()
     print(table)
     print(f"elapsed {summary['elapsed_s']:.1f} s")
+    write_json(Path(args.out) if args.out else result_path("gpu_batcher_h200", args.machine),
+               summary)
+    if args.keep_results:
+        with gzip.open(args.keep_results, "wt") as fh:
+            fh.write(results.model_dump_json())
+        print(f"wrote {args.keep_results}")
     return 0
 
 

@@ -178,7 +178,7 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
     from trtcheck.results.bench import BenchRun
     from trtcheck.results.serve import ServeRun
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / \
+    path = Path(__file__).resolve().parent / "data" / "advise-validation-raw" / \
         "advise_validation-h200-torch-gpu_raw.json.gz"
     raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))

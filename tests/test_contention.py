@@ -18,7 +18,8 @@ from trtcheck.policy import BatchingPolicy
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.serve import ServeRun
 
-RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+#: raw serve runs measured by benchmarks/advise_validation.py --keep-raw (see its README)
+RESULTS = Path(__file__).resolve().parent / "data" / "advise-validation-raw"
 
 
 def test_fit_recovers_a_slope_and_keeps_time_order():
