@@ -13,7 +13,14 @@ from trtcheck.results import Results
 from trtcheck.results.advice import Advice
 
 
-def _view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
+def advice_view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
+    """The view of the advice section.
+
+    Args:
+        adv: the advice record.
+        comparison: predicted vs measured rows (:func:`serve_comparison`; empty for
+            ``advise``'s own output, which shows no measurement).
+    """
     rows = [PredictionRow(label=label, config=config_label(p), stable=p.stable,
                           p50_ms=p.p50_ms, p95_ms=p.p95_ms, p99_ms=p.p99_ms,
                           queries_per_s=p.throughput_queries_per_s, mean_batch=p.mean_batch,
@@ -31,7 +38,7 @@ def _view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
                       comparison=comparison, predicted_dash=predicted_dash)
 
 
-def _serve_comparison(adv: Advice) -> list[ComparisonRow]:
+def serve_comparison(adv: Advice) -> list[ComparisonRow]:
     """The stored predicted-vs-measured rows (``advice.serve_predictions``)."""
     return [ComparisonRow(
         config=p.config, load=p.load,
@@ -70,7 +77,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     adv = getattr(results, "advice", None)
     if adv is None:
         return None
-    view = _view(adv, _serve_comparison(adv))
+    view = advice_view(adv, serve_comparison(adv))
     return render_partial("advice", "Batching advice", view, _chart(view.comparison, charts))
 
 
@@ -78,4 +85,4 @@ def advice_markdown(adv: Advice) -> str:
     """The advice as Markdown (the ``advise --format md`` output); no charts."""
     from trtcheck.report.sections import render_markdown_partial
 
-    return render_markdown_partial("advice", "Batching advice", _view(adv, []))
+    return render_markdown_partial("advice", "Batching advice", advice_view(adv, []))

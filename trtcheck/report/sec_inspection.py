@@ -43,7 +43,7 @@ def _chart_label(text: str) -> str:
     return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
 
 
-def view_model(insp: ModelInspection) -> InspectionView:
+def inspection_view(insp: ModelInspection) -> InspectionView:
     """The view of the inspection section (facts and counts formatted as text)."""
     facts: list[tuple[str, str]] = [
         ("File", Path(insp.path).name),
@@ -125,7 +125,7 @@ def render_inspection(insp: ModelInspection, charts: ChartSink | None) -> Sectio
         ch = op_histogram_chart(insp, charts)
         if ch is not None:
             chart_list.append(ch)
-    return render_partial(SECTION_ID, TITLE, view_model(insp), chart_list)
+    return render_partial(SECTION_ID, TITLE, inspection_view(insp), chart_list)
 
 
 def build(results: Results, charts: ChartSink) -> Section | None:

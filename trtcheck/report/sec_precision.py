@@ -36,7 +36,9 @@ def _cost_sentence(label: str, v: Any) -> str:
     return f"{label}: {acc}; {verdict} (latency not measured)."
 
 
-def _view(p: PrecisionResult) -> PrecisionView:
+def precision_view(p: PrecisionResult) -> PrecisionView:
+    """The view of the precision section: the summary table (FP32 reference first) and
+    each variant in detail."""
     rl = p.reference_latency
     rows = [PrecisionRow(
         label="fp32 (reference)", backend=f"{p.reference.name} {p.reference.version}",
@@ -127,7 +129,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     p = results.precision
     if p is None:
         return None
-    return render_partial("precision", "Precision: accuracy vs speed", _view(p), _chart(p, charts))
+    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), _chart(p, charts))
 
 
 def precision_markdown(results: Results) -> str:
@@ -137,4 +139,4 @@ def precision_markdown(results: Results) -> str:
     if results.precision is None:
         return ""
     return render_markdown_partial("precision", "Precision: accuracy vs speed",
-                                   _view(results.precision))
+                                   precision_view(results.precision))

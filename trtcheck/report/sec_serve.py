@@ -26,7 +26,9 @@ _PART_LABELS = {
 }
 
 
-def _view(run: ServeRun) -> ServeView:
+def serve_view(run: ServeRun) -> ServeView:
+    """The view of the serving section, one table per load shape (charts are attached
+    by :func:`build`)."""
     s = run.settings
     loads = []
     for load in s.loads:
@@ -130,7 +132,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     run = results.serve
     if run is None or not run.configs:
         return None
-    view = _view(run)
+    view = serve_view(run)
     drawn = _charts(run, charts)
     by_name = {c.name: c for c in drawn}
     view = replace(view, waterfall_chart=by_name.get("serve-waterfall"),
@@ -145,4 +147,4 @@ def serve_markdown(results: Results) -> str:
 
     if results.serve is None:
         return ""
-    return render_markdown_partial("serve", "Serving with dynamic batching", _view(results.serve))
+    return render_markdown_partial("serve", "Serving with dynamic batching", serve_view(results.serve))
