@@ -244,3 +244,37 @@ def test_report_renders_with_every_section(engine_results):
         "results": engine_results, "sections": sections, "verdict": None,
         "title": "t", "schema_version": engine_results.schema_version}, markdown=True) \
         .startswith("# t")
+
+
+# --------------------------------------------------------------------------- compare
+
+#: CompareView fields only the text and Markdown renderers show
+COMPARE_TEXT_ONLY = {"serve_only_in_a", "serve_only_in_b"}
+
+
+@pytest.fixture(scope="module")
+def comparison_view(engine_results: Results, trtexec_exports: Path) -> Any:
+    """``full`` against itself with a different engine on each side (layers, serving, precision,
+    bench runs: every block of the compare page)."""
+    from trtcheck.analyze.compare import compare
+    from trtcheck.report.compare_render import view
+
+    b = engine_results.model_copy(update={
+        "engine": load_trtexec_export(trtexec_exports / "resnet18-a100-qat")})
+    return view(compare(engine_results, b, name_a="a.json", name_b="b.json", resamples=200))
+
+
+def test_compare_view_holds_its_declared_types(comparison_view):
+    assert comparison_view.layers is not None and comparison_view.layers.rows
+    assert comparison_view.serve and comparison_view.precision and comparison_view.runs
+    _check_types(comparison_view)
+
+
+def test_compare_page_fails_on_a_missing_view_field(comparison_view):
+    render_template("compare.html.j2", {"v": comparison_view}, markdown=False)
+    for f in dataclasses.fields(comparison_view):
+        if f.name in COMPARE_TEXT_ONLY:
+            continue
+        with pytest.raises(jinja2.UndefinedError):
+            render_template("compare.html.j2", {"v": _without(comparison_view, f.name)},
+                            markdown=False)

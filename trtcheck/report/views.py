@@ -667,3 +667,176 @@ class AdviceView:
     points: list[tuple[int, float]]
     comparison: list[ComparisonRow] = field(default_factory=list)
     predicted_dash: bool = False
+
+
+# ---------------------------------------------------------------------------- compare
+# ``trtcheck compare`` (text, Markdown and templates/compare.html.j2): every value is
+# already formatted text (with its unit), B relative to A.
+
+
+@dataclass(frozen=True)
+class FieldPairRow:
+    """One field in both files (environment, model, backend, precision setup): its name,
+    A's and B's value as text, and whether they differ."""
+
+    field: str
+    a: str
+    b: str
+    differs: bool
+
+
+@dataclass(frozen=True)
+class CompareMetricRow:
+    """One bench statistic at one batch size, A against B.
+
+    Attributes:
+        batch_size: the batch size.
+        sample_count: ``"<samples A>/<samples B>"``.
+        metric: the statistic (``median_ms``).
+        a, b: the two values with their unit.
+        change_pct: B/A - 1 in percent (``+4.2%``), ``-`` without a ratio.
+        interval: its confidence interval (``[+1.0%, +7.5%]``), ``-`` without one.
+        change: the verdict (``better``, ``worse``, ``no change``, ...).
+    """
+
+    batch_size: int
+    sample_count: str
+    metric: str
+    a: str
+    b: str
+    change_pct: str
+    interval: str
+    change: str
+
+
+@dataclass(frozen=True)
+class CompareRunView:
+    """One bench run matched across the two files: its title, how it was matched, the
+    backend fields side by side, one row per statistic and batch size, and the batch sizes
+    only one side measured."""
+
+    title: str
+    matched_by: str
+    backend: list[FieldPairRow]
+    rows: list[CompareMetricRow]
+    only_in_a: list[int]
+    only_in_b: list[int]
+
+
+@dataclass(frozen=True)
+class CompareLayerRow:
+    """One engine layer matched across the two engines: names (``a -> b`` when renamed),
+    type, precision (``a -> b`` when it changed), average times with unit, the signed
+    difference, B/A - 1 in percent (``change_pct``) and how it was matched."""
+
+    name: str
+    layer_type: str
+    precision: str
+    a: str
+    b: str
+    delta: str
+    change_pct: str
+    matched_by: str
+
+
+@dataclass(frozen=True)
+class CompareLayersView:
+    """The engine layers of the two files.
+
+    Attributes:
+        counts: ``"<A> / <B> layers, <n> matched"``.
+        summed_time: summed layer time A / B with unit (``-`` without per-layer times).
+        mix_a, mix_b: precision mix of each engine (``FP16 40, INT8 12``).
+        rows: matched layers, largest time change first (at most the row limit).
+        hidden: matched layers left out of ``rows``.
+        only_in_a, only_in_b: unmatched layer names.
+    """
+
+    counts: str
+    summed_time: str
+    mix_a: str
+    mix_b: str
+    rows: list[CompareLayerRow]
+    hidden: int
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+@dataclass(frozen=True)
+class CompareServeRow:
+    """One serving configuration in both files: ``"A / B"`` pairs of QPS (requests/s),
+    mean batch and P50/P99 (ms), each with B/A - 1 in percent (``-`` where missing)."""
+
+    config: str
+    qps: str
+    qps_change: str
+    batch: str
+    p50: str
+    p50_change: str
+    p99: str
+    p99_change: str
+
+
+@dataclass(frozen=True)
+class ComparePrecisionMetricRow:
+    """One accuracy metric of a precision variant in both files, ``B - A`` and which
+    direction is better."""
+
+    metric: str
+    better: str
+    a: str
+    b: str
+    difference: str
+
+
+@dataclass(frozen=True)
+class ComparePrecisionView:
+    """One precision variant in both files: verdicts ``"pass / FAIL"``, speed-ups vs FP32
+    ``"1.80x / 1.75x"`` (``None`` when neither measured one), the setup fields that differ,
+    and one row per metric."""
+
+    variant: str
+    passed: str
+    speedup: str | None
+    setup: list[FieldPairRow]
+    rows: list[ComparePrecisionMetricRow]
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """Two results files side by side (``trtcheck compare``).
+
+    Attributes:
+        name_a, name_b: the names shown for A and B.
+        comparable: the environments are comparable.
+        different_models: why the two files measured different models, or ``None``.
+        environment, inspection: fields side by side.
+        runs: matched bench runs; runs_only_in_a, runs_only_in_b: unmatched labels.
+        layers: engine layers, ``None`` unless both files hold an engine.
+        serve: matched serving configurations; serve_only_in_a, serve_only_in_b:
+            unmatched ones.
+        precision_setup: the precision comparison's setup side by side.
+        precision: matched variants; precision_only_in_a, precision_only_in_b: the rest.
+        layers_note: how layers are matched.
+        method: how changes are judged.
+    """
+
+    name_a: str
+    name_b: str
+    comparable: bool
+    different_models: str | None
+    environment: list[FieldPairRow]
+    inspection: list[FieldPairRow]
+    runs: list[CompareRunView]
+    runs_only_in_a: list[str]
+    runs_only_in_b: list[str]
+    layers: CompareLayersView | None
+    serve: list[CompareServeRow]
+    serve_only_in_a: list[str]
+    serve_only_in_b: list[str]
+    precision_setup: list[FieldPairRow]
+    precision: list[ComparePrecisionView]
+    precision_only_in_a: list[str]
+    precision_only_in_b: list[str]
+    layers_note: str
+    method: str
