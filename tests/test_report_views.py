@@ -278,3 +278,30 @@ def test_compare_page_fails_on_a_missing_view_field(comparison_view):
         with pytest.raises(jinja2.UndefinedError):
             render_template("compare.html.j2", {"v": _without(comparison_view, f.name)},
                             markdown=False)
+
+
+# ----------------------------------------------------------------------------- page
+
+
+def test_report_page_view_types_and_missing_fields(engine_results, monkeypatch):
+    """The page context is a ReportPageView; each of its fields is read by the page."""
+    import trtcheck.report as report
+
+    pages: list[Any] = []
+    real = views.ReportPageView
+
+    def keep(**kw: Any) -> Any:
+        pages.append(real(**kw))
+        return pages[-1]
+
+    monkeypatch.setattr(views, "ReportPageView", keep)
+    report.build_report(report.with_verdict(engine_results))
+    (page,) = pages
+    assert page.verdict is not None and len(page.sections) == 7
+    _check_types(page)
+    for f in dataclasses.fields(page):
+        ctx = {g.name: getattr(page, g.name) for g in dataclasses.fields(page)
+               if g.name != f.name}
+        for name, markdown in (("report.html.j2", False), ("report.md.j2", True)):
+            with pytest.raises(jinja2.UndefinedError):
+                render_template(name, ctx, markdown=markdown)

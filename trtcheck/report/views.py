@@ -24,9 +24,34 @@ from dataclasses import dataclass, field
 
 from trtcheck.report.charts import Chart
 from trtcheck.report.findings_view import FindingGroup
-from trtcheck.results import BackendInfo, Environment, Finding
+from trtcheck.report.sections import Section
+from trtcheck.report.verdict import VerdictView
+from trtcheck.results import BackendInfo, Environment, Finding, Results
 from trtcheck.results.advice import Advice
 from trtcheck.results.precision import Localization, PrecisionTolerance
+
+# ----------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class ReportPageView:
+    """The whole report page (``report.html.j2`` and ``report.md.j2``; each field is a
+    top-level name there).
+
+    Attributes:
+        title: the page title (``trtcheck report: <model file>``).
+        schema_version: the results schema version shown in the header.
+        results: the results (tool version, creation time, host, ``incomplete``).
+        sections: the rendered sections, in display order.
+        verdict: the verdict block, ``None`` when the results hold no verdict.
+    """
+
+    title: str
+    schema_version: str
+    results: Results
+    sections: list[Section]
+    verdict: VerdictView | None
+
 
 # ---------------------------------------------------------------------------- summary
 
