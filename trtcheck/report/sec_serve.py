@@ -8,11 +8,13 @@ waterfall bars (median of each part) per configuration.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import ServeLoadView, ServeRow, ServeView, WaterfallPartRow
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
 
@@ -24,7 +26,9 @@ _PART_LABELS = {
 }
 
 
-def _view(run: ServeRun) -> dict[str, Any]:
+def serve_view(run: ServeRun) -> ServeView:
+    """The view of the serving section, one table per load shape (charts are attached
+    by :func:`build`)."""
     s = run.settings
     loads = []
     for load in s.loads:
@@ -34,32 +38,34 @@ def _view(run: ServeRun) -> dict[str, Any]:
                 continue
             rep = c.repeats[c.median_repeat]
             wf = {w.name: w for w in rep.waterfall}
-            rows.append({
-                "window": c.window_ms, "max_batch": c.max_batch_size,
-                "mean_batch": c.mean_batch_size, "max_seen": c.max_batch_size_seen,
-                "qps": c.throughput_queries_per_s, "p50": c.p50_ms, "p99": c.p99_ms,
-                "ok_pct": c.ok_share * 100.0,
-                "late_pct": None if c.late_send_share is None else c.late_send_share * 100.0,
-                "lag_p99": c.send_lag_p99_ms,
-                "parts": [{"name": _PART_LABELS.get(k, k), "median": wf[k].median_ms,
-                           "p99": wf[k].p99_ms} for k in WATERFALL_PARTS if k in wf],
-                "residual_median": rep.residual_median_ms,
-                "residual_p99": rep.residual_p99_ms,
-                "e2e_median": rep.latency.median_ms if rep.latency else None,
-            })
-        loads.append({"label": load, "rows": rows, "chart": None})
-    return {
-        "label": run.label, "model": run.model_path, "backend": run.backend,
-        "settings": (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
-                     "(medians shown); "
-                     f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
-                     f"({s.on_full} when full); per-request overhead "
-                     f"{s.per_request_overhead_ms:g} ms; HTTP front "
-                     f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
-        "loads": loads,
-        "warnings": group_findings([w for c in run.configs for w in c.warnings]
-                                   + list(run.warnings), device_is_gpu(run.backend.device)),
-    }
+            rows.append(ServeRow(
+                window_ms=c.window_ms, max_batch_size=c.max_batch_size,
+                mean_batch_size=c.mean_batch_size, max_batch_size_seen=c.max_batch_size_seen,
+                queries_per_s=c.throughput_queries_per_s, p50_ms=c.p50_ms, p99_ms=c.p99_ms,
+                ok_pct=c.ok_share * 100.0,
+                late_send_pct=None if c.late_send_share is None
+                else c.late_send_share * 100.0,
+                send_lag_p99_ms=c.send_lag_p99_ms,
+                parts=[WaterfallPartRow(name=_PART_LABELS.get(k, k), median_ms=wf[k].median_ms,
+                                        p99_ms=wf[k].p99_ms)
+                       for k in WATERFALL_PARTS if k in wf],
+                e2e_median_ms=rep.latency.median_ms if rep.latency else None,
+                residual_median_ms=rep.residual_median_ms,
+                residual_p99_ms=rep.residual_p99_ms,
+            ))
+        loads.append(ServeLoadView(label=load, rows=rows))
+    return ServeView(
+        model_path=run.model_path, backend=run.backend,
+        settings=(f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+                  "(medians shown); "
+                  f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
+                  f"({s.on_full} when full); per-request overhead "
+                  f"{s.per_request_overhead_ms:g} ms; HTTP front "
+                  f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
+        loads=loads,
+        warnings=group_findings([w for c in run.configs for w in c.warnings]
+                                + list(run.warnings), device_is_gpu(run.backend.device)),
+    )
 
 
 def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
@@ -126,12 +132,12 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     run = results.serve
     if run is None or not run.configs:
         return None
-    view = _view(run)
+    view = serve_view(run)
     drawn = _charts(run, charts)
     by_name = {c.name: c for c in drawn}
-    for i, load in enumerate(view["loads"]):  # each load's chart sits under its table
-        load["chart"] = by_name.get(f"serve-window-{i}")
-    view["waterfall_chart"] = by_name.get("serve-waterfall")
+    view = replace(view, waterfall_chart=by_name.get("serve-waterfall"),
+                   loads=[replace(load, chart=by_name.get(f"serve-window-{i}"))  # under its table
+                          for i, load in enumerate(view.loads)])
     return render_partial("serve", "Serving with dynamic batching", view, drawn)
 
 
@@ -141,4 +147,4 @@ def serve_markdown(results: Results) -> str:
 
     if results.serve is None:
         return ""
-    return render_markdown_partial("serve", "Serving with dynamic batching", _view(results.serve))
+    return render_markdown_partial("serve", "Serving with dynamic batching", serve_view(results.serve))
