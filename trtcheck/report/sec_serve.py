@@ -15,6 +15,7 @@ from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
+from trtcheck.units import us_to_ms
 
 _PART_LABELS = {
     "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
@@ -35,7 +36,7 @@ def _view(run: ServeRun) -> dict[str, Any]:
             rep = c.repeats[c.median_repeat]
             wf = {w.name: w for w in rep.waterfall}
             rows.append({
-                "window": c.window_ms, "max_batch": c.max_batch_size,
+                "window": us_to_ms(c.window_us), "max_batch": c.max_batch_size,
                 "mean_batch": c.mean_batch_size, "max_seen": c.max_batch_size_seen,
                 "qps": c.throughput_queries_per_s, "p50": c.p50_ms, "p99": c.p99_ms,
                 "ok_pct": c.ok_share * 100.0,
@@ -69,7 +70,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         cfgs = [c for c in run.configs if c.load.label == load]
         fig, (ax1, ax2) = _pair()
         for mb in mbs:
-            pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+            pts = sorted((us_to_ms(c.window_us), c.throughput_queries_per_s, c.p99_ms)
                          for c in cfgs if c.max_batch_size == mb)
             if not pts:
                 continue
@@ -91,7 +92,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
     labels, lefts = [], [0.0] * len(run.configs)
     for i, c in enumerate(run.configs):
-        labels.append(f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}")
+        labels.append(f"{c.load.label} w{us_to_ms(c.window_us):g} b{c.max_batch_size}")
     for k in WATERFALL_PARTS:
         vals = []
         for c in run.configs:
