@@ -24,7 +24,7 @@ def served():
     tests below set the marks they test."""
     res = _results_with_bench({1: 2.0, 8: 4.0, 32: 10.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4,32:10", mode="async")
-    res.serve = measure_serving(be, windows_ms=[0.0, 2.0], max_batch_sizes=[8],
+    res.serve = measure_serving(be, windows_us=[0, 2000], max_batch_sizes=[8],
                                 loads=["open:300:poisson:150"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
     for cfg in res.serve.configs:
@@ -144,7 +144,7 @@ def test_calibration_leaves_out_a_run_above_capacity():
 
     res = _results_with_bench({1: 2.0, 8: 4.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4", mode="async")
-    res.serve = measure_serving(be, windows_ms=[0.0], max_batch_sizes=[1],
+    res.serve = measure_serving(be, windows_us=[0], max_batch_sizes=[1],
                                 loads=["open:900:poisson:300"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
     (cfg,) = res.serve.configs

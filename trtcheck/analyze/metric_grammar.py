@@ -103,7 +103,8 @@ class Selector:
 
     A filter holds its conditions in ``conds`` (``(field, value)`` pairs, all of which
     must hold; a field may be dotted, ``load.kind``); ``field``/``value`` are the first
-    condition.
+    condition. ``written`` holds the conditions as the user wrote them when that differs
+    (a field of an earlier schema, :data:`LEGACY_FILTER_FIELDS`): messages show those.
     """
 
     kind: str
@@ -111,6 +112,7 @@ class Selector:
     field: str | None = None
     value: str | None = None
     conds: tuple[tuple[str, str], ...] = ()
+    written: tuple[tuple[str, str], ...] = ()
 
     def conditions(self) -> tuple[tuple[str, str], ...]:
         """Every ``(field, value)`` condition of a filter (empty for other kinds)."""
@@ -120,11 +122,15 @@ class Selector:
             return ((self.field, self.value or ""),)
         return ()
 
+    def shown(self) -> tuple[tuple[str, str], ...]:
+        """The conditions as the user wrote them (for messages)."""
+        return self.written or self.conditions()
+
     def text(self) -> str:
         if self.kind == "all":
             return "[*]"
         if self.kind == "filter":
-            return "[" + ",".join(f"{f}={v}" for f, v in self.conditions()) + "]"
+            return "[" + ",".join(f"{f}={v}" for f, v in self.shown()) + "]"
         return f"[{self.key}]"
 
 
@@ -190,6 +196,7 @@ def _parse_filter(inner: str, raw: str) -> Selector:
     """``FIELD=VALUE[,FIELD=VALUE...]`` -> a filter selector (see the module grammar)."""
     example = "e.g. serve.configs[window_us=0,max_batch_size=8].p99_ms"
     conds: list[tuple[str, str]] = []
+    written: list[tuple[str, str]] = []  # the conditions as written, for the messages
     for part in _split_unquoted(inner, ","):
         if _COMPARISON_RE.match(part):
             raise _comparison_error(inner, raw)
@@ -207,20 +214,31 @@ def _parse_filter(inner: str, raw: str) -> Selector:
             raise MetricPathError(f"bad filter [{inner}] in {raw!r}: the value {v!r} holds "
                                   "'='", "combine conditions with commas, not words: "
                                   + example)
-        conds.append(_current_field(f, v[1:-1] if quoted else v))
+        written.append((f, v[1:-1] if quoted else v))
+        conds.append(_current_field(*written[-1]))
     fields = [c[0] for c in conds]
     dup = sorted({f for f in fields if fields.count(f) > 1})
     if dup:
-        raise MetricPathError(f"filter [{inner}] in {raw!r} tests {dup[0]} twice",
+        same = sorted({w[0] for w, c in zip(written, fields) if c == dup[0]})
+        raise MetricPathError(f"filter [{inner}] in {raw!r} tests {' and '.join(same)} twice"
+                              if len(same) == 1 else
+                              f"filter [{inner}] in {raw!r} tests one field twice "
+                              f"({' and '.join(same)} name the same field)",
                               "an item has one value per field: keep one condition")
-    return Selector("filter", field=conds[0][0], value=conds[0][1], conds=tuple(conds))
+    return Selector("filter", field=conds[0][0], value=conds[0][1], conds=tuple(conds),
+                    written=tuple(written) if written != conds else ())
 
 
 def _current_field(fpath: str, value: str) -> tuple[str, str]:
     """A filter condition on a field of an earlier schema (:data:`LEGACY_FILTER_FIELDS`)
     as the condition on the current field, its number converted to the current unit
     (``window_ms``, ``"2"`` -> ``window_us``, ``"2000.0"``); any other condition as it is.
-    A value that is not a number is kept for the type check to refuse."""
+
+
+    Raises:
+        MetricPathError: the value of such a field is not a number (it could not be
+            converted; the message names the field as written).
+    """
     *head, name = fpath.split(".")
     if name not in LEGACY_FILTER_FIELDS:
         return fpath, value
@@ -228,9 +246,12 @@ def _current_field(fpath: str, value: str) -> tuple[str, str]:
     try:
         number = float(value)
     except ValueError:
-        converted = value
-    else:  # converted as the option was (--window-ms 0.3 and [window_ms=0.3] agree)
-        converted = repr(convert(number)) if math.isfinite(number) else value
+        raise MetricPathError(f"filter [{fpath}={value}]: {name} is a number, {value!r} is "
+                              "not, so nothing could match",
+                              f"write a plain number, e.g. [{name}=2] (the results hold "
+                              f"{new})") from None
+    # converted as the option was (--window-ms 0.3 and [window_ms=0.3] agree)
+    converted = repr(convert(number)) if math.isfinite(number) else value
     return ".".join([*head, new]), converted
 
 
