@@ -176,11 +176,14 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
 
     from trtcheck.analyze.inputs import calibration_exclusion
     from trtcheck.results.bench import BenchRun
+    from trtcheck.results.migrate import migrate
     from trtcheck.results.serve import ServeRun
 
+    # a raw serve run saved before schema 2.0 (windows in ms): migrated as a 1.x file is
     path = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / \
         "advise_validation-h200-torch-gpu_raw.json.gz"
     raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
-    (cfg,) = ServeRun.model_validate(raw["calibration"]).configs
+    calibration = migrate({"serve": raw["calibration"]}, 1, 2)["serve"]
+    (cfg,) = ServeRun.model_validate(calibration).configs
     assert calibration_exclusion(cfg, curve) is None

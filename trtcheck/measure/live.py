@@ -673,9 +673,10 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
         model, model_version: the model (version ``""``: the server's choice).
         windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
-            (windows in microseconds; ``None``: as the model is loaded). Any of them loads the model once per
-            configuration through the model-repository API (explicit model control);
-            the original configuration is loaded again at the end.
+            (windows in microseconds; ``None``: as the model is loaded). Any of them
+            loads the model once per configuration through the model-repository API
+            (explicit model control); the original configuration is loaded again at the
+            end.
         loads: load specs (as ``trtcheck serve --load``) or LoadShapes.
         repeats: runs per configuration (headline = median), >= 1.
         max_duration_s, drain_timeout_s: bounds per run (sending; finishing after it).
@@ -738,7 +739,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     cfg = override_config(base_cfg, window_us=w, max_batch=mb,
                                           instances=instances, preferred=pref)
                     if progress:
-                        progress(f"loading {model} with window {us_to_ms(window_us_of(cfg)):g} ms, max "
+                        progress(f"loading {model} with window "
+                                 f"{us_to_ms(window_us_of(cfg)):g} ms, max "
                                  f"batch {cfg.get('max_batch_size')}, "
                                  f"{instances_of(cfg)} instance(s) ...")
                     loaded = cfg
@@ -824,7 +826,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     for cfg, exc in skipped:
         run.warnings.append(Finding(
             code="config-not-loaded",
-            where=f"window {us_to_ms(window_us_of(cfg)):g} ms max batch {cfg.get('max_batch_size')} "
+            where=f"window {us_to_ms(window_us_of(cfg)):g} ms max batch "
+                  f"{cfg.get('max_batch_size')} "
                   f"instances {instances_of(cfg)}",
             message=f"the server did not load this configuration: {exc.message}",
             remedy=exc.hint or "check the swept values against the model"))

@@ -732,7 +732,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency
-                                progress(f"[{k}/{total}] {shape.label} window {us_to_ms(w):g} ms max batch "
+                                progress(f"[{k}/{total}] {shape.label} window "
+                                         f"{us_to_ms(w):g} ms max batch "
                                          f"{mb} repeat {r + 1}/{repeats}: "
                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
                                          f"{rep.mean_batch_size:.2f}, p50 "
