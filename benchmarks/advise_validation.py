@@ -48,7 +48,7 @@ from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
 from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun
-from trtcheck.results.migrate import migrate
+from trtcheck.results.migrate import migrate_section
 from trtcheck.results.serve import ServeRun
 
 RESAMPLE_BLOCK = ServiceModel.resample_block
@@ -190,7 +190,7 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
 def _serve_record(run: dict[str, Any]) -> dict[str, Any]:
     """A saved serve run as the current schema reads it (raw files written before schema
     2.0 hold the windows in ms; :mod:`trtcheck.results.migrate` converts them)."""
-    return migrate({"serve": run}, 1, 2)["serve"]
+    return migrate_section("serve", run, 1, 2)
 
 
 def service_for(curve: LatencyCurve, cal: dict[str, Any], spread: str) -> ServiceModel:

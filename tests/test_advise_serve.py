@@ -176,7 +176,7 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
 
     from trtcheck.analyze.inputs import calibration_exclusion
     from trtcheck.results.bench import BenchRun
-    from trtcheck.results.migrate import migrate
+    from trtcheck.results.migrate import migrate_section
     from trtcheck.results.serve import ServeRun
 
     # a raw serve run saved before schema 2.0 (windows in ms): migrated as a 1.x file is
@@ -184,6 +184,5 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
         "advise_validation-h200-torch-gpu_raw.json.gz"
     raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
-    calibration = migrate({"serve": raw["calibration"]}, 1, 2)["serve"]
-    (cfg,) = ServeRun.model_validate(calibration).configs
+    (cfg,) = ServeRun.model_validate(migrate_section("serve", raw["calibration"], 1, 2)).configs
     assert calibration_exclusion(cfg, curve) is None

@@ -102,3 +102,13 @@ def test_versions_that_can_and_cannot_be_migrated(raw):
     with pytest.raises(SchemaError) as ei:
         results_from_json(json.dumps(doc), "future.json")
     assert "newer than" in ei.value.message and "2.0" in ei.value.message
+
+
+def test_a_section_saved_on_its_own_is_migrated_once(raw):
+    from trtcheck.results.migrate import migrate_section
+    from trtcheck.results.serve import ServeRun
+
+    run = migrate_section("serve", copy.deepcopy(raw["serve"]), 1, 2)
+    assert ServeRun.model_validate(run).settings.windows_us == [0.0, 2000.0, 10000.0]
+    # already in the current form: left as it is
+    assert migrate_section("serve", copy.deepcopy(run), 1, 2) == run

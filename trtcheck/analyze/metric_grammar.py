@@ -234,7 +234,6 @@ def _current_field(fpath: str, value: str) -> tuple[str, str]:
     as the condition on the current field, its number converted to the current unit
     (``window_ms``, ``"2"`` -> ``window_us``, ``"2000.0"``); any other condition as it is.
 
-
     Raises:
         MetricPathError: the value of such a field is not a number (it could not be
             converted; the message names the field as written).

@@ -100,3 +100,13 @@ def migrate(data: dict[str, Any], major: int, current_major: int) -> dict[str, A
 def can_migrate(major: int, current_major: int) -> bool:
     """Whether a document of schema ``major``.x can be brought to ``current_major``.x."""
     return major <= current_major and all(m in _STEPS for m in range(major, current_major))
+
+
+def migrate_section(name: str, record: dict[str, Any], major: int,
+                    current_major: int) -> dict[str, Any]:
+    """Bring one section of a results document saved on its own (``"serve"``: a
+    :class:`~trtcheck.results.serve.ServeRun` dumped by a benchmark) from schema
+    ``major``.x to ``current_major``.x, in place (also returned). A record already in the
+    current form is left as it is (a field is renamed only where the new one is absent).
+    """
+    return migrate({name: record}, major, current_major)[name]
