@@ -33,6 +33,7 @@ from trtcheck.analyze.curve import parse_curve_text
 from trtcheck.analyze.simulator import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
 from trtcheck.measure.serve import measure_serving
+from trtcheck.units import ms_to_us, us_to_ms
 
 SCENARIOS = [
     ("seed burst, serial 12 ms", "1:0.29,8:0.4,32:1.0", 12.0, True, "burst:64",
@@ -62,14 +63,15 @@ def main() -> int:
         else:
             c, n = (int(x) for x in rest.split(":"))
             kw["closed_loop"] = ClosedLoop(c, n)
-        run = measure_serving(backend, windows_ms=windows, max_batch_sizes=(32,),
+        run = measure_serving(backend, windows_us=[ms_to_us(w) for w in windows],
+                              max_batch_sizes=(32,),
                               loads=[load], repeats=args.repeats,
                               per_request_overhead_ms=overhead, warmup_requests=0)
         req = AdviseRequest(curve=parse_curve_text(curve), rate_per_s=None,
                             per_request_overhead_ms=overhead, serial_overhead=serial, **kw)
-        preds = what_if(req, [Candidate(w * 1000.0, 32, 1) for w in windows])
-        for m, p in zip(sorted(run.configs, key=lambda c: c.window_ms), preds):
-            row = {"scenario": name, "load": load, "window_ms": m.window_ms,
+        preds = what_if(req, [Candidate(ms_to_us(w), 32, 1) for w in windows])
+        for m, p in zip(sorted(run.configs, key=lambda c: c.window_us), preds):
+            row = {"scenario": name, "load": load, "window_ms": us_to_ms(m.window_us),
                    "meas": {"qps": m.throughput_queries_per_s, "batch": m.mean_batch_size,
                             "p50": m.p50_ms, "p99": m.p99_ms},
                    "pred": {"qps": p.throughput_queries_per_s, "batch": p.mean_batch,

@@ -51,7 +51,9 @@ from trtcheck.analyze.inputs import calibration_from_serve
 from trtcheck.analyze.serve_compare import open_loop_schedule
 from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
+from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.migrate import migrate_section
 from trtcheck.results.serve import ServeRun
 
 RESAMPLE_BLOCK = ServiceModel.resample_block
@@ -150,6 +152,7 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
     """Bench curve + calibration run + validation sweep for one backend."""
     from trtcheck.measure.bench import StopRule, run_bench
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import ms_to_us
 
     st = SETUPS[name]
     duration_s = max(duration_s, st.get("duration_s", 0.0))
@@ -172,14 +175,14 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
         print(f"  T(1) = {t1_ms:.2f} ms: rates {rates} req/s, calibration "
               f"{cal['rate']} req/s", file=sys.stderr)
         cal_rates = [cal["rate"]] + list(cal.get("extra_rates", []))
-        calib = measure_serving(be, windows_ms=[cal["window_ms"]],
+        calib = measure_serving(be, windows_us=[ms_to_us(cal["window_ms"])],
                                 max_batch_sizes=[cal["max_batch_size"]],
                                 loads=[f"open:{r:g}:poisson:{int(r * duration_s)}"
                                        for r in cal_rates], repeats=1,
                                 max_duration_s=duration_s + 5, warmup_requests=8,
                                 seed=seed + 100, label=f"{name}-calibration", **extra)
         loads = [f"open:{r:g}:poisson:{int(r * duration_s)}" for r in rates]
-        serve = measure_serving(be, windows_ms=st["windows_ms"],
+        serve = measure_serving(be, windows_us=[ms_to_us(w) for w in st["windows_ms"]],
                                 max_batch_sizes=st["max_batch_sizes"], loads=loads,
                                 repeats=repeats, max_duration_s=duration_s + 5,
                                 warmup_requests=8, seed=seed, label=name,
@@ -188,6 +191,12 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
         be.deactivate()
     return {"bench": bench.model_dump(), "calibration": calib.model_dump(),
             "serve": serve.model_dump()}
+
+
+def _serve_record(run: dict[str, Any]) -> dict[str, Any]:
+    """A saved serve run as the current schema reads it (raw files written before schema
+    2.0 hold the windows in ms; :mod:`trtcheck.results.migrate` converts them)."""
+    return migrate_section("serve", run, 1, 2)
 
 
 def service_for(curve: LatencyCurve, cal: dict[str, Any], spread: str) -> ServiceModel:
@@ -210,14 +219,14 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
     ``"replay"`` (each run's own measured overheads, not its outcomes).
     """
     bench = BenchRun.model_validate(raw["bench"])
-    serve = ServeRun.model_validate(raw["serve"])
+    serve = ServeRun.model_validate(_serve_record(raw["serve"]))
     curve = curve_from_bench(bench)
     service = service_for(curve, cal, spread)
     rows = []
     for cfg in serve.configs:
         ld = cfg.load
         rep = cfg.repeats[cfg.median_repeat]
-        pol = BatchingPolicy(cfg.max_batch_size, cfg.window_ms * 1000.0)
+        pol = BatchingPolicy(cfg.max_batch_size, cfg.window_us)
         preds = []
         if mode == "leave-one-out":
             # pooled from the other configurations that kept up with their load (an
@@ -243,7 +252,7 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
             return float(np.median(v)) if v else None
 
         ok = all(q.stable for q in preds) and cfg.ok_share == 1.0
-        row = {"window_ms": cfg.window_ms, "max_batch_size": cfg.max_batch_size,
+        row = {"window_ms": us_to_ms(cfg.window_us), "max_batch_size": cfg.max_batch_size,
                "rate_per_s": ld.rate_per_s, "requests": ld.count,
                "stable": bool(ok), "utilisation": p.utilisation,
                "measured": {"qps": cfg.throughput_queries_per_s, "batch": cfg.mean_batch_size,
@@ -418,7 +427,7 @@ def main() -> int:
                            "measured_on": raw_all.get("_meta"), "from_raw": args.from_raw}
     for n in names:
         raw = raw_all[n]
-        calib = ServeRun.model_validate(raw["calibration"])
+        calib = ServeRun.model_validate(_serve_record(raw["calibration"]))
         bench = BenchRun.model_validate(raw["bench"])
         cal = ({} if args.naive else
                calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True,

@@ -50,6 +50,7 @@ def main() -> int:
     from trtcheck.report.text_tables import serve_table_text
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import us_to_ms
 
     t_start = time.perf_counter()
     if not torch.cuda.is_available():
@@ -130,7 +131,7 @@ def main() -> int:
             print(f"budget reached, skipping {load}", flush=True)
             continue
         runs.append(measure_serving(
-            backend, windows_ms=[0, 2, 10], max_batch_sizes=[1, 8, 32], loads=[load],
+            backend, windows_us=[0, 2000, 10_000], max_batch_sizes=[1, 8, 32], loads=[load],
             repeats=args.repeats, payload=payload, max_duration_s=1.0, drain_timeout_s=3.0,
             warmup_requests=8, executor=pool, model_path="torchvision resnet18 fp16 (random weights)",
             progress=lambda m: print(m, flush=True)))
@@ -150,7 +151,8 @@ def main() -> int:
         "offline_curve": curve, "thread_probe_batch32": thread_probe,
         "cudnn_benchmark": bool(torch.backends.cudnn.benchmark), "loads": run.settings.loads, "repeats": args.repeats,
         "configs": [{
-            "load": c.load.label, "window_ms": c.window_ms, "max_batch_size": c.max_batch_size,
+            "load": c.load.label, "window_ms": us_to_ms(c.window_us),
+            "max_batch_size": c.max_batch_size,
             "mean_batch_size": c.mean_batch_size, "max_batch_size_seen": c.max_batch_size_seen,
             "throughput_queries_per_s": c.throughput_queries_per_s, "p50_ms": c.p50_ms,
             "p99_ms": c.p99_ms, "ok_share": c.ok_share, "late_send_share": c.late_send_share,

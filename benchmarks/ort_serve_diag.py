@@ -69,6 +69,7 @@ def main() -> int:
     from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
     from trtcheck.load.demo import demo_model_path
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import ms_to_us
 
     info = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
             "affinity": sorted(os.sched_getaffinity(0)), "cgroup": cgroup_cpu(),
@@ -99,7 +100,7 @@ def main() -> int:
                   f"{np.percentile(ts, 90):.2f} throttle {diff(t0, throttled())}", flush=True)
     for window in (0.0, 10.0):
         t0 = throttled()
-        run = measure_serving(be, windows_ms=[window], max_batch_sizes=[4],
+        run = measure_serving(be, windows_us=[ms_to_us(window)], max_batch_sizes=[4],
                               loads=[f"open:{args.rate:g}:poisson:{int(args.rate * 6)}"],
                               repeats=1, warmup_requests=8, seed=1)
         rep = run.configs[0].repeats[0]

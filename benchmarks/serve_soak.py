@@ -215,7 +215,7 @@ def serve_memory(requests: int) -> dict:
 
     r0 = rss_bytes()
     t0 = time.perf_counter()
-    run = measure_serving(fn, windows_ms=[0], max_batch_sizes=[32],
+    run = measure_serving(fn, windows_us=[0], max_batch_sizes=[32],
                           loads=[f"closed:64:{requests}"], repeats=1, warmup_requests=0,
                           max_duration_s=3600, payload={"x": np.zeros((1, 16), np.float32)})
     r1 = rss_bytes()

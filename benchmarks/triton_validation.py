@@ -169,6 +169,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from trtcheck.testing import triton_server as ts
+    from trtcheck.units import ms_to_us
 
     fetch = ts.load_fetch_triton()
     pa = fetch.fetch_perf_analyzer()
@@ -187,7 +188,7 @@ def main() -> int:
         repo = tmp / "models"
         ts.write_model(repo, args.model, a_ms=args.a_ms, b_ms=args.b_ms,
                        max_batch_size=args.max_batch,
-                       max_queue_delay_us=int(args.window_ms * 1000),
+                       max_queue_delay_us=int(ms_to_us(args.window_ms)),
                        instances=args.instances)
         srv = ts.TritonServer(repo, explicit=True, load_models=(args.model,)).start()
         http_url = srv.http_url

@@ -17,6 +17,7 @@ from trtcheck.report.sections import Section, render_partial
 from trtcheck.report.views import ServeLoadView, ServeRow, ServeView, WaterfallPartRow
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
+from trtcheck.units import us_to_ms
 
 _PART_LABELS = {
     "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
@@ -39,7 +40,7 @@ def serve_view(run: ServeRun) -> ServeView:
             rep = c.repeats[c.median_repeat]
             wf = {w.name: w for w in rep.waterfall}
             rows.append(ServeRow(
-                window_ms=c.window_ms, max_batch_size=c.max_batch_size,
+                window_ms=us_to_ms(c.window_us), max_batch_size=c.max_batch_size,
                 mean_batch_size=c.mean_batch_size, max_batch_size_seen=c.max_batch_size_seen,
                 queries_per_s=c.throughput_queries_per_s, p50_ms=c.p50_ms, p99_ms=c.p99_ms,
                 ok_pct=c.ok_share * 100.0,
@@ -75,7 +76,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         cfgs = [c for c in run.configs if c.load.label == load]
         fig, (ax1, ax2) = _pair()
         for mb in mbs:
-            pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+            pts = sorted((us_to_ms(c.window_us), c.throughput_queries_per_s, c.p99_ms)
                          for c in cfgs if c.max_batch_size == mb)
             if not pts:
                 continue
@@ -97,7 +98,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
     labels, lefts = [], [0.0] * len(run.configs)
     for i, c in enumerate(run.configs):
-        labels.append(f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}")
+        labels.append(f"{c.load.label} w{us_to_ms(c.window_us):g} b{c.max_batch_size}")
     for k in WATERFALL_PARTS:
         vals = []
         for c in run.configs:
