@@ -77,13 +77,15 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
     if serve is None or not serve.configs:
         return []
     service = service_from_results(results, adv)
-    inst = int(getattr(serve.settings, "instances", 1))
+    run_inst = int(getattr(serve.settings, "instances", 1))
     seed = int(getattr(serve.settings, "seed", 0))
     rows = []
     for cfg in serve.configs:
         load = cfg.load
         if load.kind != "open" or load.arrival not in ("poisson", "constant"):
             continue
+        # a live sweep records each configuration's instance count
+        inst = cfg.instances if cfg.instances is not None else run_inst
         arr = open_loop_schedule(load.rate_per_s, load.count, load.arrival,
                                  seed + cfg.median_repeat)
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,

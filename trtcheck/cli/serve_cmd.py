@@ -104,9 +104,10 @@ def _ints(value: str, what: str) -> list[int]:
 @click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
               help="Runs per configuration (the median is reported).  [default: 3; with "
                    "--url: 1]")
-@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=None,
-              help="Concurrent execution instances.  [default: 1; with --url: the "
-                   "model's own]")
+@click.option("--instances", default=None, metavar="N|LIST",
+              help=f"Concurrent execution instances (1..{MAX_INSTANCES}); with --url a comma "
+                   "list sweeps them (Triton instance_group count), e.g. 1,2.  [default: 1; "
+                   "with --url: the model's own]")
 @click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536,
               show_default=True,
               help="Most requests waiting in the batcher queue.")
@@ -147,7 +148,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
         model_version: str, inputs_npz: str | None, client_processes: int,
         window_ms: str | None, max_batch: str | None,
-        preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
+        preferred_batch: str | None, loads: str, repeats: int, instances: str | None,
         max_queue: int, on_full: str, http: bool, duration_s: float, drain_timeout_s: float,
         late_threshold_ms: float, warmup_requests: int, use_uvloop: bool,
         backend_name: str | None, providers: str | None, threads: int | None,
@@ -208,7 +209,12 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                          "--synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12")
     window_ms = "0,20,50,100" if window_ms is None else window_ms
     max_batch = "1,8,32" if max_batch is None else max_batch
-    instances = 1 if instances is None else instances
+    instance_list = [1] if instances is None else _instances(instances)
+    if len(instance_list) > 1:
+        raise UsageError(f"--instances {instances}: the embedded batcher runs one instance "
+                         "count per command", "give one count, e.g. --instances 2, or "
+                         "sweep instance counts on a live server (--url)")
+    n_instances = instance_list[0]
     windows = _floats(window_ms, "--window-ms")
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
@@ -277,7 +283,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     try:
         run = measure_serving(
             backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
-            loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
+            loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=n_instances,
             max_queue_size=max_queue, on_full=on_full,
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
@@ -300,6 +306,21 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
 
 
+def _instances(value: str) -> list[int]:
+    """``--instances``: one count or a comma-separated list, each in 1..MAX_INSTANCES,
+    each once."""
+    try:
+        out = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an integer or a comma-separated list "
+                                 "of integers, e.g. 1,2", param_hint="'--instances'") from None
+    if not out or any(not 1 <= v <= MAX_INSTANCES for v in out):
+        raise click.BadParameter(f"instance counts must be integers in 1..{MAX_INSTANCES}, "
+                                 "e.g. 1,2", param_hint="'--instances'")
+    refuse_duplicates("--instances", out, "1,2")
+    return out
+
+
 def _given(param: str) -> bool:
     """Whether the user gave option ``param`` on the command line (not its default)."""
     from click.core import ParameterSource
@@ -319,7 +340,7 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
 def _live(*, url: str | None, live_model: str | None, model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
           client_processes: int, window_ms: str | None, max_batch: str | None,
-          preferred_batch: str | None, loads: str, repeats: int, instances: int | None,
+          preferred_batch: str | None, loads: str, repeats: int, instances: str | None,
           duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
           warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
           overwrite: bool, output_format: str) -> None:
@@ -343,6 +364,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     windows = _floats(window_ms, "--window-ms") if window_ms is not None else None
     mbs = _ints(max_batch, "--max-batch") if max_batch is not None else None
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else None
+    instance_list = _instances(instances) if instances is not None else None
     if windows is not None:
         refuse_duplicates("--window-ms", windows, "0,2,10")
     if mbs is not None:
@@ -390,7 +412,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
     run = measure_live(url, live_model, model_version=model_version, windows_ms=windows,
-                       max_batch_sizes=mbs, instances=instances, preferred_batch_sizes=pref,
+                       max_batch_sizes=mbs, instances=instance_list,
+                       preferred_batch_sizes=pref,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,
                        drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
                        warmup_requests=warmup_requests, seed=seed, shapes=shape_map,

@@ -4,6 +4,13 @@ Per load shape, a table (window, mean batch, max batch, QPS, P50,
 P99; medians over repeats) plus ok share and late sends; charts of QPS and P99 against
 the window (one line per max batch size, one chart pair per load shape) and stacked
 waterfall bars (median of each part) per configuration.
+
+A live target's run (``trtcheck serve --url``, ``ServeRun.live`` set) shows instead of the
+embedded waterfall: the server and model, the model configuration each run used
+(window, max batch, instances, kind, preferred sizes), the server's own statistics
+(the mean batch it formed, executions per batch size, queue and compute times) and the
+split of the mean request latency into client + network, server queue, server compute
+and the server's other time, with a stacked bar chart of that split per configuration.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.results import Results
-from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
+from trtcheck.results.serve import WATERFALL_PARTS, ServeConfigResult, ServeRun
 
 _PART_LABELS = {
     "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
@@ -22,6 +29,110 @@ _PART_LABELS = {
     "executor_hop_ms": "executor hop", "compute_ms": "compute",
     "result_dispatch_ms": "result dispatch",
 }
+
+
+#: the parts of a live request's mean latency, in the order a request meets them:
+#: (LiveSplit field, label)
+LIVE_SPLIT_PARTS: tuple[tuple[str, str], ...] = (
+    ("client_network_mean_ms", "client + network"),
+    ("server_queue_mean_ms", "server queue"),
+    ("server_compute_mean_ms", "server compute"),
+    ("server_other_mean_ms", "server other"),
+)
+
+
+def _config_label(c: ServeConfigResult) -> str:
+    """Short label of a live configuration: load, window, max batch, instances."""
+    return (f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}"
+            + (f" i{c.instances}" if c.instances is not None else ""))
+
+
+def _instance_kinds(config: dict[str, Any]) -> str:
+    """The ``instance_group`` kinds of a Triton model config (``KIND_AUTO`` when none)."""
+    groups = config.get("instance_group") or []
+    kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in groups if isinstance(g, dict)})
+    return ", ".join(kinds) or "KIND_AUTO"
+
+
+def _live_view(run: ServeRun) -> dict[str, Any]:
+    """The live-target part of the serving view: target, per-configuration model config,
+    server statistics (median repeat), latency split and executions per batch size."""
+    lv = run.live
+    assert lv is not None
+    cmd = lv.command_stats
+    target = {
+        "server": f"{lv.server_name or 'KServe v2 server'} {lv.server_version}".strip(),
+        "url": lv.url, "protocol": lv.protocol.upper(), "model": lv.model_name,
+        "version": lv.model_version or "the server's choice",
+        "platform": lv.model_platform or "-",
+        "processes": lv.client_processes,
+        "control": ("each configuration loaded through the model-repository API, the "
+                    "original loaded again afterwards" if lv.explicit_model_control
+                    else "measured as loaded"),
+        "command_batch": None if cmd is None else cmd.avg_batch_size,
+        "command_inferences": None if cmd is None else cmd.inference_count,
+        "command_executions": None if cmd is None else cmd.execution_count,
+    }
+    configs, seen = [], set()
+    stats, split, batches = [], [], []
+    for c in run.configs:
+        cfg = c.server_model_config if c.server_model_config is not None \
+            else lv.model_config_json
+        db = cfg.get("dynamic_batching") if isinstance(cfg.get("dynamic_batching"),
+                                                       dict) else None
+        key_cols = {"load": c.load.label, "window": f"{c.window_ms:g}",
+                    "max_batch": c.max_batch_size, "instances": c.instances}
+        pref = c.preferred_batch_sizes if c.preferred_batch_sizes is not None else [
+            int(p) for p in (db or {}).get("preferred_batch_size", [])]
+        queue_bound = int(((db or {}).get("default_queue_policy") or {}).get(
+            "max_queue_size", 0) or 0)
+        row = {"window": f"{c.window_ms:g}", "max_batch": cfg.get("max_batch_size", "-"),
+               "instances": c.instances, "kind": _instance_kinds(cfg),
+               "dynamic": "on" if db is not None else "off",
+               "preferred": ", ".join(map(str, pref)) or "-",
+               "queue_bound": queue_bound or "unbounded"}
+        k = tuple(sorted((a, str(b)) for a, b in row.items()))
+        if k not in seen:
+            seen.add(k)
+            configs.append(row)
+        rep = c.repeats[c.median_repeat]
+        st = rep.server_stats
+        if st is not None:
+            stats.append({**key_cols, "mean_batch": st.avg_batch_size,
+                          "inferences": st.inference_count,
+                          "executions": st.execution_count,
+                          "histogram": ", ".join(f"{b.batch_size}\u00d7{b.execution_count}"
+                                                 for b in st.batch_stats) or "-",
+                          "queue": st.queue.mean_ms,
+                          "compute_input": st.compute_input.mean_ms,
+                          "compute_infer": st.compute_infer.mean_ms,
+                          "compute_output": st.compute_output.mean_ms,
+                          "failed": st.fail.count})
+            for b in st.batch_stats:
+                n = b.execution_count
+                batches.append({**key_cols, "batch_size": b.batch_size, "executions": n,
+                                "share_pct": 100.0 * n / st.execution_count
+                                if st.execution_count else None,
+                                "infer_ms": b.compute_infer_ms / n if n else None,
+                                "input_ms": b.compute_input_ms / n if n else None,
+                                "output_ms": b.compute_output_ms / n if n else None})
+        sp = rep.live_split
+        if sp is not None:
+            split.append({**key_cols, "client": sp.client_mean_ms,
+                          "lag": sp.send_lag_mean_ms,
+                          "parts": [getattr(sp, f) for f, _ in LIVE_SPLIT_PARTS],
+                          "server_pct": 100.0 * sp.server_request_mean_ms / sp.client_mean_ms
+                          if sp.client_mean_ms > 0 else None})
+    return {"target": target, "configs": configs, "stats": stats, "split": split,
+            "batches": batches, "part_labels": [label for _, label in LIVE_SPLIT_PARTS]}
+
+
+def _live_settings(run: ServeRun) -> str:
+    s = run.settings
+    return (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+            "(medians shown; server statistics and split of the median repeat); "
+            f"{s.warmup_requests} warm-up requests per run; a send over "
+            f"{s.late_threshold_ms:g} ms late counts as late; payload {s.payload}")
 
 
 def _view(run: ServeRun) -> dict[str, Any]:
@@ -48,9 +159,11 @@ def _view(run: ServeRun) -> dict[str, Any]:
                 "e2e_median": rep.latency.median_ms if rep.latency else None,
             })
         loads.append({"label": load, "rows": rows, "chart": None})
+    live = run.live is not None
     return {
         "label": run.label, "model": run.model_path, "backend": run.backend,
-        "settings": (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+        "live": _live_view(run) if live else None,
+        "settings": _live_settings(run) if live else (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
                      "(medians shown); "
                      f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
                      f"({s.on_full} when full); per-request overhead "
@@ -87,6 +200,9 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
             ax.set_ylim(bottom=0)  # levels compared on a zero-based axis
             ax.legend(fontsize="small")
         out.append(charts.add(f"serve-window-{li}", f"QPS and P99 vs window ({load})", fig))
+    if run.live is not None:
+        chart = _live_split_chart(run, charts)
+        return out + ([chart] if chart is not None else [])
     # waterfall: stacked medians per configuration
     fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
     labels, lefts = [], [0.0] * len(run.configs)
@@ -111,6 +227,31 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     return out
 
 
+def _live_split_chart(run: ServeRun, charts: ChartSink) -> Any:
+    """Stacked horizontal bars, one per live configuration: the mean request latency split
+    into client + network, server queue, server compute and server other (ms, from 0);
+    ``None`` when no configuration has a split."""
+    rows = [(c, c.repeats[c.median_repeat].live_split) for c in run.configs]
+    rows = [(c, sp) for c, sp in rows if sp is not None]
+    if not rows:
+        return None
+    fig, ax = new_figure(8.0, max(2.5, 0.32 * len(rows) + 1.4))
+    lefts = [0.0] * len(rows)
+    for field_name, label in LIVE_SPLIT_PARTS:
+        vals = [max(0.0, getattr(sp, field_name)) for _, sp in rows]
+        ax.barh(range(len(rows)), vals, left=lefts, label=label)
+        lefts = [a + b for a, b in zip(lefts, vals)]
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([_config_label(c) for c, _ in rows], fontsize="x-small")
+    ax.invert_yaxis()
+    ax.set_xlim(left=0)  # parts of one whole, on a zero-based axis
+    ax.set_xlabel("mean per request (ms), from the send")
+    ax.set_title("Where each request's time went (means)")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return charts.add("serve-live-split", "Mean request latency: client + network, server "
+                      "queue, server compute", fig)
+
+
 def _pair() -> tuple[Any, tuple[Any, Any]]:
     from trtcheck.report.charts import _pyplot
 
@@ -132,7 +273,14 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     for i, load in enumerate(view["loads"]):  # each load's chart sits under its table
         load["chart"] = by_name.get(f"serve-window-{i}")
     view["waterfall_chart"] = by_name.get("serve-waterfall")
-    return render_partial("serve", "Serving with dynamic batching", view, drawn)
+    view["split_chart"] = by_name.get("serve-live-split")
+    return render_partial("serve", _title(run), view, drawn)
+
+
+def _title(run: ServeRun) -> str:
+    if run.live is None:
+        return "Serving with dynamic batching"
+    return f"Serving on a live server ({run.live.server_name or 'KServe v2'})"
 
 
 def serve_markdown(results: Results) -> str:
@@ -141,4 +289,4 @@ def serve_markdown(results: Results) -> str:
 
     if results.serve is None:
         return ""
-    return render_markdown_partial("serve", "Serving with dynamic batching", _view(results.serve))
+    return render_markdown_partial("serve", _title(results.serve), _view(results.serve))
