@@ -177,19 +177,26 @@ def _view(run: ServeRun) -> dict[str, Any]:
 
 def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     out = []
-    mbs = run.settings.max_batch_sizes
+    # one line per max batch size (and per instance count, when a live sweep varied it)
+    insts = sorted({c.instances for c in run.configs if c.instances is not None})
+    lines = [(mb, n) for mb in run.settings.max_batch_sizes
+             for n in (insts if len(insts) > 1 else [None])]
     for li, load in enumerate(run.settings.loads):
         cfgs = [c for c in run.configs if c.load.label == load]
+        if len({c.window_ms for c in cfgs}) < 2:
+            continue  # one window: no curve to draw; the table holds the numbers
         fig, (ax1, ax2) = _pair()
-        for mb in mbs:
+        for mb, n in lines:
             pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
-                         for c in cfgs if c.max_batch_size == mb)
+                         for c in cfgs if c.max_batch_size == mb
+                         and (n is None or c.instances == n))
             if not pts:
                 continue
-            ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                     label=f"max batch {mb}")
+            label = f"max batch {mb}" + (f", {n} instance{'s' if n != 1 else ''}"
+                                         if n is not None else "")
+            ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
             ax2.plot([p[0] for p in pts], [p[2] if p[2] is not None else float("nan")
-                                           for p in pts], marker="^", label=f"max batch {mb}")
+                                           for p in pts], marker="^", label=label)
         ax1.set_xlabel("window (ms)")
         ax1.set_ylabel("QPS (requests/s)")
         ax1.set_title(f"QPS vs window, {load}")
