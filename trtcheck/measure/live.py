@@ -12,7 +12,9 @@ counted) and reads the server's own truth around every run:
 
 The load generator runs in its own processes (``client_processes``, spawned), each with
 its own event loop and pre-warmed connections, so nothing in the measuring process can
-starve it; an open-loop schedule is dealt round-robin to the processes. Every request
+starve it; an open-loop schedule is dealt round-robin to the processes. Over HTTP each
+process encodes the request once and sends it over keep-alive connections
+(:mod:`trtcheck.measure.kserve_http`); over gRPC it uses ``tritonclient.grpc.aio``. Every request
 ends in one outcome (``ok``, ``error``, ``timeout``, ``not_sent``); a failed request is
 counted, never dropped. A response whose output shapes do not match the model's metadata
 is an ``error`` (``BadResponse``).
@@ -40,8 +42,10 @@ from trtcheck.errors import EnvironmentProblem, InputError, UsageError
 from trtcheck.measure.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
+from trtcheck.measure.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.loadgen import (
-    ERROR, NOT_SENT, OK, LoadRecord, LoadShape, parse_load, run_load,
+    ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
+    run_load,
 )
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.serve import (
@@ -250,7 +254,6 @@ def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
 async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                    wait_go: Callable[[], bool]) -> LoadResult | None:
     ep = Endpoint(job.url, job.protocol, job.address)
-    client = make_client(ep)
     from trtcheck.measure.kserve import import_client
 
     mod = import_client(job.protocol)
@@ -264,30 +267,59 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     kinds: dict[int, str] = {}
     current: dict[int, str] = kinds
 
-    async def one(i: int) -> None:
-        try:
-            r = await client.infer(job.model, inputs, model_version=job.version,
-                                   outputs=outs or None)
-            _check_outputs(r, job.outputs)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            kind = _error_kind(exc)
-            current[i] = kind
-            messages.setdefault(kind, error_text(exc))
-            raise
+    def failed(i: int, exc: BaseException) -> None:
+        kind = _error_kind(exc)
+        current[i] = kind
+        messages.setdefault(kind, error_text(exc))
+
+    if job.protocol == "http":
+        # the load itself: one encoded request, keep-alive connections, a C parser
+        from trtcheck.measure.kserve_http import HttpInferPool, encode_infer_request
+
+        host, _, port = job.address.rpartition(":")
+        pool = HttpInferPool(host, int(port), encode_infer_request(
+            job.address, job.model, job.version, inputs, outs),
+            check=lambda r: _check_outputs(r, job.outputs))
+        client: Any = None
+
+        def send(i: int) -> asyncio.Future[Any]:
+            fut = pool.start()
+            fut.add_done_callback(lambda f: (None if f.cancelled() or f.exception() is None
+                                             else failed(i, f.exception())))
+            return fut
+    else:
+        pool = None
+        client = make_client(ep)
+
+        async def one(i: int) -> None:
+            try:
+                r = await client.infer(job.model, inputs, model_version=job.version,
+                                       outputs=outs or None)
+                _check_outputs(r, job.outputs)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                failed(i, exc)
+                raise
+
+        def send(i: int) -> asyncio.Future[Any]:
+            return loop.create_task(one(i))
 
     loop = asyncio.get_running_loop()
-
-    def start(i: int) -> asyncio.Future[Any]:
-        return loop.create_task(one(i))
-
+    start = send
     try:
-        if job.protocol == "http" and job.prewarm_connections > 0:
+        if job.prewarm_connections > 0:
             # open (and keep alive) the connections the run will need before it starts
-            await asyncio.gather(*[client.is_server_live()
-                                   for _ in range(job.prewarm_connections)],
-                                 return_exceptions=True)
+            if pool is not None:
+                try:
+                    await pool.open(job.prewarm_connections)
+                except (OSError, asyncio.TimeoutError) as exc:
+                    ready({"ConnectionError": error_text(exc) or type(exc).__name__})
+                    return None
+            elif job.protocol == "http":
+                await asyncio.gather(*[client.is_server_live()
+                                       for _ in range(job.prewarm_connections)],
+                                     return_exceptions=True)
         warm_errors: dict[str, str] = {}
         if job.warmup_requests > 0:
             current = {}
@@ -302,12 +334,16 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         if warm_errors or not wait_go():
             return None
         rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
-                                         drain_timeout_s=job.drain_timeout_s, seed=job.seed)
+                                         drain_timeout_s=job.drain_timeout_s, seed=job.seed,
+                                         spin_s=PRECISE_SPIN_S)
     finally:
-        try:
-            await asyncio.wait_for(client.close(), 5.0)
-        except BaseException:  # noqa: BLE001 - closing is best effort
-            pass
+        if pool is not None:
+            pool.close()
+        else:
+            try:
+                await asyncio.wait_for(client.close(), 5.0)
+            except BaseException:  # noqa: BLE001 - closing is best effort
+                pass
     errors = list(rec.error)
     for i, k in kinds.items():
         if i < len(errors) and rec.outcome[i] == ERROR:
@@ -336,7 +372,11 @@ def _worker(conn: Any, job: LoadJob) -> None:
         return msg == "go"
 
     try:
-        res = asyncio.run(_run_job(job, ready, wait_go))
+        loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
+        try:
+            res = loop.run_until_complete(_run_job(job, ready, wait_go))
+        finally:
+            loop.close()
         conn.send(("done", res))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent as one line
         try:
@@ -901,11 +941,22 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         jobs.append(LoadJob(ep.url, ep.protocol, ep.address, model, version, feed, outs,
                             part, seed, max_duration_s, drain_timeout_s,
                             max(1, warmup_requests // n) if warmup_requests else 0,
-                            min(conns, 1024)))
+                            min(conns, MAX_CONNECTIONS)))
     before: dict[str, Any] = {}
 
     def read_before() -> None:
-        before.update(_stats(ep, model, version))
+        # the server counts a request only after it has sent the answer: wait until the
+        # warm-up requests are all counted (two reads 50 ms apart agree)
+        deadline = time.monotonic() + STATS_SETTLE_S
+        prev = _stats(ep, model, version)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            cur = _stats(ep, model, version)
+            d = stats_delta(prev, cur)
+            prev = cur
+            if d.success.count == 0 and d.inference_count == 0:
+                break
+        before.update(prev)
 
     results = run_processes(jobs, read_before,
                             timeout_s=max_duration_s + drain_timeout_s + 30.0)
