@@ -110,7 +110,7 @@ baseline:
   - serve.configs[*].repeats[*].p50_ms: 50%
 """
     code, out = _gate(tmp_path, policy, live_files["b"], "-b", str(live_files["a"]))
-    assert code == 1
+    assert code == 1, [c["message"] for c in out["checks"]]
     by_rule: dict[int, list[dict]] = {}
     for c in out["checks"]:
         by_rule.setdefault(c["line"], []).append(c)
@@ -121,10 +121,12 @@ baseline:
         assert chk["value"] == pytest.approx(cb.repeats[0].live_split.server_queue_mean_ms)
         assert chk["baseline_value"] == pytest.approx(
             ca.repeats[0].live_split.server_queue_mean_ms)
-        assert chk["verdict"] == "fail"
-    assert all(c["verdict"] == "pass" for c in batch)  # the server batched more, not less
+        assert chk["verdict"] == "fail", chk["message"]
+    # the server batched more, not less
+    assert all(c["verdict"] == "pass" for c in batch), [c["message"] for c in batch]
     # client latencies keep their raw samples: an interval, not a point comparison
-    assert all(c["verdict"] == "fail" and c["ratio_low"] is not None for c in p50)
+    assert all(c["verdict"] == "fail" and c["ratio_low"] is not None for c in p50), \
+        [c["message"] for c in p50]
 
 
 def test_compare_pairs_live_configurations(live_files):
