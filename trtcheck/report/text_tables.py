@@ -130,8 +130,9 @@ def live_table_text(run: Any) -> str:
                   "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
                   "queue_ms, compute_ms: mean client + network, server queue and server "
                   "compute time per request."]
-    for w in [*run.warnings, *[w for c in run.configs for w in c.warnings]]:
-        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
+    # one line per warning kind, naming every configuration it applies to
+    lines += _grouped_lines([*run.warnings, *[w for c in run.configs for w in c.warnings]],
+                            device_is_gpu(run.backend.device))
     return "\n".join(lines)
 
 
