@@ -18,6 +18,7 @@ from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.arrivals import open_loop_offsets_s
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import Advice, ServePrediction
+from trtcheck.units import us_to_ms
 
 
 def service_from_advice(adv: Advice) -> ServiceModel:
@@ -90,17 +91,17 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
                                  seed + cfg.median_repeat)
         # a live run records the preferred sizes its server used per configuration
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
-                             max_queue_delay_us=cfg.window_ms * 1000.0,
+                             max_queue_delay_us=cfg.window_us,
                              preferred_batch_sizes=tuple(
                                  p for p in (cfg.preferred_batch_sizes or ())
                                  if p <= cfg.max_batch_size))
         p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
                      seed=seed + cfg.median_repeat)
         rows.append(ServePrediction(
-            config=f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}"
+            config=f"W={us_to_ms(cfg.window_us):g} ms B={cfg.max_batch_size}"
                    + (f" I={cfg.instances}" if cfg.instances is not None else ""),
             load=load.label,
-            window_ms=cfg.window_ms, max_batch_size=cfg.max_batch_size, instances=inst,
+            window_us=cfg.window_us, max_batch_size=cfg.max_batch_size, instances=inst,
             measured_throughput_queries_per_s=cfg.throughput_queries_per_s,
             predicted_throughput_queries_per_s=p.throughput_queries_per_s,
             measured_mean_batch=cfg.mean_batch_size, predicted_mean_batch=p.mean_batch,

@@ -28,6 +28,7 @@ from trtcheck.cli.common import (
     throttled,
 )
 from trtcheck.report.text_tables import serve_table_text
+from trtcheck.units import ms_to_us
 
 MAX_SERVE_BATCH = 65536
 """Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
@@ -219,6 +220,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
     refuse_duplicates("--window-ms", windows, "0,20,50,100")
+    windows_us = [ms_to_us(w) for w in windows]  # --window-ms is ms; trtcheck counts in us
     refuse_duplicates("--max-batch", mbs, "1,8,32")
     refuse_duplicates("--preferred-batch", pref, "4,8")
     unused = sorted(p for p in set(pref) if p > max(mbs))
@@ -278,12 +280,13 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             if activated_here:
                 backend.deactivate()
             raise
-    n = len(windows) * len(mbs) * len(load_list)
+    n = len(windows_us) * len(mbs) * len(load_list)
     log(f"serving {target_desc}: {n} configuration(s) x {repeats} repeat(s) ...")
     try:
         run = measure_serving(
-            backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
-            loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=n_instances,
+            backend, use_uvloop=use_uvloop, windows_us=windows_us, max_batch_sizes=mbs,
+            loads=load_list, repeats=repeats, preferred_batch_sizes=pref,
+            instances=n_instances,
             max_queue_size=max_queue, on_full=on_full,
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
@@ -367,6 +370,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     instance_list = _instances(instances) if instances is not None else None
     if windows is not None:
         refuse_duplicates("--window-ms", windows, "0,2,10")
+    # --window-ms is ms; trtcheck counts in us
+    windows_us = None if windows is None else [ms_to_us(w) for w in windows]
     if mbs is not None:
         refuse_duplicates("--max-batch", mbs, "8,32")
     if pref is not None:
@@ -411,8 +416,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         repeats = 1  # one run per shape: the server's statistics delta is the command's
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
-    run = measure_live(url, live_model, model_version=model_version, windows_ms=windows,
-                       max_batch_sizes=mbs, instances=instance_list,
+    run = measure_live(url, live_model, model_version=model_version,
+                       windows_us=windows_us, max_batch_sizes=mbs, instances=instance_list,
                        preferred_batch_sizes=pref,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,
                        drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,

@@ -15,13 +15,28 @@ and the server's other time, with a stacked bar chart of that split per configur
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import (
+    LiveBatchRow,
+    LiveCommandView,
+    LiveConfigRow,
+    LiveServeView,
+    LiveSplitRow,
+    LiveStatsRow,
+    LiveTargetView,
+    ServeLoadView,
+    ServeRow,
+    ServeView,
+    WaterfallPartRow,
+)
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeConfigResult, ServeRun
+from trtcheck.units import us_to_ms
 
 _PART_LABELS = {
     "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
@@ -43,7 +58,7 @@ LIVE_SPLIT_PARTS: tuple[tuple[str, str], ...] = (
 
 def _config_label(c: ServeConfigResult) -> str:
     """Short label of a live configuration: load, window, max batch, instances."""
-    return (f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}"
+    return (f"{c.load.label} w{us_to_ms(c.window_us):g} b{c.max_batch_size}"
             + (f" i{c.instances}" if c.instances is not None else ""))
 
 
@@ -54,77 +69,81 @@ def _instance_kinds(config: dict[str, Any]) -> str:
     return ", ".join(kinds) or "KIND_AUTO"
 
 
-def _live_view(run: ServeRun) -> dict[str, Any]:
+def live_view(run: ServeRun) -> LiveServeView:
     """The live-target part of the serving view: target, per-configuration model config,
-    server statistics (median repeat), latency split and executions per batch size."""
+    server statistics (median repeat), latency split and executions per batch size.
+
+    Raises:
+        ValueError: ``run`` is not a live target's run (``run.live`` is ``None``).
+    """
     lv = run.live
-    assert lv is not None
+    if lv is None:
+        raise ValueError("not a live target's run")
     cmd = lv.command_stats
-    target = {
-        "server": f"{lv.server_name or 'KServe v2 server'} {lv.server_version}".strip(),
-        "url": lv.url, "protocol": lv.protocol.upper(), "model": lv.model_name,
-        "version": lv.model_version or "the server's choice",
-        "platform": lv.model_platform or "-",
-        "processes": lv.client_processes,
-        "control": ("each configuration loaded through the model-repository API, the "
-                    "original loaded again afterwards" if lv.explicit_model_control
-                    else "measured as loaded"),
-        "command_batch": None if cmd is None else cmd.avg_batch_size,
-        "command_inferences": None if cmd is None else cmd.inference_count,
-        "command_executions": None if cmd is None else cmd.execution_count,
-    }
-    configs, seen = [], set()
-    stats, split, batches = [], [], []
+    target = LiveTargetView(
+        server=f"{lv.server_name or 'KServe v2 server'} {lv.server_version}".strip(),
+        protocol=lv.protocol.upper(), url=lv.url, model=lv.model_name,
+        version=lv.model_version or "the server's choice", backend=lv.model_platform or "-",
+        client_processes=lv.client_processes,
+        model_control=("each configuration loaded through the model-repository API, the "
+                       "original loaded again afterwards" if lv.explicit_model_control
+                       else "measured as loaded"),
+        command=None if cmd is None else LiveCommandView(
+            mean_batch_size=cmd.avg_batch_size, inference_count=cmd.inference_count,
+            execution_count=cmd.execution_count))
+    configs: list[LiveConfigRow] = []
+    stats: list[LiveStatsRow] = []
+    split: list[LiveSplitRow] = []
+    batches: list[LiveBatchRow] = []
     for c in run.configs:
         cfg = c.server_model_config if c.server_model_config is not None \
             else lv.model_config_json
         db = cfg.get("dynamic_batching") if isinstance(cfg.get("dynamic_batching"),
                                                        dict) else None
-        key_cols = {"load": c.load.label, "window": f"{c.window_ms:g}",
-                    "max_batch": c.max_batch_size, "instances": c.instances}
+        window_ms = us_to_ms(c.window_us)
+        key = {"load": c.load.label, "window_ms": window_ms,
+               "max_batch_size": c.max_batch_size, "instances": c.instances}
         pref = c.preferred_batch_sizes if c.preferred_batch_sizes is not None else [
             int(p) for p in (db or {}).get("preferred_batch_size", [])]
-        queue_bound = int(((db or {}).get("default_queue_policy") or {}).get(
-            "max_queue_size", 0) or 0)
-        row = {"window": f"{c.window_ms:g}", "max_batch": cfg.get("max_batch_size", "-"),
-               "instances": c.instances, "kind": _instance_kinds(cfg),
-               "dynamic": "on" if db is not None else "off",
-               "preferred": ", ".join(map(str, pref)) or "-",
-               "queue_bound": queue_bound or "unbounded"}
-        k = tuple(sorted((a, str(b)) for a, b in row.items()))
-        if k not in seen:
-            seen.add(k)
+        row = LiveConfigRow(
+            window_ms=window_ms, max_batch_size=int(cfg.get("max_batch_size", 0) or 0),
+            instances=c.instances, kind=_instance_kinds(cfg),
+            dynamic_batching="on" if db is not None else "off",
+            preferred_batch_sizes=", ".join(map(str, pref)) or "-",
+            max_queue_size=int(((db or {}).get("default_queue_policy") or {}).get(
+                "max_queue_size", 0) or 0))
+        if row not in configs:  # one row per configuration, not per load shape
             configs.append(row)
         rep = c.repeats[c.median_repeat]
         st = rep.server_stats
         if st is not None:
-            stats.append({**key_cols, "mean_batch": st.avg_batch_size,
-                          "inferences": st.inference_count,
-                          "executions": st.execution_count,
-                          "histogram": ", ".join(f"{b.batch_size}\u00d7{b.execution_count}"
-                                                 for b in st.batch_stats) or "-",
-                          "queue": st.queue.mean_ms,
-                          "compute_input": st.compute_input.mean_ms,
-                          "compute_infer": st.compute_infer.mean_ms,
-                          "compute_output": st.compute_output.mean_ms,
-                          "failed": st.fail.count})
+            stats.append(LiveStatsRow(
+                **key, mean_batch_size=st.avg_batch_size, inference_count=st.inference_count,
+                execution_count=st.execution_count,
+                executions_per_batch_size=", ".join(
+                    f"{b.batch_size}\u00d7{b.execution_count}" for b in st.batch_stats) or "-",
+                queue_ms=st.queue.mean_ms, compute_input_ms=st.compute_input.mean_ms,
+                compute_infer_ms=st.compute_infer.mean_ms,
+                compute_output_ms=st.compute_output.mean_ms))
             for b in st.batch_stats:
                 n = b.execution_count
-                batches.append({**key_cols, "batch_size": b.batch_size, "executions": n,
-                                "share_pct": 100.0 * n / st.execution_count
-                                if st.execution_count else None,
-                                "infer_ms": b.compute_infer_ms / n if n else None,
-                                "input_ms": b.compute_input_ms / n if n else None,
-                                "output_ms": b.compute_output_ms / n if n else None})
+                batches.append(LiveBatchRow(
+                    **key, batch_size=b.batch_size, execution_count=n,
+                    share_pct=100.0 * n / st.execution_count if st.execution_count else None,
+                    compute_input_ms=b.compute_input_ms / n if n else None,
+                    compute_infer_ms=b.compute_infer_ms / n if n else None,
+                    compute_output_ms=b.compute_output_ms / n if n else None))
         sp = rep.live_split
         if sp is not None:
-            split.append({**key_cols, "client": sp.client_mean_ms,
-                          "lag": sp.send_lag_mean_ms,
-                          "parts": [getattr(sp, f) for f, _ in LIVE_SPLIT_PARTS],
-                          "server_pct": 100.0 * sp.server_request_mean_ms / sp.client_mean_ms
-                          if sp.client_mean_ms > 0 else None})
-    return {"target": target, "configs": configs, "stats": stats, "split": split,
-            "batches": batches, "part_labels": [label for _, label in LIVE_SPLIT_PARTS]}
+            split.append(LiveSplitRow(
+                **key, client_mean_ms=sp.client_mean_ms,
+                parts_ms=[float(getattr(sp, f)) for f, _ in LIVE_SPLIT_PARTS],
+                server_pct=100.0 * sp.server_request_mean_ms / sp.client_mean_ms
+                if sp.client_mean_ms > 0 else None,
+                send_lag_mean_ms=sp.send_lag_mean_ms))
+    return LiveServeView(target=target, configs=configs, stats=stats, split=split,
+                         batches=batches,
+                         part_labels=[label for _, label in LIVE_SPLIT_PARTS])
 
 
 def _live_settings(run: ServeRun) -> str:
@@ -135,7 +154,9 @@ def _live_settings(run: ServeRun) -> str:
             f"{s.late_threshold_ms:g} ms late counts as late; payload {s.payload}")
 
 
-def _view(run: ServeRun) -> dict[str, Any]:
+def serve_view(run: ServeRun) -> ServeView:
+    """The view of the serving section, one table per load shape (charts are attached
+    by :func:`build`)."""
     s = run.settings
     loads = []
     for load in s.loads:
@@ -145,34 +166,36 @@ def _view(run: ServeRun) -> dict[str, Any]:
                 continue
             rep = c.repeats[c.median_repeat]
             wf = {w.name: w for w in rep.waterfall}
-            rows.append({
-                "window": c.window_ms, "max_batch": c.max_batch_size,
-                "mean_batch": c.mean_batch_size, "max_seen": c.max_batch_size_seen,
-                "qps": c.throughput_queries_per_s, "p50": c.p50_ms, "p99": c.p99_ms,
-                "ok_pct": c.ok_share * 100.0,
-                "late_pct": None if c.late_send_share is None else c.late_send_share * 100.0,
-                "lag_p99": c.send_lag_p99_ms,
-                "parts": [{"name": _PART_LABELS.get(k, k), "median": wf[k].median_ms,
-                           "p99": wf[k].p99_ms} for k in WATERFALL_PARTS if k in wf],
-                "residual_median": rep.residual_median_ms,
-                "residual_p99": rep.residual_p99_ms,
-                "e2e_median": rep.latency.median_ms if rep.latency else None,
-            })
-        loads.append({"label": load, "rows": rows, "chart": None})
+            rows.append(ServeRow(
+                window_ms=us_to_ms(c.window_us), max_batch_size=c.max_batch_size,
+                mean_batch_size=c.mean_batch_size, max_batch_size_seen=c.max_batch_size_seen,
+                queries_per_s=c.throughput_queries_per_s, p50_ms=c.p50_ms, p99_ms=c.p99_ms,
+                ok_pct=c.ok_share * 100.0,
+                late_send_pct=None if c.late_send_share is None
+                else c.late_send_share * 100.0,
+                send_lag_p99_ms=c.send_lag_p99_ms,
+                parts=[WaterfallPartRow(name=_PART_LABELS.get(k, k), median_ms=wf[k].median_ms,
+                                        p99_ms=wf[k].p99_ms)
+                       for k in WATERFALL_PARTS if k in wf],
+                e2e_median_ms=rep.latency.median_ms if rep.latency else None,
+                residual_median_ms=rep.residual_median_ms,
+                residual_p99_ms=rep.residual_p99_ms,
+            ))
+        loads.append(ServeLoadView(label=load, rows=rows))
     live = run.live is not None
-    return {
-        "label": run.label, "model": run.model_path, "backend": run.backend,
-        "live": _live_view(run) if live else None,
-        "settings": _live_settings(run) if live else (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
-                     "(medians shown); "
-                     f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
-                     f"({s.on_full} when full); per-request overhead "
-                     f"{s.per_request_overhead_ms:g} ms; HTTP front "
-                     f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
-        "loads": loads,
-        "warnings": group_findings([w for c in run.configs for w in c.warnings]
-                                   + list(run.warnings), device_is_gpu(run.backend.device)),
-    }
+    return ServeView(
+        model_path=run.model_path, backend=run.backend,
+        live=live_view(run) if live else None,
+        settings=_live_settings(run) if live else (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+                  "(medians shown); "
+                  f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
+                  f"({s.on_full} when full); per-request overhead "
+                  f"{s.per_request_overhead_ms:g} ms; HTTP front "
+                  f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
+        loads=loads,
+        warnings=group_findings([w for c in run.configs for w in c.warnings]
+                                + list(run.warnings), device_is_gpu(run.backend.device)),
+    )
 
 
 def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
@@ -183,11 +206,11 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
              for n in (insts if len(insts) > 1 else [None])]
     for li, load in enumerate(run.settings.loads):
         cfgs = [c for c in run.configs if c.load.label == load]
-        if len({c.window_ms for c in cfgs}) < 2:
+        if len({c.window_us for c in cfgs}) < 2:
             continue  # one window: no curve to draw; the table holds the numbers
         fig, (ax1, ax2) = _pair()
         for mb, n in lines:
-            pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+            pts = sorted((us_to_ms(c.window_us), c.throughput_queries_per_s, c.p99_ms)
                          for c in cfgs if c.max_batch_size == mb
                          and (n is None or c.instances == n))
             if not pts:
@@ -214,7 +237,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
     labels, lefts = [], [0.0] * len(run.configs)
     for i, c in enumerate(run.configs):
-        labels.append(f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}")
+        labels.append(f"{c.load.label} w{us_to_ms(c.window_us):g} b{c.max_batch_size}")
     for k in WATERFALL_PARTS:
         vals = []
         for c in run.configs:
@@ -274,17 +297,18 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     run = results.serve
     if run is None or not run.configs:
         return None
-    view = _view(run)
+    view = serve_view(run)
     drawn = _charts(run, charts)
     by_name = {c.name: c for c in drawn}
-    for i, load in enumerate(view["loads"]):  # each load's chart sits under its table
-        load["chart"] = by_name.get(f"serve-window-{i}")
-    view["waterfall_chart"] = by_name.get("serve-waterfall")
-    view["split_chart"] = by_name.get("serve-live-split")
-    return render_partial("serve", _title(run), view, drawn)
+    view = replace(view, waterfall_chart=by_name.get("serve-waterfall"),
+                   split_chart=by_name.get("serve-live-split"),
+                   loads=[replace(load, chart=by_name.get(f"serve-window-{i}"))  # under its table
+                          for i, load in enumerate(view.loads)])
+    return render_partial("serve", serve_title(run), view, drawn)
 
 
-def _title(run: ServeRun) -> str:
+def serve_title(run: ServeRun) -> str:
+    """The section's heading: the embedded batcher, or the live server's name."""
     if run.live is None:
         return "Serving with dynamic batching"
     return f"Serving on a live server ({run.live.server_name or 'KServe v2'})"
@@ -296,4 +320,5 @@ def serve_markdown(results: Results) -> str:
 
     if results.serve is None:
         return ""
-    return render_markdown_partial("serve", _title(results.serve), _view(results.serve))
+    return render_markdown_partial("serve", serve_title(results.serve),
+                                   serve_view(results.serve))

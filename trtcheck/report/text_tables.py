@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.report.findings_view import device_is_gpu, group_findings
+from trtcheck.units import us_to_ms
 
 
 def _grouped_lines(findings: list[Any], gpu: bool) -> list[str]:
@@ -79,7 +80,8 @@ def serve_table_text(run: Any) -> str:
             late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
             p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
             p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
+            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
+                         f"{c.mean_batch_size:>10.2f} "
                          f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
                          f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
     lines += _grouped_lines([w for c in run.configs for w in c.warnings],
@@ -123,7 +125,8 @@ def live_table_text(run: Any) -> str:
             split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
                      f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
                      f"{sp.server_compute_mean_ms:>10.2f}")
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.instances or 1:>4} "
+            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
+                         f"{c.instances or 1:>4} "
                          f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
                          f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
