@@ -15,6 +15,7 @@ and the server's other time, with a stacked bar chart of that split per configur
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -227,7 +228,10 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         ax2.set_ylabel("P99 latency (ms)")
         ax2.set_title(f"P99 vs window, {load}")
         for ax in (ax1, ax2):
-            ax.set_ylim(bottom=0)  # levels compared on a zero-based axis
+            # levels compared on a zero-based axis, with headroom above the highest
+            # point (nearly equal values would otherwise sit on the frame)
+            top = ax.dataLim.y1 if ax.has_data() and math.isfinite(ax.dataLim.y1) else 0.0
+            ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1.08 * top))
             ax.legend(fontsize="small")
         out.append(charts.add(f"serve-window-{li}", f"QPS and P99 vs window ({load})", fig))
     if run.live is not None:
