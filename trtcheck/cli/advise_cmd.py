@@ -209,7 +209,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         export_settings,
         safe_model_name,
     )
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.inputs import advice_inputs, build_request
     from trtcheck.errors import UsageError
 
     refuse_results_as_model(model, "advise from the numbers in it")
@@ -287,14 +287,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         from trtcheck.cli.common import load_results_input
 
         results = load_results_input(from_path)  # a report folder: its results.json
-        if getattr(getattr(results, "serve", None), "live", None) is not None \
-                and results.primary_bench is None:  # a live server: calibrate from it
-            from trtcheck.analyze.live_calibration import inputs_from_live
-
-            with quiet_numerics():
-                curve, measured = inputs_from_live(results, source=str(from_path), seed=seed)
-        else:
-            curve, measured = inputs_from_results(results, source=str(from_path))
+        with quiet_numerics():  # a live server's run is calibrated from its statistics
+            curve, measured = advice_inputs(results, source=str(from_path), seed=seed)
         name = model_name or safe_model_name(measured.get("model_name", "model"))
     else:
         curve, results = _measure(model, batch, seed, measure)  # type: ignore[arg-type]

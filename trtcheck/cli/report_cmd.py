@@ -359,7 +359,8 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
         export_settings,
         safe_model_name,
     )
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.inputs import advice_inputs, build_request
+    from trtcheck.cli.common import quiet_numerics
     from trtcheck.errors import InputError
 
     if not arrival_rate > 0:
@@ -371,7 +372,8 @@ def _advice(results: Any, arrival_rate: float, slo_p99_ms: float | None) -> Any:
                          "run `trtcheck report MODEL` with a bench, or `trtcheck advise "
                          "--latency-curve ...`")
     log(f"advising for {arrival_rate:g} req/s ...")
-    curve, measured = inputs_from_results(results, source="this run")
+    with quiet_numerics():  # a live server's run is calibrated from its statistics
+        curve, measured = advice_inputs(results, source="this run")
     req = build_request(curve, measured, rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms)
     req.device = device_kind_from_results(results)  # GPU or CPU wording
     adv = advise(req)
