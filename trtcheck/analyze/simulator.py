@@ -289,9 +289,10 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
     Returns:
         ``(next_time, advance, drained)``: ``next_time()`` is the time (s) of the core's
         next own event (a completion or the batcher's timer; inf: none);
-        ``advance(now, arrived)`` processes, at time ``now``, the completions and the
-        timer due by then, then the arrivals of requests up to index ``arrived - 1``
-        (``enq[i] <= now`` for them); ``drained(n)`` is true when the first ``n``
+        ``advance(now, arrived)`` processes, at time ``now``, the arrivals of requests up
+        to index ``arrived - 1`` (``enq[i] <= now`` for them), then the completions and
+        the timer due by then (at equal times an arrival is queued before an instance
+        takes a batch, as in :func:`simulate`'s embedded batcher); ``drained(n)`` is true when the first ``n``
         requests are all in executions.
     """
     from trtcheck.policy import TRITON_IDLE_WAIT_S, TRITON_PAYLOAD_SLOTS_PER_INSTANCE
@@ -373,6 +374,12 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
 
     def advance(now: float, arrived: int) -> None:
         nonlocal free, timer, tail
+        while tail < arrived:  # arrivals first: a request that comes as an instance frees
+            tail += 1  # joins what is waiting (the embedded batcher's order too)
+            if blocked:
+                continue
+            if len(pq) < slots and (saturated or cur_taken or tail - head >= next_pref):
+                batcher(now)
         woken = False
         while busy and busy[0][0] <= now:
             _, bi = heappop(busy)
@@ -387,12 +394,6 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
             woken = True
         if woken:
             batcher(now)
-        while tail < arrived:
-            tail += 1
-            if blocked:
-                continue
-            if len(pq) < slots and (saturated or cur_taken or tail - head >= next_pref):
-                batcher(now)
 
     def drained(n: int) -> bool:
         return head >= n and not pq
