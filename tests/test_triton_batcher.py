@@ -146,6 +146,7 @@ def test_live_triton_calibration_turns_the_triton_rule_on():
     cal = LiveCalibration(curve=FLAT_10MS, request_delay_ms=(1.0,),
                           per_batch_overhead_ms=0.0, observation=obs)
     assert cal.service().batcher == "triton"
+    assert cal.service().delay_per_execution
     req = build_request(FLAT_10MS, {"batcher": "triton"}, rate_per_s=50.0)
     assert service_model(req).batcher == "triton"
     # advice from the embedded batcher's own runs keeps its rule
@@ -231,6 +232,20 @@ def test_closed_loop_with_a_window_follows_triton_not_the_embedded_rule():
     assert tri.mean_batch < emb.mean_batch
     assert tri.batches > emb.batches
     assert set(tri.dispatch_reasons) == {"window-expired"}
+
+
+def test_a_delay_drawn_per_execution_keeps_a_batchs_clients_together():
+    """4 clients, 5 ms window, flat T = 10 ms, responses delayed 0 or 7 ms. Drawn per
+    execution, a batch's 4 responses come back together, so every batch holds all 4
+    and takes 5 + 10 ms plus its delay; drawn per request, a late client misses the
+    window its batch-mates opened and the batches split."""
+    pol = BatchingPolicy(max_batch_size=8, max_queue_delay_us=5000)
+    kw = dict(curve=FLAT_10MS, request_delay_ms=(0.0, 7.0), resample_block=1)
+    shared, lat, _ = _closed(pol, 4, 400, delay_per_execution=True, **kw)
+    assert (shared.mean_batch, shared.max_batch, shared.batches) == (4.0, 4, 100)
+    assert set(np.round(lat, 9)) == {15.0, 22.0}
+    scattered, _, _ = _closed(pol, 4, 400, **kw)
+    assert scattered.mean_batch < 3.0
 
 
 _CURVES = st.tuples(st.floats(0.2, 5.0), st.floats(0.0, 1.0)).map(

@@ -159,7 +159,7 @@ class LiveCalibration:
         reports means per batch size, not each execution)."""
         return ServiceModel(self.curve, per_batch_overhead_ms=self.per_batch_overhead_ms,
                             spread="none", request_delay_ms=self.request_delay_ms,
-                            batcher="triton")
+                            batcher="triton", delay_per_execution=True)
 
 
 def curve_from_batch_stats(batch_stats: dict[int, tuple[int, float]], *,
@@ -483,5 +483,6 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         else (),
         "live_calibration": cal,
         "batcher": "triton",
+        "delay_per_execution": True,
     }
     return curve, measured

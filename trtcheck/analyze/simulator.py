@@ -97,6 +97,16 @@ class ServiceModel:
             the serving process; docs/advise.md). Calibrated by
             :func:`trtcheck.analyze.inputs.calibration_from_serve`; 0 for backends that
             release the lock (ONNX Runtime, TensorRT, async functions).
+        batcher: ``"embedded"`` (:meth:`BatchingPolicy.decide` for a free instance) or
+            ``"triton"`` (Triton's batcher thread, :meth:`BatchingPolicy.triton_step`).
+        delay_per_execution: in a closed loop (:func:`simulate_closed`), draw
+            :attr:`request_delay_ms` once per execution for all its requests instead of
+            once per request. The requests of one execution are answered together, so a
+            stall delays them together and their clients send again together; drawn per
+            request, a few slow samples scatter every batch's clients and a window that
+            counts from the oldest request splits the next batch. A live-Triton
+            calibration sets it (its delay is a residual whose tail is such stalls); open
+            loops draw per request either way.
     """
 
     curve: LatencyCurve
@@ -112,6 +122,7 @@ class ServiceModel:
     resample_block: int = 64
     contention_per_arrival_ms: float = 0.0
     batcher: str = "embedded"
+    delay_per_execution: bool = False
 
     def __post_init__(self) -> None:
         if self.batcher not in ("embedded", "triton"):
@@ -749,10 +760,13 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
     next_id = 0
     completed = 0
 
-    def respond(r: int, now: float) -> None:
-        """Request ``r`` completed at ``now`` (s): its latency, and its client's next send."""
+    per_exec = service.delay_per_execution
+
+    def respond(r: int, k: int, now: float) -> None:
+        """Request ``r`` of execution ``k`` completed at ``now`` (s): its latency, and its
+        client's next send."""
         nonlocal completed, n_sent
-        d = c_req + (delay[r] * 1e-3 if delay is not None else 0.0)
+        d = c_req + (delay[k if per_exec else r] * 1e-3 if delay is not None else 0.0)
         lat_ms[r] = (now + d - sent_at[r]) * 1e3
         completed += 1
         if n_sent < n:
@@ -794,7 +808,7 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
             for bi in finished:
                 first_r = b_start[bi]
                 for r in range(first_r, first_r + b_size[bi]):
-                    respond(r, b_done[bi])
+                    respond(r, bi, b_done[bi])
             finished.clear()
         for bi, m in enumerate(b_size):
             start_t = b_now[bi]
@@ -804,7 +818,7 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
     else:
         decide = policy.decide
         qhead = 0  # the queue is enq_at[qhead:]: requests enter and leave in order
-        busy: list[tuple[float, int, int]] = []  # (done, first request, size)
+        busy: list[tuple[float, int, int, int]] = []  # (done, first request, size, k)
         free = instances
         timer = inf
         k = 0
@@ -816,10 +830,10 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
             if now == inf:
                 break
             while busy and busy[0][0] <= now:
-                _, first_r, size = heapq.heappop(busy)
+                _, first_r, size, kb = heapq.heappop(busy)
                 free += 1
                 for r in range(first_r, first_r + size):
-                    respond(r, now)
+                    respond(r, kb, now)
             send_and_enqueue(now)
             if timer <= now:
                 timer = inf
@@ -833,7 +847,7 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
                 svc = service_ms(m, k)
                 for r in range(qhead, qhead + m):
                     wait_total += now - enq_at[r]
-                heapq.heappush(busy, (now + svc * 1e-3, qhead, m))
+                heapq.heappush(busy, (now + svc * 1e-3, qhead, m, k))
                 qhead += m
                 b_size.append(m)
                 b_qlen.append(q)
