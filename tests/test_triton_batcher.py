@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import run_cli
 from trtcheck.analyze.curve import make_curve
 from trtcheck.analyze.simulator import (
     ClosedLoop,
@@ -326,3 +329,33 @@ def test_without_window_or_preferred_sizes_the_closed_loop_batchers_agree(
     emb, emb_lat, _ = _closed(pol, clients, count, batcher="embedded", **kw)
     assert (tri.batches, tri.max_batch) == (emb.batches, emb.max_batch)
     assert tri_lat == pytest.approx(emb_lat, abs=1e-9)
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_advise_predicts_the_batches_of_a_live_closed_loop(triton, tmp_path):
+    """Calibrated from an open-loop run of a real tritonserver, ``advise --load closed:8``
+    predicts the mean batch the server then forms for 8 closed-loop clients (a loose
+    bound: this host is shared; the accuracy goals live in
+    benchmarks/triton_prediction.py --closed)."""
+    live, closed = tmp_path / "live.json", tmp_path / "closed.json"
+    for load, out in (("open:300", live), ("closed:8", closed)):
+        res = run_cli("serve", "--url", triton.http_url, "--model", "tb_linear", "--load",
+                      load, "--duration-s", "3", "-o", str(out), timeout=180)
+        assert res.returncode == 0, res.stderr
+    runs = [json.loads(p.read_text())["serve"] for p in (live, closed)]
+    configs = [r["live"]["model_config_json"] for r in runs]
+    assert configs[0] == configs[1]  # the same server settings for both runs
+    window_us = configs[0]["dynamic_batching"]["max_queue_delay_microseconds"]
+    max_batch = configs[0]["max_batch_size"]
+    stats = runs[1]["configs"][0]["repeats"][0]["server_stats"]
+    measured = stats["avg_batch_size"]
+    res = run_cli("advise", "--from", str(live), "--load", "closed:8", "--window-ms",
+                  f"{window_us / 1000:g}", "--max-batch", str(max_batch), "--instances",
+                  str(sum(int(g["count"]) for g in configs[0]["instance_group"])), "--format",
+                  "json", timeout=300)
+    assert res.returncode == 0, res.stderr
+    (pred,) = json.loads(res.stdout)["what_if"]
+    assert (pred["window_us"], pred["max_batch_size"]) == (window_us, max_batch)
+    assert pred["stable"] and pred["max_batch"] <= 8
+    assert pred["mean_batch"] == pytest.approx(measured, rel=0.25)

@@ -303,8 +303,8 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
         ``advance(now, arrived)`` processes, at time ``now``, the arrivals of requests up
         to index ``arrived - 1`` (``enq[i] <= now`` for them), then the completions and
         the timer due by then (at equal times an arrival is queued before an instance
-        takes a batch, as in :func:`simulate`'s embedded batcher); ``drained(n)`` is true when the first ``n``
-        requests are all in executions.
+        takes a batch, as in :func:`simulate`'s embedded batcher); ``drained(n)`` is
+        true when the first ``n`` requests are all in executions.
     """
     from trtcheck.policy import TRITON_IDLE_WAIT_S, TRITON_PAYLOAD_SLOTS_PER_INSTANCE
 
