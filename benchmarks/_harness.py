@@ -3,12 +3,16 @@ table, and helpers (not part of the package).
 
 A script runs as ``python benchmarks/NAME.py`` (Python puts ``benchmarks/`` on the path, so
 ``from _harness import ...`` works) against the *installed* trtcheck (``pip install -e .``);
-no script edits the import path or imports from ``tests/``.
+no script changes where Python imports from or imports from ``tests/``.
 
-Result files: ``benchmarks/results/<benchmark>-<machine>.json``, one current file per
-benchmark and machine (:func:`result_path`); a rerun replaces it, and git keeps the
-history. ``<machine>`` names where it ran (``--machine``, default ``dev``: the 2-core
-development VM; e.g. ``h200`` for the GPU machine), lower case letters, digits and ``-``.
+Result files follow one rule, stated here once (:func:`result_path`,
+:func:`parse_result_name`): ``benchmarks/results/<benchmark>-<machine>.json``, one current
+file per benchmark and machine; a rerun replaces it, and git keeps the history.
+``<benchmark>`` is the script's file name without ``.py`` (no ``-`` in it);
+``<machine>`` is a label from :data:`MACHINES`, optionally followed by ``-<setup>`` for a
+configuration that differs on purpose (``dev-cpu-onnxruntime``: another backend;
+``h200-host-pin23``: pinned cores; ``dev-cpu-grpc``: another protocol), lower-case
+letters, digits and ``-``.
 """
 
 from __future__ import annotations
@@ -23,25 +27,85 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-_MACHINE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+BENCHMARKS_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCHMARKS_DIR / "results"
+
+#: where benchmarks run: label -> description (a new machine gets a line here)
+MACHINES = {
+    "dev-cpu": "the 2-core x86-64 development VM (AMD EPYC), no GPU",
+    "h200-host": "the lent GPU machine: one NVIDIA H200, 16-core Xeon",
+}
+DEFAULT_MACHINE = "dev-cpu"
+_SETUP_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-def add_machine_argument(parser: argparse.ArgumentParser, default: str = "dev") -> None:
-    """``--machine NAME``: where the benchmark runs (part of the result file's name)."""
-    parser.add_argument("--machine", default=default,
-                        help=f"where this runs, in the result file name (default: {default})")
+def benchmark_names() -> list[str]:
+    """The benchmarks: the stems of the scripts in ``benchmarks/`` (``_harness`` is not
+    one)."""
+    return sorted(p.stem for p in BENCHMARKS_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+def check_machine(machine: str) -> str:
+    """``machine`` if it is a label of :data:`MACHINES`, optionally followed by
+    ``-<setup>`` (lower-case letters and digits in ``-``-separated words).
+
+    Raises:
+        ValueError: anything else.
+    """
+    for label in MACHINES:
+        if machine == label or (machine.startswith(label + "-")
+                                and _SETUP_RE.match(machine[len(label) + 1:])):
+            return machine
+    raise ValueError(f"machine name {machine!r}: use one of {', '.join(MACHINES)}, "
+                     "optionally followed by -<setup> (lower-case letters, digits, -)")
+
+
+def add_machine_argument(parser: argparse.ArgumentParser,
+                         default: str = DEFAULT_MACHINE) -> None:
+    """``--machine NAME``: where the benchmark runs (part of the result file's name); a name
+    outside :func:`check_machine` is a usage error."""
+
+    def machine(value: str) -> str:
+        try:
+            return check_machine(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parser.add_argument(
+        "--machine", default=default, type=machine,
+        help=f"where this runs: {', '.join(MACHINES)}, optionally followed by -<setup> "
+             f"for a configuration that differs on purpose; names the result file "
+             f"(default: {default})")
 
 
 def result_path(benchmark: str, machine: str) -> Path:
     """``benchmarks/results/<benchmark>-<machine>.json``.
 
+    Args:
+        benchmark: a script's stem (:func:`benchmark_names`).
+        machine: see :func:`check_machine`.
+
     Raises:
-        ValueError: a machine name other than lower-case letters, digits and ``-``.
+        ValueError: an unknown benchmark or a machine name outside the rule.
     """
-    if not _MACHINE_RE.match(machine):
-        raise ValueError(f"machine name {machine!r}: use lower-case letters, digits and -")
-    return RESULTS_DIR / f"{benchmark}-{machine}.json"
+    if benchmark not in benchmark_names():
+        raise ValueError(f"no benchmark script benchmarks/{benchmark}.py")
+    return RESULTS_DIR / f"{benchmark}-{check_machine(machine)}.json"
+
+
+def parse_result_name(name: str) -> tuple[str, str]:
+    """``(benchmark, machine)`` of a result file name that follows the rule.
+
+    Raises:
+        ValueError: a name outside the rule (not ``.json``, no existing benchmark, a
+            machine name outside :func:`check_machine`).
+    """
+    if not name.endswith(".json") or "-" not in name:
+        raise ValueError(f"{name}: not <benchmark>-<machine>.json")
+    benchmark, machine = name[: -len(".json")].split("-", 1)
+    if result_path(benchmark, machine).name != name:  # pragma: no cover - by construction
+        raise ValueError(f"{name}: not <benchmark>-<machine>.json")
+    return benchmark, machine
 
 
 def environment_record() -> dict[str, Any]:
@@ -69,8 +133,8 @@ def write_result(benchmark: str, machine: str, payload: dict[str, Any]) -> Path:
 
 def write_json(dest: Path, doc: dict[str, Any]) -> Path:
     """Write ``doc`` as indented UTF-8 JSON to ``dest`` (making its folder); print and
-    return the path. :func:`write_result` is the usual way; this is for a script whose
-    result file is named differently."""
+    return the path. :func:`write_result` is the usual way; this is for a script that
+    records its own fields (``dest`` is :func:`result_path` unless the user gave one)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {dest}")

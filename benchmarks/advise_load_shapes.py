@@ -14,9 +14,9 @@ are predicted with :func:`trtcheck.analyze.advise.what_if`. Scenarios:
 overhead is a pure delay in the simulator and has no measured counterpart here.)
 
 Goal (docs/advise.md): QPS and mean batch within 10%, P50 within 10%, P99 within 20%.
-Prints a table and writes ``benchmarks/results/advise_load_shapes-TAG.json``.
+Prints a table and writes ``benchmarks/results/advise_load_shapes-<machine>.json``.
 
-Usage: ``python benchmarks/advise_load_shapes.py [--tag dev-cpu] [--repeats 3]``
+Usage: ``python benchmarks/advise_load_shapes.py [--machine dev-cpu] [--repeats 3]``
 (about 1 minute).
 """
 
@@ -26,13 +26,14 @@ import argparse
 import os
 import sys
 
-from _harness import RESULTS_DIR, cpu_model, write_json
+from _harness import add_machine_argument, cpu_model, result_path, write_json
 
 from trtcheck.analyze.advise import AdviseRequest, what_if
 from trtcheck.analyze.curve import parse_curve_text
 from trtcheck.analyze.simulator import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
 from trtcheck.measure.serve import measure_serving
+from trtcheck.units import ms_to_us, us_to_ms
 
 SCENARIOS = [
     ("seed burst, serial 12 ms", "1:0.29,8:0.4,32:1.0", 12.0, True, "burst:64",
@@ -49,7 +50,7 @@ def _err(pred: float, meas: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tag", default="dev-cpu")
+    add_machine_argument(ap)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     rows = []
@@ -62,14 +63,15 @@ def main() -> int:
         else:
             c, n = (int(x) for x in rest.split(":"))
             kw["closed_loop"] = ClosedLoop(c, n)
-        run = measure_serving(backend, windows_ms=windows, max_batch_sizes=(32,),
+        run = measure_serving(backend, windows_us=[ms_to_us(w) for w in windows],
+                              max_batch_sizes=(32,),
                               loads=[load], repeats=args.repeats,
                               per_request_overhead_ms=overhead, warmup_requests=0)
         req = AdviseRequest(curve=parse_curve_text(curve), rate_per_s=None,
                             per_request_overhead_ms=overhead, serial_overhead=serial, **kw)
-        preds = what_if(req, [Candidate(w * 1000.0, 32, 1) for w in windows])
-        for m, p in zip(sorted(run.configs, key=lambda c: c.window_ms), preds):
-            row = {"scenario": name, "load": load, "window_ms": m.window_ms,
+        preds = what_if(req, [Candidate(ms_to_us(w), 32, 1) for w in windows])
+        for m, p in zip(sorted(run.configs, key=lambda c: c.window_us), preds):
+            row = {"scenario": name, "load": load, "window_ms": us_to_ms(m.window_us),
                    "meas": {"qps": m.throughput_queries_per_s, "batch": m.mean_batch_size,
                             "p50": m.p50_ms, "p99": m.p99_ms},
                    "pred": {"qps": p.throughput_queries_per_s, "batch": p.mean_batch,
@@ -102,10 +104,10 @@ def main() -> int:
     for d in directions:
         print(f"{d['scenario']} ({d['who']}): QPS falls with the window: {d['qps_falls']}, "
               f"P50 rises: {d['p50_rises']}")
-    out = {"tag": args.tag, "cpu": cpu_model(), "load_average": os.getloadavg(),
+    out = {"machine": args.machine, "cpu": cpu_model(), "load_average": os.getloadavg(),
            "repeats": args.repeats, "goals": GOALS, "rows": rows, "within": counts,
            "directions": directions}
-    write_json(RESULTS_DIR / f"advise_load_shapes-{args.tag}.json", out)
+    write_json(result_path("advise_load_shapes", args.machine), out)
     return 0
 
 

@@ -7,9 +7,10 @@ as ``trtcheck bench`` stores it) to a temporary folder, then runs
 ``python -m trtcheck advise --from results.json --arrival-rate R`` as a subprocess N
 times per scenario and reports the median and max wall time; one extra run with
 ``-X importtime`` lists any heavy module imported (onnxruntime, matplotlib, scipy,
-tensorrt, torch, onnx). Prints a table and writes ``benchmarks/results/advise_speed.json``.
+tensorrt, torch, onnx). Prints a table and writes
+``benchmarks/results/advise_speed-<machine>.json``.
 
-Usage: ``python benchmarks/advise_speed.py [--runs 5]``
+Usage: ``python benchmarks/advise_speed.py [--runs 5] [--machine dev-cpu]``
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import RESULTS_DIR, write_json
+from _harness import add_machine_argument, result_path, write_json
 
 from trtcheck.fingerprint import collect_environment
 from trtcheck.results import (
@@ -70,8 +69,9 @@ def write_results(points: dict[int, float], path: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
+    add_machine_argument(ap)
     args = ap.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, pts, rate in SCENARIOS:
@@ -109,7 +109,7 @@ def main() -> int:
     print("goal (< 2 s including start-up, no heavy imports):", "met" if ok else "NOT met")
     out = {"rows": rows, "goal_s": 2.0, "met": ok, "cpu_count": os.cpu_count(),
            "python": platform.python_version(), "load_average": os.getloadavg()}
-    write_json(RESULTS_DIR / "advise_speed.json", out)
+    write_json(result_path("advise_speed", args.machine), out)
     return 0
 
 

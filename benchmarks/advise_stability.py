@@ -12,13 +12,13 @@ queue forms), 0.5 and 0.9 (a queue forms). Goal: for each rate, at least 4 of 5
 measurements give the same headline (window, max batch, instances); how many of them
 said "cannot tell" (the replicas of that one measurement did not agree) is counted too.
 
-Prints a table and writes ``benchmarks/results/advise_stability-TAG.json``.
+Prints a table and writes ``benchmarks/results/advise_stability-<machine>.json``.
 
 Usage (one command on any machine; the GPU host runs the same CPU model)::
 
-    python benchmarks/advise_stability.py --tag dev-cpu
-    python benchmarks/advise_stability.py --tag h200host
-    python benchmarks/advise_stability.py --model m.onnx --shapes x:1x3x48x192 --tag cls
+    python benchmarks/advise_stability.py --machine dev-cpu
+    python benchmarks/advise_stability.py --machine h200-host
+    python benchmarks/advise_stability.py --model m.onnx --shapes x:1x3x48x192 --machine dev-cpu-cls
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import cpu_model
+from _harness import add_machine_argument, cpu_model, result_path, write_json
 
 SHARES = (0.1, 0.5, 0.9)
 GOAL_AGREE = 4
@@ -56,10 +54,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--shares", default=",".join(str(s) for s in SHARES),
                     help="arrival rates as shares of 1 / T(1) of the pilot measurement")
-    ap.add_argument("--tag", default="dev-cpu")
+    add_machine_argument(ap)
     args = ap.parse_args()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    env = dict(os.environ)
     if args.model is None:
         from trtcheck.load.demo import demo_model_path
 
@@ -129,14 +126,11 @@ def main() -> int:
     ok = all(r["agree"] >= GOAL_AGREE for r in rows)
     print(f"goal (same headline in >= {GOAL_AGREE} of {args.runs} per rate):",
           "met" if ok else "NOT met")
-    out = {"model": model, "tag": args.tag, "cpu": cpu_model(), "cpu_count": os.cpu_count(),
+    out = {"model": model, "machine": args.machine, "cpu": cpu_model(), "cpu_count": os.cpu_count(),
            "load_average_before": load_before, "load_average_after": os.getloadavg(),
            "pilot_t1_ms": t1, "runs": args.runs, "rows": rows, "goal_agree": GOAL_AGREE,
            "met": ok, "wall_s": wall}
-    dest = ROOT / "benchmarks" / "results" / f"advise_stability-{args.tag}.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {dest}")
+    write_json(result_path("advise_stability", args.machine), out)
     return 0 if ok else 1
 
 

@@ -16,11 +16,12 @@ For each backend (the synthetic backend, and ONNX Runtime running the demo ResNe
 
 Goal (issue 4): QPS and mean batch within 10%, P50 within 10%, P99 within 20% for every
 stable configuration. Prints a table and writes
-``benchmarks/results/advise_validation.json`` (and ``..._raw.json`` with the serve runs
-when ``--keep-raw``).
+``benchmarks/results/advise_validation-<machine>.json`` (``--machine``; name the backend
+as the setup when running one, e.g. ``--machine dev-cpu-onnxruntime``), and with
+``--keep-raw FILE`` the raw serve runs (gzip JSON) that ``--from-raw FILE`` re-predicts.
 
 Usage: ``python benchmarks/advise_validation.py [--backends synthetic,onnxruntime]
-[--duration 2.5] [--from-raw FILE]``
+[--duration 2.5] [--machine dev-cpu] [--keep-raw FILE | --from-raw FILE]``
 """
 
 from __future__ import annotations
@@ -37,16 +38,22 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import cpu_model, torch_resnet18_fp16
+from _harness import (
+    add_machine_argument,
+    cpu_model,
+    result_path,
+    torch_resnet18_fp16,
+    write_json,
+)
 
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
 from trtcheck.analyze.inputs import calibration_from_serve
 from trtcheck.analyze.serve_compare import open_loop_schedule
 from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
+from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.migrate import migrate_section
 from trtcheck.results.serve import ServeRun
 
 RESAMPLE_BLOCK = ServiceModel.resample_block
@@ -76,7 +83,8 @@ SETUPS: dict[str, dict[str, Any]] = {
     # a real GPU workload (needs torch, torchvision and CUDA): ResNet-18 fp16 in eager
     # PyTorch on the GPU as a plain sync Python function (host fp16 input, logits back to
     # the host), as a Python service would run it. Launch-bound: T(b) ~ 2.1 ms up to b = 16
-    # on an H200, so batching multiplies capacity (benchmarks/results/gpu_batcher_*).
+    # on an H200, so batching multiplies capacity
+    # (benchmarks/results/gpu_batcher_h200-h200-host.json).
     "torch-gpu": {
         "bench_batches": [1, 2, 4, 8, 16, 32],
         "windows_ms": [0.0, 1.0, 3.0], "max_batch_sizes": [8, 32],
@@ -144,6 +152,7 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
     """Bench curve + calibration run + validation sweep for one backend."""
     from trtcheck.measure.bench import StopRule, run_bench
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import ms_to_us
 
     st = SETUPS[name]
     duration_s = max(duration_s, st.get("duration_s", 0.0))
@@ -166,14 +175,14 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
         print(f"  T(1) = {t1_ms:.2f} ms: rates {rates} req/s, calibration "
               f"{cal['rate']} req/s", file=sys.stderr)
         cal_rates = [cal["rate"]] + list(cal.get("extra_rates", []))
-        calib = measure_serving(be, windows_ms=[cal["window_ms"]],
+        calib = measure_serving(be, windows_us=[ms_to_us(cal["window_ms"])],
                                 max_batch_sizes=[cal["max_batch_size"]],
                                 loads=[f"open:{r:g}:poisson:{int(r * duration_s)}"
                                        for r in cal_rates], repeats=1,
                                 max_duration_s=duration_s + 5, warmup_requests=8,
                                 seed=seed + 100, label=f"{name}-calibration", **extra)
         loads = [f"open:{r:g}:poisson:{int(r * duration_s)}" for r in rates]
-        serve = measure_serving(be, windows_ms=st["windows_ms"],
+        serve = measure_serving(be, windows_us=[ms_to_us(w) for w in st["windows_ms"]],
                                 max_batch_sizes=st["max_batch_sizes"], loads=loads,
                                 repeats=repeats, max_duration_s=duration_s + 5,
                                 warmup_requests=8, seed=seed, label=name,
@@ -182,6 +191,12 @@ def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, 
         be.deactivate()
     return {"bench": bench.model_dump(), "calibration": calib.model_dump(),
             "serve": serve.model_dump()}
+
+
+def _serve_record(run: dict[str, Any]) -> dict[str, Any]:
+    """A saved serve run as the current schema reads it (raw files written before schema
+    2.0 hold the windows in ms; :mod:`trtcheck.results.migrate` converts them)."""
+    return migrate_section("serve", run, 1, 2)
 
 
 def service_for(curve: LatencyCurve, cal: dict[str, Any], spread: str) -> ServiceModel:
@@ -204,14 +219,14 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
     ``"replay"`` (each run's own measured overheads, not its outcomes).
     """
     bench = BenchRun.model_validate(raw["bench"])
-    serve = ServeRun.model_validate(raw["serve"])
+    serve = ServeRun.model_validate(_serve_record(raw["serve"]))
     curve = curve_from_bench(bench)
     service = service_for(curve, cal, spread)
     rows = []
     for cfg in serve.configs:
         ld = cfg.load
         rep = cfg.repeats[cfg.median_repeat]
-        pol = BatchingPolicy(cfg.max_batch_size, cfg.window_ms * 1000.0)
+        pol = BatchingPolicy(cfg.max_batch_size, cfg.window_us)
         preds = []
         if mode == "leave-one-out":
             # pooled from the other configurations that kept up with their load (an
@@ -237,7 +252,7 @@ def predict_rows(raw: dict[str, Any], spread: str, cal: dict[str, Any],
             return float(np.median(v)) if v else None
 
         ok = all(q.stable for q in preds) and cfg.ok_share == 1.0
-        row = {"window_ms": cfg.window_ms, "max_batch_size": cfg.max_batch_size,
+        row = {"window_ms": us_to_ms(cfg.window_us), "max_batch_size": cfg.max_batch_size,
                "rate_per_s": ld.rate_per_s, "requests": ld.count,
                "stable": bool(ok), "utilisation": p.utilisation,
                "measured": {"qps": cfg.throughput_queries_per_s, "batch": cfg.mean_batch_size,
@@ -355,8 +370,9 @@ def main() -> int:
                     help="runs per configuration; headline = median (as trtcheck serve)")
     ap.add_argument("--spread", default="empirical", choices=["empirical", "lognormal", "none"])
     ap.add_argument("--from-raw", default=None, help="re-predict from a saved raw file")
-    ap.add_argument("--keep-raw", action="store_true")
-    ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--keep-raw", metavar="FILE", default=None,
+                    help="also write the raw serve runs (gzip JSON) to FILE, for --from-raw")
+    add_machine_argument(ap)
     ap.add_argument("--block", type=int, default=ServiceModel.resample_block,
                     help="block length of the simulator's resampling of the calibrated "
                     "series (1: independent draws, the model before 2026-11-29)")
@@ -411,7 +427,7 @@ def main() -> int:
                            "measured_on": raw_all.get("_meta"), "from_raw": args.from_raw}
     for n in names:
         raw = raw_all[n]
-        calib = ServeRun.model_validate(raw["calibration"])
+        calib = ServeRun.model_validate(_serve_record(raw["calibration"]))
         bench = BenchRun.model_validate(raw["bench"])
         cal = ({} if args.naive else
                calibration_from_serve(calib, curve_from_bench(bench), include_send_lag=True,
@@ -437,16 +453,14 @@ def main() -> int:
             "leave_one_out_rows": loo_rows, "leave_one_out_summary": summary(loo_rows),
             "replay_rows": replay_rows, "replay_summary": summary(replay_rows)}
     out["elapsed_s"] = time.perf_counter() - t0
-    res_dir = ROOT / "benchmarks" / "results"
-    res_dir.mkdir(parents=True, exist_ok=True)
-    stem = "advise_validation" + (f"-{args.tag}" if args.tag else "")
     if not args.from_raw:
         raw_all["_meta"]["load_average_end"] = os.getloadavg()
-    (res_dir / f"{stem}.json").write_text(json.dumps(out, indent=2) + "\n")
+    print(f"\n{out['elapsed_s']:.0f} s")
+    write_json(result_path("advise_validation", args.machine), out)
     if args.keep_raw and not args.from_raw:
-        (res_dir / f"{stem}_raw.json.gz").write_bytes(
+        Path(args.keep_raw).write_bytes(
             gzip.compress((json.dumps(raw_all) + "\n").encode(), mtime=0))
-    print(f"\nwrote {res_dir / (stem + '.json')} ({out['elapsed_s']:.0f} s)")
+        print(f"wrote {args.keep_raw}")
     return 0
 
 

@@ -15,20 +15,20 @@ figure beside it:
 4. the same op captured into a CUDA graph twice (by ``torch.cuda.CUDAGraph`` and by
    :class:`trtcheck.backends.cuda_timing.CudaGraph` through cuda-python) and replayed.
 
-Usage: ``python benchmarks/cuda_timing.py [--out DIR] [--repeats 50]``; prints a table and
-writes ``cuda_timing_<gpu>.json`` into ``--out`` (default ``benchmarks/results``).
+Usage: ``python benchmarks/cuda_timing.py [--machine h200-host] [--repeats 50]``; prints a
+table and writes ``benchmarks/results/cuda_timing-<machine>.json`` (or ``--out FILE``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from _harness import add_machine_argument, result_path, write_json
 
 
 def _load_cuda_timing():
@@ -82,7 +82,8 @@ def both_ways(torch, stream_ptr: int, work, repeats: int, warmup: int = 5) -> di
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    add_machine_argument(ap, default="h200-host")
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--copy-mib", type=int, default=512)
     args = ap.parse_args()
@@ -226,12 +227,8 @@ def main() -> int:
         print(f"graph replay, cuda-python capture vs torch capture: "
               f"{results['graph_capture_rel_diff_cuda_python_vs_torch']:.4%}")
     results["all_event_pairs_within_2pct"] = bool(ok)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tag = "h200" if "H200" in dev else dev.lower().replace(" ", "_")
-    path = out / f"cuda_timing_{tag}.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(Path(args.out) if args.out else result_path("cuda_timing", args.machine),
+               results)
     return 0 if ok else 1
 
 

@@ -4,19 +4,20 @@
 Runs each target of ``trtcheck/testing/fuzz_targets.py`` (the strategies the CI-sized test
 ``tests/test_parser_fuzz.py`` uses) for ``--examples`` generated inputs (random seed
 unless ``--seed``), counts the inputs tried, the ones a parser refused with its own
-error (expected) and the crashes (any other exception: a bug). A crash is printed with
-its input and saved under ``benchmarks/results/fuzz-crashes/`` so it can be added to
-``tests/data/fuzz-regressions/``. Prints a table and writes
-``benchmarks/results/fuzz_parsers.json`` (counts, CPU seconds per target, machine).
+error (expected) and the crashes (any other exception: a bug). A crash is printed, and
+its input kept (up to 20 per target, ``crash_inputs``) in the result file so it can be
+added to ``tests/data/fuzz-regressions/``. Prints a table and writes
+``benchmarks/results/fuzz_parsers-<machine>.json`` (counts, CPU seconds per target,
+machine) or ``--out FILE``.
 
-Usage: ``python benchmarks/fuzz_parsers.py [--examples 50000] [--targets a,b] [--seed N]``
+Usage: ``python benchmarks/fuzz_parsers.py [--examples 50000] [--targets a,b] [--seed N]
+[--machine dev-cpu]``
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import platform
 import time
@@ -24,9 +25,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, seed, settings
 
-from trtcheck.testing.fuzz_targets import targets
+from _harness import add_machine_argument, result_path, write_json
 
-ROOT = Path(__file__).resolve().parent.parent
+from trtcheck.testing.fuzz_targets import targets
 
 
 def _store(value: object) -> dict[str, object]:
@@ -70,7 +71,8 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=50_000, help="inputs per target")
     ap.add_argument("--targets", default=None, help="comma-separated target names")
     ap.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default random)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fuzz_parsers.json"))
+    add_machine_argument(ap)
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
     args = ap.parse_args()
     chosen = [t for t in targets()
               if args.targets is None or t.name in args.targets.split(",")]
@@ -92,9 +94,7 @@ def main() -> None:
                        "cores": os.cpu_count(), "python": platform.python_version(),
                        "load_average_1m": round(os.getloadavg()[0], 2)},
            "targets": rows, "total_generated": total, "total_crashes": crashes}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_json(Path(args.out) if args.out else result_path("fuzz_parsers", args.machine), doc)
 
 
 if __name__ == "__main__":

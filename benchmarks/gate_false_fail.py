@@ -13,7 +13,7 @@ Also runs noisier machines than the default ``run_to_run_cv`` assumes (run-level
 
 Usage::
 
-    python benchmarks/gate_false_fail.py [--repeats 300] [--seed 0] [--machine dev]
+    python benchmarks/gate_false_fail.py [--repeats 300] [--seed 0] [--machine dev-cpu]
 
 Prints a table and writes ``benchmarks/results/gate_false_fail-<machine>.json``.
 """

@@ -16,7 +16,7 @@ matplotlib, scipy and tensorrt were not imported (``-X importtime``).
 
 Usage::
 
-    python benchmarks/gate_speed.py [--repeats 5] [--machine dev]
+    python benchmarks/gate_speed.py [--repeats 5] [--machine dev-cpu]
 
 Prints a table and writes ``benchmarks/results/gate_speed-<machine>.json``.
 """
@@ -31,9 +31,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 
 from _harness import add_machine_argument, format_table, write_result
 
@@ -58,7 +55,7 @@ HEAVY = ("onnxruntime", "matplotlib", "scipy", "tensorrt", "tensorrt_rtx", "torc
 
 
 def timed(argv: list[str], repeats: int) -> tuple[list[float], set[str], int]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ)
     times = []
     imported: set[str] = set()
     rc = -1

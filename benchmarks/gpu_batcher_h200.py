@@ -9,11 +9,12 @@ serving numbers can be read against it.
 
 Run (needs torch + torchvision + a CUDA GPU)::
 
-    python benchmarks/gpu_batcher_h200.py --out benchmarks/results
+    python benchmarks/gpu_batcher_h200.py [--machine h200-host] [--keep-results FILE]
 
-Writes ``gpu_batcher_<device>.json`` (summary), ``gpu_batcher_<device>.txt`` (tables) and
-``gpu_batcher_<device>_results.json.gz`` (the full trtcheck results document with raw
-per-request data).
+Prints the curve and the tables and writes the summary to
+``benchmarks/results/gpu_batcher_h200-<machine>.json`` (or ``--out FILE``); with
+``--keep-results FILE`` also the full trtcheck results document with raw per-request
+data (gzip JSON).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import statistics
 import sys
 import time
@@ -29,13 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-
-from _harness import torch_resnet18_fp16
+from _harness import add_machine_argument, result_path, torch_resnet18_fp16, write_json
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="benchmarks/results")
+    add_machine_argument(ap, default="h200-host")
+    ap.add_argument("--out", default=None, help="summary file [default: the naming rule]")
+    ap.add_argument("--keep-results", metavar="FILE", default=None,
+                    help="also write the full results document (gzip JSON) to FILE")
     ap.add_argument("--budget-s", type=float, default=220.0,
                     help="stop starting new load shapes after this many seconds")
     ap.add_argument("--repeats", type=int, default=3)
@@ -48,6 +50,7 @@ def main() -> int:
     from trtcheck.report.text_tables import serve_table_text
     from trtcheck.measure.runner import new_results
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import us_to_ms
 
     t_start = time.perf_counter()
     if not torch.cuda.is_available():
@@ -128,7 +131,7 @@ def main() -> int:
             print(f"budget reached, skipping {load}", flush=True)
             continue
         runs.append(measure_serving(
-            backend, windows_ms=[0, 2, 10], max_batch_sizes=[1, 8, 32], loads=[load],
+            backend, windows_us=[0, 2000, 10_000], max_batch_sizes=[1, 8, 32], loads=[load],
             repeats=args.repeats, payload=payload, max_duration_s=1.0, drain_timeout_s=3.0,
             warmup_requests=8, executor=pool, model_path="torchvision resnet18 fp16 (random weights)",
             progress=lambda m: print(m, flush=True)))
@@ -139,9 +142,6 @@ def main() -> int:
     results = new_results(["benchmarks/gpu_batcher_h200.py"] + sys.argv[1:])
     results.serve = run
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_")
     table = serve_table_text(run)
     summary = {
         "device": gpu, "torch": torch.__version__, "torchvision": torchvision.__version__,
@@ -151,7 +151,8 @@ def main() -> int:
         "offline_curve": curve, "thread_probe_batch32": thread_probe,
         "cudnn_benchmark": bool(torch.backends.cudnn.benchmark), "loads": run.settings.loads, "repeats": args.repeats,
         "configs": [{
-            "load": c.load.label, "window_ms": c.window_ms, "max_batch_size": c.max_batch_size,
+            "load": c.load.label, "window_ms": us_to_ms(c.window_us),
+            "max_batch_size": c.max_batch_size,
             "mean_batch_size": c.mean_batch_size, "max_batch_size_seen": c.max_batch_size_seen,
             "throughput_queries_per_s": c.throughput_queries_per_s, "p50_ms": c.p50_ms,
             "p99_ms": c.p99_ms, "ok_share": c.ok_share, "late_send_share": c.late_send_share,
@@ -162,19 +163,20 @@ def main() -> int:
         } for c in run.configs],
         "elapsed_s": time.perf_counter() - t_start,
     }
-    (out / f"gpu_batcher_{slug}.json").write_text(json.dumps(summary, indent=2) + "\n")
     curve_txt = "\n".join(f"  b={b:>2}: host {v['host_e2e_median_ms']:.3f} ms, GPU "
                           f"{v['gpu_median_ms']:.3f} ms, {v['host_samples_per_s']:.0f} samples/s"
                           for b, v in curve.items())
-    (out / f"gpu_batcher_{slug}.txt").write_text(
-        f"device: {gpu}\noffline curve (median of 50):\n{curve_txt}\n"
-        f"batch-32 per-thread probe (cudnn.benchmark on): {json.dumps(thread_probe)}\n\n"
-        f"{table}\n")
-    with gzip.open(out / f"gpu_batcher_{slug}_results.json.gz", "wt") as fh:
-        fh.write(results.model_dump_json())
+    print(f"device: {gpu}\noffline curve (median of 50):\n{curve_txt}\n"
+          f"batch-32 per-thread probe (cudnn.benchmark on): {json.dumps(thread_probe)}\n")
     pool.shutdown()
     print(table)
     print(f"elapsed {summary['elapsed_s']:.1f} s")
+    write_json(Path(args.out) if args.out else result_path("gpu_batcher_h200", args.machine),
+               summary)
+    if args.keep_results:
+        with gzip.open(args.keep_results, "wt") as fh:
+            fh.write(results.model_dump_json())
+        print(f"wrote {args.keep_results}")
     return 0
 
 

@@ -6,7 +6,8 @@ Prints the host's CPU limits (cgroup ``cpu.max``, affinity, CPU model) and, for 
 ResNet-18 on one intra-op thread: back-to-back executions (as ``bench``) and the
 executions inside an open-loop serving run (``compute`` of each batch), each with the
 cgroup throttling counters before/after, and optionally pinned to given cores.
-Writes ``benchmarks/results/ort_serve_diag[-TAG].json``.
+Writes ``benchmarks/results/ort_serve_diag-<machine>.json`` (name the pinning as the setup,
+e.g. ``--machine h200-host-pin23 --pin 2,3``).
 """
 from __future__ import annotations
 
@@ -19,9 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from _harness import cpu_model
+from _harness import add_machine_argument, cpu_model, result_path, write_json
 
 
 def cgroup_cpu() -> dict:
@@ -61,7 +60,7 @@ def mhz() -> list[float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pin", default="", help="comma-separated cores to pin the process to")
-    ap.add_argument("--tag", default="")
+    add_machine_argument(ap)
     ap.add_argument("--rate", type=float, default=15.0)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
@@ -70,6 +69,7 @@ def main() -> int:
     from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
     from trtcheck.load.demo import demo_model_path
     from trtcheck.measure.serve import measure_serving
+    from trtcheck.units import ms_to_us
 
     info = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
             "affinity": sorted(os.sched_getaffinity(0)), "cgroup": cgroup_cpu(),
@@ -100,7 +100,7 @@ def main() -> int:
                   f"{np.percentile(ts, 90):.2f} throttle {diff(t0, throttled())}", flush=True)
     for window in (0.0, 10.0):
         t0 = throttled()
-        run = measure_serving(be, windows_ms=[window], max_batch_sizes=[4],
+        run = measure_serving(be, windows_us=[ms_to_us(window)], max_batch_sizes=[4],
                               loads=[f"open:{args.rate:g}:poisson:{int(args.rate * 6)}"],
                               repeats=1, warmup_requests=8, seed=1)
         rep = run.configs[0].repeats[0]
@@ -116,10 +116,7 @@ def main() -> int:
         print(key, json.dumps(rows[key]), flush=True)
     be.deactivate()
     info["mhz_after"] = mhz()
-    res = ROOT / "benchmarks" / "results" / (
-        "ort_serve_diag" + (f"-{args.tag}" if args.tag else "") + ".json")
-    res.write_text(json.dumps({"info": info, "rows": rows}, indent=1) + "\n")
-    print("wrote", res)
+    write_json(result_path("ort_serve_diag", args.machine), {"info": info, "rows": rows})
     return 0
 
 

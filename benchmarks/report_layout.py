@@ -11,9 +11,10 @@ width, and
 * takes a screenshot per width (``report-<width>.png``) to look at.
 
 Prints one row per width (page height, overflows, tallest section) and writes JSON to
-``benchmarks/results/report_layout.json`` (or ``--json``).
+``benchmarks/results/report_layout-<machine>.json`` (or ``--json FILE``).
 
     python benchmarks/report_layout.py REPORT_DIR_OR_HTML [--widths 1024,1400] [--out DIR]
+        [--machine dev-cpu]
 """
 
 from __future__ import annotations
@@ -140,11 +141,15 @@ def screenshot(html_path: Path, width: int, out_png: Path, height: int,
 
 
 def main(argv: list[str] | None = None) -> int:
+    # imported here: the tests load this file by path for check_layout and find_chromium
+    from _harness import add_machine_argument, result_path, write_json
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("report", help="report.html, a report folder, or a results.json to render")
     ap.add_argument("--widths", default="1024,1400")
     ap.add_argument("--out", default=None, help="folder for the screenshots")
-    ap.add_argument("--json", default="benchmarks/results/report_layout.json")
+    ap.add_argument("--json", default=None, help="result file [default: the naming rule]")
+    add_machine_argument(ap)
     a = ap.parse_args(argv)
     src = Path(a.report)
     tmp = None
@@ -177,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         for p in r["problems"][:10]:
             print(f"         overflow: <{p['what']}> in #{p['section']}: right {p['right']} "
                   f"> {p['limit']} {p['text']!r}")
-    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.json).write_text(json.dumps({"report": str(a.report), "rows": rows}, indent=2) + "\n")
+    write_json(Path(a.json) if a.json else result_path("report_layout", a.machine),
+               {"report": str(a.report), "rows": rows})
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if any(r["overflows"] for r in rows) else 0

@@ -30,17 +30,16 @@ the results JSON (raw per-request lists are capped at ``MAX_RAW_REQUESTS`` per r
 
 Run (one command; on a quiet host it takes a few minutes)::
 
-    PYTHONPATH=. python benchmarks/serve_soak.py [--requests 1000000] [--uvloop]
+    python benchmarks/serve_soak.py [--requests 1000000] [--uvloop] [--machine dev-cpu]
 
-Prints a table and writes ``benchmarks/results/serve_soak.json``. Exit status 1 when a
-check fails.
+Prints a table and writes ``benchmarks/results/serve_soak-<machine>.json`` (or
+``--out FILE``). Exit status 1 when a check fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
@@ -48,6 +47,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from _harness import add_machine_argument, result_path, write_json
 
 from trtcheck.measure.batcher import BatcherClosed, DynamicBatcher, QueueFull
 from trtcheck.policy import BatchingPolicy
@@ -214,7 +215,7 @@ def serve_memory(requests: int) -> dict:
 
     r0 = rss_bytes()
     t0 = time.perf_counter()
-    run = measure_serving(fn, windows_ms=[0], max_batch_sizes=[32],
+    run = measure_serving(fn, windows_us=[0], max_batch_sizes=[32],
                           loads=[f"closed:64:{requests}"], repeats=1, warmup_requests=0,
                           max_duration_s=3600, payload={"x": np.zeros((1, 16), np.float32)})
     r1 = rss_bytes()
@@ -234,7 +235,8 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--serve-requests", type=int, default=400_000)
     ap.add_argument("--uvloop", action="store_true")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "serve_soak.json"))
+    add_machine_argument(ap)
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
     a = ap.parse_args()
     t0 = time.perf_counter()
     if a.uvloop:
@@ -270,9 +272,7 @@ def main() -> int:
               f" MiB ({sm['rss_growth_bytes_per_request']:.0f} B/request while running), results "
               f"{sm['results_json_bytes'] / 2**20:.1f} MiB (raw lists every "
               f"{sm['raw_stride']}th request), {sm['seconds']} s")
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
-    print(f"wrote {a.out}")
+    write_json(Path(a.out) if a.out else result_path("serve_soak", a.machine), res)
     return 0 if res["all_accounted"] and res["rss_flat"] else 1
 
 

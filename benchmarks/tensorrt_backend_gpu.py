@@ -16,8 +16,9 @@ Checks: outputs equal ``x @ W`` (within FP32/TF32 tolerance); the backend's
 goal within 5%: different buffers and streams); graph replay gives the same outputs;
 a batch too large for the GPU is an InputError naming free memory.
 
-Usage: ``python benchmarks/tensorrt_backend_gpu.py [--out DIR]`` (needs torch, cuda-python,
-pydantic); prints a table and writes ``tensorrt_backend_gpu_<gpu>.json``.
+Usage: ``python benchmarks/tensorrt_backend_gpu.py [--machine h200-host]`` (needs torch,
+cuda-python, pydantic); prints a table and writes
+``benchmarks/results/tensorrt_backend_gpu-<machine>.json`` (or ``--out FILE``).
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ import json
 import statistics
 import struct
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _harness import add_machine_argument, result_path, write_json
 
 K = 4096
 MAX_ROWS = 50_000_000  # profile max batch: big enough to reach cudaMalloc's OOM
@@ -133,7 +136,8 @@ def plan_bytes() -> bytes:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    add_machine_argument(ap, default="h200-host")
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
     ap.add_argument("--iters", type=int, default=50)
     args = ap.parse_args()
 
@@ -145,9 +149,7 @@ def main() -> int:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     trt, W = make_shim(torch)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = out / "shim.plan"
+    plan = Path(tempfile.mkdtemp(prefix="trtcheck-shim-")) / "shim.plan"
     plan.write_bytes(plan_bytes())
     dev = ct.device_name(0)
     res: dict = {"device": dev, "torch": torch.__version__, "K": K, "iters": args.iters,
@@ -227,11 +229,10 @@ def main() -> int:
     print("graph replay:", json.dumps(res["graph"]))
     print("oom:", res["checks"]["oom"])
     res["all_outputs_correct"] = bool(ok)
-    tag = "h200" if "H200" in dev else dev.lower().replace(" ", "_")
-    path = out / f"tensorrt_backend_gpu_{tag}.json"
-    path.write_text(json.dumps(res, indent=2, default=str) + "\n")
     plan.unlink()
-    print(f"wrote {path}")
+    plan.parent.rmdir()
+    write_json(Path(args.out) if args.out else result_path("tensorrt_backend_gpu", args.machine),
+               json.loads(json.dumps(res, default=str)))
     return 0 if ok else 1
 
 

@@ -20,7 +20,8 @@ What it does:
    ``--async``, profile export for per-request latencies), reads Triton's statistics
    before and after (mean batch = inferences / executions), and predicts the same
    configuration from the calibration (the what-if computation ``advise`` uses).
-4. Prints a table and writes JSON to ``benchmarks/results/triton_prediction.json``.
+4. Prints a table and writes JSON to
+   ``benchmarks/results/triton_prediction-<machine>.json`` (or ``--out FILE``).
 
 Run: ``python benchmarks/triton_prediction.py`` (full, about 4 minutes) or ``--quick``
 (6 configurations, about 1.5 minutes). ``--repredict FILE`` needs no server: it takes the
@@ -59,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+from _harness import add_machine_argument, result_path, write_json
 
 from trtcheck.analyze.live_calibration import (
     LiveObservation,
@@ -315,15 +316,16 @@ def main() -> int:
     ap.add_argument("--calibrate-with", choices=["trtcheck", "perf_analyzer"],
                     default="trtcheck", help="load generator of the calibration run "
                     "[trtcheck: serve --url, as advise --from live.json takes it]")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" /
-                                         "triton_prediction.json"))
+    add_machine_argument(ap)
+    ap.add_argument("--out", default=None, help="result file [default: the naming rule; "
+                    "with --repredict: none unless given]")
     ap.add_argument("--repredict", metavar="FILE", default=None,
                     help="re-predict the rows of a results file offline (no server)")
     args = ap.parse_args()
     if args.repredict:
         res = repredict(Path(args.repredict), ["embedded", "triton"])
-        if args.out != ap.get_default("out"):
-            Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
+        if args.out:
+            write_json(Path(args.out), res)
         return 0
     from trtcheck.testing.triton_server import TritonServer, write_model
 
@@ -401,9 +403,8 @@ def main() -> int:
                "median_delay_ms": float(np.median(cal.request_delay_ms)),
                "check": cal.check, "notes": cal.notes},
            "goals": GOALS, "within_goal": hits, "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_json(Path(args.out) if args.out else result_path("triton_prediction", args.machine),
+               out)
     return 0
 
 

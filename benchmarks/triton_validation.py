@@ -36,10 +36,11 @@ and there, with a Python that has numpy and ``tritonclient[http,grpc]`` (the pyt
 backend stub for that Python is copied from the cache on start)::
 
     mkdir -p /tmp/tc && tar -xJf triton-cache.tar.xz -C /tmp/tc
-    TRTCHECK_CACHE_DIR=/tmp/tc PYTHONPATH=. python benchmarks/triton_validation.py \\
+    TRTCHECK_CACHE_DIR=/tmp/tc python benchmarks/triton_validation.py \\
         --machine h200-host --rates 200,400,800,1600 --duration-s 10
 
-Prints a table and writes ``benchmarks/results/triton_validation-<machine>.json``.
+Prints a table and writes ``benchmarks/results/triton_validation-<machine>.json`` (name
+the protocol as the setup when it is not HTTP: ``--machine dev-cpu-grpc --protocol grpc``).
 """
 
 from __future__ import annotations
@@ -148,8 +149,10 @@ def run_perf_analyzer(pa: Path, env: dict, address: str, protocol: str, model: s
 
 
 def main() -> int:
+    from _harness import add_machine_argument, cpu_model, result_path
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--machine", default="dev-cpu", help="label for the results file")
+    add_machine_argument(ap)
     ap.add_argument("--rates", default="100,200,400", help="Poisson request rates, req/s")
     ap.add_argument("--duration-s", type=float, default=5.0)
     ap.add_argument("--protocol", choices=["http", "grpc"], default="http")
@@ -166,7 +169,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from trtcheck.testing import triton_server as ts
-    from _harness import cpu_model
+    from trtcheck.units import ms_to_us
 
     fetch = ts.load_fetch_triton()
     pa = fetch.fetch_perf_analyzer()
@@ -185,7 +188,7 @@ def main() -> int:
         repo = tmp / "models"
         ts.write_model(repo, args.model, a_ms=args.a_ms, b_ms=args.b_ms,
                        max_batch_size=args.max_batch,
-                       max_queue_delay_us=int(args.window_ms * 1000),
+                       max_queue_delay_us=int(ms_to_us(args.window_ms)),
                        instances=args.instances)
         srv = ts.TritonServer(repo, explicit=True, load_models=(args.model,)).start()
         http_url = srv.http_url
@@ -247,7 +250,7 @@ def main() -> int:
     print("p50 x / p99 x: trtcheck / perf_analyzer (from-send numbers when either delayed > 5% "
           "of sends); batch: trtcheck's server mean batch over the command; stats: Triton's "
           "statistics delta read around it by this script.")
-    out = REPO / "benchmarks" / "results" / f"triton_validation-{args.machine}.json"
+    out = result_path("triton_validation", args.machine)
     out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"machine": args.machine, "cpu": cpu_model(), "cpus": os.cpu_count(),
            "load_average": os.getloadavg(),

@@ -18,15 +18,15 @@ LIGHT = "1:0.29,8:0.4,32:1.0"
 
 
 def test_burst_behind_a_serial_layer_loses_to_the_window_in_simulation_and_measurement():
-    windows = (0.0, 100.0)
+    windows_us = (0.0, 100_000.0)
     backend = SyntheticBackend(LIGHT, spread=0.0, seed=0, mode="async")
-    run = measure_serving(backend, windows_ms=windows, max_batch_sizes=(32,),
+    run = measure_serving(backend, windows_us=windows_us, max_batch_sizes=(32,),
                           loads=["burst:32"], repeats=1, per_request_overhead_ms=12.0,
                           warmup_requests=0)
-    meas = sorted(run.configs, key=lambda c: c.window_ms)
+    meas = sorted(run.configs, key=lambda c: c.window_us)
     req = AdviseRequest(curve=parse_curve_text(LIGHT), rate_per_s=None,
                         per_request_overhead_ms=12.0, serial_overhead=True, burst_size=32)
-    pred = what_if(req, [Candidate(w * 1000.0, 32, 1) for w in windows])
+    pred = what_if(req, [Candidate(w, 32, 1) for w in windows_us])
     # the serial layer lets requests in at 83 req/s; the window only delays the last ones
     assert pred[0].throughput_queries_per_s == pytest.approx(1000 / 12, rel=0.01)
     assert pred[0].mean_batch == pytest.approx(1.0)

@@ -24,7 +24,7 @@ def served():
     tests below set the marks they test."""
     res = _results_with_bench({1: 2.0, 8: 4.0, 32: 10.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4,32:10", mode="async")
-    res.serve = measure_serving(be, windows_ms=[0.0, 2.0], max_batch_sizes=[8],
+    res.serve = measure_serving(be, windows_us=[0, 2000], max_batch_sizes=[8],
                                 loads=["open:300:poisson:150"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
     for cfg in res.serve.configs:
@@ -144,7 +144,7 @@ def test_calibration_leaves_out_a_run_above_capacity():
 
     res = _results_with_bench({1: 2.0, 8: 4.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4", mode="async")
-    res.serve = measure_serving(be, windows_ms=[0.0], max_batch_sizes=[1],
+    res.serve = measure_serving(be, windows_us=[0], max_batch_sizes=[1],
                                 loads=["open:900:poisson:300"], repeats=1,
                                 max_duration_s=5.0, warmup_requests=4, seed=3)
     (cfg,) = res.serve.configs
@@ -176,11 +176,13 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
 
     from trtcheck.analyze.inputs import calibration_exclusion
     from trtcheck.results.bench import BenchRun
+    from trtcheck.results.migrate import migrate_section
     from trtcheck.results.serve import ServeRun
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / \
+    # a raw serve run saved before schema 2.0 (windows in ms): migrated as a 1.x file is
+    path = Path(__file__).resolve().parent / "data" / "advise-validation-raw" / \
         "advise_validation-h200-torch-gpu_raw.json.gz"
     raw = json.loads(gzip.decompress(path.read_bytes()))["torch-gpu"]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
-    (cfg,) = ServeRun.model_validate(raw["calibration"]).configs
+    (cfg,) = ServeRun.model_validate(migrate_section("serve", raw["calibration"], 1, 2)).configs
     assert calibration_exclusion(cfg, curve) is None

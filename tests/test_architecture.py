@@ -77,3 +77,111 @@ def _import_cycles(package: str) -> list[list[str]]:
 
 def test_no_import_cycle():
     assert _import_cycles("trtcheck") == []
+
+
+# --- .importlinter states docs/architecture.md's table, no more and no less ---------------
+
+STAGES = ("load", "inspection", "backends", "measure", "analyze", "report", "cli")
+
+
+def _contracts() -> list[dict[str, list[str] | str]]:
+    """The contracts of ``.importlinter``: each as ``{key: value}``, list-valued keys split
+    into lines (comments dropped)."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / ".importlinter", encoding="utf-8")
+    out = []
+    for section in cfg.sections():
+        if not section.startswith("importlinter:contract:"):
+            continue
+        c: dict[str, list[str] | str] = {"id": section.split(":", 2)[2]}
+        for key, value in cfg[section].items():
+            lines = [x.strip() for x in value.splitlines()]
+            lines = [x for x in lines if x and not x.startswith("#")]
+            c[key] = lines if key in ("source_modules", "forbidden_modules", "layers",
+                                      "ignore_imports") else value.strip()
+        out.append(c)
+    return out
+
+
+def _top(module: str) -> str | None:
+    """``trtcheck.load.shapes`` -> ``load``; outside trtcheck -> ``None``."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "trtcheck" and len(parts) > 1 else None
+
+
+def _doc_bottom_layer() -> set[str]:
+    """The bottom layer as docs/architecture.md names it (``trtcheck/results/``,
+    ``trtcheck/errors.py``, ...), from "Bottom layer shared by all" to "imports no stage"."""
+    import re
+
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = text.index("Bottom layer shared by all")
+    end = text.index("imports no stage", start)
+    return set(re.findall(r"`trtcheck/(\w+)(?:\.py|/)`", text[start:end]))
+
+
+def _doc_table() -> dict[str, set[str]]:
+    """docs/architecture.md's table: stage -> the stages it may import (``everything``:
+    every stage)."""
+    import re
+
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `trtcheck\.(\w+)` \|.*\| ([^|]+) \|$", text, flags=re.M)
+    table = {}
+    for stage, may in rows:
+        words = set(re.findall(r"[a-z]+", may))
+        table[stage] = set(STAGES) if "everything" in words else words & set(STAGES)
+    return table
+
+
+def _package_modules() -> set[str]:
+    pkg = REPO / "trtcheck"
+    names = {p.stem for p in pkg.glob("*.py")} | {p.name for p in pkg.iterdir()
+                                                if (p / "__init__.py").exists()}
+    return names - {"__init__"}
+
+
+def test_importlinter_has_no_exceptions():
+    """No contract carries ``ignore_imports``: an import the table forbids is moved, not
+    excused."""
+    text = (REPO / ".importlinter").read_text(encoding="utf-8")
+    assert "ignore_imports" not in text
+    assert all("ignore_imports" not in c for c in _contracts())
+
+
+def test_every_package_module_is_a_stage_the_bottom_layer_or_testing():
+    table = _doc_table()
+    bottom = _doc_bottom_layer()
+    assert set(table) == set(STAGES)
+    assert not bottom & set(STAGES)
+    assert _package_modules() == set(STAGES) | bottom | {"testing", "__main__"}
+
+
+def test_importlinter_forbids_exactly_what_the_table_forbids():
+    """Pairs (importer, imported) of top-level trtcheck modules: those the contracts forbid
+    equal those docs/architecture.md forbids (its table; the bottom layer imports no stage;
+    no part of the tool imports ``trtcheck.testing``)."""
+    table = _doc_table()
+    bottom = _doc_bottom_layer()
+    tool = set(STAGES) | bottom  # what may be imported; ``__main__`` imports cli
+    allowed = {stage: table[stage] | bottom for stage in STAGES}
+    allowed.update({b: set(bottom) for b in bottom})
+    allowed["__main__"] = set(tool)
+    want = {(a, b) for a in allowed for b in tool | {"testing"}
+            if a != b and b not in allowed[a]}
+
+    got = set()
+    for c in _contracts():
+        if c["type"] == "layers":
+            layers = [_top(m) for m in c["layers"]]  # highest first
+            got |= {(low, high) for i, high in enumerate(layers) for low in layers[i + 1:]}
+        elif c["type"] == "forbidden":
+            sources = [_top(m) for m in c["source_modules"]]
+            forbidden = [_top(m) for m in c["forbidden_modules"] if _top(m)]
+            got |= {(a, b) for a in sources for b in forbidden if a != b}
+        else:  # a new contract type: teach this test what it forbids
+            raise AssertionError(f"contract {c['id']}: unknown type {c['type']}")
+    assert got == want, (f"forbidden by the table only: {sorted(want - got)}; "
+                         f"by the contracts only: {sorted(got - want)}")

@@ -11,7 +11,7 @@ def _serve_results(curve: str):
 
     r = make_results()
     r.bench = []
-    r.serve = measure_serving(SyntheticBackend(curve), windows_ms=(0, 2), max_batch_sizes=(8,),
+    r.serve = measure_serving(SyntheticBackend(curve), windows_us=(0, 2000), max_batch_sizes=(8,),
                               loads=["burst:32"], repeats=1, max_duration_s=2.0,
                               warmup_requests=0)
     return r

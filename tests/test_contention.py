@@ -16,9 +16,11 @@ from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.bench import BenchRun
+from trtcheck.results.migrate import migrate_section
 from trtcheck.results.serve import ServeRun
 
-RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+#: raw serve runs measured by benchmarks/advise_validation.py --keep-raw (see its README)
+RESULTS = Path(__file__).resolve().parent / "data" / "advise-validation-raw"
 
 
 def test_fit_recovers_a_slope_and_keeps_time_order():
@@ -68,11 +70,16 @@ def test_simulated_executions_stretch_with_arrivals():
     assert slow.utilisation == pytest.approx(100.0 * 6.25e-3, rel=1e-9)
 
 
+def _saved_run(record: dict) -> ServeRun:
+    """A serve run the benchmark saved before results schema 2.0 (windows in ms)."""
+    return ServeRun.model_validate(migrate_section("serve", record, 1, 2))
+
+
 def _calibration(name: str, backend: str) -> dict:
     raw = json.loads(gzip.decompress((RESULTS / f"advise_validation-{name}_raw.json.gz")
                                      .read_bytes()))[backend]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
-    return calibration_from_serve(ServeRun.model_validate(raw["calibration"]), curve)
+    return calibration_from_serve(_saved_run(raw["calibration"]), curve)
 
 
 def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
@@ -89,7 +96,7 @@ def _gpu_request(rate: float):
     raw = json.loads(gzip.decompress((RESULTS / "advise_validation-h200-torch-gpu_raw.json.gz")
                                      .read_bytes()))["torch-gpu"]
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
-    measured = overheads_from_serve(ServeRun.model_validate(raw["calibration"]), curve)
+    measured = overheads_from_serve(_saved_run(raw["calibration"]), curve)
     return build_request(curve, measured, rate_per_s=rate)
 
 

@@ -74,9 +74,9 @@ def test_serve_predictions_are_stored_and_gateable(tmp_path):
     assert not add_serve_predictions(served)  # stored: not computed again
     back = results_from_json(results_to_json(served))
     assert back.advice.serve_predictions == rows
-    w0 = [p for p in rows if p.window_ms == 0][0]
+    w0 = [p for p in rows if p.window_us == 0][0]
     policy = parse_policy("version: 1\nbudgets:\n  - advice.serve_predictions"
-                          f"[window_ms=0,max_batch_size={w0.max_batch_size}]"
+                          f"[window_us=0,max_batch_size={w0.max_batch_size}]"
                           ".predicted_throughput_queries_per_s >= 1 qps\n")
     assert evaluate(policy, back).passed
 

@@ -8,12 +8,8 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine_json import (
-    lint_engine,
-    load_layer_info,
-    parse_layer_info,
-    split_format_datatype,
-)
+from trtcheck.inspection.engine_json import lint_engine, load_layer_info
+from trtcheck.load.engine_json import parse_layer_info, split_format_datatype
 
 
 def t11(name, dims, dtype, fmt="Row major linear"):

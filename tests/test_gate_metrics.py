@@ -290,11 +290,54 @@ def test_filters_nest_inside_filtered_items(serve_json):
                  ".waterfall[name=compute_ms].median_ms", res)
     assert [v for _, v in got] == [part.median_ms]
     got = values("serve.configs[window_ms=0].repeats[0].p99_ms", res)
-    zero = [c for c in res.serve.configs if c.window_ms == 0]
+    zero = [c for c in res.serve.configs if c.window_us == 0]
     assert [v for _, v in got] == [c.repeats[0].latency.p99_ms for c in zero]
     # raw samples follow the nested item: a computed percentile works there too
     got = values("serve.configs[window_ms=2,max_batch_size=4].repeats[repeat=0].p50_ms", res)
     assert len(got) == 1 and got[0][1] > 0
+
+
+def test_window_filters_in_us_and_in_the_ms_of_schema_1_select_the_same(serve_json):
+    """The window is ``window_us`` (microseconds) in the results; a policy written for
+    schema 1.x filters on ``window_ms`` (milliseconds) and selects the same items."""
+    res = load_results(serve_json)
+    assert sorted({c.window_us for c in res.serve.configs}) == [0.0, 2000.0]
+    for ms, us in (("0", "0"), ("2", "2000"), ("2.0", "2000.0"), ("0.002e3", "2e3")):
+        by_us = values(f"serve.configs[window_us={us},max_batch_size=4].p99_ms", res)
+        assert len(by_us) == 1
+        assert values(f"serve.configs[window_ms={ms},max_batch_size=4].p99_ms", res) == by_us
+    # 2 us is not 2 ms: the new field takes microseconds
+    assert values("len(serve.configs[window_us=2])", res)[0][1] == 0
+    assert values("len(serve.configs[load.kind=burst,window_ms=2])", res)[0][1] == 2
+
+
+def test_window_ms_filters_of_a_gate_policy_pass_on_schema_1_and_2_files(tmp_path, capsys):
+    """A policy naming ``window_ms`` gates a 1.x file (migrated on load) and the same run
+    read as 2.0, with the values the 1.x file holds."""
+    import json
+
+    from trtcheck.results import results_to_json
+
+    old = Path(__file__).parent / "data" / "results-1.x" / "full-1.4.json"
+    raw = json.loads(old.read_text(encoding="utf-8"))
+    assert raw["schema_version"] == "1.4"
+    p99 = next(r["measured_p99_ms"] for r in raw["advice"]["serve_predictions"]
+               if r["window_ms"] == 2.0)
+    new = tmp_path / "full-2.json"
+    new.write_text(results_to_json(load_results(old)), encoding="utf-8")
+    assert json.loads(new.read_text(encoding="utf-8"))["schema_version"] == "2.0"
+    for doc in (old, new):
+        res = load_results(doc)
+        for path in ("advice.serve_predictions[window_ms=2].measured_p99_ms",
+                     "advice.serve_predictions[window_us=2000].measured_p99_ms"):
+            assert [v for _, v in values(path, res)] == [p99]
+        code, out = _gate_output(tmp_path, doc, "version: 1\nbudgets:\n"
+                                 "  - serve.configs[window_ms=2].max_batch_size >= 8\n"
+                                 "  - serve.configs[window_us=2000].max_batch_size >= 8\n"
+                                 "  - advice.serve_predictions[window_ms=10].measured_mean_batch"
+                                 " >= 1\n", capsys)
+        assert code == 0, out
+        assert "matched nothing" not in out
 
 
 def test_filters_on_a_dict_of_records_and_nested_lists(precision_json):
@@ -320,8 +363,11 @@ def test_filters_on_a_dict_of_records_and_nested_lists(precision_json):
     ("serve.configs[window_ms!=2].p99_ms", "equality only", "[*]"),
     ("serve.configs[window_ms>2].p99_ms", "equality only", "[*]"),
     ("serve.configs[window_ms=0,max_batch_size<8].p99_ms", "equality only", "[*]"),
-    ("serve.configs[window_ms=0ms].p99_ms", "is a number", "[window_ms=0]"),
+    ("serve.configs[window_ms=0ms].p99_ms", "window_ms is a number", "[window_ms=2]"),
+    ("serve.configs[window_us=0ms].p99_ms", "is a number", "[window_us=0]"),
     ("serve.configs[window_ms=0,window_ms=2].p99_ms", "tests window_ms twice", "one"),
+    ("serve.configs[window_ms=2,window_us=2000].p99_ms", "window_ms and window_us name the "
+     "same field", "one"),
     ("serve.configs[load=burst].p99_ms", "is a LoadSpec", "load.kind"),
     ("serve.configs[load.knd=burst].p99_ms", "no field 'knd'", "kind"),
     ("precision.variants[passed=maybe].max_abs_error", "true/false", "passed=true"),

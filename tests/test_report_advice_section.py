@@ -40,7 +40,7 @@ def _section(results, rows, monkeypatch):
 
     # the predicted-vs-measured table is stored in the advice; the section renders it
     results.advice.serve_predictions = [ServePrediction(
-        config=r["config"], load=r["load"], window_ms=0.0, max_batch_size=8,
+        config=r["config"], load=r["load"], window_us=0.0, max_batch_size=8,
         measured_throughput_queries_per_s=r["meas_qps"],
         predicted_throughput_queries_per_s=r["pred_qps"], measured_mean_batch=r["meas_batch"],
         predicted_mean_batch=r["pred_batch"], measured_p50_ms=r["meas_p50"],

@@ -162,3 +162,28 @@ def test_every_printed_json_document_has_version_and_kind(demo, demo_model, tmp_
     adv.write_text(docs["advise"].stdout)
     assert_one_line_error(run_cli("report", "--from", str(adv), "-o", str(tmp_path / "y")),
                           2, "advise document")
+
+
+def test_a_history_line_goes_into_the_history_table(tmp_path):
+    """`--write` adds its line as the last row of the table under "## History", not at
+    the end of the file."""
+    docs = tmp_path / "results-schema.md"
+    docs.write_text("# Results schema\n\n## History\n\n| version | change |\n|---|---|\n"
+                    "| 1.0 | first |\n| 1.1 | second |\n\n## Consistency checks\n\ntext\n")
+    schema_main.add_history_line("| 2.0 | third |", docs)
+    lines = docs.read_text().splitlines()
+    assert lines[lines.index("| 1.1 | second |") + 1] == "| 2.0 | third |"
+    assert lines[-1] == "text"
+    assert schema_main.history_has("2.0", docs)
+    plain = tmp_path / "plain.md"
+    plain.write_text("no table\n")
+    schema_main.add_history_line("| 2.0 | third |", plain)
+    assert plain.read_text() == "no table\n| 2.0 | third |\n"
+
+
+def test_the_generated_schema_names_the_version_it_is_generated_for(monkeypatch):
+    """After `--write` bumps the version, the schema it writes names the new version."""
+    from trtcheck.results import model as model_module
+
+    monkeypatch.setattr(model_module, "SCHEMA_VERSION", "9.0")
+    assert "schema version 9.0;" in generate_schema()["$comment"]

@@ -90,7 +90,7 @@ def test_serve_report_section_renders_table_and_charts(tmp_path):
 
     res = new_results()
     res.serve = measure_serving(SyntheticBackend("1:0.3", per_request_overhead_ms=1),
-                                windows_ms=[0, 5], max_batch_sizes=[4],
+                                windows_us=[0, 5000], max_batch_sizes=[4],
                                 loads=["burst:8", "open:300:20"], repeats=1,
                                 model_path="x<b>y")
     sink = ChartSink()

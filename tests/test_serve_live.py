@@ -102,8 +102,8 @@ def test_sweep_loads_each_config_and_restores_the_original(triton, tmp_path):
     assert res.returncode == 0, res.stderr
     run = _read(out)
     assert run["live"]["explicit_model_control"] is True
-    got = [(c["window_ms"], c["max_batch_size"], c["instances"]) for c in run["configs"]]
-    assert got == [(0.0, 4, 2), (5.0, 4, 2)]
+    got = [(c["window_us"], c["max_batch_size"], c["instances"]) for c in run["configs"]]
+    assert got == [(0.0, 4, 2), (5000.0, 4, 2)]
     for c in run["configs"]:
         srv_cfg = c["server_model_config"]
         assert srv_cfg["max_batch_size"] == 4

@@ -8,7 +8,7 @@ import pytest
 
 from trtcheck.errors import InputError
 from trtcheck.measure.live import (
-    _split, instances_of, override_config, request_tensors, stats_delta, window_ms_of,
+    _split, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
 from trtcheck.measure.kserve import _ints, parse_url
 from trtcheck.measure.loadgen import parse_load
@@ -34,23 +34,23 @@ def test_parse_url():
 
 
 def test_override_config_changes_only_what_is_swept():
-    cfg = override_config(CONFIG, window_ms=0.5, max_batch=8, instances=3, preferred=None)
+    cfg = override_config(CONFIG, window_us=500, max_batch=8, instances=3, preferred=None)
     assert cfg["max_batch_size"] == 8
     assert cfg["dynamic_batching"]["max_queue_delay_microseconds"] == 500
     # preferred sizes above the new max batch are dropped (Triton refuses them)
     assert cfg["dynamic_batching"]["preferred_batch_size"] == []
     assert cfg["instance_group"] == [{"kind": "KIND_CPU", "count": 3}]
     assert CONFIG["max_batch_size"] == 32  # the base is not modified
-    assert (window_ms_of(cfg), instances_of(cfg)) == (0.5, 3)
-    cfg = override_config(CONFIG, window_ms=None, max_batch=None, instances=None,
+    assert (window_us_of(cfg), instances_of(cfg)) == (500.0, 3)
+    cfg = override_config(CONFIG, window_us=None, max_batch=None, instances=None,
                           preferred=[4, 8, 64])
     assert cfg["dynamic_batching"]["preferred_batch_size"] == [4, 8]
     assert cfg["max_batch_size"] == 32
     assert cfg["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
     plain = {"name": "m", "max_batch_size": 8}
-    cfg = override_config(plain, window_ms=1, max_batch=None, instances=None, preferred=None)
+    cfg = override_config(plain, window_us=1000, max_batch=None, instances=None, preferred=None)
     assert cfg["dynamic_batching"] == {"max_queue_delay_microseconds": 1000}
-    assert window_ms_of(plain) == 0.0 and instances_of(plain) == 1
+    assert window_us_of(plain) == 0.0 and instances_of(plain) == 1
 
 
 def test_stats_delta_and_grpc_strings():

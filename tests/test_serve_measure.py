@@ -20,7 +20,7 @@ from trtcheck.results import results_from_json, results_to_json
 def test_seed_burst_direction_qps_falls_and_p50_rises_with_window():
     """Seed numbers: T(b) ~0.29 ms flat-ish + 12 ms fixed per-request cost, burst of 64."""
     be = SyntheticBackend("1:0.29,8:0.4,32:1.0", per_request_overhead_ms=12.0)
-    run = measure_serving(be, windows_ms=[0, 20, 50, 100], max_batch_sizes=[32],
+    run = measure_serving(be, windows_us=[0, 20000, 50000, 100000], max_batch_sizes=[32],
                           loads=["burst:64"], repeats=3, warmup_requests=0)
     qps = [c.throughput_queries_per_s for c in run.configs]
     p50 = [c.p50_ms for c in run.configs]
@@ -45,13 +45,13 @@ def test_seed_burst_direction_qps_falls_and_p50_rises_with_window():
 def test_batching_raises_qps_under_sustained_overload():
     """T(1) = 20 ms and an open-loop rate above 1/T(1): batching raises QPS."""
     be = SyntheticBackend("1:20,8:26")
-    run = measure_serving(be, windows_ms=[0, 5], max_batch_sizes=[1, 8],
+    run = measure_serving(be, windows_us=[0, 5000], max_batch_sizes=[1, 8],
                           loads=["open:120:poisson:180"], repeats=1, warmup_requests=0,
                           max_duration_s=5.0, drain_timeout_s=10.0)
-    by = {(c.window_ms, c.max_batch_size): c for c in run.configs}
+    by = {(c.window_us, c.max_batch_size): c for c in run.configs}
     unbatched = by[(0.0, 1)]
     assert unbatched.throughput_queries_per_s < 55  # capped by 1 / T(1) = 50 /s
-    for w in (0.0, 5.0):
+    for w in (0.0, 5000.0):
         batched = by[(w, 8)]
         assert batched.mean_batch_size > 1.5
         assert batched.throughput_queries_per_s > 1.5 * unbatched.throughput_queries_per_s
@@ -61,7 +61,7 @@ def test_batching_raises_qps_under_sustained_overload():
 
 def test_waterfall_parts_sum_to_latency_and_counters_add_up():
     be = SyntheticBackend("1:1,8:2", mode="thread")
-    run = measure_serving(be, windows_ms=[2], max_batch_sizes=[8], loads=["closed:8:200"],
+    run = measure_serving(be, windows_us=[2000], max_batch_sizes=[8], loads=["closed:8:200"],
                           repeats=1, warmup_requests=4)
     rep = run.configs[0].repeats[0]
     assert rep.outcomes["ok"] == 200 == len(rep.latencies_ms)
@@ -125,7 +125,7 @@ def test_time_bound_and_drain_timeout_give_every_request_an_outcome():
         await asyncio.sleep(0.2)
         return list(batch)
 
-    run = measure_serving(slow, windows_ms=[0], max_batch_sizes=[1],
+    run = measure_serving(slow, windows_us=[0], max_batch_sizes=[1],
                           loads=["open:200:constant:1000"], repeats=1, warmup_requests=0,
                           max_duration_s=0.3, drain_timeout_s=0.3)
     rep = run.configs[0].repeats[0]
@@ -147,7 +147,7 @@ def test_faulty_backend_and_full_queue_through_measure_serving():
             raise RuntimeError("injected")
         return [0] * len(batch)
 
-    run = measure_serving(flaky, windows_ms=[1], max_batch_sizes=[4], loads=["burst:200"],
+    run = measure_serving(flaky, windows_us=[1000], max_batch_sizes=[4], loads=["burst:200"],
                           repeats=1, warmup_requests=0, max_queue_size=50)
     rep = run.configs[0].repeats[0]
     o = rep.outcomes
@@ -165,7 +165,7 @@ def test_async_user_function_with_array_payloads():
         return {"y": batch["x"].sum(axis=1, keepdims=True)}
 
     payload = {"x": np.ones((1, 4), np.float32)}
-    run = measure_serving(model, windows_ms=[1], max_batch_sizes=[16], loads=["burst:32"],
+    run = measure_serving(model, windows_us=[1000], max_batch_sizes=[16], loads=["burst:32"],
                           repeats=2, payload=payload, warmup_requests=2)
     cfg = run.configs[0]
     assert cfg.ok_share == 1.0 and len(cfg.repeats) == 2
@@ -175,7 +175,7 @@ def test_async_user_function_with_array_payloads():
 
 def test_http_front_adds_an_http_part():
     be = SyntheticBackend("1:0.5,8:1")
-    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[8],
+    run = measure_serving(be, windows_us=[0], max_batch_sizes=[8],
                           loads=["burst:32", "closed:4:60"], repeats=1, http=True,
                           warmup_requests=2)
     for cfg in run.configs:
@@ -192,7 +192,7 @@ def test_measure_serving_inside_a_loop_is_refused_and_async_form_works():
     async def main():
         with pytest.raises(UsageError, match="inside a running event loop"):
             measure_serving(lambda b: list(b), loads=["burst:4"])
-        return await ameasure_serving(lambda b: list(b), windows_ms=[0], max_batch_sizes=[4],
+        return await ameasure_serving(lambda b: list(b), windows_us=[0], max_batch_sizes=[4],
                                       loads=["burst:8"], repeats=1)
 
     run = asyncio.run(main())
@@ -201,7 +201,7 @@ def test_measure_serving_inside_a_loop_is_refused_and_async_form_works():
 
 def test_serve_results_round_trip_through_json():
     be = SyntheticBackend("1:0.2")
-    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[4], loads=["open:500:50"],
+    run = measure_serving(be, windows_us=[0], max_batch_sizes=[4], loads=["open:500:50"],
                           repeats=1, warmup_requests=0)
     from trtcheck.measure.runner import new_results
 
@@ -247,7 +247,7 @@ def test_closed_loop_with_rejections_keeps_the_loop_running():
         await asyncio.sleep(0.005)
         return list(batch)
 
-    run = measure_serving(slow, windows_ms=[0], max_batch_sizes=[1], loads=["closed:8:200"],
+    run = measure_serving(slow, windows_us=[0], max_batch_sizes=[1], loads=["closed:8:200"],
                           repeats=1, warmup_requests=0, max_queue_size=2, max_duration_s=3.0)
     rep = run.configs[0].repeats[0]
     o = rep.outcomes
@@ -266,7 +266,7 @@ def test_http_front_back_pressure_and_errors_reach_the_client():
             raise RuntimeError("injected")
         return [0] * len(batch)
 
-    run = measure_serving(flaky, windows_ms=[0], max_batch_sizes=[2], loads=["burst:30"],
+    run = measure_serving(flaky, windows_us=[0], max_batch_sizes=[2], loads=["burst:30"],
                           repeats=1, warmup_requests=0, http=True, max_queue_size=4)
     rep = run.configs[0].repeats[0]
     o = rep.outcomes
@@ -279,7 +279,7 @@ def test_overload_in_one_run_does_not_leak_into_the_next():
     """Runs are independent: a run whose requests time out behind the per-request stage
     leaves nothing behind for the next repeat or configuration."""
     be = SyntheticBackend("1:0.2", per_request_overhead_ms=10.0)
-    run = measure_serving(be, windows_ms=[0], max_batch_sizes=[1, 8],
+    run = measure_serving(be, windows_us=[0], max_batch_sizes=[1, 8],
                           loads=["open:400:constant:200"], repeats=2, warmup_requests=2,
                           max_duration_s=0.5, drain_timeout_s=0.3)
     for cfg in run.configs:
@@ -300,7 +300,7 @@ def test_a_hung_model_cannot_hang_serve():
         return batch
 
     t0 = time.perf_counter()
-    run = measure_serving(hung, windows_ms=(0,), max_batch_sizes=(4,), loads=["burst:8"],
+    run = measure_serving(hung, windows_us=(0,), max_batch_sizes=(4,), loads=["burst:8"],
                           repeats=1, max_duration_s=0.3, drain_timeout_s=0.3,
                           warmup_requests=0, payload=1.0)
     assert time.perf_counter() - t0 < 20
@@ -318,7 +318,7 @@ def test_open_loop_sender_never_sleeps_past_the_duration(tmp_path):
     trace.write_text("0\n0.001\n1000000\n")  # a gap of 11 days
     for load in ("open:0.01:constant:5", f"trace:{trace}"):
         t0 = time.perf_counter()
-        run = measure_serving(fast, windows_ms=[0], max_batch_sizes=[1], loads=[load],
+        run = measure_serving(fast, windows_us=[0], max_batch_sizes=[1], loads=[load],
                               repeats=1, warmup_requests=0, max_duration_s=0.3,
                               drain_timeout_s=0.2)
         assert time.perf_counter() - t0 < 3.0, load
@@ -337,7 +337,7 @@ def test_hung_sync_backend_does_not_hang_serve():
 
     try:
         t0 = time.perf_counter()
-        run = measure_serving(hangs, windows_ms=[0], max_batch_sizes=[4],
+        run = measure_serving(hangs, windows_us=[0], max_batch_sizes=[4],
                               loads=["burst:8", "burst:4"], repeats=2, warmup_requests=0,
                               max_duration_s=0.2, drain_timeout_s=0.2)
         took = time.perf_counter() - t0
@@ -356,7 +356,7 @@ def test_counts_of_full_and_timer_batches_are_kept_after_the_warm_up():
         await asyncio.sleep(0.001)
         return list(batch)
 
-    run = measure_serving(fn, windows_ms=[5], max_batch_sizes=[4], loads=["burst:10"],
+    run = measure_serving(fn, windows_us=[5000], max_batch_sizes=[4], loads=["burst:10"],
                           repeats=1, warmup_requests=8)
     c = run.configs[0].repeats[0].counters
     assert c.decision_reasons, "the reasons went to the warm-up's counters"
@@ -371,7 +371,7 @@ def _loop_blocking_run(rate: int = 4000):
         time.sleep(0.005)
         return list(batch)
 
-    return measure_serving(blocks_the_loop, windows_ms=[0], max_batch_sizes=[8],
+    return measure_serving(blocks_the_loop, windows_us=[0], max_batch_sizes=[8],
                            loads=[f"open:{rate}"], repeats=1, warmup_requests=0,
                            max_duration_s=0.4, drain_timeout_s=1.0)
 
@@ -415,14 +415,14 @@ def test_a_window_that_forms_no_batches_gets_a_finding_saying_why():
         await asyncio.sleep(0.001)
         return list(batch)
 
-    run = measure_serving(fn, windows_ms=[0, 5], max_batch_sizes=[8],
+    run = measure_serving(fn, windows_us=[0, 5000], max_batch_sizes=[8],
                           loads=["closed:1:40", "open:20:constant:10"], repeats=1,
                           warmup_requests=0, max_duration_s=1.0)
-    by = {(c.load.label, c.window_ms): c for c in run.configs}
-    closed = [w for w in by[("closed:1:40", 5.0)].warnings if w.code == "window-without-batches"]
+    by = {(c.load.label, c.window_us): c for c in run.configs}
+    closed = [w for w in by[("closed:1:40", 5000.0)].warnings if w.code == "window-without-batches"]
     assert closed and "only adds latency" in closed[0].message
     assert "closed loop has 1 client" in closed[0].message
-    opened = [w for w in by[("open:20:constant:10", 5.0)].warnings
+    opened = [w for w in by[("open:20:constant:10", 5000.0)].warnings
               if w.code == "window-without-batches"]
     assert opened and "too short for the rate" in opened[0].message
     # window 0 adds nothing to wait for: no such finding
@@ -438,7 +438,7 @@ def test_raw_per_request_lists_are_capped_and_statistics_use_every_request(monke
     async def fn(batch):
         return list(batch)
 
-    run = measure_serving(fn, windows_ms=[0], max_batch_sizes=[8], loads=["burst:400"],
+    run = measure_serving(fn, windows_us=[0], max_batch_sizes=[8], loads=["burst:400"],
                           repeats=1, warmup_requests=0)
     rep = run.configs[0].repeats[0]
     assert rep.ok_count == 400 and rep.raw_stride == 8
@@ -493,7 +493,7 @@ def test_serving_gives_sigterm_back_to_the_commands_own_handler():
 
     with sigterm_as_interrupt():
         before = signal.getsignal(signal.SIGTERM)
-        measure_serving(fn, windows_ms=[0], max_batch_sizes=[2], loads=["burst:4"], repeats=1,
+        measure_serving(fn, windows_us=[0], max_batch_sizes=[2], loads=["burst:4"], repeats=1,
                         warmup_requests=0)
         assert signal.getsignal(signal.SIGTERM) is before
 
@@ -512,7 +512,7 @@ def test_missing_uvloop_leaves_no_coroutine_never_awaited(monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            measure_serving(be, use_uvloop=True, windows_ms=[0], max_batch_sizes=[8],
+            measure_serving(be, use_uvloop=True, windows_us=[0], max_batch_sizes=[8],
                             loads=["burst:4"], repeats=1, warmup_requests=0)
         except EnvironmentProblem as exc:
             assert "uvloop is not installed" in exc.message

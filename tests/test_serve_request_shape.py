@@ -64,7 +64,7 @@ def _synthetic():
 def _serve(target, **kw):
     from trtcheck.measure.serve import measure_serving
 
-    return measure_serving(target, windows_ms=[0], max_batch_sizes=[4], loads=["burst:8"],
+    return measure_serving(target, windows_us=[0], max_batch_sizes=[4], loads=["burst:8"],
                            repeats=1, warmup_requests=0, **kw)
 
 

@@ -152,7 +152,7 @@ def test_bad_bytes_and_control_characters_in_a_layer_name_keep_the_file(
 
 
 def test_name_only_export_does_not_call_outputs_inputs(tmp_path: Path):
-    from trtcheck.inspection.engine_json import parse_layer_info
+    from trtcheck.load.engine_json import parse_layer_info
 
     insp = parse_layer_info({"Layers": ["conv1 + relu1", "fc"],
                              "Bindings": ["images", "logits"]})

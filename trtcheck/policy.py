@@ -59,6 +59,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trtcheck.errors import InputError
+from trtcheck.units import us_to_s
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,9 @@ class BatchingPolicy:
 
     @property
     def window_s(self) -> float:
-        """The window in seconds."""
-        return self.max_queue_delay_us * 1e-6
+        """The window in seconds, for clock arithmetic (the only place the window leaves
+        microseconds: :func:`trtcheck.units.us_to_s`)."""
+        return us_to_s(self.max_queue_delay_us)
 
     def decide(self, queued: int, oldest_enqueue_s: float | None, now_s: float) -> Decision:
         """Decide for a free instance.
@@ -167,7 +169,7 @@ class BatchingPolicy:
             return Decision(0, None, "empty")
         big = self.max_batch_size
         scan = queued if queued < big else big
-        window_s = self.max_queue_delay_us * 1e-6
+        window_s = self.window_s
         deadline = (oldest_enqueue_s if oldest_enqueue_s is not None else now_s) + window_s
         exceeded = window_s > 0 and now_s >= deadline
         if scan == big and not exceeded:  # max batch is the largest preferred size
@@ -225,7 +227,7 @@ class BatchingPolicy:
             pending += 1
             if payload_size + pending in pref:
                 best = pending
-        window_s = self.max_queue_delay_us * 1e-6
+        window_s = self.window_s
         oldest = oldest_enqueue_s if oldest_enqueue_s is not None else now_s
         exceeded = window_s > 0 and now_s >= oldest + window_s  # as the timer is set
         if best and not exceeded:

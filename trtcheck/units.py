@@ -80,6 +80,40 @@ def int_ranges(values: list[int] | tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
+# --------------------------------------------------------------------------- durations in us
+
+US_PER_MS = 1000.0
+"""Microseconds per millisecond."""
+
+S_PER_US = 1e-6
+"""Seconds per microsecond."""
+
+
+def ms_to_us(ms: float, ndigits: int | None = 3) -> float:
+    """A duration given in milliseconds (``--window-ms``, a window in a schema-1.x results
+    file, a gate filter ``window_ms=2``) in microseconds, the one unit of the batching
+    window inside trtcheck (Triton's ``max_queue_delay_microseconds``).
+
+    A setting is rounded to ``ndigits`` decimals of a microsecond (default 3: the
+    nanosecond) so that a decimal millisecond value gives the decimal microsecond value a
+    user writes back in a filter (``0.3`` -> ``300.0``, not ``300.00000000000006``);
+    ``ndigits=None`` keeps the exact product (a computed duration).
+    """
+    us = float(ms) * US_PER_MS
+    return us if ndigits is None else round(us, ndigits)
+
+
+def us_to_ms(us: float) -> float:
+    """A duration in microseconds in milliseconds, for text (``2000.0`` -> ``2.0``)."""
+    return float(us) / US_PER_MS
+
+
+def us_to_s(us: float) -> float:
+    """A duration in microseconds in seconds, for clock arithmetic (``time.monotonic()``,
+    the simulator's clock): ``2000.0`` -> ``0.002``."""
+    return float(us) * S_PER_US
+
+
 # --------------------------------------------------------------------------- metric units
 
 _TIME_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}

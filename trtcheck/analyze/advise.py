@@ -57,7 +57,7 @@ from trtcheck.results.advice import (
     SimPrediction,
 )
 from trtcheck.results.stats import Finding
-from trtcheck.units import int_ranges
+from trtcheck.units import int_ranges, ms_to_us, us_to_ms
 
 OVERHEAD_DOMINATES_RATIO = 1.0
 """Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
@@ -295,7 +295,7 @@ def _fmt_ms(x: float | None) -> str:
 
 
 def _cfg(p: SimPrediction) -> str:
-    w = p.window_us / 1000.0
+    w = us_to_ms(p.window_us)
     inst = f", {p.instances} instance{'s' if p.instances != 1 else ''}"
     if p.max_batch_size == 1:
         return f"no batching (max batch 1){inst}"
@@ -391,7 +391,7 @@ def service_model(req: AdviseRequest) -> ServiceModel:
         sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
         per_item_overhead_ms=req.per_item_overhead_ms,
         per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
-        ingress_per_request_us=c_given * 1000.0 if req.serial_overhead else 0.0,
+        ingress_per_request_us=ms_to_us(c_given, None) if req.serial_overhead else 0.0,
         timer_slack_us=req.timer_slack_us,
         spread="none" if req.batch_excess_ms else "empirical",
         batch_excess_ms=clamped_excess(req.batch_excess_ms),
@@ -831,12 +831,12 @@ def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
         nat = qf.natural_batch_no_wait(lam_inst, eff.tau0_ms, eff.alpha_ms_per_sample)
     except InputError:
         nat = None
-    w_ms = chosen.window_us / 1000.0
+    w_ms = us_to_ms(chosen.window_us)  # the closed forms take ms
     return Formulas(
         queue_formation_ratio=lam_inst * eff.s1_ms / 1000.0,
         waiting_pays_index=qf.waiting_pays_index(lam_inst, eff.tau0_ms),
-        break_even_window_ms_at_max_batch=qf.max_paying_window_ms(
-            chosen.max_batch_size, eff.tau0_ms),
+        break_even_window_us_at_max_batch=ms_to_us(qf.max_paying_window_ms(
+            chosen.max_batch_size, eff.tau0_ms), None),
         single_request_batch_share_at_window=(qf.single_request_batch_share(lam_inst, w_ms)
                                               if w_ms > 0 else None),
         natural_batch_no_wait=nat,
@@ -1096,7 +1096,7 @@ def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
 def _cfg_short(c: Any) -> str:
     if c.max_batch_size == 1:
         return "no batching"
-    w = c.window_us / 1000.0
+    w = us_to_ms(c.window_us)
     inst = f" x{c.instances}" if c.instances != 1 else ""
     return (f"window {w:g} ms, max batch {c.max_batch_size}{inst}" if w > 0
             else f"max batch {c.max_batch_size} without waiting{inst}")
@@ -1202,7 +1202,7 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         return (f"Batch without waiting (window 0, max batch {chosen.max_batch_size}): "
                 f"batches form from the backlog only. Predicted: {pred}.{stab}")
     if kind == "window":
-        return (f"Window {chosen.window_us / 1000:g} ms with max batch "
+        return (f"Window {us_to_ms(chosen.window_us):g} ms with max batch "
                 f"{chosen.max_batch_size}. Predicted: {pred}.{stab}")
     return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
             f"serves at most {f.capacity_per_instance_per_s:.0f} req/s (batch "
@@ -1214,7 +1214,7 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
     out: list[Finding] = []
     batching = chosen.max_batch_size > 1
     python_layer = c_req >= PYTHON_LAYER_OVERHEAD_MS
-    w_ms = chosen.window_us / 1000.0
+    w_ms = us_to_ms(chosen.window_us)
     if batching and python_layer:
         out.append(Finding(
             code="pitfall-asyncio-queue-loop", severity="warning",

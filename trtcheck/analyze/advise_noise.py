@@ -100,7 +100,7 @@ far the next bench on the same machine will sit (clock and cache state, other te
 each replica also scales the whole measured curve by ``exp(N(0, RUN_TO_RUN_CV))``.
 Measured: T(1) of the demo ResNet-18 on ONNX Runtime over five independent benches on a
 quiet 16-core host was 3.43-4.13 ms, a coefficient of variation of 6.7%
-(``benchmarks/results/advise_stability-h200host.json``). Hand-given curves are exact and
+(``benchmarks/results/advise_stability-h200-host.json``). Hand-given curves are exact and
 are not scaled."""
 
 CURVE_BLOCK = 8

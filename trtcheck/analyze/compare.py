@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from trtcheck.analyze import metrics as M
 from trtcheck.analyze import regression as R
+from trtcheck.units import us_to_ms
 
 #: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
 BATCH_METRICS: tuple[str, ...] = ("median_ms", "p99_ms", "throughput_samples_per_s")
@@ -455,8 +456,8 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
 
 
 def _serve_label(key: tuple[str, float, int]) -> str:
-    load, window_ms, max_batch = key
-    return f"{load} W={window_ms:g} ms B={max_batch}"
+    load, window_us, max_batch = key
+    return f"{load} W={us_to_ms(window_us):g} ms B={max_batch}"
 
 
 def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:

@@ -10,7 +10,7 @@ numbers imply and the results do not hold yet, so that reports, the verdict and
 * the predicted-vs-measured serving table, ``advice.serve_predictions``
   (:func:`trtcheck.analyze.serve_compare.predict_serve_configs`), when the results hold
   both advice and an open-loop serving measurement
-  (gate: ``advice.serve_predictions[window_ms=0].predicted_p99_ms``);
+  (gate: ``advice.serve_predictions[window_us=0].predicted_p99_ms``);
 * the verdict (:func:`trtcheck.analyze.verdict.judge`) when the results hold none.
 
 Nothing is rendered here.

@@ -4,7 +4,7 @@ CUDA events recorded around ``execute_async_v3`` measure stream time between the
 records. When the host takes longer to enqueue the work than the GPU takes to run it,
 the stream sits idle waiting for kernels and that idle time is counted as
 ``gpu_compute_ms``. Measured on an NVIDIA H200 (``benchmarks/tensorrt_backend_gpu.py``,
-results in ``benchmarks/results/tensorrt_backend_gpu_h200.json``): a 1x4096x4096 FP32
+results in ``benchmarks/results/tensorrt_backend_gpu-h200-host.json``): a 1x4096x4096 FP32
 matmul launched from Python read 0.104 ms between events against 0.034 ms for the kernel
 alone; at batch 1024 (0.69 ms of work) the two agreed within 1.4%, and CUDA-graph replay
 removed the gap (0.190 vs 0.196 ms at batch 256). trtexec prints the same diagnosis

@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from trtcheck.errors import InputError
 from trtcheck.results.advice import ExportedSettings, SimPrediction
+from trtcheck.units import ms_to_us, us_to_ms, us_to_s
 
 MODEL_NAME_MAX_CHARS = 128
 """Longest model name accepted by :func:`check_model_name`."""
@@ -418,7 +419,7 @@ def ray_serve_code(p: SimPrediction, device_kind: str | None = None) -> str:
     if p.max_batch_size > 1:
         args.append(f"max_ongoing_requests={RAY_ONGOING_BATCHES * p.max_batch_size}")
         body = (f"    @serve.batch(max_batch_size={p.max_batch_size}, "
-                f"batch_wait_timeout_s={p.window_us / 1e6:g})\n"
+                f"batch_wait_timeout_s={us_to_s(p.window_us):g})\n"
                 "    async def __call__(self, requests):\n"
                 "        return self.run_batch(requests)  # one result per request\n")
     else:
@@ -458,10 +459,10 @@ def torchserve_config(p: SimPrediction, model_name: str = "model", *,
             :func:`instances_per_server`); ``None``: all on one server. The entry gets
             the first server's count; a comment lists the others.
     """
-    delay_ms = int(math.ceil(p.window_us / 1000.0 - 1e-9))
+    delay_ms = int(math.ceil(us_to_ms(p.window_us) - 1e-9))
     note = ""
-    if p.window_us > 0 and abs(delay_ms * 1000 - p.window_us) > 1e-6:
-        note = (f"# max_batch_delay is whole ms: {p.window_us / 1000:g} ms rounded up "
+    if p.window_us > 0 and abs(ms_to_us(delay_ms, None) - p.window_us) > 1e-6:
+        note = (f"# max_batch_delay is whole ms: {us_to_ms(p.window_us):g} ms rounded up "
                 f"to {delay_ms} ms\n")
     split = list(servers) if servers else [p.instances]
     workers = split[0]

@@ -12,7 +12,7 @@ import numpy as np
 from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
 from trtcheck.errors import InputError
 from trtcheck.stats import AUTOCORRELATION_WARN, lag1_autocorrelation
-from trtcheck.units import int_ranges
+from trtcheck.units import int_ranges, us_to_ms
 
 
 def inputs_from_results(results: Any, source: str = "results.json"
@@ -224,7 +224,7 @@ def calibration_exclusion(cfg: Any, curve: LatencyCurve | None = None) -> str | 
       :data:`CALIBRATION_MAX_BUSY_SHARE` of its duration with full batches (it ran at
       capacity with the serving overheads included).
     """
-    where = f"{cfg.load.label} window {cfg.window_ms:g} ms"
+    where = f"{cfg.load.label} window {us_to_ms(cfg.window_us):g} ms"
     if any(f.code == "generator-limited" for f in getattr(cfg, "validity", [])):
         return f"{where}: generator-limited"
     try:

@@ -53,6 +53,7 @@ from trtcheck.analyze.simulator import ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.stats import percentile
+from trtcheck.units import us_to_ms
 
 MIN_EXECUTIONS = 5
 """Executions a batch size needs in the calibration run to give a point of T(b) (a size
@@ -371,7 +372,7 @@ def _server_settings(cfg: Any, live: Any, settings: Any) -> tuple[float, int, tu
     pref = cfg.preferred_batch_sizes if cfg.preferred_batch_sizes is not None else \
         settings.preferred_batch_sizes
     inst = cfg.instances if cfg.instances is not None else settings.instances
-    return cfg.window_ms * 1000.0, int(cfg.max_batch_size), tuple(pref), int(inst)
+    return cfg.window_us, int(cfg.max_batch_size), tuple(pref), int(inst)
 
 
 def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObservation:
@@ -466,7 +467,7 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
     cal = calibrate(observation_from_serve(serve, source), seed=seed)
     o = cal.observation
     curve = cal.curve.with_notes([
-        f"calibrated from the live Triton run in {source}: window {o.window_us / 1000:g} ms, "
+        f"calibrated from the live Triton run in {source}: window {us_to_ms(o.window_us):g} ms, "
         f"max batch {o.max_batch_size}, {o.instances} instance"
         f"{'s' if o.instances != 1 else ''}, {o.rate_per_s:.4g} req/s; the server formed "
         f"batches of {o.mean_batch:.3g} (simulated {cal.check['mean_batch']:.3g}); client "

@@ -20,6 +20,7 @@ from trtcheck.analyze.metric_grammar import (
     _COMPARISON_RE,
     _PCT_RE,
     KEY_FIELDS,
+    LEGACY_FILTER_FIELDS,
     SAMPLES_FIELDS,
     MetricPath,
     MetricPathError,
@@ -312,7 +313,8 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                     multi = True
                 elif item.kind == "record" and item.cls is not None and sel.key:
                     cm = _COMPARISON_RE.match(sel.key)
-                    if cm and cm.group("field").split(".")[0] in item.cls.model_fields:
+                    field = cm.group("field").split(".")[0] if cm else ""
+                    if field in item.cls.model_fields or field in LEGACY_FILTER_FIELDS:
                         raise _comparison_error(sel.key, path.text)
                 info = item
                 if info.kind == "record" and info.cls is not None:
@@ -334,7 +336,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                 # [a=1][b=2]: the first selector already chose records of the list
                 both = prev.kind == "filter" and sel.kind == "filter"
                 combined = "[" + ",".join(f"{f}={v}" for f, v in
-                                          prev.conditions() + sel.conditions()) + "]"
+                                          prev.shown() + sel.shown()) + "]"
                 raise MetricPathError(
                     f"{where}{prev.text()}{sel.text()}: two selectors on one list are not "
                     f"supported ({where}{prev.text()} already chose {info.describe()} "

@@ -24,14 +24,18 @@ Rules, in the order they are tried for a NAME on a record:
 
 Selectors on a list: ``[*]`` every item (the rule is checked for each); ``[FIELD=VALUE]``
 the items whose field equals the value; ``[F1=V1,F2=V2]`` the items meeting every
-condition (``serve.configs[window_ms=0,max_batch_size=8]``); ``FIELD`` may name a field of
+condition (``serve.configs[window_us=0,max_batch_size=8]``); ``FIELD`` may name a field of
 a sub-record (``serve.configs[load.kind=burst]``); ``[KEY]`` the item whose *key field*
-equals KEY. Numbers compare as numbers (``[window_ms=0]`` keeps ``0.0``), other values as
+equals KEY. Numbers compare as numbers (``[window_us=0]`` keeps ``0.0``), other values as
 case-insensitive text; a value that cannot match the field's type (text for a number,
 not ``true``/``false`` for a flag) is an error, never a filter matching nothing. Selectors
-nest at any depth (``serve.configs[window_ms=0].repeats[repeat=1].waterfall[name=compute_ms]
+nest at any depth (``serve.configs[window_us=0].repeats[repeat=1].waterfall[name=compute_ms]
 .median_ms``). Two selectors on one list (``[a=1][b=2]``) are an error naming the
 comma form.
+A filter on a field of an earlier results schema that the current one holds in another
+unit is read in the current field's unit (:data:`LEGACY_FILTER_FIELDS`): the batching
+window was ``window_ms`` (milliseconds) before schema 2.0 and is ``window_us``
+(microseconds) since, so ``[window_ms=2]`` selects what ``[window_us=2000]`` does.
 The key field is the first of ``batch_size``, ``label``, ``name``, ``code``, ``id``,
 ``index`` the item record has; an integer KEY on a list whose key field is not an
 integer is a 0-based position. A list of labelled runs used without a selector means
@@ -50,8 +54,12 @@ unit (:func:`metric_unit`); budget values may carry units (:func:`parse_quantity
 from __future__ import annotations
 
 import difflib
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from trtcheck.units import ms_to_us
 
 
 
@@ -59,6 +67,12 @@ FUNCTIONS = ("len", "min", "max", "sum")
 KEY_FIELDS = ("batch_size", "label", "name", "code", "id", "index")
 SAMPLES_FIELDS = ("samples_ms", "latencies_ms")
 """Names of raw-sample fields (lists of floats, ms) that statistics derive from."""
+
+#: Filter fields of earlier results schemas -> (the current field, the conversion of a
+#: value from the old unit to the current one). Policies written for schema 1.x keep
+#: working.
+LEGACY_FILTER_FIELDS: dict[str, tuple[str, Callable[[float], float]]] = {
+    "window_ms": ("window_us", ms_to_us)}
 
 _PCT_RE = re.compile(r"p(\d+(?:\.\d+)?)_ms")
 _NAME_RE = re.compile(r"p\d+(?:\.\d+)?_ms|[A-Za-z_][A-Za-z0-9_]*")
@@ -89,7 +103,8 @@ class Selector:
 
     A filter holds its conditions in ``conds`` (``(field, value)`` pairs, all of which
     must hold; a field may be dotted, ``load.kind``); ``field``/``value`` are the first
-    condition.
+    condition. ``written`` holds the conditions as the user wrote them when that differs
+    (a field of an earlier schema, :data:`LEGACY_FILTER_FIELDS`): messages show those.
     """
 
     kind: str
@@ -97,6 +112,7 @@ class Selector:
     field: str | None = None
     value: str | None = None
     conds: tuple[tuple[str, str], ...] = ()
+    written: tuple[tuple[str, str], ...] = ()
 
     def conditions(self) -> tuple[tuple[str, str], ...]:
         """Every ``(field, value)`` condition of a filter (empty for other kinds)."""
@@ -106,11 +122,15 @@ class Selector:
             return ((self.field, self.value or ""),)
         return ()
 
+    def shown(self) -> tuple[tuple[str, str], ...]:
+        """The conditions as the user wrote them (for messages)."""
+        return self.written or self.conditions()
+
     def text(self) -> str:
         if self.kind == "all":
             return "[*]"
         if self.kind == "filter":
-            return "[" + ",".join(f"{f}={v}" for f, v in self.conditions()) + "]"
+            return "[" + ",".join(f"{f}={v}" for f, v in self.shown()) + "]"
         return f"[{self.key}]"
 
 
@@ -174,8 +194,9 @@ def _comparison_error(inner: str, raw: str) -> MetricPathError:
 
 def _parse_filter(inner: str, raw: str) -> Selector:
     """``FIELD=VALUE[,FIELD=VALUE...]`` -> a filter selector (see the module grammar)."""
-    example = "e.g. serve.configs[window_ms=0,max_batch_size=8].p99_ms"
+    example = "e.g. serve.configs[window_us=0,max_batch_size=8].p99_ms"
     conds: list[tuple[str, str]] = []
+    written: list[tuple[str, str]] = []  # the conditions as written, for the messages
     for part in _split_unquoted(inner, ","):
         if _COMPARISON_RE.match(part):
             raise _comparison_error(inner, raw)
@@ -187,19 +208,50 @@ def _parse_filter(inner: str, raw: str) -> Selector:
         quoted = len(v) >= 2 and v[0] == v[-1] and v[0] in "'\""
         if not _FIELD_PATH_RE.fullmatch(f) or not v:
             raise MetricPathError(f"bad filter [{inner}] in {raw!r}",
-                                  "filters look like [code=drift] or [window_ms=0,"
+                                  "filters look like [code=drift] or [window_us=0,"
                                   "max_batch_size=8]")
         if not quoted and "=" in v:
             raise MetricPathError(f"bad filter [{inner}] in {raw!r}: the value {v!r} holds "
                                   "'='", "combine conditions with commas, not words: "
                                   + example)
-        conds.append((f, v[1:-1] if quoted else v))
+        written.append((f, v[1:-1] if quoted else v))
+        conds.append(_current_field(*written[-1]))
     fields = [c[0] for c in conds]
     dup = sorted({f for f in fields if fields.count(f) > 1})
     if dup:
-        raise MetricPathError(f"filter [{inner}] in {raw!r} tests {dup[0]} twice",
+        same = sorted({w[0] for w, c in zip(written, fields) if c == dup[0]})
+        raise MetricPathError(f"filter [{inner}] in {raw!r} tests {' and '.join(same)} twice"
+                              if len(same) == 1 else
+                              f"filter [{inner}] in {raw!r} tests one field twice "
+                              f"({' and '.join(same)} name the same field)",
                               "an item has one value per field: keep one condition")
-    return Selector("filter", field=conds[0][0], value=conds[0][1], conds=tuple(conds))
+    return Selector("filter", field=conds[0][0], value=conds[0][1], conds=tuple(conds),
+                    written=tuple(written) if written != conds else ())
+
+
+def _current_field(fpath: str, value: str) -> tuple[str, str]:
+    """A filter condition on a field of an earlier schema (:data:`LEGACY_FILTER_FIELDS`)
+    as the condition on the current field, its number converted to the current unit
+    (``window_ms``, ``"2"`` -> ``window_us``, ``"2000.0"``); any other condition as it is.
+
+    Raises:
+        MetricPathError: the value of such a field is not a number (it could not be
+            converted; the message names the field as written).
+    """
+    *head, name = fpath.split(".")
+    if name not in LEGACY_FILTER_FIELDS:
+        return fpath, value
+    new, convert = LEGACY_FILTER_FIELDS[name]
+    try:
+        number = float(value)
+    except ValueError:
+        raise MetricPathError(f"filter [{fpath}={value}]: {name} is a number, {value!r} is "
+                              "not, so nothing could match",
+                              f"write a plain number, e.g. [{name}=2] (the results hold "
+                              f"{new})") from None
+    # converted as the option was (--window-ms 0.3 and [window_ms=0.3] agree)
+    converted = repr(convert(number)) if math.isfinite(number) else value
+    return ".".join([*head, new]), converted
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def _available(items: list[Any], kf: str | None) -> str:
 
 def _filter_match(field_value: Any, text: Any) -> bool:
     """Whether a filter ``[FIELD=VALUE]`` keeps an item: numbers compare as numbers
-    (``[window_ms=0]`` keeps ``0.0``), everything else as case-insensitive text."""
+    (``[window_us=0]`` keeps ``0.0``), everything else as case-insensitive text."""
     if isinstance(field_value, (int, float)) and not isinstance(field_value, bool):
         try:
             return float(field_value) == float(str(text))

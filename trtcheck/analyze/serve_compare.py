@@ -18,6 +18,7 @@ from trtcheck.analyze.simulator import ServiceModel, simulate
 from trtcheck.arrivals import open_loop_offsets_s
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import Advice, ServePrediction
+from trtcheck.units import us_to_ms
 
 
 def service_from_advice(adv: Advice) -> ServiceModel:
@@ -87,12 +88,12 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
         arr = open_loop_schedule(load.rate_per_s, load.count, load.arrival,
                                  seed + cfg.median_repeat)
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
-                             max_queue_delay_us=cfg.window_ms * 1000.0)
+                             max_queue_delay_us=cfg.window_us)
         p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
                      seed=seed + cfg.median_repeat)
         rows.append(ServePrediction(
-            config=f"W={cfg.window_ms:g} ms B={cfg.max_batch_size}", load=load.label,
-            window_ms=cfg.window_ms, max_batch_size=cfg.max_batch_size, instances=inst,
+            config=f"W={us_to_ms(cfg.window_us):g} ms B={cfg.max_batch_size}", load=load.label,
+            window_us=cfg.window_us, max_batch_size=cfg.max_batch_size, instances=inst,
             measured_throughput_queries_per_s=cfg.throughput_queries_per_s,
             predicted_throughput_queries_per_s=p.throughput_queries_per_s,
             measured_mean_batch=cfg.mean_batch_size, predicted_mean_batch=p.mean_batch,

@@ -50,6 +50,7 @@ from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import SimPrediction
 from trtcheck.stats import circular_block_indices, percentile
+from trtcheck.units import us_to_s
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
     from trtcheck.policy import TRITON_IDLE_WAIT_S, TRITON_PAYLOAD_SLOTS_PER_INSTANCE
 
     inf = math.inf
-    window_s = policy.max_queue_delay_us * 1e-6
+    window_s = policy.window_s
     big = policy.max_batch_size
     slots = TRITON_PAYLOAD_SLOTS_PER_INSTANCE * instances
     step = policy.triton_step
@@ -500,7 +501,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     sent = arr
     if draws.send_lag is not None:
         sent = np.maximum.accumulate(arr + 1e-3 * draws.send_lag[:n])
-    c_in = service.ingress_per_request_us * 1e-6
+    c_in = us_to_s(service.ingress_per_request_us)
     if c_in > 0:
         idx = np.arange(n, dtype=np.float64)
         enq_arr = np.maximum.accumulate(sent - idx * c_in) + (idx + 1) * c_in
@@ -517,7 +518,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     has_spread = service.spread != "none"
     t_med_list = tmed.tolist()
     fixed_list = fixed_ms.tolist()
-    slack = service.timer_slack_us * 1e-6
+    slack = us_to_s(service.timer_slack_us)
     contention = service.contention_per_arrival_ms
 
     decide = policy.decide
@@ -724,8 +725,8 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
     excess = draws.batch_excess.tolist() if draws.batch_excess is not None else None
     delay = draws.request_delay.tolist() if draws.request_delay is not None else None
     fac_by_b: dict[int, list[float]] = {}
-    c_in = service.ingress_per_request_us * 1e-6
-    slack = service.timer_slack_us * 1e-6
+    c_in = us_to_s(service.ingress_per_request_us)
+    slack = us_to_s(service.timer_slack_us)
     c_req = service.per_request_overhead_ms * 1e-3
     has_spread = service.spread != "none"
     inf = math.inf

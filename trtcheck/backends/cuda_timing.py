@@ -14,7 +14,7 @@ whose first element is a ``cudaError_t``; :func:`check` unpacks it and raises
 :class:`CudaError` with CUDA's own error string.
 
 Verified on real hardware: ``benchmarks/cuda_timing.py`` on an NVIDIA H200 (results in
-``benchmarks/results/cuda_timing_h200.json``) times device copies, pinned H2D/D2H copies
+``benchmarks/results/cuda_timing-h200-host.json``) times device copies, pinned H2D/D2H copies
 and CUDA-graph replays of a PyTorch op with these events and with ``torch.cuda.Event``
 on the same stream, and compares them.
 """

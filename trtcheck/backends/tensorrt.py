@@ -438,12 +438,10 @@ class TensorRTBackend(Backend):
         return EngineMemory(**mem)
 
     def engine_inspection(self) -> EngineInspection:
-        """Layers from the engine inspector (JSON), profiles and memory, linted."""
-        from trtcheck.inspection.engine_json import (
-            lint_engine,
-            parse_layer_info,
-            summarize,
-        )
+        """Layers from the engine inspector (JSON, parsed by
+        :func:`trtcheck.load.engine_json.parse_layer_info`), profiles and memory; not
+        linted (:func:`trtcheck.inspection.engine.inspect_engine_path` lints it)."""
+        from trtcheck.load.engine_json import parse_layer_info, summarize
 
         self._require_active()
         import json
@@ -453,11 +451,10 @@ class TensorRTBackend(Backend):
         insp.execution_context = self.context
         doc = json.loads(insp.get_engine_information(trt.LayerInformationFormat.JSON))
         result = parse_layer_info(doc, str(self.plan_path))
-        result = summarize(result.model_copy(update={
+        return summarize(result.model_copy(update={
             "source": "plan", "runtime_name": self.runtime,
             "runtime_version": self.info.version, "device_name": self.info.device,
             "profiles": self.profiles(), "memory": self.memory()}))
-        return result.model_copy(update={"lints": lint_engine(result)})
 
     def profile_layers(self, feed: dict[str, Any], iterations: int = 10) -> dict[str, float]:
         """Average per-layer time in ms over ``iterations`` executions, through TensorRT's
@@ -488,7 +485,7 @@ class TensorRTBackend(Backend):
 
 def inspect_plan_on_gpu(plan_path: Path, runtime: str) -> EngineInspection:
     """Deserialize ``plan_path`` and return its engine inspection (layers, profiles,
-    memory); the ``load_engine`` hook of
+    memory; not linted); the ``load_engine`` hook of
     :func:`trtcheck.inspection.engine.inspect_engine_path`.
 
     Raises:

@@ -26,6 +26,7 @@ from trtcheck.cli.common import (
     results_input_file,
     save_results_file,
 )
+from trtcheck.units import ms_to_us
 
 MAX_INSTANCES = 100_000
 """Largest instance count ``--instances`` may name (a range is searched one count at a
@@ -465,7 +466,8 @@ def _what_if_configs(windows: str | None, batches: str | None, preferred: str | 
     if n > MAX_WHAT_IF:
         raise UsageError(f"the what-if asks for {n} configurations, more than {MAX_WHAT_IF}",
                          "give fewer windows, max batch sizes or instance counts")
-    return [Candidate(w * 1000.0, b, k, tuple(p for p in ps if p <= b))
+    # --window-ms is ms; trtcheck counts the window in us
+    return [Candidate(ms_to_us(w), b, k, tuple(p for p in ps if p <= b))
             for k in inst for b in bs for w in ws]
 
 

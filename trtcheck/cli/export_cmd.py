@@ -28,6 +28,7 @@ from trtcheck.cli.common import (
     write_text_atomic,
 )
 from trtcheck.files import replace_atomically
+from trtcheck.units import ms_to_us
 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
@@ -295,7 +296,7 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
     explicit = any(v is not None for v in (max_batch, window_ms, instances))
     pred = pred.model_copy(update={k: v for k, v in (
         ("max_batch_size", max_batch if max_batch is None else max(max_batch, 1)),
-        ("window_us", None if window_ms is None else window_ms * 1000.0),
+        ("window_us", None if window_ms is None else ms_to_us(window_ms)),
         ("instances", instances)) if v is not None})
     if max_batch and max_batch > 1 and not spec.batch_axis:
         raise UsageError(f"--max-batch {max_batch}: the model has no batch axis Triton can "

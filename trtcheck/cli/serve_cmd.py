@@ -28,6 +28,7 @@ from trtcheck.cli.common import (
     throttled,
 )
 from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
+from trtcheck.units import ms_to_us, us_to_ms
 
 MAX_SERVE_BATCH = 65536
 """Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
@@ -213,6 +214,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     mbs = _ints(max_batch, "--max-batch")
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else []
     refuse_duplicates("--window-ms", windows, "0,20,50,100")
+    windows_us = [ms_to_us(w) for w in windows]  # --window-ms is ms; trtcheck counts in us
     refuse_duplicates("--max-batch", mbs, "1,8,32")
     refuse_duplicates("--preferred-batch", pref, "4,8")
     unused = sorted(p for p in set(pref) if p > max(mbs))
@@ -272,11 +274,11 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             if activated_here:
                 backend.deactivate()
             raise
-    n = len(windows) * len(mbs) * len(load_list)
+    n = len(windows_us) * len(mbs) * len(load_list)
     log(f"serving {target_desc}: {n} configuration(s) x {repeats} repeat(s) ...")
     try:
         run = measure_serving(
-            backend, use_uvloop=use_uvloop, windows_ms=windows, max_batch_sizes=mbs,
+            backend, use_uvloop=use_uvloop, windows_us=windows_us, max_batch_sizes=mbs,
             loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
             max_queue_size=max_queue, on_full=on_full,
             per_request_overhead_ms=per_request_overhead_ms, http=http,
@@ -346,7 +348,8 @@ def live_table_text(run: Any) -> str:
             split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
                      f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
                      f"{sp.server_compute_mean_ms:>10.2f}")
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.instances or 1:>4} "
+            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
+                         f"{c.instances or 1:>4} "
                          f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
                          f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
@@ -387,6 +390,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     pref = _ints(preferred_batch, "--preferred-batch") if preferred_batch else None
     if windows is not None:
         refuse_duplicates("--window-ms", windows, "0,2,10")
+    # --window-ms is ms; trtcheck counts in us
+    windows_us = None if windows is None else [ms_to_us(w) for w in windows]
     if mbs is not None:
         refuse_duplicates("--max-batch", mbs, "8,32")
     if pref is not None:
@@ -431,7 +436,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         repeats = 1  # one run per shape: the server's statistics delta is the command's
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
-    run = measure_live(url, live_model, model_version=model_version, windows_ms=windows,
+    run = measure_live(url, live_model, model_version=model_version,
+                       windows_us=windows_us,
                        max_batch_sizes=mbs, instances=instances, preferred_batch_sizes=pref,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,
                        drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,

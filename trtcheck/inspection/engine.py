@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trtcheck.errors import InputError, TrtcheckError
-from trtcheck.inspection.engine_json import load_layer_info
+from trtcheck.inspection.engine_json import lint_engine, load_layer_info
 from trtcheck.inspection.engine_memory import memory_summary
 from trtcheck.load.plan_header import read_plan_info
 from trtcheck.inspection.trtexec import export_kind, load_trtexec_export
@@ -68,7 +68,7 @@ def inspect_engine_path(path: str | Path | list[str | Path], runtime: str | None
         runtime: ``"tensorrt"``/``"tensorrt_rtx"`` to load a plan with (default: the
             plan's own kind).
         load_engine: ``(plan_path, runtime) -> EngineInspection`` that deserializes the
-            plan and runs the engine inspector (the CLI passes
+            plan and runs the engine inspector, unlinted (the CLI passes
             :func:`trtcheck.backends.tensorrt.inspect_plan_on_gpu`; this layer may not
             import backends). ``None``: header only.
 
@@ -112,7 +112,7 @@ def inspect_engine_path(path: str | Path | list[str | Path], runtime: str | None
                                  recorded=deep.memory)
             return deep.model_copy(update={"plan": plan, "memory": mem,
                                            "built_with_version": plan.built_with_version,
-                                           "lints": lints + deep.lints})
+                                           "lints": lints + lint_engine(deep)})
     lints.append(Finding(
         code="engine-not-loaded", severity="info",
         message=f"layer information needs the engine deserialized ({why})",

@@ -1,328 +1,36 @@
-"""Parse TensorRT engine-inspector JSON (``IEngineInspector`` / ``trtexec --exportLayerInfo``).
+"""Lint a TensorRT engine's layers (engine-inspector JSON or a deserialized engine's
+inspector): findings with codes ``engine-*``.
 
-Two schemas are accepted:
+Parsing the document is :mod:`trtcheck.load.engine_json`; this module judges the parsed
+:class:`~trtcheck.results.engine.EngineInspection`.
 
-* TensorRT 8.x-10.x: ``{"Layers": [...], "Bindings": ["input", ...]}``; each layer tensor
-  has one ``"Format/Datatype"`` string such as ``"Channel major FP16 format where
-  channel % 8 == 0"``. Verified on the real exports in ``tests/data/trtexec-exports``.
-* TensorRT 11.x: ``{"Layers": [...], "I/O Tensors": [...]}``; tensors carry ``"Datatype"``
-  and ``"Format"`` separately (TensorRT 11 release notes / environment notes; no real 11.x
-  export was available, so this path is covered by synthetic documents in the tests).
-
-An engine built without ``ProfilingVerbosity.DETAILED`` lists layers as bare names
-(``"Layers": ["conv1 + relu1", ...]``): we say so and how to rebuild
-(``trtexec --profilingVerbosity=detailed`` or
-``config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED``).
-
-Lints follow the TensorRT Engine Explorer (TREx, ``trex/lint.py``, removed from the
+The lints follow the TensorRT Engine Explorer (TREx, ``trex/lint.py``, removed from the
 TensorRT repo in 11.1) in spirit: reformat layers, FP32 compute layers left in an engine
 that otherwise runs reduced precision, Q/DQ layers that TensorRT could not fuse, and
 channel counts that miss tensor-core alignment (multiples of 8 for FP16, 16 for INT8
 with 32 preferred on Ampere+; NVIDIA Deep Learning Performance Guide, "Tensor Core
-Requirements", and TensorRT best-practices "Channel alignment").
+Requirements", and TensorRT best-practices "Channel alignment"). An engine built without
+``ProfilingVerbosity.DETAILED`` gets one finding saying how to rebuild
+(:data:`REBUILD_DETAILED`).
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
-from trtcheck.errors import InputError
-from trtcheck.results.engine import (
-    EngineInspection,
-    EngineLayer,
-    EngineTensor,
-    layer_is_reformat,
-)
+from trtcheck.load.engine_json import is_reformat, read_layer_info
+from trtcheck.results.engine import EngineInspection, EngineLayer
 from trtcheck.results.stats import Finding
-from trtcheck.safe_io import escape_surrogates
 
 REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
                     "--profilingVerbosity=detailed, or config.profiling_verbosity = "
                     "trt.ProfilingVerbosity.DETAILED (Polygraphy: "
                     "CreateConfig(profiling_verbosity=...))")
 
-#: datatype words as they appear in TensorRT's format strings -> our names
-_DTYPE_WORDS = {
-    "fp32": "fp32", "float": "fp32", "fp16": "fp16", "half": "fp16", "bf16": "bf16",
-    "int8": "int8", "fp8": "fp8", "int32": "int32", "int64": "int64", "bool": "bool",
-    "uint8": "uint8", "int4": "int4", "fp4": "fp4",
-}
-_DTYPE_RE = re.compile(r"\b(FP32|FP16|BF16|FP8|FP4|Int8|INT8|Int32|INT32|Int64|INT64|"
-                       r"Bool|BOOL|UInt8|UINT8|Int4|INT4|Half|Float)\b")
-#: bytes per weight value by the inspector's ``Weights.Type``
-WEIGHT_TYPE_BYTES = {"float": 4, "half": 2, "bf16": 2, "int8": 1, "fp8": 1, "int32": 4,
-                     "int64": 8, "int4": 0.5, "fp4": 0.5}
-
+#: reduced-precision types: FP32 compute layers beside these are worth a finding
 REDUCED = {"fp16", "bf16", "int8", "fp8", "int4", "fp4"}
 _QDQ_NAME = re.compile(r"(?i)(quantize|dequantize)(linear)?")
-
-
-def split_format_datatype(text: str | None) -> tuple[str | None, str | None]:
-    """Split TensorRT's combined ``"Format/Datatype"`` string into ``(dtype, format)``.
-
-    ``"Channel major FP16 format where channel % 8 == 0"`` ->
-    ``("fp16", "Channel major format where channel % 8 == 0")``.
-    """
-    if not text:
-        return None, None
-    m = _DTYPE_RE.search(text)
-    if not m:
-        return None, text.strip()
-    dtype = _DTYPE_WORDS.get(m.group(1).lower(), m.group(1).lower())
-    fmt = (text[: m.start()] + text[m.end():]).replace("  ", " ").strip()
-    return dtype, fmt or None
-
-
-class MalformedField(Exception):
-    """A field of an export that has the wrong type or value (turned into one
-    :class:`InputError` naming the file by :func:`parse_layer_info`)."""
-
-
-#: largest dimension or weight count accepted (2**63 - 1: TensorRT's int64 dims)
-_MAX_INT = (1 << 63) - 1
-
-
-def _text(value: Any, what: str) -> str | None:
-    """A string field: ``None`` stays ``None``, numbers become their text, strings have
-    lone surrogates escaped; containers are malformed."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return escape_surrogates(value)
-    if isinstance(value, (bool, int, float)):
-        return str(value)
-    raise MalformedField(f"{what} is a {type(value).__name__}, not text")
-
-
-def _int(value: Any, what: str, low: int = -1) -> int:
-    """An integer field (a dimension, a count): ``int`` or an integral ``float`` within
-    ``[low, 2**63 - 1]``; anything else is malformed."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise MalformedField(f"{what} is {_short(value)}, not an integer")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise MalformedField(f"{what} is {_short(value)}, not an integer")
-        value = int(value)
-    if not low <= value <= _MAX_INT:
-        raise MalformedField(f"{what} is {_short(value)}, outside {low}..2**63-1")
-    return value
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    """A list field (``None`` or missing is empty)."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise MalformedField(f"{what} is a {type(value).__name__}, not a list")
-    return value
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _dtype(value: Any) -> str | None:
-    v = _text(value, "a Datatype")
-    if v is None:
-        return None
-    v = v.strip()
-    low = v.lower().replace("datatype.", "")
-    return _DTYPE_WORDS.get(low) or split_format_datatype(v)[0] or low
-
-
-def _tensor(d: Any, mode: str | None = None) -> EngineTensor:
-    if isinstance(d, str):
-        return EngineTensor(name=escape_surrogates(d), mode=mode)
-    if not isinstance(d, dict):
-        raise MalformedField(f"a tensor is a {type(d).__name__}, not a record or a name")
-    name = _text(d.get("Name", ""), "a tensor Name") or ""
-    where = f"tensor {name!r}"
-    if "Format/Datatype" in d:
-        dtype, fmt = split_format_datatype(_text(d.get("Format/Datatype"),
-                                                 f"{where} Format/Datatype"))
-    else:
-        dtype = _dtype(d.get("Datatype") or d.get("DataType"))
-        fmt = _text(d.get("Format"), f"{where} Format")
-    dims = _list(d.get("Dimensions") or d.get("Shape"), f"{where} Dimensions")
-    m = mode or (_text(d.get("Mode"), f"{where} Mode") or "").lower() or None
-    return EngineTensor(name=name, dims=[_int(x, f"{where} dimension") for x in dims],
-                        dtype=dtype, format=fmt,
-                        location=_text(d.get("Location"), f"{where} Location"), mode=m)
-
-
-def _fused_ops(layer: dict[str, Any], name: str) -> list[str]:
-    meta = layer.get("Metadata")
-    if isinstance(meta, str) and "ONNX Layer:" in meta:
-        ops = re.findall(r"\[ONNX Layer: ([^\]]+)\]", escape_surrogates(meta))
-        if ops:
-            return ops
-    parts = [p.strip() for p in name.split(" + ")]
-    out = []
-    for p in parts:
-        m = re.fullmatch(r"PWN\((.*)\)", p)
-        if m:
-            out.extend(x.strip() for x in re.split(r",\s*", m.group(1)))
-        else:
-            out.append(p)
-    return [p for p in out if p]
-
-
-def _weights(layer: dict[str, Any], where: str) -> tuple[int | None, int | None]:
-    count = 0
-    nbytes: float | None = 0
-    seen = False
-    for key in ("Weights", "Bias"):
-        w = layer.get(key)
-        if isinstance(w, dict) and "Count" in w:
-            seen = True
-            c = _int(w["Count"], f"{where} {key} Count", low=0)
-            count += c
-            per = WEIGHT_TYPE_BYTES.get((_text(w.get("Type", ""), f"{where} {key} Type")
-                                         or "").lower())
-            nbytes = None if (per is None or nbytes is None) else nbytes + per * c
-    if not seen:
-        return None, None
-    return count, (int(nbytes) if nbytes is not None else None)
-
-
-def _compute_precision(d: dict[str, Any], inputs: list[EngineTensor],
-                       outputs: list[EngineTensor]) -> str | None:
-    """What a layer computes in: the weight type for layers with weights (a QAT conv
-    reads INT8 and may write FP32), else the first output's type (reformats, pooling)."""
-    w = d.get("Weights")
-    if isinstance(w, dict) and w.get("Type"):
-        t = _dtype(w["Type"])
-        if t:
-            return t
-    if outputs and outputs[0].dtype:
-        return outputs[0].dtype
-    return inputs[0].dtype if inputs else None
-
-
-def _layer(d: Any) -> EngineLayer:
-    if isinstance(d, str):
-        return EngineLayer(name=escape_surrogates(d))
-    name = _text(d.get("Name", ""), "a layer Name") or ""
-    where = f"layer {name!r}"
-    inputs = [_tensor(t) for t in _list(d.get("Inputs"), f"{where} Inputs")]
-    outputs = [_tensor(t) for t in _list(d.get("Outputs"), f"{where} Outputs")]
-    count, nbytes = _weights(d, where)
-    tactic = _text(d.get("TacticName") or d.get("Tactic Name"), f"{where} TacticName")
-    value = d.get("TacticValue")
-    if not tactic and value not in (None, "0x0000000000000000"):
-        tactic = _text(value, f"{where} TacticValue")
-    return EngineLayer(name=name, layer_type=_text(d.get("LayerType"), f"{where} LayerType"),
-                       precision=_compute_precision(d, inputs, outputs), tactic=tactic,
-                       origin=_text(d.get("Origin"), f"{where} Origin"),
-                       fused_ops=_fused_ops(d, name), inputs=inputs, outputs=outputs,
-                       weights_count=count, weights_bytes=nbytes)
-
-
-def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
-    """Parse an engine-inspector document into an :class:`EngineInspection` (no lints yet:
-    call :func:`lint_engine`).
-
-    Every field is type-checked: names and types are text (numbers are accepted as their
-    text), dimensions and weight counts integers (an integral float such as ``3.0`` is
-    accepted), lists are lists. Names keep any character (control characters and
-    undecodable bytes are shown escaped on output).
-
-    Args:
-        doc: the parsed JSON (a dict with ``Layers``; a bare list of layers is accepted).
-        path: shown in messages.
-
-    Raises:
-        InputError: not an engine-inspector document, or a field of the wrong type (the
-            message names the layer or tensor and the field).
-    """
-    if isinstance(doc, list):
-        doc = {"Layers": doc}
-    if not isinstance(doc, dict) or "Layers" not in doc:
-        raise InputError(f"{path} is not TensorRT layer information (no 'Layers' key)",
-                         "pass the file written by trtexec --exportLayerInfo or by "
-                         "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
-    raw_layers = doc.get("Layers") or []
-    bad = [x for x in (raw_layers if isinstance(raw_layers, list) else [raw_layers])
-           if not isinstance(x, (str, dict))][:1] if raw_layers else []
-    if not isinstance(raw_layers, list) or bad:
-        raise InputError(f"{path} is not TensorRT layer information (a layer is "
-                         f"{type(bad[0] if bad else raw_layers).__name__}, not a "
-                         "record or a name)",
-                         "pass the file written by trtexec --exportLayerInfo or by "
-                         "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
-    try:
-        if "I/O Tensors" in doc:
-            schema = "11.x"
-            io = [_tensor(t) for t in _list(doc.get("I/O Tensors"), "'I/O Tensors'")]
-        else:
-            schema = "8.x/10.x"
-            io = [_tensor(t) for t in _list(doc.get("Bindings"), "'Bindings'")]
-        layers = [_layer(x) for x in raw_layers]
-    except MalformedField as exc:
-        raise InputError(f"{path} is malformed layer information: {exc}",
-                         "re-export it with trtexec --exportLayerInfo "
-                         "--profilingVerbosity=detailed") from None
-    detailed = bool(raw_layers) and all(isinstance(x, dict) for x in raw_layers)
-    if not detailed and raw_layers and all(isinstance(x, dict) and set(x) <= {"Name"}
-                                           for x in raw_layers):
-        detailed = False
-    # fill I/O tensor details from the layers that read/write them
-    by_name: dict[str, EngineTensor] = {}
-    for layer in layers:
-        for t in layer.inputs + layer.outputs:
-            by_name.setdefault(t.name, t)
-    filled = []
-    for t in io:
-        src = by_name.get(t.name)
-        if src is not None and not t.dims:
-            t = t.model_copy(update={"dims": src.dims, "dtype": t.dtype or src.dtype,
-                                     "format": t.format or src.format,
-                                     "location": t.location or src.location})
-        filled.append(t)
-    filled = _io_modes(filled, layers)
-    insp = EngineInspection(source="plan", path=path, inspector_schema=schema,
-                            detailed=detailed, layers=layers, io_tensors=filled)
-    return summarize(insp)
-
-
-def _io_modes(io: list[EngineTensor], layers: list[EngineLayer]) -> list[EngineTensor]:
-    """Engine I/O tensors with ``mode`` filled where the document left it out: a tensor a
-    layer writes is an output, one a layer reads is an input. Name-only exports (no
-    layer tensors) leave it unknown (``None``) rather than calling everything an input."""
-    produced = {t.name for layer in layers for t in layer.outputs}
-    consumed = {t.name for layer in layers for t in layer.inputs}
-    out = []
-    for t in io:
-        if t.mode:
-            out.append(t)
-            continue
-        mode = ("output" if t.name in produced else "input" if t.name in consumed
-                else None)
-        out.append(t.model_copy(update={"mode": mode}))
-    return out
-
-
-def is_reformat(layer: EngineLayer) -> bool:
-    """A format/type conversion inserted by TensorRT (``Reformat`` type or ``REFORMAT``
-    origin)."""
-    return layer_is_reformat(layer.layer_type, layer.origin)
-
-
-def summarize(insp: EngineInspection) -> EngineInspection:
-    """Fill ``precision_mix`` and ``reformat_count`` from the layers (returns a copy)."""
-    mix: dict[str, int] = {}
-    ref = 0
-    for layer in insp.layers:
-        if is_reformat(layer):
-            ref += 1
-            continue
-        key = layer.precision or "unknown"
-        mix[key] = mix.get(key, 0) + 1
-    return insp.model_copy(update={"precision_mix": dict(sorted(mix.items())),
-                                   "reformat_count": ref})
 
 
 def _is_compute(layer: EngineLayer, raw_type: str) -> bool:
@@ -415,16 +123,11 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
 
 
 def load_layer_info(path: str | Path) -> EngineInspection:
-    """Read a layer-information JSON file, parse and lint it.
+    """Read a layer-information JSON file, parse it
+    (:func:`trtcheck.load.engine_json.read_layer_info`) and lint it.
 
     Raises:
         InputError: missing file, not JSON, not layer information.
     """
-    from trtcheck.safe_io import read_json_file
-
-    p = Path(path)
-    doc = read_json_file(p, "layer information file",
-                         "pass the file written by trtexec --exportLayerInfo",
-                         lenient_text=True)
-    insp = parse_layer_info(doc, str(p))
+    insp = read_layer_info(path)
     return insp.model_copy(update={"lints": lint_engine(insp)})

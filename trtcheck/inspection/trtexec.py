@@ -4,7 +4,7 @@ Files (trtexec ``--help`` and the TREx helper scripts that wrote the real exampl
 ``tests/data/trtexec-exports``):
 
 * ``*.graph.json``: ``--exportLayerInfo`` (engine-inspector JSON, see
-  :mod:`trtcheck.inspection.engine_json`);
+  :mod:`trtcheck.load.engine_json`);
 * ``*.profile.json``: ``--exportProfile``: a list whose first element is
   ``{"count": N}`` (profiled inferences) followed by one
   ``{"name", "timeMs", "averageMs", "medianMs", "percentage"}`` per layer
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine_json import lint_engine, parse_layer_info, summarize
+from trtcheck.inspection.engine_json import lint_engine
+from trtcheck.load.engine_json import parse_layer_info, summarize
 from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTiming
 from trtcheck.safe_io import escape_surrogates, read_json_file
 

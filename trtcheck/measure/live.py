@@ -19,7 +19,7 @@ ends in one outcome (``ok``, ``error``, ``timeout``, ``not_sent``); a failed req
 counted, never dropped. A response whose output shapes do not match the model's metadata
 is an ``error`` (``BadResponse``).
 
-Sweeps (``windows_ms``, ``max_batch_sizes``, ``instances``, ``preferred_batch_sizes``)
+Sweeps (``windows_us``, ``max_batch_sizes``, ``instances``, ``preferred_batch_sizes``)
 load the model once per configuration through Triton's model-repository API with a
 configuration override (the server must run with ``--model-control-mode=explicit``);
 the configuration the model had before is loaded again afterwards.
@@ -53,6 +53,7 @@ from trtcheck.results.serve import (
     ServeSettings, TritonBatchStat, TritonDuration, TritonStatsDelta, WaterfallPart,
 )
 from trtcheck.results.stats import Finding
+from trtcheck.units import us_to_ms
 
 _clock = time.perf_counter
 
@@ -630,12 +631,13 @@ def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
 # --------------------------------------------------------------------------- configs
 
 
-def window_ms_of(config: dict[str, Any]) -> float:
-    """The dynamic batching window of a Triton config, ms (0 without dynamic batching)."""
+def window_us_of(config: dict[str, Any]) -> float:
+    """The dynamic batching window of a Triton config, microseconds (its
+    ``max_queue_delay_microseconds``; 0 without dynamic batching)."""
     db = config.get("dynamic_batching")
     if not isinstance(db, dict):
         return 0.0
-    return int(db.get("max_queue_delay_microseconds", 0) or 0) / 1000.0
+    return float(int(db.get("max_queue_delay_microseconds", 0) or 0))
 
 
 def instances_of(config: dict[str, Any]) -> int:
@@ -650,7 +652,7 @@ def instances_of(config: dict[str, Any]) -> int:
     return n or 1
 
 
-def override_config(base: dict[str, Any], *, window_ms: float | None, max_batch: int | None,
+def override_config(base: dict[str, Any], *, window_us: float | None, max_batch: int | None,
                     instances: int | None, preferred: Sequence[int] | None) -> dict[str, Any]:
     """A copy of Triton config ``base`` with these settings (``None``: unchanged).
 
@@ -665,12 +667,12 @@ def override_config(base: dict[str, Any], *, window_ms: float | None, max_batch:
     mb = int(cfg.get("max_batch_size", 0) or 0) if max_batch is None else int(max_batch)
     if max_batch is not None:
         cfg["max_batch_size"] = mb
-    if window_ms is not None or preferred is not None or max_batch is not None:
+    if window_us is not None or preferred is not None or max_batch is not None:
         db = cfg.get("dynamic_batching")
         if not isinstance(db, dict):
             db = {}
-        if window_ms is not None:
-            db["max_queue_delay_microseconds"] = int(round(window_ms * 1000))
+        if window_us is not None:  # Triton takes whole microseconds
+            db["max_queue_delay_microseconds"] = int(round(window_us))
         if preferred is not None:
             db["preferred_batch_size"] = sorted(p for p in preferred if p <= mb)
         elif "preferred_batch_size" in db:
@@ -695,7 +697,7 @@ def _device_of(config: dict[str, Any]) -> str:
 
 
 def measure_live(url: str, model: str, *, model_version: str = "",
-                 windows_ms: Sequence[float] | None = None,
+                 windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
                  instances: int | None = None,
                  preferred_batch_sizes: Sequence[int] | None = None,
@@ -710,10 +712,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     Args:
         url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
         model, model_version: the model (version ``""``: the server's choice).
-        windows_ms, max_batch_sizes, instances, preferred_batch_sizes: sweep values
-            (``None``: as the model is loaded). Any of them loads the model once per
-            configuration through the model-repository API (explicit model control);
-            the original configuration is loaded again at the end.
+        windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
+            (windows in microseconds; ``None``: as the model is loaded). Any of them
+            loads the model once per configuration through the model-repository API
+            (explicit model control); the original configuration is loaded again at the
+            end.
         loads: load specs (as ``trtcheck serve --load``) or LoadShapes.
         repeats: runs per configuration (headline = median), >= 1.
         max_duration_s, drain_timeout_s: bounds per run (sending; finishing after it).
@@ -738,7 +741,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     ep = parse_url(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
-    sweep = any(v is not None for v in (windows_ms, max_batch_sizes, instances,
+    sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
                                         preferred_batch_sizes))
 
     async def inspect() -> tuple[dict, dict, dict]:
@@ -759,7 +762,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                       model_platform=str(md.get("platform", "") or base_cfg.get("backend", "")),
                       model_metadata=md, model_config_json=base_cfg,
                       explicit_model_control=sweep, client_processes=client_processes)
-    wins = list(windows_ms) if windows_ms is not None else [None]
+    wins = list(windows_us) if windows_us is not None else [None]
     mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
     pref = list(preferred_batch_sizes) if preferred_batch_sizes is not None else None
     base_mb = int(base_cfg.get("max_batch_size", 0) or 0)
@@ -773,10 +776,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             for mb in mbs:
                 cfg = base_cfg
                 if sweep:
-                    cfg = override_config(base_cfg, window_ms=w, max_batch=mb,
+                    cfg = override_config(base_cfg, window_us=w, max_batch=mb,
                                           instances=instances, preferred=pref)
                     if progress:
-                        progress(f"loading {model} with window {window_ms_of(cfg):g} ms, max "
+                        progress(f"loading {model} with window "
+                                 f"{us_to_ms(window_us_of(cfg)):g} ms, max "
                                  f"batch {cfg.get('max_batch_size')}, "
                                  f"{instances_of(cfg)} instance(s) ...")
                     loaded = cfg
@@ -804,7 +808,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         if progress:
                             lat = rep.latency
                             progress(f"[{k}/{total}] {shape.label} window "
-                                     f"{window_ms_of(cfg):g} ms max batch "
+                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
                                      f"{cfg.get('max_batch_size', base_mb)} repeat "
                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
@@ -813,7 +817,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
 
                     # Triton's max_batch_size 0 (no batch axis: one request per
                     # execution) is max batch 1 for the batching quantities
-                    c = _config_result(window_ms_of(cfg), max(1, int(cfg.get(
+                    c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
                         "max_batch_size", 0) or 0)), shape, reps)
                     for w in c.warnings:
                         if w.code == "late-sends":
@@ -837,7 +841,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         raise skipped[0][1]
     dtypes = sorted({str(t.get("datatype", "")).lower() for t in md.get("inputs", [])})
     settings = ServeSettings(
-        windows_ms=sorted({c.window_ms for c in configs}),
+        windows_us=sorted({c.window_us for c in configs}),
         max_batch_sizes=sorted({c.max_batch_size for c in configs}),
         loads=[s.label for s in shapes_], repeats=repeats,
         preferred_batch_sizes=sorted({p for c in configs
@@ -862,7 +866,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     for cfg, exc in skipped:
         run.warnings.append(Finding(
             code="config-not-loaded",
-            where=f"window {window_ms_of(cfg):g} ms max batch {cfg.get('max_batch_size')} "
+            where=f"window {us_to_ms(window_us_of(cfg)):g} ms max batch "
+                  f"{cfg.get('max_batch_size')} "
                   f"instances {instances_of(cfg)}",
             message=f"the server did not load this configuration: {exc.message}",
             remedy=exc.hint or "check the swept values against the model"))

@@ -11,10 +11,10 @@ async Python function ``fn(batch) -> outputs``::
         ...
         return [answer for _ in batch]
 
-    run = measure_serving(model, windows_ms=[0, 5], max_batch_sizes=[8],
+    run = measure_serving(model, windows_us=[0, 5000], max_batch_sizes=[8],
                           loads=["burst:64", "open:500"], repeats=3)
     for c in run.configs:
-        print(c.load.label, c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+        print(c.load.label, c.window_us, c.throughput_queries_per_s, c.p99_ms)
 
 Inside a running event loop use ``await ameasure_serving(...)`` instead.
 """
@@ -42,6 +42,7 @@ from trtcheck.results.serve import (
     ServeSettings, WaterfallPart,
 )
 from trtcheck.results.stats import Finding
+from trtcheck.units import us_to_ms, us_to_s
 
 _clock = time.perf_counter
 _SPIN_S = 0.0015
@@ -497,7 +498,7 @@ def _median(vals: Sequence[float | None]) -> float | None:
     return float(_med(v)) if v else None
 
 
-def _config_result(window_ms: float, mb: int, shape: LoadShape,
+def _config_result(window_us: float, mb: int, shape: LoadShape,
                    reps: list[ServeRepeat]) -> ServeConfigResult:
     qps = [r.throughput_queries_per_s for r in reps]
     order = sorted(range(len(reps)), key=lambda k: qps[k])
@@ -506,7 +507,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
     ok_share = _med([r.outcomes.get(OK, 0) / t if t else 0.0
                                   for r, t in zip(reps, total)])
     cfg = ServeConfigResult(
-        window_ms=float(window_ms), max_batch_size=mb,
+        window_us=float(window_us), max_batch_size=mb,
         load=LoadSpec(label=shape.label, kind=shape.kind,
                       count=shape.count if shape.count < 10**9 else 0,
                       concurrency=shape.concurrency, rate_per_s=shape.rate_per_s,
@@ -520,7 +521,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
         ok_share=ok_share,
         late_send_share=_median([r.late_send_share for r in reps]),
         send_lag_p99_ms=_median([r.send_lag_p99_ms for r in reps]))
-    where = f"{shape.label} window {window_ms:g} ms max batch {mb}"
+    where = f"{shape.label} window {us_to_ms(window_us):g} ms max batch {mb}"
     bad = {k: sum(r.outcomes.get(k, 0) for r in reps) for k in ("error", "rejected", "timeout")}
     if any(bad.values()):
         cfg.warnings.append(Finding(
@@ -546,7 +547,7 @@ def _config_result(window_ms: float, mb: int, shape: LoadShape,
                     "repeats (more than 20% of the median)",
             remedy="raise --repeats and close other programs"))
     cfg.validity.extend(generator_validity(shape, reps, where))
-    cfg.warnings.extend(no_batching_findings(window_ms, mb, shape, cfg.mean_batch_size, where))
+    cfg.warnings.extend(no_batching_findings(window_us, mb, shape, cfg.mean_batch_size, where))
     return cfg
 
 
@@ -576,36 +577,37 @@ def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
                            "less loaded machine")]
 
 
-def no_batching_findings(window_ms: float, max_batch_size: int, shape: LoadShape,
+def no_batching_findings(window_us: float, max_batch_size: int, shape: LoadShape,
                          mean_batch_size: float, where: str) -> list[Finding]:
     """``window-without-batches``: a window > 0 with max batch > 1 whose mean batch
     stayed <= :data:`NO_BATCHING_MEAN_BATCH` only added latency. Why, in order: a closed
     loop of one client never has two requests waiting; an open loop whose rate puts fewer
     than one arrival in a window (``rate * window < 1``) rarely fills one; otherwise the
     requests reached the batcher one at a time (a saturated or serial stage in front of
-    it, or an instance that takes each request as it comes)."""
-    if window_ms <= 0 or max_batch_size <= 1 or mean_batch_size <= 0 \
+    it, or an instance that takes each request as it comes). ``window_us``: the window,
+    microseconds."""
+    if window_us <= 0 or max_batch_size <= 1 or mean_batch_size <= 0 \
             or mean_batch_size > NO_BATCHING_MEAN_BATCH:
         return []
     if shape.kind == "closed" and shape.concurrency <= 1:
         why = ("the closed loop has 1 client: only one request is ever waiting, so no batch "
                "can form")
-    elif shape.kind == "open" and shape.rate_per_s * window_ms / 1e3 < 1.0:
-        why = (f"at {shape.rate_per_s:g} requests/s a {window_ms:g} ms window sees "
-               f"{shape.rate_per_s * window_ms / 1e3:.2f} arrivals on average: the window is "
+    elif shape.kind == "open" and shape.rate_per_s * us_to_s(window_us) < 1.0:
+        why = (f"at {shape.rate_per_s:g} requests/s a {us_to_ms(window_us):g} ms window sees "
+               f"{shape.rate_per_s * us_to_s(window_us):.2f} arrivals on average: the window is "
                "too short for the rate")
     else:
         why = ("requests reached the batcher one at a time: the instance (or a serial stage "
                "in front of it) was already saturated, so waiting collected nothing")
     return [Finding(code="window-without-batches", where=where,
-                    message=f"window {window_ms:g} ms formed no batches (mean batch "
+                    message=f"window {us_to_ms(window_us):g} ms formed no batches (mean batch "
                             f"{mean_batch_size:.2f}): it only adds latency; {why}",
                     remedy="use window 0 for this load, or raise the concurrency / rate the "
                            "window is meant for")]
 
 
 async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
-                           windows_ms: Sequence[float] = (0, 20, 50, 100),
+                           windows_us: Sequence[float] = (0, 20_000, 50_000, 100_000),
                            max_batch_sizes: Sequence[int] = (1, 8, 32),
                            loads: Sequence[str | LoadShape] = ("burst:64", "closed:32",
                                                                "open:3000"),
@@ -625,11 +627,11 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
 
     if repeats < 1:
         raise UsageError(f"repeats must be >= 1, got {repeats}")
-    if not windows_ms or not max_batch_sizes or not loads:
+    if not windows_us or not max_batch_sizes or not loads:
         raise UsageError("windows, max batch sizes and loads must each have a value")
-    for w in windows_ms:
+    for w in windows_us:
         if not w >= 0:
-            raise UsageError(f"window must be >= 0 ms, got {w!r}")
+            raise UsageError(f"window must be >= 0 us, got {w!r}")
     backend = target if isinstance(target, Backend) else CallableBackend(target)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
@@ -663,7 +665,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
         front = SerialFront(overhead) if overhead > 0 else None
         loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
         settings = ServeSettings(
-            windows_ms=[float(w) for w in windows_ms],
+            windows_us=[float(w) for w in windows_us],
             max_batch_sizes=[int(m) for m in max_batch_sizes],
             loads=[s.label for s in shapes_], repeats=repeats,
             preferred_batch_sizes=sorted(set(int(p) for p in preferred_batch_sizes)),
@@ -684,17 +686,17 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             tgt = _HttpTarget(front_srv, payload_for)
         else:
             tgt = _InProcessTarget(payload_for, front)
-        total = len(shapes_) * len(windows_ms) * len(max_batch_sizes)
+        total = len(shapes_) * len(windows_us) * len(max_batch_sizes)
         k = 0
 
         async def _sweep() -> None:
             nonlocal own_pool, executor, k
             for shape in shapes_:
-                for w in windows_ms:
+                for w in windows_us:
                     for mb in max_batch_sizes:
                         k += 1
                         pref = tuple(p for p in preferred_batch_sizes if p <= mb)
-                        policy = BatchingPolicy(int(mb), float(w) * 1000.0, pref)
+                        policy = BatchingPolicy(int(mb), float(w), pref)
                         reps: list[ServeRepeat] = []
                         for r in range(repeats):
                             b = DynamicBatcher(fn, policy, instances=instances,
@@ -730,7 +732,8 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency
-                                progress(f"[{k}/{total}] {shape.label} window {w:g} ms max batch "
+                                progress(f"[{k}/{total}] {shape.label} window "
+                                         f"{us_to_ms(w):g} ms max batch "
                                          f"{mb} repeat {r + 1}/{repeats}: "
                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
                                          f"{rep.mean_batch_size:.2f}, p50 "
@@ -781,7 +784,8 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             must be a list of one result per request, an array or a dict of arrays with
             one row per request.
         use_uvloop: run on uvloop (``pip install trtcheck-tool[fast]``).
-        windows_ms: batching windows (Triton max queue delay), ms, each >= 0.
+        windows_us: batching windows, microseconds, each >= 0 (Triton
+            ``max_queue_delay_microseconds``).
         max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
         loads: load specs (``burst:N``, ``closed:C[:COUNT]``,
             ``open:RATE[:poisson|constant][:COUNT]``, ``trace:PATH``) or
@@ -885,7 +889,7 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
             loads.append(f"open:{rate:g}:poisson:{count}")
         # the time bound leaves room for the slowest Poisson schedule to run out by count
         bound_s = max(2 * dur, 1.25 * REPORT_SWEEP_MIN_REQUESTS / max(min(rates), 1e-3))
-        return measure_serving(backend, windows_ms=(0, 2, 10), max_batch_sizes=(8,),
+        return measure_serving(backend, windows_us=(0, 2000, 10_000), max_batch_sizes=(8,),
                                payload=payload,
                                loads=loads, repeats=1,
                                max_duration_s=min(bound_s, max(2 * dur, time_budget_s / 6)),

@@ -10,6 +10,7 @@ a failure never leaves a partial report that looks finished.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -88,12 +89,15 @@ def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
         ``(html, markdown, sections, charts)``.
     """
     from trtcheck.report.verdict import verdict_view
+    from trtcheck.report.views import ReportPageView
 
     charts = ChartSink()
     sections = build_sections(results, charts)
-    ctx = {"results": results, "sections": sections,
-           "verdict": verdict_view(results.verdict) if results.verdict is not None else None,
-           "title": _title(results), "schema_version": results.schema_version}
+    page = ReportPageView(
+        title=_title(results), schema_version=results.schema_version, results=results,
+        sections=sections,
+        verdict=verdict_view(results.verdict) if results.verdict is not None else None)
+    ctx = {f.name: getattr(page, f.name) for f in dataclasses.fields(page)}
     html = render_template("report.html.j2", ctx, markdown=False)
     md = render_template("report.md.j2", ctx, markdown=True)
     return html, md, sections, charts

@@ -6,6 +6,7 @@ report section (:mod:`trtcheck.report.sec_advice`), which shares the row helpers
 from __future__ import annotations
 
 from trtcheck.results.advice import Advice, SimPrediction
+from trtcheck.units import us_to_ms
 
 
 RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
@@ -34,7 +35,7 @@ def prediction_rows(adv: Advice) -> list[tuple[str, SimPrediction]]:
 
 def config_label(p: SimPrediction) -> str:
     """``"W=2 ms B=16 x4"`` style label of a configuration."""
-    return f"W={p.window_us / 1000:g} ms B={p.max_batch_size} x{p.instances}"
+    return f"W={us_to_ms(p.window_us):g} ms B={p.max_batch_size} x{p.instances}"
 
 
 def load_label(adv: Advice) -> str:
@@ -84,7 +85,7 @@ def stability_lines(adv: Advice) -> list[str]:
 
 
 def _choice(ch: object) -> str:
-    w = getattr(ch, "window_us") / 1000.0
+    w = us_to_ms(getattr(ch, "window_us"))
     b = getattr(ch, "max_batch_size")
     n = getattr(ch, "instances")
     return f"W={w:g} ms B={b} x{n}"
@@ -168,7 +169,7 @@ def advice_text(adv: Advice) -> str:
               + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
                  " (<= 1: by this estimate a window does not pay)"),
               f"  longest paying window at max batch (b-1) x tau0 = "
-              f"{f.break_even_window_ms_at_max_batch:.4g} ms"]
+              f"{us_to_ms(f.break_even_window_us_at_max_batch):.4g} ms"]
     if f.single_request_batch_share_at_window is not None:
         lines.append(f"  single-request windows e^(-lambda W) = "
                      f"{f.single_request_batch_share_at_window:.3g}")

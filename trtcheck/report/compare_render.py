@@ -7,9 +7,18 @@ and file names are untrusted); Markdown escapes every untrusted string with
 
 from __future__ import annotations
 
-from typing import Any
-
-from trtcheck.analyze.compare import Comparison, MetricDelta
+from trtcheck.analyze.compare import Comparison, FieldDiff, MetricDelta
+from trtcheck.report.views import (
+    CompareLayerRow,
+    CompareLayersView,
+    CompareMetricRow,
+    ComparePrecisionMetricRow,
+    ComparePrecisionView,
+    CompareRunView,
+    CompareServeRow,
+    CompareView,
+    FieldPairRow,
+)
 from trtcheck.units import Unit, format_quantity, metric_unit
 
 MAX_LAYER_ROWS = 25
@@ -53,81 +62,91 @@ def _verdict(passed: bool) -> str:
     return "pass" if passed else "FAIL"
 
 
-def view(c: Comparison, max_layers: int | None = None) -> dict[str, Any]:
-    """Plain view-model (strings already formatted) shared by the three formats."""
+def _pairs(diffs: list[FieldDiff]) -> list[FieldPairRow]:
+    return [FieldPairRow(field=d.field, a=d.a, b=d.b, differs=d.differs) for d in diffs]
+
+
+def view(c: Comparison, max_layers: int | None = None) -> CompareView:
+    """The view shared by the three formats (every value formatted as text).
+
+    Args:
+        c: the comparison.
+        max_layers: layer rows kept (largest time change first); ``None`` keeps all.
+    """
     runs = []
     for r in c.runs:
-        rows = []
-        for b in r.batches:
-            for m in b.metrics:
-                rows.append({"batch": b.batch_size, "n": f"{b.samples_a}/{b.samples_b}",
-                             "metric": m.metric, "a": _q(m, m.a), "b": _q(m, m.b),
-                             "delta": _ratio(m), "interval": _interval(m),
-                             "change": m.change})
-        runs.append({"title": (r.label_a if r.label_a == r.label_b
-                               else f"{r.label_a} vs {r.label_b}"),
-                     "matched_by": r.matched_by,
-                     "backend": [d.model_dump() for d in r.backend],
-                     "rows": rows, "only_in_a": r.only_in_a, "only_in_b": r.only_in_b})
+        rows = [CompareMetricRow(batch_size=b.batch_size,
+                                 sample_count=f"{b.samples_a}/{b.samples_b}",
+                                 metric=m.metric, a=_q(m, m.a), b=_q(m, m.b),
+                                 change_pct=_ratio(m), interval=_interval(m), change=m.change)
+                for b in r.batches for m in b.metrics]
+        runs.append(CompareRunView(title=(r.label_a if r.label_a == r.label_b
+                                          else f"{r.label_a} vs {r.label_b}"),
+                                   matched_by=r.matched_by, backend=_pairs(r.backend),
+                                   rows=rows, only_in_a=list(r.only_in_a),
+                                   only_in_b=list(r.only_in_b)))
     layers = None
     if c.layers is not None:
         L = c.layers
         ms = Unit("time", "ms", 1e-3)
         sel = L.matched if max_layers is None else L.matched[:max_layers]
-        layers = {
-            "counts": f"{L.layers_a} / {L.layers_b} layers, {len(L.matched)} matched",
-            "sum": (f"{format_quantity(L.sum_a_ms, ms)} / {format_quantity(L.sum_b_ms, ms)}"
-                    if L.sum_a_ms is not None and L.sum_b_ms is not None else "-"),
-            "mix_a": ", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_a.items())) or "-",
-            "mix_b": ", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_b.items())) or "-",
-            "rows": [{"name": d.name_a if d.name_a == d.name_b else f"{d.name_a} -> {d.name_b}",
-                      "type": d.layer_type or "-",
-                      "precision": (d.precision_a or "-") if d.precision_a == d.precision_b
-                      else f"{d.precision_a or '-'} -> {d.precision_b or '-'}",
-                      "a": format_quantity(d.time_a_ms, ms) if d.time_a_ms is not None else "-",
-                      "b": format_quantity(d.time_b_ms, ms) if d.time_b_ms is not None else "-",
-                      "delta": _signed(d.delta_ms, ms),
-                      "pct": (f"{(d.ratio - 1) * 100:+.0f}%" if d.ratio is not None else "-"),
-                      "matched_by": d.matched_by} for d in sel],
-            "hidden": len(L.matched) - len(sel),
-            "only_in_a": L.only_in_a, "only_in_b": L.only_in_b,
-        }
+        layers = CompareLayersView(
+            counts=f"{L.layers_a} / {L.layers_b} layers, {len(L.matched)} matched",
+            summed_time=(f"{format_quantity(L.sum_a_ms, ms)} / {format_quantity(L.sum_b_ms, ms)}"
+                         if L.sum_a_ms is not None and L.sum_b_ms is not None else "-"),
+            mix_a=", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_a.items())) or "-",
+            mix_b=", ".join(f"{k} {v}" for k, v in sorted(L.precision_mix_b.items())) or "-",
+            rows=[CompareLayerRow(
+                name=d.name_a if d.name_a == d.name_b else f"{d.name_a} -> {d.name_b}",
+                layer_type=d.layer_type or "-",
+                precision=(d.precision_a or "-") if d.precision_a == d.precision_b
+                else f"{d.precision_a or '-'} -> {d.precision_b or '-'}",
+                a=format_quantity(d.time_a_ms, ms) if d.time_a_ms is not None else "-",
+                b=format_quantity(d.time_b_ms, ms) if d.time_b_ms is not None else "-",
+                delta=_signed(d.delta_ms, ms),
+                change_pct=(f"{(d.ratio - 1) * 100:+.0f}%" if d.ratio is not None else "-"),
+                matched_by=d.matched_by) for d in sel],
+            hidden=len(L.matched) - len(sel),
+            only_in_a=list(L.only_in_a), only_in_b=list(L.only_in_b),
+        )
+
     def _pct(x: float | None, y: float | None) -> str:
         return f"{(y / x - 1) * 100:+.1f}%" if x and y is not None else "-"
 
     def _ms(x: float | None) -> str:
         return f"{x:.3f}" if x is not None else "-"
 
-    serve = [{"config": d.config, "qps": f"{d.qps_a:.1f} / {d.qps_b:.1f}",
-              "qps_change": _pct(d.qps_a, d.qps_b),
-              "batch": f"{d.batch_a:.2f} / {d.batch_b:.2f}",
-              "p50": f"{_ms(d.p50_a_ms)} / {_ms(d.p50_b_ms)}",
-              "p50_change": _pct(d.p50_a_ms, d.p50_b_ms),
-              "p99": f"{_ms(d.p99_a_ms)} / {_ms(d.p99_b_ms)}",
-              "p99_change": _pct(d.p99_a_ms, d.p99_b_ms)} for d in c.serve]
-    precision = [{
-        "variant": p.variant,
-        "passed": f"{_verdict(p.passed_a)} / {_verdict(p.passed_b)}",
-        "speedup": (f"{_x(p.speedup_a)} / {_x(p.speedup_b)}"
-                    if p.speedup_a is not None or p.speedup_b is not None else None),
-        "setup": [d.model_dump() for d in p.setup if d.differs],
-        "rows": [{"metric": m.metric, "better": f"{m.direction} is better",
-                  "a": _acc(m.a), "b": _acc(m.b),
-                  "difference": ("-" if m.difference is None else
-                                 "0" if m.difference == 0 else f"{m.difference:+.3g}")}
-                 for m in p.metrics if m.a is not None or m.b is not None],
-    } for p in c.precision]
-    return {"name_a": c.name_a, "name_b": c.name_b, "comparable": c.comparable,
-            "different_models": c.different_models,
-            "serve": serve, "serve_only_in_a": c.serve_only_in_a,
-            "serve_only_in_b": c.serve_only_in_b,
-            "precision_setup": [d.model_dump() for d in c.precision_setup],
-            "precision": precision, "precision_only_in_a": c.precision_only_in_a,
-            "precision_only_in_b": c.precision_only_in_b,
-            "environment": [d.model_dump() for d in c.environment],
-            "inspection": [d.model_dump() for d in c.inspection],
-            "runs": runs, "runs_only_in_a": c.runs_only_in_a, "runs_only_in_b": c.runs_only_in_b,
-            "layers": layers, "layers_note": c.layers_note, "method": c.method}
+    serve = [CompareServeRow(config=d.config, qps=f"{d.qps_a:.1f} / {d.qps_b:.1f}",
+                             qps_change=_pct(d.qps_a, d.qps_b),
+                             batch=f"{d.batch_a:.2f} / {d.batch_b:.2f}",
+                             p50=f"{_ms(d.p50_a_ms)} / {_ms(d.p50_b_ms)}",
+                             p50_change=_pct(d.p50_a_ms, d.p50_b_ms),
+                             p99=f"{_ms(d.p99_a_ms)} / {_ms(d.p99_b_ms)}",
+                             p99_change=_pct(d.p99_a_ms, d.p99_b_ms)) for d in c.serve]
+    precision = [ComparePrecisionView(
+        variant=p.variant,
+        passed=f"{_verdict(p.passed_a)} / {_verdict(p.passed_b)}",
+        speedup=(f"{_x(p.speedup_a)} / {_x(p.speedup_b)}"
+                 if p.speedup_a is not None or p.speedup_b is not None else None),
+        setup=_pairs([d for d in p.setup if d.differs]),
+        rows=[ComparePrecisionMetricRow(
+            metric=m.metric, better=f"{m.direction} is better", a=_acc(m.a), b=_acc(m.b),
+            difference=("-" if m.difference is None else
+                        "0" if m.difference == 0 else f"{m.difference:+.3g}"))
+            for m in p.metrics if m.a is not None or m.b is not None],
+    ) for p in c.precision]
+    return CompareView(
+        name_a=c.name_a, name_b=c.name_b, comparable=c.comparable,
+        different_models=c.different_models,
+        environment=_pairs(c.environment), inspection=_pairs(c.inspection),
+        runs=runs, runs_only_in_a=list(c.runs_only_in_a), runs_only_in_b=list(c.runs_only_in_b),
+        layers=layers,
+        serve=serve, serve_only_in_a=list(c.serve_only_in_a),
+        serve_only_in_b=list(c.serve_only_in_b),
+        precision_setup=_pairs(c.precision_setup),
+        precision=precision, precision_only_in_a=list(c.precision_only_in_a),
+        precision_only_in_b=list(c.precision_only_in_b),
+        layers_note=c.layers_note, method=c.method)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -149,69 +168,69 @@ def render_text(c: Comparison) -> str:
     out.append("environment: " + ("comparable" if c.comparable else
                                   "NOT comparable (differences marked *)"))
     out += _table(["field", "A", "B", ""],
-                  [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
-                   for d in v["environment"]])
-    if v["inspection"]:
+                  [[d.field, d.a, d.b, "*" if d.differs else ""]
+                   for d in v.environment])
+    if v.inspection:
         out.append("model:")
-        out += _table(["field", "A", "B", ""], [[d["field"], d["a"], d["b"],
-                                                 "*" if d["differs"] else ""]
-                                                for d in v["inspection"]])
-    for r in v["runs"]:
-        out.append(f"run {r['title']} (matched by {r['matched_by']})")
-        diffs = [f"{d['field']} {d['a']} -> {d['b']}" for d in r["backend"] if d["differs"]]
+        out += _table(["field", "A", "B", ""], [[d.field, d.a, d.b,
+                                                 "*" if d.differs else ""]
+                                                for d in v.inspection])
+    for r in v.runs:
+        out.append(f"run {r.title} (matched by {r.matched_by})")
+        diffs = [f"{d.field} {d.a} -> {d.b}" for d in r.backend if d.differs]
         if diffs:
             out.append("  differs: " + "; ".join(diffs))
         out += _table(["batch", "n A/B", "metric", "A", "B", "change", "interval", "verdict"],
-                      [[str(x["batch"]), x["n"], x["metric"], x["a"], x["b"], x["delta"],
-                        x["interval"], x["change"]] for x in r["rows"]])
-        if r["only_in_a"] or r["only_in_b"]:
-            out.append(f"  batch sizes only in A: {r['only_in_a'] or '-'}; only in B: "
-                       f"{r['only_in_b'] or '-'}")
-    for lbl in v["runs_only_in_a"]:
+                      [[str(x.batch_size), x.sample_count, x.metric, x.a, x.b, x.change_pct,
+                        x.interval, x.change] for x in r.rows])
+        if r.only_in_a or r.only_in_b:
+            out.append(f"  batch sizes only in A: {r.only_in_a or '-'}; only in B: "
+                       f"{r.only_in_b or '-'}")
+    for lbl in v.runs_only_in_a:
         out.append(f"run {lbl}: only in A")
-    for lbl in v["runs_only_in_b"]:
+    for lbl in v.runs_only_in_b:
         out.append(f"run {lbl}: only in B")
-    if v["layers"]:
-        L = v["layers"]
-        out.append(f"engine layers: {L['counts']}; summed layer time A/B {L['sum']}")
-        out.append(f"  precision mix A: {L['mix_a']}; B: {L['mix_b']}")
+    if v.layers:
+        L = v.layers
+        out.append(f"engine layers: {L.counts}; summed layer time A/B {L.summed_time}")
+        out.append(f"  precision mix A: {L.mix_a}; B: {L.mix_b}")
         out += _table(["layer", "type", "precision", "A", "B", "delta", "change"],
-                      [[x["name"][:60], x["type"], x["precision"], x["a"], x["b"], x["delta"],
-                        x["pct"]] for x in L["rows"]])
-        if L["hidden"]:
-            out.append(f"  ... {L['hidden']} more matched layers (see --format html)")
-        if L["only_in_a"] or L["only_in_b"]:
-            out.append(f"  unmatched: {len(L['only_in_a'])} layer(s) only in A, "
-                       f"{len(L['only_in_b'])} only in B")
-    if v["serve"]:
+                      [[x.name[:60], x.layer_type, x.precision, x.a, x.b, x.delta,
+                        x.change_pct] for x in L.rows])
+        if L.hidden:
+            out.append(f"  ... {L.hidden} more matched layers (see --format html)")
+        if L.only_in_a or L.only_in_b:
+            out.append(f"  unmatched: {len(L.only_in_a)} layer(s) only in A, "
+                       f"{len(L.only_in_b)} only in B")
+    if v.serve:
         out.append("serving (headline medians over repeats; A / B, change B vs A):")
         out += _table(["configuration", "QPS", "change", "mean batch", "P50 ms", "change",
                        "P99 ms", "change"],
-                      [[x["config"], x["qps"], x["qps_change"], x["batch"], x["p50"],
-                        x["p50_change"], x["p99"], x["p99_change"]] for x in v["serve"]])
-    if v["serve_only_in_a"] or v["serve_only_in_b"]:
-        out.append(f"  serving configurations only in A: {len(v['serve_only_in_a'])}, "
-                   f"only in B: {len(v['serve_only_in_b'])}")
-    if v["precision_setup"]:
+                      [[x.config, x.qps, x.qps_change, x.batch, x.p50,
+                        x.p50_change, x.p99, x.p99_change] for x in v.serve])
+    if v.serve_only_in_a or v.serve_only_in_b:
+        out.append(f"  serving configurations only in A: {len(v.serve_only_in_a)}, "
+                   f"only in B: {len(v.serve_only_in_b)}")
+    if v.precision_setup:
         out.append("precision (each variant against its file's FP32 reference; A / B):")
         out += _table(["field", "A", "B", ""],
-                      [[d["field"], d["a"], d["b"], "*" if d["differs"] else ""]
-                       for d in v["precision_setup"]])
-    for p in v["precision"]:
-        out.append(f"precision {p['variant']}: verdict {p['passed']}"
-                   + (f"; speed-up vs FP32 {p['speedup']}" if p["speedup"] else ""))
-        diffs = [f"{d['field']} {d['a']} -> {d['b']}" for d in p["setup"]]
+                      [[d.field, d.a, d.b, "*" if d.differs else ""]
+                       for d in v.precision_setup])
+    for p in v.precision:
+        out.append(f"precision {p.variant}: verdict {p.passed}"
+                   + (f"; speed-up vs FP32 {p.speedup}" if p.speedup else ""))
+        diffs = [f"{d.field} {d.a} -> {d.b}" for d in p.setup]
         if diffs:
             out.append("  differs: " + "; ".join(diffs))
         out += _table(["metric", "A", "B", "B - A", ""],
-                      [[x["metric"], x["a"], x["b"], x["difference"], x["better"]]
-                       for x in p["rows"]])
-    for lbl in v["precision_only_in_a"]:
+                      [[x.metric, x.a, x.b, x.difference, x.better]
+                       for x in p.rows])
+    for lbl in v.precision_only_in_a:
         out.append(f"precision {lbl}: only in A")
-    for lbl in v["precision_only_in_b"]:
+    for lbl in v.precision_only_in_b:
         out.append(f"precision {lbl}: only in B")
-    out.append(f"note: {v['layers_note']}")
-    out.append(f"method: {v['method']}")
+    out.append(f"note: {v.layers_note}")
+    out.append(f"method: {v.method}")
     return "\n".join(out) + "\n"
 
 
@@ -225,63 +244,63 @@ def render_markdown(c: Comparison) -> str:
            "Environment: " + ("comparable" if c.comparable else
                               "**not comparable** (differences in bold)"), "",
            "| field | A | B |", "|---|---|---|"]
-    for d in v["environment"]:
-        b = "**" if d["differs"] else ""
-        out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
-    if v["inspection"]:
+    for d in v.environment:
+        b = "**" if d.differs else ""
+        out.append(f"| {b}{e(d.field)}{b} | {e(d.a)} | {e(d.b)} |")
+    if v.inspection:
         out += ["", "### Model", "", "| field | A | B |", "|---|---|---|"]
-        for d in v["inspection"]:
-            b = "**" if d["differs"] else ""
-            out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
-    for r in v["runs"]:
-        out += ["", f"### Run {e(r['title'])} (matched by {e(r['matched_by'])})", ""]
-        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in r["backend"]
-                 if d["differs"]]
+        for d in v.inspection:
+            b = "**" if d.differs else ""
+            out.append(f"| {b}{e(d.field)}{b} | {e(d.a)} | {e(d.b)} |")
+    for r in v.runs:
+        out += ["", f"### Run {e(r.title)} (matched by {e(r.matched_by)})", ""]
+        diffs = [f"{e(d.field)} {e(d.a)} → {e(d.b)}" for d in r.backend
+                 if d.differs]
         if diffs:
             out += ["Differs: " + "; ".join(diffs), ""]
         out += ["| batch | n A/B | metric | A | B | change | interval | verdict |",
                 "|---:|---:|---|---:|---:|---:|---|---|"]
-        for x in r["rows"]:
-            out.append(f"| {x['batch']} | {x['n']} | {e(x['metric'])} | {e(x['a'])} | "
-                       f"{e(x['b'])} | {e(x['delta'])} | {e(x['interval'])} | {e(x['change'])} |")
-    if v["layers"]:
-        L = v["layers"]
+        for x in r.rows:
+            out.append(f"| {x.batch_size} | {x.sample_count} | {e(x.metric)} | {e(x.a)} | "
+                       f"{e(x.b)} | {e(x.change_pct)} | {e(x.interval)} | {e(x.change)} |")
+    if v.layers:
+        L = v.layers
         out += ["", "### Engine layers", "",
-                (f"{e(L['counts'])}; summed layer time A/B {e(L['sum'])}; precision mix A: "
-                f"{e(L['mix_a'])}, B: {e(L['mix_b'])}"), "",
+                (f"{e(L.counts)}; summed layer time A/B {e(L.summed_time)}; precision mix A: "
+                f"{e(L.mix_a)}, B: {e(L.mix_b)}"), "",
                 "| layer | type | precision | A | B | delta | change |",
                 "|---|---|---|---:|---:|---:|---:|"]
-        for x in L["rows"]:
-            out.append(f"| {e(x['name'])} | {e(x['type'])} | {e(x['precision'])} | "
-                       f"{e(x['a'])} | {e(x['b'])} | {e(x['delta'])} | {e(x['pct'])} |")
-    if v["serve"]:
+        for x in L.rows:
+            out.append(f"| {e(x.name)} | {e(x.layer_type)} | {e(x.precision)} | "
+                       f"{e(x.a)} | {e(x.b)} | {e(x.delta)} | {e(x.change_pct)} |")
+    if v.serve:
         out += ["", "### Serving (headline medians over repeats, A / B)", "",
                 "| configuration | QPS | change | mean batch | P50 ms | change | P99 ms | change |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for x in v["serve"]:
-            out.append(f"| {e(x['config'])} | {x['qps']} | {x['qps_change']} | {x['batch']} | "
-                       f"{x['p50']} | {x['p50_change']} | {x['p99']} | {x['p99_change']} |")
-    if v["precision_setup"]:
+        for x in v.serve:
+            out.append(f"| {e(x.config)} | {x.qps} | {x.qps_change} | {x.batch} | "
+                       f"{x.p50} | {x.p50_change} | {x.p99} | {x.p99_change} |")
+    if v.precision_setup:
         out += ["", "### Precision (each variant against its file's FP32 reference)", "",
                 "| field | A | B |", "|---|---|---|"]
-        for d in v["precision_setup"]:
-            b = "**" if d["differs"] else ""
-            out.append(f"| {b}{e(d['field'])}{b} | {e(d['a'])} | {e(d['b'])} |")
-    for p in v["precision"]:
-        out += ["", f"#### Precision {e(p['variant'])}: verdict {e(p['passed'])}"
-                + (f", speed-up vs FP32 {e(p['speedup'])}" if p["speedup"] else ""), ""]
-        diffs = [f"{e(d['field'])} {e(d['a'])} → {e(d['b'])}" for d in p["setup"]]
+        for d in v.precision_setup:
+            b = "**" if d.differs else ""
+            out.append(f"| {b}{e(d.field)}{b} | {e(d.a)} | {e(d.b)} |")
+    for p in v.precision:
+        out += ["", f"#### Precision {e(p.variant)}: verdict {e(p.passed)}"
+                + (f", speed-up vs FP32 {e(p.speedup)}" if p.speedup else ""), ""]
+        diffs = [f"{e(d.field)} {e(d.a)} → {e(d.b)}" for d in p.setup]
         if diffs:
             out += ["Differs: " + "; ".join(diffs), ""]
         out += ["| metric | A | B | B − A | |", "|---|---:|---:|---:|---|"]
-        for x in p["rows"]:
-            out.append(f"| {e(x['metric'])} | {e(x['a'])} | {e(x['b'])} | "
-                       f"{e(x['difference'])} | {e(x['better'])} |")
-    if v["precision_only_in_a"] or v["precision_only_in_b"]:
+        for x in p.rows:
+            out.append(f"| {e(x.metric)} | {e(x.a)} | {e(x.b)} | "
+                       f"{e(x.difference)} | {e(x.better)} |")
+    if v.precision_only_in_a or v.precision_only_in_b:
         out += ["", (f"Precision variants only in A: "
-                f"{e(', '.join(v['precision_only_in_a'])) or '-'}; only in B: "
-                f"{e(', '.join(v['precision_only_in_b'])) or '-'}")]
-    out += ["", f"_{e(v['layers_note'])}_", "", f"_Method: {e(v['method'])}_"]
+                f"{e(', '.join(v.precision_only_in_a)) or '-'}; only in B: "
+                f"{e(', '.join(v.precision_only_in_b)) or '-'}")]
+    out += ["", f"_{e(v.layers_note)}_", "", f"_Method: {e(v.method)}_"]
     return "\n".join(out) + "\n"
 
 

@@ -8,44 +8,49 @@ from typing import Any
 from trtcheck.report.advise_text import RUN_QPS_NOTE, config_label, prediction_rows
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import AdviceView, ComparisonRow, DecisionStep, PredictionRow
 from trtcheck.results import Results
 from trtcheck.results.advice import Advice
 
 
-PREDICTED_KEYS = ("pred_qps", "pred_batch", "pred_p50", "pred_p99")
-"""Predicted columns of the predicted-vs-measured table (``None`` is shown as "-")."""
+def advice_view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
+    """The view of the advice section.
+
+    Args:
+        adv: the advice record.
+        comparison: predicted vs measured rows (:func:`serve_comparison`; empty for
+            ``advise``'s own output, which shows no measurement).
+    """
+    rows = [PredictionRow(label=label, config=config_label(p), stable=p.stable,
+                          p50_ms=p.p50_ms, p95_ms=p.p95_ms, p99_ms=p.p99_ms,
+                          queries_per_s=p.throughput_queries_per_s, mean_batch=p.mean_batch,
+                          max_batch=p.max_batch, mean_queue_len=p.mean_queue_len,
+                          utilisation=p.utilisation)
+            for label, p in prediction_rows(adv)]
+    path = [DecisionStep(n=k, step=n.step, question=n.question, answer=n.answer,
+                         value=n.value, threshold=n.threshold, conclusion=n.conclusion)
+            for k, n in enumerate(adv.path, 1)]
+    # the note on a predicted "-" only where one is shown (an unstable prediction)
+    predicted_dash = any(None in (c.predicted_queries_per_s, c.predicted_mean_batch,
+                                  c.predicted_p50_ms, c.predicted_p99_ms) for c in comparison)
+    return AdviceView(adv=adv, rows=rows, path=path, run_qps_note=RUN_QPS_NOTE,
+                      points=sorted(adv.curve.points_ms.items()),
+                      comparison=comparison, predicted_dash=predicted_dash)
 
 
-def _view(adv: Advice) -> dict[str, Any]:
-    rows = []
-    for label, p in prediction_rows(adv):
-        rows.append({"label": label, "config": config_label(p), "stable": p.stable,
-                     "p50": p.p50_ms, "p95": p.p95_ms, "p99": p.p99_ms,
-                     "qps": p.throughput_queries_per_s, "batch": p.mean_batch,
-                     "max_batch": p.max_batch, "queue": p.mean_queue_len,
-                     "util": p.utilisation})
-    path = []
-    for k, n in enumerate(adv.path, 1):
-        path.append({"n": k, "step": n.step, "question": n.question, "answer": n.answer,
-                     "value": n.value, "threshold": n.threshold, "conclusion": n.conclusion})
-    return {"adv": adv, "rows": rows, "path": path, "run_qps_note": RUN_QPS_NOTE,
-            "points": sorted(adv.curve.points_ms.items()),
-            "comparison": [], "predicted_dash": False}
+def serve_comparison(adv: Advice) -> list[ComparisonRow]:
+    """The stored predicted-vs-measured rows (``advice.serve_predictions``)."""
+    return [ComparisonRow(
+        config=p.config, load=p.load,
+        measured_queries_per_s=p.measured_throughput_queries_per_s,
+        predicted_queries_per_s=p.predicted_throughput_queries_per_s,
+        measured_mean_batch=p.measured_mean_batch, predicted_mean_batch=p.predicted_mean_batch,
+        measured_p50_ms=p.measured_p50_ms, predicted_p50_ms=p.predicted_p50_ms,
+        measured_p99_ms=p.measured_p99_ms, predicted_p99_ms=p.predicted_p99_ms)
+        for p in adv.serve_predictions]
 
 
-def _serve_comparison(adv: Advice) -> list[dict[str, Any]]:
-    """The stored predicted-vs-measured rows (``advice.serve_predictions``) as the
-    template shows them."""
-    return [{"config": p.config, "load": p.load,
-             "meas_qps": p.measured_throughput_queries_per_s,
-             "pred_qps": p.predicted_throughput_queries_per_s,
-             "meas_batch": p.measured_mean_batch, "pred_batch": p.predicted_mean_batch,
-             "meas_p50": p.measured_p50_ms, "pred_p50": p.predicted_p50_ms,
-             "meas_p99": p.measured_p99_ms, "pred_p99": p.predicted_p99_ms}
-            for p in adv.serve_predictions]
-
-
-def _chart(rows: list[dict[str, Any]], charts: ChartSink) -> list[Any]:
+def _chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
     from trtcheck.report.charts import new_figure
 
     if not rows:
@@ -53,12 +58,12 @@ def _chart(rows: list[dict[str, Any]], charts: ChartSink) -> list[Any]:
     out = []
     fig, axes = new_figure(7.0, 3.4)
     xs = list(range(len(rows)))
-    axes.plot(xs, [r["meas_p99"] for r in rows], "o", label="measured P99")
-    axes.plot(xs, [r["pred_p99"] for r in rows], "x", label="predicted P99")
-    axes.plot(xs, [r["meas_p50"] for r in rows], "s", label="measured P50", alpha=0.6)
-    axes.plot(xs, [r["pred_p50"] for r in rows], "+", label="predicted P50")
+    axes.plot(xs, [r.measured_p99_ms for r in rows], "o", label="measured P99")
+    axes.plot(xs, [r.predicted_p99_ms for r in rows], "x", label="predicted P99")
+    axes.plot(xs, [r.measured_p50_ms for r in rows], "s", label="measured P50", alpha=0.6)
+    axes.plot(xs, [r.predicted_p50_ms for r in rows], "+", label="predicted P50")
     axes.set_xticks(xs)
-    axes.set_xticklabels([r["config"] for r in rows], rotation=60, ha="right", fontsize=7)
+    axes.set_xticklabels([r.config for r in rows], rotation=60, ha="right", fontsize=7)
     axes.set_ylim(bottom=0)  # levels compared on a zero-based axis
     axes.set_ylabel("latency (ms)")
     axes.legend(fontsize=7)
@@ -72,17 +77,12 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     adv = getattr(results, "advice", None)
     if adv is None:
         return None
-    view = _view(adv)
-    view["comparison"] = _serve_comparison(adv)
-    # the note on a predicted "-" only where one is shown (an unstable prediction)
-    view["predicted_dash"] = any(row[k] is None for row in view["comparison"]
-                                 for k in PREDICTED_KEYS)
-    section_charts = _chart(view["comparison"], charts)
-    return render_partial("advice", "Batching advice", view, section_charts)
+    view = advice_view(adv, serve_comparison(adv))
+    return render_partial("advice", "Batching advice", view, _chart(view.comparison, charts))
 
 
 def advice_markdown(adv: Advice) -> str:
     """The advice as Markdown (the ``advise --format md`` output); no charts."""
     from trtcheck.report.sections import render_markdown_partial
 
-    return render_markdown_partial("advice", "Batching advice", _view(adv))
+    return render_markdown_partial("advice", "Batching advice", advice_view(adv, []))

@@ -6,54 +6,59 @@ from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import BenchRow, BenchRunView, BenchView, ComponentRow
 from trtcheck.results import Results
 from trtcheck.results.bench import BenchRun
 
 _COMPONENT_ORDER = ("host_enqueue_ms", "h2d_ms", "gpu_compute_ms", "d2h_ms")
 
 
-def _run_view(run: BenchRun) -> dict[str, Any]:
+def _run_view(run: BenchRun) -> BenchRunView:
+    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.report.findings_view import device_is_gpu, group_findings
+
     rows = []
     for b in run.batches:
         s = b.stats
-        rows.append({
-            "batch": b.batch_size, "median": s.median_ms, "mean": s.mean_ms, "p90": s.p90_ms,
-            "p95": s.p95_ms, "p99": s.p99_ms, "min": s.min_ms, "max": s.max_ms,
-            "mad": s.mad_ms, "iqr": s.iqr_ms, "cv_pct": s.cv * 100.0,
-            "qps": b.throughput_queries_per_s, "sps": b.throughput_samples_per_s,
-            "gain": b.throughput_gain_vs_batch1, "eff": b.scaling_efficiency,
-            "n": s.count, "stopped_by": b.stopped_by,
-            "shapes": ", ".join(f"{k}: {'x'.join(map(str, v))}" for k, v in b.input_shapes.items()),
-        })
+        rows.append(BenchRow(
+            batch_size=b.batch_size, median_ms=s.median_ms, mean_ms=s.mean_ms,
+            p90_ms=s.p90_ms, p95_ms=s.p95_ms, p99_ms=s.p99_ms, min_ms=s.min_ms,
+            max_ms=s.max_ms, mad_ms=s.mad_ms, iqr_ms=s.iqr_ms, cv_pct=s.cv * 100.0,
+            queries_per_s=b.throughput_queries_per_s,
+            samples_per_s=b.throughput_samples_per_s,
+            gain_vs_batch1=b.throughput_gain_vs_batch1,
+            scaling_efficiency=b.scaling_efficiency, sample_count=s.count))
     comp_rows = []
     for b in run.batches:
         for key in _COMPONENT_ORDER + tuple(k for k in b.component_stats
                                             if k not in _COMPONENT_ORDER):
             cs = b.component_stats.get(key)
             if cs is not None:
-                comp_rows.append({"batch": b.batch_size, "part": key, "median": cs.median_ms,
-                                  "p99": cs.p99_ms, "n": cs.count})
-    from trtcheck.analyze.verdict import bench_findings
-    from trtcheck.report.findings_view import device_is_gpu, group_findings
-
+                comp_rows.append(ComponentRow(batch_size=b.batch_size, part=key,
+                                              median_ms=cs.median_ms, p99_ms=cs.p99_ms,
+                                              sample_count=cs.count))
     findings = bench_findings(run)
+    gpu = device_is_gpu(run.backend.device)
     st = run.settings
-    return {
-        "label": run.label,
-        "model": run.model_path,
-        "backend": run.backend,
-        "providers": ", ".join(run.backend.providers) or "-",
-        "rule": (f"warm-up {st.warmup_s:g} s (>= {st.warmup_min_iterations} runs), then until "
-                 f">= {st.min_duration_s:g} s and >= {st.min_samples} samples "
-                 f"(max {st.max_duration_s:g} s / {st.max_samples} samples); inputs: "
-                 f"{st.input_source}, seed {st.seed}"),
-        "rows": rows,
-        "components": comp_rows,
-        "warnings": group_findings([w for w in findings if w.severity != "info"],
-                                   device_is_gpu(run.backend.device)),
-        "infos": group_findings([w for w in findings if w.severity == "info"],
-                                device_is_gpu(run.backend.device)),
-    }
+    return BenchRunView(
+        label=run.label,
+        model_path=run.model_path,
+        backend=run.backend,
+        providers=", ".join(run.backend.providers) or "-",
+        stopping_rule=(f"warm-up {st.warmup_s:g} s (>= {st.warmup_min_iterations} runs), "
+                       f"then until >= {st.min_duration_s:g} s and >= {st.min_samples} "
+                       f"samples (max {st.max_duration_s:g} s / {st.max_samples} samples); "
+                       f"inputs: {st.input_source}, seed {st.seed}"),
+        rows=rows,
+        components=comp_rows,
+        warnings=group_findings([w for w in findings if w.severity != "info"], gpu),
+        infos=group_findings([w for w in findings if w.severity == "info"], gpu),
+    )
+
+
+def bench_view(results: Results) -> BenchView:
+    """The view of the bench section: one entry per run."""
+    return BenchView(runs=[_run_view(r) for r in results.bench])
 
 
 def _batch_axis(ax: Any, results: Results) -> None:
@@ -110,13 +115,12 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     """The bench section, or ``None`` when the results hold no bench run."""
     if not results.bench:
         return None
-    view = {"runs": [_run_view(r) for r in results.bench]}
-    return render_partial("bench", "Latency and throughput", view, _charts(results, charts))
+    return render_partial("bench", "Latency and throughput", bench_view(results),
+                          _charts(results, charts))
 
 
 def bench_markdown(results: Results) -> str:
     """Markdown of the bench tables alone (no charts), for ``trtcheck bench --format md``."""
     from trtcheck.report.sections import render_markdown_partial
 
-    return render_markdown_partial("bench", "Latency and throughput",
-                                   {"runs": [_run_view(r) for r in results.bench]})
+    return render_markdown_partial("bench", "Latency and throughput", bench_view(results))

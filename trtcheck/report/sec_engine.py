@@ -1,8 +1,8 @@
 """Report section: a TensorRT engine (plan pre-flight, layers, precision, lints, memory).
 
 Reads only :class:`trtcheck.results.engine.EngineInspection`. :func:`engine_view` builds
-the plain view-model that both the report partials and ``trtcheck inspect``'s text and
-Markdown output use.
+the view (:class:`~trtcheck.report.views.EngineView`) that both the report partials and
+``trtcheck inspect``'s text and Markdown output use.
 """
 
 from __future__ import annotations
@@ -11,6 +11,13 @@ from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import (
+    EngineTimingView,
+    EngineView,
+    IoTensorRow,
+    LayerRow,
+    ProfileRow,
+)
 from trtcheck.results import Results
 from trtcheck.results.engine import EngineInspection
 from trtcheck.units import terminal_safe
@@ -23,8 +30,8 @@ def _shape(dims: list[int]) -> str:
     return "x".join("?" if d < 0 else str(d) for d in dims) if dims else "-"
 
 
-def engine_view(insp: EngineInspection, top: int = TOP_LAYERS) -> dict[str, Any]:
-    """Plain view-model of an engine inspection (strings and numbers only).
+def engine_view(insp: EngineInspection, top: int = TOP_LAYERS) -> EngineView:
+    """The view of an engine inspection.
 
     Args:
         insp: the inspection.
@@ -33,15 +40,17 @@ def engine_view(insp: EngineInspection, top: int = TOP_LAYERS) -> dict[str, Any]
     timed = any(la.avg_time_ms is not None for la in insp.layers)
     layers = sorted(insp.layers, key=lambda la: -(la.avg_time_ms or -1.0)) if timed \
         else list(insp.layers)
-    rows = [{"name": la.name, "type": la.layer_type or "-", "precision": la.precision or "-",
-             "time_ms": la.avg_time_ms, "pct": la.time_pct,
-             "tactic": (la.tactic or "-")[:60],
-             "out": ", ".join(f"{_shape(t.dims)} {t.dtype or ''}".strip() for t in la.outputs)
-             or "-"} for la in layers[:top]]
-    io = [{"name": t.name, "mode": t.mode or "-", "shape": _shape(t.dims),
-           "dtype": t.dtype or "-", "format": t.format or "-"} for t in insp.io_tensors]
-    profiles = [{"index": p.index, "input": name, "min": _shape(s.min), "opt": _shape(s.opt),
-                 "max": _shape(s.max)} for p in insp.profiles for name, s in p.shapes.items()]
+    rows = [LayerRow(name=la.name, layer_type=la.layer_type or "-",
+                     precision=la.precision or "-", time_ms=la.avg_time_ms,
+                     time_pct=la.time_pct, tactic=(la.tactic or "-")[:60],
+                     outputs=", ".join(f"{_shape(t.dims)} {t.dtype or ''}".strip()
+                                       for t in la.outputs) or "-")
+            for la in layers[:top]]
+    io = [IoTensorRow(name=t.name, mode=t.mode or "-", shape=_shape(t.dims),
+                      dtype=t.dtype or "-", format=t.format or "-") for t in insp.io_tensors]
+    profiles = [ProfileRow(index=p.index, input=name, min=_shape(s.min), opt=_shape(s.opt),
+                           max=_shape(s.max))
+                for p in insp.profiles for name, s in p.shapes.items()]
     kv = [("source", insp.source), ("path", insp.path)]
     if insp.plan is not None:
         kv += [("plan", f"{insp.plan.kind} {insp.plan.built_with_version or '?'}, "
@@ -58,12 +67,12 @@ def engine_view(insp: EngineInspection, top: int = TOP_LAYERS) -> dict[str, Any]
     t = insp.timing
     timing = None
     if t is not None:
-        timing = {"engine_mean_ms": t.engine_mean_ms, "engine_median_ms": t.engine_median_ms,
-                  "iterations": t.iterations, "layer_sum_ms": t.layer_sum_ms,
-                  "overhead_pct": None if t.profiling_overhead_ratio is None
-                  else 100 * t.profiling_overhead_ratio,
-                  "h2d_mean_ms": t.h2d_mean_ms, "d2h_mean_ms": t.d2h_mean_ms,
-                  "enqueue_mean_ms": t.enqueue_mean_ms, "source": t.source}
+        timing = EngineTimingView(
+            engine_mean_ms=t.engine_mean_ms, engine_median_ms=t.engine_median_ms,
+            iterations=t.iterations, layer_sum_ms=t.layer_sum_ms,
+            overhead_pct=None if t.profiling_overhead_ratio is None
+            else 100 * t.profiling_overhead_ratio,
+            source=t.source)
     m = insp.memory
     memory = None
     if m is not None:
@@ -73,19 +82,17 @@ def engine_view(insp: EngineInspection, top: int = TOP_LAYERS) -> dict[str, Any]
             ("weight streaming min budget", m.weight_streaming_min_budget_bytes),
             ("GPU free", m.gpu_free_bytes), ("GPU total", m.gpu_total_bytes),
             ("I/O per sample", m.io_bytes_per_sample)) if v is not None]
-        memory_per_profile = sorted(m.device_memory_bytes_per_profile.items())
-    return {
-        "kv": kv, "detailed": insp.detailed, "layer_count": len(insp.layers), "timed": timed,
-        "rows": rows, "top": top, "io": io, "profiles": profiles,
-        "mix": sorted(insp.precision_mix.items(), key=lambda kv_: -kv_[1]),
-        "reformats": insp.reformat_count, "timing": timing,
-        "memory": memory, "memory_per_profile": memory_per_profile if m else [],
-        "weights_source": m.weights_source if m else None,
-        "largest_batch": m.largest_batch_fits if m else None,
-        "memory_notes": list(m.notes) if m else [],
-        "lints": [{"code": f.code, "severity": f.severity, "message": f.message,
-                   "remedy": f.remedy or ""} for f in insp.lints],
-    }
+    return EngineView(
+        kv=kv, detailed=insp.detailed, layer_count=len(insp.layers), timed=timed,
+        rows=rows, top=top, io=io, profiles=profiles,
+        precision_mix=sorted(insp.precision_mix.items(), key=lambda kv_: -kv_[1]),
+        reformats=insp.reformat_count, timing=timing,
+        memory=memory,
+        memory_per_profile=sorted(m.device_memory_bytes_per_profile.items()) if m else [],
+        largest_batch=m.largest_batch_fits if m else None,
+        memory_notes=list(m.notes) if m else [],
+        lints=list(insp.lints),
+    )
 
 
 def _charts(insp: EngineInspection, charts: ChartSink) -> list[Any]:
@@ -133,60 +140,60 @@ def render_text(insp: EngineInspection, top: int = TOP_LAYERS) -> str:
     from trtcheck.units import human_bytes as _bytes
 
     v = engine_view(insp, top)
-    lines = [f"{k + ':':20s} {val}" for k, val in v["kv"]]
-    if v["io"]:
+    lines = [f"{k + ':':20s} {val}" for k, val in v.kv]
+    if v.io:
         lines.append("")
         lines.append("I/O tensors:")
-        for t in v["io"]:
-            lines.append(f"  {t['mode']:6s} {t['name']}  {t['shape']}  {t['dtype']}  "
-                         f"{t['format']}")
-    if v["profiles"]:
+        for t in v.io:
+            lines.append(f"  {t.mode:6s} {t.name}  {t.shape}  {t.dtype}  "
+                         f"{t.format}")
+    if v.profiles:
         lines.append("Optimization profiles:")
-        for p in v["profiles"]:
-            lines.append(f"  [{p['index']}] {p['input']}: min {p['min']}  opt {p['opt']}  "
-                         f"max {p['max']}")
-    if v["layer_count"]:
+        for p in v.profiles:
+            lines.append(f"  [{p.index}] {p.input}: min {p.min}  opt {p.opt}  "
+                         f"max {p.max}")
+    if v.layer_count:
         lines.append("")
-        if v["detailed"]:
-            mix = ", ".join(f"{p} {n}" for p, n in v["mix"])
-            lines.append(f"{v['layer_count']} layers, {v['reformats']} reformat(s); "
+        if v.detailed:
+            mix = ", ".join(f"{p} {n}" for p, n in v.precision_mix)
+            lines.append(f"{v.layer_count} layers, {v.reformats} reformat(s); "
                          f"precision mix: {mix}")
         else:
-            lines.append(f"{v['layer_count']} layers (names only)")
-    t = v["timing"]
+            lines.append(f"{v.layer_count} layers (names only)")
+    t = v.timing
     if t:
-        over = "" if t["overhead_pct"] is None else \
-            f" (per-layer profiling adds {t['overhead_pct']:.1f}%)"
-        lines.append(f"engine mean {_num(t['engine_mean_ms'])} ms, median "
-                     f"{_num(t['engine_median_ms'])} ms; sum of layer averages "
-                     f"{_num(t['layer_sum_ms'])} ms{over}")
-    if v["rows"]:
+        over = "" if t.overhead_pct is None else \
+            f" (per-layer profiling adds {t.overhead_pct:.1f}%)"
+        lines.append(f"engine mean {_num(t.engine_mean_ms)} ms, median "
+                     f"{_num(t.engine_median_ms)} ms; sum of layer averages "
+                     f"{_num(t.layer_sum_ms)} ms{over}")
+    if v.rows:
         lines.append("")
         head = f"  {'layer':48s} {'type':22s} {'prec':5s}"
-        if v["timed"]:
+        if v.timed:
             head += f" {'avg ms':>9s} {'%':>5s}"
         lines.append(head)
-        for r in v["rows"]:
-            row = f"  {r['name'][:48]:48s} {r['type'][:22]:22s} {r['precision']:5s}"
-            if v["timed"]:
-                row += f" {_num(r['time_ms'], 4):>9s} " + \
-                       (f"{r['pct']:5.1f}" if r["pct"] is not None else f"{'-':>5s}")
+        for r in v.rows:
+            row = f"  {r.name[:48]:48s} {r.layer_type[:22]:22s} {r.precision:5s}"
+            if v.timed:
+                row += f" {_num(r.time_ms, 4):>9s} " + \
+                       (f"{r.time_pct:5.1f}" if r.time_pct is not None else f"{'-':>5s}")
             lines.append(row)
-        if v["layer_count"] > top:
-            lines.append(f"  ... top {top} of {v['layer_count']} layers")
-    if v["memory"]:
+        if v.layer_count > top:
+            lines.append(f"  ... top {top} of {v.layer_count} layers")
+    if v.memory:
         lines.append("")
-        lines.append("Memory: " + "; ".join(f"{k} {_bytes(b)}" for k, b in v["memory"]))
-        for p, b in v["memory_per_profile"]:
+        lines.append("Memory: " + "; ".join(f"{k} {_bytes(b)}" for k, b in v.memory))
+        for p, b in v.memory_per_profile:
             lines.append(f"  activation memory, profile {p}: {_bytes(b)}")
-        if v["largest_batch"] is not None:
-            lines.append(f"  largest batch that fits: {v['largest_batch']}")
-        lines.extend(f"  note: {n}" for n in v["memory_notes"])
-    if v["lints"]:
+        if v.largest_batch is not None:
+            lines.append(f"  largest batch that fits: {v.largest_batch}")
+        lines.extend(f"  note: {n}" for n in v.memory_notes)
+    if v.lints:
         lines.append("")
-        for f in v["lints"]:
-            lines.append(f"{f['severity']}: [{f['code']}] {f['message']}")
-            if f["remedy"]:
-                lines.append(f"  fix: {f['remedy']}")
+        for f in v.lints:
+            lines.append(f"{f.severity}: [{f.code}] {f.message}")
+            if f.remedy:
+                lines.append(f"  fix: {f.remedy}")
     # layer/tensor names come from untrusted files: one line each, control chars escaped
     return "\n".join(terminal_safe(ln) for ln in lines) + "\n"

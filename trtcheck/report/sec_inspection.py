@@ -11,6 +11,14 @@ from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import (
+    ComputeView,
+    DynamicDimRow,
+    InspectionView,
+    OpCountRow,
+    OpMacsRow,
+    TensorRow,
+)
 from trtcheck.results import Results
 from trtcheck.results.inspection import ModelInspection, TensorInfo
 from trtcheck.units import human_bytes as _bytes
@@ -35,8 +43,8 @@ def _chart_label(text: str) -> str:
     return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
 
 
-def view_model(insp: ModelInspection) -> dict[str, Any]:
-    """Plain, pre-formatted data for the two partial templates."""
+def inspection_view(insp: ModelInspection) -> InspectionView:
+    """The view of the inspection section (facts and counts formatted as text)."""
     facts: list[tuple[str, str]] = [
         ("File", Path(insp.path).name),
         ("Size", f"{_bytes(insp.file_size_bytes)} ({insp.file_size_bytes:,} bytes)"),
@@ -57,39 +65,38 @@ def view_model(insp: ModelInspection) -> dict[str, Any]:
     if insp.external_data_files:
         facts.append(("External data files", ", ".join(insp.external_data_files)))
 
-    def io(tensors: Any) -> list[dict[str, str]]:
-        return [{"name": t.name, "dtype": t.dtype, "shape": _shape(t)} for t in tensors]
+    def io(tensors: list[TensorInfo]) -> list[TensorRow]:
+        return [TensorRow(name=t.name, dtype=t.dtype, shape=_shape(t)) for t in tensors]
 
     dynamic = []
     for kind, tensors in (("input", insp.inputs), ("output", insp.outputs)):
         for t in tensors:
             for i in t.dynamic_axes:
                 d = t.shape[i]
-                dynamic.append({"tensor": t.name, "kind": kind, "axis": str(i),
-                                "name": d if isinstance(d, str) else "(unnamed)"})
+                dynamic.append(DynamicDimRow(tensor=t.name, kind=kind, axis=str(i),
+                                             name=d if isinstance(d, str) else "(unnamed)"))
     compute = None
     c = insp.compute
     if c is not None:
-        compute = {
-            "macs": _si(c.macs, "MACs"),
-            "macs_exact": f"{c.macs:,}",
-            "flops": _si(c.flops, "FLOPs"),
-            "at": ", ".join(f"{n}: {'x'.join(map(str, d))}" for n, d in c.input_shapes.items()),
-            "by_op": [{"op": k, "macs": _si(v, "MACs"), "share": f"{100 * v / c.macs:.1f}%"
-                       if c.macs else "-"} for k, v in c.macs_by_op_type.items()],
-            "counted_nodes": str(c.counted_nodes),
-            "unresolved_nodes": c.unresolved_nodes,
-            "method": c.method,
-        }
+        compute = ComputeView(
+            macs=_si(c.macs, "MACs"),
+            macs_exact=f"{c.macs:,}",
+            flops=_si(c.flops, "FLOPs"),
+            at=", ".join(f"{n}: {'x'.join(map(str, d))}" for n, d in c.input_shapes.items()),
+            by_op=[OpMacsRow(op=k, macs=_si(v, "MACs"),
+                             share=f"{100 * v / c.macs:.1f}%" if c.macs else "-")
+                   for k, v in c.macs_by_op_type.items()],
+            counted_nodes=str(c.counted_nodes),
+            unresolved_nodes=c.unresolved_nodes,
+            method=c.method,
+        )
     total = sum(insp.op_histogram.values()) or 1
-    ops = [{"op": k, "count": str(v), "share": f"{100 * v / total:.1f}%"}
+    ops = [OpCountRow(op=k, count=str(v), share=f"{100 * v / total:.1f}%")
            for k, v in list(insp.op_histogram.items())[:TOP_OPS_TABLE]]
     more_ops = max(0, len(insp.op_histogram) - TOP_OPS_TABLE)
-    lints = [{"severity": f.severity, "code": f.code, "message": f.message,
-              "remedy": f.remedy or "", "where": f.where or ""} for f in insp.lints]
-    return {"facts": facts, "inputs": io(insp.inputs), "outputs": io(insp.outputs),
-            "dynamic": dynamic, "compute": compute, "ops": ops, "more_ops": more_ops,
-            "lints": lints}
+    return InspectionView(facts=facts, inputs=io(insp.inputs), outputs=io(insp.outputs),
+                          dynamic=dynamic, compute=compute, ops=ops, more_ops=more_ops,
+                          lints=list(insp.lints))
 
 
 def op_histogram_chart(insp: ModelInspection, charts: ChartSink) -> Any:
@@ -118,7 +125,7 @@ def render_inspection(insp: ModelInspection, charts: ChartSink | None) -> Sectio
         ch = op_histogram_chart(insp, charts)
         if ch is not None:
             chart_list.append(ch)
-    return render_partial(SECTION_ID, TITLE, view_model(insp), chart_list)
+    return render_partial(SECTION_ID, TITLE, inspection_view(insp), chart_list)
 
 
 def build(results: Results, charts: ChartSink) -> Section | None:

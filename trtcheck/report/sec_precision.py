@@ -13,6 +13,12 @@ from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import (
+    PrecisionOutputRow,
+    PrecisionRow,
+    PrecisionVariantView,
+    PrecisionView,
+)
 from trtcheck.results import Results
 from trtcheck.results.precision import PrecisionResult
 
@@ -30,59 +36,63 @@ def _cost_sentence(label: str, v: Any) -> str:
     return f"{label}: {acc}; {verdict} (latency not measured)."
 
 
-def _view(p: PrecisionResult) -> dict[str, Any]:
-    rows = []
+def precision_view(p: PrecisionResult) -> PrecisionView:
+    """The view of the precision section: the summary table (FP32 reference first) and
+    each variant in detail."""
     rl = p.reference_latency
-    rows.append({"label": "fp32 (reference)", "backend": f"{p.reference.name} {p.reference.version}",
-                 "device": p.reference.device,
-                 "median": rl.median_ms if rl else None, "p99": rl.p99_ms if rl else None,
-                 "sps": rl.throughput_samples_per_s if rl else None, "speedup": 1.0 if rl else None,
-                 "cos": None, "rel_l2": None, "max_abs": None, "outside_pct": None, "nonfinite": None,
-                 "top1": None, "verdict": "reference"})
+    rows = [PrecisionRow(
+        label="fp32 (reference)", backend=f"{p.reference.name} {p.reference.version}",
+        median_ms=rl.median_ms if rl else None, p99_ms=rl.p99_ms if rl else None,
+        samples_per_s=rl.throughput_samples_per_s if rl else None,
+        speedup_vs_fp32=1.0 if rl else None, min_cosine_similarity=None,
+        max_rel_l2_error=None, max_abs_error=None, outside_pct=None, nonfinite_count=None,
+        min_top1_agreement=None, verdict="reference")]
     variants = []
     for label, v in p.variants.items():
         lat = v.latency
-        rows.append({"label": label, "backend": f"{v.backend.name} {v.backend.version}",
-                     "device": v.backend.device,
-                     "median": lat.median_ms if lat else None, "p99": lat.p99_ms if lat else None,
-                     "sps": lat.throughput_samples_per_s if lat else None,
-                     "speedup": lat.speedup_vs_reference if lat else None,
-                     "cos": v.min_cosine_similarity, "rel_l2": v.max_rel_l2_error,
-                     "max_abs": v.max_abs_error,
-                     "outside_pct": v.max_outside_tolerance_fraction * 100.0,
-                     "nonfinite": v.nonfinite_count, "top1": v.min_top1_agreement,
-                     "verdict": "pass" if v.passed else "FAIL"})
-        loc = v.localization
-        variants.append({
-            "label": label, "built_by": v.built_by, "model_path": v.model_path,
-            "passed": v.passed, "tol": v.tolerance,
-            "kept": ", ".join(v.kept_fp32_nodes[:20]) + (" ..." if len(v.kept_fp32_nodes) > 20 else ""),
-            "outputs": [{
-                "name": o.name, "shape": "x".join(map(str, o.shape)), "max_abs": o.max_abs_error,
-                "mean_abs": o.mean_abs_error, "p99_abs": o.p99_abs_error,
-                "max_rel": o.max_rel_error, "mean_rel": o.mean_rel_error,
-                "cos": o.cosine_similarity, "rel_l2": o.rel_l2_error, "outside_pct": o.outside_tolerance_fraction * 100.0,
-                "nan": o.candidate_nan_count, "inf": o.candidate_inf_count,
-                "top1": None if o.top1_agreement is None else o.top1_agreement * 100.0,
-                "top5": None if o.top5_agreement is None else o.top5_agreement * 100.0,
-                "poly": "-" if o.polygraphy_elemwise_passed is None else
-                        ("pass" if o.polygraphy_elemwise_passed else "fail"),
-                "scale": o.reference_max_abs, "passed": o.passed, "failures": o.failures,
-                "floor": o.rounding_floor_max_abs_error,
-            } for o in v.outputs.values()],
-            "findings": [f for f in v.findings if f.severity != "info"],
-            "infos": [f for f in v.findings if f.severity == "info"],
-            "loc": loc,
-            "cost": _cost_sentence(label, v),
-        })
+        rows.append(PrecisionRow(
+            label=label, backend=f"{v.backend.name} {v.backend.version}",
+            median_ms=lat.median_ms if lat else None, p99_ms=lat.p99_ms if lat else None,
+            samples_per_s=lat.throughput_samples_per_s if lat else None,
+            speedup_vs_fp32=lat.speedup_vs_reference if lat else None,
+            min_cosine_similarity=v.min_cosine_similarity,
+            max_rel_l2_error=v.max_rel_l2_error, max_abs_error=v.max_abs_error,
+            outside_pct=v.max_outside_tolerance_fraction * 100.0,
+            nonfinite_count=v.nonfinite_count, min_top1_agreement=v.min_top1_agreement,
+            verdict="pass" if v.passed else "FAIL"))
+        variants.append(PrecisionVariantView(
+            label=label, built_by=v.built_by, model_path=v.model_path,
+            passed=v.passed, tolerance=v.tolerance,
+            kept=", ".join(v.kept_fp32_nodes[:20])
+            + (" ..." if len(v.kept_fp32_nodes) > 20 else ""),
+            outputs=[PrecisionOutputRow(
+                name=o.name, shape="x".join(map(str, o.shape)),
+                reference_max_abs=o.reference_max_abs, max_abs_error=o.max_abs_error,
+                rounding_floor=o.rounding_floor_max_abs_error,
+                mean_abs_error=o.mean_abs_error, p99_abs_error=o.p99_abs_error,
+                max_rel_error=o.max_rel_error, mean_rel_error=o.mean_rel_error,
+                rel_l2_error=o.rel_l2_error, cosine_similarity=o.cosine_similarity,
+                outside_pct=o.outside_tolerance_fraction * 100.0,
+                nan_count=o.candidate_nan_count, inf_count=o.candidate_inf_count,
+                top1_pct=None if o.top1_agreement is None else o.top1_agreement * 100.0,
+                top5_pct=None if o.top5_agreement is None else o.top5_agreement * 100.0,
+                polygraphy="-" if o.polygraphy_elemwise_passed is None else
+                ("pass" if o.polygraphy_elemwise_passed else "fail"),
+                passed=o.passed,
+            ) for o in v.outputs.values()],
+            findings=[f for f in v.findings if f.severity != "info"],
+            infos=[f for f in v.findings if f.severity == "info"],
+            localization=v.localization,
+            cost=_cost_sentence(label, v),
+        ))
     inp = p.inputs
     inputs = (f"{inp.source}, {inp.sample_count} sample(s)"
               + (f", seed {inp.seed} (sample i uses seed + i)" if inp.seed is not None else "")
               + "; shapes " + ", ".join(f"{k}: {'x'.join(map(str, s))}" for k, s in inp.shapes.items()))
-    return {"model": p.model_path, "reference": p.reference, "inputs": inputs, "rows": rows,
-            "variants": variants, "notes": p.notes, "passed": p.passed,
-            "noise": p.reference_repeat_max_abs_error,
-            "files": inp.files[:10], "more_files": max(0, len(inp.files) - 10)}
+    return PrecisionView(model_path=p.model_path, reference=p.reference, inputs=inputs,
+                         files=inp.files[:10], more_files=max(0, len(inp.files) - 10),
+                         passed=p.passed, rows=rows, variants=variants, notes=list(p.notes),
+                         reference_noise_max_abs=p.reference_repeat_max_abs_error)
 
 
 def _chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
@@ -119,7 +129,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     p = results.precision
     if p is None:
         return None
-    return render_partial("precision", "Precision: accuracy vs speed", _view(p), _chart(p, charts))
+    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), _chart(p, charts))
 
 
 def precision_markdown(results: Results) -> str:
@@ -129,4 +139,4 @@ def precision_markdown(results: Results) -> str:
     if results.precision is None:
         return ""
     return render_markdown_partial("precision", "Precision: accuracy vs speed",
-                                   _view(results.precision))
+                                   precision_view(results.precision))

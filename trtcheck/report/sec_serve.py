@@ -8,13 +8,16 @@ waterfall bars (median of each part) per configuration.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from trtcheck.report.charts import ChartSink, new_figure
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import ServeLoadView, ServeRow, ServeView, WaterfallPartRow
 from trtcheck.results import Results
 from trtcheck.results.serve import WATERFALL_PARTS, ServeRun
+from trtcheck.units import us_to_ms
 
 _PART_LABELS = {
     "send_lag_ms": "send lag", "http_ms": "HTTP", "front_ms": "front (per-request)",
@@ -24,7 +27,9 @@ _PART_LABELS = {
 }
 
 
-def _view(run: ServeRun) -> dict[str, Any]:
+def serve_view(run: ServeRun) -> ServeView:
+    """The view of the serving section, one table per load shape (charts are attached
+    by :func:`build`)."""
     s = run.settings
     loads = []
     for load in s.loads:
@@ -34,32 +39,34 @@ def _view(run: ServeRun) -> dict[str, Any]:
                 continue
             rep = c.repeats[c.median_repeat]
             wf = {w.name: w for w in rep.waterfall}
-            rows.append({
-                "window": c.window_ms, "max_batch": c.max_batch_size,
-                "mean_batch": c.mean_batch_size, "max_seen": c.max_batch_size_seen,
-                "qps": c.throughput_queries_per_s, "p50": c.p50_ms, "p99": c.p99_ms,
-                "ok_pct": c.ok_share * 100.0,
-                "late_pct": None if c.late_send_share is None else c.late_send_share * 100.0,
-                "lag_p99": c.send_lag_p99_ms,
-                "parts": [{"name": _PART_LABELS.get(k, k), "median": wf[k].median_ms,
-                           "p99": wf[k].p99_ms} for k in WATERFALL_PARTS if k in wf],
-                "residual_median": rep.residual_median_ms,
-                "residual_p99": rep.residual_p99_ms,
-                "e2e_median": rep.latency.median_ms if rep.latency else None,
-            })
-        loads.append({"label": load, "rows": rows, "chart": None})
-    return {
-        "label": run.label, "model": run.model_path, "backend": run.backend,
-        "settings": (f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
-                     "(medians shown); "
-                     f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
-                     f"({s.on_full} when full); per-request overhead "
-                     f"{s.per_request_overhead_ms:g} ms; HTTP front "
-                     f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
-        "loads": loads,
-        "warnings": group_findings([w for c in run.configs for w in c.warnings]
-                                   + list(run.warnings), device_is_gpu(run.backend.device)),
-    }
+            rows.append(ServeRow(
+                window_ms=us_to_ms(c.window_us), max_batch_size=c.max_batch_size,
+                mean_batch_size=c.mean_batch_size, max_batch_size_seen=c.max_batch_size_seen,
+                queries_per_s=c.throughput_queries_per_s, p50_ms=c.p50_ms, p99_ms=c.p99_ms,
+                ok_pct=c.ok_share * 100.0,
+                late_send_pct=None if c.late_send_share is None
+                else c.late_send_share * 100.0,
+                send_lag_p99_ms=c.send_lag_p99_ms,
+                parts=[WaterfallPartRow(name=_PART_LABELS.get(k, k), median_ms=wf[k].median_ms,
+                                        p99_ms=wf[k].p99_ms)
+                       for k in WATERFALL_PARTS if k in wf],
+                e2e_median_ms=rep.latency.median_ms if rep.latency else None,
+                residual_median_ms=rep.residual_median_ms,
+                residual_p99_ms=rep.residual_p99_ms,
+            ))
+        loads.append(ServeLoadView(label=load, rows=rows))
+    return ServeView(
+        model_path=run.model_path, backend=run.backend,
+        settings=(f"{s.repeats} repeat{'s' if s.repeats != 1 else ''} per configuration "
+                  "(medians shown); "
+                  f"{s.instances} instance{'s' if s.instances != 1 else ''}; queue bound {s.max_queue_size} "
+                  f"({s.on_full} when full); per-request overhead "
+                  f"{s.per_request_overhead_ms:g} ms; HTTP front "
+                  f"{'on' if s.http else 'off'}; {s.event_loop} loop; payload {s.payload}"),
+        loads=loads,
+        warnings=group_findings([w for c in run.configs for w in c.warnings]
+                                + list(run.warnings), device_is_gpu(run.backend.device)),
+    )
 
 
 def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
@@ -69,7 +76,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         cfgs = [c for c in run.configs if c.load.label == load]
         fig, (ax1, ax2) = _pair()
         for mb in mbs:
-            pts = sorted((c.window_ms, c.throughput_queries_per_s, c.p99_ms)
+            pts = sorted((us_to_ms(c.window_us), c.throughput_queries_per_s, c.p99_ms)
                          for c in cfgs if c.max_batch_size == mb)
             if not pts:
                 continue
@@ -91,7 +98,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
     fig, ax = new_figure(8.0, max(2.5, 0.28 * len(run.configs) + 1.2))
     labels, lefts = [], [0.0] * len(run.configs)
     for i, c in enumerate(run.configs):
-        labels.append(f"{c.load.label} w{c.window_ms:g} b{c.max_batch_size}")
+        labels.append(f"{c.load.label} w{us_to_ms(c.window_us):g} b{c.max_batch_size}")
     for k in WATERFALL_PARTS:
         vals = []
         for c in run.configs:
@@ -126,12 +133,12 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     run = results.serve
     if run is None or not run.configs:
         return None
-    view = _view(run)
+    view = serve_view(run)
     drawn = _charts(run, charts)
     by_name = {c.name: c for c in drawn}
-    for i, load in enumerate(view["loads"]):  # each load's chart sits under its table
-        load["chart"] = by_name.get(f"serve-window-{i}")
-    view["waterfall_chart"] = by_name.get("serve-waterfall")
+    view = replace(view, waterfall_chart=by_name.get("serve-waterfall"),
+                   loads=[replace(load, chart=by_name.get(f"serve-window-{i}"))  # under its table
+                          for i, load in enumerate(view.loads)])
     return render_partial("serve", "Serving with dynamic batching", view, drawn)
 
 
@@ -141,4 +148,4 @@ def serve_markdown(results: Results) -> str:
 
     if results.serve is None:
         return ""
-    return render_markdown_partial("serve", "Serving with dynamic batching", _view(results.serve))
+    return render_markdown_partial("serve", "Serving with dynamic batching", serve_view(results.serve))

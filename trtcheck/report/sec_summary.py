@@ -6,24 +6,25 @@ from typing import Any
 
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
+from trtcheck.report.views import HeadlineRow, SummaryView
 from trtcheck.results import Results
 
 
-def _headlines(results: Results) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def _headlines(results: Results) -> list[HeadlineRow]:
+    rows: list[HeadlineRow] = []
     for run in results.bench:
         if not run.batches:
             continue
         first = run.batches[0]
         best = max(run.batches, key=lambda b: b.throughput_samples_per_s)
-        rows.append({
-            "label": run.label,
-            "where": f"{run.backend.name} {run.backend.version} on {run.backend.device}",
-            "first_batch": first.batch_size, "first_median": first.stats.median_ms,
-            "first_p99": first.stats.p99_ms,
-            "best_batch": best.batch_size, "best_sps": best.throughput_samples_per_s,
-            "gain": best.throughput_gain_vs_batch1,
-        })
+        rows.append(HeadlineRow(
+            label=run.label,
+            where=f"{run.backend.name} {run.backend.version} on {run.backend.device}",
+            first_batch_size=first.batch_size, first_median_ms=first.stats.median_ms,
+            first_p99_ms=first.stats.p99_ms,
+            best_batch_size=best.batch_size, best_samples_per_s=best.throughput_samples_per_s,
+            best_gain_vs_batch1=best.throughput_gain_vs_batch1,
+        ))
     return rows
 
 
@@ -85,18 +86,20 @@ def count_sentence(findings: list[Any]) -> str:
     return text + " in this report."
 
 
+def summary_view(results: Results) -> SummaryView:
+    """The view of the summary section (always present)."""
+    env = results.environment
+    return SummaryView(
+        env=env,
+        gpus=", ".join(f"{g.name} (driver {g.driver_version or '?'})" for g in env.gpus)
+        or "none visible",
+        packages=sorted(env.packages.items()),
+        headlines=_headlines(results),
+        finding_sentence=count_sentence(shown_findings(results)),
+        command=" ".join(results.tool.command),
+    )
+
+
 def build(results: Results, charts: ChartSink) -> Section | None:
     """Always present: environment fingerprint and headline numbers."""
-    env = results.environment
-    findings = shown_findings(results)
-    view = {
-        "env": env,
-        "gpus": ", ".join(f"{g.name} (driver {g.driver_version or '?'})" for g in env.gpus)
-        or "none visible",
-        "packages": sorted(env.packages.items()),
-        "headlines": _headlines(results),
-        "finding_count": len(findings),
-        "finding_sentence": count_sentence(findings),
-        "command": " ".join(results.tool.command),
-    }
-    return render_partial("summary", "Summary", view)
+    return render_partial("summary", "Summary", summary_view(results))

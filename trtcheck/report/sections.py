@@ -5,19 +5,18 @@ A section module (listed in :data:`SECTION_MODULES`, in display order) defines::
     def build(results: Results, charts: ChartSink) -> Section | None
 
 returning ``None`` when the results hold nothing for it. It reads only the results
-model, builds a plain view-model (dicts, strings, numbers already formatted) and renders
-its two partial templates ``templates/sections/<id>.html.j2`` and ``<id>.md.j2`` with
-:func:`render_partial`. HTML partials are autoescaped; Markdown partials must pass every
-untrusted string through the ``md`` filter (escapes ``|``, ``<``, ``>``, backticks, ``*``,
-``_``, brackets and newlines).
+model, builds its typed view model (a frozen dataclass of :mod:`trtcheck.report.views`)
+and renders its two partial templates ``templates/sections/<id>.html.j2`` and
+``<id>.md.j2`` with :func:`render_partial`, which hand the view to the template as ``v``.
+HTML partials are autoescaped; Markdown partials must pass every untrusted string through
+the ``md`` filter (escapes ``|``, ``<``, ``>``, backticks, ``*``, ``_``, brackets and
+newlines). Findings are shown with the shared macros of ``templates/macros/``.
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
-
 from trtcheck.report.charts import Chart, ChartSink
 from trtcheck.report.templating import render_template
 from trtcheck.results import Results
@@ -53,16 +52,21 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
 
 
-def render_partial(section_id: str, title: str, view: dict[str, Any],
+def render_partial(section_id: str, title: str, view: object,
                    charts: list[Chart] | None = None) -> Section:
-    """Render ``sections/<section_id>.html.j2`` and ``.md.j2`` with ``view`` into a Section."""
+    """Render ``sections/<section_id>.html.j2`` and ``.md.j2`` with ``view`` (the
+    section's view model, :mod:`trtcheck.report.views`) into a Section.
+
+    Raises:
+        jinja2.UndefinedError: a template reads an attribute ``view`` lacks.
+    """
     ctx = {"v": view, "charts": charts or [], "title": title, "id": section_id}
     html = render_template(f"sections/{section_id}.html.j2", ctx, markdown=False)
     md = render_template(f"sections/{section_id}.md.j2", ctx, markdown=True)
     return Section(id=section_id, title=title, html=html, markdown=md, charts=charts or [])
 
 
-def render_markdown_partial(section_id: str, title: str, view: dict[str, Any]) -> str:
+def render_markdown_partial(section_id: str, title: str, view: object) -> str:
     """Only the Markdown partial of a section, without charts: what a command prints for
     ``--format md`` (``trtcheck bench``, ``serve``, ``precision``, ``advise``, ``inspect``)."""
     ctx = {"v": view, "charts": [], "title": title, "id": section_id}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.report.findings_view import device_is_gpu, group_findings
+from trtcheck.units import us_to_ms
 
 
 def _grouped_lines(findings: list[Any], gpu: bool) -> list[str]:
@@ -76,7 +77,8 @@ def serve_table_text(run: Any) -> str:
             late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
             p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
             p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            lines.append(f"{c.window_ms:>9g} {c.max_batch_size:>9} {c.mean_batch_size:>10.2f} "
+            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
+                         f"{c.mean_batch_size:>10.2f} "
                          f"{c.max_batch_size_seen:>8} {c.throughput_queries_per_s:>9.1f} "
                          f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
     lines += _grouped_lines([w for c in run.configs for w in c.warnings],

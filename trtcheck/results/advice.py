@@ -119,11 +119,13 @@ class Formulas(Record):
     and per-item overheads, contention), ``s_tau0_ms`` its fixed part per execution,
     and the per-instance rate of the recommendation (``per_instance_rate_per_s``):
     ``queue_formation_ratio`` = rate per instance x S(1), ``waiting_pays_index`` = rate
-    per instance x tau0 of S."""
+    per instance x tau0 of S; ``break_even_window_us_at_max_batch`` is the longest window
+    (microseconds) that still pays at the largest batch
+    (:func:`trtcheck.analyze.queueing.max_paying_window_ms`)."""
 
     queue_formation_ratio: float
     waiting_pays_index: float
-    break_even_window_ms_at_max_batch: float
+    break_even_window_us_at_max_batch: float
     single_request_batch_share_at_window: float | None = None
     natural_batch_no_wait: float | None = None
     min_batch_to_keep_up_one_instance: int | None = None
@@ -218,7 +220,8 @@ class ServePrediction(Record):
 
     Attributes:
         config: ``"W=2 ms B=8"``; load: the load spec label (``"open:300:poisson:150"``).
-        window_ms, max_batch_size, instances: the configuration.
+        window_us, max_batch_size, instances: the configuration (window in microseconds,
+            Triton ``max_queue_delay_microseconds``).
         measured_*: the serving measurement (medians over repeats).
         predicted_*: the simulation; ``None`` when the simulated system is unstable at
             that rate (a queue without bound has no percentiles).
@@ -226,7 +229,7 @@ class ServePrediction(Record):
 
     config: str
     load: str
-    window_ms: float
+    window_us: float
     max_batch_size: int
     instances: int = 1
     measured_throughput_queries_per_s: float

@@ -35,6 +35,17 @@ def check_times_ms(values: Iterable[float], what: str) -> None:
             raise ValueError(f"{what}[{i}] is {v!r}: times must be finite and >= 0 ms")
 
 
+def check_times_us(values: Iterable[float], what: str) -> None:
+    """Every value is a finite time >= 0 us (batching windows).
+
+    Raises:
+        ValueError: naming the first bad value and its index.
+    """
+    for i, v in enumerate(values):
+        if not (math.isfinite(v) and v >= 0.0):
+            raise ValueError(f"{what}[{i}] is {v!r}: times must be finite and >= 0 us")
+
+
 def check_aligned(base: Sequence[object], others: Mapping[str, Sequence[object]],
                   base_name: str, allow_empty: bool = False) -> None:
     """Every list in ``others`` has the length of ``base`` (per-request or per-execution

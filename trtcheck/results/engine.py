@@ -1,6 +1,6 @@
 """Records for TensorRT engines: plan pre-flight, layers, I/O, profiles, memory, timing.
 
-Filled by :mod:`trtcheck.load.plan_header`, :mod:`trtcheck.inspection.engine_json`,
+Filled by :mod:`trtcheck.load.plan_header`, :mod:`trtcheck.load.engine_json`,
 :mod:`trtcheck.inspection.trtexec`, :mod:`trtcheck.inspection.engine_memory` and
 :mod:`trtcheck.measure.build`; read by the report section ``sec_engine``. Every string
 that comes from a file (layer, tensor, tactic names) is untrusted text.

@@ -8,8 +8,10 @@ bumps the version when the model changed; docs/results-schema.md holds the histo
 
 Reading is forward-compatible (:func:`results_from_json`): fields this trtcheck does not
 know (written by a newer minor version) are ignored with one note on the ``trtcheck``
-logger; a newer major version is refused. Files of the integer version ``1`` (before
-``"1.1"``) read as ``"1.0"``.
+logger; a newer major version is refused. An earlier major version is migrated on load
+(:mod:`trtcheck.results.migrate`: schema 1.x held the batching window in milliseconds,
+2.0 in microseconds). Files of the integer version ``1`` (before ``"1.1"``) read as
+``"1.0"``.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
 from trtcheck.results.inspection import ModelInspection
+from trtcheck.results.migrate import can_migrate, migrate
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "2.0"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -181,7 +184,8 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
     Raises:
         InputError: not JSON, or not a trtcheck results document (another kind, such as
             the JSON that ``advise`` prints).
-        SchemaError: a newer major schema version (both versions named), an unreadable
+        SchemaError: a newer major schema version, or an older one that cannot be
+            migrated (both versions named), an unreadable
             ``schema_version``, or fields that do not match the model (the first problem
             is named with its JSON path).
     """
@@ -200,7 +204,9 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
     except ValueError as exc:
         raise SchemaError(f"{source}: {exc}") from None
     ours = parse_schema_version(SCHEMA_VERSION)
-    if major != ours[0]:
+    if major < ours[0] and can_migrate(major, ours[0]):
+        migrate(data, major, ours[0])  # e.g. 1.x windows in ms -> 2.0 windows in us
+    elif major != ours[0]:
         newer = major > ours[0]
         raise SchemaError(
             f"{source} has results schema {major}.{minor}, "

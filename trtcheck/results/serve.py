@@ -77,7 +77,8 @@ class ServeSettings(Record):
     """Settings shared by every configuration of a sweep.
 
     Attributes:
-        windows_ms: batching windows swept (Triton ``max_queue_delay``), ms.
+        windows_us: batching windows swept, microseconds (Triton
+            ``max_queue_delay_microseconds``).
         max_batch_sizes: ``max_batch_size`` values swept.
         loads: load specs swept.
         repeats: runs per configuration (headline = median over them).
@@ -94,7 +95,7 @@ class ServeSettings(Record):
         payload: what one request carried, in words (e.g. ``"x float32 [1, 3, 224, 224]"``).
     """
 
-    windows_ms: list[float]
+    windows_us: list[float]
     max_batch_sizes: list[int]
     loads: list[str]
     repeats: int
@@ -117,7 +118,7 @@ class ServeSettings(Record):
         """Batch sizes in range, at least one repeat and one instance."""
         C.check_batch_sizes(self.max_batch_sizes, "max_batch_sizes")
         C.check_batch_sizes(self.preferred_batch_sizes, "preferred_batch_sizes")
-        C.check_times_ms(self.windows_ms, "windows_ms")
+        C.check_times_us(self.windows_us, "windows_us")
         for name, v in (("repeats", self.repeats), ("instances", self.instances)):
             if not 1 <= v <= C.MAX_COUNT:
                 raise ValueError(f"{name} is {v}; it must be 1..{C.MAX_COUNT}")
@@ -365,6 +366,8 @@ class ServeRepeat(Record):
 class ServeConfigResult(Record):
     """One configuration (window, max batch, load) with its repeats.
 
+    ``window_us`` is the batching window in microseconds (Triton
+    ``max_queue_delay_microseconds``).
     Headline fields are the median over repeats of each metric separately (not the
     metrics of one repeat); ``ok_share`` is ok requests / requests sent (requests the time bound
     kept from being sent are ``not_sent`` in each repeat's outcomes, not failures);
@@ -380,7 +383,7 @@ class ServeConfigResult(Record):
     (docs/gate.md).
     """
 
-    window_ms: float
+    window_us: float
     max_batch_size: int
     load: LoadSpec
     repeats: list[ServeRepeat]
@@ -412,8 +415,8 @@ class ServeConfigResult(Record):
 
     @property
     def key(self) -> tuple[str, float, int]:
-        """``(load label, window_ms, max_batch_size)``."""
-        return (self.load.label, self.window_ms, self.max_batch_size)
+        """``(load label, window_us, max_batch_size)``."""
+        return (self.load.label, self.window_us, self.max_batch_size)
 
 
 class ServeRun(Record):
@@ -441,9 +444,9 @@ class ServeRun(Record):
     incomplete: str | None = None
     live: LiveTarget | None = None
 
-    def config(self, load: str, window_ms: float, max_batch_size: int) -> ServeConfigResult | None:
-        """The configuration with these keys, or ``None``."""
+    def config(self, load: str, window_us: float, max_batch_size: int) -> ServeConfigResult | None:
+        """The configuration with these keys (window in microseconds), or ``None``."""
         for c in self.configs:
-            if c.key == (load, float(window_ms), int(max_batch_size)):
+            if c.key == (load, float(window_us), int(max_batch_size)):
                 return c
         return None

@@ -201,7 +201,8 @@ def _small_graph_doc() -> Any:
 
 
 def _layer_info_call(doc: Any) -> Any:
-    from trtcheck.inspection.engine_json import lint_engine, parse_layer_info
+    from trtcheck.inspection.engine_json import lint_engine
+    from trtcheck.load.engine_json import parse_layer_info
 
     insp = parse_layer_info(doc, "g.json")
     lint_engine(insp)

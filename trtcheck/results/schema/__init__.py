@@ -23,7 +23,8 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema
 
-from trtcheck.results.model import SCHEMA_VERSION, Results
+from trtcheck.results import model as _model
+from trtcheck.results.model import Results
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 SCHEMA_FILE = SCHEMA_DIR / "results.schema.json"
@@ -48,7 +49,9 @@ def generate_schema() -> dict[str, Any]:
     core = Results.model_json_schema(mode="validation",
                                      schema_generator=_ResultsSchemaGenerator)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
-            "$comment": f"trtcheck results.json, schema version {SCHEMA_VERSION}; generated "
+            # read at call time: --write bumps the version and generates again
+            "$comment": f"trtcheck results.json, schema version {_model.SCHEMA_VERSION}; "
+                        "generated "
                         "from the results model by `python -m trtcheck.results.schema "
                         "--write`",
             **core}

@@ -42,6 +42,23 @@ def history_has(version: str, docs: Path = DOCS_FILE) -> bool:
     return any(line.startswith(f"| {version} |") for line in docs.read_text().splitlines())
 
 
+def add_history_line(row: str, docs: Path = DOCS_FILE) -> None:
+    """Insert the table row ``row`` after the last row of the history table (the table
+    under ``## History``), or at the end of ``docs`` when it has no such table."""
+    lines = docs.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "## History"), None)
+    at = len(lines)
+    if start is not None:
+        rows = [i for i in range(start, len(lines)) if lines[i].startswith("|")]
+        # the table is the first run of rows after the heading
+        for k, i in enumerate(rows):
+            if k + 1 == len(rows) or rows[k + 1] != i + 1:
+                at = i + 1
+                break
+    lines.insert(at, row)
+    docs.write_text("\n".join(lines) + "\n")
+
+
 def problems() -> list[tuple[str, str]]:
     """What is out of date: ``(problem, what to do)`` each (empty: all agree)."""
     version = model_module.SCHEMA_VERSION
@@ -90,8 +107,7 @@ def write(force_major: bool = False) -> str:
             "removed " + ", ".join(f"`{p}`" for p in removed) if removed else "",
             "changed " + ", ".join(f"`{p}`" for p in changed) if changed else "") if part)
         if DOCS_FILE.is_file() and not history_has(new):
-            with DOCS_FILE.open("a") as fh:
-                fh.write(f"| {new} | {what or 'constraints or defaults changed'} |\n")
+            add_history_line(f"| {new} | {what or 'constraints or defaults changed'} |")
             notes.append(f"added a history line for {new} to {DOCS_FILE} (reword it)")
         notes.insert(0, f"schema {version} -> {new} ({'major' if major else 'minor'}: "
                         f"{what or 'constraints or defaults changed'}); "
