@@ -511,4 +511,5 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                           and per_request_overhead_ms is None else "given"),
         batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
         contention_per_arrival_ms=contention, batcher=measured.get("batcher", "embedded"),
+        delay_per_execution=bool(measured.get("delay_per_execution", False)),
         notes=list(measured.get("calibration_notes", [])) + notes)
