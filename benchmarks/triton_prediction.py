@@ -24,7 +24,13 @@ What it does:
    ``benchmarks/results/triton_prediction-<machine>.json`` (or ``--out FILE``).
 
 Run: ``python benchmarks/triton_prediction.py`` (full, about 4 minutes) or ``--quick``
-(6 configurations, about 1.5 minutes). ``--repredict FILE`` needs no server: it takes the
+(6 configurations, about 1.5 minutes). ``--closed`` adds closed-loop configurations
+(``closed:C``: perf_analyzer ``--concurrency-range C``, C requests outstanding; predicted
+as ``trtcheck advise --from live.json --load closed:C --window-ms W --max-batch B
+--instances N`` puts them in ``what_if``, with Triton's batcher rule in the closed loop;
+6 more configurations, about 1.5 minutes more; with ``--quick``, 3). Their rows also
+carry the throughput, measured and predicted (no goal: a closed loop's throughput is
+C / mean latency). ``--repredict FILE`` needs no server: it takes the
 calibration (T(b), the calibration configuration's rate and Triton's mean queue time) and
 every row's configuration and achieved rate from a results file this benchmark wrote,
 re-fits the per-execution overhead and predicts each row again with the current simulator,
@@ -67,7 +73,7 @@ from trtcheck.analyze.live_calibration import (
     calibrate,
     predict,
 )
-from trtcheck.analyze.simulator import Candidate
+from trtcheck.analyze.simulator import Candidate, ClosedLoop
 
 GOALS = {"mean_batch": 0.10, "p50_ms": 0.10, "p99_ms": 0.20}
 MODEL = "tb"
@@ -82,10 +88,12 @@ class Config:
     max_batch_size: int
     instances: int = 1
     preferred: tuple[int, ...] = ()
+    clients: int = 0  # > 0: a closed loop of this many clients (rate_per_s unused)
 
     def label(self) -> str:
         pref = f" pref {','.join(map(str, self.preferred))}" if self.preferred else ""
-        return (f"{self.rate_per_s:g}/s w{self.window_us / 1000:g}ms b{self.max_batch_size}"
+        load = f"closed:{self.clients}" if self.clients else f"{self.rate_per_s:g}/s"
+        return (f"{load} w{self.window_us / 1000:g}ms b{self.max_batch_size}"
                 f" x{self.instances}{pref}")
 
 
@@ -101,6 +109,13 @@ FULL_GRID = [
 QUICK_GRID = [Config(200, 500, 32), Config(200, 5000, 32), Config(400, 2000, 8),
               Config(600, 2000, 32, preferred=(4, 8)), Config(600, 0, 16),
               Config(400, 2000, 32, instances=2)]
+CLOSED_GRID = [  # --closed: C clients <= and > the max batch, windows 0 to 5 ms
+    Config(0, 2000, 32, clients=8), Config(0, 500, 32, clients=16),
+    Config(0, 5000, 16, clients=32), Config(0, 0, 16, clients=8),
+    Config(0, 2000, 32, preferred=(4, 8), clients=12),
+    Config(0, 2000, 32, instances=2, clients=16),
+]
+CLOSED_QUICK_GRID = [CLOSED_GRID[0], CLOSED_GRID[2], CLOSED_GRID[5]]
 
 
 def stats_delta(before: dict, after: dict) -> dict:
@@ -149,7 +164,8 @@ def load_config(srv, cfg: Config, a_ms: float, b_ms: float) -> None:
 
 
 def perf_analyzer(srv, cfg: Config, interval_ms: int, workdir: Path) -> dict:
-    """Run perf_analyzer (Poisson at the rate, async) and read the server's delta."""
+    """Run perf_analyzer (Poisson at the rate, or ``cfg.clients`` outstanding requests
+    for a closed loop; async) and read the server's delta."""
     from trtcheck.testing.triton_server import load_fetch_triton
 
     ft = load_fetch_triton()
@@ -160,9 +176,10 @@ def perf_analyzer(srv, cfg: Config, interval_ms: int, workdir: Path) -> dict:
     export.unlink(missing_ok=True)  # perf_analyzer refuses an existing export file
     csv.unlink(missing_ok=True)
     before = srv.stats(MODEL)
+    load = (["--concurrency-range", str(cfg.clients)] if cfg.clients else
+            ["--request-rate-range", f"{cfg.rate_per_s:g}", "--request-distribution", "poisson"])
     cmd = [str(exe), "-m", MODEL, "-u", f"127.0.0.1:{srv.http_port}", "-i", "http", "--async",
-           "--request-rate-range", f"{cfg.rate_per_s:g}", "--request-distribution", "poisson",
-           "-p", str(interval_ms), "--max-trials", "3", "--stability-percentage", "999",
+           *load, "-p", str(interval_ms), "--max-trials", "3", "--stability-percentage", "999",
            # its default sender threads fell behind on a quiet 16-core host (achieved
            # 466-714 req/s for 800 asked): more threads, and the achieved rate is recorded
            "--max-threads", "64",
@@ -185,7 +202,8 @@ def perf_analyzer(srv, cfg: Config, interval_ms: int, workdir: Path) -> dict:
     delta = stats_delta(before, after)
     return {"latencies_ms": lat, "achieved_rate_per_s": float(rate), "send_times_s": sends,
             "p50_ms": float(pa["p50 latency"]) / 1000.0,
-            "p99_ms": float(pa["p99 latency"]) / 1000.0, "stats": delta}
+            "p99_ms": float(pa["p99 latency"]) / 1000.0,
+            "throughput_queries_per_s": float(pa["Inferences/Second"]), "stats": delta}
 
 
 def observation(cfg: Config, meas: dict) -> LiveObservation:
@@ -203,8 +221,9 @@ def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
     """The calibration run as the user makes it: ``trtcheck serve --url ... -o live.json``;
     returns ``(calibration, predict)`` where ``predict(config)`` is what ``trtcheck advise
     --from live.json --arrival-rate R --window-ms W --max-batch B --instances N
-    [--preferred-batch L]`` puts in its ``what_if`` list (same functions, in process)."""
-    from trtcheck.analyze.advise import what_if
+    [--preferred-batch L]`` (a closed loop: ``--load closed:C`` instead of the rate) puts
+    in its ``what_if`` list (same functions, in process)."""
+    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS, what_if
     from trtcheck.analyze.inputs import build_request
     from trtcheck.analyze.live_calibration import inputs_from_live
     from trtcheck.results import load_results
@@ -220,7 +239,11 @@ def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
     curve, measured = inputs_from_live(load_results(live), source=str(live))
 
     def predict_cfg(c: Config):
-        req = build_request(curve, measured, rate_per_s=c.rate_per_s, instances=[c.instances])
+        req = build_request(curve, measured, rate_per_s=None if c.clients else c.rate_per_s,
+                            instances=[c.instances])
+        if c.clients:  # as advise_cmd sets --load closed:C (no COUNT)
+            req.closed_loop = ClosedLoop(c.clients, max(CLOSED_LOOP_DEFAULT_REQUESTS,
+                                                        20 * c.clients))
         return what_if(req, [Candidate(c.window_us, c.max_batch_size, c.instances,
                                        c.preferred)])[0]
 
@@ -229,6 +252,7 @@ def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
 
 def repredict(path: Path, batchers: list[str], seed: int = 0) -> dict:
     """Re-predict the measured rows of a results file (see the module text)."""
+    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
     from trtcheck.analyze.curve import make_curve
     from trtcheck.analyze.live_calibration import (
         CALIBRATION_REQUESTS, MAX_PER_BATCH_OVERHEAD_SHARE, PREDICTION_REQUESTS)
@@ -278,8 +302,13 @@ def repredict(path: Path, batchers: list[str], seed: int = 0) -> dict:
             cand = Candidate(float(row["window_us"]), int(row["max_batch_size"]),
                              int(row["instances"]), tuple(row.get("preferred") or ()))
             rate = float(row["achieved_rate_per_s"])
-            arr = make_arrivals("poisson", rate, PREDICTION_REQUESTS, seed)
-            pr = sweep([cand], service, arr, seed=seed, rate_per_s=rate)[0]
+            clients = int(row.get("clients") or 0)
+            if clients:
+                loop = ClosedLoop(clients, max(CLOSED_LOOP_DEFAULT_REQUESTS, 20 * clients))
+                pr = sweep([cand], service, loop, seed=seed, warmup_fraction=0.0)[0]
+            else:
+                arr = make_arrivals("poisson", rate, PREDICTION_REQUESTS, seed)
+                pr = sweep([cand], service, arr, seed=seed, rate_per_s=rate)[0]
             pred = {"mean_batch": pr.mean_batch, "p50_ms": pr.p50_ms, "p99_ms": pr.p99_ms}
             rel = {k: (None if pred[k] is None else pred[k] / row["measured"][k] - 1.0)
                    for k in GOALS}
@@ -309,6 +338,9 @@ def repredict(path: Path, batchers: list[str], seed: int = 0) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="6 configurations, 2-s windows")
+    ap.add_argument("--closed", action="store_true",
+                    help="add closed-loop configurations (perf_analyzer --concurrency-range; "
+                    "6, or 3 with --quick)")
     ap.add_argument("--a-ms", type=float, default=2.0, help="T(b) = A + B x b: A, ms")
     ap.add_argument("--b-ms", type=float, default=0.25, help="T(b) = A + B x b: B, ms")
     ap.add_argument("--interval-ms", type=int, default=None,
@@ -330,6 +362,8 @@ def main() -> int:
     from trtcheck.testing.triton_server import TritonServer, write_model
 
     grid = QUICK_GRID if args.quick else FULL_GRID
+    if args.closed:
+        grid = grid + (CLOSED_QUICK_GRID if args.quick else CLOSED_GRID)
     interval = args.interval_ms or (2000 if args.quick else 4000)
     work = Path(tempfile.mkdtemp(prefix="trtcheck-triton-pred-"))
     repo = work / "models"
@@ -347,8 +381,15 @@ def main() -> int:
             cal = calibrate(observation(CALIBRATION, cal_meas))
 
             def predict_cfg(c: Config):
-                return predict(cal, [Candidate(c.window_us, c.max_batch_size, c.instances,
-                                               c.preferred)], c.rate_per_s)[0]
+                cand = Candidate(c.window_us, c.max_batch_size, c.instances, c.preferred)
+                if c.clients:
+                    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
+                    from trtcheck.analyze.simulator import sweep
+
+                    loop = ClosedLoop(c.clients, max(CLOSED_LOOP_DEFAULT_REQUESTS,
+                                                     20 * c.clients))
+                    return sweep([cand], cal.service(), loop, warmup_fraction=0.0)[0]
+                return predict(cal, [cand], c.rate_per_s)[0]
         print(f"calibration {CALIBRATION.label()}: T(b) {cal.curve.points()}, "
               f"per-execution overhead {cal.per_batch_overhead_ms:.3f} ms, median delay "
               f"{np.median(cal.request_delay_ms):.3f} ms; check {cal.check}", flush=True)
@@ -357,7 +398,7 @@ def main() -> int:
             perf_analyzer(srv, cfg, 500, work)  # warm-up
             meas = perf_analyzer(srv, cfg, interval, work)
             pred = predict_cfg(cfg)
-            row = {"config": cfg.label(), "rate_per_s": cfg.rate_per_s,
+            row = {"config": cfg.label(), "rate_per_s": cfg.rate_per_s, "clients": cfg.clients,
                    "achieved_rate_per_s": meas["achieved_rate_per_s"],
                    "window_us": cfg.window_us, "max_batch_size": cfg.max_batch_size,
                    "instances": cfg.instances, "preferred": list(cfg.preferred),
@@ -370,8 +411,10 @@ def main() -> int:
                        # T(b) at this row's load: {b: [executions, total ms]}
                        "batch_stats": {str(b): list(v) for b, v in
                                        meas["stats"]["batch_stats"].items()}},
+                   "measured_throughput_queries_per_s": meas["throughput_queries_per_s"],
                    "predicted": {"mean_batch": pred.mean_batch, "p50_ms": pred.p50_ms,
                                  "p99_ms": pred.p99_ms, "stable": pred.stable,
+                                 "throughput_queries_per_s": pred.throughput_queries_per_s,
                                  "queue_mean_ms": (
                                      1e3 * pred.mean_queue_len / pred.throughput_queries_per_s
                                      if pred.stable and pred.throughput_queries_per_s
@@ -390,14 +433,19 @@ def main() -> int:
                     return f"{m:6.2f}{unit} vs unstable"
                 return f"{m:6.2f}{unit} vs {pr:6.2f}{unit} ({e[k]:+.0%})"
 
+            qps = ""
+            if cfg.clients and pred.throughput_queries_per_s:
+                qps = (f"  q/s {meas['throughput_queries_per_s']:.0f} vs "
+                       f"{pred.throughput_queries_per_s:.0f}")
             print(f"{cfg.label():34s} batch {fmt('mean_batch')}  P50 {fmt('p50_ms')}  "
-                  f"P99 {fmt('p99_ms')}", flush=True)
+                  f"P99 {fmt('p99_ms')}{qps}", flush=True)
     hits = {k: sum(r["within_goal"][k] for r in rows) for k in GOALS}
     print(f"\nwithin goal ({len(rows)} configurations): mean batch {hits['mean_batch']}, "
           f"P50 {hits['p50_ms']}, P99 {hits['p99_ms']}  ({time.time() - t_start:.0f} s)")
     out = {"host": platform.node(), "cpus": os.cpu_count(),
            "load_average": os.getloadavg(), "a_ms": args.a_ms, "b_ms": args.b_ms,
-           "interval_ms": interval, "calibrate_with": args.calibrate_with, "calibration": {
+           "interval_ms": interval, "calibrate_with": args.calibrate_with,
+           "closed": args.closed, "calibration": {
                "config": CALIBRATION.label(), "curve_ms": cal.curve.points(),
                "per_batch_overhead_ms": cal.per_batch_overhead_ms,
                "median_delay_ms": float(np.median(cal.request_delay_ms)),

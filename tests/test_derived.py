@@ -59,9 +59,11 @@ def _served(tmp_path: Path):
     assert e.value.code in (0, None)
     served = load_results(out)
     curve, measured = inputs_from_results(served)
-    served.advice = advise(AdviseRequest(curve, 300.0,
-                                         batch_excess_ms=measured["batch_excess_ms"],
-                                         request_delay_ms=measured["request_delay_ms"]))
+    # on a loaded machine the open loops may be marked generator-limited and give no
+    # calibration: the stored predictions do not depend on it
+    served.advice = advise(AdviseRequest(
+        curve, 300.0, batch_excess_ms=tuple(measured.get("batch_excess_ms", ())),
+        request_delay_ms=tuple(measured.get("request_delay_ms", ()))))
     return served
 
 

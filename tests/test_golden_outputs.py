@@ -49,7 +49,7 @@ baseline:
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary working folder holding copies of the fixed inputs."""
-    for name in ("bench_a.json", "bench_b.json", "full.json"):
+    for name in ("bench_a.json", "bench_b.json", "full.json", "live.json"):
         shutil.copyfile(INPUTS / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -134,6 +134,22 @@ def test_report_from_results(work):
     given["advice"].pop("serve_predictions", None)
     given.pop("verdict", None)  # an input written by an earlier report carries one
     assert written == given
+
+
+def test_live_serve_text_table(work):
+    """``trtcheck serve --url``'s text table, rendered from a recorded live run."""
+    from trtcheck.report.text_tables import serve_table_text
+    from trtcheck.results import load_results
+
+    check_gold("serve/live.txt", serve_table_text(load_results(work / "live.json").serve))
+
+
+def test_report_from_live_results(work):
+    res = _ok(invoke("report", "--from", "live.json", "-o", "rep"))
+    check_gold("report/from-live.output.txt", res.stdout + res.stderr)
+    check_gold("report/from-live.md", (work / "rep" / "report.md").read_text(encoding="utf-8"))
+    assert sorted(p.name for p in (work / "rep" / "charts").iterdir()) == [
+        "serve-live-split.png", "serve-window-0.png", "serve-window-1.png"]
 
 
 def test_report_of_trtexec_export_folder(work):

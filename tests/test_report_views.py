@@ -163,6 +163,31 @@ def test_a_missing_view_field_fails_loudly(section, full, engine_results):
             render_partial(section, title, _without(view, f.name))
 
 
+LIVE = Path(__file__).resolve().parent / "gold" / "inputs" / "live.json"
+
+
+def test_live_serve_view_holds_its_types_and_every_field_is_read():
+    """A live server's run (a recorded ``serve --url`` sweep): the serving view with its
+    live part holds the declared types, renders, and each field of the live part is
+    read by a template."""
+    run = results_from_json(LIVE.read_text(encoding="utf-8")).serve
+    assert run is not None and run.live is not None
+    view = sec_serve.serve_view(run)
+    assert view.live is not None
+    _check_types(view)
+    title = sec_serve.serve_title(run)
+    sec = render_partial("serve", title, view)
+    assert "Server statistics" in sec.html and "Server statistics" in sec.markdown
+    for part in (view.live, view.live.target):
+        for f in dataclasses.fields(part):
+            stripped = _without(part, f.name)
+            broken = (dataclasses.replace(view, live=stripped) if part is view.live else
+                      dataclasses.replace(view, live=dataclasses.replace(
+                          view.live, target=stripped)))
+            with pytest.raises(jinja2.UndefinedError):
+                render_partial("serve", title, broken)
+
+
 def test_a_template_reading_an_undeclared_field_fails(full):
     env_template = "{{ v.headlines }}{{ v.no_such_field }}"
     import trtcheck.report.templating as templating

@@ -64,3 +64,20 @@ def test_serving_an_export_folder_says_it_holds_no_model(tmp_path, trtexec_expor
     with pytest.raises(InputError) as e:
         open_backend(trtexec_exports / "resnet18-a100-fp16")
     assert "is a folder" in str(e.value) and "--backend" not in (e.value.hint or "")
+
+
+@pytest.mark.parametrize("value,needle", [
+    ("0", "1..1024"),
+    ("1,x", "comma-separated list of integers"),
+    ("2,2", "more than once"),
+    ("1,2", "one instance count per command"),  # a list sweeps live servers only
+])
+def test_serve_instances_list_rules(value, needle, capsys):
+    _exit2(SYN + ["--instances", value, "--load", "burst:4"], needle, capsys)
+
+
+@pytest.mark.parametrize("value,needle", [("0,1", "1..1024"), ("1,1", "more than once")])
+def test_live_instances_list_checked_before_any_request(value, needle, capsys):
+    # nothing listens on port 9: the list is refused before the server is asked
+    _exit2(["serve", "--url", "http://127.0.0.1:9", "--model", "m", "--instances", value,
+            "--load", "burst:4"], needle, capsys)

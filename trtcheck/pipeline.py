@@ -116,7 +116,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
 
     Args:
         curve: a :class:`~trtcheck.analyze.curve.LatencyCurve`.
-        measured: from :func:`~trtcheck.analyze.inputs.inputs_from_results` (may be
+        measured: from :func:`~trtcheck.analyze.inputs.advice_inputs` (may be
             empty).
         settings: the load, objective and given costs.
         results: the results T(b) came from, for the device wording when
@@ -208,7 +208,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
             :func:`~trtcheck.analyze.advise.advise` raises.
     """
     from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
-    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.stats import quiet_numerics
 
     if rate_per_s is not None:
         if not rate_per_s > 0:
@@ -223,7 +224,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     elif not demo:
         raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
     try:
-        curve, measured = inputs_from_results(results, source="this run")
+        with quiet_numerics():  # a live server's run is calibrated from its statistics
+            curve, measured = advice_inputs(results, source="this run")
     except InputError as exc:
         # the demo must advise on any machine: a bench disturbed beyond the usual
         # tolerance (a loaded 2-core CPU gave T(16) < T(4)) is flattened and said so
@@ -300,33 +302,6 @@ def measure_latency_curve(model: str, run_options: Any, *, log: Log = _log_info
     return curve, results
 
 
-def latency_curve_from_results(results: Any, source: str, *, seed: int = 0
-                               ) -> tuple[Any, dict[str, Any]]:
-    """T(b) and the measured overheads in a results model: calibrated from a live Triton
-    run when that is all it holds
-    (:func:`~trtcheck.analyze.live_calibration.inputs_from_live`), else from its bench
-    and serve runs (:func:`~trtcheck.analyze.inputs.inputs_from_results`).
-
-    Args:
-        results: a :class:`~trtcheck.results.Results`.
-        source: the document's name, for messages and notes.
-        seed: the calibration's simulation seed.
-
-    Raises:
-        InputError: no T(b) in the results, or a live run that cannot be calibrated.
-    """
-    from trtcheck.analyze.inputs import inputs_from_results
-    from trtcheck.stats import quiet_numerics
-
-    if getattr(getattr(results, "serve", None), "live", None) is not None \
-            and results.primary_bench is None:  # a live server: calibrate from it
-        from trtcheck.analyze.live_calibration import inputs_from_live
-
-        with quiet_numerics():
-            return inputs_from_live(results, source=source, seed=seed)
-    return inputs_from_results(results, source=source)
-
-
 @dataclass
 class AdviseOutcome:
     """What :func:`advise_from_source` made.
@@ -350,12 +325,18 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
     model (``results_source`` names it), or ``model`` measured now with ``run_options``
     (:func:`measure_latency_curve`).
 
+    T(b) and the measured overheads of a results model come from
+    :func:`~trtcheck.analyze.inputs.advice_inputs` (a live Triton run without a bench is
+    calibrated from the server's statistics, seeded by ``settings.seed``).
+
     Raises:
         UsageError: not exactly one source.
-        InputError: see :func:`latency_curve_from_results`, :func:`measure_latency_curve`
-            and :func:`advise_curve`.
+        InputError: no T(b) in the results, see also :func:`measure_latency_curve` and
+            :func:`advise_curve`.
     """
     from trtcheck.analyze.export import safe_model_name
+    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.stats import quiet_numerics
 
     if sum(x is not None for x in (curve, results, model)) != 1:
         raise UsageError("give exactly one source of T(b): a model, results or a curve",
@@ -364,8 +345,9 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
     if curve is not None:
         name = "model"
     elif results is not None:
-        curve, measured = latency_curve_from_results(results, results_source,
-                                                     seed=settings.seed)
+        with quiet_numerics():  # a live server's run is calibrated from its statistics
+            curve, measured = advice_inputs(results, source=results_source,
+                                            seed=settings.seed)
         name = safe_model_name(measured.get("model_name", "model"))
     else:
         assert model is not None

@@ -123,6 +123,9 @@ class AdviseRequest:
         batcher: ``"embedded"`` or ``"triton"`` (the dispatch rule simulated,
             :class:`~trtcheck.analyze.simulator.ServiceModel`; a live-Triton calibration
             sets ``"triton"``).
+        delay_per_execution: closed loops draw ``request_delay_ms`` once per execution
+            (:class:`~trtcheck.analyze.simulator.ServiceModel`; a live-Triton
+            calibration sets it).
         instances: instance counts to search (``None``: as many as needed, automatic).
         max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
         requests: simulated requests per candidate (``None``: automatic).
@@ -159,6 +162,7 @@ class AdviseRequest:
     request_delay_ms: tuple[float, ...] = ()
     notes: list[str] = field(default_factory=list)
     batcher: str = "embedded"
+    delay_per_execution: bool = False
     burst_size: int | None = None
     closed_loop: ClosedLoop | None = None
     what_if: list[Candidate] = field(default_factory=list)
@@ -392,7 +396,8 @@ def service_model(req: AdviseRequest) -> ServiceModel:
         spread="none" if req.batch_excess_ms else "empirical",
         batch_excess_ms=clamped_excess(req.batch_excess_ms),
         request_delay_ms=tuple(req.request_delay_ms),
-        contention_per_arrival_ms=req.contention_per_arrival_ms, batcher=req.batcher)
+        contention_per_arrival_ms=req.contention_per_arrival_ms, batcher=req.batcher,
+        delay_per_execution=req.delay_per_execution)
 
 
 def advise(req: AdviseRequest) -> Advice:

@@ -457,13 +457,21 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                               "the whole interval is on one side of 1"))
 
 
-def _serve_label(key: tuple[str, float, int]) -> str:
-    load, window_us, max_batch = key
-    return f"{load} W={us_to_ms(window_us):g} ms B={max_batch}"
+def _serve_label(key: tuple[str, float, int, int | None]) -> str:
+    load, window_us, max_batch, instances = key
+    return f"{load} W={us_to_ms(window_us):g} ms B={max_batch}" + (
+        f" I={instances}" if instances is not None else "")
+
+
+def _serve_key(c: Any) -> tuple[str, float, int, int | None]:
+    """(load, window, max batch, instances): a live sweep's configurations also differ in
+    their instance count (``None``: the run's one setting)."""
+    return (*c.key, c.instances)
 
 
 def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:
-    """Serving configurations of ``a`` and ``b`` matched by (load, window, max batch).
+    """Serving configurations of ``a`` and ``b`` matched by (load, window, max batch,
+    instances).
 
     Returns:
         ``(matched rows, labels only in a, labels only in b)``; empty when either file has
@@ -472,8 +480,8 @@ def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], li
     sa, sb = getattr(a, "serve", None), getattr(b, "serve", None)
     if sa is None or sb is None:
         return [], [], []
-    ca = {c.key: c for c in sa.configs}
-    cb = {c.key: c for c in sb.configs}
+    ca = {_serve_key(c): c for c in sa.configs}
+    cb = {_serve_key(c): c for c in sb.configs}
     rows = [ServeConfigDelta(config=_serve_label(k), qps_a=ca[k].throughput_queries_per_s,
                              qps_b=cb[k].throughput_queries_per_s,
                              batch_a=ca[k].mean_batch_size, batch_b=cb[k].mean_batch_size,

@@ -68,6 +68,24 @@ batcher forms sizes by chance, and one that ran once or twice (often during a st
 carries a single noisy time (our threshold)."""
 
 
+def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
+                  ) -> tuple[LatencyCurve, dict[str, Any]]:
+    """T(b) and the measured inputs of ``advise`` from any results file: a live server's
+    run without a bench run is calibrated from the server's own statistics
+    (:func:`trtcheck.analyze.live_calibration.inputs_from_live`, ``seed`` seeds its
+    simulations); everything else as :func:`inputs_from_results`.
+
+    Raises:
+        InputError: as those two functions.
+    """
+    if getattr(getattr(results, "serve", None), "live", None) is not None \
+            and results.primary_bench is None:
+        from trtcheck.analyze.live_calibration import inputs_from_live
+
+        return inputs_from_live(results, source=source, seed=seed)
+    return inputs_from_results(results, source=source)
+
+
 def curve_from_serve(serve: Any) -> LatencyCurve:
     """T(b) from a serving run: per batch size, the median ``compute`` time of its
     executions over every configuration and repeat.
@@ -493,4 +511,5 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                           and per_request_overhead_ms is None else "given"),
         batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
         contention_per_arrival_ms=contention, batcher=measured.get("batcher", "embedded"),
+        delay_per_execution=bool(measured.get("delay_per_execution", False)),
         notes=list(measured.get("calibration_notes", [])) + notes)

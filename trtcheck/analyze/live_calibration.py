@@ -18,7 +18,10 @@ every request and the delta of Triton's own statistics (``/v2/models/NAME/stats`
    simulated server(q)`` (quantile matching: client latency from the actual send minus
    the simulated queue + execution time), clipped at 0. It holds the client's encoding
    and decoding, the network, Triton's protocol handling and response (``success`` -
-   ``queue`` - ``compute`` in its statistics) and the client's scheduling jitter.
+   ``queue`` - ``compute`` in its statistics) and the client's scheduling jitter. Its
+   tail is mostly stalls that hold back every answer of an execution together, so a
+   closed loop draws it once per execution
+   (:attr:`~trtcheck.analyze.simulator.ServiceModel.delay_per_execution`).
 3. **The queueing behaviour**: the mean time a request waits before its batch starts,
    simulated for the calibration configuration (with the run's actual send gaps when
    they are known), is compared with Triton's (``queue.total / queue.count``). A
@@ -157,10 +160,11 @@ class LiveCalibration:
 
     def service(self) -> ServiceModel:
         """The calibrated service model (no spread beyond the delay distribution: Triton
-        reports means per batch size, not each execution)."""
+        reports means per batch size, not each execution; Triton's batcher; in a closed
+        loop the delay is drawn once per execution)."""
         return ServiceModel(self.curve, per_batch_overhead_ms=self.per_batch_overhead_ms,
                             spread="none", request_delay_ms=self.request_delay_ms,
-                            batcher="triton")
+                            batcher="triton", delay_per_execution=True)
 
 
 def curve_from_batch_stats(batch_stats: dict[int, tuple[int, float]], *,
@@ -484,5 +488,6 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         else (),
         "live_calibration": cal,
         "batcher": "triton",
+        "delay_per_execution": True,
     }
     return curve, measured

@@ -49,11 +49,11 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
     overhead come from the advice's inputs.
     """
     from trtcheck.analyze.advise import service_model
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.inputs import advice_inputs, build_request
 
     if adv.inputs.overheads_source == "given" or getattr(results, "serve", None) is None:
         return service_from_advice(adv)
-    curve, measured = inputs_from_results(results)
+    curve, measured = advice_inputs(results)  # a live run: its server's statistics
     if not measured.get("batch_excess_ms"):
         return service_from_advice(adv)
     i = adv.inputs
@@ -78,21 +78,29 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
     if serve is None or not serve.configs:
         return []
     service = service_from_results(results, adv)
-    inst = int(getattr(serve.settings, "instances", 1))
+    run_inst = int(getattr(serve.settings, "instances", 1))
     seed = int(getattr(serve.settings, "seed", 0))
     rows = []
     for cfg in serve.configs:
         load = cfg.load
         if load.kind != "open" or load.arrival not in ("poisson", "constant"):
             continue
+        # a live sweep records each configuration's instance count
+        inst = cfg.instances if cfg.instances is not None else run_inst
         arr = open_loop_schedule(load.rate_per_s, load.count, load.arrival,
                                  seed + cfg.median_repeat)
+        # a live run records the preferred sizes its server used per configuration
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
-                             max_queue_delay_us=cfg.window_us)
+                             max_queue_delay_us=cfg.window_us,
+                             preferred_batch_sizes=tuple(
+                                 p for p in (cfg.preferred_batch_sizes or ())
+                                 if p <= cfg.max_batch_size))
         p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
                      seed=seed + cfg.median_repeat)
         rows.append(ServePrediction(
-            config=f"W={us_to_ms(cfg.window_us):g} ms B={cfg.max_batch_size}", load=load.label,
+            config=f"W={us_to_ms(cfg.window_us):g} ms B={cfg.max_batch_size}"
+                   + (f" I={cfg.instances}" if cfg.instances is not None else ""),
+            load=load.label,
             window_us=cfg.window_us, max_batch_size=cfg.max_batch_size, instances=inst,
             measured_throughput_queries_per_s=cfg.throughput_queries_per_s,
             predicted_throughput_queries_per_s=p.throughput_queries_per_s,

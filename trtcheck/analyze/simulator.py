@@ -98,6 +98,16 @@ class ServiceModel:
             the serving process; docs/advise.md). Calibrated by
             :func:`trtcheck.analyze.inputs.calibration_from_serve`; 0 for backends that
             release the lock (ONNX Runtime, TensorRT, async functions).
+        batcher: ``"embedded"`` (:meth:`BatchingPolicy.decide` for a free instance) or
+            ``"triton"`` (Triton's batcher thread, :meth:`BatchingPolicy.triton_step`).
+        delay_per_execution: in a closed loop (:func:`simulate_closed`), draw
+            :attr:`request_delay_ms` once per execution for all its requests instead of
+            once per request. The requests of one execution are answered together, so a
+            stall delays them together and their clients send again together; drawn per
+            request, a few slow samples scatter every batch's clients and a window that
+            counts from the oldest request splits the next batch. A live-Triton
+            calibration sets it (its delay is a residual whose tail is such stalls); open
+            loops draw per request either way.
     """
 
     curve: LatencyCurve
@@ -113,6 +123,7 @@ class ServiceModel:
     resample_block: int = 64
     contention_per_arrival_ms: float = 0.0
     batcher: str = "embedded"
+    delay_per_execution: bool = False
 
     def __post_init__(self) -> None:
         if self.batcher not in ("embedded", "triton"):
@@ -254,14 +265,14 @@ class _Draws:
         return fac
 
 
-def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], service_ms,
-                slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
-                b_qlen: list[int], b_now: list[float], b_reason: list[str]) -> None:
+def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], service_ms,
+                 slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
+                 b_qlen: list[int], b_now: list[float], b_reason: list[str],
+                 finished: list[int] | None = None):
     """Triton's per-model dynamic batcher (``DynamicBatchScheduler::BatcherThread`` and
     ``Enqueue`` in src/dynamic_batch_scheduler.cc, ``RateLimiter::PayloadSlotAvailable``
     and ``DequeuePayload`` in src/rate_limiter.cc, ``InstanceQueue::Dequeue`` in
-    src/instance_queue.cc) over enqueue times ``enq`` (s, increasing), appending each
-    execution (first request, size, completion, queue length, start, reason) to the lists.
+    src/instance_queue.cc) as an event-driven core that an arrival process drives.
 
     The batcher thread keeps one current payload. A pass (:meth:`BatchingPolicy.triton_step`)
     moves queued requests into it; a new payload goes to the payload queue at once and a
@@ -274,15 +285,36 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
     :data:`~trtcheck.policy.TRITON_IDLE_WAIT_S` idle. An instance that takes a payload also
     merges the payloads behind it whose oldest request waited longer than the window, up
     to ``max_batch_size`` (``InstanceQueue::Dequeue``). Batcher and hand-over cost no time.
+
+    Args:
+        enq: enqueue times (s), non-decreasing; request ``i`` is ``enq[i]``. The driver may
+            append to it as requests reach the queue (a closed loop), never reorder it.
+        service_ms: ``service_ms(size, k, now)``: execution time (ms) of the ``k``-th
+            execution, of ``size`` requests, started at ``now`` (s).
+        slack_s: how late the batcher's delay timer fires (s).
+        b_start, b_size, b_done, b_qlen, b_now, b_reason: each execution appends its first
+            request (its requests are ``b_start .. b_start + b_size - 1``), size,
+            completion (s), queue length when its payload was formed, start (s) and reason.
+        finished: when given, the index (into the ``b_*`` lists) of every execution that
+            completes is appended to it, in completion order.
+
+    Returns:
+        ``(next_time, advance, drained)``: ``next_time()`` is the time (s) of the core's
+        next own event (a completion or the batcher's timer; inf: none);
+        ``advance(now, arrived)`` processes, at time ``now``, the arrivals of requests up
+        to index ``arrived - 1`` (``enq[i] <= now`` for them), then the completions and
+        the timer due by then (at equal times an arrival is queued before an instance
+        takes a batch, as in :func:`simulate`'s embedded batcher); ``drained(n)`` is
+        true when the first ``n`` requests are all in executions.
     """
     from trtcheck.policy import TRITON_IDLE_WAIT_S, TRITON_PAYLOAD_SLOTS_PER_INSTANCE
 
-    n = len(enq)
     inf = math.inf
     window_s = policy.window_s
     big = policy.max_batch_size
     slots = TRITON_PAYLOAD_SLOTS_PER_INSTANCE * instances
     step = policy.triton_step
+    heappush, heappop = heapq.heappush, heapq.heappop
     # payloads: [first request, size, reason, queue length when formed]
     pq: list[list] = []  # formed payloads waiting for an instance, oldest first
     cur: list | None = None  # the batcher's current payload (None: a new, empty one)
@@ -291,7 +323,7 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
     next_pref = 0
     head = tail = 0  # queued requests: [head, tail)
     free = instances
-    busy: list[float] = []
+    busy: list[tuple[float, int]] = []  # (completion, execution index)
     timer = inf  # the batcher's wake-up time (inf: sleeps until woken)
     blocked = False  # waiting for a payload slot
     k = 0
@@ -309,8 +341,8 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
                     cur_taken = True
                 p[1] += nxt[1]
             done = now + service_ms(p[1], k, now) * 1e-3
+            heappush(busy, (done, k))
             k += 1
-            heapq.heappush(busy, done)
             free -= 1
             b_start.append(p[0])
             b_size.append(p[1])
@@ -348,16 +380,24 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
             head += st.take
             take_payloads(now)
 
-    while True:
-        t_arr = enq[tail] if tail < n else inf
-        t_done = busy[0] if busy else inf
-        now = min(t_arr, t_done, timer)
-        if now == inf:
-            break
+    def next_time() -> float:
+        t_done = busy[0][0] if busy else inf
+        return timer if timer < t_done else t_done
+
+    def advance(now: float, arrived: int) -> None:
+        nonlocal free, timer, tail
+        while tail < arrived:  # arrivals first: a request that comes as an instance frees
+            tail += 1  # joins what is waiting (the embedded batcher's order too)
+            if blocked:
+                continue
+            if len(pq) < slots and (saturated or cur_taken or tail - head >= next_pref):
+                batcher(now)
         woken = False
-        while busy and busy[0] <= now:
-            heapq.heappop(busy)
+        while busy and busy[0][0] <= now:
+            _, bi = heappop(busy)
             free += 1
+            if finished is not None:
+                finished.append(bi)
             if pq:
                 take_payloads(now)
                 woken = True  # the payload's callback wakes the batcher
@@ -366,13 +406,34 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
             woken = True
         if woken:
             batcher(now)
+
+    def drained(n: int) -> bool:
+        return head >= n and not pq
+
+    return next_time, advance, drained
+
+
+def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], service_ms,
+                slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
+                b_qlen: list[int], b_now: list[float], b_reason: list[str]) -> None:
+    """Triton's batcher (:func:`_triton_core`) over the open-loop enqueue times ``enq``
+    (s, increasing, all known in advance), appending each execution to the lists."""
+    n = len(enq)
+    inf = math.inf
+    next_time, advance, drained = _triton_core(policy, instances, enq, service_ms, slack_s,
+                                               b_start, b_size, b_done, b_qlen, b_now,
+                                               b_reason)
+    tail = 0
+    while True:
+        t_arr = enq[tail] if tail < n else inf
+        t_core = next_time()
+        now = t_arr if t_arr < t_core else t_core
+        if now == inf:
+            break
         while tail < n and enq[tail] <= now:
             tail += 1
-            if blocked:
-                continue
-            if len(pq) < slots and (saturated or cur_taken or tail - head >= next_pref):
-                batcher(now)
-        if head >= n and not pq:
+        advance(now, tail)
+        if drained(n):
             break
 
 
@@ -617,14 +678,28 @@ class ClosedLoop:
 
 def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceModel,
                     load: ClosedLoop, *, seed: int = 0, warmup_fraction: float = 0.0,
-                    draws: _Draws | None = None) -> SimPrediction:
+                    draws: _Draws | None = None, latencies_out: list[float] | None = None,
+                    sends_out: list[float] | None = None) -> SimPrediction:
     """Simulate the batcher under a closed loop (arrivals follow completions).
 
-    The same stages as :func:`simulate` (serial ingress, the policy's dispatch, the
-    execution-time model, the per-request delay); a client sends its next request when
-    its previous response arrives (completion + per-request overhead and delay). One
+    The same stages as :func:`simulate` (serial ingress, the batcher, the execution-time
+    model, the per-request delay); a client sends its next request when its previous
+    response arrives (completion + per-request overhead and delay). The batcher is the
+    service model's: ``batcher="embedded"`` asks :meth:`BatchingPolicy.decide` whenever an
+    instance is free; ``batcher="triton"`` runs Triton's batcher thread (the core
+    :func:`simulate` runs for open-loop arrivals, :meth:`BatchingPolicy.triton_step`):
+    a batch closes when its oldest request's delay runs out even while every instance is
+    busy, up to ``2 x instances`` formed batches wait for an instance, and an instance
+    merges waiting batches whose oldest request waited longer than the window. One
     Python step per event; the send lag and the interpreter-lock contention of the
     service model are not applied (they were measured under open-loop arrivals).
+
+    Args:
+        latencies_out: when given, the latency (ms, from the send to the response) of
+            every request counted (after the warm-up) is appended to it.
+        sends_out: when given, the send time (s, from the first send at 0) of every
+            request is appended to it, in request order (fed to :func:`simulate` as
+            arrivals, they reproduce this run's batches: the same core, the same draws).
 
     Returns:
         :class:`SimPrediction`, always ``stable`` (a closed loop cannot outrun the
@@ -653,48 +728,56 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
     c_in = us_to_s(service.ingress_per_request_us)
     slack = us_to_s(service.timer_slack_us)
     c_req = service.per_request_overhead_ms * 1e-3
-    decide = policy.decide
+    has_spread = service.spread != "none"
     inf = math.inf
 
+    def service_ms(m: int, k: int, now: float = 0.0) -> float:
+        """Execution time (ms) of the ``k``-th execution, of ``m`` requests: T(m) with
+        its drawn spread and the measured excess (no contention in a closed loop)."""
+        svc = fixed[m]
+        if has_spread:
+            fl = fac_by_b.get(m)
+            if fl is None:
+                fa = draws.factors_for(m)
+                fl = fa.tolist() if fa is not None else []
+                fac_by_b[m] = fl
+            if fl:
+                svc += t_med[m] * (fl[k % len(fl)] - 1.0)
+        if excess is not None:
+            svc += excess[k % len(excess)]
+        return svc if svc > 0.0 else 0.0
+
     sent_at = [0.0] * n
-    enq_at = [0.0] * n
+    enq_at: list[float] = []  # enqueue times in request order (non-decreasing: FIFO ingress)
     lat_ms = [0.0] * n
     sends: list[float] = [0.0] * min(load.clients, n)  # heap of send times
     n_sent = len(sends)
     enq_heap: list[tuple[float, int]] = []
     ingress_free = 0.0
-    queue: list[int] = []
-    qhead = 0
-    busy: list[tuple[float, int]] = []  # (done, batch index)
-    batches: list[tuple[int, int]] = []  # (first request index into order, size)
-    order: list[int] = []
     b_size: list[int] = []
     b_qlen: list[int] = []
     reasons: dict[str, int] = {}
     wait_total = 0.0
-    free = instances
-    timer = inf
     next_id = 0
     completed = 0
-    k = 0
-    while completed < n:
-        t_send = sends[0] if sends else inf
-        t_enq = enq_heap[0][0] if enq_heap else inf
-        t_done = busy[0][0] if busy else inf
-        now = min(t_send, t_enq, t_done, timer)
-        if now == inf:
-            break
-        while busy and busy[0][0] <= now:
-            _, bi = heapq.heappop(busy)
-            free += 1
-            start, size = batches[bi]
-            for r in order[start:start + size]:
-                d = c_req + (delay[r] * 1e-3 if delay is not None else 0.0)
-                lat_ms[r] = (now + d - sent_at[r]) * 1e3
-                completed += 1
-                if n_sent < n:
-                    heapq.heappush(sends, now + d)
-                    n_sent += 1
+
+    per_exec = service.delay_per_execution
+
+    def respond(r: int, k: int, now: float) -> None:
+        """Request ``r`` of execution ``k`` completed at ``now`` (s): its latency, and its
+        client's next send."""
+        nonlocal completed, n_sent
+        d = c_req + (delay[k if per_exec else r] * 1e-3 if delay is not None else 0.0)
+        lat_ms[r] = (now + d - sent_at[r]) * 1e3
+        completed += 1
+        if n_sent < n:
+            heapq.heappush(sends, now + d)
+            n_sent += 1
+
+    def send_and_enqueue(now: float) -> None:
+        """Sends due by ``now`` pass the serial ingress; those enqueued by ``now`` join
+        ``enq_at``."""
+        nonlocal next_id, ingress_free
         while sends and sends[0] <= now:
             s = heapq.heappop(sends)
             r = next_id
@@ -702,50 +785,83 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
             sent_at[r] = s
             e = max(s, ingress_free) + c_in if c_in > 0 else s
             ingress_free = e
-            enq_at[r] = e
             heapq.heappush(enq_heap, (e, r))
         while enq_heap and enq_heap[0][0] <= now:
-            _, r = heapq.heappop(enq_heap)
-            queue.append(r)
-        if timer <= now:
-            timer = inf
-        while free:
-            q = len(queue) - qhead
-            dec = decide(q, enq_at[queue[qhead]] if q else None, now)
-            m = dec.dispatch
-            if m <= 0:
-                timer = dec.wait_until_s + slack if dec.wait_until_s is not None else inf
+            enq_at.append(heapq.heappop(enq_heap)[0])
+
+    if service.batcher == "triton":
+        b_start: list[int] = []
+        b_done: list[float] = []
+        b_now: list[float] = []
+        b_reason: list[str] = []
+        finished: list[int] = []
+        next_time, advance, _ = _triton_core(policy, instances, enq_at, service_ms, slack,
+                                             b_start, b_size, b_done, b_qlen, b_now,
+                                             b_reason, finished)
+        while completed < n:
+            t_send = sends[0] if sends else inf
+            t_enq = enq_heap[0][0] if enq_heap else inf
+            now = min(t_send, t_enq, next_time())
+            if now == inf:
                 break
-            svc = fixed[m]
-            if service.spread != "none":
-                fl = fac_by_b.get(m)
-                if fl is None:
-                    fa = draws.factors_for(m)
-                    fl = fa.tolist() if fa is not None else []
-                    fac_by_b[m] = fl
-                if fl:
-                    svc += t_med[m] * (fl[k % len(fl)] - 1.0)
-            if excess is not None:
-                svc += excess[k % len(excess)]
-            svc = max(svc, 0.0)
-            members = queue[qhead:qhead + m]
-            qhead += m
-            for r in members:
-                wait_total += now - enq_at[r]
-            batches.append((len(order), m))
-            order.extend(members)
-            b_size.append(m)
-            b_qlen.append(q)
-            reasons[dec.reason] = reasons.get(dec.reason, 0) + 1
-            heapq.heappush(busy, (now + svc * 1e-3, len(batches) - 1))
-            free -= 1
-            k += 1
-            timer = inf
-        if qhead > 4096:
-            del queue[:qhead]
-            qhead = 0
+            send_and_enqueue(now)
+            advance(now, len(enq_at))
+            for bi in finished:
+                first_r = b_start[bi]
+                for r in range(first_r, first_r + b_size[bi]):
+                    respond(r, bi, b_done[bi])
+            finished.clear()
+        for bi, m in enumerate(b_size):
+            start_t = b_now[bi]
+            for r in range(b_start[bi], b_start[bi] + m):
+                wait_total += start_t - enq_at[r]
+            reasons[b_reason[bi]] = reasons.get(b_reason[bi], 0) + 1
+    else:
+        decide = policy.decide
+        qhead = 0  # the queue is enq_at[qhead:]: requests enter and leave in order
+        busy: list[tuple[float, int, int, int]] = []  # (done, first request, size, k)
+        free = instances
+        timer = inf
+        k = 0
+        while completed < n:
+            t_send = sends[0] if sends else inf
+            t_enq = enq_heap[0][0] if enq_heap else inf
+            t_done = busy[0][0] if busy else inf
+            now = min(t_send, t_enq, t_done, timer)
+            if now == inf:
+                break
+            while busy and busy[0][0] <= now:
+                _, first_r, size, kb = heapq.heappop(busy)
+                free += 1
+                for r in range(first_r, first_r + size):
+                    respond(r, kb, now)
+            send_and_enqueue(now)
+            if timer <= now:
+                timer = inf
+            while free:
+                q = len(enq_at) - qhead
+                dec = decide(q, enq_at[qhead] if q else None, now)
+                m = dec.dispatch
+                if m <= 0:
+                    timer = dec.wait_until_s + slack if dec.wait_until_s is not None else inf
+                    break
+                svc = service_ms(m, k)
+                for r in range(qhead, qhead + m):
+                    wait_total += now - enq_at[r]
+                heapq.heappush(busy, (now + svc * 1e-3, qhead, m, k))
+                qhead += m
+                b_size.append(m)
+                b_qlen.append(q)
+                reasons[dec.reason] = reasons.get(dec.reason, 0) + 1
+                free -= 1
+                k += 1
+                timer = inf
     first = int(n * warmup_fraction)
     lat = np.asarray(lat_ms[first:], dtype=np.float64)
+    if latencies_out is not None:
+        latencies_out.extend(lat.tolist())
+    if sends_out is not None:
+        sends_out.extend(sent_at)
     t_end = max(sent_at[r] + lat_ms[r] * 1e-3 for r in range(n))
     span = t_end - sent_at[first]
     thr = float(lat.size / span) if span > 0 else None

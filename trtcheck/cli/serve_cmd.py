@@ -25,8 +25,8 @@ from trtcheck.cli.common import (
 )
 from trtcheck.cli.options import CommaList
 from trtcheck.measure.progress import throttled
-from trtcheck.report.text_tables import serve_table_text  # noqa: F401  (re-exported)
-from trtcheck.units import ms_to_us, us_to_ms
+from trtcheck.report.text_tables import serve_table_text
+from trtcheck.units import ms_to_us
 
 MAX_SERVE_BATCH = 65536
 """Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
@@ -41,6 +41,11 @@ WINDOW_MS_LIST = CommaList(float, min=0.0, max=MAX_DURATION_MS, empty="refuse",
 MAX_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="refuse", example="1,8,32")
 """Max batch sizes (``--max-batch 1,8``): integers in 1..:data:`MAX_SERVE_BATCH`, each
 once."""
+
+INSTANCES_LIST = CommaList(int, min=1, max=MAX_INSTANCES, empty="refuse", example="1,2",
+                           noun="instance counts")
+"""Execution instance counts (``--instances 2``, a live sweep ``--instances 1,2``):
+integers in 1..:data:`~trtcheck.cli.common.MAX_INSTANCES`, each once."""
 
 PREFERRED_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="none", example="4,8")
 """Triton preferred batch sizes (``--preferred-batch 4,8``), as :data:`MAX_BATCH_LIST`;
@@ -96,9 +101,10 @@ an empty value is none."""
 @click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3,
               help="Runs per configuration (the median is reported).  [default: 3; with "
                    "--url: 1]")
-@click.option("--instances", type=click.IntRange(min=1, max=MAX_INSTANCES), default=None,
-              help="Concurrent execution instances.  [default: 1; with --url: the "
-                   "model's own]")
+@click.option("--instances", default=None, metavar="N|LIST", type=INSTANCES_LIST,
+              help=f"Concurrent execution instances (1..{MAX_INSTANCES}); with --url a comma "
+                   "list sweeps them (Triton instance_group count), e.g. 1,2.  [default: 1; "
+                   "with --url: the model's own]")
 @click.option("--max-queue", type=click.IntRange(min=1, max=MAX_COUNT), default=65536,
               show_default=True,
               help="Most requests waiting in the batcher queue.")
@@ -140,7 +146,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
         model_version: str, inputs_npz: str | None, client_processes: int,
         window_ms: list[float] | None, max_batch: list[int] | None,
-        preferred_batch: list[int] | None, loads: list[str], repeats: int, instances: int | None,
+        preferred_batch: list[int] | None, loads: list[str], repeats: int,
+        instances: list[int] | None,
         max_queue: int, on_full: str, http: bool, duration_s: float, drain_timeout_s: float,
         late_threshold_ms: float, warmup_requests: int, use_uvloop: bool,
         backend_name: str | None, providers: list[str] | None, threads: int | None,
@@ -201,7 +208,13 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                          "--synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12")
     windows = [0.0, 20.0, 50.0, 100.0] if window_ms is None else window_ms
     mbs = [1, 8, 32] if max_batch is None else max_batch
-    instances = 1 if instances is None else instances
+    instance_list = [1] if instances is None else instances
+    if len(instance_list) > 1:
+        raise UsageError(f"--instances {','.join(map(str, instance_list))}: the embedded "
+                         "batcher runs one instance count per command", "give one count, "
+                         "e.g. --instances 2, or sweep instance counts on a live server "
+                         "(--url)")
+    n_instances = instance_list[0]
     pref = preferred_batch or []
     windows_us = [ms_to_us(w) for w in windows]  # --window-ms is ms; trtcheck counts in us
     unused = sorted(p for p in set(pref) if p > max(mbs))
@@ -265,7 +278,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     try:
         run = measure_serving(
             backend, use_uvloop=use_uvloop, windows_us=windows_us, max_batch_sizes=mbs,
-            loads=load_list, repeats=repeats, preferred_batch_sizes=pref, instances=instances,
+            loads=load_list, repeats=repeats, preferred_batch_sizes=pref,
+            instances=n_instances,
             max_queue_size=max_queue, on_full=on_full,
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
@@ -304,54 +318,11 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
                   ("providers", "--providers"), ("threads", "--threads"))
 
 
-def live_table_text(run: Any) -> str:
-    """Plain-text summary of a live :class:`~trtcheck.results.serve.ServeRun`: per load
-    shape, the configuration the server ran, the server's mean batch (its statistics),
-    throughput, client P50/P99, achieved rate and late sends, and the mean latency split
-    (client + network, server queue, server compute)."""
-    lv = run.live
-    s = run.settings
-    lines = [f"target:   {lv.url} model {lv.model_name}"
-             + (f" version {lv.model_version}" if lv.model_version else "")
-             + f" ({lv.model_platform or 'unknown platform'})",
-             f"server:   {lv.server_name} {lv.server_version}, {lv.protocol.upper()}, "
-             f"{lv.client_processes} load process(es)",
-             f"settings: repeats {s.repeats} (median shown), payload {s.payload}"]
-    for load in s.loads:
-        cfgs = [c for c in run.configs if c.load.label == load]
-        head = (f"{'window_ms':>9} {'max_batch':>9} {'inst':>4} {'srv_batch':>9} "
-                f"{'QPS':>9} {'sent/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'ok':>6} {'late':>6} "
-                f"{'net_ms':>7} {'queue_ms':>8} {'compute_ms':>10}")
-        lines += ["", f"load {load}", head, "-" * len(head)]
-        for c in cfgs:
-            rep = c.repeats[c.median_repeat]
-            sp = rep.live_split
-            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
-            rate = ("-" if rep.achieved_send_rate_per_s is None
-                    else f"{rep.achieved_send_rate_per_s:.1f}")
-            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
-            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
-            split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
-                     f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
-                     f"{sp.server_compute_mean_ms:>10.2f}")
-            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
-                         f"{c.instances or 1:>4} "
-                         f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
-                         f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
-    lines += ["", "srv_batch: the server's inferences / executions during the run (its "
-                  "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
-                  "queue_ms, compute_ms: mean client + network, server queue and server "
-                  "compute time per request."]
-    for w in [*run.warnings, *[w for c in run.configs for w in c.warnings]]:
-        lines.append(f"warning [{w.where}] {w.message}; {w.remedy or ''}".rstrip("; "))
-    return "\n".join(lines)
-
-
 def _live(*, url: str | None, live_model: str | None, model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
           client_processes: int, window_ms: list[float] | None,
           max_batch: list[int] | None, preferred_batch: list[int] | None, loads: list[str],
-          repeats: int, instances: int | None,
+          repeats: int, instances: list[int] | None,
           duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
           warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
           overwrite: bool, output_format: str) -> None:
@@ -373,6 +344,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
     parse_url(url)  # a bad URL is one line before anything else
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
+    instance_list = instances
     # --window-ms is ms; trtcheck counts in us
     windows_us = None if windows is None else [ms_to_us(w) for w in windows]
     if pref is not None:
@@ -416,8 +388,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
     run = measure_live(url, live_model, model_version=model_version,
-                       windows_us=windows_us,
-                       max_batch_sizes=mbs, instances=instances, preferred_batch_sizes=pref,
+                       windows_us=windows_us, max_batch_sizes=mbs, instances=instance_list,
+                       preferred_batch_sizes=pref,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,
                        drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
                        warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
@@ -427,5 +399,5 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     from trtcheck.cli.common import emit_results
     from trtcheck.report.sec_serve import serve_markdown
 
-    emit_results(results, output, output_format, lambda: live_table_text(run),
+    emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))

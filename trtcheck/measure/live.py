@@ -699,7 +699,7 @@ def _device_of(config: dict[str, Any]) -> str:
 def measure_live(url: str, model: str, *, model_version: str = "",
                  windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
-                 instances: int | None = None,
+                 instances: int | Sequence[int] | None = None,
                  preferred_batch_sizes: Sequence[int] | None = None,
                  loads: Sequence[str | LoadShape] = ("open:100",), repeats: int = 1,
                  max_duration_s: float = 2.0, drain_timeout_s: float = 5.0,
@@ -713,10 +713,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
         model, model_version: the model (version ``""``: the server's choice).
         windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
-            (windows in microseconds; ``None``: as the model is loaded). Any of them
-            loads the model once per configuration through the model-repository API
-            (explicit model control); the original configuration is loaded again at the
-            end.
+            (windows in microseconds; ``None``: as the model is loaded); ``instances``
+            is one count or a list of counts (instances per instance group). Any of
+            them loads the model once per configuration (window x max batch x
+            instances) through the model-repository API (explicit model control); the
+            original configuration is loaded again at the end.
         loads: load specs (as ``trtcheck serve --load``) or LoadShapes.
         repeats: runs per configuration (headline = median), >= 1.
         max_duration_s, drain_timeout_s: bounds per run (sending; finishing after it).
@@ -764,71 +765,73 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                       explicit_model_control=sweep, client_processes=client_processes)
     wins = list(windows_us) if windows_us is not None else [None]
     mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
+    insts: list[int | None] = ([None] if instances is None else [int(instances)]
+                               if isinstance(instances, int) else [int(n) for n in instances])
     pref = list(preferred_batch_sizes) if preferred_batch_sizes is not None else None
     base_mb = int(base_cfg.get("max_batch_size", 0) or 0)
     configs: list[ServeConfigResult] = []
-    total = len(shapes_) * len(wins) * len(mbs)
+    total = len(shapes_) * len(wins) * len(mbs) * len(insts)
     k = 0
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
     try:
-        for w in wins:
-            for mb in mbs:
-                cfg = base_cfg
-                if sweep:
-                    cfg = override_config(base_cfg, window_us=w, max_batch=mb,
-                                          instances=instances, preferred=pref)
+        # one configuration per window x max batch x instance count
+        for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
+            cfg = base_cfg
+            if sweep:
+                cfg = override_config(base_cfg, window_us=w, max_batch=mb,
+                                      instances=n_inst, preferred=pref)
+                if progress:
+                    progress(f"loading {model} with window "
+                             f"{us_to_ms(window_us_of(cfg)):g} ms, max "
+                             f"batch {cfg.get('max_batch_size')}, "
+                             f"{instances_of(cfg)} instance(s) ...")
+                loaded = cfg
+                try:
+                    _load(ep, model, cfg)
+                except InputError as exc:
+                    # no explicit model control: nothing can be swept; any other
+                    # refusal skips this configuration and keeps the others
+                    if "refuses to load models" in str(exc):
+                        raise
+                    skipped.append((cfg, exc))
                     if progress:
-                        progress(f"loading {model} with window "
-                                 f"{us_to_ms(window_us_of(cfg)):g} ms, max "
-                                 f"batch {cfg.get('max_batch_size')}, "
-                                 f"{instances_of(cfg)} instance(s) ...")
-                    loaded = cfg
-                    try:
-                        _load(ep, model, cfg)
-                    except InputError as exc:
-                        # no explicit model control: nothing can be swept; any other
-                        # refusal skips this configuration and keeps the others
-                        if "refuses to load models" in str(exc):
-                            raise
-                        skipped.append((cfg, exc))
-                        if progress:
-                            progress(f"warning: {exc}; skipping this configuration")
-                        k += len(shapes_)
-                        continue
-                    cfg = _current_config(ep, model, model_version) or cfg
-                for shape in shapes_:
-                    k += 1
-                    reps = []
-                    for r in range(repeats):
-                        rep = _one_run(ep, model, model_version, feed, out_specs, shape,
-                                       seed + r, r, max_duration_s, drain_timeout_s,
-                                       late_threshold_ms, warmup_requests, client_processes)
-                        reps.append(rep)
-                        if progress:
-                            lat = rep.latency
-                            progress(f"[{k}/{total}] {shape.label} window "
-                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
-                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
-                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
-                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
-                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                    from trtcheck.measure.serve import _config_result
+                        progress(f"warning: {exc}; skipping this configuration")
+                    k += len(shapes_)
+                    continue
+                cfg = _current_config(ep, model, model_version) or cfg
+            for shape in shapes_:
+                k += 1
+                reps = []
+                for r in range(repeats):
+                    rep = _one_run(ep, model, model_version, feed, out_specs, shape,
+                                   seed + r, r, max_duration_s, drain_timeout_s,
+                                   late_threshold_ms, warmup_requests, client_processes)
+                    reps.append(rep)
+                    if progress:
+                        lat = rep.latency
+                        progress(f"[{k}/{total}] {shape.label} window "
+                                 f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                 f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                 f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                 f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                 f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                from trtcheck.measure.serve import _config_result
 
-                    # Triton's max_batch_size 0 (no batch axis: one request per
-                    # execution) is max batch 1 for the batching quantities
-                    c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
-                        "max_batch_size", 0) or 0)), shape, reps)
-                    for w in c.warnings:
-                        if w.code == "late-sends":
-                            w.remedy = ("lower the rate, add --client-processes, or run the "
-                                        "load on a less loaded machine")
-                    c.server_model_config = cfg
-                    c.instances = instances_of(cfg)
-                    c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
-                                                                or {}).get(
-                        "preferred_batch_size", [])]
-                    configs.append(c)
+                # Triton's max_batch_size 0 (no batch axis: one request per
+                # execution) is max batch 1 for the batching quantities
+                c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
+                    "max_batch_size", 0) or 0)), shape, reps)
+                for w in c.warnings:
+                    if w.code == "late-sends":
+                        w.remedy = ("lower the rate, add --client-processes, or run the "
+                                    "load on a less loaded machine")
+                c.server_model_config = cfg
+                c.instances = instances_of(cfg)
+                c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
+                                                            or {}).get(
+                    "preferred_batch_size", [])]
+                configs.append(c)
     finally:
         if loaded is not None:
             try:

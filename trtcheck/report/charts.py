@@ -17,7 +17,8 @@ from typing import Any
 
 CHART_NAME_PATTERN = re.compile(
     r"(bench-latency|bench-throughput|engine-precision-mix|engine-layer-times|inspection-ops"
-    r"|advice-predicted-vs-measured|precision|serve-waterfall|serve-window-[0-9]+)")
+    r"|advice-predicted-vs-measured|precision|serve-waterfall|serve-live-split"
+    r"|serve-window-[0-9]+)")
 """Every chart name a report section draws (``charts/<name>.png``). ``report -o DIR
 --overwrite`` removes from ``DIR/charts`` only stale PNGs named so, never other files;
 :meth:`ChartSink.add` refuses any other name, so a new chart must be listed here."""

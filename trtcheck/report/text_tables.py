@@ -61,7 +61,10 @@ def bench_table_text(run: Any) -> str:
 
 def serve_table_text(run: Any) -> str:
     """Plain-text summary of a :class:`~trtcheck.results.serve.ServeRun` (one table per
-    load shape: window, mean and max batch, QPS, P50, P99, ok share and late sends)."""
+    load shape: window, mean and max batch, QPS, P50, P99, ok share and late sends); a
+    live target's run (``run.live`` set) gets :func:`live_table_text`."""
+    if getattr(run, "live", None) is not None:
+        return live_table_text(run)
     s = run.settings
     lines = [f"target:  {run.model_path}",
              f"backend: {run.backend.name} {run.backend.version} on {run.backend.device}",
@@ -89,6 +92,50 @@ def serve_table_text(run: Any) -> str:
                 lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
     if getattr(run, "incomplete", None):
         lines.append(f"incomplete: {run.incomplete}")
+    return "\n".join(lines)
+
+
+def live_table_text(run: Any) -> str:
+    """Plain-text summary of a live :class:`~trtcheck.results.serve.ServeRun`: per load
+    shape, the configuration the server ran, the server's mean batch (its statistics),
+    throughput, client P50/P99, achieved rate and late sends, and the mean latency split
+    (client + network, server queue, server compute)."""
+    lv = run.live
+    s = run.settings
+    lines = [f"target:   {lv.url} model {lv.model_name}"
+             + (f" version {lv.model_version}" if lv.model_version else "")
+             + f" ({lv.model_platform or 'unknown platform'})",
+             f"server:   {lv.server_name} {lv.server_version}, {lv.protocol.upper()}, "
+             f"{lv.client_processes} load process(es)",
+             f"settings: repeats {s.repeats} (median shown), payload {s.payload}"]
+    for load in s.loads:
+        cfgs = [c for c in run.configs if c.load.label == load]
+        head = (f"{'window_ms':>9} {'max_batch':>9} {'inst':>4} {'srv_batch':>9} "
+                f"{'QPS':>9} {'sent/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'ok':>6} {'late':>6} "
+                f"{'net_ms':>7} {'queue_ms':>8} {'compute_ms':>10}")
+        lines += ["", f"load {load}", head, "-" * len(head)]
+        for c in cfgs:
+            rep = c.repeats[c.median_repeat]
+            sp = rep.live_split
+            late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
+            rate = ("-" if rep.achieved_send_rate_per_s is None
+                    else f"{rep.achieved_send_rate_per_s:.1f}")
+            p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
+            p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
+            split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
+                     f"{sp.client_network_mean_ms:>7.2f} {sp.server_queue_mean_ms:>8.2f} "
+                     f"{sp.server_compute_mean_ms:>10.2f}")
+            lines.append(f"{us_to_ms(c.window_us):>9g} {c.max_batch_size:>9} "
+                         f"{c.instances or 1:>4} "
+                         f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
+                         f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
+    lines += ["", "srv_batch: the server's inferences / executions during the run (its "
+                  "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
+                  "queue_ms, compute_ms: mean client + network, server queue and server "
+                  "compute time per request."]
+    # one line per warning kind, naming every configuration it applies to
+    lines += _grouped_lines([*run.warnings, *[w for c in run.configs for w in c.warnings]],
+                            device_is_gpu(run.backend.device))
     return "\n".join(lines)
 
 

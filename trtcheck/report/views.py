@@ -579,6 +579,146 @@ class ServeLoadView:
 
 
 @dataclass(frozen=True)
+class LiveCommandView:
+    """The server's statistics over a whole ``serve --url`` command: the mean batch it
+    formed (inferences / executions) and the two counts."""
+
+    mean_batch_size: float
+    inference_count: int
+    execution_count: int
+
+
+@dataclass(frozen=True)
+class LiveTargetView:
+    """The live server a run measured (``trtcheck serve --url``).
+
+    Attributes:
+        server: server name and version (``triton 2.51.0``).
+        protocol: ``HTTP`` or ``GRPC``; url: as given.
+        model, version: the model (version in words when the server chose it).
+        backend: the model's platform/backend (``python``, ``tensorrt_plan``).
+        client_processes: load generator processes.
+        model_control: in words: each configuration loaded through the model-repository
+            API, or measured as loaded.
+        command: the server's statistics over the whole command (warm-up included;
+            ``None`` in a sweep).
+    """
+
+    server: str
+    protocol: str
+    url: str
+    model: str
+    version: str
+    backend: str
+    client_processes: int
+    model_control: str
+    command: LiveCommandView | None
+
+
+@dataclass(frozen=True)
+class LiveConfigRow:
+    """One model configuration the server ran (its ``/v2/models/NAME/config``).
+
+    Attributes:
+        window_ms: ``max_queue_delay_microseconds`` in ms.
+        max_batch_size: Triton's ``max_batch_size`` (0: no batch axis).
+        instances: execution instances (``None``: not recorded).
+        kind: the instance groups' kinds (``KIND_CPU``).
+        dynamic_batching: ``on`` or ``off``.
+        preferred_batch_sizes: comma-separated, ``-`` when none.
+        max_queue_size: the default queue policy's bound (0: unbounded).
+    """
+
+    window_ms: float
+    max_batch_size: int
+    instances: int | None
+    kind: str
+    dynamic_batching: str
+    preferred_batch_sizes: str
+    max_queue_size: int
+
+
+@dataclass(frozen=True)
+class LiveStatsRow:
+    """The server's statistics of one configuration's median repeat.
+
+    Attributes:
+        load, window_ms, max_batch_size, instances: the configuration.
+        mean_batch_size: inferences / executions, the mean batch the server formed.
+        inference_count, execution_count: Triton's counts.
+        executions_per_batch_size: ``1×77, 2×24`` (batch size × executions).
+        queue_ms, compute_input_ms, compute_infer_ms, compute_output_ms: means per
+            request (ms); ``None`` when nothing was counted.
+    """
+
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int | None
+    mean_batch_size: float
+    inference_count: int
+    execution_count: int
+    executions_per_batch_size: str
+    queue_ms: float | None
+    compute_input_ms: float | None
+    compute_infer_ms: float | None
+    compute_output_ms: float | None
+
+
+@dataclass(frozen=True)
+class LiveSplitRow:
+    """Where one configuration's requests spent their time (means, ms).
+
+    Attributes:
+        load, window_ms, max_batch_size, instances: the configuration.
+        client_mean_ms: the client's mean latency from the actual send.
+        parts_ms: client + network, server queue, server compute, server other (they
+            add up to ``client_mean_ms``), labelled by ``LiveServeView.part_labels``.
+        server_pct: the server's mean request time / the client mean, percent.
+        send_lag_mean_ms: open loop: mean delay between schedule and send.
+    """
+
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int | None
+    client_mean_ms: float
+    parts_ms: list[float]
+    server_pct: float | None
+    send_lag_mean_ms: float
+
+
+@dataclass(frozen=True)
+class LiveBatchRow:
+    """Executions of one batch size in one configuration's median repeat (Triton's
+    ``batch_stats``); times per execution, ms."""
+
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int | None
+    batch_size: int
+    execution_count: int
+    share_pct: float | None
+    compute_input_ms: float | None
+    compute_infer_ms: float | None
+    compute_output_ms: float | None
+
+
+@dataclass(frozen=True)
+class LiveServeView:
+    """A live server's part of the serving section: the target, the model configuration
+    per run, the server's statistics, the latency split and executions per batch size."""
+
+    target: LiveTargetView
+    configs: list[LiveConfigRow]
+    stats: list[LiveStatsRow]
+    split: list[LiveSplitRow]
+    batches: list[LiveBatchRow]
+    part_labels: list[str]
+
+
+@dataclass(frozen=True)
 class ServeView:
     """The serving section.
 
@@ -588,7 +728,10 @@ class ServeView:
         settings: repeats, instances, queue bound, overheads, front, loop, payload.
         loads: one entry per load shape.
         warnings: findings of every configuration and of the run, grouped per code.
-        waterfall_chart: the per-request waterfall chart (HTML report only).
+        live: a live server's run (``trtcheck serve --url``), else ``None``.
+        waterfall_chart: the per-request waterfall chart (HTML report only; embedded
+            batcher).
+        split_chart: a live run's latency split chart (HTML report only).
     """
 
     model_path: str
@@ -596,7 +739,9 @@ class ServeView:
     settings: str
     loads: list[ServeLoadView]
     warnings: list[FindingGroup]
+    live: LiveServeView | None = None
     waterfall_chart: Chart | None = None
+    split_chart: Chart | None = None
 
 
 # ----------------------------------------------------------------------------- advice

@@ -10,7 +10,11 @@ Writes, next to this file:
 * ``full.json``: a real ``trtcheck report`` run on the small classifier of
   :func:`onnx_builders.small_classifier` (seeded weights) with a batch sweep, the
   FP16 comparison, the serving sweep and batching advice at 200 req/s, the input of
-  ``report --from``, ``advise --from`` and ``gate --list-metrics``.
+  ``report --from``, ``advise --from`` and ``gate --list-metrics``;
+* ``live.json`` (only with ``--live``, which needs the tritonserver of
+  ``engines/fetch_triton.py``): a real ``trtcheck serve --url`` sweep (windows 0 and
+  2 ms, max batch 8, a burst and an open loop) of the test server's ``tb_linear``
+  model, the input of the live serving text table and ``report --from live.json``.
 
 The measured numbers in ``full.json`` are whatever this machine measured when it was
 written; the golden tests only need them fixed. Rewrite these files only on purpose (a
@@ -58,5 +62,29 @@ def main() -> None:
                                         encoding="utf-8")
 
 
+def live() -> None:
+    """Write ``live.json`` from a real tritonserver (about 20 s)."""
+    from trtcheck.cli import main as trtcheck_main
+    from trtcheck.testing.triton_server import TritonServer, make_repository
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with TritonServer(make_repository(Path(tmp)), explicit=True,
+                          load_models=("tb_linear",)) as srv:
+            out = Path(tmp) / "live.json"
+            try:
+                trtcheck_main(["serve", "--url", srv.http_url, "--model", "tb_linear",
+                               "--window-ms", "0,2", "--max-batch", "8", "--load",
+                               "burst:16,open:100", "--duration-s", "1", "-o", str(out)])
+            except SystemExit as exc:
+                if exc.code not in (0, None):
+                    raise
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        (HERE / "live.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n",
+                                        encoding="utf-8")
+
+
 if __name__ == "__main__":
-    main()
+    if "--live" in sys.argv[1:]:
+        live()
+    else:
+        main()
