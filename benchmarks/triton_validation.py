@@ -116,7 +116,8 @@ _PA_PATTERNS = {
 
 
 def run_perf_analyzer(pa: Path, env: dict, address: str, protocol: str, model: str,
-                      rate: float, duration_s: float, shape: str) -> dict:
+                      rate: float, duration_s: float, shape: str,
+                      max_threads: int = 64) -> dict:
     """perf_analyzer at ``rate`` Poisson requests/s for about ``duration_s``: three
     measurement windows of a third each, all kept (``--stability-percentage=1000``: its
     stability search would otherwise repeat windows on a noisy machine, or give up)."""
@@ -126,7 +127,7 @@ def run_perf_analyzer(pa: Path, env: dict, address: str, protocol: str, model: s
            "--percentile=99", "--max-trials=3", "--stability-percentage=1000",
            # its default of 4 sender threads falls behind above ~400 req/s (seen: 23% of
            # sends late at 400 req/s, 99.8% at 800, on a quiet 16-core host)
-           "--max-threads=64",
+           f"--max-threads={max_threads}",
            "--shape", shape, "-v"]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
@@ -166,6 +167,8 @@ def main() -> int:
     ap.add_argument("--model", default="tb_validation")
     ap.add_argument("--shape", default="INPUT0:4", help="perf_analyzer --shape of the input")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pa-max-threads", type=int, default=64,
+                    help="perf_analyzer --max-threads (its own default is 4)")
     args = ap.parse_args()
 
     from trtcheck.testing import triton_server as ts

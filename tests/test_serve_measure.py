@@ -522,3 +522,40 @@ def test_missing_uvloop_leaves_no_coroutine_never_awaited(monkeypatch):
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message)], \
         [str(w.message) for w in caught]
+
+
+def _open_repeat(sent: int, rate_per_s: float, late_share: float = 0.0):
+    from trtcheck.results.serve import ServeCounters, ServeRepeat
+
+    counters = ServeCounters(submitted=sent, accepted=sent, rejected=0, execution_count=sent,
+                             inference_count=sent, avg_batch_size=1.0,
+                             batch_size_histogram={"1": sent}, completed=sent, failed=0,
+                             cancelled_queued=0, cancelled_in_flight=0, batch_errors=0)
+    return ServeRepeat(repeat=0, latencies_ms=[], parts_ms={}, batch_sizes=[],
+                       outcomes={"ok": sent, "not_sent": 3}, latency=None, duration_s=1.0,
+                       throughput_queries_per_s=rate_per_s, mean_batch_size=1.0,
+                       max_batch_size=1, late_send_share=late_share,
+                       achieved_send_rate_per_s=rate_per_s, counters=counters)
+
+
+@pytest.mark.parametrize("arrival,sent,achieved,limited", [
+    # a 1-s Poisson schedule at 150/s holds 134 arrivals about one time in ten: the
+    # schedule's own sampling error, not the sender (3 standard errors: 0.9 - 3/sqrt(134))
+    ("poisson", 134, 134.0, False),
+    ("poisson", 134, 80.0, True),
+    # a long Poisson run leaves little room: 10,000 sends, 0.87 of the rate is too slow
+    ("poisson", 10000, 130.0, True),
+    # a constant schedule has no sampling error
+    ("constant", 134, 134.0, True),
+    ("constant", 150, 149.0, False),
+])
+def test_generator_limited_allows_for_the_schedules_own_rate(arrival, sent, achieved,
+                                                             limited):
+    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serve import generator_validity
+
+    shape = parse_load(f"open:150:{arrival}:{sent + 3}")
+    marks = generator_validity(shape, [_open_repeat(sent, achieved)], "here")
+    assert bool(marks) is limited
+    if marks:
+        assert marks[0].code == "generator-limited" and "sender reached" in marks[0].message

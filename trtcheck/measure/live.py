@@ -822,8 +822,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                 # execution) is max batch 1 for the batching quantities
                 c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
                     "max_batch_size", 0) or 0)), shape, reps)
-                for w in c.warnings:
-                    if w.code == "late-sends":
+                for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
+                    if w.code in ("late-sends", "generator-limited"):
                         w.remedy = ("lower the rate, add --client-processes, or run the "
                                     "load on a less loaded machine")
                 c.server_model_config = cfg
