@@ -137,16 +137,13 @@ def test_nothing_listening_is_a_connection_error():
         asyncio.run(prewarm())
 
 
-def test_a_connection_closed_before_the_answer_fails_its_request():
-    """A server that reads the request and hangs up: the request fails, it is not lost."""
+def _against(handler) -> object:
+    """One request through the pool to a loopback peer that runs ``handler(reader,
+    writer)``: a broken server, to see how a request fails."""
     req, _ = _request("127.0.0.1:1", "m")
 
     async def go():
-        async def hang_up(reader, writer):
-            await reader.read(10)
-            writer.close()
-
-        srv = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+        srv = await asyncio.start_server(handler, "127.0.0.1", 0)
         port = srv.sockets[0].getsockname()[1]
         pool = _pool(f"http://127.0.0.1:{port}", req)
         try:
@@ -155,30 +152,27 @@ def test_a_connection_closed_before_the_answer_fails_its_request():
             pool.close()
             srv.close()
 
+    return asyncio.run(go())
+
+
+def test_a_connection_closed_before_the_answer_fails_its_request():
+    """A server that reads the request and hangs up: the request fails, it is not lost."""
+    async def hang_up(reader, writer):
+        await reader.read(10)
+        writer.close()
+
     with pytest.raises(ConnectionError, match="closed the connection"):
-        asyncio.run(go())
+        _against(hang_up)
 
 
 def test_a_garbled_answer_fails_its_request():
-    req, _ = _request("127.0.0.1:1", "m")
-
-    async def go():
-        async def garble(reader, writer):
-            await reader.read(10)
-            writer.write(b"this is not HTTP\r\n\r\n")
-            await writer.drain()
-
-        srv = await asyncio.start_server(garble, "127.0.0.1", 0)
-        port = srv.sockets[0].getsockname()[1]
-        pool = _pool(f"http://127.0.0.1:{port}", req)
-        try:
-            return await asyncio.wait_for(pool.start(), 10)
-        finally:
-            pool.close()
-            srv.close()
+    async def garble(reader, writer):
+        await reader.read(10)
+        writer.write(b"this is not HTTP\r\n\r\n")
+        await writer.drain()
 
     with pytest.raises(ConnectionError, match="unreadable"):
-        asyncio.run(go())
+        _against(garble)
 
 
 def test_a_full_pool_queues_requests_until_a_connection_is_free(triton):

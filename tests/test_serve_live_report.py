@@ -10,9 +10,7 @@ live.json; the split chart starts at zero; nothing overflows its card in Chromiu
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +19,6 @@ from trtcheck.results import Results
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -142,13 +139,7 @@ def test_serve_format_md_has_the_live_tables(triton, tmp_path):
     assert "| burst:8 |" in res.stdout
 
 
-def _layout_module():
-    spec = importlib.util.spec_from_file_location("report_layout",
-                                                  ROOT / "benchmarks" / "report_layout.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from test_report_layout import _layout_module  # noqa: E402  (one loader of the checker)
 
 
 @pytest.mark.browser

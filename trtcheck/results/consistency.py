@@ -24,26 +24,15 @@ MAX_COUNT = 2**53
 float64 holds exactly, far beyond any run (10**7 requests at most)."""
 
 
-def check_times_ms(values: Iterable[float], what: str) -> None:
-    """Every value is a finite time >= 0 ms.
+def check_times_ms(values: Iterable[float], what: str, unit: str = "ms") -> None:
+    """Every value is a finite time >= 0 (in ``unit``: ms, or us for batching windows).
 
     Raises:
         ValueError: naming the first bad value and its index.
     """
     for i, v in enumerate(values):
         if not (math.isfinite(v) and v >= 0.0):
-            raise ValueError(f"{what}[{i}] is {v!r}: times must be finite and >= 0 ms")
-
-
-def check_times_us(values: Iterable[float], what: str) -> None:
-    """Every value is a finite time >= 0 us (batching windows).
-
-    Raises:
-        ValueError: naming the first bad value and its index.
-    """
-    for i, v in enumerate(values):
-        if not (math.isfinite(v) and v >= 0.0):
-            raise ValueError(f"{what}[{i}] is {v!r}: times must be finite and >= 0 us")
+            raise ValueError(f"{what}[{i}] is {v!r}: times must be finite and >= 0 {unit}")
 
 
 def check_aligned(base: Sequence[object], others: Mapping[str, Sequence[object]],

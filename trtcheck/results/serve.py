@@ -118,7 +118,7 @@ class ServeSettings(Record):
         """Batch sizes in range, at least one repeat and one instance."""
         C.check_batch_sizes(self.max_batch_sizes, "max_batch_sizes")
         C.check_batch_sizes(self.preferred_batch_sizes, "preferred_batch_sizes")
-        C.check_times_us(self.windows_us, "windows_us")
+        C.check_times_ms(self.windows_us, "windows_us", unit="us")
         for name, v in (("repeats", self.repeats), ("instances", self.instances)):
             if not 1 <= v <= C.MAX_COUNT:
                 raise ValueError(f"{name} is {v}; it must be 1..{C.MAX_COUNT}")
