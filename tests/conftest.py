@@ -75,6 +75,21 @@ def cli():
     return run_cli
 
 
+#: Measuring options that keep a test's bench short (the numbers are not what it checks).
+FAST = ["--warmup", "0", "--min-duration", "0.1", "--min-samples", "5"]
+
+
+@pytest.fixture(scope="session")
+def demo_report(tmp_path_factory) -> Path:
+    """One real ``trtcheck report --demo --batch 1,2`` folder for the whole session
+    (every section: inspection, bench, serve, precision, advice, verdict). Read it; a test
+    that writes into a report folder copies it first."""
+    out = tmp_path_factory.mktemp("demo-report") / "demo"
+    res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
 def assert_one_line_error(res: CliResult, code: int = 2, *needles: str) -> str:
     """Assert exit ``code``, no traceback, exactly one stderr line starting ``error:``."""
     assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
@@ -129,7 +144,7 @@ def gate_output(tmp_path: Path, results, policy: str, capsys) -> tuple[int, str]
     return e.value.code, cap.out + cap.err
 
 
-# --- TensorRT engines (issue 5): real trtexec exports and TensorRT-RTX plans -------------
+# --- TensorRT engines: real trtexec exports and TensorRT-RTX plans -------------
 
 def _vendored_exports() -> Path:
     """``tests/data/trtexec-exports``: the real trtexec exports, vendored with their license

@@ -1,4 +1,4 @@
-"""advise takes T(b) from a serving run when the results hold no bench (issue 4, item 1)."""
+"""advise takes T(b) from a serving run when the results hold no bench ."""
 
 import json
 

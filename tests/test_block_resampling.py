@@ -1,4 +1,4 @@
-"""Circular block resampling of the calibrated series (issue 4 follow-up).
+"""Circular block resampling of the calibrated series.
 
 Measured overhead series are in time order. A process-wide stall shows as a run of
 consecutive late sends; a host whose speed drifts gives runs of slow executions. Drawing

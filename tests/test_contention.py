@@ -1,5 +1,5 @@
 """Interpreter-lock contention: arrivals stretch a running Python-bound execution
-(issue 4 follow-up; measured with eager PyTorch ResNet-18 on an H200)."""
+(measured with eager PyTorch ResNet-18 on an H200)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Advice warns when the serving run's executions drifted (issue 4 follow-up)."""
+"""Advice warns when the serving run's executions drifted."""
 
 from __future__ import annotations
 

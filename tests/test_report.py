@@ -95,7 +95,7 @@ def test_no_partial_report_on_failure(tmp_path, monkeypatch):
 
 
 def test_overwrite_keeps_foreign_files_in_charts(tmp_path):
-    # QA pass 4: the report now goes ahead and leaves every file it does not write
+    # the report goes ahead and leaves every file it does not write
     out = tmp_path / "out"
     render_report(make_results(), out)
     (out / "charts" / "notes.txt").write_text("mine")

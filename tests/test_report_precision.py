@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tests.conftest import assert_one_line_error
 
 FAST = ["--warmup", "0", "--min-duration", "0.1", "--min-samples", "5"]
@@ -37,11 +39,8 @@ def test_report_with_serving_section(cli, ppocr, tmp_path):
     assert "## Serving with dynamic batching" in md and "window ms" in md
 
 
-def test_demo_has_every_section(cli, tmp_path):
-    out = tmp_path / "demo"
-    res = cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
-    assert res.returncode == 0, res.stderr
-    data = json.loads((out / "results.json").read_text())
+def test_demo_has_every_section(demo_report):
+    data = json.loads((demo_report / "results.json").read_text())
     for key in ("inspection", "serve", "precision", "advice"):
         assert data[key] is not None, key
     assert data["bench"]
@@ -56,7 +55,7 @@ def test_demo_has_every_section(cli, tmp_path):
     assert 0.095 <= data["advice"]["formulas"]["queue_formation_ratio"] <= 0.105
     codes = {f["code"] for f in data["inspection"]["lints"]}
     assert "onnx-dynamic-input-no-shape" not in codes  # the sweep gave the sizes
-    md = (out / "report.md").read_text()
+    md = (demo_report / "report.md").read_text()
     for title in ("## Model inspection", "## Latency and throughput", "## Precision",
                   "## Serving with dynamic batching", "## Batching advice"):
         assert title in md

@@ -24,13 +24,10 @@ from trtcheck.results.schema import __main__ as schema_main
 FAST = ["--warmup", "0", "--min-duration", "0.1", "--min-samples", "5"]
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    """A real `report --demo` folder (every section: bench, serve, precision, advice)."""
-    out = tmp_path_factory.mktemp("schema") / "demo"
-    res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
-    assert res.returncode == 0, res.stderr
-    return out
+@pytest.fixture
+def demo(demo_report) -> Path:
+    """The session's real `report --demo` folder (every section); read only."""
+    return demo_report
 
 
 def test_shipped_schema_version_and_history_agree_with_the_model():
