@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""``trtcheck advise`` wall time including interpreter start-up (issue 4: under 2 s from
+"""``trtcheck advise`` wall time including interpreter start-up (under 2 s from
 a results JSON on 2 cores), and what it imports.
 
 Writes a results JSON with a bench section (T(b) of a synthetic curve with raw samples,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validation of the advise simulator against the embedded batcher (issue 4 acceptance).
+"""Validation of the advise simulator against the embedded batcher.
 
 For each backend (the synthetic backend, and ONNX Runtime running the demo ResNet-18):
 
@@ -14,7 +14,7 @@ For each backend (the synthetic backend, and ONNX Runtime running the demo ResNe
    by the simulator with the very same arrival times (the load generator's seeded
    schedule), the same dispatch policy code, the measured T(b) and its raw spread.
 
-Goal (issue 4): QPS and mean batch within 10%, P50 within 10%, P99 within 20% for every
+Goal: QPS and mean batch within 10%, P50 within 10%, P99 within 20% for every
 stable configuration. Prints a table and writes
 ``benchmarks/results/advise_validation-<machine>.json`` (``--machine``; name the backend
 as the setup when running one, e.g. ``--machine dev-cpu-onnxruntime``), and with

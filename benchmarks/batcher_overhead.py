@@ -2,7 +2,7 @@
 
 Zero-cost backend (an ``async`` function returning its batch), one CPU core (the process
 is pinned with ``os.sched_setaffinity`` when the OS allows), standard asyncio and, when
-installed, uvloop. Goals (issue 3): <= 20 us median added per request, >= 50,000
+installed, uvloop. Goals: <= 20 us median added per request, >= 50,000
 requests/s sustained.
 
 * **added latency**: one request at a time (closed loop, concurrency 1); the median of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""trtcheck's measured latency vs a plain ``session.run`` loop (issue 2 acceptance).
+"""trtcheck's measured latency vs a plain ``session.run`` loop.
 
 For the demo ResNet-18 at batch 1 and 8, in one process and with the same ONNX Runtime
 session and inputs: (a) a hand-written loop timing ``session.run`` with

@@ -1,6 +1,6 @@
 """Wall time of ``trtcheck gate`` as a CI step runs it: a fresh process, startup included.
 
-Goal (issue 6): under 1 s for a typical results file, without TensorRT or onnxruntime.
+Goal: under 1 s for a typical results file, without TensorRT or onnxruntime.
 
 Cases (synthetic, seeded results from trtcheck/testing/synthetic_results.py, written with save_results):
 

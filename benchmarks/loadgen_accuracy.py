@@ -5,7 +5,7 @@ CPU core, the generator drives (a) a null target (each request's future resolved
 once) and (b) the embedded batcher with a zero-cost backend (window 0, max batch 32),
 through :func:`trtcheck.measure.loadgen.run_load`. Reported per rate: achieved send
 rate and its error vs the target, send-lag p50/p99 (actual send - scheduled send) and
-the share of sends later than 1 ms. Goals (issue 3): rate within 1% up to 20,000/s with
+the share of sends later than 1 ms. Goals: rate within 1% up to 20,000/s with
 p99 send lag < 1 ms.
 
 Achieved rate = (sent - 1) / (last send - first send). For Poisson arrivals the target

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does an ONNX Runtime CPU execution take longer after an idle gap? (issue 4 follow-up)
+"""Does an ONNX Runtime CPU execution take longer after an idle gap?
 
 The advise validation found ResNet-18 executions inside the serving process slower and more
 variable than `bench`'s back-to-back T(b). Hypothesis: idle gaps between executions (which a

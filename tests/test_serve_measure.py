@@ -289,7 +289,7 @@ def test_overload_in_one_run_does_not_leak_into_the_next():
 
 
 def test_a_hung_model_cannot_hang_serve():
-    """Runs are bounded in time (issue 3) even when a batch never finishes."""
+    """Runs are bounded in time even when a batch never finishes."""
     import asyncio
     import time
 
