@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Why do ONNX Runtime executions run slower inside the serving process on some hosts?
 
-
 Prints the host's CPU limits (cgroup ``cpu.max``, affinity, CPU model) and, for the demo
 ResNet-18 on one intra-op thread: back-to-back executions (as ``bench``) and the
 executions inside an open-loop serving run (``compute`` of each batch), each with the
