@@ -83,8 +83,10 @@ def encode_infer_request(address: str, model: str, version: str,
     import tritonclient.http as th
 
     body, json_size = th.InferenceServerClient.generate_request_body(inputs, outputs)
-    path = (f"/v2/models/{model}/versions/{version}/infer" if version
-            else f"/v2/models/{model}/infer")
+    from urllib.parse import quote  # as tritonclient quotes the names in its paths
+
+    path = (f"/v2/models/{quote(model)}/versions/{quote(version)}/infer" if version
+            else f"/v2/models/{quote(model)}/infer")
     head = [f"POST {path} HTTP/1.1", f"Host: {address}", "Connection: keep-alive",
             f"Content-Length: {len(body)}"]
     if json_size is not None:
