@@ -270,10 +270,11 @@ def test_multi_condition_filter_selects_the_one_configuration(serve_json):
     res = load_results(serve_json)
     want = res.serve.config("burst:16", 0, 8)
     assert want is not None
-    idx = res.serve.configs.index(want)
     got = values("serve.configs[window_ms=0,max_batch_size=8].p99_ms", res)
-    # before the fix: [] (the value "0,max_batch_size=8" matched nothing, silently)
-    assert got == [(f"serve.configs[{idx}].p99_ms", want.p99_ms)]
+    # before the fix: [] (the value "0,max_batch_size=8" matched nothing, silently);
+    # a configuration is named by the filter of its key fields
+    assert got == [("serve.configs[load.label=burst:16,window_us=0,max_batch_size=8].p99_ms",
+                    want.p99_ms)]
     # the same number parsing as single filters: 0.0 / 8.0 / spaces match too
     assert values("serve.configs[ window_ms = 0.0 , max_batch_size=8.0 ].p99_ms", res) == got
     assert values("len(serve.configs[window_ms=2,max_batch_size=4])", res)[0][1] == 1

@@ -63,7 +63,9 @@ class Check(BaseModel):
         rule: the rule as text; name: the rule's optional name.
         metric: the concrete path checked (``[*]`` replaced by the key).
         verdict: ``pass``, ``fail``, ``inconclusive``, ``not-certified``, ``missing``,
-            ``differs`` (environment) or ``same``.
+            ``invalid``, ``not-comparable``, ``new`` (a baseline rule's member that only
+            the results hold: not compared, outcome ``pass``), ``differs`` (environment)
+            or ``same``.
         outcome: what it means for the gate: ``pass``, ``warn`` or ``fail``.
         message: one line with the numbers.
         value, baseline_value: the metric in the results / baseline (metric's unit).
@@ -112,7 +114,8 @@ class GateReport(BaseModel):
             says ``environment_mismatch: fail``.
         policy, results, baseline: file names as given.
         checks: every check, in policy order.
-        counts: checks per outcome (``pass``/``warn``/``fail``).
+        counts: checks per outcome (``pass``/``warn``/``fail``), and ``new``: baseline
+            members only the results hold (outcome ``pass``, not counted under ``pass``).
         warnings: notes that do not fail the gate.
         environment_differences: ``field: results vs baseline`` lines.
     """
@@ -283,12 +286,19 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
         # precision, simulated predictions): its sample count is unknown, so it cannot be
         # certified; passing it would accept a p99 of 16 requests
         qname = f"p{sk[1] * 100:g}"
+        head, _, _ = v.path.rpartition(".")
+        if head.startswith("serve") and ".repeats[" not in v.path:
+            # a serve configuration's field is the median over its repeats: each repeat
+            # keeps the raw latencies behind its own value
+            where = f"gate {head}.repeats[*].{leaf} (each repeat's raw latencies)"
+        else:
+            where = f"gate a path with raw samples (bench.batch[N].{leaf})"
         return Check(**base, metric=v.path, verdict="not-certified",
                      outcome=rule.on_uncertified, value=_plain(val), certified=False,
                      message=(f"{v.path} = {shown} meets {rule.bound_text} but no raw samples "
                               f"are kept for it, so trtcheck cannot certify {qname} (MLPerf "
-                              f"early stopping counts samples); gate a path with raw samples "
-                              f"(bench.batch[N].{leaf}) or set on_uncertified: warn"))
+                              f"early stopping counts samples); {where} or set "
+                              f"on_uncertified: warn"))
     if stat is not None and v.samples is not None and func is None and \
             stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
             all(op in ("<=", "<", ">=", ">") for op, _ in limits):
@@ -368,6 +378,14 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
                       "in the results file")]
     for nv in new_vals:
         ov = old_by_key.get(nv.match_key)
+        if ov is None and nv.match_key:
+            # a member only the results hold (a batch size or serving configuration added
+            # to the sweep): nothing to compare it with, which is not a regression
+            out.append(Check(**base, metric=nv.path, verdict="new", outcome="pass",
+                             value=_plain(nv.value),
+                             message=f"{nv.path} = {_fmt(nv.value, rule.info.leaf, rule.path.func)}"
+                                     " is new: not in the baseline, not compared"))
+            continue
         if ov is None:
             out.append(Check(**base, metric=nv.path, verdict="missing",
                              outcome=rule.on_missing, value=_plain(nv.value),
@@ -534,6 +552,19 @@ def environment_differences(results: Any, baseline: Any) -> list[str]:
     return out
 
 
+def _verdict_hint(check: Check, rule: Rule, results: Any, results_name: str) -> Check:
+    """A ``missing`` check of a ``verdict.`` path on a file without a verdict (the
+    results of ``bench``/``serve``/...) gets the command that writes one."""
+    if check.verdict != "missing" or not rule.path.segments \
+            or rule.path.segments[0].name != "verdict" \
+            or getattr(results, "verdict", None) is not None:
+        return check
+    name = results_name or "results.json"
+    return check.model_copy(update={"message": (
+        f"{check.message}; the verdict is written by `trtcheck report`: run "
+        f"`trtcheck report --from {name} -o DIR`, then gate DIR (or DIR/results.json)")})
+
+
 def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
              results_name: str = "results.json", baseline_name: str | None = None) -> GateReport:
     """Check every rule of ``policy``; collect every verdict (pure: no I/O, no printing).
@@ -581,7 +612,8 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
         if rule.kind == "budget":
             marks = validity_marks(rule.path, results)
             agg = rule.path.func in ("min", "max", "sum")
-            checks.extend(_apply_validity(c, marks, st, st.on_inconclusive, agg)
+            checks.extend(_apply_validity(_verdict_hint(c, rule, results, results_name),
+                                          marks, st, st.on_inconclusive, agg)
                           for c in _budget_checks(rule, results, st, src))
         else:
             marks = validity_marks(rule.path, results) + validity_marks(rule.path, baseline)
@@ -595,9 +627,11 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
                         "message": f"{c.metric}: not comparable ({'; '.join(dev_diff)}); "
                                    "settings: cross_device: allow compares anyway"})
                 checks.append(c)
-    counts = {"pass": 0, "warn": 0, "fail": 0}
+    counts = {"pass": 0, "warn": 0, "fail": 0, "new": 0}
     for c in checks:
-        counts[c.outcome] = counts.get(c.outcome, 0) + 1
+        # a member new in the results passes the gate but was not compared: counted apart
+        key = "new" if c.verdict == "new" else c.outcome
+        counts[key] = counts.get(key, 0) + 1
     for c in checks:
         if c.outcome == "warn":
             warnings.append(f"{c.source}: {c.verdict}: {c.message}")

@@ -5,6 +5,7 @@ statistics computed from raw samples, and the listing of every gateable value
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,40 @@ def _item_key(item: Any, kf: str | None) -> str:
     return str(getattr(item, kf)) if kf else "?"
 
 
+def _quote_filter_value(text: str) -> str:
+    """``text`` as a filter value: quoted where it holds a character the selector
+    grammar reads (``,``, ``]``, ``[``, ``=``, quotes, leading/trailing spaces)."""
+    if not text or text != text.strip() or any(ch in text for ch in ",[]='\""):
+        q = "'" if "'" not in text else '"'
+        return f"{q}{text}{q}"
+    return text
+
+
+def _match_key(item: Any) -> str | None:
+    """The key of a list item without a key field whose class declares ``match_fields``
+    (a serve configuration): the filter that selects it, ``FIELD=VALUE`` joined by
+    commas, fields whose value is ``None`` left out; ``None`` for other items."""
+    names = getattr(type(item), "match_fields", None)
+    if not names:
+        return None
+    conds = []
+    for name in names:
+        v = _filter_item_value(item, name)
+        if v is None:
+            continue
+        shown = f"{v:g}" if isinstance(v, float) else str(v)
+        conds.append(f"{name}={_quote_filter_value(shown)}")
+    return ",".join(conds)
+
+
+def _position_key(item: Any, kf: str | None, i: int) -> str:
+    """The key ``[*]``/a filter gives a list item: its key field, else its
+    ``match_fields`` filter, else its position."""
+    if kf:
+        return _item_key(item, kf)
+    return _match_key(item) or str(i)
+
+
 def _available(items: list[Any], kf: str | None) -> str:
     if kf:
         return f"{kf} " + ", ".join(str(getattr(x, kf)) for x in items) if items else "none"
@@ -135,6 +170,37 @@ def _filter_item_value(item: Any, fpath: str) -> Any:
 def _filter_keeps(item: Any, sel: Selector) -> bool:
     """Whether ``item`` meets every condition of the filter ``sel``."""
     return all(_filter_match(_filter_item_value(item, f), v) for f, v in sel.conditions())
+
+
+def _single_repeat(obj: Any, fname: str, value: Any) -> Any | None:
+    """The one repeat whose statistic ``fname`` a record's ``fname`` is, else ``None``.
+
+    A serve configuration's latency fields are medians over its repeats; with a single
+    repeat (``serve --url`` runs one by default) the field *is* that repeat's statistic,
+    so its raw latencies certify it. Returned only when the record has exactly one
+    repeat, the repeat keeps raw samples, and its own ``fname`` equals ``value``.
+    """
+    reps = getattr(obj, "repeats", None)
+    if not isinstance(reps, list) or len(reps) != 1 or not isinstance(reps[0], BaseModel):
+        return None
+    rep = reps[0]
+    if not _own_samples(rep):
+        return None
+    try:
+        step = _lookup(type(rep), fname, True)
+    except MetricPathError:
+        return None
+    if step.percentile is not None:
+        return None
+    rv: Any = rep
+    for f in step.fields:
+        rv = getattr(rv, f, None)
+        if rv is None:
+            return None
+    if not isinstance(rv, (int, float)) or isinstance(rv, bool) \
+            or not math.isclose(float(rv), float(value), rel_tol=1e-9, abs_tol=1e-12):
+        return None
+    return rep
 
 
 def resolve(path: MetricPath, results: Any) -> list[Value]:
@@ -189,13 +255,20 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     elif step.fields[0] != _stats_field(cls):
                         samples = None
                 sk = _stat_kind(fname)
+                method_of = obj
+                if sk is not None and not samples and sk[0] != "inverse_median" \
+                        and isinstance(val, (int, float)) and not isinstance(val, bool):
+                    single = _single_repeat(obj, fname, val)
+                    if single is not None:
+                        method_of, samples = single, _own_samples(single)
                 if sk is not None and samples and isinstance(val, (int, float)):
                     kind, q = sk
                     if kind == "inverse_median":
                         med = float(np.quantile(np.asarray(samples, dtype=np.float64), 0.5))
                         stat = SampleStat(kind, 0.5, float(val) * med)
                     elif _percentile_of(fname) is not None:  # p90_ms, p99_ms, ...
-                        stat = SampleStat(kind, q, method=_recorded_percentile_method(obj))
+                        stat = SampleStat(kind, q,
+                                          method=_recorded_percentile_method(method_of))
                     else:
                         stat = SampleStat(kind, q)
             parts.append(seg.name)
@@ -209,13 +282,13 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                         kf = _key_field(type(v[0])) if v and isinstance(v[0], BaseModel) else None
                         if sel.kind == "all":
                             for i, it in enumerate(v):
-                                k = _item_key(it, kf) if kf else str(i)
+                                k = _position_key(it, kf, i)
                                 new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"], keys + (k,),
                                                    _own_samples(it)))
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
                                 if _filter_keeps(it, sel):
-                                    k = _item_key(it, kf) if kf else str(i)
+                                    k = _position_key(it, kf, i)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),
                                                        _own_samples(it)))

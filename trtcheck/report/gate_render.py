@@ -9,6 +9,7 @@ run labels come from results files) is escaped for Markdown with
 from __future__ import annotations
 
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 
 from trtcheck.analyze.gate_evaluate import Check, GateReport
@@ -23,12 +24,15 @@ def headline(report: GateReport) -> str:
     c = report.counts
     state = "PASSED" if report.passed else (
         "FAILED (environment)" if report.exit_code == 3 else "FAILED")
+    new = f", {c['new']} new (not in the baseline)" if c.get("new") else ""
     return (f"gate {state}: {c.get('pass', 0)} passed, {c.get('warn', 0)} warning(s), "
-            f"{c.get('fail', 0)} failed")
+            f"{c.get('fail', 0)} failed{new}")
 
 
 def _label(c: Check) -> str:
     v = c.verdict
+    if v == "new":
+        return "NEW"
     if c.outcome == "pass":
         return "PASS"
     if v in ("inconclusive", "not-certified", "missing", "differs"):
@@ -43,23 +47,29 @@ ONE_SCREEN_CHECKS = 20
 
 
 def render_text(report: GateReport, width: int = 100) -> str:
-    """A one-screen summary: failures, then warnings, one line each with the numbers;
-    passes one line each, or folded per rule when there are more than
+    """A one-screen summary: failures, then warnings, one line each with the numbers (a
+    message longer than ``2 * width`` characters is wrapped at spaces onto indented
+    continuation lines, never cut); passes one line each, or folded per rule when there are more than
     :data:`ONE_SCREEN_CHECKS` checks; then the headline."""
     lines = [f"trtcheck gate  policy {report.policy}  results {report.results}"
              + (f"  baseline {report.baseline}" if report.baseline else "")]
-    order = {"fail": 0, "warn": 1, "pass": 2}
+    order = {"fail": 0, "warn": 1, "new": 2, "pass": 3}
     fold = len(report.checks) > ONE_SCREEN_CHECKS
     folded: dict[tuple[int, str], list[Check]] = {}
-    for c in sorted(report.checks, key=lambda c: (order.get(c.outcome, 3), c.line)):
+    for c in sorted(report.checks, key=lambda c: (
+            order.get("new" if c.verdict == "new" else c.outcome, 4), c.line)):
         where = c.source.rsplit("/", 1)[-1]
-        if fold and c.outcome == "pass":
+        if fold and c.outcome == "pass" and c.verdict != "new":
             folded.setdefault((c.line, where), []).append(c)
             continue
-        text = f"  {_label(c):<13} {where:<16} {c.message}"
+        head = f"  {_label(c):<13} {where:<16} "
+        text = head + c.message
         if len(text) > width * 2:
-            text = text[: width * 2 - 3] + "..."
-        lines.append(text)
+            # a long message (a remedy after the numbers) is wrapped at spaces onto lines
+            # aligned under the message, never cut: a path or a word stays whole
+            text = textwrap.fill(text, width * 2, subsequent_indent=" " * len(head),
+                                 break_long_words=False, break_on_hyphens=False)
+        lines.extend(text.split("\n"))
     for (_, where), cs in folded.items():
         what = cs[0].metric if len(cs) == 1 else f"{cs[0].rule} ({len(cs)} values)"
         lines.append(f"  {'PASS':<13} {where:<16} {what}")
@@ -80,7 +90,8 @@ def render_markdown(report: GateReport) -> str:
            + (f", baseline {e(report.baseline)}" if report.baseline else ""), "",
            "| | rule | metric | verdict | details |", "|---|---|---|---|---|"]
     for c in report.checks:
-        out.append(f"| {_ICON[c.outcome]} | {e(c.source.rsplit('/', 1)[-1])} {e(c.name or '')} "
+        icon = "🆕" if c.verdict == "new" else _ICON[c.outcome]
+        out.append(f"| {icon} | {e(c.source.rsplit('/', 1)[-1])} {e(c.name or '')} "
                    f"| {e(c.metric)} | {e(c.verdict)} | {e(c.message)} |")
     if report.environment_differences:
         out += ["", "**Environment differences (results vs baseline):** "
@@ -96,13 +107,15 @@ def render_junit(report: GateReport) -> str:
     policy, results, baseline, exit code and schema version; each testcase's verdict and
     rule go in its ``<system-out>`` (``verdict: ...`` / ``rule: ...`` lines). Failed checks
     carry ``<failure>``; warnings pass with the reason in ``<system-out>``, so CI test tabs
-    show them without failing.
+    show them without failing; a baseline member new in the results (verdict ``new``,
+    not compared) is ``<skipped>``.
     """
     from trtcheck.results.model import SCHEMA_VERSION
 
     suite = ET.Element("testsuite", name="trtcheck gate", tests=str(len(report.checks)),
                        failures=str(sum(c.outcome == "fail" for c in report.checks)),
-                       errors="0", skipped="0", time="0")
+                       errors="0",
+                       skipped=str(sum(c.verdict == "new" for c in report.checks)), time="0")
     props = ET.SubElement(suite, "properties")
     for k, v in (("policy", report.policy), ("results", report.results),
                  ("baseline", report.baseline or ""), ("exit_code", str(report.exit_code)),
@@ -115,6 +128,9 @@ def render_junit(report: GateReport) -> str:
         if c.outcome == "fail":
             f = ET.SubElement(tc, "failure", message=c.message, type=c.verdict)
             f.text = c.message
+        elif c.verdict == "new":
+            # not compared: nothing in the baseline to compare it with
+            ET.SubElement(tc, "skipped", message=c.message)
         so = ET.SubElement(tc, "system-out")
         lines = [f"verdict: {c.verdict}", f"rule: {c.rule}"]
         if c.outcome == "warn":

@@ -39,6 +39,8 @@ requests went).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import model_validator
 
 from trtcheck.results import consistency as C
@@ -382,6 +384,14 @@ class ServeConfigResult(Record):
     varied across repeats). The gate refuses to pass a budget on a marked configuration
     (docs/gate.md).
     """
+
+    #: The fields that identify a configuration across two results files (the same key
+    #: as ``trtcheck compare``): the gate pairs ``serve.configs[*]`` of a results file and
+    #: its baseline by these, and names a configuration by them
+    #: (``serve.configs[load.label=open:200,window_us=2000,max_batch_size=32]``);
+    #: ``instances`` only where recorded.
+    match_fields: ClassVar[tuple[str, ...]] = ("load.label", "window_us", "max_batch_size",
+                                               "instances")
 
     window_us: float
     max_batch_size: int
