@@ -190,9 +190,11 @@ def _single_repeat(obj: Any, fname: str, value: Any) -> Any | None:
         step = _lookup(type(rep), fname, True)
     except MetricPathError:
         return None
-    if step.percentile is not None:
-        return None
     rv: Any = rep
+    if step.percentile is not None:  # p50_ms of a repeat: computed from its samples
+        rv = float(SampleStat("quantile", step.percentile,
+                              method=_recorded_percentile_method(rep)).of(
+            np.asarray(_own_samples(rep), dtype=np.float64)))
     for f in step.fields:
         rv = getattr(rv, f, None)
         if rv is None:
