@@ -213,3 +213,37 @@ def test_long_message_is_wrapped_never_cut():
     assert " ".join(" ".join(ln.split()) for ln in lines).endswith(msg)
     col = lines[0].index("serve.configs")
     assert all(ln[:col].strip() == "" and ln[col] != " " for ln in lines[1:])
+
+
+def test_a_filter_pairs_the_configuration_it_chooses_on_both_sides(tmp_path):
+    """``[*]`` pairs by key only; a filter the policy writes chooses one configuration
+    in each file itself, so it compares them although their windows differ."""
+    base = _doc()
+    cand = copy.deepcopy(base)
+    for c in cand["serve"]["configs"]:
+        c["window_us"] += 18000.0  # the same sweep with a 20 ms longer window
+    b = load_results(_write(base, tmp_path / "base.json"))
+    n = load_results(_write(cand, tmp_path / "new.json"))
+    c0 = base["serve"]["configs"][1]
+    pol = parse_policy("version: 1\nsettings:\n  on_inconclusive: warn\nbaseline:\n"
+                       f"  - serve.configs[load.label={c0['load']['label']},window_us="
+                       f"{c0['window_us']:g}].p50_ms: 10%\n")
+    # the filter matches nothing in the candidate: missing, as before
+    rep = evaluate(pol, n, b)
+    assert [c.verdict for c in rep.checks] == ["missing"]
+    pol = parse_policy("version: 1\nsettings:\n  on_inconclusive: warn\nbaseline:\n"
+                       f"  - serve.configs[load.label={c0['load']['label']},max_batch_size="
+                       f"{c0['max_batch_size']}].p50_ms: 10%\n")
+    rep = evaluate(pol, n, b)
+    # two configurations of that label in each file (windows 0 and 2 ms, +18 ms): paired
+    # in file order, the baseline's name shown
+    assert len(rep.checks) == 2 and all(c.ratio == 1.0 for c in rep.checks), \
+        [c.message for c in rep.checks]
+    assert all("window_us=18000" in c.metric or "window_us=20000" in c.metric
+               for c in rep.checks)
+    assert all("vs baseline" in c.message and "(serve.configs[" in c.message
+               for c in rep.checks)
+    # over [*] the same files pair nothing: every configuration missing and new
+    rep = evaluate(parse_policy("version: 1\nbaseline:\n  - serve.configs[*].p50_ms: 10%\n"),
+                   n, b)
+    assert sorted(c.verdict for c in rep.checks) == ["missing"] * 4 + ["new"] * 4

@@ -46,6 +46,13 @@ def _results(path) -> Results:
     return Results.model_validate_json(path.read_text())
 
 
+def _name(c) -> str:
+    """How the gate names a configuration: the filter of its key fields."""
+    inst = f",instances={c.instances}" if c.instances is not None else ""
+    return (f"serve.configs[load.label={c.load.label},window_us={c.window_us:g},"
+            f"max_batch_size={c.max_batch_size}{inst}]")
+
+
 def _gate(tmp_path, policy: str, results, *args: str) -> tuple[int, dict]:
     pol = tmp_path / "gate.yaml"
     pol.write_text(policy)
@@ -82,13 +89,13 @@ budgets:
     code, out = _gate(tmp_path, policy, live_files["b"])
     assert code == 1
     checks = {c["metric"]: c for c in out["checks"]}
-    closed = next(i for i, c in enumerate(b.configs) if c.load.label == "closed:2:60")
-    rep = b.configs[closed].repeats[0]
-    batch = checks[f"serve.configs[{closed}].repeats[0].server_stats.avg_batch_size"]
+    closed = next(c for c in b.configs if c.load.label == "closed:2:60")
+    rep = closed.repeats[0]
+    batch = checks[f"{_name(closed)}.repeats[0].server_stats.avg_batch_size"]
     # two closed-loop clients and a 20 ms window: the server batches both
     assert batch["value"] == pytest.approx(rep.server_stats.avg_batch_size)
     assert batch["verdict"] == "pass"
-    queue = checks[f"serve.configs[{closed}].repeats[0].live_split.server_queue_mean_ms"]
+    queue = checks[f"{_name(closed)}.repeats[0].live_split.server_queue_mean_ms"]
     assert queue["value"] == pytest.approx(rep.live_split.server_queue_mean_ms)
     assert queue["verdict"] == "fail"  # the requests wait out the 20 ms window
     net = [c for c in out["checks"] if c["metric"].endswith("client_network_mean_ms")]
@@ -101,13 +108,15 @@ budgets:
 
 
 def test_baseline_rules_catch_a_longer_window(live_files, tmp_path):
+    # `[*]` pairs configurations by key (a 20 ms window is another configuration than a
+    # 2 ms one); a filter chooses the configurations on both sides and pairs them in order
     policy = """version: 1
 baseline:
-  - serve.configs[*].repeats[*].live_split.server_queue_mean_ms: 50%
-  - metric: serve.configs[*].repeats[*].server_stats.avg_batch_size
+  - serve.configs[max_batch_size=32].repeats[*].live_split.server_queue_mean_ms: 50%
+  - metric: serve.configs[max_batch_size=32].repeats[*].server_stats.avg_batch_size
     max_regression: 10%
     direction: higher
-  - serve.configs[*].repeats[*].p50_ms: 50%
+  - serve.configs[max_batch_size=32].repeats[*].p50_ms: 50%
 """
     code, out = _gate(tmp_path, policy, live_files["b"], "-b", str(live_files["a"]))
     assert code == 1, [c["message"] for c in out["checks"]]
@@ -127,6 +136,31 @@ baseline:
     # client latencies keep their raw samples: an interval, not a point comparison
     assert all(c["verdict"] == "fail" and c["ratio_low"] is not None for c in p50), \
         [c["message"] for c in p50]
+    # over [*] the windows differ: nothing compared, every configuration missing and new
+    code, out = _gate(tmp_path, "version: 1\nbaseline:\n  - serve.configs[*].p50_ms: 50%\n",
+                      live_files["b"], "-b", str(live_files["a"]))
+    assert code == 1
+    assert sorted(c["verdict"] for c in out["checks"]) == ["missing"] * 2 + ["new"] * 2
+    assert {c["metric"] for c in out["checks"] if c["verdict"] == "new"} == \
+        {f"{_name(c)}.p50_ms" for c in b.configs}
+
+
+def test_single_repeat_configuration_p99_is_certified(live_files, tmp_path):
+    """`serve --url` runs one repeat: a configuration's p99_ms is that repeat's p99 and is
+    certified from its raw latencies, as the repeat's own path is."""
+    policy = """version: 1
+budgets:
+  - serve.configs[*].p99_ms <= 10 s
+  - serve.configs[*].repeats[0].p99_ms <= 10 s
+"""
+    code, out = _gate(tmp_path, policy, live_files["a"])
+    conf = [c for c in out["checks"] if c["line"] == 3]
+    reps = [c for c in out["checks"] if c["line"] == 4]
+    assert len(conf) == len(reps) == 2
+    for c, r in zip(conf, reps):
+        assert "no raw samples" not in c["message"]
+        for f in ("verdict", "samples", "over_bound", "certified", "certified_bound"):
+            assert c[f] == r[f], (f, c["message"], r["message"])
 
 
 def test_compare_pairs_live_configurations(live_files):

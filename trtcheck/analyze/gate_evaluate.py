@@ -376,8 +376,9 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
         return [Check(**base, metric=rule.path.text, verdict="missing",
                       outcome=rule.on_missing, message=f"{rule.path.text} matched nothing "
                       "in the results file")]
+    pairs = _pair_chosen(rule.path, new_vals, old_vals)
     for nv in new_vals:
-        ov = old_by_key.get(nv.match_key)
+        ov = old_by_key.get(nv.match_key) or pairs.get(id(nv))
         if ov is None and nv.match_key:
             # a member only the results hold (a batch size or serving configuration added
             # to the sweep): nothing to compare it with, which is not a regression
@@ -396,12 +397,35 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
     # sweep, a precision no longer built) is missing too: a rule over `[*]` must not pass
     # by comparing fewer members
     new_keys = {nv.match_key for nv in new_vals}
+    paired = {id(ov) for ov in pairs.values()}
     for ov in old_vals:
-        if ov.match_key not in new_keys:
+        if ov.match_key not in new_keys and id(ov) not in paired:
             out.append(Check(**base, metric=ov.path, verdict="missing",
                              outcome=rule.on_missing, baseline_value=_plain(ov.value),
                              message=f"{ov.path} is in the baseline but not in the results"))
     return out
+
+
+def _pair_chosen(path: MetricPath, new_vals: list[Value],
+                 old_vals: list[Value]) -> dict[int, Value]:
+    """Values a path without ``[*]`` pairs although their keys differ: ``id(new value)``
+    -> baseline value.
+
+    ``[*]`` pairs members by key only (a serving configuration with another window is
+    another configuration). A filter or key the user wrote (``serve.configs[load.label=
+    closed:2:60]``) chooses the members on both sides itself: when it leaves the same
+    number of unpaired values in each file, they pair in file order, so a policy can
+    compare a configuration with the baseline's configuration of another window.
+    """
+    if any(sel.kind == "all" for seg in path.segments for sel in seg.selectors):
+        return {}
+    new_keys = {v.match_key for v in new_vals}
+    old_keys = {v.match_key for v in old_vals}
+    left_new = [v for v in new_vals if v.match_key not in old_keys]
+    left_old = [v for v in old_vals if v.match_key not in new_keys]
+    if not left_new or len(left_new) != len(left_old):
+        return {}
+    return {id(n): o for n, o in zip(left_new, left_old)}
 
 
 def _baseline_one(rule: Rule, nv: Value, ov: Value, st: Settings,
@@ -461,7 +485,8 @@ def _baseline_one(rule: Rule, nv: Value, ov: Value, st: Settings,
     else:
         better = (high < 1.0) if rule.direction == LOWER else (low > 1.0)
         what = "improved" if better and conf is not None else "within the limit"
-    msg = (f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)} = "
+    other = f" ({ov.path})" if ov.path != nv.path else ""
+    msg = (f"{nv.path}: {_fmt(b, leaf, func)} vs baseline {_fmt(a, leaf, func)}{other} = "
            f"{pct:+.1f}%{interval}; {lim}: {what}")
     return Check(**base, **common, verdict=verdict,
                  outcome=_outcome(verdict, rule.on_inconclusive),
