@@ -247,3 +247,27 @@ def test_a_filter_pairs_the_configuration_it_chooses_on_both_sides(tmp_path):
     rep = evaluate(parse_policy("version: 1\nbaseline:\n  - serve.configs[*].p50_ms: 10%\n"),
                    n, b)
     assert sorted(c.verdict for c in rep.checks) == ["missing"] * 4 + ["new"] * 4
+
+
+def test_a_filter_with_repeats_pairs_each_repeat(tmp_path):
+    """A filter over configurations with `[*]` over their repeats: configurations paired
+    in order, each repeat with the repeat of the same position."""
+    base = _doc()
+    for c in base["serve"]["configs"]:
+        second = copy.deepcopy(c["repeats"][0])
+        second["repeat"] = 1
+        c["repeats"].append(second)
+    cand = copy.deepcopy(base)
+    for c in cand["serve"]["configs"]:
+        c["window_us"] += 18000.0
+    b = load_results(_write(base, tmp_path / "base.json"))
+    n = load_results(_write(cand, tmp_path / "new.json"))
+    pol = parse_policy("version: 1\nsettings:\n  on_inconclusive: warn\nbaseline:\n"
+                       "  - serve.configs[max_batch_size=8].repeats[*].p50_ms: 10%\n")
+    rep = evaluate(pol, n, b)
+    assert len(rep.checks) == 8 and all(c.ratio == 1.0 for c in rep.checks), \
+        [c.message for c in rep.checks]
+    for c in rep.checks:
+        rep_new = c.metric.split(".repeats[")[1][0]
+        rep_old = c.message.split("(serve.configs[")[1].split(".repeats[")[1][0]
+        assert rep_new == rep_old

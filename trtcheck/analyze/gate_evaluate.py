@@ -408,24 +408,39 @@ def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
 
 def _pair_chosen(path: MetricPath, new_vals: list[Value],
                  old_vals: list[Value]) -> dict[int, Value]:
-    """Values a path without ``[*]`` pairs although their keys differ: ``id(new value)``
-    -> baseline value.
+    """Values that pair although their keys differ: ``id(new value)`` -> baseline value.
 
     ``[*]`` pairs members by key only (a serving configuration with another window is
-    another configuration). A filter or key the user wrote (``serve.configs[load.label=
-    closed:2:60]``) chooses the members on both sides itself: when it leaves the same
-    number of unpaired values in each file, they pair in file order, so a policy can
-    compare a configuration with the baseline's configuration of another window.
+    another configuration). A filter the user wrote (``serve.configs[load.label=
+    closed:2:60]``) chooses the members on both sides itself: among the values left
+    unpaired that agree on every ``[*]`` key, the same number in each file pair in file
+    order, so a policy can compare a configuration with the baseline's configuration of
+    another window. A value's ``match_key`` holds one key per ``[*]`` or filter selector,
+    in path order.
     """
-    if any(sel.kind == "all" for seg in path.segments for sel in seg.selectors):
+    kinds = [sel.kind for seg in path.segments for sel in seg.selectors
+             if sel.kind in ("all", "filter")]
+    if "filter" not in kinds:
         return {}
+    star = [i for i, k in enumerate(kinds) if k == "all"]
+
+    def star_key(v: Value) -> tuple[str, ...]:
+        return tuple(v.match_key[i] for i in star if i < len(v.match_key))
+
     new_keys = {v.match_key for v in new_vals}
     old_keys = {v.match_key for v in old_vals}
-    left_new = [v for v in new_vals if v.match_key not in old_keys]
-    left_old = [v for v in old_vals if v.match_key not in new_keys]
-    if not left_new or len(left_new) != len(left_old):
-        return {}
-    return {id(n): o for n, o in zip(left_new, left_old)}
+    groups: dict[tuple[str, ...], tuple[list[Value], list[Value]]] = {}
+    for v in new_vals:
+        if v.match_key not in old_keys:
+            groups.setdefault(star_key(v), ([], []))[0].append(v)
+    for v in old_vals:
+        if v.match_key not in new_keys:
+            groups.setdefault(star_key(v), ([], []))[1].append(v)
+    out: dict[int, Value] = {}
+    for left_new, left_old in groups.values():
+        if left_new and len(left_new) == len(left_old):
+            out.update({id(n): o for n, o in zip(left_new, left_old)})
+    return out
 
 
 def _baseline_one(rule: Rule, nv: Value, ov: Value, st: Settings,
