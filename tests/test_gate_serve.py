@@ -271,3 +271,17 @@ def test_a_filter_with_repeats_pairs_each_repeat(tmp_path):
         rep_new = c.metric.split(".repeats[")[1][0]
         rep_old = c.message.split("(serve.configs[")[1].split(".repeats[")[1][0]
         assert rep_new == rep_old
+
+
+def test_configuration_names_round_trip_and_duplicates_fall_back_to_positions(tmp_path):
+    doc = _doc()
+    doc["serve"]["configs"][0]["window_us"] = 1234.5678  # :g would round it
+    doc["serve"]["configs"][3] = copy.deepcopy(doc["serve"]["configs"][2])  # same key twice
+    res = load_results(_write(doc, tmp_path / "r.json"))
+    rep = evaluate(parse_policy("version: 1\nbudgets:\n  - serve.configs[*].p50_ms <= 1 s\n"),
+                   res)
+    names = [c.metric for c in rep.checks]
+    assert "window_us=1234.5678," in names[0]
+    assert names[2:] == ["serve.configs[2].p50_ms", "serve.configs[3].p50_ms"]
+    again = evaluate(parse_policy(f"version: 1\nbudgets:\n  - {names[0]} <= 1 s\n"), res)
+    assert [c.metric for c in again.checks] == [names[0]]

@@ -127,17 +127,23 @@ def _match_key(item: Any) -> str | None:
         v = _filter_item_value(item, name)
         if v is None:
             continue
-        shown = f"{v:g}" if isinstance(v, float) else str(v)
+        shown = str(v)
+        if isinstance(v, float):  # 2000.0 -> "2000"; a value :g would round keeps repr
+            shown = f"{v:g}" if float(f"{v:g}") == v else repr(v)
         conds.append(f"{name}={_quote_filter_value(shown)}")
     return ",".join(conds)
 
 
-def _position_key(item: Any, kf: str | None, i: int) -> str:
+def _position_key(item: Any, kf: str | None, i: int, items: list[Any]) -> str:
     """The key ``[*]``/a filter gives a list item: its key field, else its
-    ``match_fields`` filter, else its position."""
+    ``match_fields`` filter when no other item of ``items`` has the same one, else its
+    position."""
     if kf:
         return _item_key(item, kf)
-    return _match_key(item) or str(i)
+    key = _match_key(item)
+    if key is None or sum(_match_key(x) == key for x in items) > 1:
+        return str(i)
+    return key
 
 
 def _available(items: list[Any], kf: str | None) -> str:
@@ -284,13 +290,13 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                         kf = _key_field(type(v[0])) if v and isinstance(v[0], BaseModel) else None
                         if sel.kind == "all":
                             for i, it in enumerate(v):
-                                k = _position_key(it, kf, i)
+                                k = _position_key(it, kf, i, v)
                                 new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"], keys + (k,),
                                                    _own_samples(it)))
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
                                 if _filter_keeps(it, sel):
-                                    k = _position_key(it, kf, i)
+                                    k = _position_key(it, kf, i, v)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),
                                                        _own_samples(it)))
