@@ -117,7 +117,8 @@ def test_configurations_named_by_key_are_valid_filters(tmp_path, capsys):
     doc = _doc()
     res = _write(doc, tmp_path / "r.json")
     c = doc["serve"]["configs"][2]
-    code, out, err = _gate(tmp_path, capsys, res, f"version: 1\nbudgets:\n  - {_key(c)}.p50_ms <= 1 s\n")
+    code, out, err = _gate(tmp_path, capsys, res,
+                           f"version: 1\nbudgets:\n  - {_key(c)}.p50_ms <= 1 s\n")
     assert code == 0, out + err
     assert f"{_key(c)}.p50_ms = " in out and out.count("PASS ") == 1
 

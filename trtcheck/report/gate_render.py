@@ -49,8 +49,8 @@ ONE_SCREEN_CHECKS = 20
 def render_text(report: GateReport, width: int = 100) -> str:
     """A one-screen summary: failures, then warnings, one line each with the numbers (a
     message longer than ``2 * width`` characters is wrapped at spaces onto indented
-    continuation lines, never cut); passes one line each, or folded per rule when there are more than
-    :data:`ONE_SCREEN_CHECKS` checks; then the headline."""
+    continuation lines, never cut); passes one line each, or folded per rule when there
+    are more than :data:`ONE_SCREEN_CHECKS` checks; then the headline."""
     lines = [f"trtcheck gate  policy {report.policy}  results {report.results}"
              + (f"  baseline {report.baseline}" if report.baseline else "")]
     order = {"fail": 0, "warn": 1, "new": 2, "pass": 3}
