@@ -12,7 +12,11 @@ file), ``invalid`` (the measurement behind the value carries an error validity m
 generator-limited, implausibly fast, interrupted), ``not-comparable`` (baseline from
 another GPU model or compute capability). The policy maps inconclusive / not-certified /
 missing / invalid / not-comparable to a gate outcome ``warn`` (exit 0) or ``fail``
-(exit 1).
+(exit 1). ``new``: a baseline rule's member only the results hold (a batch size or
+serving configuration added to the sweep): not compared, outcome ``pass``, counted apart.
+
+Members of ``[*]`` pair with the baseline's by key (bench batch size, run label, a serving
+configuration's load, window, max batch size and instances), never by list position.
 
 Validity marks (``validity`` lists of bench batch results and serve configurations):
 a value that meets its budget or baseline limit is still not a pass when the record it
