@@ -286,3 +286,18 @@ def test_configuration_names_round_trip_and_duplicates_fall_back_to_positions(tm
     assert names[2:] == ["serve.configs[2].p50_ms", "serve.configs[3].p50_ms"]
     again = evaluate(parse_policy(f"version: 1\nbudgets:\n  - {names[0]} <= 1 s\n"), res)
     assert [c.metric for c in again.checks] == [names[0]]
+
+
+def test_advice_candidates_pair_by_configuration(tmp_path):
+    """The simulator's candidates pair by (window, max batch, instances) too."""
+    full = json.loads((LIVE.parent / "full.json").read_text())
+    cand = copy.deepcopy(full)
+    cand["advice"]["candidates"].reverse()
+    b = load_results(_write(full, tmp_path / "base.json"))
+    n = load_results(_write(cand, tmp_path / "new.json"))
+    rep = evaluate(parse_policy("version: 1\nbaseline:\n  - advice.candidates[*].p99_ms: 1%\n"),
+                   n, b)
+    compared = [c for c in rep.checks if c.ratio is not None]
+    assert len(compared) >= 2
+    assert all(c.ratio == 1.0 and c.verdict == "pass" for c in compared)
+    assert all(c.metric.startswith("advice.candidates[window_us=") for c in rep.checks)

@@ -3,6 +3,8 @@ path, the recommendation and its ready-to-paste settings."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from trtcheck.results.base import Record
 from trtcheck.results.stats import Finding
 
@@ -34,6 +36,10 @@ class SimPrediction(Record):
         batches: executions simulated.
         dispatch_reasons: counts of the policy's reasons (``full``, ``window-expired``, ...).
     """
+
+    #: What identifies a prediction across two results files: the gate pairs
+    #: ``advice.candidates[*]`` with the baseline's by these and names each by them.
+    match_fields: ClassVar[tuple[str, ...]] = ("window_us", "max_batch_size", "instances")
 
     window_us: float
     max_batch_size: int
@@ -226,6 +232,11 @@ class ServePrediction(Record):
         predicted_*: the simulation; ``None`` when the simulated system is unstable at
             that rate (a queue without bound has no percentiles).
     """
+
+    #: What identifies a prediction across two results files (as for serve
+    #: configurations): the gate pairs ``advice.serve_predictions[*]`` by these.
+    match_fields: ClassVar[tuple[str, ...]] = ("load", "window_us", "max_batch_size",
+                                               "instances")
 
     config: str
     load: str
