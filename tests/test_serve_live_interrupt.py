@@ -83,6 +83,21 @@ def _wait_load_processes(proc: subprocess.Popen, timeout_s: float = 60.0) -> lis
     raise AssertionError("no load process started")
 
 
+def _inferences(triton) -> int:
+    return int(triton.stats("tb_linear")["model_stats"][0]["inference_count"])
+
+
+def _wait_sending(triton, proc: subprocess.Popen, since: int, n: int = 40,
+                  timeout_s: float = 60.0) -> None:
+    """Wait until the server has counted ``n`` requests more than ``since`` (the
+    warm-up bursts are fewer: the run itself is sending)."""
+    deadline = time.monotonic() + timeout_s
+    while _inferences(triton) - since < n:
+        assert time.monotonic() < deadline, "the run did not start sending"
+        assert proc.poll() is None, "serve ended before its run started"
+        time.sleep(0.05)
+
+
 def _config(url: str) -> dict:
     with urllib.request.urlopen(url + "/v2/models/tb_linear/config", timeout=10) as r:
         return json.loads(r.read())
@@ -122,10 +137,11 @@ def test_interrupted_sweep_keeps_the_finished_config_and_restores_the_model(trit
 
 def test_sigterm_during_the_only_run_writes_an_incomplete_file(triton, tmp_path):
     out = tmp_path / "int.json"
+    since = _inferences(triton)
     proc = _start(triton.http_url, out, "--load", "open:100", "--duration-s", "10")
     try:
         pids = _wait_load_processes(proc)
-        time.sleep(1.0)
+        _wait_sending(triton, proc, since)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         _stdout, stderr = proc.communicate(timeout=60)
@@ -144,20 +160,22 @@ def test_sigterm_during_the_only_run_writes_an_incomplete_file(triton, tmp_path)
 
 def test_load_processes_die_with_a_parent_killed_hard(triton, tmp_path):
     out = tmp_path / "int.json"
-    proc = _start(triton.http_url, out, "--load", "open:50", "--duration-s", "20",
+    since = _inferences(triton)
+    proc = _start(triton.http_url, out, "--load", "open:100", "--duration-s", "20",
                   "--client-processes", "2")
     try:
         pids = _wait_load_processes(proc)
-        while len(pids) < 2:
-            time.sleep(0.05)
-            pids = _load_processes(proc.pid)
-        time.sleep(0.5)
+        _wait_sending(triton, proc, since)  # both run: neither waits on the pipe
+        pids = _load_processes(proc.pid)
+        assert len(pids) == 2
         proc.kill()  # SIGKILL: the command cannot stop them itself
-        proc.communicate(timeout=30)
+        proc.wait(timeout=30)  # not communicate(): the load processes hold its pipes
     finally:
         if proc.poll() is None:
             proc.kill()
-    deadline = time.monotonic() + 10.0
+        proc.stdout.close()
+        proc.stderr.close()
+    deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.05)
     left = [p for p in pids if _alive(p)]
