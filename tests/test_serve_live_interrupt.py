@@ -135,10 +135,12 @@ def test_interrupted_sweep_keeps_the_finished_config_and_restores_the_model(trit
     assert now["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
 
 
-def test_sigterm_during_the_only_run_writes_an_incomplete_file(triton, tmp_path):
+@pytest.mark.parametrize("scheme", ["http", "grpc"])
+def test_sigterm_during_the_only_run_writes_an_incomplete_file(triton, tmp_path, scheme):
     out = tmp_path / "int.json"
     since = _inferences(triton)
-    proc = _start(triton.http_url, out, "--load", "open:100", "--duration-s", "10")
+    url = triton.http_url if scheme == "http" else triton.grpc_url
+    proc = _start(url, out, "--load", "open:100", "--duration-s", "10")
     try:
         pids = _wait_load_processes(proc)
         _wait_sending(triton, proc, since)
