@@ -174,8 +174,9 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
               f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
-              f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
-              f"advice would be: {b_head}")
+              f"per-request cost matters more. At {busy:g} req/s (a queue forms), before "
+              f"the noise check, the advice would be: {b_head}; `trtcheck advise --from "
+              f"REPORT_DIR --arrival-rate {busy:g}` gives the checked answer")
     return rate_per_s, lesson
 
 
@@ -189,7 +190,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     With ``demo`` and no ``rate_per_s`` the rate comes from the measured capacity:
     :data:`DEMO_LOAD_SHARE` of one instance's batch-1 capacity (``serve``'s default
     sweep also sets its rate from the measured T(1)); the advice carries a note with the
-    sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate.
+    sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate
+    (computed without the bootstrap noise check, to keep the demo short, and said so).
     A demo bench too disturbed to give a monotone T(b) is flattened, and the advice
     says so.
 
