@@ -253,8 +253,20 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
                                                        slo_p99_ms=slo_p99_ms,
                                                        device_kind=device, notes=notes))
     run = results.bench[0] if results.bench else results.serve
-    adv.export = export_settings(adv.recommendation.prediction,
-                                 safe_model_name(Path(run.model_path).stem), device)
+    name = safe_model_name(Path(run.model_path).stem)
+    spec = None
+    live = getattr(getattr(results, "serve", None), "live", None)
+    if live is not None and isinstance(live.model_config_json, dict) and \
+            live.model_config_json:  # a live server's model: its backend, tensors, max batch
+        from trtcheck.analyze.export import spec_from_triton_config
+
+        try:
+            spec = spec_from_triton_config(live.model_config_json)
+            name = safe_model_name(live.model_name or name)
+        except InputError:
+            spec = None  # an incomplete recorded configuration: settings only
+    adv.export = export_settings(adv.recommendation.prediction, name, device, spec=spec,
+                                 assessed_max_batch_size=max(adv.curve.points_ms, default=None))
     return adv
 
 

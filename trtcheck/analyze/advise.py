@@ -949,9 +949,9 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
             threshold=OVERHEAD_DOMINATES_RATIO, answer="yes" if yes else "no",
             conclusion=(f"the live run measured {net:.3g} ms of client + network time per "
                         "request (mean client latency from the send minus the server's "
-                        f"request time), {net / t1:.3g}x T(1) = {t1:.3g} ms; the calibration "
-                        f"simulates a per-request delay of {c_req:.3g} ms (median) beside the "
-                        "server's queue and execution: "
+                        f"request time), {net / t1:.3g}x T(1) = {t1:.3g} ms (the simulation "
+                        f"adds a calibrated {c_req:.3g} ms per request, median: what the "
+                        "server's queue and per-execution time do not explain): "
                         + ("thin the client and network path first (binary payloads, "
                            "keep-alive, gRPC); no batching setting recovers this" if yes else
                            "the model dominates; the client and network path is not the "

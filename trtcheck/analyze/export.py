@@ -527,15 +527,27 @@ def export_settings(p: SimPrediction, model_name: str = "model",
         ValueError: ``device_kind`` is not one of those.
     """
     kind = device_kind if device_kind is not None else (spec.device_kind if spec else None)
+    conf = spec.configured_max_batch_size if spec is not None else None
+    limit = ""
+    if (conf is not None and assessed_max_batch_size is not None
+            and 1 < p.max_batch_size < conf and assessed_max_batch_size <= p.max_batch_size):
+        limit = (f"# max batch {p.max_batch_size}: the largest batch the calibration run "
+                 f"formed; sizes up to {conf} (the measured Triton server's) were not "
+                 "assessed, so a larger max batch may do better\n")
+    ray = ray_serve_code(p, kind)
+    if limit:
+        head, _, rest = ray.partition("\n\n\n")
+        ray = head + "\n\n\n" + limit + rest
     return ExportedSettings(
         triton_config_pbtxt=triton_config(
             p, model_name, kind, spec=spec,
             preferred_batch_sizes=(p.preferred_batch_sizes if preferred_batch_sizes is None
                                    else preferred_batch_sizes),
             assessed_max_batch_size=assessed_max_batch_size),
-        ray_serve_python=ray_serve_code(p, kind),
-        torchserve_config=torchserve_config(p, model_name, version=torchserve_version,
-                                            servers=instances_per_server(p, kind, spec)))
+        ray_serve_python=ray,
+        torchserve_config=limit + torchserve_config(
+            p, model_name, version=torchserve_version,
+            servers=instances_per_server(p, kind, spec)))
 
 
 def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
