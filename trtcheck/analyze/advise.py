@@ -699,7 +699,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                     "case for batching); measure T(b) at larger batches before relying on it.")
     top = req.unassessed_above
     if top is not None and chosen.max_batch_size >= top:
-        summary += (f" Max batch {top} is the largest batch the calibration run formed; "
+        summary += (f" Max batch {top} is the largest batch size the calibration run "
+                    "measured; "
                     f"sizes up to the server's {req.server_max_batch_size} were not assessed "
                     "(calibrate at a higher rate or a longer window to assess them).")
     pitfalls = _pitfalls(chosen, c_req, req)
@@ -1267,8 +1268,8 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
     if top is not None:
         out.append(Finding(
             code="uncalibrated-batch-sizes", severity="warning",
-            message=f"batch sizes above {top}, the largest the calibration run formed, were "
-            f"not assessed (the server allows {req.server_max_batch_size}): this advice "
+            message=f"batch sizes above {top}, the largest the calibration run measured "
+            f"(formed often enough to time), were not assessed (the server allows {req.server_max_batch_size}): this advice "
             f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
             "the data, not of the model",
             remedy="calibrate at a higher rate or with a longer window, so that larger "

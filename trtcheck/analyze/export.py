@@ -355,7 +355,7 @@ def triton_config(p: SimPrediction, model_name: str = "model",
             and mbs < conf and assessed_max_batch_size <= mbs):
         kept_note = (f"# max_batch_size {conf}: the server's own, kept; the advice "
                      f"recommends {mbs}, but assessed no batch above {assessed_max_batch_size} "
-                     "(the largest its calibration formed), so larger sizes are unknown, not "
+                     "(the largest its calibration measured), so larger sizes are unknown, not "
                      "worse; calibrate at a higher rate or a longer window to assess them")
         mbs = conf
     lines.append(f"max_batch_size: {mbs}")
@@ -531,8 +531,8 @@ def export_settings(p: SimPrediction, model_name: str = "model",
     limit = ""
     if (conf is not None and assessed_max_batch_size is not None
             and 1 < p.max_batch_size < conf and assessed_max_batch_size <= p.max_batch_size):
-        limit = (f"# max batch {p.max_batch_size}: the largest batch the calibration run "
-                 f"formed; sizes up to {conf} (the measured Triton server's) were not "
+        limit = (f"# max batch {p.max_batch_size}: the largest batch size the calibration "
+                 f"run measured; sizes up to {conf} (the measured Triton server's) were not "
                  "assessed, so a larger max batch may do better\n")
     ray = ray_serve_code(p, kind)
     if limit:
