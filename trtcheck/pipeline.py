@@ -165,7 +165,9 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
     rate_per_s = float(f"{DEMO_LOAD_SHARE * cap:.2g}")
     busy = float(f"{DEMO_LOAD_SHARE * DEMO_BUSY_SHARE * cap:.2g}")
     try:
-        b_adv = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy, replicas=0,
+        # with the noise check, as `advise --from DIR --arrival-rate BUSY` answers
+        # (0.2-0.5 s more on a loaded 2-core CPU, benchmarks: docs/advise.md)
+        b_adv = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy,
                                                              device_kind=device))
         b_head = b_adv.recommendation.summary.split(" Predicted:")[0]
     except InputError as exc:
@@ -174,9 +176,9 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
               f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
-              f"per-request cost matters more. At {busy:g} req/s (a queue forms), before "
-              f"the noise check, the advice would be: {b_head}; `trtcheck advise --from "
-              f"REPORT_DIR --arrival-rate {busy:g}` gives the checked answer")
+              f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
+              f"advice would be: {b_head} (`trtcheck advise --from REPORT_DIR "
+              f"--arrival-rate {busy:g}` shows why)")
     return rate_per_s, lesson
 
 
@@ -191,7 +193,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     :data:`DEMO_LOAD_SHARE` of one instance's batch-1 capacity (``serve``'s default
     sweep also sets its rate from the measured T(1)); the advice carries a note with the
     sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate
-    (computed without the bootstrap noise check, to keep the demo short, and said so).
+    (with the bootstrap noise check, so it is what ``advise --arrival-rate`` at that rate
+    answers).
     A demo bench too disturbed to give a monotone T(b) is flattened, and the advice
     says so.
 
