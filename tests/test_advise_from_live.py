@@ -96,3 +96,13 @@ def test_an_embedded_run_keeps_the_batcher_pitfalls():
     assert adv.recommendation.prediction.window_us == 0
     assert "pitfall-window-zero-gives-up" in {p.code for p in adv.pitfalls}
     assert "uncalibrated-batch-sizes" not in {p.code for p in adv.pitfalls}
+
+
+def test_what_if_rows_above_the_calibrated_sizes_are_called_extrapolated(tmp_path):
+    shutil.copy(LIVE, tmp_path / "live.json")
+    res = run_cli("advise", "--from", str(tmp_path / "live.json"), "--arrival-rate", "250",
+                  "--window-ms", "1", "--max-batch", "8", "--format", "json", timeout=300)
+    assert res.returncode == 0, res.stderr
+    adv = json.loads(res.stdout)
+    msg = next(p["message"] for p in adv["pitfalls"] if p["code"] == "uncalibrated-batch-sizes")
+    assert "the what-if rows above it extrapolate T(b)" in msg

@@ -1271,7 +1271,9 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             message=f"batch sizes above {top}, the largest the calibration run measured "
             f"(formed often enough to time), were not assessed (the server allows {req.server_max_batch_size}): this advice "
             f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
-            "the data, not of the model",
+            "the data, not of the model" + (
+                "; the what-if rows above it extrapolate T(b) along the fitted line"
+                if any(c.max_batch_size > top for c in req.what_if) else ""),
             remedy="calibrate at a higher rate or with a longer window, so that larger "
             "batches form: " + (req.calibration_command or "trtcheck serve --url URL "
                                 "--model NAME --load open:RATE --window-ms MS -o live.json")))
