@@ -1116,7 +1116,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
         value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
-        conclusion=(f"one instance serves at most {cap1:.0f} req/s ({_cap_batch(req, cap_b)}, simulated "
+        conclusion=(f"one instance serves at most {cap1:.0f} req/s "
+                    f"({_cap_batch(req, cap_b)}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
                     f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
                     f"({gpus} {_UNIT_SINGULAR[units] if gpus == 1 else units} with this curve "
@@ -1269,7 +1270,8 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
         out.append(Finding(
             code="uncalibrated-batch-sizes", severity="warning",
             message=f"batch sizes above {top}, the largest the calibration run measured "
-            f"(formed often enough to time), were not assessed (the server allows {req.server_max_batch_size}): this advice "
+            "(formed often enough to time), were not assessed (the server allows "
+            f"{req.server_max_batch_size}): this advice "
             f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
             "the data, not of the model" + (
                 "; the what-if rows above it extrapolate T(b) along the fitted line"
