@@ -215,7 +215,7 @@ def test_exports_follow_each_servers_vocabulary():
                       stable=True, utilisation=0.5)
     e = export_settings(p, "resnet")
     assert "max_queue_delay_microseconds: 2500" in e.triton_config_pbtxt
-    assert "preferred_batch_size: [ 16 ]" in e.triton_config_pbtxt
+    assert "preferred_batch_size" not in e.triton_config_pbtxt  # none chosen: none written
     assert "{ count: 1, kind: KIND_GPU }" in e.triton_config_pbtxt  # no GPU ids unless asked
     assert "gpus:" not in e.triton_config_pbtxt and "3 GPUs visible" in e.triton_config_pbtxt
     assert "@serve.batch(max_batch_size=16, batch_wait_timeout_s=0.0025)" in e.ray_serve_python

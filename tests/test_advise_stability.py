@@ -129,6 +129,32 @@ def test_demo_advice_takes_its_rate_from_the_measured_capacity():
     assert "GPU" not in text
 
 
+def test_the_demo_headline_at_the_busy_rate_is_the_checked_advice():
+    """The demo's note names the advice at the busy rate; it goes through the same noise
+    check as ``advise --from DIR --arrival-rate BUSY``, so the two say the same (on this
+    input the nominal choice, without the check, is another one)."""
+    import re
+
+    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.pipeline import AdviseSettings, advice_from_results, advise_curve
+    from trtcheck.results import load_results
+    from goldtest import REPO
+
+    results = load_results(REPO / "tests" / "gold" / "inputs" / "full.json")
+    adv = advice_from_results(results, None, None, demo=True)
+    note = next(n for n in adv.curve.notes if n.startswith("demo: the arrival rate"))
+    busy = float(re.search(r"At ([0-9.]+) req/s \(a queue forms\)", note).group(1))
+    assert f"`trtcheck advise --from REPORT_DIR --arrival-rate {busy:g}`" in note
+    curve, measured = advice_inputs(results, source="this run")
+    checked = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy,
+                                                           device_kind="cpu"))
+    head = checked.recommendation.summary.split(" Predicted:")[0]
+    assert f"the advice would be: {head}" in note
+    nominal = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy, replicas=0,
+                                                           device_kind="cpu"))
+    assert nominal.recommendation.summary.split(" Predicted:")[0] != head
+
+
 def test_status_words_follow_the_documented_thresholds():
     """stable only from the tie-break's 80% on, likely from 60%, cannot tell below."""
     from trtcheck.analyze.advise_noise import DECIDED_SHARE, STABLE_SHARE

@@ -255,3 +255,31 @@ def test_advise_gpus_lists_the_ids_asked_for(tmp_path):
     text = json.loads(res.stdout)["export"]["triton_config_pbtxt"]
     assert "gpus: [ 0, 1 ]" in text and "gpus: [ 0 ]" in text  # 3 = 2 + 1 over two servers
     _parse(text)
+
+
+def test_an_advice_from_a_live_run_does_not_lower_the_servers_max_batch(tmp_path):
+    """The recorded live run formed no batch above 2 on a server with max batch 8: the
+    advice's max batch 2 is a limit of the data, so ``export triton --from advice.json``
+    keeps 8 (and parses as Triton's config); ``--max-batch`` still sets it."""
+    from pathlib import Path
+    import shutil
+
+    live = tmp_path / "live.json"
+    shutil.copy(Path(__file__).resolve().parent / "gold" / "inputs" / "live.json", live)
+    adv = tmp_path / "adv.json"
+    res = run_cli("advise", "--from", str(live), "--arrival-rate", "300", "-o", str(adv),
+                  timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(adv.read_text())["advice"]["recommendation"]["prediction"][
+        "max_batch_size"] == 2
+    res = run_cli("export", "triton", "--from", str(adv), "-o", str(tmp_path / "r"))
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "r" / "tb_linear" / "config.pbtxt").read_text()
+    cfg = _parse(text)
+    assert cfg.max_batch_size == 8 and "the server's own, kept" in text
+    assert not cfg.dynamic_batching.preferred_batch_size
+    res = run_cli("export", "triton", "--from", str(adv), "-o", str(tmp_path / "s"),
+                  "--max-batch", "4")
+    assert res.returncode == 0, res.stderr
+    assert _parse((tmp_path / "s" / "tb_linear" / "config.pbtxt").read_text()
+                  ).max_batch_size == 4

@@ -227,6 +227,11 @@ def test_advise_from_results(work):
     check_gold("advise/from-full-500.txt", res.stdout)
 
 
+def test_advise_from_a_live_run(work):
+    res = _ok(invoke("advise", "--from", "live.json", "--arrival-rate", "300"))
+    check_gold("advise/from-live-300.txt", res.stdout)
+
+
 def _plan_header(version=(10, 8, 0, 43)) -> bytes:
     """Bytes laid out like a TensorRT 8.6+ plan (magic, length at 16, version at 24)."""
     body = b"\x00\n" * 200

@@ -49,7 +49,11 @@ def test_curve_from_batch_stats_drops_rare_sizes_and_dips():
                                 4: (40, 160.0)})
     pooled = (100 * 3.0 + 50 * 2.8) / 150  # the dip T(2) < T(1) pooled, weighted by runs
     assert c.points() == [(1, pytest.approx(pooled)), (2, pytest.approx(pooled)), (4, 4.0)]
-    assert any("fewer than 5 times" in n for n in c.notes)
+    assert "batch size 3 ran fewer than 5 times in the calibration run and gives no point" \
+        in c.notes  # one size: singular
+    several = curve_from_batch_stats({1: (100, 300.0), 2: (2, 7.0), 3: (1, 4.0)})
+    assert "batch sizes 2, 3 ran fewer than 5 times in the calibration run and give no " \
+        "point" in several.notes
     assert any("isotonic" in n for n in c.notes)
     with pytest.raises(InputError, match="no execution"):
         curve_from_batch_stats({1: (0, 0.0)})

@@ -165,7 +165,9 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
     rate_per_s = float(f"{DEMO_LOAD_SHARE * cap:.2g}")
     busy = float(f"{DEMO_LOAD_SHARE * DEMO_BUSY_SHARE * cap:.2g}")
     try:
-        b_adv = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy, replicas=0,
+        # with the noise check, as `advise --from DIR --arrival-rate BUSY` answers
+        # (0.2-0.5 s more on a loaded 2-core CPU, benchmarks: docs/advise.md)
+        b_adv = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy,
                                                              device_kind=device))
         b_head = b_adv.recommendation.summary.split(" Predicted:")[0]
     except InputError as exc:
@@ -175,7 +177,8 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
               f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
-              f"advice would be: {b_head}")
+              f"advice would be: {b_head} (`trtcheck advise --from REPORT_DIR "
+              f"--arrival-rate {busy:g}` shows why)")
     return rate_per_s, lesson
 
 
@@ -189,7 +192,9 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     With ``demo`` and no ``rate_per_s`` the rate comes from the measured capacity:
     :data:`DEMO_LOAD_SHARE` of one instance's batch-1 capacity (``serve``'s default
     sweep also sets its rate from the measured T(1)); the advice carries a note with the
-    sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate.
+    sparse-arrival lesson and the headline at :data:`DEMO_BUSY_SHARE` times that rate
+    (with the bootstrap noise check, so it is what ``advise --arrival-rate`` at that rate
+    answers).
     A demo bench too disturbed to give a monotone T(b) is flattened, and the advice
     says so.
 
@@ -251,8 +256,20 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
                                                        slo_p99_ms=slo_p99_ms,
                                                        device_kind=device, notes=notes))
     run = results.bench[0] if results.bench else results.serve
-    adv.export = export_settings(adv.recommendation.prediction,
-                                 safe_model_name(Path(run.model_path).stem), device)
+    name = safe_model_name(Path(run.model_path).stem)
+    spec = None
+    live = getattr(getattr(results, "serve", None), "live", None)
+    if live is not None and isinstance(live.model_config_json, dict) and \
+            live.model_config_json:  # a live server's model: its backend, tensors, max batch
+        from trtcheck.analyze.export import spec_from_triton_config
+
+        try:
+            spec = spec_from_triton_config(live.model_config_json)
+            name = safe_model_name(live.model_name or name)
+        except InputError:
+            spec = None  # an incomplete recorded configuration: settings only
+    adv.export = export_settings(adv.recommendation.prediction, name, device, spec=spec,
+                                 assessed_max_batch_size=max(adv.curve.points_ms, default=None))
     return adv
 
 

@@ -141,6 +141,14 @@ class AdviseRequest:
             for the wording (GPUs vs CPU hosts and processes).
         replicas: bootstrap replicas of the measurements the choice is rerun on
             (:mod:`trtcheck.analyze.advise_noise`), >= 0; 0: the nominal choice only.
+        server_max_batch_size: the live server's configured ``max_batch_size`` when T(b)
+            was calibrated from a live run (``None``: no live server); sizes above the
+            curve's largest batch are then not assessed, and the advice says so.
+        calibration_command: the command that calibrates the live server again (for
+            the remedy of that finding); ``None``: a generic one.
+        client_network_ms: a live run's mean client + network time per request, ms
+            (client latency from the send - the server's request time); ``None``: no
+            live run.
     """
 
     curve: LatencyCurve
@@ -168,6 +176,18 @@ class AdviseRequest:
     what_if: list[Candidate] = field(default_factory=list)
     device: str | None = None
     replicas: int = 12
+    server_max_batch_size: int | None = None
+    calibration_command: str | None = None
+    client_network_ms: float | None = None
+
+    @property
+    def unassessed_above(self) -> int | None:
+        """The largest batch size assessed when a live server allows larger ones it was
+        not calibrated at (``None``: every size the server allows was assessed)."""
+        top = int(self.curve.max_batch_measured)
+        if self.server_max_batch_size is not None and self.server_max_batch_size > top:
+            return top
+        return None
 
     @property
     def finite_load(self) -> bool:
@@ -677,6 +697,12 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     if single_point and kind != "no-batching":
         summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
                     "case for batching); measure T(b) at larger batches before relying on it.")
+    top = req.unassessed_above
+    if top is not None and chosen.max_batch_size >= top:
+        summary += (f" Max batch {top} is the largest batch size the calibration run "
+                    "measured; "
+                    f"sizes up to the server's {req.server_max_batch_size} were not assessed "
+                    "(calibrate at a higher rate or a longer window to assess them).")
     pitfalls = _pitfalls(chosen, c_req, req)
     tail = float(service.mean_spread_factors(np.array([1]))[0])
     if tail > HEAVY_TAIL_FACTOR:
@@ -915,7 +941,23 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     lw = _load_words(req, rate)
     # step 1: thin the HTTP layer
     ratio = f.serving_overhead_to_inference_ratio
-    if c_req <= 0:
+    if req.client_network_ms is not None and req.per_request_overhead_ms <= 0:
+        net = req.client_network_ms
+        yes = net >= OVERHEAD_DOMINATES_RATIO * t1
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=net / t1 if t1 > 0 else 0.0,
+            threshold=OVERHEAD_DOMINATES_RATIO, answer="yes" if yes else "no",
+            conclusion=(f"the live run measured {net:.3g} ms of client + network time per "
+                        "request (mean client latency from the send minus the server's "
+                        f"request time), {net / t1:.3g}x T(1) = {t1:.3g} ms (the simulation "
+                        f"adds a calibrated {c_req:.3g} ms per request, median: what the "
+                        "server's queue and per-execution time do not explain): "
+                        + ("thin the client and network path first (binary payloads, "
+                           "keep-alive, gRPC); no batching setting recovers this" if yes else
+                           "the model dominates; the client and network path is not the "
+                           "first thing to fix"))))
+    elif c_req <= 0:
         nodes.append(DecisionNode(
             step="thin-http", question="Is the serving overhead per request at least the "
             "inference time T(1)?", value=0.0, threshold=OVERHEAD_DOMINATES_RATIO,
@@ -1074,17 +1116,28 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
         value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
-        conclusion=(f"one instance serves at most {cap1:.0f} req/s (batch {cap_b}, simulated "
+        conclusion=(f"one instance serves at most {cap1:.0f} req/s "
+                    f"({_cap_batch(req, cap_b)}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
                     f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
                     f"({gpus} {_UNIT_SINGULAR[units] if gpus == 1 else units} with this curve "
                     "each), " + _headroom_text(
                         req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
-                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s)"
+                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s "
+                    f"{_cap_batch(req, cap_b, 'at ')})"
                     + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
                        f", above the {req.max_utilisation:.0%} utilisation target"))))
     return nodes
+
+
+def _cap_batch(req: AdviseRequest, cap_b: int, prefix: str = "") -> str:
+    """The batch a capacity is quoted at, in words: at the largest calibrated batch when a
+    live server allows larger ones that were not assessed."""
+    top = req.unassessed_above
+    if top is not None and cap_b >= top:
+        return f"{prefix}the largest calibrated batch, {cap_b}"
+    return f"{prefix}batch {cap_b}"
 
 
 def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
@@ -1205,15 +1258,30 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         return (f"Window {us_to_ms(chosen.window_us):g} ms with max batch "
                 f"{chosen.max_batch_size}. Predicted: {pred}.{stab}")
     return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
-            f"serves at most {f.capacity_per_instance_per_s:.0f} req/s (batch "
-            f"{f.capacity_batch_size}). Predicted: {pred}.{stab}")
+            f"serves at most {f.capacity_per_instance_per_s:.0f} req/s "
+            f"({_cap_batch(req, f.capacity_batch_size)}). Predicted: {pred}.{stab}")
 
 
 def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:
     """Seed notes' pitfalls that apply to this recommendation."""
     out: list[Finding] = []
+    top = req.unassessed_above
+    if top is not None:
+        out.append(Finding(
+            code="uncalibrated-batch-sizes", severity="warning",
+            message=f"batch sizes above {top}, the largest the calibration run measured "
+            "(formed often enough to time), were not assessed (the server allows "
+            f"{req.server_max_batch_size}): this advice "
+            f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
+            "the data, not of the model" + (
+                "; the what-if rows above it extrapolate T(b) along the fitted line"
+                if any(c.max_batch_size > top for c in req.what_if) else ""),
+            remedy="calibrate at a higher rate or with a longer window, so that larger "
+            "batches form: " + (req.calibration_command or "trtcheck serve --url URL "
+                                "--model NAME --load open:RATE --window-ms MS -o live.json")))
     batching = chosen.max_batch_size > 1
-    python_layer = c_req >= PYTHON_LAYER_OVERHEAD_MS
+    own_batcher = req.batcher == "embedded"  # implementation pitfalls: not a live server
+    python_layer = own_batcher and c_req >= PYTHON_LAYER_OVERHEAD_MS
     w_ms = us_to_ms(chosen.window_us)
     if batching and python_layer:
         out.append(Finding(
@@ -1247,7 +1315,7 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
             message=f"a {w_ms:g} ms window in a Python service rarely collects a batch: "
             "its own per-request cost spreads the arrivals",
             remedy="prefer a C++ batcher (Triton) or measure the batch sizes you get"))
-    if batching and w_ms == 0:
+    if batching and w_ms == 0 and own_batcher:
         out.append(Finding(
             code="pitfall-window-zero-gives-up", severity="warning",
             message="with window 0 a batcher must take what is already queued before it "

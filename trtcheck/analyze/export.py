@@ -147,6 +147,9 @@ class TritonModelSpec:
             Triton places ``count`` instances on every GPU the server sees.
         parameters: backend ``parameters`` (string values) to keep, e.g. the python
             backend's ``EXECUTION_ENV_PATH``.
+        configured_max_batch_size: the ``max_batch_size`` the served model had (a live
+            Triton's configuration); ``None``: not known. An advice that did not assess
+            batches above its recommendation never lowers it.
     """
 
     platform: str = ""
@@ -158,6 +161,7 @@ class TritonModelSpec:
     co_located: bool = False
     gpus: tuple[int, ...] | None = None
     parameters: tuple[tuple[str, str], ...] = ()
+    configured_max_batch_size: int | None = None
 
     @property
     def model_file(self) -> str:
@@ -301,15 +305,23 @@ def _gpu_groups(n: int, gpus: tuple[int, ...] | None) -> list[str]:
 def triton_config(p: SimPrediction, model_name: str = "model",
                   device_kind: str | None = None, *, spec: TritonModelSpec | None = None,
                   preferred_batch_sizes: Sequence[int] = (), advised: bool = True,
-                  settings_given: bool = False) -> str:
+                  settings_given: bool = False,
+                  assessed_max_batch_size: int | None = None) -> str:
     """A whole ``config.pbtxt`` for the configuration ``p``.
 
     Fields (docs: user_guide/model_configuration.md): ``name``; ``platform`` or
     ``backend`` and ``input``/``output`` from ``spec`` (none: the batching and instance
     fragment only); ``max_batch_size`` (``0`` when the model has no batch axis);
     ``dynamic_batching { preferred_batch_size, max_queue_delay_microseconds }`` when
-    batching pays (``preferred_batch_sizes``, default ``[max_batch_size]``, Triton's own
-    default); ``instance_group``:
+    batching pays (``preferred_batch_size`` only when ``preferred_batch_sizes`` are
+    given: without it Triton forms batches up to ``max_batch_size``, which is what the
+    advice simulated); ``instance_group``:
+
+    ``max_batch_size`` is never lowered below ``spec.configured_max_batch_size`` (the
+    live server's own) when the advice assessed no larger size
+    (``assessed_max_batch_size``, the largest batch of its T(b), at most ``p``'s max
+    batch): those sizes were not found worse, only not measured. The server's value is
+    kept with a comment saying why.
 
     * GPU (``device_kind`` ``"gpu"`` or ``None``), one instance per GPU: without GPU ids
       (``spec.gpus`` ``None``) ``{ count: 1, kind: KIND_GPU }``, which Triton places on
@@ -337,15 +349,26 @@ def triton_config(p: SimPrediction, model_name: str = "model",
         lines.append(f"platform: {pbtxt_string(spec.platform)}")
     if spec.backend:
         lines.append(f"backend: {pbtxt_string(spec.backend)}")
+    kept_note = None
+    conf = spec.configured_max_batch_size
+    if (batching and conf is not None and assessed_max_batch_size is not None
+            and mbs < conf and assessed_max_batch_size <= mbs):
+        kept_note = (f"# max_batch_size {conf}: the server's own, kept; the advice "
+                     f"recommends {mbs}, but assessed no batch above {assessed_max_batch_size} "
+                     "(the largest its calibration measured), so larger sizes are unknown, not "
+                     "worse; calibrate at a higher rate or a longer window to assess them")
+        mbs = conf
     lines.append(f"max_batch_size: {mbs}")
+    if kept_note:
+        lines.append(kept_note)
     lines += _tensor_lines("input", spec.inputs)
     lines += _tensor_lines("output", spec.outputs)
     if batching:
-        pref = sorted({int(b) for b in preferred_batch_sizes if 1 <= b <= mbs}) or [mbs]
-        lines += ["dynamic_batching {",
-                  f"  preferred_batch_size: [ {', '.join(str(b) for b in pref)} ]",
-                  f"  max_queue_delay_microseconds: {int(round(p.window_us))}",
-                  "}"]
+        pref = sorted({int(b) for b in preferred_batch_sizes if 1 <= b <= mbs})
+        lines += ["dynamic_batching {"]
+        if pref:
+            lines.append(f"  preferred_batch_size: [ {', '.join(str(b) for b in pref)} ]")
+        lines += [f"  max_queue_delay_microseconds: {int(round(p.window_us))}", "}"]
     elif not spec.batch_axis:
         lines.append("# max_batch_size 0: the model has no batch axis Triton can batch on")
     elif advised:
@@ -485,8 +508,9 @@ def torchserve_config(p: SimPrediction, model_name: str = "model", *,
 
 def export_settings(p: SimPrediction, model_name: str = "model",
                     device_kind: str | None = None, *, spec: TritonModelSpec | None = None,
-                    preferred_batch_sizes: Sequence[int] = (),
-                    torchserve_version: str = TORCHSERVE_DEFAULT_VERSION) -> ExportedSettings:
+                    preferred_batch_sizes: Sequence[int] | None = None,
+                    torchserve_version: str = TORCHSERVE_DEFAULT_VERSION,
+                    assessed_max_batch_size: int | None = None) -> ExportedSettings:
     """All three exports for the recommended configuration ``p``.
 
     ``model_name`` is written escaped for each format (a protobuf string in
@@ -495,18 +519,35 @@ def export_settings(p: SimPrediction, model_name: str = "model",
     ``device_kind`` (``"gpu"``, ``"cpu"`` or ``None``: not recorded, GPU assumed; see
     :func:`device_kind_from_results`) picks Triton's instance kind and Ray's resources;
     ``spec`` the platform/backend, tensors, GPU ids and placement of the Triton config.
-    TorchServe's workers per server follow the Triton split.
+    TorchServe's workers per server follow the Triton split. ``preferred_batch_sizes``
+    ``None`` takes ``p``'s own (what the advice chose; empty: none written);
+    ``assessed_max_batch_size``: see :func:`triton_config`.
 
     Raises:
         ValueError: ``device_kind`` is not one of those.
     """
     kind = device_kind if device_kind is not None else (spec.device_kind if spec else None)
+    conf = spec.configured_max_batch_size if spec is not None else None
+    limit = ""
+    if (conf is not None and assessed_max_batch_size is not None
+            and 1 < p.max_batch_size < conf and assessed_max_batch_size <= p.max_batch_size):
+        limit = (f"# max batch {p.max_batch_size}: the largest batch size the calibration "
+                 f"run measured; sizes up to {conf} (the measured Triton server's) were not "
+                 "assessed, so a larger max batch may do better\n")
+    ray = ray_serve_code(p, kind)
+    if limit:
+        head, _, rest = ray.partition("\n\n\n")
+        ray = head + "\n\n\n" + limit + rest
     return ExportedSettings(
-        triton_config_pbtxt=triton_config(p, model_name, kind, spec=spec,
-                                          preferred_batch_sizes=preferred_batch_sizes),
-        ray_serve_python=ray_serve_code(p, kind),
-        torchserve_config=torchserve_config(p, model_name, version=torchserve_version,
-                                            servers=instances_per_server(p, kind, spec)))
+        triton_config_pbtxt=triton_config(
+            p, model_name, kind, spec=spec,
+            preferred_batch_sizes=(p.preferred_batch_sizes if preferred_batch_sizes is None
+                                   else preferred_batch_sizes),
+            assessed_max_batch_size=assessed_max_batch_size),
+        ray_serve_python=ray,
+        torchserve_config=limit + torchserve_config(
+            p, model_name, version=torchserve_version,
+            servers=instances_per_server(p, kind, spec)))
 
 
 def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
@@ -557,5 +598,7 @@ def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
                 params.append((str(k), v["string_value"]))
     return TritonModelSpec(platform=platform, backend=backend, inputs=tensors("input"),
                            outputs=tensors("output"), batch_axis=batch_axis,
+                           configured_max_batch_size=int(str(config.get("max_batch_size", 0)
+                                                             or 0)) or None,
                            device_kind=kind, co_located=True, gpus=gpus,
                            parameters=tuple(params))

@@ -512,4 +512,7 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         batch_excess_ms=tuple(excess), request_delay_ms=tuple(delay),
         contention_per_arrival_ms=contention, batcher=measured.get("batcher", "embedded"),
         delay_per_execution=bool(measured.get("delay_per_execution", False)),
+        server_max_batch_size=measured.get("server_max_batch_size"),
+        calibration_command=measured.get("calibration_command"),
+        client_network_ms=measured.get("client_network_ms"),
         notes=list(measured.get("calibration_notes", [])) + notes)

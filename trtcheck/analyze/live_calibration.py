@@ -194,8 +194,10 @@ def curve_from_batch_stats(batch_stats: dict[int, tuple[int, float]], *,
     fitted = isotonic_fit(weights, means)
     notes = []
     if dropped:
-        notes.append(f"batch sizes {', '.join(map(str, dropped))} ran fewer than "
-                     f"{min_executions} times in the calibration run and give no point")
+        sizes = (f"batch size {dropped[0]}" if len(dropped) == 1
+                 else f"batch sizes {', '.join(map(str, dropped))}")
+        notes.append(f"{sizes} ran fewer than {min_executions} times in the calibration "
+                     f"run and give{'s' if len(dropped) == 1 else ''} no point")
     moved = [f"T({b}) {m:.4g} -> {f:.4g} ms" for b, m, f in zip(bs, means, fitted)
              if abs(f - m) > 1e-12]
     if moved:
@@ -462,6 +464,11 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
     :func:`trtcheck.analyze.inputs.inputs_from_results`: ``measured`` holds
     ``request_delay_ms`` (the calibrated per-request delay quantiles),
     ``batch_excess_ms`` (the fitted per-execution overhead, one value), ``model_name``,
+    ``server_max_batch_size`` (the served model's configured ``max_batch_size``, which
+    may exceed the largest batch the run formed), ``client_network_ms`` (the run's mean
+    client + network time per request: client latency from the send - the server's
+    request time), ``calibration_command`` (the serve
+    command that calibrates again, RATE and MS left to fill in),
     ``source`` and ``live_calibration`` (the :class:`LiveCalibration`).
 
     Raises:
@@ -487,6 +494,12 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "batch_excess_ms": (cal.per_batch_overhead_ms,) if cal.per_batch_overhead_ms > 0
         else (),
         "live_calibration": cal,
+        "server_max_batch_size": int(o.max_batch_size),
+        "client_network_ms": max(0.0, float(np.mean(o.client_latencies_ms))
+                                 - o.server_request_mean_ms),
+        "calibration_command": (f"trtcheck serve --url {live.url} --model "
+                                f"{live.model_name or 'MODEL'} --load open:RATE "
+                                "--window-ms MS -o live.json"),
         "batcher": "triton",
         "delay_per_execution": True,
     }

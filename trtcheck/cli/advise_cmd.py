@@ -311,7 +311,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
                            else None)
     spec = _export_spec(results, model, model_file, kind, gpu_list)
     adv.export = export_settings(adv.recommendation.prediction, name, kind, spec=spec,
-                                 torchserve_version=torchserve_version)
+                                 torchserve_version=torchserve_version,
+                                 assessed_max_batch_size=max(adv.curve.points_ms, default=None))
     if export_dir is not None:
         _write_export_dir(export_dir, name, adv, spec, _export_model(model, model_file, results),
                           overwrite)

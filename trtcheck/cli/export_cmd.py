@@ -319,8 +319,12 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
     if model is None:
         log(f"no model file given: copy the served model into {Path(repo) / name / '1'} "
             f"as {model_file}")
+    advice = getattr(results, "advice", None)
+    assessed = (max(advice.curve.points_ms, default=None)  # what the advice measured
+                if advice is not None and max_batch is None else None)
     text = triton_config(pred, name, spec.device_kind, spec=spec, preferred_batch_sizes=pref,
-                         advised=results is not None, settings_given=explicit)
+                         advised=results is not None, settings_given=explicit,
+                         assessed_max_batch_size=assessed)
     for path in write_model_repository(repo, name, text, model, model_file, overwrite):
         log(f"wrote {path}")
 
