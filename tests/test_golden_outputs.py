@@ -11,6 +11,7 @@ so outputs name files relatively. Rewrite the golden files after an intended cha
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -65,6 +66,8 @@ def _ok(res, code: int = 0):
 def test_help(command):
     args = [command, "--help"] if command else ["--help"]
     res = _ok(invoke(*args))
+    # an example continued on the next line keeps its line break (no run of spaces inside)
+    assert not re.search(r"\S {3,}--", res.stdout), res.stdout
     check_gold(f"help/{command or 'trtcheck'}.txt", res.stdout)
 
 
