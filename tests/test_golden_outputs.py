@@ -151,6 +151,9 @@ def test_report_from_live_results(work):
     res = _ok(invoke("report", "--from", "live.json", "-o", "rep"))
     check_gold("report/from-live.output.txt", res.stdout + res.stderr)
     check_gold("report/from-live.md", (work / "rep" / "report.md").read_text(encoding="utf-8"))
+    html = (work / "rep" / "report.html").read_text(encoding="utf-8")
+    title = "trtcheck report: tb_linear on triton at http://127.0.0.1:34283"
+    assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
     assert sorted(p.name for p in (work / "rep" / "charts").iterdir()) == [
         "serve-live-split.png", "serve-window-0.png", "serve-window-1.png"]
 
