@@ -209,6 +209,8 @@ def test_model_not_loaded_is_environment(triton, tmp_path):
     msg = assert_one_line_error(res, 3, "'tb_slow' is in the server's repository but not loaded;",
                                 "/v2/repository/models/tb_slow/load", "--load-model=tb_slow")
     assert "not ready" not in msg
+    res = _serve(triton.grpc_url, "tb_slow", tmp_path / "x.json")
+    assert_one_line_error(res, 3, "but not loaded;", "gRPC RepositoryModelLoad")
 
 
 @pytest.mark.parametrize("scheme", ["http", "grpc"])

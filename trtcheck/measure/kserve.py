@@ -273,8 +273,11 @@ class KServeClient:
         ``unloaded``) names the server's reason; otherwise it says how to load it."""
         ver = f" version {version}" if version else ""
         reason = str(entry.get("reason", "") or "").strip()
-        load_hint = (f"load it (POST {self.ep.url.rstrip('/')}/v2/repository/models/{name}/load)"
-                     f" or start the server with it (tritonserver --load-model={name})")
+        how = (f"gRPC RepositoryModelLoad, or POST /v2/repository/models/{name}/load on its "
+               "HTTP port" if self.grpc else
+               f"POST {self.ep.url.rstrip('/')}/v2/repository/models/{name}/load")
+        load_hint = (f"load it ({how}) or start the server with it "
+                     f"(tritonserver --load-model={name})")
         if reason and reason.lower() != "unloaded":
             return EnvironmentProblem(
                 f"model {name!r}{ver} is in the server's repository but failed to load "
