@@ -45,3 +45,23 @@ def test_unmatched_serving_configs_are_listed(pair):
     c = compare(a, b2)
     assert len(c.serve) == 1 and c.serve_only_in_a == ["burst:32 W=2 ms B=8"]
     assert compare(a, make_results()).serve == []  # no serving run on one side
+
+
+def test_loads_set_from_each_runs_own_capacity_pair_by_position(pair):
+    """Two demo runs set their loads from their own measured capacity (open:8.2 vs
+    open:8.9): the n-th load of a kind pairs with the n-th, both labels named."""
+    from trtcheck.analyze.compare import compare
+
+    a, b = pair
+    b2 = b.model_copy(deep=True)
+    for cfg in b2.serve.configs:
+        cfg.load = cfg.load.model_copy(update={"label": "burst:30"})
+    c = compare(a, b2)
+    assert [d.config for d in c.serve] == ["burst:32 / burst:30 W=0 ms B=8",
+                                           "burst:32 / burst:30 W=2 ms B=8"]
+    assert c.serve_only_in_a == [] and c.serve_only_in_b == []
+    # a window only one run measured stays unpaired
+    b3 = b2.model_copy(deep=True)
+    b3.serve.configs = b3.serve.configs[:1]
+    c = compare(a, b3)
+    assert len(c.serve) == 1 and c.serve_only_in_a == ["burst:32 W=2 ms B=8"]

@@ -471,7 +471,9 @@ def _serve_key(c: Any) -> tuple[str, float, int, int | None]:
 
 def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:
     """Serving configurations of ``a`` and ``b`` matched by (load, window, max batch,
-    instances).
+    instances); configurations left over are matched by the load's kind and position
+    among the run's loads of that kind (both runs having as many), with both load labels
+    named (``open:8.2:poisson:16 / open:8.9:poisson:16 W=0 ms B=8``).
 
     Returns:
         ``(matched rows, labels only in a, labels only in b)``; empty when either file has
@@ -482,14 +484,48 @@ def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], li
         return [], [], []
     ca = {_serve_key(c): c for c in sa.configs}
     cb = {_serve_key(c): c for c in sb.configs}
-    rows = [ServeConfigDelta(config=_serve_label(k), qps_a=ca[k].throughput_queries_per_s,
-                             qps_b=cb[k].throughput_queries_per_s,
-                             batch_a=ca[k].mean_batch_size, batch_b=cb[k].mean_batch_size,
-                             p50_a_ms=ca[k].p50_ms, p50_b_ms=cb[k].p50_ms,
-                             p99_a_ms=ca[k].p99_ms, p99_b_ms=cb[k].p99_ms)
-            for k in ca if k in cb]
-    return (rows, [_serve_label(k) for k in ca if k not in cb],
-            [_serve_label(k) for k in cb if k not in ca])
+
+    def row(label: str, x: Any, y: Any) -> ServeConfigDelta:
+        return ServeConfigDelta(config=label, qps_a=x.throughput_queries_per_s,
+                                qps_b=y.throughput_queries_per_s,
+                                batch_a=x.mean_batch_size, batch_b=y.mean_batch_size,
+                                p50_a_ms=x.p50_ms, p50_b_ms=y.p50_ms,
+                                p99_a_ms=x.p99_ms, p99_b_ms=y.p99_ms)
+
+    rows = [row(_serve_label(k), ca[k], cb[k]) for k in ca if k in cb]
+    only_a = [k for k in ca if k not in cb]
+    only_b = [k for k in cb if k not in ca]
+    # loads set from each run's own measurement (the demo's rates are shares of the
+    # measured capacity) differ in their labels: pair the n-th load of a kind with the
+    # n-th of the same kind when both runs have as many, and name both labels
+    ra, rb = _load_ranks(sa), _load_ranks(sb)
+    by_rank_b = {(rb.get(k[0]), *k[1:]): k for k in only_b if rb.get(k[0]) is not None}
+    for k in list(only_a):
+        kb = by_rank_b.get((ra.get(k[0]), *k[1:])) if ra.get(k[0]) is not None else None
+        if kb is None or kb not in only_b:
+            continue
+        label = f"{k[0]} / {_serve_label(kb)}"
+        rows.append(row(label, ca[k], cb[kb]))
+        only_a.remove(k)
+        only_b.remove(kb)
+    return (rows, [_serve_label(k) for k in only_a], [_serve_label(k) for k in only_b])
+
+
+def _load_ranks(run: Any) -> dict[str, tuple[str, int, int]]:
+    """Each load label of a serving run -> (kind, its position among the run's loads of
+    that kind, how many the run has), in the run's own order."""
+    labels: list[str] = []
+    kinds: dict[str, str] = {}
+    for c in run.configs:
+        if c.load.label not in kinds:
+            labels.append(c.load.label)
+            kinds[c.load.label] = c.load.kind
+    out: dict[str, tuple[str, int, int]] = {}
+    for kind in set(kinds.values()):
+        same = [lb for lb in labels if kinds[lb] == kind]
+        for i, lb in enumerate(same):
+            out[lb] = (kind, i, len(same))
+    return out
 
 
 def compare_precision(a: Any, b: Any) -> tuple[list[FieldDiff], list[PrecisionVariantDelta],

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.results.stats import Finding
+from trtcheck.stats import CV_WARN
 from trtcheck.results.verdict import REASON_EFFECTS, Verdict, VerdictReason
 
 UNSTABLE_CV_LIMIT = 0.20
@@ -293,7 +294,8 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
             title=f"the latency at batch {sizes} is too unstable to trust",
             message=(f"latency of {run.label} varies too much to trust: coefficient of "
                      f"variation up to {worst.stats.cv:.0%} at batch {worst.batch_size} "
-                     f"(limit {UNSTABLE_CV_LIMIT:.0%})"),
+                     f"(the verdict's limit is {UNSTABLE_CV_LIMIT:.0%}; the bench section "
+                     f"already flags a CV over {CV_WARN:.0%})"),
             remedy=remedy, codes=["unstable-cv"],
             where=[f"batch {b.batch_size}" for b in bad]))
     return out

@@ -396,8 +396,12 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
                        arrays=arrays, client_processes=client_processes, progress=log)
     results = new_results()
     results.serve = run
+    results.incomplete = run.incomplete
     from trtcheck.cli.common import emit_results
     from trtcheck.report.sec_serve import serve_markdown
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    if run.incomplete:
+        log(f"{run.incomplete}; the results are marked incomplete")
+        raise click.exceptions.Exit(130)

@@ -30,6 +30,9 @@ from __future__ import annotations
 import asyncio
 import math
 import multiprocessing as mp
+import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from trtcheck.errors import EnvironmentProblem, InputError, UsageError
 from trtcheck.measure.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
+from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.measure.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
@@ -68,6 +72,10 @@ KSERVE_DTYPES: dict[str, Any] = {
 START_TIMEOUT_S = 120.0
 #: Seconds after a run that the statistics may take to count its requests.
 STATS_SETTLE_S = 2.0
+#: Seconds an interrupted sweep may take to load the model's original configuration again.
+RESTORE_TIMEOUT_S = 30.0
+#: Seconds a stopped load process may take to exit before it is killed.
+STOP_TIMEOUT_S = 2.0
 
 
 # --------------------------------------------------------------------------- payload
@@ -362,9 +370,34 @@ def _datatype(arr: np.ndarray) -> str:
     raise InputError(f"cannot send an array of dtype {arr.dtype}")
 
 
+def _exit_with_parent() -> None:
+    """In a load process: exit at once when the process that started it is gone (killed
+    hard, so it could not stop its load processes). A daemon thread waits on the
+    parent's sentinel (a pipe whose write end only the parent holds: it reads as closed
+    the moment the parent exits, however it exits)."""
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        from multiprocessing.connection import wait
+
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="trtcheck-parent-watch").start()
+
+
 def _worker(conn: Any, job: LoadJob) -> None:
     """Entry point of one load process: connect, warm up, report ready, wait for go, run,
-    send the :class:`LoadResult` (or ``("error", text)``) back."""
+    send the :class:`LoadResult` (or ``("error", text)``) back.
+
+    Ctrl-C at a terminal reaches the whole process group: a load process ignores it and
+    the measuring process stops it (SIGTERM). It exits by itself when the measuring
+    process is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
+
     def ready(warm_errors: dict[str, str]) -> None:
         conn.send(("ready", warm_errors))
 
@@ -413,6 +446,8 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                   timeout_s: float) -> list[LoadResult]:
     """Start one spawned process per job, wait until every one is connected and warmed
     up, call ``between()`` (e.g. read the server's statistics), then let them all run.
+    On any exception (Ctrl-C/SIGTERM included) every process is stopped at once
+    (:func:`stop_processes`); none outlives the call.
 
     Raises:
         EnvironmentProblem: a process failed, warm-up requests all failed (the first
@@ -420,6 +455,7 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
     """
     ctx = mp.get_context("spawn")
     procs, conns = [], []
+    finished = False
     try:
         for job in jobs:
             parent, child = ctx.Pipe()
@@ -449,18 +485,34 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                 raise EnvironmentProblem(f"the load generator failed: {msg[1]}",
                                          "check the server and --url")
             out.append(msg[1])
+        finished = True
         return out
     finally:
-        for c in conns:
-            try:
-                c.send("stop")
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        for p in procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-                p.join(timeout=5)
+        if finished:  # each has sent its result; one left waiting for "go" is told to stop
+            for c in conns:
+                try:
+                    c.send("stop")
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+        stop_processes(procs, graceful_s=5.0 if finished else 0.0)
+
+
+def stop_processes(procs: Sequence[Any], graceful_s: float) -> None:
+    """End load processes, bounded in time: wait up to ``graceful_s`` for them to exit,
+    then SIGTERM every one still running at once, and SIGKILL any that has not exited
+    :data:`STOP_TIMEOUT_S` later (e.g. on an interrupt: ``graceful_s`` 0)."""
+    deadline = time.monotonic() + graceful_s
+    for p in procs:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+    for p in procs:  # every one first, so nothing waits on another's exit
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for p in procs:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=STOP_TIMEOUT_S)
 
 
 def _recv(conn: Any, deadline: float, what: str) -> Any:
@@ -696,6 +748,7 @@ def _device_of(config: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- measurement
 
 
+@sigterm_as_interrupt()
 def measure_live(url: str, model: str, *, model_version: str = "",
                  windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
@@ -727,6 +780,12 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
         progress: called with one line per run.
+
+    Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
+    original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
+    skips it), and returns the configurations that finished with ``incomplete`` set.
+    An interrupt before the first run (while reading the model) raises
+    :class:`KeyboardInterrupt`.
 
     Returns:
         a :class:`ServeRun` with ``live`` set (put it in ``Results.serve``).
@@ -774,73 +833,79 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     k = 0
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
+    incomplete: str | None = None
     try:
-        # one configuration per window x max batch x instance count
-        for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
-            cfg = base_cfg
-            if sweep:
-                cfg = override_config(base_cfg, window_us=w, max_batch=mb,
-                                      instances=n_inst, preferred=pref)
-                if progress:
-                    progress(f"loading {model} with window "
-                             f"{us_to_ms(window_us_of(cfg)):g} ms, max "
-                             f"batch {cfg.get('max_batch_size')}, "
-                             f"{instances_of(cfg)} instance(s) ...")
-                loaded = cfg
-                try:
-                    _load(ep, model, cfg)
-                except InputError as exc:
-                    # no explicit model control: nothing can be swept; any other
-                    # refusal skips this configuration and keeps the others
-                    if "refuses to load models" in str(exc):
-                        raise
-                    skipped.append((cfg, exc))
+        try:
+            # one configuration per window x max batch x instance count
+            for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
+                cfg = base_cfg
+                if sweep:
+                    cfg = override_config(base_cfg, window_us=w, max_batch=mb,
+                                          instances=n_inst, preferred=pref)
                     if progress:
-                        progress(f"warning: {exc}; skipping this configuration")
-                    k += len(shapes_)
-                    continue
-                cfg = _current_config(ep, model, model_version) or cfg
-            for shape in shapes_:
-                k += 1
-                reps = []
-                for r in range(repeats):
-                    rep = _one_run(ep, model, model_version, feed, out_specs, shape,
-                                   seed + r, r, max_duration_s, drain_timeout_s,
-                                   late_threshold_ms, warmup_requests, client_processes)
-                    reps.append(rep)
-                    if progress:
-                        lat = rep.latency
-                        progress(f"[{k}/{total}] {shape.label} window "
-                                 f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
-                                 f"{cfg.get('max_batch_size', base_mb)} repeat "
-                                 f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
-                                 f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
-                                 f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                from trtcheck.measure.serve import _config_result
+                        progress(f"loading {model} with window "
+                                 f"{us_to_ms(window_us_of(cfg)):g} ms, max "
+                                 f"batch {cfg.get('max_batch_size')}, "
+                                 f"{instances_of(cfg)} instance(s) ...")
+                    loaded = cfg
+                    try:
+                        _load(ep, model, cfg)
+                    except InputError as exc:
+                        # no explicit model control: nothing can be swept; any other
+                        # refusal skips this configuration and keeps the others
+                        if "refuses to load models" in str(exc):
+                            raise
+                        skipped.append((cfg, exc))
+                        if progress:
+                            progress(f"warning: {exc}; skipping this configuration")
+                        k += len(shapes_)
+                        continue
+                    cfg = _current_config(ep, model, model_version) or cfg
+                for shape in shapes_:
+                    k += 1
+                    reps = []
+                    for r in range(repeats):
+                        rep = _one_run(ep, model, model_version, feed, out_specs, shape,
+                                       seed + r, r, max_duration_s, drain_timeout_s,
+                                       late_threshold_ms, warmup_requests, client_processes)
+                        reps.append(rep)
+                        if progress:
+                            lat = rep.latency
+                            progress(f"[{k}/{total}] {shape.label} window "
+                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                    from trtcheck.measure.serve import _config_result
 
-                # Triton's max_batch_size 0 (no batch axis: one request per
-                # execution) is max batch 1 for the batching quantities
-                c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
-                    "max_batch_size", 0) or 0)), shape, reps)
-                for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
-                    if w.code in ("late-sends", "generator-limited"):
-                        w.remedy = ("lower the rate, add --client-processes, or run the "
-                                    "load on a less loaded machine")
-                c.server_model_config = cfg
-                c.instances = instances_of(cfg)
-                c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
-                                                            or {}).get(
-                    "preferred_batch_size", [])]
-                configs.append(c)
+                    # Triton's max_batch_size 0 (no batch axis: one request per
+                    # execution) is max batch 1 for the batching quantities
+                    c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
+                        "max_batch_size", 0) or 0)), shape, reps)
+                    for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
+                        if w.code in ("late-sends", "generator-limited"):
+                            w.remedy = ("lower the rate, add --client-processes, or run the "
+                                        "load on a less loaded machine")
+                    c.server_model_config = cfg
+                    c.instances = instances_of(cfg)
+                    c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
+                                                                or {}).get(
+                        "preferred_batch_size", [])]
+                    configs.append(c)
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or SIGTERM: the load processes are already stopped; keep what
+            # finished
+            incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
+                          f"{total} configuration(s) measured")
     finally:
         if loaded is not None:
-            try:
-                _load(ep, model, base_cfg)
-            except Exception as exc:  # noqa: BLE001 - keep the measurement's own error
-                if progress:
-                    progress(f"warning: could not load {model} with its original "
-                             f"configuration again: {exc}")
-    if not configs and skipped:
+            late = _restore(ep, model, base_cfg, progress,
+                            interrupted=incomplete is not None)
+            if late and incomplete is None:  # every run finished; the restore did not
+                incomplete = (f"interrupted by {late}: {len(configs)} of {total} "
+                              "configuration(s) measured")
+    if not configs and skipped and incomplete is None:
         raise skipped[0][1]
     dtypes = sorted({str(t.get("datatype", "")).lower() for t in md.get("inputs", [])})
     settings = ServeSettings(
@@ -881,10 +946,45 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     "ready and was measured: under strict readiness another model that "
                     "failed to load does this",
             remedy="check the server log for the model that failed to load"))
-    if not sweep:
-        run.live.command_stats = stats_delta(first_stats, _stats(ep, model, model_version))
+    if not sweep and incomplete is None:
+        try:
+            run.live.command_stats = stats_delta(first_stats,
+                                                 _stats(ep, model, model_version))
+        except KeyboardInterrupt as exc:  # every run finished: keep them
+            incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
+                          f"{total} configuration(s) measured")
+    run.incomplete = incomplete
     _run_findings(run)
     return run
+
+
+def _restore(ep: Endpoint, model: str, base_cfg: dict[str, Any],
+             progress: Callable[[str], None] | None, *, interrupted: bool) -> str | None:
+    """Load the model's original configuration again after a sweep (best effort: a
+    failure is a warning, never the command's error; after an interrupt at most
+    :data:`RESTORE_TIMEOUT_S`). An interrupt during it skips it.
+
+    Returns:
+        the name of the signal that interrupted the restore (``"SIGINT"``,
+        ``"SIGTERM"``), else ``None``.
+    """
+    def warn(why: str) -> None:
+        if progress:
+            progress(f"warning: could not load {model} with its original configuration "
+                     f"again: {why}")
+
+    if interrupted and progress:
+        progress(f"loading {model} with its original configuration again ...")
+    try:
+        _load(ep, model, base_cfg, timeout_s=RESTORE_TIMEOUT_S if interrupted else None)
+    except KeyboardInterrupt as exc:
+        warn("interrupted")
+        return interrupt_name(exc)
+    except asyncio.TimeoutError:
+        warn(f"no answer within {RESTORE_TIMEOUT_S:g} s")
+    except Exception as exc:  # noqa: BLE001 - keep the measurement's own error
+        warn(str(exc))
+    return None
 
 
 def _run_findings(run: ServeRun) -> None:
@@ -904,10 +1004,14 @@ def _run_findings(run: ServeRun) -> None:
                     remedy="measure on a server (or model) nobody else uses"))
 
 
-def _load(ep: Endpoint, model: str, cfg: dict[str, Any]) -> None:
+def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
+          timeout_s: float | None = None) -> None:
     async def go() -> None:
         async with KServeClient(ep) as c:
-            await c.load_model(model, cfg)
+            if timeout_s is None:
+                await c.load_model(model, cfg)
+            else:
+                await asyncio.wait_for(c.load_model(model, cfg), timeout_s)
 
     asyncio.run(go())
 

@@ -63,7 +63,9 @@ def _chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
     axes.plot(xs, [r.measured_p50_ms for r in rows], "s", label="measured P50", alpha=0.6)
     axes.plot(xs, [r.predicted_p50_ms for r in rows], "+", label="predicted P50")
     axes.set_xticks(xs)
-    axes.set_xticklabels([r.config for r in rows], rotation=60, ha="right", fontsize=7)
+    several_loads = len({r.load for r in rows}) > 1  # name the load where it tells rows apart
+    axes.set_xticklabels([f"{r.load} {r.config}" if several_loads else r.config for r in rows],
+                         rotation=60, ha="right", fontsize=7)
     zero_based_with_headroom(axes)  # the highest P99 marker stays inside the frame
     axes.set_ylabel("latency (ms)")
     axes.legend(fontsize=7)
