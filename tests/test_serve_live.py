@@ -161,7 +161,7 @@ def test_unreachable_url_is_environment(tmp_path):
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000", "http://127.0.0.1", "127.0.0.1:8000",
-                                 "http://127.0.0.1:8000/v2/models"])
+                                 "http://127.0.0.1:8000/v2/models", "http:/127.0.0.1:8000"])
 def test_bad_url_is_input(url, tmp_path):
     res = _serve(url, "m", tmp_path / "x.json")
     assert_one_line_error(res, 2, "--url")
@@ -180,6 +180,12 @@ def test_url_without_scheme_suggests_one(url, tmp_path):
     res = _serve(url, "m", tmp_path / "x.json")
     msg = assert_one_line_error(res, 2, "needs a scheme")
     assert f"http://{url.rstrip('/')} " in msg and "'none'" not in msg
+
+
+def test_url_without_scheme_or_port_suggests_tritons_ports(tmp_path):
+    msg = assert_one_line_error(_serve("localhost", "m", tmp_path / "x.json"), 2,
+                                "needs a scheme")
+    assert "http://localhost:8000 " in msg and "grpc://localhost:8001 " in msg
 
 
 def test_server_not_ready_measures_a_ready_model_with_a_warning(tmp_path):

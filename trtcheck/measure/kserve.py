@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -71,10 +72,16 @@ def parse_url(url: str) -> Endpoint:
         port = u.port
     except ValueError as exc:
         raise InputError(f"--url {url!r} is not a valid URL ({exc})", hint) from None
-    if "://" not in url:
+    if "://" not in url and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", url.strip()):
         bare = url.strip().rstrip("/")
+        try:
+            has_port = urlparse(f"//{bare}").port is not None
+        except ValueError:
+            has_port = True  # a bad port: the suggestion keeps what was given
+        http, grpc = (bare, bare) if has_port else (f"{bare}:8000", f"{bare}:8001")
         raise InputError(f"--url {url!r} needs a scheme (http:// or grpc://)",
-                         f"give --url http://{bare} (KServe v2 over HTTP) or grpc://{bare}")
+                         f"give --url http://{http} (KServe v2 over HTTP) or grpc://{grpc}"
+                         + ("" if has_port else " (Triton's default ports)"))
     if u.scheme not in ("http", "grpc"):
         raise InputError(f"--url {url!r} has scheme {u.scheme or 'none'!r}; trtcheck speaks "
                          "KServe v2 over http:// or grpc://", hint)
