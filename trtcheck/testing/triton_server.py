@@ -339,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-models", action="store_true",
                     help="load every model at start (no explicit model control)")
     ap.add_argument("--dir", type=Path, default=None,
-                    help="folder for the model repository (default: a new temporary folder)")
+                    help="folder for the model repository, written as DIR/models (an existing "
+                         "DIR/models is replaced; default: a new temporary folder)")
     args = ap.parse_args(argv)
     root = args.dir or Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
     loads = () if args.all_models else tuple(args.load_model or ("tb_linear",))
