@@ -10,7 +10,8 @@ width, and
   the page itself must not scroll sideways;
 * takes a screenshot per width (``report-<width>.png``) to look at.
 
-Prints one row per width (page height, overflows, tallest section) and writes JSON to
+Prints one row per width (page height, overflows, tables that scroll sideways inside
+their card, tallest section) and writes JSON to
 ``benchmarks/results/report_layout-<machine>.json`` (or ``--json FILE``).
 
     python benchmarks/report_layout.py REPORT_DIR_OR_HTML [--widths 1024,1400] [--out DIR]
@@ -68,10 +69,22 @@ window.addEventListener('load', function () {
       }
     }
   }
+  var scrolling = [];
+  var tables = document.querySelectorAll('section table');
+  for (var k = 0; k < tables.length; k++) {
+    var t = tables[k];
+    if (t.getClientRects().length === 0) continue;  // in a closed <details>: not laid out
+    if (t.scrollWidth > t.clientWidth + 1) {
+      var head = t.querySelector('tr');
+      scrolling.push({section: t.closest('section').id, width: t.scrollWidth, visible: t.clientWidth,
+                      header: ((head || t).textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60)});
+    }
+  }
   var out = document.createElement('pre');
   out.id = 'trtcheck-layout-check';
   out.textContent = 'LAYOUT-CHECK' + JSON.stringify({width: docW, height: root.scrollHeight,
-                                                     problems: problems, sections: heights}) + 'END-LAYOUT-CHECK';
+                                                     problems: problems, scrolling_tables: scrolling,
+                                                     sections: heights}) + 'END-LAYOUT-CHECK';
   document.body.appendChild(out);
 });
 </script>
@@ -106,7 +119,9 @@ def check_layout(html_path: Path, width: int, binary: str | None = None,
 
     Returns:
         ``{"width", "height" (page height, px), "problems": [{what, section, right,
-        limit, text}], "sections": [{id, height}]}``.
+        limit, text}], "scrolling_tables": [{section, width, visible, header}] (tables
+        wider than their box, which scroll sideways inside the card: allowed, but a
+        reader must scroll to see their last columns), "sections": [{id, height}]}``.
 
     Raises:
         RuntimeError: Chromium is missing or fails, or the page gave no result.
@@ -172,13 +187,18 @@ def main(argv: list[str] | None = None) -> int:
                                                                             "height": 0})
         rows.append({"width_px": w, "page_height_px": res["height"],
                      "overflows": len(res["problems"]), "problems": res["problems"],
+                     "scrolling_tables": res["scrolling_tables"],
                      "sections": res["sections"], "tallest_section": tallest,
                      "screenshot": str(shot)})
-    print(f"{'width px':>8} {'page height px':>14} {'overflows':>9}  tallest section")
+    print(f"{'width px':>8} {'page height px':>14} {'overflows':>9} {'scrolling tables':>16}"
+          "  tallest section")
     for r in rows:
         t = r["tallest_section"]
-        print(f"{r['width_px']:>8} {r['page_height_px']:>14} {r['overflows']:>9}  "
-              f"{t['id']} ({t['height']} px)")
+        print(f"{r['width_px']:>8} {r['page_height_px']:>14} {r['overflows']:>9} "
+              f"{len(r['scrolling_tables']):>16}  {t['id']} ({t['height']} px)")
+        for st in r["scrolling_tables"][:10]:
+            print(f"         scrolls: table in #{st['section']}: {st['width']} px in "
+                  f"{st['visible']} px {st['header']!r}")
         for p in r["problems"][:10]:
             print(f"         overflow: <{p['what']}> in #{p['section']}: right {p['right']} "
                   f"> {p['limit']} {p['text']!r}")

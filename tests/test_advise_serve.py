@@ -186,3 +186,30 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
     curve = curve_from_bench(BenchRun.model_validate(raw["bench"]))
     (cfg,) = ServeRun.model_validate(migrate_section("serve", raw["calibration"], 1, 2)).configs
     assert calibration_exclusion(cfg, curve) is None
+
+
+def test_predicted_vs_measured_chart_leaves_headroom_above_the_highest_point():
+    """The highest marker (a measured P99 far above the rest) sits inside the frame: the
+    axis starts at 0 and ends at least 10 % above the highest point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from trtcheck.report.charts import HEADROOM_FRACTION, ChartSink
+    from trtcheck.report.sec_advice import ComparisonRow, _chart
+
+    rows = [ComparisonRow(config=f"window {w} ms", load="open:300", measured_queries_per_s=300.0,
+                          predicted_queries_per_s=300.0, measured_mean_batch=2.0,
+                          predicted_mean_batch=2.0, measured_p50_ms=4.0, predicted_p50_ms=4.0,
+                          measured_p99_ms=p99, predicted_p99_ms=9.0)
+            for w, p99 in ((0, 9.5), (5, 10.0), (20, 200.0))]
+    sink, limits = ChartSink(), []
+    real_add = sink.add
+
+    def add(name, title, fig):
+        limits.append(fig.axes[0].get_ylim())
+        return real_add(name, title, fig)
+
+    sink.add = add  # observe the figure the section draws
+    _chart(rows, sink)
+    assert limits and limits[0][0] == 0
+    assert limits[0][1] >= (1 + HEADROOM_FRACTION) * 200.0

@@ -16,7 +16,8 @@ def test_version_and_help(cli):
     assert res.returncode == 0 and "trtcheck, version" in res.stdout
     res = cli("--help")
     assert res.returncode == 0
-    for word in ("inspect", "bench", "report", "Exit codes", "3  environment"):
+    for word in ("inspect", "bench", "report", "Exit codes", "3  environment",
+                 "1:20,8:40,32:110 --arrival-rate 3000  # batch:ms", "(debug lines)"):
         assert word in res.stdout
 
 

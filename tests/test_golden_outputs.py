@@ -11,6 +11,7 @@ so outputs name files relatively. Rewrite the golden files after an intended cha
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -65,6 +66,8 @@ def _ok(res, code: int = 0):
 def test_help(command):
     args = [command, "--help"] if command else ["--help"]
     res = _ok(invoke(*args))
+    # an example continued on the next line keeps its line break (no run of spaces inside)
+    assert not re.search(r"\S {3,}--", res.stdout), res.stdout
     check_gold(f"help/{command or 'trtcheck'}.txt", res.stdout)
 
 
@@ -148,6 +151,9 @@ def test_report_from_live_results(work):
     res = _ok(invoke("report", "--from", "live.json", "-o", "rep"))
     check_gold("report/from-live.output.txt", res.stdout + res.stderr)
     check_gold("report/from-live.md", (work / "rep" / "report.md").read_text(encoding="utf-8"))
+    html = (work / "rep" / "report.html").read_text(encoding="utf-8")
+    title = "trtcheck report: tb_linear on triton at http://127.0.0.1:34283"
+    assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
     assert sorted(p.name for p in (work / "rep" / "charts").iterdir()) == [
         "serve-live-split.png", "serve-window-0.png", "serve-window-1.png"]
 

@@ -156,3 +156,25 @@ def test_text_cells_never_break_words_mid_word():
     code_rule = re.search(r"td code[^{]*\{([^}]*)\}", css)
     assert code_rule and "overflow-wrap: anywhere" in code_rule.group(1)
     assert "break-all" not in css
+
+
+@pytest.mark.browser
+def test_precision_tables_fit_at_1024_px(chromium, tmp_path):
+    """The precision tables show every column at 1024 px (none scrolls sideways inside its
+    card), and each variant's verdict comes right after its name."""
+    from trtcheck.results import load_results
+
+    mod, binary = chromium
+    results = load_results(ROOT / "tests" / "gold" / "inputs" / "full.json")
+    assert results.precision is not None
+    render_report(results, tmp_path / "out")
+    html_path = tmp_path / "out" / "report.html"
+    # open every <details> so the per-output tables are laid out and measured too
+    html_path.write_text(html_path.read_text(encoding="utf-8").replace("<details", "<details open"),
+                         encoding="utf-8")
+    res = mod.check_layout(html_path, 1024, binary=binary)
+    assert res["problems"] == [], res["problems"][:5]
+    assert [t for t in res["scrolling_tables"] if t["section"] == "precision"] == []
+    section = html_path.read_text(encoding="utf-8").split('<section id="precision">', 1)[1]
+    heads = re.findall(r"<tr><th class=\"l\">(\w+)</th><th class=\"l\">(\w+)</th>", section)
+    assert ("precision", "verdict") in heads and ("output", "verdict") in heads

@@ -161,7 +161,7 @@ def test_unreachable_url_is_environment(tmp_path):
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000", "http://127.0.0.1", "127.0.0.1:8000",
-                                 "http://127.0.0.1:8000/v2/models"])
+                                 "http://127.0.0.1:8000/v2/models", "http:/127.0.0.1:8000"])
 def test_bad_url_is_input(url, tmp_path):
     res = _serve(url, "m", tmp_path / "x.json")
     assert_one_line_error(res, 2, "--url")
@@ -171,7 +171,21 @@ def test_unknown_model_and_version_are_input(triton, tmp_path):
     res = _serve(triton.http_url, "no_such_model", tmp_path / "x.json")
     assert_one_line_error(res, 2, "has no model 'no_such_model'", "tb_linear")
     res = _serve(triton.grpc_url, "tb_linear", tmp_path / "x.json", "--model-version", "9")
-    assert_one_line_error(res, 2, "version 9")
+    msg = assert_one_line_error(res, 2, "has no version 9 of model 'tb_linear'")
+    assert "give --model-version 1 " in msg and "tb_fail" not in msg  # its versions, not models
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:58185", "localhost:8000/"])
+def test_url_without_scheme_suggests_one(url, tmp_path):
+    res = _serve(url, "m", tmp_path / "x.json")
+    msg = assert_one_line_error(res, 2, "needs a scheme")
+    assert f"http://{url.rstrip('/')} " in msg and "'none'" not in msg
+
+
+def test_url_without_scheme_or_port_suggests_tritons_ports(tmp_path):
+    msg = assert_one_line_error(_serve("localhost", "m", tmp_path / "x.json"), 2,
+                                "needs a scheme")
+    assert "http://localhost:8000 " in msg and "grpc://localhost:8001 " in msg
 
 
 def test_server_not_ready_measures_a_ready_model_with_a_warning(tmp_path):
@@ -192,12 +206,17 @@ def test_server_not_ready_measures_a_ready_model_with_a_warning(tmp_path):
         assert [w["code"] for w in doc["serve"]["warnings"]].count("server-not-ready") == 1
         # the model that failed to load is refused with one line (exit 3)
         res = _serve(srv.http_url, "tb_broken", tmp_path / "y.json", "--load", "burst:2")
-    assert_one_line_error(res, 3, "not ready")
+    assert_one_line_error(res, 3, "'tb_broken' is in the server's repository but failed to load",
+                          "max_batch_size")
 
 
 def test_model_not_loaded_is_environment(triton, tmp_path):
     res = _serve(triton.http_url, "tb_slow", tmp_path / "x.json")
-    assert_one_line_error(res, 3, "not ready")
+    msg = assert_one_line_error(res, 3, "'tb_slow' is in the server's repository but not loaded;",
+                                "/v2/repository/models/tb_slow/load", "--load-model=tb_slow")
+    assert "not ready" not in msg
+    res = _serve(triton.grpc_url, "tb_slow", tmp_path / "x.json")
+    assert_one_line_error(res, 3, "but not loaded;", "gRPC RepositoryModelLoad")
 
 
 @pytest.mark.parametrize("scheme", ["http", "grpc"])

@@ -119,7 +119,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="Show the version, the runtimes found (ONNX Runtime, TensorRT, "
               "TensorRT-RTX, cuda-python) and the results schema version, then exit.")
 @click.option("-v", "--verbose", count=True,
-              help="More detail on stderr (-v: debug lines too).")
+              help="More detail on stderr (debug lines).")
 @click.option("-q", "--quiet", count=True,
               help="Less on stderr (-q: no progress lines, notes and warnings stay; -qq: "
               "errors only).")
@@ -133,7 +133,7 @@ def cli(verbose: int = 0, quiet: int = 0) -> None:
       trtcheck bench model.onnx --batch 1,8  # latency and throughput per batch size
       trtcheck report --from results.json    # re-render a report, no measurement
       trtcheck serve model.onnx --window-ms 0,20 --load burst:64,open:500
-      trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
+      trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000  # batch:ms pairs
       trtcheck gate results.json --policy gate.yaml --baseline prod.json
 
     Progress lines go to stderr (terminal or not); results go to stdout or -o files.

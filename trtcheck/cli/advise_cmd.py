@@ -199,11 +199,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --latency-curve 1:0.29 --per-request-overhead-ms 12 --arrival-rate 200
       trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000
       trtcheck advise --from results.json --arrival-rate 500 --slo-p99-ms 20
-      trtcheck advise --latency-curve 1:0.29,8:0.4,32:1.0 --per-request-overhead-ms 12 \
+      trtcheck advise --latency-curve 1:0.29,8:0.4,32:1.0 --per-request-overhead-ms 12 \\
           --serial-overhead --load burst:64 --window-ms 0,20,50,100 --max-batch 32
       trtcheck advise model.onnx --shapes x:1x3x48x192 --arrival-rate 300
       trtcheck advise --from live.json --arrival-rate 800 --window-ms 1,5 --max-batch 16
-      trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \
+      trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \\
           --model-file model.py
     """
     from trtcheck.analyze.curve import parse_curve_text

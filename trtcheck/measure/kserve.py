@@ -12,7 +12,7 @@ URL not ``http://HOST:PORT`` or ``grpc://HOST:PORT``   :class:`InputError` (2)
 nothing answers at the URL, or no answer in time       :class:`EnvironmentProblem` (3)
 the server is not live (not ready alone: a warning)  :class:`EnvironmentProblem` (3)
 the server has no such model / version                 :class:`InputError` (2)
-the model exists but is not ready (not loaded)         :class:`EnvironmentProblem` (3)
+the model is in the repository but not loaded/ready   :class:`EnvironmentProblem` (3)
 the server refuses a model load (no explicit control)  :class:`InputError` (2)
 =====================================================  ======================================
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -71,6 +72,16 @@ def parse_url(url: str) -> Endpoint:
         port = u.port
     except ValueError as exc:
         raise InputError(f"--url {url!r} is not a valid URL ({exc})", hint) from None
+    if "://" not in url and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", url.strip()):
+        bare = url.strip().rstrip("/")
+        try:
+            has_port = urlparse(f"//{bare}").port is not None
+        except ValueError:
+            has_port = True  # a bad port: the suggestion keeps what was given
+        http, grpc = (bare, bare) if has_port else (f"{bare}:8000", f"{bare}:8001")
+        raise InputError(f"--url {url!r} needs a scheme (http:// or grpc://)",
+                         f"give --url http://{http} (KServe v2 over HTTP) or grpc://{grpc}"
+                         + ("" if has_port else " (Triton's default ports)"))
     if u.scheme not in ("http", "grpc"):
         raise InputError(f"--url {url!r} has scheme {u.scheme or 'none'!r}; trtcheck speaks "
                          "KServe v2 over http:// or grpc://", hint)
@@ -221,13 +232,15 @@ class KServeClient:
             ver = f" version {version}" if version else ""
             if "unknown model" in low or "not found" in low or "no version" in low \
                     or "unknown version" in low or "is not found" in low:
-                state = await self._repository_state(name, version)
-                if state is not None:  # in the repository, but not loaded
-                    raise EnvironmentProblem(
-                        f"model {name!r}{ver} is in the server's repository but not ready "
-                        f"({state or 'not loaded'}: {text})",
-                        "load it (POST /v2/repository/models/NAME/load) or wait until it "
-                        "is ready") from None
+                entry = await self._repository_entry(name, version)
+                if entry is not None:  # in the repository, but not loaded
+                    raise self._not_loaded(name, version, entry, text) from None
+                if version and (versions := await self._versions_of(name)):
+                    raise InputError(f"the server at {self.ep.url} has no version {version} "
+                                     f"of model {name!r} ({text})",
+                                     "give --model-version " + ("one of " if len(versions) > 1 else "")
+                                     + ", ".join(versions) + " "
+                                     "(or leave it out for the server's default)") from None
                 raise InputError(f"the server at {self.ep.url} has no model "
                                  f"{name!r}{ver} ({text})",
                                  await self._models_hint()) from None
@@ -250,14 +263,48 @@ class KServeClient:
         except Exception:  # noqa: BLE001 - best effort (an optional extension)
             return []
 
-    async def _repository_state(self, name: str, version: str) -> str | None:
-        """The repository state of ``name`` (``""`` when not given), ``None`` when the
-        repository does not list it (or that version)."""
+    async def _repository_entry(self, name: str, version: str) -> dict[str, Any] | None:
+        """The repository-index entry of ``name`` (``name``, and ``version``, ``state``,
+        ``reason`` where the server gives them), ``None`` when the index does not list it
+        (or that version)."""
         for m in await self._repository():
             if m.get("name") == name and (not version or str(m.get("version", "")) in
                                           ("", version)):
-                return str(m.get("state", ""))
+                return dict(m)
         return None
+
+    def _not_loaded(self, name: str, version: str, entry: dict[str, Any],
+                    server_text: str) -> EnvironmentProblem:
+        """The one-line error for a model the repository lists but the server does not
+        serve: a load that failed (state ``UNAVAILABLE`` with a reason other than
+        ``unloaded``) names the server's reason; otherwise it says how to load it."""
+        ver = f" version {version}" if version else ""
+        reason = str(entry.get("reason", "") or "").strip()
+        how = (f"gRPC RepositoryModelLoad, or POST /v2/repository/models/{name}/load on its "
+               "HTTP port" if self.grpc else
+               f"POST {self.ep.url.rstrip('/')}/v2/repository/models/{name}/load")
+        load_hint = (f"load it ({how}) or start the server with it "
+                     f"(tritonserver --load-model={name})")
+        if reason and reason.lower() != "unloaded":
+            return EnvironmentProblem(
+                f"model {name!r}{ver} is in the server's repository but failed to load "
+                f"({reason})", "fix the model (see the server log), then " + load_hint)
+        return EnvironmentProblem(f"model {name!r}{ver} is in the server's repository but "
+                                  "not loaded", f"{load_hint} (server: {server_text})")
+
+    async def _versions_of(self, name: str) -> list[str]:
+        """The versions the server serves of ``name`` (model metadata ``versions``), else
+        those its repository index lists; ``[]`` when it has no such model."""
+        kw = {"as_json": True} if self.grpc else {}
+        try:
+            md = await asyncio.wait_for(self._c.get_model_metadata(name, "", **kw), 3.0)
+            versions = [str(v) for v in dict(md).get("versions", [])]
+        except Exception:  # noqa: BLE001 - best effort, for a hint
+            versions = []
+        if not versions:
+            versions = [str(m["version"]) for m in await self._repository()
+                        if m.get("name") == name and m.get("version")]
+        return sorted(set(versions), key=lambda v: (len(v), v))
 
     async def _models_hint(self) -> str:
         names = sorted({m.get("name", "") for m in await self._repository() if m.get("name")})

@@ -113,6 +113,14 @@ def with_verdict(results: Results) -> Results:
 
 
 def _title(results: Results) -> str:
+    """The page title and H1: ``trtcheck report: <model>``, the model being the file
+    inspected/benchmarked/profiled, or for a live serve run the server's model name with
+    its version and where it ran (``tb_linear on triton at http://127.0.0.1:8000``)."""
+    live = results.serve.live if results.serve is not None else None
+    if live is not None and results.inspection is None and not results.bench:
+        version = f" version {live.model_version}" if live.model_version else ""
+        return (f"trtcheck report: {live.model_name}{version} on "
+                f"{live.server_name or 'a KServe v2 server'} at {live.url}")
     if results.inspection is not None:
         return f"trtcheck report: {Path(results.inspection.path).name}"
     if results.bench:
@@ -120,6 +128,9 @@ def _title(results: Results) -> str:
     engine = getattr(results, "engine", None)
     if engine is not None:
         return f"trtcheck report: {Path(engine.path).name}"
+    for run in (results.serve, results.precision):
+        if run is not None and run.model_path:
+            return f"trtcheck report: {Path(run.model_path).name}"
     return "trtcheck report"
 
 

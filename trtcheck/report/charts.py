@@ -135,6 +135,22 @@ def new_figure(width_in: float = 7.0, height_in: float = 3.6) -> tuple[Any, Any]
     return fig, ax
 
 
+#: free space above the highest point of a zero-based chart, as a fraction of that point
+#: (a marker drawn at the top would otherwise touch or cross the frame)
+HEADROOM_FRACTION = 0.10
+
+
+def zero_based_with_headroom(ax: Any, fraction: float = HEADROOM_FRACTION) -> None:
+    """Start ``ax``'s y axis at 0 and end it at least ``(1 + fraction)`` times above its
+    highest finite data point (never lower than matplotlib's own top), so levels are
+    compared on a zero-based axis and no marker sits on the top edge. Call it after
+    plotting; NaN points (missing values) are ignored."""
+    import math
+
+    top = ax.dataLim.y1 if ax.has_data() and math.isfinite(ax.dataLim.y1) else 0.0
+    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], (1.0 + fraction) * top))
+
+
 @dataclass
 class ChartSink:
     """Collects charts while sections are built."""

@@ -51,7 +51,7 @@ def serve_comparison(adv: Advice) -> list[ComparisonRow]:
 
 
 def _chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
-    from trtcheck.report.charts import new_figure
+    from trtcheck.report.charts import new_figure, zero_based_with_headroom
 
     if not rows:
         return []
@@ -66,7 +66,7 @@ def _chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
     several_loads = len({r.load for r in rows}) > 1  # name the load where it tells rows apart
     axes.set_xticklabels([f"{r.load} {r.config}" if several_loads else r.config for r in rows],
                          rotation=60, ha="right", fontsize=7)
-    axes.set_ylim(bottom=0)  # levels compared on a zero-based axis
+    zero_based_with_headroom(axes)  # the highest P99 marker stays inside the frame
     axes.set_ylabel("latency (ms)")
     axes.legend(fontsize=7)
     out.append(charts.add("advice-predicted-vs-measured", "Simulated vs measured latency per "

@@ -15,11 +15,10 @@ and the server's other time, with a stacked bar chart of that split per configur
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
-from trtcheck.report.charts import ChartSink, new_figure
+from trtcheck.report.charts import ChartSink, new_figure, zero_based_with_headroom
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.report.sections import Section, render_partial
 from trtcheck.report.views import (
@@ -230,8 +229,7 @@ def _charts(run: ServeRun, charts: ChartSink) -> list[Any]:
         for ax in (ax1, ax2):
             # levels compared on a zero-based axis, with headroom above the highest
             # point (nearly equal values would otherwise sit on the frame)
-            top = ax.dataLim.y1 if ax.has_data() and math.isfinite(ax.dataLim.y1) else 0.0
-            ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1.08 * top))
+            zero_based_with_headroom(ax)
             ax.legend(fontsize="small")
         out.append(charts.add(f"serve-window-{li}", f"QPS and P99 vs window ({load})", fig))
     if run.live is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -318,14 +317,56 @@ def make_repository(root: Path) -> Path:
     return repo
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Start the test server (:func:`make_repository`) by hand and print its URLs at once.
+
+    ``python -m trtcheck.testing.triton_server [--load-model NAME ...] [--all-models]``;
+    prints the HTTP URL, the gRPC URL and the log path (one line each, flushed) as soon
+    as the server is ready, then serves until Ctrl-C or SIGTERM. Returns the exit code
+    (0 after a clean stop, 3 when the server could not start).
+    """
+    import argparse
+    import signal
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="python -m trtcheck.testing.triton_server",
+        description="Start a real Triton server over the test model repository "
+                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow) on free "
+                    "loopback ports, print its URLs at once, and serve until Ctrl-C.")
+    ap.add_argument("--load-model", action="append", metavar="NAME", default=None,
+                    help="model to load at start (repeatable; default: tb_linear)")
+    ap.add_argument("--all-models", action="store_true",
+                    help="load every model at start (no explicit model control)")
+    ap.add_argument("--dir", type=Path, default=None,
+                    help="folder for the model repository, written as DIR/models (an existing "
+                         "DIR/models is replaced; default: a new temporary folder)")
+    args = ap.parse_args(argv)
+    root = args.dir or Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
+    loads = () if args.all_models else tuple(args.load_model or ("tb_linear",))
+    srv = TritonServer(make_repository(root), explicit=not args.all_models,
+                       load_models=loads)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        srv.start()
+    except (RuntimeError, OSError) as exc:
+        print(f"error: the test server did not start: {exc}", file=sys.stderr, flush=True)
+        return 3
+    try:
+        print(f"http: {srv.http_url}", flush=True)
+        print(f"grpc: {srv.grpc_url}", flush=True)
+        print(f"log:  {srv.log_path}", flush=True)
+        print(f"models loaded: {', '.join(loads) or 'all'} (repository {root / 'models'});"
+              " Ctrl-C stops it", flush=True)
+        while srv.proc is not None and srv.proc.poll() is None:
+            time.sleep(0.5)
+        print("error: tritonserver exited; see the log above", file=sys.stderr, flush=True)
+        return 3
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        srv.stop()
+
+
 if __name__ == "__main__":  # manual: start the test server and print its URLs
-    tmp = Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
-    with TritonServer(make_repository(tmp), explicit=True,
-                      load_models=("tb_linear",)) as srv:
-        print(srv.http_url, srv.grpc_url, srv.log_path, flush=True)
-        try:
-            while True:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
-    os.sys.exit(0)
+    raise SystemExit(main())
