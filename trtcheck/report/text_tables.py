@@ -110,6 +110,8 @@ def live_table_text(run: Any) -> str:
              f"settings: repeats {s.repeats} (median shown), payload {s.payload}"]
     for load in s.loads:
         cfgs = [c for c in run.configs if c.load.label == load]
+        if not cfgs:  # a run stopped before this load finished anywhere: no empty table
+            continue
         head = (f"{'window_ms':>9} {'max_batch':>9} {'inst':>4} {'srv_batch':>9} "
                 f"{'QPS':>9} {'sent/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'ok':>6} {'late':>6} "
                 f"{'net_ms':>7} {'queue_ms':>8} {'compute_ms':>10}")
@@ -129,6 +131,8 @@ def live_table_text(run: Any) -> str:
                          f"{c.instances or 1:>4} "
                          f"{c.mean_batch_size:>9.2f} {c.throughput_queries_per_s:>9.1f} "
                          f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
+    if not run.configs:
+        lines += ["", "no configuration finished"]
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
                   "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
                   "queue_ms, compute_ms: mean client + network, server queue and server "
