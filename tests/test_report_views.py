@@ -330,3 +330,12 @@ def test_report_page_view_types_and_missing_fields(engine_results, monkeypatch):
         for name, markdown in (("report.html.j2", False), ("report.md.j2", True)):
             with pytest.raises(jinja2.UndefinedError):
                 render_template(name, ctx, markdown=markdown)
+
+
+def test_a_fractional_window_is_shown_as_measured(full):
+    """Window cells print the value (0.25 ms), not a rounding of it ("0")."""
+    r = full.model_copy(deep=True)
+    for c in r.serve.configs:
+        c.window_us = 250.0 if c.window_us == 0 else c.window_us
+    sec = render_partial("serve", "Serving with dynamic batching", sec_serve.serve_view(r.serve))
+    assert "<td>0.25</td>" in sec.html and "| 0.25 |" in sec.markdown
