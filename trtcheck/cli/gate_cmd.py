@@ -51,7 +51,10 @@ def _list(res: object, output_format: str) -> None:
     from trtcheck.analyze.metric_resolver import list_metrics
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
-        echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
+        from trtcheck.report.documents import MetricEntry, MetricListing
+
+        echo_json(MetricListing(metrics=[MetricEntry(path=p, value=v) for p, v in items]),
+                  "gate-metrics")
         return
     from trtcheck.report.gate_render import render_metric_list
 
