@@ -36,13 +36,14 @@ from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
+from trtcheck.results.imported import ImportedRun
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.migrate import can_migrate, migrate
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -92,6 +93,8 @@ class Results(Record):
     Sections are ``None`` (or empty) when the stage that fills them did not run.
     ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
     finished is kept, what was running is dropped), ``None`` for a complete run.
+    ``imported`` holds measurements read from another tool's file (a perf_analyzer CSV,
+    a Triton statistics dump), its source named.
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -106,6 +109,7 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    imported: ImportedRun | None = None
     incomplete: str | None = None
     verdict: Verdict | None = None
 
@@ -249,10 +253,12 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
 
 
 def load_results(path: str | os.PathLike[str]) -> Results:
-    """Read a results JSON file.
+    """Read a results JSON file, or another tool's measurements that map to one (a
+    perf_analyzer CSV, a Triton statistics dump: :mod:`trtcheck.results.import_files`).
 
     Raises:
-        InputError: missing file, a directory, unreadable, not a results file.
+        InputError: missing file, a directory, unreadable, not a results file, a
+            malformed perf_analyzer CSV or statistics dump.
         SchemaError: see :func:`results_from_json`.
     """
     from trtcheck.safe_io import read_input_text
@@ -260,7 +266,10 @@ def load_results(path: str | os.PathLike[str]) -> Results:
     p = Path(path)
     text = read_input_text(p, "results file", MAX_RESULTS_BYTES,
                            "pass a results.json written by trtcheck")
-    return results_from_json(text, source=str(p))
+    from trtcheck.results.import_files import imported_results
+
+    imported = imported_results(text, str(p))  # a perf_analyzer CSV, Triton statistics
+    return imported if imported is not None else results_from_json(text, source=str(p))
 
 
 def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
