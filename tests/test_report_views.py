@@ -22,7 +22,7 @@ import pytest
 
 from trtcheck.inspection.trtexec import load_trtexec_export
 from trtcheck.report import sec_advice, sec_bench, sec_engine, sec_inspection, sec_precision
-from trtcheck.report import sec_serve, sec_summary, views
+from trtcheck.report import sec_imported, sec_serve, sec_summary, views
 from trtcheck.report.sections import SECTION_MODULES, render_partial
 from trtcheck.report.templating import render_template, templates_dir
 from trtcheck.results import Finding, Results, results_from_json
@@ -84,11 +84,30 @@ BUILDERS: dict[str, tuple[str, Callable[[Results], Any]]] = {
     "serve": ("Serving with dynamic batching", lambda r: sec_serve.serve_view(r.serve)),
     "advice": ("Batching advice",
                lambda r: sec_advice.advice_view(r.advice, sec_advice.serve_comparison(r.advice))),
+    "imported": ("Imported measurements",
+                 lambda r: sec_imported.imported_view(r.imported)),
 }
+
+#: real files of other tools (perf_analyzer 2.41, Triton 2.51 statistics)
+IMPORTS = Path(__file__).resolve().parent / "data" / "perf-analyzer"
 
 
 def _results_for(section: str, full: Results, engine_results: Results) -> Results:
+    if section == "imported":
+        from trtcheck.results import load_results
+
+        return load_results(IMPORTS / "request-rate.csv")
     return engine_results if section == "engine" else full
+
+
+def test_imported_statistics_render():
+    from trtcheck.results import load_results
+
+    res = load_results(IMPORTS / "tb_linear-stats.json")
+    view = sec_imported.imported_view(res.imported)
+    _check_types(view)
+    sec = render_partial("imported", "Imported", view)
+    assert "compute ms per batch" in sec.html and "| 4 | 696 |" in sec.markdown
 
 
 def test_every_section_has_a_view_builder():
