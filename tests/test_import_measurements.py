@@ -18,7 +18,7 @@ import pytest
 
 from cli_helper import invoke
 from tests.conftest import assert_one_line_error
-from trtcheck.results import load_results
+from trtcheck.results.documents import load_results_input as load_results
 from trtcheck.results.import_files import read_perf_analyzer_csv, sniff_import
 
 DATA = Path(__file__).resolve().parent / "data" / "perf-analyzer"

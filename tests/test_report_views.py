@@ -94,14 +94,14 @@ IMPORTS = Path(__file__).resolve().parent / "data" / "perf-analyzer"
 
 def _results_for(section: str, full: Results, engine_results: Results) -> Results:
     if section == "imported":
-        from trtcheck.results import load_results
+        from trtcheck.results.documents import load_results_input as load_results
 
         return load_results(IMPORTS / "request-rate.csv")
     return engine_results if section == "engine" else full
 
 
 def test_imported_statistics_render():
-    from trtcheck.results import load_results
+    from trtcheck.results.documents import load_results_input as load_results
 
     res = load_results(IMPORTS / "tb_linear-stats.json")
     view = sec_imported.imported_view(res.imported)

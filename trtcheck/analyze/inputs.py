@@ -85,7 +85,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
             getattr(results, "serve", None) is None:
         from trtcheck.analyze.inputs_imported import inputs_from_imported
 
-        return inputs_from_imported(imported, source)
+        return inputs_from_imported(imported, source, MIN_SERVE_CURVE_EXECUTIONS)
     if getattr(getattr(results, "serve", None), "live", None) is not None \
             and results.primary_bench is None:
         from trtcheck.analyze.live_calibration import inputs_from_live

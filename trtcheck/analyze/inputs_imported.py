@@ -6,20 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.analyze.curve import MONOTONE_NOISE_TOLERANCE, LatencyCurve, make_curve
-from trtcheck.analyze.inputs import MIN_SERVE_CURVE_EXECUTIONS
 from trtcheck.errors import InputError
 from trtcheck.units import int_ranges
 
 STATS_COMMAND = "curl -s http://HOST:8000/v2/models/NAME/stats > stats.json"
 
 
-def inputs_from_imported(run: Any, source: str) -> tuple[LatencyCurve, dict[str, Any]]:
+def inputs_from_imported(run: Any, source: str, min_executions: int
+                         ) -> tuple[LatencyCurve, dict[str, Any]]:
     """T(b) and the measured inputs of the advice from imported measurements.
 
     * Triton statistics: T(b) is the server's mean compute per execution
       (``compute_input + compute_infer + compute_output``) of each batch size in
       ``batch_stats``, for the first model that has them; sizes executed fewer than
-      :data:`~trtcheck.analyze.inputs.MIN_SERVE_CURVE_EXECUTIONS` times are left out.
+      ``min_executions`` times are left out (the caller passes
+      :data:`~trtcheck.analyze.inputs.MIN_SERVE_CURVE_EXECUTIONS`).
       The notes say what the statistics lack (the spread of the times, client and
       network time, sizes never formed).
     * a perf_analyzer CSV holds no compute time per batch size: refused, saying so.
@@ -40,7 +41,7 @@ def inputs_from_imported(run: Any, source: str) -> tuple[LatencyCurve, dict[str,
     if model is None:
         raise InputError(f"{source} holds Triton statistics without batch_stats, so T(b) "
                          "is unknown", f"serve some requests first, then {STATS_COMMAND}")
-    kept = [b for b in model.batches if b.executions >= MIN_SERVE_CURVE_EXECUTIONS] or \
+    kept = [b for b in model.batches if b.executions >= min_executions] or \
         [max(model.batches, key=lambda b: b.executions)]
     notes = [f"T(b) from Triton's statistics of {model.model} ({source}): the mean compute "
              "per execution of each batch size; the statistics hold no spread, so the "
@@ -51,7 +52,7 @@ def inputs_from_imported(run: Any, source: str) -> tuple[LatencyCurve, dict[str,
              "(enough), so larger sizes are not assessed"]
     dropped = sorted({b.batch_size for b in model.batches} - {b.batch_size for b in kept})
     if dropped:
-        notes.append(f"batch sizes executed fewer than {MIN_SERVE_CURVE_EXECUTIONS} times "
+        notes.append(f"batch sizes executed fewer than {min_executions} times "
                      f"are left out of T(b): {int_ranges(dropped)}")
     others = [m.model for m in run.models if m is not model]
     if others:

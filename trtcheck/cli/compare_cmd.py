@@ -57,7 +57,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     from trtcheck.analyze.compare import compare
     from trtcheck.cli.common import check_output_file, refuse_output_over_inputs
     from trtcheck.report import compare_render
-    from trtcheck.results import load_results
+    from trtcheck.results.documents import load_results_input as load_results
     from trtcheck.units import terminal_safe_lines
 
     a, b = _results_path(a), _results_path(b)

@@ -100,7 +100,7 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     from trtcheck.analyze.gate_evaluate import evaluate
     from trtcheck.analyze.gate_policy import load_policy
     from trtcheck.report import gate_render
-    from trtcheck.results import load_results
+    from trtcheck.results.documents import load_results_input as load_results
 
     results = _results_path(results)
     if baseline_path:

@@ -253,12 +253,11 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
 
 
 def load_results(path: str | os.PathLike[str]) -> Results:
-    """Read a results JSON file, or another tool's measurements that map to one (a
-    perf_analyzer CSV, a Triton statistics dump: :mod:`trtcheck.results.import_files`).
+    """Read a results JSON file (:func:`trtcheck.results.documents.load_results_input`
+    also reads a report folder, a perf_analyzer CSV and a Triton statistics dump).
 
     Raises:
-        InputError: missing file, a directory, unreadable, not a results file, a
-            malformed perf_analyzer CSV or statistics dump.
+        InputError: missing file, a directory, unreadable, not a results file.
         SchemaError: see :func:`results_from_json`.
     """
     from trtcheck.safe_io import read_input_text
@@ -266,10 +265,7 @@ def load_results(path: str | os.PathLike[str]) -> Results:
     p = Path(path)
     text = read_input_text(p, "results file", MAX_RESULTS_BYTES,
                            "pass a results.json written by trtcheck")
-    from trtcheck.results.import_files import imported_results
-
-    imported = imported_results(text, str(p))  # a perf_analyzer CSV, Triton statistics
-    return imported if imported is not None else results_from_json(text, source=str(p))
+    return results_from_json(text, source=str(p))
 
 
 def save_results(results: Results, path: str | os.PathLike[str]) -> Path:
