@@ -280,7 +280,9 @@ def advise(source: Any, *, arrival_rate_per_s: float, slo_p99_ms: float | None =
 def report(source: Any, output: PathLike, *, overwrite: bool = False,
            arrival_rate_per_s: float | None = None, slo_p99_ms: float | None = None,
            batch_sizes: Sequence[int] | None = None, serve: bool = False,
-           precisions: Sequence[str] = (), seed: int = 0) -> Any:
+           precisions: Sequence[str] = (), warmup_s: float | None = None,
+           min_duration_s: float | None = None, min_samples: int | None = None,
+           seed: int = 0) -> Any:
     """Write a report folder (report.html, report.md, charts, results.json), as
     ``trtcheck report``.
 
@@ -292,6 +294,8 @@ def report(source: Any, output: PathLike, *, overwrite: bool = False,
         arrival_rate_per_s, slo_p99_ms: add batching advice for this load.
         batch_sizes, serve, precisions, seed: what to measure for a model (batch sweep,
             the serving sweep, e.g. ``precisions=("fp16",)``); not with results.
+        warmup_s, min_duration_s, min_samples: the bench stopping rule (``None``: the
+            command's defaults).
 
     Returns:
         the :class:`~trtcheck.results.Results` written (with its verdict).
@@ -307,14 +311,17 @@ def report(source: Any, output: PathLike, *, overwrite: bool = False,
     is_model = not isinstance(source, Results) and Path(source).suffix.lower() in (
         ".onnx", ".plan", ".engine", ".trt")
     if not is_model:
-        if batch_sizes or serve or precisions:
-            raise UsageError("batch_sizes, serve and precisions measure a model; the "
-                             "source is results", "pass a model path to measure it")
+        if batch_sizes or serve or precisions or any(
+                v is not None for v in (warmup_s, min_duration_s, min_samples)):
+            raise UsageError("batch_sizes, serve, precisions and the stopping rule measure "
+                             "a model; the source is results", "pass a model path to "
+                             "measure it")
         results = _results(source)
         report_from_results(results, str(output), overwrite=overwrite,
                             arrival_rate_per_s=arrival_rate_per_s, slo_p99_ms=slo_p99_ms)
         return results
-    opts = _run_options(batch_sizes, None, None, None, None, None, None, None, None, seed)
+    opts = _run_options(batch_sizes, None, None, None, None, warmup_s, min_duration_s,
+                        min_samples, None, seed)
     run = measure_report(str(source), opts, str(output), overwrite=overwrite, serve=serve,
                          precisions=tuple(precisions), arrival_rate_per_s=arrival_rate_per_s,
                          slo_p99_ms=slo_p99_ms)
