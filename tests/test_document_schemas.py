@@ -174,3 +174,17 @@ def test_every_command_json_validates_against_its_schema(tmp_path, monkeypatch):
                                        for e in errors[:3]])
             doc["kind"] = "other"
             assert not validator.is_valid(doc)
+
+
+def test_imported_measurements_validate_and_every_kind_is_printable():
+    """A results document read from a perf_analyzer CSV or Triton statistics validates
+    (what report --from writes as results.json); every registered kind can be printed."""
+    from trtcheck.cli.common import JSON_KINDS
+    from trtcheck.results.documents import load_results_input
+
+    validator = _schema("results")
+    for name in ("concurrency.csv", "request-rate.csv", "tb_linear-stats.json"):
+        res = load_results_input(str(REPO / "tests" / "data" / "perf-analyzer" / name))
+        doc = json.loads(res.model_dump_json())
+        assert not list(validator.iter_errors(doc)), name
+    assert set(DOCUMENT_KINDS) <= set(JSON_KINDS)
