@@ -44,6 +44,9 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
         run_b: str | None) -> None:
     """Compare results A (reference) and B side by side.
 
+    A and B: results.json files, report folders, perf_analyzer -f CSVs or Triton
+    statistics JSON (docs/imports.md).
+
     \b
     Environments, model, and per bench run (matched by label) the median, p99 and
     throughput per batch size with a bootstrap interval of the change B/A; engine

@@ -88,6 +88,9 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
         list_metrics: bool) -> None:
     """Gate RESULTS (a trtcheck results.json) on budgets and baseline regressions.
 
+    RESULTS and --baseline may also be a perf_analyzer -f CSV or a Triton
+    /v2/models/NAME/stats JSON (docs/imports.md).
+
     \b
     Every check is evaluated and reported at once:
       trtcheck gate results.json --policy gate.yaml

@@ -192,8 +192,9 @@ def read_triton_stats(data: Any, source: str) -> ImportedRun:
                              "whole numbers", STATS_HINT) from None
         if inference_count < 0 or execution_count < 0:
             raise InputError(f"{source}: {where}: a negative count", STATS_HINT)
-        success = _pair(inf, "success", f"{where}.inference_stats", source)
-        fail = _pair(inf, "fail", f"{where}.inference_stats", source)
+        iw = f"{where}.inference_stats"
+        success = _pair(inf, "success", iw, source)
+        fail = _pair(inf, "fail", iw, source)
         batches = []
         for j, b in enumerate(m.get("batch_stats") or []):
             bw = f"{where}.batch_stats[{j}]"
@@ -218,10 +219,10 @@ def read_triton_stats(data: Any, source: str) -> ImportedRun:
             inference_count=inference_count, execution_count=execution_count,
             mean_batch_size=(inference_count / execution_count if execution_count else None),
             success_count=success[0], fail_count=fail[0], request_ms=_mean_ms(success),
-            queue_ms=_mean_ms(_pair(inf, "queue", f"{where}.inference_stats", source)),
-            compute_input_ms=_mean_ms(_pair(inf, "compute_input", where, source)),
-            compute_infer_ms=_mean_ms(_pair(inf, "compute_infer", where, source)),
-            compute_output_ms=_mean_ms(_pair(inf, "compute_output", where, source)),
+            queue_ms=_mean_ms(_pair(inf, "queue", iw, source)),
+            compute_input_ms=_mean_ms(_pair(inf, "compute_input", iw, source)),
+            compute_infer_ms=_mean_ms(_pair(inf, "compute_infer", iw, source)),
+            compute_output_ms=_mean_ms(_pair(inf, "compute_output", iw, source)),
             batches=sorted(batches, key=lambda b: b.batch_size)))
     missing = ["client latency (the statistics are the server's own times)",
                "latency percentiles (cumulative means only)",
