@@ -20,7 +20,7 @@ from trtcheck.cli.common import overwrite_option
 def cli(kind: str, list_kinds: bool, output: str | None, overwrite: bool) -> None:
     """Print the JSON Schema (draft 2020-12) of the results.json this trtcheck writes,
     or of the JSON document of KIND (results, advise, inspect, gate, gate-metrics,
-    compare: `trtcheck schema --list`).
+    compare, preflight, build: `trtcheck schema --list`).
 
     \b
     It is generated from the results model; the one of results.json is the file shipped

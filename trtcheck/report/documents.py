@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,47 @@ class MetricListing(BaseModel):
     metrics: list[MetricEntry]
 
 
+class LoadDiagnosisEntry(BaseModel):
+    """One diagnosis of a TensorRT load log (``preflight --log``)."""
+
+    code: str
+    message: str
+    hint: str
+    fatal: bool
+
+
+def _plan_preflight() -> Any:
+    """The plan pre-flight as ``preflight`` prints it: the plan record
+    (:class:`~trtcheck.results.engine.PlanInfo`) with its ``kind`` as ``plan_kind``
+    (``kind`` names the document)."""
+    from trtcheck.results.engine import PlanInfo
+
+    fields: dict[str, Any] = {name: (f.annotation, f) for name, f in
+                              PlanInfo.model_fields.items() if name != "kind"}
+    fields["plan_kind"] = (str, PlanInfo.model_fields["kind"])
+    return create_model("PlanPreflight", __config__=ConfigDict(ser_json_inf_nan="strings"),
+                        **fields)
+
+
+def _preflight() -> Any:
+    plan = _plan_preflight()
+    log = create_model("PreflightLog", log_file=(str, ...),
+                       diagnoses=(list[LoadDiagnosisEntry], ...),
+                       plan=(plan | None, None))  # type: ignore[valid-type]
+    return plan | log
+
+
+def _build() -> Any:
+    from trtcheck.results.engine import PlanInfo
+
+    engine = create_model(
+        "BuiltEngine", plan_path=(str, ...), precision=(str, ...), runtime=(str, ...),
+        runtime_version=(str, ...), build_s=(float, ...), plan_size_bytes=(int, ...),
+        onnx_path=(str, ...), network_layer_count=(int, ...), plan=(PlanInfo, ...),
+        notes=(list[str], ...))
+    return create_model("BuildDocument", engines=(list[engine], ...))  # type: ignore[valid-type]
+
+
 def _results() -> Any:
     from trtcheck.results import Results
 
@@ -127,6 +168,11 @@ register_kind(DocumentKind("gate-metrics", "trtcheck gate --list-metrics --forma
                            "with its value"))
 register_kind(DocumentKind("compare", "trtcheck compare --format json", _compare,
                            "two results files side by side"))
+register_kind(DocumentKind("preflight", "trtcheck preflight --format json", _preflight,
+                           "a plan's pre-flight (plan_kind, version, loadability) and/or the "
+                           "diagnoses of a TensorRT load log"))
+register_kind(DocumentKind("build", "trtcheck build --format json", _build,
+                           "the engines built, each with its plan pre-flight"))
 
 
 def document_schema(kind: str) -> dict[str, Any]:
