@@ -32,7 +32,7 @@ from trtcheck.analyze.advise import AdviseRequest, what_if
 from trtcheck.analyze.curve import parse_curve_text
 from trtcheck.analyze.simulator import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving.serve import measure_serving
 from trtcheck.units import ms_to_us, us_to_ms
 
 SCENARIOS = [

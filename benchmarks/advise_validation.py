@@ -151,7 +151,7 @@ def make_backend(name: str) -> Any:
 def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
     """Bench curve + calibration run + validation sweep for one backend."""
     from trtcheck.measure.bench import StopRule, run_bench
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
     from trtcheck.units import ms_to_us
 
     st = SETUPS[name]

@@ -10,7 +10,7 @@ from trtcheck.analyze.advise import AdviseRequest, advise
 from trtcheck.analyze.curve import curve_from_bench
 from trtcheck.analyze.inputs import calibration_from_serve, inputs_from_results
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving.serve import measure_serving
 from trtcheck.results import load_results, save_results
 
 

@@ -11,7 +11,7 @@ from trtcheck.cli import main
 
 
 def _no_measuring(monkeypatch):
-    import trtcheck.measure.serve as serve_mod
+    import trtcheck.measure.serving.serve as serve_mod
 
     def boom(*a, **k):
         raise AssertionError("measured before checking -o")

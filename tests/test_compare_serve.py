@@ -7,7 +7,7 @@ from tests.test_results_model import make_results
 
 def _serve_results(curve: str):
     from trtcheck.backends.synthetic import SyntheticBackend
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     r = make_results()
     r.bench = []

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.measure.live import (
+from trtcheck.measure.serving.live.live import (
     _split, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
-from trtcheck.measure.kserve import _ints, parse_url
-from trtcheck.measure.loadgen import parse_load
+from trtcheck.measure.serving.live.kserve import _ints, parse_url
+from trtcheck.measure.serving.loadgen import parse_load
 
 CONFIG = {
     "name": "m", "backend": "python", "max_batch_size": 32,
@@ -120,7 +120,7 @@ def test_open_loop_schedule_is_dealt_round_robin():
 
 def test_request_failures_are_classified_by_who_is_at_fault():
     from trtcheck.errors import EnvironmentProblem
-    from trtcheck.measure.live import LoadJob, _request_failure
+    from trtcheck.measure.serving.live.live import LoadJob, _request_failure
 
     job = LoadJob("http://h:1", "http", "h:1", "m", "", {}, [], parse_load("burst:1"), 0,
                   1.0, 1.0, 0, 0)

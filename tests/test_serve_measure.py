@@ -12,8 +12,8 @@ import pytest
 
 from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 from trtcheck.errors import InputError, UsageError
-from trtcheck.measure.loadgen import parse_load, run_load
-from trtcheck.measure.serve import ameasure_serving, measure_serving
+from trtcheck.measure.serving.loadgen import parse_load, run_load
+from trtcheck.measure.serving.serve import ameasure_serving, measure_serving
 from trtcheck.results import results_from_json, results_to_json
 
 
@@ -293,7 +293,7 @@ def test_a_hung_model_cannot_hang_serve():
     import asyncio
     import time
 
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     async def hung(batch):
         await asyncio.sleep(3600)
@@ -432,7 +432,7 @@ def test_a_window_that_forms_no_batches_gets_a_finding_saying_why():
 
 
 def test_raw_per_request_lists_are_capped_and_statistics_use_every_request(monkeypatch):
-    import trtcheck.measure.serve as serve_mod
+    import trtcheck.measure.serving.serve as serve_mod
 
     monkeypatch.setattr(serve_mod, "MAX_RAW_REQUESTS", 50)
 
@@ -551,8 +551,8 @@ def _open_repeat(sent: int, rate_per_s: float, late_share: float = 0.0):
 ])
 def test_generator_limited_allows_for_the_schedules_own_rate(arrival, sent, achieved,
                                                              limited):
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.serve import generator_validity
+    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving.serve import generator_validity
 
     shape = parse_load(f"open:150:{arrival}:{sent + 3}")
     marks = generator_validity(shape, [_open_repeat(sent, achieved)], "here")

@@ -480,7 +480,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
     In order: inspection (ONNX graph, or engine/trtexec exports when ``engine_input``),
     the batch sweep (unless ``no_bench``; a dynamic batch axis sweeps
     :data:`DEFAULT_BATCHES` when ``run_options.batch_sizes`` is ``None``), the serving
-    sweep (``serve``: :func:`trtcheck.measure.serve.default_report_sweep`, about 25 s),
+    sweep (``serve``: :func:`trtcheck.measure.serving.serve.default_report_sweep`, about 25 s),
     the precision comparison (``precisions``, e.g. ``("fp16",)``, ONNX models only),
     batching advice (``arrival_rate_per_s`` in requests/s, or the demo's rate from the
     measured capacity with ``demo_advice``), the verdict and the report files. A part cut
@@ -595,8 +595,8 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
     """The report's serving sweep through the embedded dynamic batcher."""
     from trtcheck.backends.registry import open_backend
     from trtcheck.measure.runner import backend_kwargs
-    from trtcheck.measure.progress import throttled
-    from trtcheck.measure.serve import default_report_sweep
+    from trtcheck.measure.serving.progress import throttled
+    from trtcheck.measure.serving.serve import default_report_sweep
 
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))

@@ -231,7 +231,7 @@ def calibration_exclusion(cfg: Any, curve: LatencyCurve | None = None) -> str | 
     at a sustainable rate:
 
     * a configuration marked ``generator-limited`` (see
-      :func:`trtcheck.measure.serve.generator_validity`: the sender, not the schedule,
+      :func:`trtcheck.measure.serving.serve.generator_validity`: the sender, not the schedule,
       shaped the arrivals);
     * one whose offered rate is at or above one instance's capacity from ``curve``
       (utilisation ``rate x min_{b <= max batch} T(b) / b >= 1``) and that served less

@@ -398,7 +398,7 @@ def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float
         InputError: an unreadable spec (as ``serve --load``).
     """
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving.loadgen import parse_load
 
     if load_spec is None:
         return None

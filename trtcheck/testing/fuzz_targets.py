@@ -377,7 +377,7 @@ LOAD_TEXT = st.lists(st.sampled_from(["burst", "closed", "open", "trace", ":", "
 
 
 def _load_call(text: str) -> Any:
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving.loadgen import parse_load
 
     if text.startswith("trace:"):  # a file name: the trace reader is fuzzed on its own
         return None

@@ -1,7 +1,7 @@
 """Serving measurement of a live KServe v2 server (Triton): ``trtcheck serve --url``.
 
 :func:`measure_live` drives a running server with the same load shapes and schedules as
-the embedded batcher (:mod:`trtcheck.measure.loadgen`: burst, closed loop, open loop
+the embedded batcher (:mod:`trtcheck.measure.serving.loadgen`: burst, closed loop, open loop
 Poisson/constant/trace; open-loop latency from the **scheduled** send time, late sends
 counted) and reads the server's own truth around every run:
 
@@ -14,7 +14,7 @@ The load generator runs in its own processes (``client_processes``, spawned), ea
 its own event loop and pre-warmed connections, so nothing in the measuring process can
 starve it; an open-loop schedule is dealt round-robin to the processes. Over HTTP each
 process encodes the request once and sends it over keep-alive connections
-(:mod:`trtcheck.measure.kserve_http`); over gRPC it uses ``tritonclient.grpc.aio``. Every request
+(:mod:`trtcheck.measure.serving.live.kserve_http`); over gRPC it uses ``tritonclient.grpc.aio``. Every request
 ends in one outcome (``ok``, ``error``, ``timeout``, ``not_sent``); a failed request is
 counted, never dropped. A response whose output shapes do not match the model's metadata
 is an ``error`` (``BadResponse``).
@@ -42,12 +42,12 @@ import numpy as np
 
 from trtcheck import stats as tstats
 from trtcheck.errors import EnvironmentProblem, InputError, UsageError
-from trtcheck.measure.kserve import (
+from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
-from trtcheck.measure.kserve_http import MAX_CONNECTIONS
-from trtcheck.measure.loadgen import (
+from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
+from trtcheck.measure.serving.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
     run_load,
 )
@@ -263,7 +263,7 @@ def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
 async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                    wait_go: Callable[[], bool]) -> LoadResult | None:
     ep = Endpoint(job.url, job.protocol, job.address)
-    from trtcheck.measure.kserve import import_client
+    from trtcheck.measure.serving.live.kserve import import_client
 
     mod = import_client(job.protocol)
     inputs = []
@@ -283,7 +283,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
 
     if job.protocol == "http":
         # the load itself: one encoded request, keep-alive connections, a C parser
-        from trtcheck.measure.kserve_http import HttpInferPool, encode_infer_request
+        from trtcheck.measure.serving.live.kserve_http import HttpInferPool, encode_infer_request
 
         host, _, port = job.address.rpartition(":")
         pool = HttpInferPool(host, int(port), encode_infer_request(
@@ -877,7 +877,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                    from trtcheck.measure.serve import _config_result
+                    from trtcheck.measure.serving.serve import _config_result
 
                     # Triton's max_batch_size 0 (no batch axis: one request per
                     # execution) is max batch 1 for the batching quantities

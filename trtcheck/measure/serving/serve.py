@@ -5,7 +5,7 @@ returns a :class:`trtcheck.results.serve.ServeRun`. It accepts a
 :class:`~trtcheck.backends.base.Backend` (ONNX Runtime, synthetic, ...) or any sync or
 async Python function ``fn(batch) -> outputs``::
 
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     async def model(batch):          # batch: list of payloads (or dict of stacked arrays)
         ...
@@ -33,10 +33,10 @@ import numpy as np
 from trtcheck import stats as tstats
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError, UsageError
-from trtcheck.measure.batcher import (
+from trtcheck.measure.serving.batcher import (
     BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
-from trtcheck.measure.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
+from trtcheck.measure.serving.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.serve import (
     WATERFALL_PARTS, LoadSpec, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
@@ -693,7 +693,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             event_loop="uvloop" if loop_name == "uvloop" else "asyncio",
             payload=_describe_payload(payload_for(0)))
         if http:
-            from trtcheck.measure.http_front import HttpFront
+            from trtcheck.measure.serving.http_front import HttpFront
 
             front_srv = HttpFront(payload_for(0))
             front_srv.front_stage = front
@@ -806,7 +806,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
         max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
         loads: load specs (``burst:N``, ``closed:C[:COUNT]``,
             ``open:RATE[:poisson|constant][:COUNT]``, ``trace:PATH``) or
-            :class:`~trtcheck.measure.loadgen.LoadShape` objects.
+            :class:`~trtcheck.measure.serving.loadgen.LoadShape` objects.
         repeats: runs per configuration (headline = median), >= 1.
         preferred_batch_sizes: Triton preferred sizes (those <= max batch are used).
         instances: concurrent execution instances; max_queue_size / on_full: queue bound

@@ -31,7 +31,7 @@ from typing import Any
 from trtcheck.errors import EnvironmentProblem
 
 #: Connections one pool opens at most. A load process waits in ``select()``
-#: (:func:`trtcheck.measure.loadgen.precise_loop`), which takes file descriptors below
+#: (:func:`trtcheck.measure.serving.loadgen.precise_loop`), which takes file descriptors below
 #: 1024; requests beyond this many in flight wait for a connection to come free (their
 #: latency counts the wait).
 MAX_CONNECTIONS = 768

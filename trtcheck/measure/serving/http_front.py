@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.errors import EnvironmentProblem
-from trtcheck.measure.batcher import DynamicBatcher, QueueFull, Ticket
+from trtcheck.measure.serving.batcher import DynamicBatcher, QueueFull, Ticket
 
 _clock = time.perf_counter
 
