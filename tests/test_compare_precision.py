@@ -23,7 +23,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A: the safe model (FP16 passes); B: the overflow model (FP16 fails), both real
     FP32-vs-FP16 comparisons on ONNX Runtime."""
     from trtcheck.load.precision_models import build_overflow_model, build_safe_model
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
 
     d = tmp_path_factory.mktemp("compare-precision")

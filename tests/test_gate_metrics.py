@@ -249,7 +249,7 @@ def precision_json(tmp_path_factory) -> Path:
     import onnx
 
     from trtcheck.load.precision_models import build_overflow_model
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
     from trtcheck.results import save_results
 
@@ -473,7 +473,7 @@ def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
     from trtcheck.analyze.gate_evaluate import evaluate
     from trtcheck.load.precision_models import build_safe_model
     from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
 
     model = tmp_path / "safe.onnx"

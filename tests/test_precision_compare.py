@@ -17,7 +17,7 @@ import pytest
 from trtcheck.backends.base import Backend, InferOutput
 from trtcheck.errors import InputError
 from trtcheck.load.precision_models import OVERFLOW_NODE, build_overflow_model, build_safe_model
-from trtcheck.measure.precision import (
+from trtcheck.measure.precision.precision import (
     CompareSettings,
     Variant,
     compare_onnx_precisions,
@@ -413,7 +413,7 @@ def test_inf_output_has_infinite_errors_and_fails_a_tolerance_only_gate(
 
 
 def test_one_nan_among_many_elements_still_makes_the_max_error_infinite() -> None:
-    from trtcheck.measure.precision import compare_output, tolerance_for
+    from trtcheck.measure.precision.precision import compare_output, tolerance_for
 
     ref = [np.ones((1, 1000), np.float32)]
     cand = [np.ones((1, 1000), np.float32)]

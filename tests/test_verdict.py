@@ -129,7 +129,7 @@ def test_nothing_measured_cannot_tell():
 def test_precision_failure_is_not_ready(tmp_path):
     from trtcheck.load.precision_models import build_overflow_model
     from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
 
     p = tmp_path / "overflow.onnx"
     onnx.save_model(build_overflow_model(), str(p))

@@ -609,7 +609,7 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
 def _precision(model: str, opts: Any, precisions: Sequence[str], engine_input: bool,
                log: Log) -> Any:
     """The report's precision comparison (ONNX models only)."""
-    from trtcheck.measure.precision import precision_section_for_report
+    from trtcheck.measure.precision.precision import precision_section_for_report
 
     if engine_input or not model.lower().endswith(".onnx"):
         raise UsageError("--precision compares variants of an ONNX model",

@@ -33,13 +33,13 @@ def parse_tolerance_options(**given: tuple[str, ...]) -> dict[str, dict[str, flo
 
     Returns:
         ``{precision or "*": {tolerance field: value}}`` for
-        :func:`trtcheck.measure.precision_tolerance.tolerance_for`.
+        :func:`trtcheck.measure.precision.precision_tolerance.tolerance_for`.
 
     Raises:
         InputError: a value that is not a number, or an unknown precision.
     """
     from trtcheck.errors import InputError
-    from trtcheck.measure.precision_tolerance import PRECISIONS
+    from trtcheck.measure.precision.precision_tolerance import PRECISIONS
 
     out: dict[str, dict[str, float]] = {}
     for opt, entries in given.items():
@@ -167,7 +167,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     from trtcheck.errors import GateFailed, UsageError
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
     from trtcheck.measure.runner import new_results
 
     refuse_output_over_inputs(
@@ -193,7 +193,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     if inputs_npz:
         array_sets = [(inputs_npz, load_npz(inputs_npz))]
     elif inputs_dir:
-        from trtcheck.measure.precision import load_npz_dir
+        from trtcheck.measure.precision.precision import load_npz_dir
 
         array_sets = load_npz_dir(inputs_dir)
     if array_sets:  # NaN/inf data would make every variant agree on NaN outputs

@@ -12,9 +12,9 @@ Flow (:func:`compare_variants`, on any :class:`~trtcheck.backends.base.Backend`)
    ``CompareFunc.simple(check_error_stat="elemwise")`` on the same tolerances;
 4. judge each output against the variant's :class:`~trtcheck.results.precision.PrecisionTolerance`
    (defaults per precision in
-   :data:`trtcheck.measure.precision_tolerance.DEFAULT_TOLERANCES`, overridable;
-   judging is :mod:`trtcheck.measure.precision_judge`);
-5. optionally localise (:mod:`trtcheck.measure.localize`) and measure latency per
+   :data:`trtcheck.measure.precision.precision_tolerance.DEFAULT_TOLERANCES`, overridable;
+   judging is :mod:`trtcheck.measure.precision.precision_judge`);
+5. optionally localise (:mod:`trtcheck.measure.precision.localize`) and measure latency per
    variant with :func:`trtcheck.measure.bench.run_bench` on the same input.
 
 The reference is always FP32. ONNX Runtime on CPU is an FP32 reference, never an FP16
@@ -22,12 +22,12 @@ one: an FP16-converted ONNX run by its CPU provider is computed with FP32 kernel
 (checked with onnxruntime 1.32: ``40000 * 2 / 2`` in an FP16 graph returns 40000, where
 FP16 arithmetic overflows to inf), so that variant measures FP16 *rounding of weights
 and tensors*, not FP16 arithmetic. That is why the FP16 range check on the FP32
-activations (:func:`trtcheck.measure.localize.range_overflows`) is part of every FP16
+activations (:func:`trtcheck.measure.precision.localize.range_overflows`) is part of every FP16
 verdict: it finds what a true FP16 runtime (a TensorRT FP16 engine) would overflow.
 
 :func:`compare_onnx_precisions` builds the variants of an ONNX model itself
 (FP16 through ``onnxruntime.transformers.float16.convert_float_to_float16``,
-:mod:`trtcheck.measure.fp16`) or takes
+:mod:`trtcheck.measure.precision.fp16`) or takes
 candidate files (``--candidate fp16=model.plan``) opened with
 :func:`trtcheck.backends.registry.open_backend`.
 """
@@ -47,14 +47,14 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.measure.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
+from trtcheck.measure.precision.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
-from trtcheck.measure.output_compare import (  # noqa: F401 - part of this module's API
+from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of this module's API
     FP16_MAX,
     compare_output,
     rounding_floor,
 )
-from trtcheck.measure.precision_judge import (  # noqa: F401 - part of this module's API
+from trtcheck.measure.precision.precision_judge import (  # noqa: F401 - part of this module's API
     compare_outputs,
     ort_cpu_upcast_finding,
     output_findings,
@@ -64,7 +64,7 @@ from trtcheck.measure.precision_judge import (  # noqa: F401 - part of this modu
     range_overflow_finding,
     variant_passed,
 )
-from trtcheck.measure.precision_tolerance import (  # noqa: F401 - part of this module's API
+from trtcheck.measure.precision.precision_tolerance import (  # noqa: F401 - part of this module's API
     DEFAULT_TOLERANCES,
     PRECISIONS,
     tolerance_for,
@@ -382,7 +382,7 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
         if not (st.localize and st.reference_onnx):
             return None
         if "acts" not in cache:
-            from trtcheck.measure.localize import collect_activations
+            from trtcheck.measure.precision.localize import collect_activations
 
             log("running the FP32 reference with every node output marked ...")
             cache["acts"] = collect_activations(st.reference_onnx, feeds, tmp.name,
@@ -445,7 +445,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
     localization = None
     acts = ref_acts() if v.precision == "fp16" else None
     if acts is not None:
-        from trtcheck.measure.localize import range_overflows
+        from trtcheck.measure.precision.localize import range_overflows
 
         overflows, total = range_overflows(acts, FP16_MAX, v.kept_fp32_nodes)
         localization = Localization(
@@ -456,7 +456,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
             findings.append(range_overflow_finding(v.label, overflows, total, acts.consumers))
     passed = variant_passed(outputs, findings)
     if st.localize and not passed and v.onnx_path and ref_acts() is not None:
-        from trtcheck.measure.localize import collect_activations, compare_layers
+        from trtcheck.measure.precision.localize import collect_activations, compare_layers
 
         log(f"localising the {v.label} error layer by layer ...")
         cand_acts = collect_activations(v.onnx_path, feeds[:1], workdir,
@@ -489,7 +489,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
 # --------------------------------------------------------------------------- ONNX variants
 
 
-#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.fp16)
+#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.precision.fp16)
 CONVERTER_MAX_FINITE = FP16_WEIGHT_MAX
 CONVERTER_MIN_POSITIVE = FP16_WEIGHT_MIN
 
@@ -568,15 +568,15 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                     ) -> tuple[str, list[str], list[Finding]]:
     """Convert an FP32 ONNX model to FP16 with ONNX Runtime's converter.
 
-    :func:`trtcheck.measure.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
+    :func:`trtcheck.measure.precision.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
     convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
     node_block_list=...)``): inputs and outputs stay float32 (Casts inside), so the
     variant takes the same feeds as the reference. The op block list is
-    :func:`trtcheck.measure.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
+    :func:`trtcheck.measure.precision.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
     NonMaxSuppression, RoiAlign, CumSum, Min, Max and the ML ops: ops whose FP16 form is
     range- or index-sensitive or missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes``
     keeps single nodes in FP32. Weights beyond FP16's range are clamped to +-1e4 and
-    tiny ones to +-1e-7 (:data:`trtcheck.measure.fp16.FP16_WEIGHT_MAX`).
+    tiny ones to +-1e-7 (:data:`trtcheck.measure.precision.fp16.FP16_WEIGHT_MAX`).
 
     Returns:
         ``(written path, names of the nodes kept in FP32, findings)``; a finding
@@ -590,7 +590,7 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     """
     import onnx
 
-    from trtcheck.measure.fp16 import convert_to_fp16, fp16_op_block_list
+    from trtcheck.measure.precision.fp16 import convert_to_fp16, fp16_op_block_list
 
     block_ops = fp16_op_block_list(keep_fp32_ops)  # checks that ONNX Runtime is there
     try:

@@ -5,8 +5,8 @@ Pure NumPy on arrays already computed (no runtime, no model): the error metrics 
 similarity, relative L2, share outside ``atol``/``rtol``, NaN/Inf counts, top-1/top-5
 agreement, the rounding floor of the variant's precision) and the verdict against a
 :class:`~trtcheck.results.precision.PrecisionTolerance`. Used per output by
-:mod:`trtcheck.measure.precision` and per intermediate tensor by
-:mod:`trtcheck.measure.localize`.
+:mod:`trtcheck.measure.precision.precision` and per intermediate tensor by
+:mod:`trtcheck.measure.precision.localize`.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ its verdict.
 
 Pure functions of the outputs of both runs (``{output name: array}`` per sample) and the
 variant's :class:`~trtcheck.results.precision.PrecisionTolerance`; running the models is
-:mod:`trtcheck.measure.precision`, the numerics of one output
-:mod:`trtcheck.measure.output_compare`.
+:mod:`trtcheck.measure.precision.precision`, the numerics of one output
+:mod:`trtcheck.measure.precision.output_compare`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.errors import InputError
-from trtcheck.measure.output_compare import compare_output
+from trtcheck.measure.precision.output_compare import compare_output
 from trtcheck.results.precision import OutputComparison, PrecisionTolerance, RangeOverflow
 from trtcheck.results.stats import Finding
 

@@ -81,7 +81,7 @@ def convert_to_fp16(model: Any, name: str, op_block_list: Sequence[str] | None =
     Returns:
         The converted ``onnx.ModelProto``. Constants beyond :data:`FP16_WEIGHT_MAX` or
         below :data:`FP16_WEIGHT_MIN` in magnitude are clamped (silently; callers report
-        the large ones, see :func:`trtcheck.measure.precision.clamped_weights`).
+        the large ones, see :func:`trtcheck.measure.precision.precision.clamped_weights`).
 
     Raises:
         EnvironmentProblem: neither onnxruntime nor onnxruntime-gpu is installed.
