@@ -3,7 +3,7 @@
 
 For each backend (the synthetic backend, and ONNX Runtime running the demo ResNet-18):
 
-1. **Curve**: T(b) measured by ``trtcheck.measure.bench.run_bench`` (what ``trtcheck
+1. **Curve**: T(b) measured by ``trtcheck.measure.bench.bench.run_bench`` (what ``trtcheck
    bench`` does), the simulator's only knowledge of the model.
 2. **Calibration** (out of sample): one open-loop run with a configuration that is NOT
    in the validation set; its waterfall gives the serving overheads the simulator needs
@@ -150,7 +150,7 @@ def make_backend(name: str) -> Any:
 
 def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
     """Bench curve + calibration run + validation sweep for one backend."""
-    from trtcheck.measure.bench import StopRule, run_bench
+    from trtcheck.measure.bench.bench import StopRule, run_bench
     from trtcheck.measure.serving.serve import measure_serving
     from trtcheck.units import ms_to_us
 

@@ -48,7 +48,7 @@ def main() -> int:
 
     from trtcheck.backends.callable import CallableBackend
     from trtcheck.report.text_tables import serve_table_text
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.measure.serving.serve import measure_serving
     from trtcheck.units import us_to_ms
 

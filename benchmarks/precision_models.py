@@ -31,7 +31,7 @@ def _ppocr_cls() -> Path:
 
 def main() -> None:
     from trtcheck.load.demo import demo_model_path
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
     from trtcheck.measure.precision.precision import compare_onnx_precisions
 
     ap = argparse.ArgumentParser()

@@ -206,7 +206,7 @@ def serve_memory(requests: int) -> dict:
     """RSS growth per request and results size of one ``measure_serving`` run."""
     import numpy as np
 
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.measure.serving.serve import MAX_RAW_REQUESTS, measure_serving
     from trtcheck.results import results_to_json
 

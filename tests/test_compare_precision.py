@@ -24,7 +24,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     FP32-vs-FP16 comparisons on ONNX Runtime."""
     from trtcheck.load.precision_models import build_overflow_model, build_safe_model
     from trtcheck.measure.precision.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     d = tmp_path_factory.mktemp("compare-precision")
     out = {}

@@ -250,7 +250,7 @@ def precision_json(tmp_path_factory) -> Path:
 
     from trtcheck.load.precision_models import build_overflow_model
     from trtcheck.measure.precision.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.results import save_results
 
     d = tmp_path_factory.mktemp("fixes2-precision")
@@ -472,9 +472,9 @@ def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
 
     from trtcheck.analyze.gate_evaluate import evaluate
     from trtcheck.load.precision_models import build_safe_model
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
     from trtcheck.measure.precision.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     model = tmp_path / "safe.onnx"
     onnx.save_model(build_safe_model(), str(model))

@@ -177,7 +177,7 @@ class FakeEngine(Backend):
 def _compare_with_engine(path: Path, engine: Backend, label: str = "fp16",
                          precision: str = "fp16", bench: bool = False) -> Any:
     from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
 
     ref = OnnxRuntimeBackend(path, intra_op_threads=1)
     with ref:
@@ -268,7 +268,7 @@ def test_engine_with_other_shapes_is_bad_input(models: dict[str, Path]) -> None:
 
 
 def _results_with(p: Any) -> Results:
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results(["trtcheck", "precision"])
     res.precision = p

@@ -15,7 +15,7 @@ import pytest
 from trtcheck.errors import InputError
 from trtcheck.inspection.engine import inspect_engine_path, is_engine_input
 from trtcheck.load.plan_header import read_plan_info
-from trtcheck.measure.build import build_engine
+from trtcheck.measure.bench.build import build_engine
 
 pytestmark = pytest.mark.rtx
 

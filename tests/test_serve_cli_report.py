@@ -84,7 +84,7 @@ def test_serve_cli_onnx_model(tmp_path):
 
 def test_serve_report_section_renders_table_and_charts(tmp_path):
     from trtcheck.backends.synthetic import SyntheticBackend
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.measure.serving.serve import measure_serving
     from trtcheck.report import sec_serve
 

@@ -203,7 +203,7 @@ def test_serve_results_round_trip_through_json():
     be = SyntheticBackend("1:0.2")
     run = measure_serving(be, windows_us=[0], max_batch_sizes=[4], loads=["open:500:50"],
                           repeats=1, warmup_requests=0)
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results()
     res.serve = run
@@ -386,7 +386,7 @@ def test_open_loop_with_most_sends_late_is_marked_generator_limited():
 
 
 def _as_results(run):
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results(["trtcheck", "serve"])
     res.serve = run

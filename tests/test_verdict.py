@@ -128,7 +128,7 @@ def test_nothing_measured_cannot_tell():
 
 def test_precision_failure_is_not_ready(tmp_path):
     from trtcheck.load.precision_models import build_overflow_model
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
     from trtcheck.measure.precision.precision import compare_onnx_precisions
 
     p = tmp_path / "overflow.onnx"

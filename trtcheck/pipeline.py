@@ -276,7 +276,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
 ADVISE_BENCH_RULE = dict(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
                          min_samples=20, max_duration_s=5.0)
 """The short bench ``trtcheck advise MODEL`` measures T(b) with
-(:class:`~trtcheck.measure.bench.StopRule` fields: seconds and counts)."""
+(:class:`~trtcheck.measure.bench.bench.StopRule` fields: seconds and counts)."""
 
 ADVISE_RETRY_RULE = dict(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
                          min_samples=20, max_duration_s=10.0)
@@ -301,8 +301,8 @@ def measure_latency_curve(model: str, run_options: Any, *, log: Log = _log_info
         EnvironmentProblem: the runtime is missing.
     """
     from trtcheck.analyze.curve import curve_from_bench
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.bench.runner import bench_model, new_results
 
     batch = ",".join(map(str, run_options.batch_sizes or []))
     log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
@@ -491,7 +491,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
 
     Args:
         model: path of an ONNX model, a TensorRT plan, or a folder of trtexec exports.
-        run_options: a :class:`~trtcheck.measure.runner.RunOptions` (batch sizes, shapes,
+        run_options: a :class:`~trtcheck.measure.bench.runner.RunOptions` (batch sizes, shapes,
             inputs, runtime, stopping rule); its ``batch_sizes`` may be filled in.
         output: the report folder.
 
@@ -539,7 +539,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
 def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log) -> Any:
     """Inspection and the batch sweep of a report (the first parts of
     :func:`measure_report`)."""
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench.runner import bench_model, new_results
 
     results = new_results()
     if engine_input:
@@ -594,7 +594,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 def _serve(model: str, opts: Any, log: Log) -> Any:
     """The report's serving sweep through the embedded dynamic batcher."""
     from trtcheck.backends.registry import open_backend
-    from trtcheck.measure.runner import backend_kwargs
+    from trtcheck.measure.bench.runner import backend_kwargs
     from trtcheck.measure.serving.progress import throttled
     from trtcheck.measure.serving.serve import default_report_sweep
 

@@ -319,7 +319,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     if output:
         if results is None:
-            from trtcheck.measure.runner import new_results
+            from trtcheck.measure.bench.runner import new_results
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
@@ -458,7 +458,7 @@ def _run_options(model: str, batch: list[int], seed: int, measure: dict[str, Any
     (bench's ``--shapes``, ``--inputs``, ``--input-value``, ``--backend``, ``--providers``,
     ``--threads``...); the model file is checked first."""
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
     from trtcheck.pipeline import ADVISE_BENCH_RULE
 
     check_model_path(model)

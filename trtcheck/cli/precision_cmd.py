@@ -168,7 +168,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
     from trtcheck.measure.precision.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     refuse_output_over_inputs(
         [("-o", output)],
@@ -204,7 +204,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     check_output_file(output, overwrite)
     rule = None
     if bench:
-        from trtcheck.measure.bench import StopRule
+        from trtcheck.measure.bench.bench import StopRule
 
         rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                         min_samples=20, max_duration_s=10.0)

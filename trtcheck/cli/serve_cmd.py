@@ -175,7 +175,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.load.model_file import check_model_path
     from trtcheck.errors import UsageError
     from trtcheck.measure.serving.loadgen import parse_load
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.measure.serving.serve import measure_serving
 
     if url is not None or live_model is not None:
@@ -381,7 +381,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
     from trtcheck.measure.serving.live.live import measure_live
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     if not _given("repeats"):
         repeats = 1  # one run per shape: the server's statistics delta is the command's

@@ -2,7 +2,7 @@
 
 Filled by :mod:`trtcheck.load.plan_header`, :mod:`trtcheck.load.engine_json`,
 :mod:`trtcheck.inspection.trtexec`, :mod:`trtcheck.inspection.engine_memory` and
-:mod:`trtcheck.measure.build`; read by the report section ``sec_engine``. Every string
+:mod:`trtcheck.measure.bench.build`; read by the report section ``sec_engine``. Every string
 that comes from a file (layer, tensor, tactic names) is untrusted text.
 """
 

@@ -200,7 +200,7 @@ class Localization(Record):
 
 
 class PrecisionLatency(Record):
-    """Latency of one variant, measured with :func:`trtcheck.measure.bench.run_bench`.
+    """Latency of one variant, measured with :func:`trtcheck.measure.bench.bench.run_bench`.
 
     Attributes:
         median_ms, p99_ms: per-execution latency, ms.

@@ -15,7 +15,7 @@ Flow (:func:`compare_variants`, on any :class:`~trtcheck.backends.base.Backend`)
    :data:`trtcheck.measure.precision.precision_tolerance.DEFAULT_TOLERANCES`, overridable;
    judging is :mod:`trtcheck.measure.precision.precision_judge`);
 5. optionally localise (:mod:`trtcheck.measure.precision.localize`) and measure latency per
-   variant with :func:`trtcheck.measure.bench.run_bench` on the same input.
+   variant with :func:`trtcheck.measure.bench.bench.run_bench` on the same input.
 
 The reference is always FP32. ONNX Runtime on CPU is an FP32 reference, never an FP16
 one: an FP16-converted ONNX run by its CPU provider is computed with FP32 kernels
@@ -295,7 +295,7 @@ def _run(backend: Backend, feeds: Sequence[dict[str, np.ndarray]]) -> list[dict[
 
 def _latency(backend: Backend, model_path: str, feed: dict[str, np.ndarray], rule: Any,
              label: str) -> PrecisionLatency:
-    from trtcheck.measure.bench import run_bench
+    from trtcheck.measure.bench.bench import run_bench
 
     shapes = {k: [int(d) for d in v.shape] for k, v in feed.items()}
     run = run_bench(backend, model_path, None, shapes=shapes, rule=rule, seed=None,
@@ -312,7 +312,7 @@ class CompareSettings:
 
     Attributes:
         tolerance_overrides: see :func:`tolerance_for`.
-        bench_rule: a :class:`~trtcheck.measure.bench.StopRule` to measure latency per
+        bench_rule: a :class:`~trtcheck.measure.bench.bench.StopRule` to measure latency per
             variant (``None``: no latency).
         localize: run the FP16 range check and, for failing ONNX variants, the layer-wise
             comparison.
@@ -763,7 +763,7 @@ def precision_section_for_report(model_path: str, run_options: Any,
 
     Args:
         model_path: the FP32 ONNX model being reported on.
-        run_options: the report's :class:`~trtcheck.measure.runner.RunOptions` (shapes,
+        run_options: the report's :class:`~trtcheck.measure.bench.runner.RunOptions` (shapes,
             input arrays and values, seed, providers, threads, stopping rule; the rule
             also measures latency per precision).
         precisions: precisions to compare.

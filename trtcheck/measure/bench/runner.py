@@ -9,7 +9,7 @@ from typing import Any
 
 from trtcheck import __version__
 from trtcheck.fingerprint import collect_environment
-from trtcheck.measure.bench import StopRule, run_bench
+from trtcheck.measure.bench.bench import StopRule, run_bench
 from trtcheck.results import Results, ToolInfo, utc_now_iso
 from trtcheck.results.bench import BenchRun
 
