@@ -8,7 +8,7 @@ For each backend (the synthetic backend, and ONNX Runtime running the demo ResNe
 2. **Calibration** (out of sample): one open-loop run with a configuration that is NOT
    in the validation set; its waterfall gives the serving overheads the simulator needs
    (per-batch executor hop + assembly, per-request result dispatch + event-loop residual
-   + submission). See :func:`trtcheck.analyze.inputs.overheads_from_serve`.
+   + submission). See :func:`trtcheck.analyze.advice.inputs.overheads_from_serve`.
 3. **Validation**: >= 12 configurations (window x max batch x arrival rate, open-loop
    Poisson), each measured with the embedded batcher (``measure_serving``) and predicted
    by the simulator with the very same arrival times (the load generator's seeded
@@ -46,10 +46,10 @@ from _harness import (
     write_json,
 )
 
-from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
-from trtcheck.analyze.inputs import calibration_from_serve
-from trtcheck.analyze.serve_compare import open_loop_schedule
-from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.analyze.advice.curve import LatencyCurve, curve_from_bench
+from trtcheck.analyze.advice.inputs import calibration_from_serve
+from trtcheck.analyze.advice.serve_compare import open_loop_schedule
+from trtcheck.analyze.advice.simulator import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
 from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun

@@ -20,7 +20,7 @@ def serve_only(tmp_path_factory):
 
 
 def test_curve_from_serve_recovers_the_synthetic_curve(serve_only):
-    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.analyze.advice.inputs import inputs_from_results
     from trtcheck.results import load_results
 
     results = load_results(serve_only)

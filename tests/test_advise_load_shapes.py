@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise, what_if
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, what_if
+from trtcheck.analyze.advice.curve import parse_curve_text
+from trtcheck.analyze.advice.simulator import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
 from trtcheck.measure.serving.serve import measure_serving
 

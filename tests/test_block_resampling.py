@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.inputs import MAX_CALIBRATION_SAMPLES, THIN_BLOCK, _thin
-from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.inputs import MAX_CALIBRATION_SAMPLES, THIN_BLOCK, _thin
+from trtcheck.analyze.advice.simulator import ServiceModel, poisson_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.stats import circular_block_indices

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze.curve import curve_from_bench, make_curve
-from trtcheck.analyze.inputs import _fit_contention, calibration_from_serve
-from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
+from trtcheck.analyze.advice.curve import curve_from_bench, make_curve
+from trtcheck.analyze.advice.inputs import _fit_contention, calibration_from_serve
+from trtcheck.analyze.advice.simulator import ServiceModel, poisson_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.bench import BenchRun
@@ -91,7 +91,7 @@ def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
 
 
 def _gpu_request(rate: float):
-    from trtcheck.analyze.inputs import build_request, overheads_from_serve
+    from trtcheck.analyze.advice.inputs import build_request, overheads_from_serve
 
     raw = json.loads(gzip.decompress((RESULTS / "advise_validation-h200-torch-gpu_raw.json.gz")
                                      .read_bytes()))["torch-gpu"]
@@ -101,7 +101,7 @@ def _gpu_request(rate: float):
 
 
 def test_advice_explains_contention_and_its_sensitivity():
-    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.advice.advise import advise
 
     low = advise(_gpu_request(300.0))
     assert any("interpreter lock" in n and "0.284 ms" in n for n in low.curve.notes)
@@ -112,7 +112,7 @@ def test_advice_explains_contention_and_its_sensitivity():
 
 
 def test_advice_refuses_a_rate_the_loop_alone_saturates():
-    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.advice.advise import advise
 
     with pytest.raises(InputError) as e:
         advise(_gpu_request(4000.0))

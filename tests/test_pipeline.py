@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.errors import InputError, UsageError
 from trtcheck.pipeline import (
     AdviseSettings,
@@ -41,7 +41,7 @@ def _advice(doc: dict) -> dict:
 def test_settings_default_to_the_advise_request_defaults():
     from dataclasses import fields
 
-    from trtcheck.analyze.advise import AdviseRequest
+    from trtcheck.analyze.advice.advise import AdviseRequest
 
     request = AdviseRequest(curve=parse_curve_text("1:2"), rate_per_s=1.0)
     for f in fields(AdviseSettings):

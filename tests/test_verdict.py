@@ -11,8 +11,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from tests.test_results_model import make_results
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.analyze.gate_evaluate import evaluate
 from trtcheck.analyze.gate_policy import parse_policy
 from trtcheck.analyze.verdict import UNSTABLE_CV_LIMIT, judge
@@ -300,7 +300,7 @@ def test_real_advice_that_cannot_tell_names_what_to_remeasure():
     bootstrap replicas disagree, and the verdict says so with the advice's own words."""
     from trtcheck.testing import synthetic_results as g
 
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.advice.inputs import build_request, inputs_from_results
 
     r = g.results({1: 38.0, 2: 75.0, 4: 190.0, 8: 224.0, 16: 406.0}, n=30, seed=1, sigma=0.4)
     curve, measured = inputs_from_results(r)

@@ -1,8 +1,8 @@
 """The pipelines of ``trtcheck report`` and ``trtcheck advise``, composed once.
 
 A report runs load -> inspect -> measure -> analyze -> render; advice runs T(b) (measured
-now, read from a results document, or given) -> an :class:`~trtcheck.analyze.advise.
-AdviseRequest` -> :func:`~trtcheck.analyze.advise.advise`. The commands parse and check
+now, read from a results document, or given) -> an :class:`~trtcheck.analyze.advice.advise.
+AdviseRequest` -> :func:`~trtcheck.analyze.advice.advise.advise`. The commands parse and check
 their options, call one function here, and print what it returns; library users call the
 same functions:
 
@@ -77,14 +77,14 @@ class AdviseSettings:
         replicas: bootstrap replicas the choice is rerun on (0: nominal only).
         device_kind: ``"gpu"``, ``"cpu"`` or ``None``: as the results say (unknown when
             there are none).
-        what_if: configurations (:class:`~trtcheck.analyze.simulator.Candidate`) to
+        what_if: configurations (:class:`~trtcheck.analyze.advice.simulator.Candidate`) to
             predict next to the recommendation.
         burst_size: a burst of this many requests instead of an arrival rate.
-        closed_loop: a :class:`~trtcheck.analyze.simulator.ClosedLoop` instead of an
+        closed_loop: a :class:`~trtcheck.analyze.advice.simulator.ClosedLoop` instead of an
             arrival rate.
         notes: extra notes the advice carries.
 
-    The defaults are those of :class:`~trtcheck.analyze.advise.AdviseRequest`.
+    The defaults are those of :class:`~trtcheck.analyze.advice.advise.AdviseRequest`.
     """
 
     rate_per_s: float | None = None
@@ -110,13 +110,13 @@ class AdviseSettings:
 def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
                  results: Any = None) -> Any:
     """Batching advice for T(b) ``curve`` with the ``measured`` overheads: the one place an
-    :class:`~trtcheck.analyze.advise.AdviseRequest` is assembled
-    (:func:`~trtcheck.analyze.inputs.build_request`) and advised on. NumPy's
+    :class:`~trtcheck.analyze.advice.advise.AdviseRequest` is assembled
+    (:func:`~trtcheck.analyze.advice.inputs.build_request`) and advised on. NumPy's
     floating-point warnings are kept quiet: a bad number is one error.
 
     Args:
-        curve: a :class:`~trtcheck.analyze.curve.LatencyCurve`.
-        measured: from :func:`~trtcheck.analyze.inputs.advice_inputs` (may be
+        curve: a :class:`~trtcheck.analyze.advice.curve.LatencyCurve`.
+        measured: from :func:`~trtcheck.analyze.advice.inputs.advice_inputs` (may be
             empty).
         settings: the load, objective and given costs.
         results: the results T(b) came from, for the device wording when
@@ -126,12 +126,12 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
         A :class:`~trtcheck.results.advice.Advice` without export settings.
 
     Raises:
-        InputError: what :func:`~trtcheck.analyze.advise.advise` raises (no feasible
+        InputError: what :func:`~trtcheck.analyze.advice.advise.advise` raises (no feasible
             configuration for the load, a bad curve).
     """
-    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.advice.advise import advise
     from trtcheck.analyze.export import device_kind_from_results
-    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.advice.inputs import build_request
     from trtcheck.stats import quiet_numerics
 
     s = settings
@@ -156,8 +156,8 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
 def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tuple[float, str]:
     """The demo's arrival rate (:data:`DEMO_LOAD_SHARE` of one instance's batch-1
     capacity) and the note with its lesson and the headline at the busy rate."""
-    from trtcheck.analyze.advise import service_model
-    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.advice.advise import service_model
+    from trtcheck.analyze.advice.inputs import build_request
 
     probe = build_request(curve, measured, rate_per_s=1.0)
     s1 = service_model(probe).batch_time_ms(1, None)
@@ -210,10 +210,10 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
 
     Raises:
         InputError: a rate that is not > 0, no T(b) in the results, or what
-            :func:`~trtcheck.analyze.advise.advise` raises.
+            :func:`~trtcheck.analyze.advice.advise.advise` raises.
     """
     from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
-    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.analyze.advice.inputs import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if rate_per_s is not None:
@@ -237,8 +237,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
         run = getattr(results, "primary_bench", None)
         if not demo or run is None or "not monotone" not in exc.message:
             raise
-        from trtcheck.analyze.curve import curve_from_bench
-        from trtcheck.analyze.inputs import overheads_from_serve
+        from trtcheck.analyze.advice.curve import curve_from_bench
+        from trtcheck.analyze.advice.inputs import overheads_from_serve
 
         curve = curve_from_bench(run, noise_tolerance=1.0)
         curve = curve.with_notes([f"{exc.message}: this machine's measurement is too "
@@ -293,14 +293,14 @@ def measure_latency_curve(model: str, run_options: Any, *, log: Log = _log_info
     or unreadable file.
 
     Returns:
-        ``(curve, results)``: the :class:`~trtcheck.analyze.curve.LatencyCurve` and a
+        ``(curve, results)``: the :class:`~trtcheck.analyze.advice.curve.LatencyCurve` and a
         results model holding the bench run.
 
     Raises:
         InputError: the model cannot be run, or T(b) is still unusable.
         EnvironmentProblem: the runtime is missing.
     """
-    from trtcheck.analyze.curve import curve_from_bench
+    from trtcheck.analyze.advice.curve import curve_from_bench
     from trtcheck.measure.bench.bench import StopRule
     from trtcheck.measure.bench.runner import bench_model, new_results
 
@@ -343,7 +343,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
     (:func:`measure_latency_curve`).
 
     T(b) and the measured overheads of a results model come from
-    :func:`~trtcheck.analyze.inputs.advice_inputs` (a live Triton run without a bench is
+    :func:`~trtcheck.analyze.advice.inputs.advice_inputs` (a live Triton run without a bench is
     calibrated from the server's statistics, seeded by ``settings.seed``).
 
     Raises:
@@ -352,7 +352,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
             :func:`advise_curve`.
     """
     from trtcheck.analyze.export import safe_model_name
-    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.analyze.advice.inputs import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if sum(x is not None for x in (curve, results, model)) != 1:

@@ -8,7 +8,7 @@ numbers imply and the results do not hold yet, so that reports, the verdict and
   threshold of :func:`trtcheck.analyze.engine_timing.enqueue_bound_finding`
   (gate: ``len(bench.batch[*].warnings[code=enqueue-bound]) == 0``);
 * the predicted-vs-measured serving table, ``advice.serve_predictions``
-  (:func:`trtcheck.analyze.serve_compare.predict_serve_configs`), when the results hold
+  (:func:`trtcheck.analyze.advice.serve_compare.predict_serve_configs`), when the results hold
   both advice and an open-loop serving measurement
   (gate: ``advice.serve_predictions[window_us=0].predicted_p99_ms``);
 * the verdict (:func:`trtcheck.analyze.verdict.judge`) when the results hold none.
@@ -52,7 +52,7 @@ def add_serve_predictions(results: Any) -> bool:
     serve = getattr(results, "serve", None)
     if adv is None or serve is None or not serve.configs or adv.serve_predictions:
         return False
-    from trtcheck.analyze.serve_compare import predict_serve_configs
+    from trtcheck.analyze.advice.serve_compare import predict_serve_configs
 
     adv.serve_predictions = predict_serve_configs(results, adv)
     return True

@@ -206,7 +206,7 @@ def server_split(instances: int, per_server: int) -> list[int]:
 def device_kind_from_results(results: object) -> str | None:
     """Where the advice's T(b) was measured, from the results the curve came from: the
     primary bench run's backend, else the serving run's (the order
-    :func:`trtcheck.analyze.inputs.inputs_from_results` takes T(b) in).
+    :func:`trtcheck.analyze.advice.inputs.inputs_from_results` takes T(b) in).
 
     ``"gpu"`` for a TensorRT backend or a device named ``GPU ...``/``NVIDIA ...``;
     ``"cpu"`` for a device named ``CPU ...`` (ONNX Runtime on the CPU provider);

@@ -217,7 +217,7 @@ def advice_cannot_tell(advice: Any) -> str | None:
 
     Read from the advice record: ``recommendation.stability.status == "cannot-tell"``
     (the bootstrap replicas of the measurements chose different configurations;
-    :mod:`trtcheck.analyze.advise_noise`), or a recommendation of kind ``cannot-tell``.
+    :mod:`trtcheck.analyze.advice.advise_noise`), or a recommendation of kind ``cannot-tell``.
     The reason is the recommendation's summary, which names what to re-measure. A
     ``likely`` recommendation (60-80% of replicas) decided, like a ``stable`` one."""
     rec = advice.recommendation

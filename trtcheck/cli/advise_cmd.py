@@ -206,7 +206,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \\
           --model-file model.py
     """
-    from trtcheck.analyze.curve import parse_curve_text
+    from trtcheck.analyze.advice.curve import parse_curve_text
     from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
     from trtcheck.pipeline import AdviseSettings, advise_from_source
@@ -277,8 +277,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "burst":
         burst_size = load.count
     elif load is not None and load.kind == "closed":
-        from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-        from trtcheck.analyze.simulator import ClosedLoop
+        from trtcheck.analyze.advice.advise import CLOSED_LOOP_DEFAULT_REQUESTS
+        from trtcheck.analyze.advice.simulator import ClosedLoop
 
         count = load.count if load.count < 10**9 else max(
             CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
@@ -430,7 +430,7 @@ def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
         UsageError: preferred sizes above every max batch, or more than
             :data:`MAX_WHAT_IF` configurations.
     """
-    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.analyze.advice.simulator import Candidate
     from trtcheck.errors import UsageError
 
     if windows is None and batches is None and preferred is None:

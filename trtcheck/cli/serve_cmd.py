@@ -238,7 +238,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
         shape_map = parse_shapes(list(shapes))
     if synthetic_curve is not None:
-        from trtcheck.analyze.curve import check_monotone
+        from trtcheck.analyze.advice.curve import check_monotone
         from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 
         # the same shape rule as advise --latency-curve: T(b) must not decrease with b

@@ -360,7 +360,7 @@ CURVE_TEXT = st.lists(st.sampled_from(["1", ":", "0.29", ",", "8", "1.02", "1e30
 
 
 def _curve_call(text: str) -> Any:
-    from trtcheck.analyze.curve import fit_linear, parse_curve_text
+    from trtcheck.analyze.advice.curve import fit_linear, parse_curve_text
     from trtcheck.backends.synthetic import parse_curve
 
     try:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trtcheck.analyze.curve import LatencyCurve, fit_linear
+from trtcheck.analyze.advice.curve import LatencyCurve, fit_linear
 from trtcheck.arrivals import (  # noqa: F401  (re-exported: the simulator's arrivals)
     constant_arrivals,
     make_arrivals,
@@ -96,7 +96,7 @@ class ServiceModel:
             0.39 ms per arrival for eager ResNet-18 fp16 on an H200 (an execution of
             2.0 ms in ``bench`` took 3.5 ms at 300 req/s and 5-6 ms at 1,500 req/s in
             the serving process; docs/advise.md). Calibrated by
-            :func:`trtcheck.analyze.inputs.calibration_from_serve`; 0 for backends that
+            :func:`trtcheck.analyze.advice.inputs.calibration_from_serve`; 0 for backends that
             release the lock (ONNX Runtime, TensorRT, async functions).
         batcher: ``"embedded"`` (:meth:`BatchingPolicy.decide` for a free instance) or
             ``"triton"`` (Triton's batcher thread, :meth:`BatchingPolicy.triton_step`).

@@ -10,7 +10,7 @@ per-sample cost ``alpha``) is the usual first-order model of batched inference; 
 in batch size and builds its batch-size control on that. It is a model, not a law: the
 fit quality (R^2, largest relative residual) is reported with every use, and the
 simulator uses the measured points themselves (piecewise-linear), not the line.
-Every formula in :mod:`trtcheck.analyze.queueing` is written in terms of it.
+Every formula in :mod:`trtcheck.analyze.advice.queueing` is written in terms of it.
 """
 
 from __future__ import annotations

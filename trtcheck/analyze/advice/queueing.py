@@ -5,12 +5,12 @@ Notation (units in every name in code):
 
 * ``rate_per_s`` = lambda, arrival rate in requests per second (> 0);
 * ``T(b)`` batch execution time in ms, with the linear model ``T(b) = tau0 + alpha*b``
-  (:func:`trtcheck.analyze.curve.fit_linear`);
+  (:func:`trtcheck.analyze.advice.curve.fit_linear`);
 * ``W`` the batching window (Triton ``max_queue_delay_microseconds``), in ms here;
 * ``B`` the max batch size.
 
 Each function names its source and its assumptions. These formulas explain and bound;
-the discrete-event simulator (:mod:`trtcheck.analyze.simulator`) gives the numbers the
+the discrete-event simulator (:mod:`trtcheck.analyze.advice.simulator`) gives the numbers the
 advice is built on, because none of them captures the full queue (variance, window
 timers, several instances) at once.
 """

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze.simulator import Candidate, ClosedLoop, make_arrivals, sweep
+from trtcheck.analyze.advice.simulator import Candidate, ClosedLoop, make_arrivals, sweep
 from trtcheck.results.advice import AdviceStability, ReplicaChoice, SimPrediction
 from trtcheck.stats import circular_block_indices
 
@@ -217,9 +217,9 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
     """Rerun the choice on bootstrap replicas and apply the noise-aware tie-break.
 
     Args:
-        req: the :class:`~trtcheck.analyze.advise.AdviseRequest`.
+        req: the :class:`~trtcheck.analyze.advice.advise.AdviseRequest`.
         service_of: ``service_of(req) -> ServiceModel`` (the advice's own builder).
-        load: the :class:`~trtcheck.analyze.advise.SimLoad` of the nominal run.
+        load: the :class:`~trtcheck.analyze.advice.advise.SimLoad` of the nominal run.
         nominal: the nominal run's feasible predictions at the chosen instance count.
         chosen: the nominal run's choice (lowest P99, simplest within 2%).
         feasible: ``feasible(p) -> bool``, the advice's feasibility rule (utilisation

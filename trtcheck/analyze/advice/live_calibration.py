@@ -21,7 +21,7 @@ every request and the delta of Triton's own statistics (``/v2/models/NAME/stats`
    ``queue`` - ``compute`` in its statistics) and the client's scheduling jitter. Its
    tail is mostly stalls that hold back every answer of an execution together, so a
    closed loop draws it once per execution
-   (:attr:`~trtcheck.analyze.simulator.ServiceModel.delay_per_execution`).
+   (:attr:`~trtcheck.analyze.advice.simulator.ServiceModel.delay_per_execution`).
 3. **The queueing behaviour**: the mean time a request waits before its batch starts,
    simulated for the calibration configuration (with the run's actual send gaps when
    they are known), is compared with Triton's (``queue.total / queue.count``). A
@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze.curve import LatencyCurve, isotonic_fit, make_curve
-from trtcheck.analyze.simulator import ServiceModel, make_arrivals, simulate
+from trtcheck.analyze.advice.curve import LatencyCurve, isotonic_fit, make_curve
+from trtcheck.analyze.advice.simulator import ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.stats import percentile
@@ -136,7 +136,7 @@ class LiveObservation:
 
 @dataclass
 class LiveCalibration:
-    """What a live run calibrates (inputs of :class:`~trtcheck.analyze.simulator.ServiceModel`).
+    """What a live run calibrates (inputs of :class:`~trtcheck.analyze.advice.simulator.ServiceModel`).
 
     Attributes:
         curve: T(b) from Triton's ``batch_stats``.
@@ -348,14 +348,14 @@ PREDICTION_REQUESTS = 8000
 
 def predict(cal: LiveCalibration, configs: Sequence[Any], rate_per_s: float, *,
             seed: int = 0, requests: int = PREDICTION_REQUESTS) -> list[Any]:
-    """Predict configurations (:class:`~trtcheck.analyze.simulator.Candidate`: window,
+    """Predict configurations (:class:`~trtcheck.analyze.advice.simulator.Candidate`: window,
     max batch, instances, preferred sizes) under Poisson arrivals at ``rate_per_s`` with
     the calibrated service model (common random numbers across configurations).
 
     Returns:
         one :class:`~trtcheck.results.advice.SimPrediction` per configuration.
     """
-    from trtcheck.analyze.simulator import sweep
+    from trtcheck.analyze.advice.simulator import sweep
 
     arrivals = make_arrivals("poisson", rate_per_s, requests, seed)
     return sweep(configs, cal.service(), arrivals, seed=seed, rate_per_s=rate_per_s)
@@ -461,7 +461,7 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
 def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 0
                      ) -> tuple[LatencyCurve, dict[str, Any]]:
     """T(b) and the measured inputs of ``advise`` from a live Triton run, in the form of
-    :func:`trtcheck.analyze.inputs.inputs_from_results`: ``measured`` holds
+    :func:`trtcheck.analyze.advice.inputs.inputs_from_results`: ``measured`` holds
     ``request_delay_ms`` (the calibrated per-request delay quantiles),
     ``batch_excess_ms`` (the fitted per-execution overhead, one value), ``model_name``,
     ``server_max_batch_size`` (the served model's configured ``max_batch_size``, which

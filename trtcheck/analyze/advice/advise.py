@@ -5,8 +5,8 @@ first, in ResNet-18 serving measurements): thin the HTTP layer -> replace the Py
 serving layer -> more execution contexts -> batching -> scale out. Each step is an
 explicit question with a threshold, answered by a given or measured number that the node
 records. The configuration itself (window, max batch, instances) is chosen by simulating
-every candidate with :mod:`trtcheck.analyze.simulator` (same dispatch policy as the
-batcher); the closed-form rules of :mod:`trtcheck.analyze.queueing` explain the choice.
+every candidate with :mod:`trtcheck.analyze.advice.simulator` (same dispatch policy as the
+batcher); the closed-form rules of :mod:`trtcheck.analyze.advice.queueing` explain the choice.
 
 Choice rule (documented, deterministic):
 
@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze import queueing as qf
-from trtcheck.analyze.curve import (
+from trtcheck.analyze.advice import queueing as qf
+from trtcheck.analyze.advice.curve import (
     LatencyCurve,
     LinearFit,
     fit_linear,
     make_curve,
 )
-from trtcheck.analyze.simulator import (
+from trtcheck.analyze.advice.simulator import (
     Candidate,
     ClosedLoop,
     ServiceModel,
@@ -114,17 +114,17 @@ class AdviseRequest:
         per_item_overhead_ms: instance time per request in a batch (gather/scatter).
         timer_slack_us: how late window timers fire (event-loop timer granularity).
         batch_excess_ms: measured per-execution extra instance time samples (see
-            :class:`~trtcheck.analyze.simulator.ServiceModel`); empty: none.
+            :class:`~trtcheck.analyze.advice.simulator.ServiceModel`); empty: none.
         contention_per_arrival_ms: instance time added to a running execution per
             request arriving meanwhile (interpreter-lock contention, measured by a serve
-            run; see :class:`~trtcheck.analyze.simulator.ServiceModel`), >= 0.
+            run; see :class:`~trtcheck.analyze.advice.simulator.ServiceModel`), >= 0.
         request_delay_ms: measured per-request delay samples outside the queue
             (added to ``per_request_overhead_ms``); empty: none.
         batcher: ``"embedded"`` or ``"triton"`` (the dispatch rule simulated,
-            :class:`~trtcheck.analyze.simulator.ServiceModel`; a live-Triton calibration
+            :class:`~trtcheck.analyze.advice.simulator.ServiceModel`; a live-Triton calibration
             sets ``"triton"``).
         delay_per_execution: closed loops draw ``request_delay_ms`` once per execution
-            (:class:`~trtcheck.analyze.simulator.ServiceModel`; a live-Triton
+            (:class:`~trtcheck.analyze.advice.simulator.ServiceModel`; a live-Triton
             calibration sets it).
         instances: instance counts to search (``None``: as many as needed, automatic).
         max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
@@ -140,7 +140,7 @@ class AdviseRequest:
         device: ``"gpu"``, ``"cpu"`` or ``None`` (unknown): where T(b) was measured,
             for the wording (GPUs vs CPU hosts and processes).
         replicas: bootstrap replicas of the measurements the choice is rerun on
-            (:mod:`trtcheck.analyze.advise_noise`), >= 0; 0: the nominal choice only.
+            (:mod:`trtcheck.analyze.advice.advise_noise`), >= 0; 0: the nominal choice only.
         server_max_batch_size: the live server's configured ``max_batch_size`` when T(b)
             was calibrated from a live run (``None``: no live server); sizes above the
             curve's largest batch are then not assessed, and the advice says so.
@@ -664,7 +664,7 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             t_start: float) -> Advice:
     """The noise check, runner-up, formulas, decision path, summary and record of a
     chosen configuration (shared by the open and the finite loads)."""
-    from trtcheck.analyze.advise_noise import stabilise
+    from trtcheck.analyze.advice.advise_noise import stabilise
 
     curve = req.curve
     single_point = curve.batch_sizes.size == 1
@@ -745,7 +745,7 @@ def _per_request_findings(service: ServiceModel, rate: float | None,
     """Where the simulated execution time per request S(b)/b rises with b (batching past
     that size costs more), at the curve's measured batch sizes: the same times the
     simulation and the decision path use (with no overheads, S(b) = T(b))."""
-    from trtcheck.analyze.curve import PER_SAMPLE_RISE_TOLERANCE
+    from trtcheck.analyze.advice.curve import PER_SAMPLE_RISE_TOLERANCE
 
     bs = [int(b) for b in curve.batch_sizes]
     per = [service.batch_time_ms(b, rate) / b for b in bs]
@@ -1156,7 +1156,7 @@ def _cfg_short(c: Any) -> str:
 
 
 def _material() -> float:
-    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN
 
     return MATERIAL_GAIN
 
@@ -1168,7 +1168,7 @@ def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
               if a is not None and b is not None and a < b]
     if not better:
         return ""
-    from trtcheck.analyze.advise_noise import MATERIAL_GAIN
+    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN
 
     verb = "are" if len(better) > 1 else "is"
     return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
+from trtcheck.analyze.advice.curve import LatencyCurve, curve_from_bench
 from trtcheck.errors import InputError
 from trtcheck.stats import AUTOCORRELATION_WARN, lag1_autocorrelation
 from trtcheck.units import int_ranges, us_to_ms
@@ -36,7 +36,7 @@ def inputs_from_results(results: Any, source: str = "results.json"
     prior = getattr(results, "advice", None)
     if run is None and serve is None and prior is not None:
         # a file written by `trtcheck advise -o`: its curve, without the measurements
-        from trtcheck.analyze.curve import make_curve
+        from trtcheck.analyze.advice.curve import make_curve
 
         curve = make_curve(sorted((int(b), float(t)) for b, t in prior.curve.points_ms.items()),
                            source=f"the curve of an earlier advice ({source}; from "
@@ -72,7 +72,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
                   ) -> tuple[LatencyCurve, dict[str, Any]]:
     """T(b) and the measured inputs of ``advise`` from any results file: a live server's
     run without a bench run is calibrated from the server's own statistics
-    (:func:`trtcheck.analyze.live_calibration.inputs_from_live`, ``seed`` seeds its
+    (:func:`trtcheck.analyze.advice.live_calibration.inputs_from_live`, ``seed`` seeds its
     simulations); everything else as :func:`inputs_from_results`.
 
     Raises:
@@ -80,7 +80,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
     """
     if getattr(getattr(results, "serve", None), "live", None) is not None \
             and results.primary_bench is None:
-        from trtcheck.analyze.live_calibration import inputs_from_live
+        from trtcheck.analyze.advice.live_calibration import inputs_from_live
 
         return inputs_from_live(results, source=source, seed=seed)
     return inputs_from_results(results, source=source)
@@ -93,7 +93,7 @@ def curve_from_serve(serve: Any) -> LatencyCurve:
     The batcher times ``compute`` around the model call of each batch and every request
     of a batch carries it; each execution counts once. Batch sizes with fewer than
     :data:`MIN_SERVE_CURVE_EXECUTIONS` executions are left out (noted), and dips are
-    removed as for a bench curve (:func:`~trtcheck.analyze.curve.make_curve`: weighted
+    removed as for a bench curve (:func:`~trtcheck.analyze.advice.curve.make_curve`: weighted
     isotonic regression, weights = executions): sizes the batcher formed by chance are
     noisy, and the curve they came from cannot fall with the batch size.
     A bench run (``trtcheck bench``) measures T(b) back to back with warm-up and a
@@ -102,7 +102,7 @@ def curve_from_serve(serve: Any) -> LatencyCurve:
     Raises:
         InputError: the serving run holds no successful request with a compute time.
     """
-    from trtcheck.analyze.curve import MONOTONE_NOISE_TOLERANCE, make_curve
+    from trtcheck.analyze.advice.curve import MONOTONE_NOISE_TOLERANCE, make_curve
 
     by_b: dict[int, list[float]] = {}
     for cfg in serve.configs:
@@ -191,7 +191,7 @@ every leave-one-out prediction of the GPU validation)."""
 THIN_BLOCK = 64
 """Length of the consecutive runs kept when thinning: the series stay in time order
 (stalls and drift span consecutive samples; the simulator resamples them in blocks, see
-:attr:`trtcheck.analyze.simulator.ServiceModel.resample_block`)."""
+:attr:`trtcheck.analyze.advice.simulator.ServiceModel.resample_block`)."""
 
 
 def _thin(values: list[float]) -> tuple[float, ...]:
@@ -404,7 +404,7 @@ def _fit_contention(excess: list[float], arrivals: list[float],
 
     ``c`` (ms per request that arrived while the execution ran) is what the serving
     process's own per-request work costs a running execution that needs the interpreter
-    lock (see :attr:`trtcheck.analyze.simulator.ServiceModel.contention_per_arrival_ms`).
+    lock (see :attr:`trtcheck.analyze.advice.simulator.ServiceModel.contention_per_arrival_ms`).
 
     Least squares is biased here: an execution that is slow for any other reason (a
     loaded CPU) sees more arrivals because it lasts longer, so slowness alone makes the
@@ -455,13 +455,13 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
                   timer_slack_us: float | None = None, instances: list[int] | None = None,
                   max_utilisation: float = 0.9, requests: int | None = None,
                   seed: int = 0) -> Any:
-    """An :class:`~trtcheck.analyze.advise.AdviseRequest` from T(b), measured overheads
+    """An :class:`~trtcheck.analyze.advice.advise.AdviseRequest` from T(b), measured overheads
     (from :func:`inputs_from_results`, may be empty) and the user's numbers.
 
     Given numbers win; measured distributions (from a serve run) fill in what the user did
     not give; anything else is 0. Used by ``trtcheck advise`` and ``trtcheck report``.
     """
-    from trtcheck.analyze.advise import AdviseRequest
+    from trtcheck.analyze.advice.advise import AdviseRequest
 
     excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
     delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()

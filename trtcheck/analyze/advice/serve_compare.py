@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.simulator import ServiceModel, simulate
 from trtcheck.arrivals import open_loop_offsets_s
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.advice import Advice, ServePrediction
@@ -42,14 +42,14 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
 
     When the advice was calibrated on the serve section of ``results``, the same
     calibration (measured per-execution excess and per-request delay distributions,
-    interpreter-lock contention; :func:`trtcheck.analyze.inputs.inputs_from_results`)
-    and :func:`trtcheck.analyze.advise.service_model` rebuild it, so the report's
+    interpreter-lock contention; :func:`trtcheck.analyze.advice.inputs.inputs_from_results`)
+    and :func:`trtcheck.analyze.advice.advise.service_model` rebuild it, so the report's
     predicted-vs-measured table and the advice's candidates come from one model.
     Otherwise (given overheads) :func:`service_from_advice`. Timer slack and per-item
     overhead come from the advice's inputs.
     """
-    from trtcheck.analyze.advise import service_model
-    from trtcheck.analyze.inputs import advice_inputs, build_request
+    from trtcheck.analyze.advice.advise import service_model
+    from trtcheck.analyze.advice.inputs import advice_inputs, build_request
 
     if adv.inputs.overheads_source == "given" or getattr(results, "serve", None) is None:
         return service_from_advice(adv)
