@@ -16,8 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
+from trtcheck.analyze.gate.gate_evaluate import evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
 from trtcheck.cli import main
 
 from trtcheck.testing import synthetic_results as g

@@ -385,8 +385,8 @@ def test_inf_output_has_infinite_errors_and_fails_a_tolerance_only_gate(
         models: dict[str, Path], tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
     import onnx
 
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     eng = FakeEngine(onnx.load(str(models["safe"])),
                      fn=lambda x: {"y": np.full((x.shape[0], 64), np.inf, np.float32)})

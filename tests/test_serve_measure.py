@@ -394,8 +394,8 @@ def _as_results(run):
 
 
 def test_gate_does_not_pass_a_p99_budget_on_a_generator_limited_run():
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     res = _as_results(_loop_blocking_run())
     pol = parse_policy("settings:\n  on_uncertified: warn\nbudgets:\n"

@@ -386,7 +386,7 @@ def load_report_policy(policy_path: str | None) -> Any:
     """
     if policy_path is None:
         return None
-    from trtcheck.analyze.gate_policy import load_policy
+    from trtcheck.analyze.gate.gate_policy import load_policy
 
     policy = load_policy(policy_path)
     if policy.has_baseline_rules:
@@ -411,7 +411,7 @@ def judge_results(results: Any, policy: Any = None) -> Any:
     add_serve_predictions(results)
     if policy is None:
         return judge(results)
-    from trtcheck.analyze.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
 
     results.verdict = judge(results)  # what budgets on verdict.* read
     gate_report = evaluate(policy, results, results_name="this report")

@@ -5,7 +5,7 @@ environments (which fields differ, whether the pair is comparable by
 :meth:`~trtcheck.results.Environment.comparable_key`), model inspection differences, and
 for every pair of bench runs (matched by label, the rest by position) the metric deltas
 per batch size with bootstrap intervals of the ratio B/A
-(:func:`trtcheck.analyze.regression.ratio_interval`). Pure: no I/O, no printing.
+(:func:`trtcheck.analyze.gate.regression.ratio_interval`). Pure: no I/O, no printing.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trtcheck.analyze import regression as R
-from trtcheck.analyze.metric_checks import HIGHER, LOWER, infer_direction
-from trtcheck.analyze.metric_grammar import MetricPath, parse_path
-from trtcheck.analyze.metric_resolver import evaluate_path
+from trtcheck.analyze.gate import regression as R
+from trtcheck.analyze.gate.metricpath.metric_checks import HIGHER, LOWER, infer_direction
+from trtcheck.analyze.gate.metricpath.metric_grammar import MetricPath, parse_path
+from trtcheck.analyze.gate.metricpath.metric_resolver import evaluate_path
 from trtcheck.units import metric_unit, us_to_ms
 
 #: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
@@ -390,7 +390,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
         a, b: :class:`trtcheck.results.Results`.
         name_a, name_b: names shown for them.
         confidence, resamples, seed, run_to_run_cv: see
-            :func:`trtcheck.analyze.regression.ratio_interval`.
+            :func:`trtcheck.analyze.gate.regression.ratio_interval`.
         run_a, run_b: compare only the bench run with this label on that side (two runs
             of one file can be compared: ``compare(r, r, run_a="fp32", run_b="fp16")``).
 
@@ -400,7 +400,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
     Raises:
         InputError: ``run_a``/``run_b`` names a label that is not there.
     """
-    from trtcheck.analyze.gate_evaluate import environment_differences
+    from trtcheck.analyze.gate.gate_evaluate import environment_differences
     a = _select_run(a, run_a, name_a)
     b = _select_run(b, run_b, name_b)
     models_differ = different_models(a, b)

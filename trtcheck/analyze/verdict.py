@@ -360,7 +360,7 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
 
     Args:
         results: a :class:`trtcheck.results.Results`; its own ``verdict`` is ignored.
-        gate_report: the :class:`trtcheck.analyze.gate_evaluate.GateReport` of a policy on these
+        gate_report: the :class:`trtcheck.analyze.gate.gate_evaluate.GateReport` of a policy on these
             results, or ``None``; checks on ``verdict.*`` metrics are left out (a
             verdict does not judge itself).
         policy_name: the policy file name, recorded in the verdict.

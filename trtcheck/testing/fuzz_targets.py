@@ -277,7 +277,7 @@ POLICY_WORDS = ["version: 1\n", "settings:\n", "budgets:\n", "baseline:\n", "  -
 
 
 def _policy_call(data: bytes) -> Any:
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     return parse_policy(data, "p.yaml")
 
@@ -395,8 +395,8 @@ _SAMPLE_RESULTS: list[Any] = []
 
 
 def _metric_call(text: str) -> Any:
-    from trtcheck.analyze.metric_grammar import parse_path
-    from trtcheck.analyze.metric_resolver import evaluate_path
+    from trtcheck.analyze.gate.metricpath.metric_grammar import parse_path
+    from trtcheck.analyze.gate.metricpath.metric_resolver import evaluate_path
 
     if not _SAMPLE_RESULTS:
         from trtcheck.testing import synthetic_results as g
@@ -406,7 +406,7 @@ def _metric_call(text: str) -> Any:
 
 
 def _metric_errors() -> tuple[type[BaseException], ...]:
-    from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError
+    from trtcheck.analyze.gate.metricpath.metric_grammar import MetricMissing, MetricPathError
 
     return (TrtcheckError, MetricPathError, MetricMissing)
 

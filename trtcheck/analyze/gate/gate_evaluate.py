@@ -3,7 +3,7 @@
 :func:`evaluate` is a pure function from (policy, results, baseline) to a
 :class:`GateReport` holding every check's verdict: nothing is printed and nothing raised
 for failing checks, so all failures are collected and reported at once (pytest-benchmark /
-pyperf style). The policy format is described in :mod:`trtcheck.analyze.gate_policy`.
+pyperf style). The policy format is described in :mod:`trtcheck.analyze.gate.gate_policy`.
 
 Verdicts per check: ``pass``, ``fail``, ``inconclusive`` (interval straddles the limit),
 ``not-certified`` (percentile budget met by the point estimate but too few samples, or
@@ -32,16 +32,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trtcheck.analyze import regression as R
-from trtcheck.analyze.gate_policy import OPS, Policy, Rule, Settings
-from trtcheck.analyze.metric_checks import LOWER
-from trtcheck.analyze.metric_grammar import (
+from trtcheck.analyze.gate import regression as R
+from trtcheck.analyze.gate.gate_policy import OPS, Policy, Rule, Settings
+from trtcheck.analyze.gate.metricpath.metric_checks import LOWER
+from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricMissing,
     MetricPath,
     MetricPathError,
     _stat_kind,
 )
-from trtcheck.analyze.metric_resolver import Value, evaluate_path, resolve
+from trtcheck.analyze.gate.metricpath.metric_resolver import Value, evaluate_path, resolve
 from trtcheck.errors import (
     EXIT_CHECK_FAILED,
     EXIT_ENVIRONMENT,

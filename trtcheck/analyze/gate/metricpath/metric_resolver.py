@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from trtcheck.analyze.metric_checks import (
+from trtcheck.analyze.gate.metricpath.metric_checks import (
     _fields,
     _key_field,
     _lookup,
@@ -22,7 +22,7 @@ from trtcheck.analyze.metric_checks import (
     _singular,
     _stats_field,
 )
-from trtcheck.analyze.metric_grammar import (
+from trtcheck.analyze.gate.metricpath.metric_grammar import (
     SAMPLES_FIELDS,
     MetricMissing,
     MetricPath,

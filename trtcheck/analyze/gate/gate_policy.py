@@ -2,7 +2,7 @@
 
 :func:`load_policy` parses and validates a policy file (every mistake is reported at
 once, in one :class:`PolicyError` naming each line). The verdicts are decided in
-:mod:`trtcheck.analyze.gate_evaluate`.
+:mod:`trtcheck.analyze.gate.gate_evaluate`.
 
 Policy format (all keys optional except at least one rule)::
 
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trtcheck.analyze import regression as R
-from trtcheck.analyze.metric_checks import (
+from trtcheck.analyze.gate import regression as R
+from trtcheck.analyze.gate.metricpath.metric_checks import (
     HIGHER,
     LOWER,
     PathInfo,
@@ -50,7 +50,7 @@ from trtcheck.analyze.metric_checks import (
     fold_dotted_keys,
     infer_direction,
 )
-from trtcheck.analyze.metric_grammar import (
+from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricPath,
     MetricPathError,
     _opens_quote,

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trtcheck.analyze.metric_checks import HIGHER, LOWER
-from trtcheck.analyze.metric_resolver import SampleStat
+from trtcheck.analyze.gate.metricpath.metric_checks import HIGHER, LOWER
+from trtcheck.analyze.gate.metricpath.metric_resolver import SampleStat
 from trtcheck.stats import min_samples_to_certify
 
 DEFAULT_CONFIDENCE = 0.95

@@ -1,8 +1,8 @@
 """Metric path checks against the results schema (no results document needed): which
 fields a path may name, the folded dotted dict keys, every path a policy can use, and
 whether lower or higher is better for a metric (its direction). The grammar is
-:mod:`trtcheck.analyze.metric_grammar`; resolving a path in a document is
-:mod:`trtcheck.analyze.metric_resolver`.
+:mod:`trtcheck.analyze.gate.metricpath.metric_grammar`; resolving a path in a document is
+:mod:`trtcheck.analyze.gate.metricpath.metric_resolver`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trtcheck.analyze.metric_grammar import (
+from trtcheck.analyze.gate.metricpath.metric_grammar import (
     _COMPARISON_RE,
     _PCT_RE,
     KEY_FIELDS,
