@@ -72,7 +72,7 @@ def test_report_section_compares_predicted_and_measured(served):
     served.advice = advise(AdviseRequest(curve, 300.0,
                                          batch_excess_ms=measured["batch_excess_ms"],
                                          request_delay_ms=measured["request_delay_ms"]))
-    from trtcheck.analyze.derived import add_serve_predictions
+    from trtcheck.analyze.derived.derived import add_serve_predictions
 
     assert add_serve_predictions(served)  # computed once, stored in the advice
     sink = ChartSink()

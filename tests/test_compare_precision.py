@@ -10,7 +10,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from trtcheck.analyze.compare import compare
+from trtcheck.analyze.compare.compare import compare
 from trtcheck.results import load_results, save_results
 
 #: the accuracy fields of VariantResult that compare shows (worst values over outputs)

@@ -10,7 +10,7 @@ import pytest
 from tests.test_engine_timing import batch
 from tests.test_results_model import make_results
 from trtcheck.analyze.advice.advise import AdviseRequest, advise
-from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions, complete
+from trtcheck.analyze.derived.derived import add_enqueue_bound_findings, add_serve_predictions, complete
 from trtcheck.analyze.gate.gate_evaluate import evaluate
 from trtcheck.analyze.gate.gate_policy import parse_policy
 from trtcheck.analyze.advice.inputs import inputs_from_results

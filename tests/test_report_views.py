@@ -281,7 +281,7 @@ COMPARE_TEXT_ONLY = {"serve_only_in_a", "serve_only_in_b"}
 def comparison_view(engine_results: Results, trtexec_exports: Path) -> Any:
     """``full`` against itself with a different engine on each side (layers, serving, precision,
     bench runs: every block of the compare page)."""
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
     from trtcheck.report.compare_render import view
 
     b = engine_results.model_copy(update={

@@ -15,7 +15,7 @@ from trtcheck.analyze.advice.advise import AdviseRequest, advise
 from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.analyze.gate.gate_evaluate import evaluate
 from trtcheck.analyze.gate.gate_policy import parse_policy
-from trtcheck.analyze.verdict import UNSTABLE_CV_LIMIT, judge
+from trtcheck.analyze.derived.verdict import UNSTABLE_CV_LIMIT, judge
 from trtcheck.inspection.onnx_inspect import inspect_onnx
 from trtcheck.report import build_report, render_report
 from trtcheck.report.verdict import render_verdict_text

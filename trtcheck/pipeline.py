@@ -399,13 +399,13 @@ def load_report_policy(policy_path: str | None) -> Any:
 
 
 def judge_results(results: Any, policy: Any = None) -> Any:
-    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), after the
-    derived analyses are stored in them (:mod:`trtcheck.analyze.derived`), with the
+    """The verdict on ``results`` (:func:`trtcheck.analyze.derived.verdict.judge`), after the
+    derived analyses are stored in them (:mod:`trtcheck.analyze.derived.derived`), with the
     budgets of ``policy`` (from :func:`load_report_policy`) judged first when one is
     given. Budgets on ``verdict.*`` are judged against the verdict without gate checks
     (a verdict does not judge itself)."""
-    from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
-    from trtcheck.analyze.verdict import judge
+    from trtcheck.analyze.derived.derived import add_enqueue_bound_findings, add_serve_predictions
+    from trtcheck.analyze.derived.verdict import judge
 
     add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
     add_serve_predictions(results)

@@ -55,7 +55,7 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     results = new_results()
     results.bench.append(run)
     results.incomplete = run.incomplete
-    from trtcheck.analyze.derived import add_enqueue_bound_findings
+    from trtcheck.analyze.derived.derived import add_enqueue_bound_findings
     from trtcheck.report.sec_bench import bench_markdown
 
     add_enqueue_bound_findings(results)  # stored in the results, gateable

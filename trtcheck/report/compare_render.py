@@ -1,4 +1,4 @@
-"""Render a :class:`trtcheck.analyze.compare.Comparison` as text, Markdown or HTML.
+"""Render a :class:`trtcheck.analyze.compare.compare.Comparison` as text, Markdown or HTML.
 
 HTML comes from ``templates/compare.html.j2`` (Jinja2, autoescaped: run labels, layer
 and file names are untrusted); Markdown escapes every untrusted string with
@@ -7,7 +7,7 @@ and file names are untrusted); Markdown escapes every untrusted string with
 
 from __future__ import annotations
 
-from trtcheck.analyze.compare import Comparison, FieldDiff, MetricDelta
+from trtcheck.analyze.compare.compare import Comparison, FieldDiff, MetricDelta
 from trtcheck.report.views import (
     CompareLayerRow,
     CompareLayersView,

@@ -93,7 +93,7 @@ def fit_remedy(remedy: str | None, gpu: bool) -> str | None:
 
 def bench_findings(run: Any) -> list[Finding]:
     """Every finding stored on one bench run, in batch order (the ``enqueue-bound``
-    warning among them once :func:`trtcheck.analyze.derived.add_enqueue_bound_findings`
+    warning among them once :func:`trtcheck.analyze.derived.derived.add_enqueue_bound_findings`
     has run)."""
     return [w for b in run.batches for w in b.warnings]
 

@@ -5,13 +5,13 @@ numbers imply and the results do not hold yet, so that reports, the verdict and
 ``trtcheck gate`` read one stored value instead of each recomputing it:
 
 * the ``enqueue-bound`` warning on each bench batch whose host enqueue time reaches the
-  threshold of :func:`trtcheck.analyze.engine_timing.enqueue_bound_finding`
+  threshold of :func:`trtcheck.analyze.derived.engine_timing.enqueue_bound_finding`
   (gate: ``len(bench.batch[*].warnings[code=enqueue-bound]) == 0``);
 * the predicted-vs-measured serving table, ``advice.serve_predictions``
   (:func:`trtcheck.analyze.advice.serve_compare.predict_serve_configs`), when the results hold
   both advice and an open-loop serving measurement
   (gate: ``advice.serve_predictions[window_us=0].predicted_p99_ms``);
-* the verdict (:func:`trtcheck.analyze.verdict.judge`) when the results hold none.
+* the verdict (:func:`trtcheck.analyze.derived.verdict.judge`) when the results hold none.
 
 Nothing is rendered here.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trtcheck.analyze.engine_timing import enqueue_bound_finding
+from trtcheck.analyze.derived.engine_timing import enqueue_bound_finding
 
 
 def add_enqueue_bound_findings(results: Any) -> int:
@@ -65,7 +65,7 @@ def complete(results: Any) -> Any:
     add_enqueue_bound_findings(out)
     add_serve_predictions(out)
     if out.verdict is None:
-        from trtcheck.analyze.verdict import judge
+        from trtcheck.analyze.derived.verdict import judge
 
         out.verdict = judge(out)
     return out
