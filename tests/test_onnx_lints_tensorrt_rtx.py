@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.tools.update_model_dims import update_inputs_outputs_dims
 
-from trtcheck.inspection.onnx_inspect import inspect_onnx
-from trtcheck.inspection.onnx_lints import _distinct_dims
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_lints import _distinct_dims
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.analyze.gate.gate_evaluate import evaluate
 from trtcheck.analyze.gate.gate_policy import parse_policy
 from trtcheck.analyze.derived.verdict import UNSTABLE_CV_LIMIT, judge
-from trtcheck.inspection.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 from trtcheck.report import build_report, render_report
 from trtcheck.report.verdict import render_verdict_text
 from trtcheck.results import Finding, load_results, results_from_json, results_to_json, save_results

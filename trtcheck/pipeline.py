@@ -554,7 +554,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             log("trtexec exports hold their own timings; nothing to benchmark")
             return results
     elif model.lower().endswith(".onnx"):
-        from trtcheck.inspection.onnx_inspect import inspect_onnx
+        from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}

@@ -1,7 +1,7 @@
 """Static lints of an ONNX model: what TensorRT will refuse or treat differently.
 
 :func:`lint_model` runs the lints that need the model, its I/O and the given shapes; the
-entry point :func:`trtcheck.inspection.onnx_inspect.inspect_onnx` adds the rest.
+entry point :func:`trtcheck.inspection.onnx.onnx_inspect.inspect_onnx` adds the rest.
 
 Lint codes (stable; gates and tests match on them), see :func:`lint_model`:
 
@@ -40,9 +40,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trtcheck.inspection import trt_onnx_support as trt
-from trtcheck.inspection.onnx_compute import _small_value
-from trtcheck.inspection.onnx_shapes import _dynamic_axes, _example_shapes, _fmt_shape
+from trtcheck.inspection.onnx import trt_onnx_support as trt
+from trtcheck.inspection.onnx.onnx_compute import _small_value
+from trtcheck.inspection.onnx.onnx_shapes import _dynamic_axes, _example_shapes, _fmt_shape
 from trtcheck.load.onnx_model import external_data_refs, iter_graphs
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.stats import Finding

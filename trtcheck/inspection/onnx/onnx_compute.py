@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from trtcheck.inspection import trt_onnx_support as trt
-from trtcheck.inspection.onnx_shapes import _dims_of, _fmt_shape, _numel, graph_inputs
+from trtcheck.inspection.onnx import trt_onnx_support as trt
+from trtcheck.inspection.onnx.onnx_shapes import _dims_of, _fmt_shape, _numel, graph_inputs
 from trtcheck.load.onnx_model import iter_graphs
 from trtcheck.results.inspection import ComputeEstimate
 

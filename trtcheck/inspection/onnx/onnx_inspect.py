@@ -5,9 +5,9 @@
 runtime is needed. Weights stored in external-data files are checked (exist, long
 enough) but never read: their sizes come from the tensor dims.
 
-The work is done in three modules: :mod:`trtcheck.inspection.onnx_shapes` (graph I/O
-types and shapes, ``--shapes`` checks), :mod:`trtcheck.inspection.onnx_compute` (the MACs
-estimate) and :mod:`trtcheck.inspection.onnx_lints` (the lints and their codes).
+The work is done in three modules: :mod:`trtcheck.inspection.onnx.onnx_shapes` (graph I/O
+types and shapes, ``--shapes`` checks), :mod:`trtcheck.inspection.onnx.onnx_compute` (the MACs
+estimate) and :mod:`trtcheck.inspection.onnx.onnx_lints` (the lints and their codes).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trtcheck.inspection import trt_onnx_support as trt
-from trtcheck.inspection.onnx_compute import _strip_large_tensors, estimate_compute
-from trtcheck.inspection.onnx_lints import (
+from trtcheck.inspection.onnx import trt_onnx_support as trt
+from trtcheck.inspection.onnx.onnx_compute import _strip_large_tensors, estimate_compute
+from trtcheck.inspection.onnx.onnx_lints import (
     _lint_checker,
     _lint_integer_scalars,
     _pb_text,
     lint_model,
 )
-from trtcheck.inspection.onnx_shapes import (
+from trtcheck.inspection.onnx.onnx_shapes import (
     _bits,
     _example_shapes,
     _numel,
@@ -122,7 +122,7 @@ def inspect_onnx(path: str | os.PathLike[str],
         subgraphs included), parameter count and bytes (initializers, sparse initializers'
         stored values, Constant nodes), stored weight tensors per dtype, external-data
         files, a :class:`ComputeEstimate` (``None`` when dynamic dims other than the
-        batch axis have no size) and lints (see :mod:`trtcheck.inspection.onnx_lints`).
+        batch axis have no size) and lints (see :mod:`trtcheck.inspection.onnx.onnx_lints`).
 
     Raises:
         InputError: a file that is not a loadable ONNX model (see
