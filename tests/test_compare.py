@@ -138,7 +138,7 @@ def test_cli_bad_input(tmp_path, capsys):
 
 def test_layers_of_real_trtexec_exports(trtexec_exports):
     """ResNet-18 on an A100: FP32 vs FP16 (same graph) and FP32 vs INT8-QAT (renumbered)."""
-    from trtcheck.inspection.trtexec import load_trtexec_export
+    from trtcheck.inspection.engine.trtexec import load_trtexec_export
     fp32 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp32")
     fp16 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp16")
     qat = load_trtexec_export(trtexec_exports / "resnet18-a100-qat")

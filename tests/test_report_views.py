@@ -20,7 +20,7 @@ import jinja2
 import pydantic
 import pytest
 
-from trtcheck.inspection.trtexec import load_trtexec_export
+from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.report import sec_advice, sec_bench, sec_engine, sec_inspection, sec_precision
 from trtcheck.report import sec_serve, sec_summary, views
 from trtcheck.report.sections import SECTION_MODULES, render_partial

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine import inspect_engine_path, is_engine_input
+from trtcheck.inspection.engine.engine import inspect_engine_path, is_engine_input
 from trtcheck.load.plan_header import read_plan_info
 from trtcheck.measure.bench.build import build_engine
 

@@ -544,7 +544,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
     results = new_results()
     if engine_input:
         from trtcheck.backends.tensorrt import inspect_plan_on_gpu
-        from trtcheck.inspection.engine import inspect_engine_path
+        from trtcheck.inspection.engine.engine import inspect_engine_path
 
         log(f"inspecting engine {model} ...")
         runtime = opts.backend_name if opts.backend_name in ("tensorrt", "tensorrt_rtx") else None

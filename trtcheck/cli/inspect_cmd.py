@@ -33,7 +33,7 @@ def _detect_kind(path: Path) -> str:
         anything else go to the ONNX loader, which names the problem.
     """
     if path.is_dir():  # branch `trt`: a folder of trtexec exports
-        from trtcheck.inspection.engine import is_engine_input
+        from trtcheck.inspection.engine.engine import is_engine_input
 
         return KIND_TRTEXEC_EXPORT if is_engine_input(path) else KIND_ONNX
     if path.is_file() and path.suffix.lower() in (".plan", ".engine", ".trt"):

@@ -157,7 +157,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             raise UsageError(f"{', '.join(given)} set(s) the batch sweep, which --no-bench "
                              "skips", "drop them, or drop --no-bench")
     assert model is not None
-    from trtcheck.inspection.engine import is_engine_input
+    from trtcheck.inspection.engine.engine import is_engine_input
 
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:

@@ -201,7 +201,7 @@ def _small_graph_doc() -> Any:
 
 
 def _layer_info_call(doc: Any) -> Any:
-    from trtcheck.inspection.engine_json import lint_engine
+    from trtcheck.inspection.engine.engine_json import lint_engine
     from trtcheck.load.engine_json import parse_layer_info
 
     insp = parse_layer_info(doc, "g.json")
@@ -214,7 +214,7 @@ def _profile_doc() -> Any:
 
 
 def _profile_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import parse_profile
+    from trtcheck.inspection.engine.trtexec import parse_profile
 
     return parse_profile(doc, "p.json")
 
@@ -224,7 +224,7 @@ def _timing_doc() -> Any:
 
 
 def _timing_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import timing_from_times
+    from trtcheck.inspection.engine.trtexec import timing_from_times
 
     t = timing_from_times(doc, "t.json")
     t.model_dump_json()

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trtcheck.errors import InputError, TrtcheckError
-from trtcheck.inspection.engine_json import lint_engine, load_layer_info
-from trtcheck.inspection.engine_memory import memory_summary
+from trtcheck.inspection.engine.engine_json import lint_engine, load_layer_info
+from trtcheck.inspection.engine.engine_memory import memory_summary
 from trtcheck.load.plan_header import read_plan_info
-from trtcheck.inspection.trtexec import export_kind, load_trtexec_export
+from trtcheck.inspection.engine.trtexec import export_kind, load_trtexec_export
 from trtcheck.results.engine import EngineInspection, EngineMemory
 from trtcheck.results.stats import Finding
 

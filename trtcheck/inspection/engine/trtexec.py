@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine_json import lint_engine
+from trtcheck.inspection.engine.engine_json import lint_engine
 from trtcheck.load.engine_json import parse_layer_info, summarize
 from trtcheck.results.engine import EngineInspection, EngineLayer, EngineTiming
 from trtcheck.safe_io import escape_surrogates, read_json_file
