@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 
 from trtcheck.inspection.onnx import onnx_compute, onnx_inspect, onnx_lints, onnx_shapes
-from trtcheck.measure.precision.precision import output_compare, precision, precision_judge, precision_tolerance
+from trtcheck.measure.precision import output_compare, precision, precision_judge, precision_tolerance
 @pytest.mark.parametrize("facade", ["trtcheck.analyze.gate", "trtcheck.analyze.metrics"])
 def test_gate_and_metrics_have_no_facade(facade: str) -> None:
     """The gate and the metric paths are imported from the modules that hold each name

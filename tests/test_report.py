@@ -220,7 +220,7 @@ def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeyp
     from onnx import TensorProto, helper
 
     from trtcheck.errors import InputError
-    from trtcheck.measure.precision.precision import precision as P
+    from trtcheck.measure.precision import precision as P
     def broken(*args, **kwargs):
         raise InputError("the FP16 variant cannot be built", "check the model")
 
