@@ -15,7 +15,7 @@ Precision (TensorRT developer guide, "Strong Typing vs Weak Typing"):
   needs calibration, which trtcheck does not do (it asks for a Q/DQ model instead).
 * TensorRT 11 and TensorRT-RTX (strongly typed; the flags are gone): precision lives in
   the ONNX graph. ``fp16`` converts the model with ONNX Runtime's
-  ``float16.convert_float_to_float16(keep_io_types=True)`` (:mod:`trtcheck.measure.precision.fp16`;
+  ``float16.convert_float_to_float16(keep_io_types=True)`` (:mod:`trtcheck.measure.bench.fp16`;
   I/O stay FP32);
   ``int8``/``fp8`` need a model that already has QuantizeLinear/DequantizeLinear nodes.
 
@@ -127,7 +127,7 @@ def has_qdq(onnx_path: Path) -> bool:
 
 def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     """FP16 copy of an ONNX model with FP32 I/O (ONNX Runtime's converter,
-    ``convert_float_to_float16(keep_io_types=True)``, :mod:`trtcheck.measure.precision.fp16`);
+    ``convert_float_to_float16(keep_io_types=True)``, :mod:`trtcheck.measure.bench.fp16`);
     written to ``out_path``.
 
     Raises:
@@ -136,7 +136,7 @@ def convert_fp16(onnx_path: Path, out_path: Path) -> Path:
     """
     import onnx
 
-    from trtcheck.measure.precision.fp16 import convert_to_fp16
+    from trtcheck.measure.bench.fp16 import convert_to_fp16
 
     model = onnx.load(str(onnx_path))
     try:

@@ -3,7 +3,7 @@
 For ONNX models run by ONNX Runtime: every node output is marked as a graph output with
 Polygraphy's ``ModifyOutputs(outputs=MARK_ALL)`` (the same as ``polygraphy run
 --onnx-outputs mark all``), in the FP32 model and in the FP16 model. The FP16 converter
-(ONNX Runtime's, :mod:`trtcheck.measure.precision.fp16`) keeps tensor names: the tensors it adds are Casts named
+(ONNX Runtime's, :mod:`trtcheck.measure.bench.fp16`) keeps tensor names: the tensors it adds are Casts named
 ``<x>_cast_to_<node>`` / ``<node>_input_cast_<i>`` / ``<node>_output_cast_<i>``, and a
 renamed graph output is restored by a Cast that produces the original name. So tensors
 are matched by name; tensors only one graph has (the casts) are skipped, and nodes are

@@ -27,7 +27,7 @@ verdict: it finds what a true FP16 runtime (a TensorRT FP16 engine) would overfl
 
 :func:`compare_onnx_precisions` builds the variants of an ONNX model itself
 (FP16 through ``onnxruntime.transformers.float16.convert_float_to_float16``,
-:mod:`trtcheck.measure.precision.fp16`) or takes
+:mod:`trtcheck.measure.bench.fp16`) or takes
 candidate files (``--candidate fp16=model.plan``) opened with
 :func:`trtcheck.backends.registry.open_backend`.
 """
@@ -47,7 +47,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.measure.precision.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
+from trtcheck.measure.bench.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of this module's API
     FP16_MAX,
@@ -489,7 +489,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
 # --------------------------------------------------------------------------- ONNX variants
 
 
-#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.precision.fp16)
+#: the bounds the FP16 conversion clamps constants to (trtcheck.measure.bench.fp16)
 CONVERTER_MAX_FINITE = FP16_WEIGHT_MAX
 CONVERTER_MIN_POSITIVE = FP16_WEIGHT_MIN
 
@@ -568,15 +568,15 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
                     ) -> tuple[str, list[str], list[Finding]]:
     """Convert an FP32 ONNX model to FP16 with ONNX Runtime's converter.
 
-    :func:`trtcheck.measure.precision.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
+    :func:`trtcheck.measure.bench.fp16.convert_to_fp16` (``onnxruntime.transformers.float16.
     convert_float_to_float16(model, keep_io_types=True, op_block_list=...,
     node_block_list=...)``): inputs and outputs stay float32 (Casts inside), so the
     variant takes the same feeds as the reference. The op block list is
-    :func:`trtcheck.measure.precision.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
+    :func:`trtcheck.measure.bench.fp16.fp16_op_block_list` (Resize, Upsample, Range, TopK,
     NonMaxSuppression, RoiAlign, CumSum, Min, Max and the ML ops: ops whose FP16 form is
     range- or index-sensitive or missing) plus ``keep_fp32_ops``; ``keep_fp32_nodes``
     keeps single nodes in FP32. Weights beyond FP16's range are clamped to +-1e4 and
-    tiny ones to +-1e-7 (:data:`trtcheck.measure.precision.fp16.FP16_WEIGHT_MAX`).
+    tiny ones to +-1e-7 (:data:`trtcheck.measure.bench.fp16.FP16_WEIGHT_MAX`).
 
     Returns:
         ``(written path, names of the nodes kept in FP32, findings)``; a finding
@@ -590,7 +590,7 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     """
     import onnx
 
-    from trtcheck.measure.precision.fp16 import convert_to_fp16, fp16_op_block_list
+    from trtcheck.measure.bench.fp16 import convert_to_fp16, fp16_op_block_list
 
     block_ops = fp16_op_block_list(keep_fp32_ops)  # checks that ONNX Runtime is there
     try:
