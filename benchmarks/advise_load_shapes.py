@@ -28,11 +28,11 @@ import sys
 
 from _harness import add_machine_argument, cpu_model, result_path, write_json
 
-from trtcheck.analyze.advice.advise import AdviseRequest, what_if
-from trtcheck.analyze.advice.curve import parse_curve_text
-from trtcheck.analyze.advice.simulator import Candidate, ClosedLoop
+from trtcheck.analyze.advice import AdviseRequest, what_if
+from trtcheck.analyze.advice import parse_curve_text
+from trtcheck.analyze.advice import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serving.serve import measure_serving
+from trtcheck.measure.serving import measure_serving
 from trtcheck.units import ms_to_us, us_to_ms
 
 SCENARIOS = [

@@ -46,10 +46,10 @@ from _harness import (
     write_json,
 )
 
-from trtcheck.analyze.advice.curve import LatencyCurve, curve_from_bench
-from trtcheck.analyze.advice.inputs import calibration_from_serve
-from trtcheck.analyze.advice.serve_compare import open_loop_schedule
-from trtcheck.analyze.advice.simulator import ServiceModel, simulate
+from trtcheck.analyze.advice import LatencyCurve, curve_from_bench
+from trtcheck.analyze.advice import calibration_from_serve
+from trtcheck.analyze.advice import open_loop_schedule
+from trtcheck.analyze.advice import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
 from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun
@@ -150,8 +150,8 @@ def make_backend(name: str) -> Any:
 
 def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
     """Bench curve + calibration run + validation sweep for one backend."""
-    from trtcheck.measure.bench.bench import StopRule, run_bench
-    from trtcheck.measure.serving.serve import measure_serving
+    from trtcheck.measure.bench import StopRule, run_bench
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import ms_to_us
 
     st = SETUPS[name]

@@ -25,7 +25,7 @@ import numpy as np
 from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
 from trtcheck.fingerprint import collect_environment
 from trtcheck.load.demo import demo_model_path
-from trtcheck.measure.bench.bench import StopRule, run_bench
+from trtcheck.measure.bench import StopRule, run_bench
 
 
 def plain_loop(sess, feed, n: int) -> list[float]:

@@ -30,8 +30,8 @@ from _harness import add_machine_argument, format_table, write_result
 
 from trtcheck.testing import synthetic_results as g
 
-from trtcheck.analyze.gate.gate_evaluate import evaluate
-from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.gate import evaluate
+from trtcheck.analyze.gate import parse_policy
 
 POLICY = """\
 baseline:

@@ -48,8 +48,8 @@ def main() -> int:
 
     from trtcheck.backends.callable import CallableBackend
     from trtcheck.report.text_tables import serve_table_text
-    from trtcheck.measure.bench.runner import new_results
-    from trtcheck.measure.serving.serve import measure_serving
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import us_to_ms
 
     t_start = time.perf_counter()

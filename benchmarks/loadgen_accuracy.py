@@ -37,8 +37,8 @@ from _harness import add_machine_argument, result_path
 import numpy as np
 
 from trtcheck import stats
-from trtcheck.measure.serving.batcher import DynamicBatcher
-from trtcheck.measure.serving.loadgen import LoadShape, run_load
+from trtcheck.measure.serving import DynamicBatcher
+from trtcheck.measure.serving import LoadShape, run_load
 from trtcheck.policy import BatchingPolicy
 
 

@@ -31,8 +31,8 @@ def _ppocr_cls() -> Path:
 
 def main() -> None:
     from trtcheck.load.demo import demo_model_path
-    from trtcheck.measure.bench.bench import StopRule
-    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.precision import compare_onnx_precisions
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=8)

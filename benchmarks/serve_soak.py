@@ -50,7 +50,7 @@ from pathlib import Path
 
 from _harness import add_machine_argument, result_path, write_json
 
-from trtcheck.measure.serving.batcher import BatcherClosed, DynamicBatcher, QueueFull
+from trtcheck.measure.serving import BatcherClosed, DynamicBatcher, QueueFull
 from trtcheck.policy import BatchingPolicy
 
 SEGMENTS = ("errors", "slow", "hang", "cancel", "reject", "wait", "sync-mixed")
@@ -206,8 +206,8 @@ def serve_memory(requests: int) -> dict:
     """RSS growth per request and results size of one ``measure_serving`` run."""
     import numpy as np
 
-    from trtcheck.measure.bench.runner import new_results
-    from trtcheck.measure.serving.serve import MAX_RAW_REQUESTS, measure_serving
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import MAX_RAW_REQUESTS, measure_serving
     from trtcheck.results import results_to_json
 
     async def fn(batch: dict) -> np.ndarray:

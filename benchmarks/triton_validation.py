@@ -67,7 +67,7 @@ def _http_stats(http_url: str, model: str) -> dict:
 def run_trtcheck(url: str, http_url: str, model: str, rate: float, duration_s: float,
                  seed: int, client_processes: int) -> dict:
     """One trtcheck open-loop run; also the statistics delta read around it here."""
-    from trtcheck.measure.serving.live.live import measure_live
+    from trtcheck.measure.serving.live import measure_live
 
     before = _http_stats(http_url, model)
     run = measure_live(url, model, loads=[f"open:{rate:g}"], max_duration_s=duration_s,

@@ -131,7 +131,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
     """
     from trtcheck.analyze.advice.advise import advise
     from trtcheck.analyze.export import device_kind_from_results
-    from trtcheck.analyze.advice.inputs import build_request
+    from trtcheck.analyze.advice import build_request
     from trtcheck.stats import quiet_numerics
 
     s = settings
@@ -156,8 +156,8 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
 def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tuple[float, str]:
     """The demo's arrival rate (:data:`DEMO_LOAD_SHARE` of one instance's batch-1
     capacity) and the note with its lesson and the headline at the busy rate."""
-    from trtcheck.analyze.advice.advise import service_model
-    from trtcheck.analyze.advice.inputs import build_request
+    from trtcheck.analyze.advice import service_model
+    from trtcheck.analyze.advice import build_request
 
     probe = build_request(curve, measured, rate_per_s=1.0)
     s1 = service_model(probe).batch_time_ms(1, None)
@@ -213,7 +213,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
             :func:`~trtcheck.analyze.advice.advise.advise` raises.
     """
     from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
-    from trtcheck.analyze.advice.inputs import advice_inputs
+    from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if rate_per_s is not None:
@@ -237,8 +237,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
         run = getattr(results, "primary_bench", None)
         if not demo or run is None or "not monotone" not in exc.message:
             raise
-        from trtcheck.analyze.advice.curve import curve_from_bench
-        from trtcheck.analyze.advice.inputs import overheads_from_serve
+        from trtcheck.analyze.advice import curve_from_bench
+        from trtcheck.analyze.advice import overheads_from_serve
 
         curve = curve_from_bench(run, noise_tolerance=1.0)
         curve = curve.with_notes([f"{exc.message}: this machine's measurement is too "
@@ -300,9 +300,9 @@ def measure_latency_curve(model: str, run_options: Any, *, log: Log = _log_info
         InputError: the model cannot be run, or T(b) is still unusable.
         EnvironmentProblem: the runtime is missing.
     """
-    from trtcheck.analyze.advice.curve import curve_from_bench
-    from trtcheck.measure.bench.bench import StopRule
-    from trtcheck.measure.bench.runner import bench_model, new_results
+    from trtcheck.analyze.advice import curve_from_bench
+    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench import bench_model, new_results
 
     batch = ",".join(map(str, run_options.batch_sizes or []))
     log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
@@ -352,7 +352,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
             :func:`advise_curve`.
     """
     from trtcheck.analyze.export import safe_model_name
-    from trtcheck.analyze.advice.inputs import advice_inputs
+    from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if sum(x is not None for x in (curve, results, model)) != 1:
@@ -386,7 +386,7 @@ def load_report_policy(policy_path: str | None) -> Any:
     """
     if policy_path is None:
         return None
-    from trtcheck.analyze.gate.gate_policy import load_policy
+    from trtcheck.analyze.gate import load_policy
 
     policy = load_policy(policy_path)
     if policy.has_baseline_rules:
@@ -404,14 +404,14 @@ def judge_results(results: Any, policy: Any = None) -> Any:
     budgets of ``policy`` (from :func:`load_report_policy`) judged first when one is
     given. Budgets on ``verdict.*`` are judged against the verdict without gate checks
     (a verdict does not judge itself)."""
-    from trtcheck.analyze.derived.derived import add_enqueue_bound_findings, add_serve_predictions
-    from trtcheck.analyze.derived.verdict import judge
+    from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
+    from trtcheck.analyze.derived import judge
 
     add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
     add_serve_predictions(results)
     if policy is None:
         return judge(results)
-    from trtcheck.analyze.gate.gate_evaluate import evaluate
+    from trtcheck.analyze.gate import evaluate
 
     results.verdict = judge(results)  # what budgets on verdict.* read
     gate_report = evaluate(policy, results, results_name="this report")
@@ -539,12 +539,12 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
 def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log) -> Any:
     """Inspection and the batch sweep of a report (the first parts of
     :func:`measure_report`)."""
-    from trtcheck.measure.bench.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     results = new_results()
     if engine_input:
         from trtcheck.backends.tensorrt import inspect_plan_on_gpu
-        from trtcheck.inspection.engine.engine import inspect_engine_path
+        from trtcheck.inspection.engine import inspect_engine_path
 
         log(f"inspecting engine {model} ...")
         runtime = opts.backend_name if opts.backend_name in ("tensorrt", "tensorrt_rtx") else None
@@ -554,7 +554,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             log("trtexec exports hold their own timings; nothing to benchmark")
             return results
     elif model.lower().endswith(".onnx"):
-        from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
+        from trtcheck.inspection.onnx import inspect_onnx
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
@@ -594,9 +594,9 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 def _serve(model: str, opts: Any, log: Log) -> Any:
     """The report's serving sweep through the embedded dynamic batcher."""
     from trtcheck.backends.registry import open_backend
-    from trtcheck.measure.bench.runner import backend_kwargs
-    from trtcheck.measure.serving.progress import throttled
-    from trtcheck.measure.serving.serve import default_report_sweep
+    from trtcheck.measure.bench import backend_kwargs
+    from trtcheck.measure.serving import throttled
+    from trtcheck.measure.serving import default_report_sweep
 
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
@@ -609,7 +609,7 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
 def _precision(model: str, opts: Any, precisions: Sequence[str], engine_input: bool,
                log: Log) -> Any:
     """The report's precision comparison (ONNX models only)."""
-    from trtcheck.measure.precision.precision import precision_section_for_report
+    from trtcheck.measure.precision import precision_section_for_report
 
     if engine_input or not model.lower().endswith(".onnx"):
         raise UsageError("--precision compares variants of an ONNX model",

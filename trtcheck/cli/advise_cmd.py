@@ -206,7 +206,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \\
           --model-file model.py
     """
-    from trtcheck.analyze.advice.curve import parse_curve_text
+    from trtcheck.analyze.advice import parse_curve_text
     from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
     from trtcheck.pipeline import AdviseSettings, advise_from_source
@@ -277,8 +277,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "burst":
         burst_size = load.count
     elif load is not None and load.kind == "closed":
-        from trtcheck.analyze.advice.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-        from trtcheck.analyze.advice.simulator import ClosedLoop
+        from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
+        from trtcheck.analyze.advice import ClosedLoop
 
         count = load.count if load.count < 10**9 else max(
             CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
@@ -319,7 +319,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     if output:
         if results is None:
-            from trtcheck.measure.bench.runner import new_results
+            from trtcheck.measure.bench import new_results
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
@@ -398,7 +398,7 @@ def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float
         InputError: an unreadable spec (as ``serve --load``).
     """
     from trtcheck.errors import UsageError
-    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if load_spec is None:
         return None
@@ -430,7 +430,7 @@ def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
         UsageError: preferred sizes above every max batch, or more than
             :data:`MAX_WHAT_IF` configurations.
     """
-    from trtcheck.analyze.advice.simulator import Candidate
+    from trtcheck.analyze.advice import Candidate
     from trtcheck.errors import UsageError
 
     if windows is None and batches is None and preferred is None:
@@ -458,7 +458,7 @@ def _run_options(model: str, batch: list[int], seed: int, measure: dict[str, Any
     (bench's ``--shapes``, ``--inputs``, ``--input-value``, ``--backend``, ``--providers``,
     ``--threads``...); the model file is checked first."""
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.bench import StopRule
     from trtcheck.pipeline import ADVISE_BENCH_RULE
 
     check_model_path(model)

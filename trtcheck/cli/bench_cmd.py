@@ -40,7 +40,7 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     """
 
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.bench.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     refuse_output_over_inputs([("-o", output)], [("MODEL", model),
                                                   ("--inputs", measure.get("inputs_npz"))])
@@ -55,7 +55,7 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     results = new_results()
     results.bench.append(run)
     results.incomplete = run.incomplete
-    from trtcheck.analyze.derived.derived import add_enqueue_bound_findings
+    from trtcheck.analyze.derived import add_enqueue_bound_findings
     from trtcheck.report.sec_bench import bench_markdown
 
     add_enqueue_bound_findings(results)  # stored in the results, gateable

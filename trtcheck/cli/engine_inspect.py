@@ -24,7 +24,7 @@ def inspect_engine(path: Path, shapes: dict[str, list[int]] | None = None,
         InputError: not found, or neither a plan nor an export.
     """
     from trtcheck.backends.tensorrt import inspect_plan_on_gpu
-    from trtcheck.inspection.engine.engine import inspect_engine_path
+    from trtcheck.inspection.engine import inspect_engine_path
     from trtcheck.report.sec_engine import render_markdown, render_text
 
     insp = inspect_engine_path(path, runtime=runtime, load_engine=inspect_plan_on_gpu)

@@ -60,7 +60,7 @@ def _onnx_spec(model: str, device_kind: str | None, gpus: tuple[int, ...] | None
     """The ONNX Runtime backend entry: tensors from the graph; the batch axis is the first
     axis when every input and output has a dynamic one."""
     from trtcheck.analyze.export import TritonModelSpec, triton_tensor
-    from trtcheck.inspection.onnx.onnx_shapes import graph_inputs, tensor_info
+    from trtcheck.inspection.onnx import graph_inputs, tensor_info
     from trtcheck.load.onnx_model import load_onnx
 
     m = load_onnx(model, load_external_data=False)

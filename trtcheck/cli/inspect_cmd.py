@@ -33,7 +33,7 @@ def _detect_kind(path: Path) -> str:
         anything else go to the ONNX loader, which names the problem.
     """
     if path.is_dir():  # branch `trt`: a folder of trtexec exports
-        from trtcheck.inspection.engine.engine import is_engine_input
+        from trtcheck.inspection.engine import is_engine_input
 
         return KIND_TRTEXEC_EXPORT if is_engine_input(path) else KIND_ONNX
     if path.is_file() and path.suffix.lower() in (".plan", ".engine", ".trt"):
@@ -65,7 +65,7 @@ def _parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
 
 def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
     from trtcheck.report.inspect_render import render_markdown, render_text
-    from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
+    from trtcheck.inspection.onnx import inspect_onnx
 
     insp = inspect_onnx(path, shapes or None)
     if output_format == OutputFormat.JSON.value:

@@ -39,7 +39,7 @@ def parse_tolerance_options(**given: tuple[str, ...]) -> dict[str, dict[str, flo
         InputError: a value that is not a number, or an unknown precision.
     """
     from trtcheck.errors import InputError
-    from trtcheck.measure.precision.precision_tolerance import PRECISIONS
+    from trtcheck.measure.precision import PRECISIONS
 
     out: dict[str, dict[str, float]] = {}
     for opt, entries in given.items():
@@ -167,8 +167,8 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     from trtcheck.errors import GateFailed, UsageError
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
-    from trtcheck.measure.precision.precision import compare_onnx_precisions
-    from trtcheck.measure.bench.runner import new_results
+    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.bench import new_results
 
     refuse_output_over_inputs(
         [("-o", output)],
@@ -193,7 +193,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     if inputs_npz:
         array_sets = [(inputs_npz, load_npz(inputs_npz))]
     elif inputs_dir:
-        from trtcheck.measure.precision.precision import load_npz_dir
+        from trtcheck.measure.precision import load_npz_dir
 
         array_sets = load_npz_dir(inputs_dir)
     if array_sets:  # NaN/inf data would make every variant agree on NaN outputs
@@ -204,7 +204,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     check_output_file(output, overwrite)
     rule = None
     if bench:
-        from trtcheck.measure.bench.bench import StopRule
+        from trtcheck.measure.bench import StopRule
 
         rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                         min_samples=20, max_duration_s=10.0)

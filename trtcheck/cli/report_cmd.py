@@ -122,7 +122,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
         return
 
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.bench import StopRule
 
     base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
                          min_samples=30, max_duration_s=10.0) if demo else None
@@ -157,7 +157,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
             raise UsageError(f"{', '.join(given)} set(s) the batch sweep, which --no-bench "
                              "skips", "drop them, or drop --no-bench")
     assert model is not None
-    from trtcheck.inspection.engine.engine import is_engine_input
+    from trtcheck.inspection.engine import is_engine_input
 
     engine_input = os.path.exists(model) and is_engine_input(model)
     if not engine_input:

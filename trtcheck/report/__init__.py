@@ -107,7 +107,7 @@ def with_verdict(results: Results) -> Results:
     """``results`` completed by :func:`trtcheck.analyze.derived.derived.complete` (derived
     findings, the predicted-vs-measured table and the verdict, each only where the
     results hold none). The input is not changed."""
-    from trtcheck.analyze.derived.derived import complete
+    from trtcheck.analyze.derived import complete
 
     return complete(results)
 

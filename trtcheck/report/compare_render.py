@@ -7,7 +7,7 @@ and file names are untrusted); Markdown escapes every untrusted string with
 
 from __future__ import annotations
 
-from trtcheck.analyze.compare.compare import Comparison, FieldDiff, MetricDelta
+from trtcheck.analyze.compare import Comparison, FieldDiff, MetricDelta
 from trtcheck.report.views import (
     CompareLayerRow,
     CompareLayersView,

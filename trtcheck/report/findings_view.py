@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.analyze.derived.verdict import fit_remedy
+from trtcheck.analyze.derived import fit_remedy
 
 
 @dataclass(frozen=True)

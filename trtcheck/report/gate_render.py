@@ -12,7 +12,7 @@ import re
 import textwrap
 import xml.etree.ElementTree as ET
 
-from trtcheck.analyze.gate.gate_evaluate import Check, GateReport
+from trtcheck.analyze.gate import Check, GateReport
 from trtcheck.units import terminal_safe
 
 _WORD = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}

@@ -38,7 +38,7 @@ def shown_findings(results: Results) -> list[Any]:
         the findings (``trtcheck.results.Finding``; one per group where the report
         groups them), any severity.
     """
-    from trtcheck.analyze.derived.verdict import bench_findings
+    from trtcheck.analyze.derived import bench_findings
     from trtcheck.report.findings_view import device_is_gpu, group_findings
     from trtcheck.results import Finding
 

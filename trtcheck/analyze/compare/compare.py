@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from trtcheck.analyze.gate import regression as R
-from trtcheck.analyze.gate.metricpath.metric_checks import HIGHER, LOWER, infer_direction
-from trtcheck.analyze.gate.metricpath.metric_grammar import MetricPath, parse_path
-from trtcheck.analyze.gate.metricpath.metric_resolver import evaluate_path
+from trtcheck.analyze.gate.metricpath import HIGHER, LOWER, infer_direction
+from trtcheck.analyze.gate.metricpath import MetricPath, parse_path
+from trtcheck.analyze.gate.metricpath import evaluate_path
 from trtcheck.units import metric_unit, us_to_ms
 
 #: metrics shown per batch size: (name on BatchResult/stats, statistic of the raw samples)
@@ -400,7 +400,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
     Raises:
         InputError: ``run_a``/``run_b`` names a label that is not there.
     """
-    from trtcheck.analyze.gate.gate_evaluate import environment_differences
+    from trtcheck.analyze.gate import environment_differences
     a = _select_run(a, run_a, name_a)
     b = _select_run(b, run_b, name_b)
     models_differ = different_models(a, b)

@@ -52,7 +52,7 @@ def add_serve_predictions(results: Any) -> bool:
     serve = getattr(results, "serve", None)
     if adv is None or serve is None or not serve.configs or adv.serve_predictions:
         return False
-    from trtcheck.analyze.advice.serve_compare import predict_serve_configs
+    from trtcheck.analyze.advice import predict_serve_configs
 
     adv.serve_predictions = predict_serve_configs(results, adv)
     return True

@@ -47,7 +47,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
-from trtcheck.measure.bench.fp16 import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
+from trtcheck.measure.bench import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of this module's API
     FP16_MAX,
@@ -295,7 +295,7 @@ def _run(backend: Backend, feeds: Sequence[dict[str, np.ndarray]]) -> list[dict[
 
 def _latency(backend: Backend, model_path: str, feed: dict[str, np.ndarray], rule: Any,
              label: str) -> PrecisionLatency:
-    from trtcheck.measure.bench.bench import run_bench
+    from trtcheck.measure.bench import run_bench
 
     shapes = {k: [int(d) for d in v.shape] for k, v in feed.items()}
     run = run_bench(backend, model_path, None, shapes=shapes, rule=rule, seed=None,
@@ -590,7 +590,7 @@ def build_fp16_onnx(model_path: str | os.PathLike[str], out_path: str | os.PathL
     """
     import onnx
 
-    from trtcheck.measure.bench.fp16 import convert_to_fp16, fp16_op_block_list
+    from trtcheck.measure.bench import convert_to_fp16, fp16_op_block_list
 
     block_ops = fp16_op_block_list(keep_fp32_ops)  # checks that ONNX Runtime is there
     try:
