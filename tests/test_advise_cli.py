@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import assert_one_line_error
 from trtcheck.analyze.advice.advise import AdviseRequest, advise
 from trtcheck.analyze.advice.curve import parse_curve_text
-from trtcheck.analyze.export import export_settings
+from trtcheck.export.settings import export_settings
 from trtcheck.results import (
     BackendInfo,
     BatchResult,

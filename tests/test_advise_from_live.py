@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from trtcheck.analyze.export import TritonModelSpec, triton_config
+from trtcheck.export.settings import TritonModelSpec, triton_config
 from trtcheck.results.advice import SimPrediction
 
 LIVE = Path(__file__).resolve().parent / "gold" / "inputs" / "live.json"

@@ -13,7 +13,7 @@ from trtcheck.measure.precision import output_compare, precision, precision_judg
 FACES = ["trtcheck.measure.serving", "trtcheck.measure.serving.live", "trtcheck.measure.precision",
          "trtcheck.measure.bench", "trtcheck.analyze.advice", "trtcheck.analyze.gate",
          "trtcheck.analyze.gate.metricpath", "trtcheck.analyze.compare", "trtcheck.analyze.derived",
-         "trtcheck.inspection.onnx", "trtcheck.inspection.engine"]
+         "trtcheck.inspection.onnx", "trtcheck.inspection.engine", "trtcheck.export"]
 
 
 def test_the_metric_paths_have_no_flat_facade() -> None:

@@ -130,7 +130,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
             configuration for the load, a bad curve).
     """
     from trtcheck.analyze.advice.advise import advise
-    from trtcheck.analyze.export import device_kind_from_results
+    from trtcheck.export import device_kind_from_results
     from trtcheck.analyze.advice import build_request
     from trtcheck.stats import quiet_numerics
 
@@ -212,7 +212,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
         InputError: a rate that is not > 0, no T(b) in the results, or what
             :func:`~trtcheck.analyze.advice.advise.advise` raises.
     """
-    from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
+    from trtcheck.export import device_kind_from_results, export_settings, safe_model_name
     from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 
@@ -261,7 +261,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     live = getattr(getattr(results, "serve", None), "live", None)
     if live is not None and isinstance(live.model_config_json, dict) and \
             live.model_config_json:  # a live server's model: its backend, tensors, max batch
-        from trtcheck.analyze.export import spec_from_triton_config
+        from trtcheck.export import spec_from_triton_config
 
         try:
             spec = spec_from_triton_config(live.model_config_json)
@@ -327,7 +327,7 @@ class AdviseOutcome:
         advice: the :class:`~trtcheck.results.advice.Advice` (no export settings yet).
         results: the results model T(b) came from (``None`` for a given curve).
         model_name: the model's name for the exports, made safe
-            (:func:`~trtcheck.analyze.export.safe_model_name`; ``"model"`` when unknown).
+            (:func:`~trtcheck.export.settings.safe_model_name`; ``"model"`` when unknown).
     """
 
     advice: Any
@@ -351,7 +351,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
         InputError: no T(b) in the results, see also :func:`measure_latency_curve` and
             :func:`advise_curve`.
     """
-    from trtcheck.analyze.export import safe_model_name
+    from trtcheck.export import safe_model_name
     from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 

@@ -25,7 +25,7 @@ from trtcheck.cli.common import (
     refuse_results_as_model,
     save_results_file,
 )
-from trtcheck.cli.export_cmd import GPU_IDS
+from trtcheck.cli.options import GPU_IDS
 from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
@@ -207,7 +207,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
           --model-file model.py
     """
     from trtcheck.analyze.advice import parse_curve_text
-    from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
+    from trtcheck.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
     from trtcheck.pipeline import AdviseSettings, advise_from_source
 
@@ -228,7 +228,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
                          "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
                          "T(b) now")
-    from trtcheck.cli.export_cmd import gpu_ids
+    from trtcheck.cli.options import gpu_ids
 
     gpu_list = gpu_ids(gpus)
     if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
@@ -346,8 +346,8 @@ def _export_spec(results: Any, model: str | None, model_file: str | None,
     only."""
     from dataclasses import replace
 
-    from trtcheck.analyze.export import TritonModelSpec
-    from trtcheck.cli.export_cmd import live_config_from_results, model_spec
+    from trtcheck.export import TritonModelSpec
+    from trtcheck.export import live_config_from_results, model_spec
 
     live = live_config_from_results(results)
     if live is not None:
@@ -376,7 +376,7 @@ def _export_model(model: str | None, model_file: str | None, results: Any) -> st
 def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
                       overwrite: bool) -> None:
     """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
-    from trtcheck.cli.export_cmd import write_model_repository
+    from trtcheck.export import write_model_repository
 
     if model is not None and spec.backend == "python" and not model.endswith(".py"):
         model = None

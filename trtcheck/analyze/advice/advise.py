@@ -425,7 +425,7 @@ def advise(req: AdviseRequest) -> Advice:
 
     Returns:
         :class:`trtcheck.results.advice.Advice` (without ``export``; see
-        :mod:`trtcheck.analyze.export`).
+        :mod:`trtcheck.export.settings`).
 
     Raises:
         InputError: bad rates, an objective below T(1), an instance count or range that
