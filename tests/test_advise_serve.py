@@ -195,7 +195,7 @@ def test_predicted_vs_measured_chart_leaves_headroom_above_the_highest_point():
 
     matplotlib.use("Agg")
     from trtcheck.report.charts import HEADROOM_FRACTION, ChartSink
-    from trtcheck.report.sec_advice import ComparisonRow, _chart
+    from trtcheck.report.sec_advice import ComparisonRow, predictions_chart
 
     rows = [ComparisonRow(config=f"window {w} ms", load="open:300", measured_queries_per_s=300.0,
                           predicted_queries_per_s=300.0, measured_mean_batch=2.0,
@@ -210,6 +210,6 @@ def test_predicted_vs_measured_chart_leaves_headroom_above_the_highest_point():
         return real_add(name, title, fig)
 
     sink.add = add  # observe the figure the section draws
-    _chart(rows, sink)
+    predictions_chart(rows, sink)
     assert limits and limits[0][0] == 0
     assert limits[0][1] >= (1 + HEADROOM_FRACTION) * 200.0

@@ -262,11 +262,11 @@ def simulation_load(req: AdviseRequest) -> SimLoad:
     if req.arrival_process.startswith("trace:"):
         arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
         rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
-        qf._check_rate(rate)
+        qf.check_rate(rate)
         return SimLoad(arrivals, float(rate), False, 0.1)
     if req.rate_per_s is None:
         raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
-    qf._check_rate(req.rate_per_s)
+    qf.check_rate(req.rate_per_s)
     rate = float(req.rate_per_s)
     n_req = req.requests or _auto_requests(rate)
     return SimLoad(make_arrivals(req.arrival_process, rate, n_req, req.seed), rate, False, 0.1)

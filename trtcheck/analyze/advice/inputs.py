@@ -194,7 +194,10 @@ THIN_BLOCK = 64
 :attr:`trtcheck.analyze.advice.simulator.ServiceModel.resample_block`)."""
 
 
-def _thin(values: list[float]) -> tuple[float, ...]:
+def thin_samples(values: list[float]) -> tuple[float, ...]:
+    """At most :data:`MAX_CALIBRATION_SAMPLES` of ``values``: evenly spaced blocks of
+    :data:`THIN_BLOCK` consecutive samples, in time order (stalls and drift span
+    consecutive samples)."""
     if len(values) <= MAX_CALIBRATION_SAMPLES:
         return tuple(values)
     nb = MAX_CALIBRATION_SAMPLES // THIN_BLOCK
@@ -373,11 +376,11 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
             lag.extend(parts["send_lag_ms"])
     contention = 0.0
     if len(arrivals_during) == len(excess):
-        contention, excess = _fit_contention(excess, arrivals_during, arrivals_window)
+        contention, excess = fit_contention(excess, arrivals_during, arrivals_window)
     out: dict[str, Any] = {
         "contention_per_arrival_ms": contention,
-        "batch_excess_ms": _thin(excess), "request_delay_ms": _thin(delay),
-        "send_lag_ms": _thin(lag), "skipped": skipped,
+        "batch_excess_ms": thin_samples(excess), "request_delay_ms": thin_samples(delay),
+        "send_lag_ms": thin_samples(lag), "skipped": skipped,
         "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
     if excess:
         out["per_batch_overhead_ms"] = float(np.median(excess))
@@ -398,7 +401,7 @@ MIN_CONTENTION_FIT_EXECUTIONS = 30
 """Executions needed to fit the per-arrival contention."""
 
 
-def _fit_contention(excess: list[float], arrivals: list[float],
+def fit_contention(excess: list[float], arrivals: list[float],
                     instrument: list[float] | None = None) -> tuple[float, list[float]]:
     """Fit ``excess = e0 + c * arrivals_during + noise`` over executions.
 

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from trtcheck.errors import InputError
 
 
-def _check_rate(rate_per_s: float) -> None:
+def check_rate(rate_per_s: float) -> None:
+    """Check an arrival rate (requests/s): finite and positive.
+
+    Raises:
+        InputError: any other value."""
     if not (isinstance(rate_per_s, (int, float)) and math.isfinite(rate_per_s)
             and rate_per_s > 0):
         raise InputError(f"arrival rate must be a positive number of requests per second, "
@@ -96,7 +100,7 @@ def waiting_pays_index(rate_per_s: float, tau0_ms: float) -> float:
     sharp rule above with the Poisson mean count of arrivals in ``W``. Assumes the
     window is not cut short by ``max_batch_size``.
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     return rate_per_s * tau0_ms / 1000.0
 
 
@@ -107,7 +111,7 @@ def queue_formation_ratio(t_infer_ms: float, rate_per_s: float) -> float:
     holds one request and batching only adds latency; ~ 1: little to gain. Source: the
     M/D/1 queue's utilisation at batch 1. It equals the batch-1 utilisation ``rho`` of one instance.
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     return t_infer_ms * rate_per_s / 1000.0
 
 
@@ -119,7 +123,7 @@ def single_request_batch_share(rate_per_s: float, window_ms: float) -> float:
     interval of length ``W``). Assumes the window opens on an arrival into an empty
     queue at an idle instance (light load); under backlog batches form regardless.
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     if window_ms < 0:
         raise InputError(f"window must be >= 0 ms, got {window_ms}")
     return math.exp(-rate_per_s * window_ms / 1000.0)
@@ -131,7 +135,7 @@ def expected_window_batch(rate_per_s: float, window_ms: float, max_batch_size: i
     The opener plus the Poisson mean ``lambda*W`` arrivals in the window, capped by the
     max batch (a first-order estimate; the cap is applied to the mean, not per window).
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     return min(1.0 + rate_per_s * window_ms / 1000.0, float(max_batch_size))
 
 
@@ -150,7 +154,7 @@ def natural_batch_no_wait(rate_per_s: float, tau0_ms: float, alpha_ms: float) ->
         InputError: ``lambda*alpha >= 1`` (the per-sample cost alone exceeds the time
             between arrivals: no batch size keeps up).
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     lam = rate_per_s / 1000.0  # per ms
     if lam * alpha_ms >= 1.0:
         raise InputError(
@@ -167,7 +171,7 @@ def utilisation(rate_per_instance_per_s: float, tb_ms: float, batch_size: float)
     queue is stable only if ``rho < 1`` (the standard stability condition of a
     single-server queue, rho < 1; Kleinrock, Queueing Systems vol. 1).
     """
-    _check_rate(rate_per_instance_per_s)
+    check_rate(rate_per_instance_per_s)
     return rate_per_instance_per_s * tb_ms / 1000.0 / batch_size
 
 
@@ -182,7 +186,7 @@ def min_batch_to_keep_up(rate_per_instance_per_s: float, t_of_b, max_batch_size:
     With the linear model this is ``ceil(lambda*tau0 / (1 - lambda*alpha))`` (see
     :func:`natural_batch_no_wait`), found here by search so measured curvature counts.
     """
-    _check_rate(rate_per_instance_per_s)
+    check_rate(rate_per_instance_per_s)
     for b in range(1, max_batch_size + 1):
         if b / float(t_of_b(b)) * 1000.0 > rate_per_instance_per_s:
             return b
@@ -211,7 +215,7 @@ def instances_needed(rate_per_s: float, capacity_per_instance_per_s: float,
     GPU each, or a GPU with headroom: several contexts on one saturated GPU share it).
     A lower bound; the latency objective may need more (the simulator decides).
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     if capacity_per_instance_per_s <= 0 or not 0 < max_utilisation <= 1:
         raise InputError("capacity must be > 0 and max utilisation in (0, 1]")
     return max(1, math.ceil(rate_per_s / (capacity_per_instance_per_s * max_utilisation)
@@ -228,7 +232,7 @@ def md1_mean_wait_ms(rate_per_s: float, service_ms: float) -> float:
     Raises:
         InputError: ``rho >= 1``.
     """
-    _check_rate(rate_per_s)
+    check_rate(rate_per_s)
     rho = rate_per_s * service_ms / 1000.0
     if rho >= 1:
         raise InputError(f"M/D/1 is unstable at rho = {rho:.3f}")

@@ -39,7 +39,7 @@ from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricMissing,
     MetricPath,
     MetricPathError,
-    _stat_kind,
+    stat_kind,
 )
 from trtcheck.analyze.gate.metricpath.metric_resolver import Value, evaluate_path, resolve
 from trtcheck.errors import (
@@ -282,7 +282,7 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
                      message=f"{v.path} = {shown}, budget {rule.bound_text}")
     # met by the point estimate: certify percentile budgets (MLPerf early stopping)
     stat = v.stat
-    sk = _stat_kind(leaf)
+    sk = stat_kind(leaf)
     if v.samples is None and func is None and sk is not None and sk[0] == "quantile" \
             and TAIL_QUANTILE <= sk[1] < 1.0 \
             and all(op in ("<=", "<", ">=", ">") for op, _ in limits):
@@ -486,7 +486,7 @@ def _baseline_one(rule: Rule, nv: Value, ov: Value, st: Settings,
     pct = (ratio - 1.0) * 100.0
     interval = (f" [{(low - 1) * 100:+.1f}%, {(high - 1) * 100:+.1f}%] at {conf:.0%}"
                 if conf is not None else " (no raw samples: point comparison)")
-    noise_unknown = conf is None and verdict == "fail" and _stat_kind(leaf) is not None
+    noise_unknown = conf is None and verdict == "fail" and stat_kind(leaf) is not None
     if noise_unknown:
         # a latency or throughput statistic stored without its raw samples (serve
         # configurations, engine timing summaries): its run-to-run noise is unknown, so a

@@ -53,7 +53,7 @@ from trtcheck.analyze.gate.metricpath.metric_checks import (
 from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricPath,
     MetricPathError,
-    _opens_quote,
+    opens_quote,
     parse_path,
 )
 from trtcheck.errors import InputError
@@ -86,7 +86,7 @@ def _split_expr(text: str) -> tuple[str, str, str] | None:
     for i, ch in enumerate(text):           # as in the metric path parser
         if quote:
             quote = None if ch == quote else quote
-        elif in_sel and _opens_quote(text, i):
+        elif in_sel and opens_quote(text, i):
             quote = ch
         elif in_sel:
             in_sel = ch != "]"

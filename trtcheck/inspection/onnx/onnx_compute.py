@@ -8,7 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from trtcheck.inspection.onnx import trt_onnx_support as trt
-from trtcheck.inspection.onnx.onnx_shapes import _dims_of, _fmt_shape, _numel, graph_inputs
+from trtcheck.inspection.onnx.onnx_shapes import dims_of, fmt_shape, numel, graph_inputs
 from trtcheck.load.onnx_model import iter_graphs
 from trtcheck.results.inspection import ComputeEstimate
 
@@ -38,7 +38,7 @@ def _shape_table(graph: Any) -> dict[str, list[Any] | None]:
     table: dict[str, list[Any] | None] = {}
     for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
         if vi.type.WhichOneof("value") == "tensor_type":
-            table[vi.name] = _dims_of(vi.type)
+            table[vi.name] = dims_of(vi.type)
     for t in graph.initializer:
         table[t.name] = [int(d) for d in t.dims]
     for node in graph.node:
@@ -73,24 +73,24 @@ def _node_macs(node: Any, shape: dict[str, list[Any] | None]) -> int | None:
         y, w = get(0, out=True), get(1)
         if y is None or w is None or len(w) < 2:
             return None
-        return _numel(y) * _numel(w[1:])
+        return numel(y) * numel(w[1:])
     if op == "ConvTranspose":
         x, w = get(0), get(1)
         if x is None or w is None or len(w) < 2:
             return None
-        return _numel(x) * _numel(w[1:])
+        return numel(x) * numel(w[1:])
     if op == "Gemm":
         a, y = get(0), get(0, out=True)
         if a is None or y is None or len(a) != 2:
             return None
         trans_a = next((int(at.i) for at in node.attribute if at.name == "transA"), 0)
         k = a[0] if trans_a else a[1]
-        return _numel(y) * k
+        return numel(y) * k
     if op == "MatMul":
         a, y = get(0), get(0, out=True)
         if a is None or y is None or not a:
             return None
-        return _numel(y) * a[-1]
+        return numel(y) * a[-1]
     return None
 
 
@@ -103,13 +103,13 @@ _NO_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Rand
                       "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
 
 
-def _small_value(t: Any) -> Any:
+def small_value(t: Any) -> Any:
     """``t``'s value as a numpy array when it is inline and has <= FOLD_MAX_ELEMENTS
     elements, else ``None`` (also for dtypes numpy_helper cannot convert)."""
     import onnx
     from onnx import numpy_helper
 
-    if _numel(t.dims) > FOLD_MAX_ELEMENTS or t.data_location == onnx.TensorProto.EXTERNAL:
+    if numel(t.dims) > FOLD_MAX_ELEMENTS or t.data_location == onnx.TensorProto.EXTERNAL:
         return None
     try:
         return numpy_helper.to_array(t)
@@ -140,7 +140,7 @@ def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None
     g = model.graph
     known: dict[str, Any] = {}
     for t in g.initializer:
-        value = _small_value(t)
+        value = small_value(t)
         if value is not None:
             known[t.name] = value
     folded: list[int] = []
@@ -152,13 +152,13 @@ def _fold_shape_values(model: onnx.ModelProto, shape: dict[str, list[Any] | None
             if node.op_type == "Constant":
                 attr = next((a for a in node.attribute if a.name == "value" and a.HasField("t")),
                             None)
-                if attr is not None and _numel(attr.t.dims) <= FOLD_MAX_ELEMENTS:
+                if attr is not None and numel(attr.t.dims) <= FOLD_MAX_ELEMENTS:
                     vals = [numpy_helper.to_array(attr.t)]
             elif node.op_type in ("Shape", "Size"):
                 dims = _static(shape.get(node.input[0]))
                 if dims is not None:
                     if node.op_type == "Size":
-                        vals = [np.array(_numel(dims), dtype=np.int64)]
+                        vals = [np.array(numel(dims), dtype=np.int64)]
                     else:
                         at = {a.name: int(a.i) for a in node.attribute}
                         start, end = at.get("start", 0), at.get("end", len(dims))
@@ -202,7 +202,7 @@ _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "int64_data", "double_da
                 "uint64_data", "string_data")
 
 
-def _strip_large_tensors(model: onnx.ModelProto) -> int:
+def strip_large_tensors(model: onnx.ModelProto) -> int:
     """Drop the values of tensors above FOLD_MAX_ELEMENTS elements, in place.
 
     Shape inference needs only their dims; dropping the bytes keeps the copies that
@@ -214,7 +214,7 @@ def _strip_large_tensors(model: onnx.ModelProto) -> int:
         tensors = list(g.initializer) + [a.t for node in g.node if node.op_type == "Constant"
                                          for a in node.attribute if a.HasField("t")]
         for t in tensors:
-            if _numel(t.dims) > FOLD_MAX_ELEMENTS:
+            if numel(t.dims) > FOLD_MAX_ELEMENTS:
                 for f in _DATA_FIELDS:
                     t.ClearField(f)
                 n += 1
@@ -284,7 +284,7 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
             by_op[node.op_type] += macs
             counted += 1
     total = int(sum(by_op.values()))
-    shapes_txt = ", ".join(f"{n}:{_fmt_shape(d)}" for n, d in input_shapes.items())
+    shapes_txt = ", ".join(f"{n}:{fmt_shape(d)}" for n, d in input_shapes.items())
     method = (f"MACs of Conv, ConvTranspose, Gemm and MatMul nodes of the main graph, from "
               f"ONNX shape inference (onnx {onnx.__version__}, data propagation on) at "
               f"{shapes_txt} ({how}). Conv: N*Cout*Hout*Wout*(Cin/group)*kh*kw; "

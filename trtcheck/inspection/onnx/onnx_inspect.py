@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trtcheck.inspection.onnx import trt_onnx_support as trt
-from trtcheck.inspection.onnx.onnx_compute import _strip_large_tensors, estimate_compute
+from trtcheck.inspection.onnx.onnx_compute import strip_large_tensors, estimate_compute
 from trtcheck.inspection.onnx.onnx_lints import (
-    _lint_checker,
-    _lint_integer_scalars,
-    _pb_text,
+    lint_checker,
+    lint_integer_scalars,
+    pb_text,
     lint_model,
 )
 from trtcheck.inspection.onnx.onnx_shapes import (
-    _bits,
-    _example_shapes,
-    _numel,
+    elem_type_bits,
+    example_shapes,
+    numel,
     concrete_shapes,
     dtype_name,
     graph_inputs,
@@ -49,9 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _tensor_bytes(t: Any) -> int:
-    bits = _bits(t.data_type)
+    bits = elem_type_bits(t.data_type)
     if bits:
-        return (_numel(t.dims) * bits + 7) // 8
+        return (numel(t.dims) * bits + 7) // 8
     return sum(len(s) for s in t.string_data)
 
 
@@ -66,7 +66,7 @@ def _parameter_stats(model: onnx.ModelProto) -> dict[str, Any]:
 
     def add(t: Any, source: str) -> None:
         nonlocal bytes_total
-        count_by_source[source] += _numel(t.dims)
+        count_by_source[source] += numel(t.dims)
         bytes_total += _tensor_bytes(t)
         dtypes[dtype_name(t.data_type)] += 1
 
@@ -75,7 +75,7 @@ def _parameter_stats(model: onnx.ModelProto) -> dict[str, Any]:
             add(t, "initializer")
         for sp in g.sparse_initializer:
             # a sparse tensor stores nnz values (+ indices); parameters = stored values
-            count_by_source["sparse_initializer"] += _numel(sp.values.dims)
+            count_by_source["sparse_initializer"] += numel(sp.values.dims)
             bytes_total += _tensor_bytes(sp.values) + _tensor_bytes(sp.indices)
             dtypes[dtype_name(sp.values.data_type)] += 1
         for node in g.node:
@@ -85,7 +85,7 @@ def _parameter_stats(model: onnx.ModelProto) -> dict[str, Any]:
                 if attr.name == "value" and attr.HasField("t"):
                     add(attr.t, "constant_node")
                 elif attr.name == "sparse_value":
-                    count_by_source["constant_node"] += _numel(attr.sparse_tensor.values.dims)
+                    count_by_source["constant_node"] += numel(attr.sparse_tensor.values.dims)
                     bytes_total += (_tensor_bytes(attr.sparse_tensor.values)
                                     + _tensor_bytes(attr.sparse_tensor.indices))
                     dtypes[dtype_name(attr.sparse_tensor.values.data_type)] += 1
@@ -150,13 +150,13 @@ def inspect_onnx(path: str | os.PathLike[str],
     ext = sorted(external_data_refs(model))
 
     lints = lint_model(model, inputs, outputs, opset, shapes)
-    lints += _lint_integer_scalars(inputs)
-    lints += _lint_checker(model, p)
+    lints += lint_integer_scalars(inputs)
+    lints += lint_checker(model, p)
 
     fixed, how = concrete_shapes(inputs, shapes)
     compute: ComputeEstimate | None = None
     if fixed is not None:
-        _strip_large_tensors(model)  # values no longer needed: params and lints are done
+        strip_large_tensors(model)  # values no longer needed: params and lints are done
         compute, failure = estimate_compute(model, fixed, how)
         if failure is not None:
             lints.append(Finding(code="onnx-shape-inference-failed", severity="info",
@@ -173,7 +173,7 @@ def inspect_onnx(path: str | os.PathLike[str],
     elif not any(f.code == "onnx-dynamic-input-no-shape" for f in lints):
         lints.append(Finding(code="onnx-dynamic-input-no-shape", severity="warning",
                              message=f"no MACs estimate: {how}",
-                             remedy=f"give sizes with {_example_shapes(inputs)}"))
+                             remedy=f"give sizes with {example_shapes(inputs)}"))
 
     return ModelInspection(
         format="onnx",
@@ -182,9 +182,9 @@ def inspect_onnx(path: str | os.PathLike[str],
         sha256=sha256_file(p),
         ir_version=int(model.ir_version),
         opset=opset,
-        producer=(f"{_pb_text(model.producer_name)} "
-                  f"{_pb_text(model.producer_version)}".strip() or None),
-        graph_name=_pb_text(model.graph.name) or None,
+        producer=(f"{pb_text(model.producer_name)} "
+                  f"{pb_text(model.producer_version)}".strip() or None),
+        graph_name=pb_text(model.graph.name) or None,
         inputs=inputs,
         outputs=outputs,
         node_count=nodes,

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trtcheck.inspection.onnx import trt_onnx_support as trt
-from trtcheck.inspection.onnx.onnx_compute import _small_value
-from trtcheck.inspection.onnx.onnx_shapes import _dynamic_axes, _example_shapes, _fmt_shape
+from trtcheck.inspection.onnx.onnx_compute import small_value
+from trtcheck.inspection.onnx.onnx_shapes import dynamic_axes_of, example_shapes, fmt_shape
 from trtcheck.load.onnx_model import external_data_refs, iter_graphs
 from trtcheck.results.inspection import TensorInfo
 from trtcheck.results.stats import Finding
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # --------------------------------------------------------------------------- lints
 
 
-def _distinct_dims(t: TensorInfo) -> list[int | str]:
+def distinct_dims(t: TensorInfo) -> list[int | str]:
     """``t``'s dims for ``update_inputs_outputs_dims``: ints kept, unnamed -> -1 (onnx
     then makes a unique name), a name shared by several axes -> ``<tensor>_axis<i>``."""
     names = [d for d in t.shape if isinstance(d, str)]
@@ -69,8 +69,8 @@ def _distinct_dims(t: TensorInfo) -> list[int | str]:
 
 def _rename_remedy(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> str:
     if len(inputs) + len(outputs) <= 4 and all(t.rank_known for t in inputs + outputs):
-        ins = {t.name: _distinct_dims(t) for t in inputs}
-        outs = {t.name: _distinct_dims(t) for t in outputs}
+        ins = {t.name: distinct_dims(t) for t in inputs}
+        outs = {t.name: distinct_dims(t) for t in outputs}
         call = (f"onnx.tools.update_model_dims.update_inputs_outputs_dims(model, {ins!r}, "
                 f"{outs!r})")
     else:
@@ -101,7 +101,7 @@ def _lint_shared_names(tensors: list[TensorInfo], shapes: dict[str, list[int]],
             given = shapes.get(t.name)
             if given is not None and len({given[a] for a in axes}) > 1:
                 severity = "error"
-                msg += (f" The given shape {t.name}:{_fmt_shape(given)} has different sizes "
+                msg += (f" The given shape {t.name}:{fmt_shape(given)} has different sizes "
                         "on those axes, so TensorRT cannot build it.")
             out.append(Finding(
                 code="onnx-shared-dim-name", severity=severity, message=msg, where=t.name,
@@ -143,7 +143,7 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
     for t in inputs:
         if t.name in shapes:
             continue
-        axes = _dynamic_axes(t)
+        axes = dynamic_axes_of(t)
         if not axes:
             continue
         labels = ", ".join(f"axis {i} ({t.shape[i]})" if isinstance(t.shape[i], str)
@@ -156,7 +156,7 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
                      f"{labels}" + ("; the compute estimate uses batch 1" if batch_only else
                                     "; the compute estimate needs them, and so do bench and "
                                     "TensorRT optimization profiles")),
-            remedy=f"give concrete sizes, e.g. {_example_shapes(inputs)}",
+            remedy=f"give concrete sizes, e.g. {example_shapes(inputs)}",
             where=t.name))
     if inputs and all(t.shape and isinstance(t.shape[0], int) and t.shape[0] > 0
                       for t in inputs):
@@ -170,7 +170,7 @@ def _lint_dynamic(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> lis
     return out
 
 
-def _pb_text(value: str | bytes) -> str:
+def pb_text(value: str | bytes) -> str:
     """A protobuf string field as text: protobuf hands over ``bytes`` when the field is
     not valid UTF-8; each bad byte is then shown as ``\\xNN``."""
     if isinstance(value, bytes):
@@ -178,7 +178,7 @@ def _pb_text(value: str | bytes) -> str:
     return value
 
 
-def _lint_integer_scalars(inputs: list[TensorInfo]) -> list[Finding]:
+def lint_integer_scalars(inputs: list[TensorInfo]) -> list[Finding]:
     """Integer inputs of one element (a scalar, ``[1]``): a sample rate, a length, a
     count or a flag. Generated data fills integers with 0 or 1
     (:func:`trtcheck.load.inputs.make_feed`), which for a sample rate or a length is a
@@ -318,7 +318,7 @@ def _small_constants(graph: Any) -> dict[str, Any]:
     tensors += [(n.output[0], a.t) for n in graph.node if n.op_type == "Constant" and n.output
                 for a in n.attribute if a.name == "value" and a.HasField("t")]
     for name, t in tensors:
-        value = _small_value(t)
+        value = small_value(t)
         if value is not None:
             out[name] = value
     return out
@@ -407,7 +407,9 @@ def _lint_opset(opset: dict[str, int]) -> list[Finding]:
                 f"{min(max(v, trt.OPSET_MIN), trt.OPSET_MAX)}) or re-export at that opset"))]
 
 
-def _lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
+def lint_checker(model: onnx.ModelProto, path: Path) -> list[Finding]:
+    """Findings of ``onnx.checker`` on ``model`` (by ``path`` when its weights are external or
+    the proto nears protobuf's 2 GiB limit); an empty list when it passes."""
     import onnx
 
     try:

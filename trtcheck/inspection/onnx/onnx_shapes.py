@@ -49,7 +49,8 @@ def dtype_name(elem_type: int) -> str:
     return _DTYPES.get(name, (name.lower(), 0))[0]
 
 
-def _bits(elem_type: int) -> int:
+def elem_type_bits(elem_type: int) -> int:
+    """Bits per element of an ONNX ``TensorProto`` element type (0: unknown or not sized)."""
     from onnx import TensorProto
 
     try:
@@ -58,7 +59,7 @@ def _bits(elem_type: int) -> int:
         return 0
 
 
-def _dims_of(type_proto: Any) -> list[int | str | None] | None:
+def dims_of(type_proto: Any) -> list[int | str | None] | None:
     """Shape of a tensor TypeProto: int, dim_param str, or None; None if rank unknown."""
     tt = type_proto.tensor_type
     if not tt.HasField("shape"):
@@ -86,16 +87,18 @@ def tensor_info(value_info: Any) -> TensorInfo:
     if kind != "tensor_type":
         return TensorInfo(name=value_info.name, dtype=(kind or "undefined").replace("_type", ""),
                           shape=[])
-    dims = _dims_of(t)
+    dims = dims_of(t)
     return TensorInfo(name=value_info.name, dtype=dtype_name(t.tensor_type.elem_type),
                       shape=dims or [], rank_known=dims is not None)
 
 
-def _numel(dims: Any) -> int:
+def numel(dims: Any) -> int:
+    """Number of elements of a tensor with integer dimensions ``dims`` (1 for a scalar)."""
     return int(math.prod(int(d) for d in dims)) if len(dims) else 1
 
 
-def _fmt_shape(dims: list[int]) -> str:
+def fmt_shape(dims: list[int]) -> str:
+    """A shape written as ``1x3x224x224``."""
     return "x".join(str(d) for d in dims)
 
 
@@ -116,7 +119,7 @@ def _placeholder(t: TensorInfo, axis: int) -> str:
     return f"D{axis}"
 
 
-def _example_shapes(inputs: list[TensorInfo], given: dict[str, list[int]] | None = None) -> str:
+def example_shapes(inputs: list[TensorInfo], given: dict[str, list[int]] | None = None) -> str:
     """A ``--shapes`` example: given sizes, fixed dims, 1 for a dynamic axis 0 and a
     placeholder (``H``, ``W`` for axes 2, 3 of a 4-D input, else ``D<axis>``) for the
     other dynamic axes, followed by what to replace."""
@@ -148,7 +151,7 @@ def validate_shapes(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> N
     if unknown:
         raise InputError(f"--shapes names unknown input(s) {', '.join(map(repr, unknown))}; "
                          f"the model's inputs are {', '.join(map(repr, names))}",
-                         f"use {_example_shapes(inputs)}")
+                         f"use {example_shapes(inputs)}")
     for t in inputs:
         if t.name not in shapes:
             continue
@@ -156,18 +159,19 @@ def validate_shapes(inputs: list[TensorInfo], shapes: dict[str, list[int]]) -> N
         if len(dims) != len(t.shape):
             raise InputError(f"--shapes gives {t.name!r} {len(dims)} dims but the model input "
                              f"has {len(t.shape)} {t.shape_text()}",
-                             f"use {_example_shapes(inputs)}")
+                             f"use {example_shapes(inputs)}")
         for i, (d, m) in enumerate(zip(dims, t.shape)):
             if int(d) < 1:
                 raise InputError(f"--shapes gives {t.name!r} axis {i} = {d}; dims must be >= 1",
-                                 f"use {_example_shapes(inputs)}")
+                                 f"use {example_shapes(inputs)}")
             if isinstance(m, int) and m > 0 and int(d) != m:
                 raise InputError(f"--shapes gives {t.name!r} axis {i} = {d}, but the model "
                                  f"fixes it to {m} {t.shape_text()}",
-                                 f"use {_example_shapes(inputs)}")
+                                 f"use {example_shapes(inputs)}")
 
 
-def _dynamic_axes(t: TensorInfo) -> list[int]:
+def dynamic_axes_of(t: TensorInfo) -> list[int]:
+    """The axes of ``t`` without a fixed positive size (symbolic, unknown or not positive)."""
     return [i for i, d in enumerate(t.shape) if not (isinstance(d, int) and d > 0)]
 
 

@@ -499,8 +499,11 @@ def _median(vals: Sequence[float | None]) -> float | None:
     return float(_med(v)) if v else None
 
 
-def _config_result(window_us: float, mb: int, shape: LoadShape,
+def config_result(window_us: float, mb: int, shape: LoadShape,
                    reps: list[ServeRepeat]) -> ServeConfigResult:
+    """One serving configuration from its repeats: medians over the repeats (throughput in
+    queries/s, batch sizes, P50/P99 in ms, ok share, late sends), the repeat of median
+    throughput, and warnings for requests that did not succeed or sends that were late."""
     qps = [r.throughput_queries_per_s for r in reps]
     order = sorted(range(len(reps)), key=lambda k: qps[k])
     med_idx = order[(len(order) - 1) // 2]
@@ -755,7 +758,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
                                          f"{rep.mean_batch_size:.2f}, p50 "
                                          f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                        configs.append(_config_result(w, int(mb), shape, reps))
+                        configs.append(config_result(w, int(mb), shape, reps))
         try:
             await _sweep()
         except asyncio.CancelledError:

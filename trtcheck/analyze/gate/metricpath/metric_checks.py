@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from trtcheck.analyze.gate.metricpath.metric_grammar import (
-    _COMPARISON_RE,
-    _PCT_RE,
+    COMPARISON_RE,
+    PCT_RE,
     KEY_FIELDS,
     LEGACY_FILTER_FIELDS,
     SAMPLES_FIELDS,
@@ -26,9 +26,9 @@ from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricPathError,
     Segment,
     Selector,
-    _comparison_error,
-    _percentile_of,
-    _stat_kind,
+    comparison_error,
+    percentile_of,
+    stat_kind,
 )
 
 
@@ -79,12 +79,15 @@ def type_info(annotation: Any) -> TypeInfo:
     return TypeInfo("scalar", scalars=(object,))
 
 
-def _fields(cls: type) -> dict[str, TypeInfo]:
+def model_field_types(cls: type) -> dict[str, TypeInfo]:
+    """The fields of the results record class ``cls``: name -> :class:`TypeInfo`."""
     fields = cls.model_fields  # type: ignore[attr-defined]
     return {n: type_info(f.annotation) for n, f in fields.items()}
 
 
-def _key_field(cls: type | None) -> str | None:
+def key_field(cls: type | None) -> str | None:
+    """The field that names the items of a list of ``cls`` records (the first of
+    :data:`KEY_FIELDS` it has), or ``None``."""
     if cls is None:
         return None
     names = cls.model_fields  # type: ignore[attr-defined]
@@ -98,7 +101,7 @@ def _samples_field(cls: type | None) -> str | None:
     """The raw-samples field of a record class (``samples_ms``, ``latencies_ms``), if any."""
     if cls is None:
         return None
-    flds = _fields(cls)
+    flds = model_field_types(cls)
     for name in SAMPLES_FIELDS:
         t = flds.get(name)
         if t is not None and t.kind == "list" and t.item is not None and t.item.numeric:
@@ -106,18 +109,19 @@ def _samples_field(cls: type | None) -> str | None:
     return None
 
 
-def _own_samples(obj: Any) -> list[float] | None:
+def own_samples(obj: Any) -> list[float] | None:
+    """The raw samples a record carries beside its statistics (a list), or ``None``."""
     name = _samples_field(type(obj)) if isinstance(obj, BaseModel) else None
     val = getattr(obj, name, None) if name else None
     return val if isinstance(val, list) else None
 
 
-def _stats_field(cls: type | None) -> str | None:
+def stats_field(cls: type | None) -> str | None:
     """The latency-statistics sub-record whose fields are reachable directly: ``stats``,
     or else the first record field that has ``median_ms`` and ``p99_ms`` (``latency``)."""
     if cls is None:
         return None
-    flds = _fields(cls)
+    flds = model_field_types(cls)
     cands = [n for n, t in flds.items() if t.kind == "record" and t.cls is not None
              and {"median_ms", "p99_ms"} <= set(t.cls.model_fields)]
     if "stats" in cands:
@@ -134,20 +138,26 @@ class _Step:
     percentile: float | None = None
 
 
-def _lookup(cls: type, name: str, has_samples: bool) -> _Step:
-    flds = _fields(cls)
+def lookup(cls: type, name: str, has_samples: bool) -> _Step:
+    """One step of a metric path: the field ``name`` of ``cls``, its plural list, or a field
+    of its latency-statistics sub-record, or a ``pNN_ms`` computed from raw samples
+    (``has_samples``: a record above keeps them).
+
+    Raises:
+        MetricPathError: no such field, or a percentile with no raw samples to compute it."""
+    flds = model_field_types(cls)
     if name in flds:
         return _Step((name,), flds[name])
     for plural in (name + "s", name + "es"):
         if plural in flds and flds[plural].kind == "list":
             return _Step((plural,), flds[plural])
-    sname = _stats_field(cls)
+    sname = stats_field(cls)
     stats = flds.get(sname) if sname else None
     if stats is not None and stats.cls is not None:
-        sub = _fields(stats.cls)
+        sub = model_field_types(stats.cls)
         if name in sub:
             return _Step((sname, name), sub[name])  # type: ignore[arg-type]
-    q = _percentile_of(name)
+    q = percentile_of(name)
     if q is not None and (has_samples or _samples_field(cls) is not None):
         if not 0.0 < q < 1.0:
             raise MetricPathError(f"percentile {name} is out of range",
@@ -159,13 +169,14 @@ def _lookup(cls: type, name: str, has_samples: bool) -> _Step:
                               "a percentile from", "use a percentile stored in the "
                               "results (p25, p50 as median, p75, p90, p95, p99)")
     cands = list(flds)
-    cands += [_singular(n) for n, t in flds.items() if t.kind == "list" and n.endswith("s")]
+    cands += [singular(n) for n, t in flds.items() if t.kind == "list" and n.endswith("s")]
     if stats is not None and stats.cls is not None:
-        cands += list(_fields(stats.cls))
+        cands += list(model_field_types(stats.cls))
     raise MetricPathError(f"{cls.__name__} has no field {name!r}", _did_you_mean(name, cands))
 
 
-def _singular(name: str) -> str:
+def singular(name: str) -> str:
+    """The singular of a plural field name (``batches`` -> ``batch``, ``configs`` -> ``config``)."""
     if re.search(r"(ch|sh|x|ss)es$", name):
         return name[:-2]
     return name[:-1]
@@ -180,7 +191,7 @@ def _did_you_mean(name: str, cands: list[str]) -> str:
     return "valid names here: " + ", ".join(shown[:12]) + more
 
 
-def _samples_sibling(flds: dict[str, TypeInfo], dict_field: str) -> str | None:
+def samples_sibling(flds: dict[str, TypeInfo], dict_field: str) -> str | None:
     """``component_stats`` -> ``components_ms`` (raw samples kept beside stats dicts)."""
     if not dict_field.endswith("_stats"):
         return None
@@ -239,12 +250,12 @@ def fold_dotted_keys(path: MetricPath, root: type | None = None) -> MetricPath:
             continue
         out.append(seg)
         if cur.kind == "list" and cur.item is not None and cur.item.kind == "record" \
-                and _key_field(cur.item.cls) == "label":
+                and key_field(cur.item.cls) == "label":
             cur = cur.item
         if cur.kind != "record" or cur.cls is None:
             return path
         try:
-            info = _lookup(cur.cls, seg.name, True).info
+            info = lookup(cur.cls, seg.name, True).info
         except MetricPathError:
             return path
         for sel in seg.selectors:
@@ -281,26 +292,26 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
     for idx, seg in enumerate(segs):
         last = idx == len(segs) - 1
         if cur.kind == "list" and cur.item is not None and cur.item.kind == "record" \
-                and _key_field(cur.item.cls) == "label":
+                and key_field(cur.item.cls) == "label":
             cur = cur.item  # implicit primary item of a list of labelled runs
         if cur.kind != "record" or cur.cls is None:
             raise MetricPathError(f"{where} is a {cur.describe()}, it has no field "
                                   f"{seg.name!r}", "select one item with [KEY] first"
                                   if cur.kind in ("list", "dict") else None)
-        step = _lookup(cur.cls, seg.name, has_samples)
-        parent_fields = _fields(cur.cls)
+        step = lookup(cur.cls, seg.name, has_samples)
+        parent_fields = model_field_types(cur.cls)
         parent_has_samples = _samples_field(cur.cls) is not None
         if step.percentile is not None:
             info = step.info
             sample_backed = True
         else:
             info = step.info
-            if step.fields[0] == _stats_field(cur.cls):
+            if step.fields[0] == stats_field(cur.cls):
                 has_samples = has_samples or parent_has_samples
             elif info.kind == "record" and info.cls is not None:
                 has_samples = _samples_field(info.cls) is not None
             sample_backed = (has_samples or parent_has_samples) and info.kind == "scalar" \
-                and _stat_kind(step.fields[-1]) is not None
+                and stat_kind(step.fields[-1]) is not None
         where = seg.name
         prev: Selector | None = None
         for sel in seg.selectors:
@@ -312,10 +323,10 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                 elif sel.kind == "all":
                     multi = True
                 elif item.kind == "record" and item.cls is not None and sel.key:
-                    cm = _COMPARISON_RE.match(sel.key)
+                    cm = COMPARISON_RE.match(sel.key)
                     field = cm.group("field").split(".")[0] if cm else ""
                     if field in item.cls.model_fields or field in LEGACY_FILTER_FIELDS:
-                        raise _comparison_error(sel.key, path.text)
+                        raise comparison_error(sel.key, path.text)
                 info = item
                 if info.kind == "record" and info.cls is not None:
                     has_samples = _samples_field(info.cls) is not None
@@ -329,7 +340,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                     multi = True
                 if sel.kind == "all":
                     multi = True
-                sib = _samples_sibling(parent_fields, seg.name) if step.fields else None
+                sib = samples_sibling(parent_fields, seg.name) if step.fields else None
                 has_samples = sib is not None
                 info = info.item or TypeInfo("scalar")
             elif prev is not None and info.kind == "record":
@@ -364,7 +375,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                               f"count it with len({path.text}) or select one item with [KEY]")
     if cur.kind == "record":
         names = sorted(cur.cls.model_fields) if cur.cls is not None else []
-        extra = (" (or a stats field: median_ms, p99_ms, ...)" if _stats_field(cur.cls) else "")
+        extra = (" (or a stats field: median_ms, p99_ms, ...)" if stats_field(cur.cls) else "")
         raise MetricPathError(f"{path.text} is a record ({cur.describe()}), not a value",
                               "name one of its fields: " + ", ".join(names[:14]) + extra)
     return PathInfo(leaf, cur, multi, sample_backed)
@@ -387,7 +398,7 @@ def _check_filter(sel: Selector, item: TypeInfo, where: str, container: TypeInfo
         names = fpath.split(".")
         t: TypeInfo | None = None
         for k, name in enumerate(names):
-            flds = _fields(cls)
+            flds = model_field_types(cls)
             if name not in flds:
                 raise MetricPathError(f"{cls.__name__} has no field {name!r} to filter on",
                                       _did_you_mean(name, list(flds)))
@@ -431,7 +442,7 @@ def schema_paths(root: type | None = None, max_depth: int = 6) -> list[str]:
     def walk(cls: type, prefix: str, depth: int) -> None:
         if depth > max_depth:
             return
-        for name, info in _fields(cls).items():
+        for name, info in model_field_types(cls).items():
             p = f"{prefix}.{name}" if prefix else name
             t = info
             if t.kind in ("list", "dict"):
@@ -470,7 +481,7 @@ def infer_direction(leaf: str) -> str | None:
         return LOWER
     if name.endswith(("_per_s", "_qps")) or name == "qps":
         return HIGHER
-    if re.search(r"_(ms|us|ns|s|bytes)$", name) or _PCT_RE.fullmatch(name):
+    if re.search(r"_(ms|us|ns|s|bytes)$", name) or PCT_RE.fullmatch(name):
         return LOWER
     tokens = set(re.split(r"[_\W]+", name))
     if tokens & set(_HIGHER_WORDS):

@@ -74,7 +74,8 @@ SAMPLES_FIELDS = ("samples_ms", "latencies_ms")
 LEGACY_FILTER_FIELDS: dict[str, tuple[str, Callable[[float], float]]] = {
     "window_ms": ("window_us", ms_to_us)}
 
-_PCT_RE = re.compile(r"p(\d+(?:\.\d+)?)_ms")
+PCT_RE = re.compile(r"p(\d+(?:\.\d+)?)_ms")
+"""A percentile field name, ``p99_ms`` (group 1: the percent, ``99``)."""
 _NAME_RE = re.compile(r"p\d+(?:\.\d+)?_ms|[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -137,7 +138,7 @@ class Selector:
 _FIELD_PATH_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def _opens_quote(text: str, i: int) -> bool:
+def opens_quote(text: str, i: int) -> bool:
     """Whether ``text[i]`` starts a quoted value: a ' or " at the start of a value (after
     ``[``, ``=`` or ``,``, spaces allowed); elsewhere (``it's``) it is plain text."""
     if text[i] not in "'\"":
@@ -154,7 +155,7 @@ def _split_unquoted(text: str, sep: str) -> list[str]:
             cur.append(ch)
             if ch == quote:
                 quote = None
-        elif _opens_quote(text, i):
+        elif opens_quote(text, i):
             quote = ch
             cur.append(ch)
         elif ch == sep:
@@ -175,18 +176,20 @@ def _close_bracket(body: str, start: int) -> int:
         if quote:
             if ch == quote:
                 quote = None
-        elif _opens_quote(body, j):
+        elif opens_quote(body, j):
             quote = ch
         elif ch == "]":
             return j
     return -1
 
 
-#: ``FIELD<op>`` at the start of a selector: a comparison, which filters do not support
-_COMPARISON_RE = re.compile(r"\s*(?P<field>[A-Za-z_][\w.]*)\s*(!=|<=|>=|<|>)")
+COMPARISON_RE = re.compile(r"\s*(?P<field>[A-Za-z_][\w.]*)\s*(!=|<=|>=|<|>)")
+"""``FIELD<op>`` at the start of a selector: a comparison, which filters do not support."""
 
 
-def _comparison_error(inner: str, raw: str) -> MetricPathError:
+def comparison_error(inner: str, raw: str) -> MetricPathError:
+    """The error for a filter ``[inner]`` of path ``raw`` that compares (filters test
+    equality only)."""
     return MetricPathError(f"filter [{inner}] in {raw!r}: filters test equality only "
                            "(FIELD=VALUE)", "select the items with [*] and gate each "
                            "value, e.g. serve.configs[*].p99_ms <= 5 ms")
@@ -198,8 +201,8 @@ def _parse_filter(inner: str, raw: str) -> Selector:
     conds: list[tuple[str, str]] = []
     written: list[tuple[str, str]] = []  # the conditions as written, for the messages
     for part in _split_unquoted(inner, ","):
-        if _COMPARISON_RE.match(part):
-            raise _comparison_error(inner, raw)
+        if COMPARISON_RE.match(part):
+            raise comparison_error(inner, raw)
         if "=" not in part:
             raise MetricPathError(f"bad filter [{inner}] in {raw!r}: {part.strip()!r} is not "
                                   "FIELD=VALUE", "separate conditions with commas, each "
@@ -341,12 +344,13 @@ def parse_path(text: str) -> MetricPath:
     return MetricPath(raw, func, tuple(segs))
 
 
-def _percentile_of(name: str) -> float | None:
-    m = _PCT_RE.fullmatch(name)
+def percentile_of(name: str) -> float | None:
+    """``p99_ms`` -> 0.99 (a fraction); ``None`` when ``name`` is not a percentile field."""
+    m = PCT_RE.fullmatch(name)
     return float(m.group(1)) / 100.0 if m else None
 
 
-def _stat_kind(name: str) -> tuple[str, float] | None:
+def stat_kind(name: str) -> tuple[str, float] | None:
     """Which statistic of raw samples a stored field is (``("quantile", 0.99)``...)."""
     if name == "median_ms":
         return ("quantile", 0.5)
@@ -356,7 +360,7 @@ def _stat_kind(name: str) -> tuple[str, float] | None:
         return ("quantile", 0.0)
     if name == "max_ms":
         return ("quantile", 1.0)
-    q = _percentile_of(name)
+    q = percentile_of(name)
     if q is not None:
         return ("quantile", q)
     if name.startswith("throughput_") and name.endswith("_per_s"):

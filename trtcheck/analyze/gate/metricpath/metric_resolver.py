@@ -14,13 +14,13 @@ import numpy as np
 from pydantic import BaseModel
 
 from trtcheck.analyze.gate.metricpath.metric_checks import (
-    _fields,
-    _key_field,
-    _lookup,
-    _own_samples,
-    _samples_sibling,
-    _singular,
-    _stats_field,
+    model_field_types,
+    key_field,
+    lookup,
+    own_samples,
+    samples_sibling,
+    singular,
+    stats_field,
 )
 from trtcheck.analyze.gate.metricpath.metric_grammar import (
     SAMPLES_FIELDS,
@@ -28,8 +28,8 @@ from trtcheck.analyze.gate.metricpath.metric_grammar import (
     MetricPath,
     MetricPathError,
     Selector,
-    _percentile_of,
-    _stat_kind,
+    percentile_of,
+    stat_kind,
 )
 from trtcheck.stats import PERCENTILE_METHODS, numpy_quantile_method
 
@@ -38,7 +38,7 @@ def _recorded_percentile_method(obj: Any) -> str:
     """The ``percentile_method`` recorded with a record's latency statistics (on the
     record itself, or on its statistics sub-record); ``"linear"`` where none is recorded
     (files from before the field existed were computed with it)."""
-    for rec in (obj, getattr(obj, _stats_field(type(obj)) or "", None)
+    for rec in (obj, getattr(obj, stats_field(type(obj)) or "", None)
                 if isinstance(obj, BaseModel) else None):
         method = getattr(rec, "percentile_method", None)
         if method in PERCENTILE_METHODS:
@@ -190,17 +190,17 @@ def _single_repeat(obj: Any, fname: str, value: Any) -> Any | None:
     if not isinstance(reps, list) or len(reps) != 1 or not isinstance(reps[0], BaseModel):
         return None
     rep = reps[0]
-    if not _own_samples(rep):
+    if not own_samples(rep):
         return None
     try:
-        step = _lookup(type(rep), fname, True)
+        step = lookup(type(rep), fname, True)
     except MetricPathError:
         return None
     rv: Any = rep
     if step.percentile is not None:  # p50_ms of a repeat: computed from its samples
         rv = float(SampleStat("quantile", step.percentile,
                               method=_recorded_percentile_method(rep)).of(
-            np.asarray(_own_samples(rep), dtype=np.float64)))
+            np.asarray(own_samples(rep), dtype=np.float64)))
     for f in step.fields:
         rv = getattr(rv, f, None)
         if rv is None:
@@ -233,14 +233,14 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
             if isinstance(obj, list) and not obj:
                 raise MetricMissing(f"{'.'.join(parts)} is empty in this results file")
             if isinstance(obj, list) and isinstance(obj[0], BaseModel) \
-                    and _key_field(type(obj[0])) == "label":
+                    and key_field(type(obj[0])) == "label":
                 obj = obj[0]
             if not isinstance(obj, BaseModel):
                 raise MetricPathError(f"{'.'.join(parts) or 'results'} has no field {seg.name!r}")
             cls = type(obj)
             has_samples = c.samples is not None
-            step = _lookup(cls, seg.name, has_samples)
-            own = _own_samples(obj)
+            step = lookup(cls, seg.name, has_samples)
+            own = own_samples(obj)
             samples = c.samples if c.samples is not None else own
             stat: SampleStat | None = None
             if step.percentile is not None:
@@ -257,24 +257,24 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                     val = getattr(val, f)
                 fname = step.fields[-1]
                 if isinstance(val, BaseModel):
-                    own2 = _own_samples(val)
+                    own2 = own_samples(val)
                     if own2 is not None:
                         samples = own2
-                    elif step.fields[0] != _stats_field(cls):
+                    elif step.fields[0] != stats_field(cls):
                         samples = None
-                sk = _stat_kind(fname)
+                sk = stat_kind(fname)
                 method_of = obj
                 if sk is not None and not samples and sk[0] != "inverse_median" \
                         and isinstance(val, (int, float)) and not isinstance(val, bool):
                     single = _single_repeat(obj, fname, val)
                     if single is not None:
-                        method_of, samples = single, _own_samples(single)
+                        method_of, samples = single, own_samples(single)
                 if sk is not None and samples and isinstance(val, (int, float)):
                     kind, q = sk
                     if kind == "inverse_median":
                         med = float(np.quantile(np.asarray(samples, dtype=np.float64), 0.5))
                         stat = SampleStat(kind, 0.5, float(val) * med)
-                    elif _percentile_of(fname) is not None:  # p90_ms, p99_ms, ...
+                    elif percentile_of(fname) is not None:  # p90_ms, p99_ms, ...
                         stat = SampleStat(kind, q,
                                           method=_recorded_percentile_method(method_of))
                     else:
@@ -287,19 +287,19 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                 new_branch = []
                 for v, p, keys, smp in branch:
                     if isinstance(v, list):
-                        kf = _key_field(type(v[0])) if v and isinstance(v[0], BaseModel) else None
+                        kf = key_field(type(v[0])) if v and isinstance(v[0], BaseModel) else None
                         if sel.kind == "all":
                             for i, it in enumerate(v):
                                 k = _position_key(it, kf, i, v)
                                 new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"], keys + (k,),
-                                                   _own_samples(it)))
+                                                   own_samples(it)))
                         elif sel.kind == "filter":
                             for i, it in enumerate(v):
                                 if _filter_keeps(it, sel):
                                     k = _position_key(it, kf, i, v)
                                     new_branch.append((it, p[:-1] + [f"{p[-1]}[{k}]"],
                                                        keys + (k,),
-                                                       _own_samples(it)))
+                                                       own_samples(it)))
                         else:
                             key = sel.key or ""
                             found = None
@@ -325,9 +325,9 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                                         f"{'.'.join(p)}[{key}]: no such position "
                                         f"(the list has {len(v)} items)") from None
                             new_branch.append((found, p[:-1] + [f"{p[-1]}[{key}]"], keys,
-                                               _own_samples(found)))
+                                               own_samples(found)))
                     elif isinstance(v, dict):
-                        sib = _samples_sibling(_fields(cls), seg.name)
+                        sib = samples_sibling(model_field_types(cls), seg.name)
                         sib_d = getattr(obj, sib) if sib else {}
                         if sel.kind in ("all", "filter"):
                             for k2, it in v.items():
@@ -349,7 +349,7 @@ def resolve(path: MetricPath, results: Any) -> list[Value]:
                 branch = new_branch
             for v, p, keys, smp in branch:
                 if isinstance(v, BaseModel):
-                    own3 = _own_samples(v)
+                    own3 = own_samples(v)
                     smp2 = own3 if own3 is not None else smp
                     nxt.append(_Cursor(v, p, keys, smp2 if smp2 else None, None))
                 else:
@@ -406,9 +406,9 @@ def list_metrics(results: Any, max_items: int = 50) -> list[tuple[str, Any]]:
 
     def walk(obj: Any, prefix: str) -> None:
         cls = type(obj)
-        sfield = _stats_field(cls)
+        sfield = stats_field(cls)
         skip = set(SAMPLES_FIELDS) | {"warmup_samples_ms"}
-        for name, info in _fields(cls).items():
+        for name, info in model_field_types(cls).items():
             val = getattr(obj, name)
             if val is None or name in skip:
                 continue
@@ -423,8 +423,8 @@ def list_metrics(results: Any, max_items: int = 50) -> list[tuple[str, Any]]:
                     if not (info.item is not None and info.item.numeric and name.endswith("_ms")):
                         out.append((f"len({path})", len(val)))
                     continue
-                kf = _key_field(type(val[0]))
-                short = join(prefix, _singular(name)) if name.endswith("s") and kf not in (
+                kf = key_field(type(val[0]))
+                short = join(prefix, singular(name)) if name.endswith("s") and kf not in (
                     None, "label") else path
                 out.append((f"len({path})", len(val)))
                 for i, item in enumerate(val[:max_items]):

@@ -118,15 +118,15 @@ def make_client(ep: Endpoint) -> Any:
     return mod.InferenceServerClient(ep.address, conn_limit=1024, conn_timeout=60.0)
 
 
-def _ints(obj: Any, keys: tuple[str, ...]) -> Any:
+def grpc_ints(obj: Any, keys: tuple[str, ...]) -> Any:
     """Turn gRPC JSON's stringified int64 fields named in ``keys`` into ints, recursively."""
     if isinstance(obj, dict):
         return {k: (int(v) if k in keys and isinstance(v, str) and v.lstrip("-").isdigit()
                     else [int(x) if isinstance(x, str) and x.lstrip("-").isdigit() else x
                           for x in v] if k in keys and isinstance(v, list)
-                    else _ints(v, keys)) for k, v in obj.items()}
+                    else grpc_ints(v, keys)) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_ints(x, keys) for x in obj]
+        return [grpc_ints(x, keys) for x in obj]
     return obj
 
 
@@ -334,7 +334,7 @@ class KServeClient:
         kw = {"as_json": True} if self.grpc else {}
         md = await self._model_call("the metadata", name, version,
                                     self._c.get_model_metadata(name, version, **kw))
-        return _ints(dict(md), ("shape",))
+        return grpc_ints(dict(md), ("shape",))
 
     async def model_config(self, name: str, version: str = "") -> dict[str, Any]:
         """Triton's model configuration as JSON (``/v2/models/NAME/config``); ``{}`` from
@@ -350,7 +350,7 @@ class KServeClient:
         cfg = dict(cfg)
         if self.grpc:
             cfg = cfg.get("config", cfg)
-        return _ints(cfg, ("max_batch_size", "max_queue_delay_microseconds", "count",
+        return grpc_ints(cfg, ("max_batch_size", "max_queue_delay_microseconds", "count",
                            "preferred_batch_size", "dims"))
 
     async def statistics(self, name: str, version: str = "") -> dict[str, Any]:
@@ -363,7 +363,7 @@ class KServeClient:
         kw = {"as_json": True} if self.grpc else {}
         st = await self._model_call("the statistics", name, version,
                                     self._c.get_inference_statistics(name, version, **kw))
-        entries = _ints(dict(st), _STAT_INT_KEYS).get("model_stats", [])
+        entries = grpc_ints(dict(st), _STAT_INT_KEYS).get("model_stats", [])
         if not entries:
             raise EnvironmentProblem(f"the server at {self.ep.url} returned no statistics "
                                      f"for {name!r}", "trtcheck reads Triton's statistics "

@@ -421,7 +421,7 @@ def _worker(conn: Any, job: LoadJob) -> None:
         conn.close()
 
 
-def _split(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
+def process_share(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
     """Process ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send)."""
     if n == 1:
         return shape
@@ -473,7 +473,7 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                                          "check the server and --url")
             if msg[1]:
                 kind, text = next(iter(msg[1].items()))
-                raise _request_failure(kind, text, jobs[0], warmup=True)
+                raise request_failure(kind, text, jobs[0], warmup=True)
         between()
         for c in conns:
             c.send("go")
@@ -527,7 +527,7 @@ def _recv(conn: Any, deadline: float, what: str) -> Any:
                                  "check memory and the server") from None
 
 
-def _request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
+def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
     """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
     are our input (exit 2), the rest the environment (exit 3)."""
     what = "every warm-up request" if warmup else "every request"
@@ -877,11 +877,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
-                    from trtcheck.measure.serving.serve import _config_result
+                    from trtcheck.measure.serving.serve import config_result
 
                     # Triton's max_batch_size 0 (no batch axis: one request per
                     # execution) is max batch 1 for the batching quantities
-                    c = _config_result(window_us_of(cfg), max(1, int(cfg.get(
+                    c = config_result(window_us_of(cfg), max(1, int(cfg.get(
                         "max_batch_size", 0) or 0)), shape, reps)
                     for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
                         if w.code in ("late-sends", "generator-limited"):
@@ -1039,7 +1039,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
     n = client_processes
     jobs = []
     for kproc in range(n):
-        part = _split(shape, seed, kproc, n)
+        part = process_share(shape, seed, kproc, n)
         if part is None:
             continue
         conns = (part.count if part.kind == "burst" else part.concurrency
@@ -1084,7 +1084,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         kinds = [e for e in rec.error if e]
         if kinds:
             kind = max(set(kinds), key=kinds.count)
-            raise _request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
+            raise request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
         raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
                                  f"--drain-timeout-s ({drain_timeout_s:g} s)",
                                  "raise --drain-timeout-s or lower the load")
