@@ -45,7 +45,7 @@ def test_advise_and_report_from_a_serve_only_file(cli, serve_only, tmp_path):
 
 
 def test_no_bench_and_no_serve_is_one_line(cli, tmp_path):
-    from tests.test_results_model import make_results
+    from tests.factories import make_results
     from trtcheck.results import save_results
 
     r = make_results()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.test_results_model import make_results
+from tests.factories import make_results
 
 
 def _serve_results(curve: str):

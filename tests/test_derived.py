@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_engine_timing import batch
-from tests.test_results_model import make_results
+from tests.factories import make_results
 from trtcheck.analyze.advice.advise import AdviseRequest, advise
 from trtcheck.analyze.derived.derived import add_enqueue_bound_findings, add_serve_predictions, complete
 from trtcheck.analyze.gate.gate_evaluate import evaluate

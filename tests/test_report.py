@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_one_line_error
-from tests.test_results_model import make_results
+from tests.factories import make_results
 from trtcheck.errors import InputError
 from trtcheck.report import build_report, render_report
 from trtcheck.results import save_results

@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tests.test_results_model import make_results
+from tests.factories import make_results
 from trtcheck.analyze.advice.advise import AdviseRequest, advise
 from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.analyze.gate.gate_evaluate import evaluate

@@ -74,12 +74,6 @@ CONTEXTS_KNEE = 4
 """Step 3: the knee of concurrent execution contexts per engine: in the ResNet-18 serving
 measurements behind this tree, throughput stopped growing beyond 4."""
 
-HEAVY_MODEL_MS = 10.0
-"""Seed notes: batching is worth it when t_infer >= ~10 ms (heavy model)."""
-
-LIGHT_MODEL_MS = 1.0
-"""Seed notes: batching is not worth it when t_infer < 1 ms."""
-
 DEFAULT_MAX_UTILISATION = 0.9
 TIE_REL = 0.02
 TIE_ABS_MS = 0.01

@@ -312,36 +312,6 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     return cal
 
 
-def observation_from_stats(stats: Any, *, window_us: float, max_batch_size: int,
-                           preferred_batch_sizes: Sequence[int], instances: int,
-                           rate_per_s: float, client_latencies_ms: Sequence[float]
-                           ) -> LiveObservation:
-    """A :class:`LiveObservation` from a :class:`~trtcheck.results.serve.TritonStatsDelta`
-    and the client's latencies (from the actual send, ms).
-
-    Raises:
-        InputError: the delta counts no request or no execution.
-    """
-    q = stats.queue
-    if not q.count or not stats.execution_count:
-        raise InputError("the server's statistics count no executed request in the "
-                         "calibration run", "calibrate from a run the server answered")
-    bstats = {int(s.batch_size): (int(s.execution_count),
-                                  float(s.compute_input_ms + s.compute_infer_ms
-                                        + s.compute_output_ms))
-              for s in stats.batch_stats}
-    compute = (stats.compute_input.total_ms + stats.compute_infer.total_ms
-               + stats.compute_output.total_ms) / max(stats.compute_infer.count, 1)
-    return LiveObservation(
-        window_us=float(window_us), max_batch_size=int(max_batch_size),
-        preferred_batch_sizes=tuple(int(p) for p in preferred_batch_sizes),
-        instances=int(instances), rate_per_s=float(rate_per_s), batch_stats=bstats,
-        queue_mean_ms=q.total_ms / q.count, compute_mean_ms=float(compute),
-        server_request_mean_ms=float(stats.success.mean_ms or 0.0),
-        mean_batch=float(stats.avg_batch_size),
-        client_latencies_ms=np.asarray(client_latencies_ms, dtype=np.float64))
-
-
 PREDICTION_REQUESTS = 8000
 """Requests simulated per predicted configuration (P99 from 80 samples above it)."""
 

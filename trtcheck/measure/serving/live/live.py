@@ -325,10 +325,6 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                 except (OSError, asyncio.TimeoutError) as exc:
                     ready({"ConnectionError": error_text(exc) or type(exc).__name__})
                     return None
-            elif job.protocol == "http":
-                await asyncio.gather(*[client.is_server_live()
-                                       for _ in range(job.prewarm_connections)],
-                                     return_exceptions=True)
         warm_errors: dict[str, str] = {}
         if job.warmup_requests > 0:
             current = {}
