@@ -16,7 +16,7 @@ from tritonclient.grpc import model_config_pb2
 
 from cli_helper import invoke
 from onnx_builders import small_classifier
-from trtcheck.analyze.export import TritonModelSpec, export_settings
+from trtcheck.export import TritonModelSpec, export_settings
 from trtcheck.results.advice import SimPrediction
 
 INPUTS = Path(__file__).resolve().parent / "gold" / "inputs"

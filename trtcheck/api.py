@@ -6,7 +6,7 @@ it is asked to (``report`` writes its folder), and returns the records the comma
 ``report``, ``load``), :class:`~trtcheck.results.advice.Advice` (``advise``),
 :class:`~trtcheck.results.inspection.ModelInspection` or
 :class:`~trtcheck.results.engine.EngineInspection` (``inspect``),
-:class:`~trtcheck.analyze.gate_evaluate.GateReport` (``gate``) and
+:class:`~trtcheck.analyze.gate.GateReport` (``gate``) and
 :class:`~trtcheck.analyze.compare.Comparison` (``compare``). Every one is a pydantic
 model: ``.model_dump_json()`` gives the JSON of the matching ``trtcheck schema KIND``.
 
@@ -32,14 +32,14 @@ from typing import Any
 
 PathLike = str | os.PathLike[str]
 
-from trtcheck.measure.batcher import DynamicBatcher
+from trtcheck.measure.serving import DynamicBatcher
 from trtcheck.policy import BatchingPolicy
 
 __all__ = ["BatchingPolicy", "DynamicBatcher", "advise", "bench", "compare", "gate",
            "inspect", "load", "report", "serve"]
 """The public names (also re-exported by the package root, ``trtcheck.__all__``):
 the functions below, and the embedded dynamic batcher with its dispatch policy
-(:class:`~trtcheck.measure.batcher.DynamicBatcher`,
+(:class:`~trtcheck.measure.serving.DynamicBatcher`,
 :class:`~trtcheck.policy.BatchingPolicy`) for use inside a service."""
 # `tune` joins these when the tune command lands: one function here returning its
 # results document, and one name in __all__ (and in trtcheck.__all__).
@@ -104,7 +104,7 @@ def inspect(model: PathLike | Sequence[PathLike], *,
         from trtcheck.inspection.engine import inspect_engine_path
 
         return inspect_engine_path(p, load_engine=inspect_plan_on_gpu)
-    from trtcheck.inspection.onnx_inspect import inspect_onnx
+    from trtcheck.inspection.onnx import inspect_onnx
 
     return inspect_onnx(p, {k: list(v) for k, v in shapes.items()} if shapes else None)
 
@@ -113,7 +113,7 @@ def _run_options(batch_sizes: Sequence[int] | None, shapes: Mapping[str, Sequenc
                  backend: str | None, providers: Sequence[str] | None, threads: int | None,
                  warmup_s: float | None, min_duration_s: float | None,
                  min_samples: int | None, max_duration_s: float | None, seed: int) -> Any:
-    from trtcheck.measure.runner import RunOptions, rule_from_options
+    from trtcheck.measure.bench import RunOptions, rule_from_options
 
     return RunOptions(batch_sizes=list(batch_sizes) if batch_sizes else None,
                       shapes={k: list(v) for k, v in (shapes or {}).items()},
@@ -151,7 +151,7 @@ def bench(model: PathLike, *, batch_sizes: Sequence[int] | None = None,
     """
     from trtcheck.analyze.derived import add_enqueue_bound_findings
     from trtcheck.load.model_file import check_model_path
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     check_model_path(str(model))
     opts = _run_options(batch_sizes, shapes, backend, providers, threads, warmup_s,
@@ -198,9 +198,9 @@ def serve(model: Any, *, windows_ms: Sequence[float] = (0.0, 2.0),
     """
     from trtcheck.backends.registry import open_backend
     from trtcheck.load.model_file import check_model_path
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving import parse_load
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import ms_to_us
 
     for spec in loads:
@@ -248,8 +248,7 @@ def advise(source: Any, *, arrival_rate_per_s: float, slo_p99_ms: float | None =
     Raises:
         InputError: the source holds no T(b) (what it lacks is named), bad numbers.
     """
-    from trtcheck.analyze.export import check_model_name, device_kind_from_results, \
-        export_settings
+    from trtcheck.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.pipeline import AdviseSettings, advise_from_source
 
     settings = AdviseSettings(rate_per_s=arrival_rate_per_s, slo_p99_ms=slo_p99_ms,
@@ -258,7 +257,7 @@ def advise(source: Any, *, arrival_rate_per_s: float, slo_p99_ms: float | None =
                               instances=list(instances) if instances else None, seed=seed,
                               replicas=replicas)
     if isinstance(source, Mapping):
-        from trtcheck.analyze.curve import make_curve
+        from trtcheck.analyze.advice import make_curve
 
         curve = make_curve(sorted((int(b), float(t)) for b, t in source.items()),
                            source="trtcheck.api.advise curve")
@@ -337,15 +336,15 @@ def gate(results: Any, policy: PathLike, *, baseline: Any = None) -> Any:
         baseline: results of the engine in production, for the policy's baseline rules.
 
     Returns:
-        :class:`~trtcheck.analyze.gate_evaluate.GateReport` (``passed``, ``exit_code``:
+        :class:`~trtcheck.analyze.gate.GateReport` (``passed``, ``exit_code``:
         0 pass, 1 a check failed, 3 the environments differ and the policy fails on it;
         every check). A failed check is not raised.
 
     Raises:
         PolicyError: a bad policy; InputError: unreadable results.
     """
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import load_policy
+    from trtcheck.analyze.gate import evaluate
+    from trtcheck.analyze.gate import load_policy
 
     res = _results(results)
     base = _results(baseline) if baseline is not None else None
@@ -370,9 +369,10 @@ def compare(a: Any, b: Any, *, confidence: float = 0.95, run_to_run_cv: float = 
     Returns:
         :class:`~trtcheck.analyze.compare.Comparison`.
     """
-    from trtcheck.analyze.compare import compare as _compare
+    from trtcheck.analyze.compare.compare import compare as compare_results
 
     ra, rb = _results(a), _results(b)
     name = (lambda x, d: str(x) if not hasattr(x, "model_dump") else d)
-    return _compare(ra, rb, name_a=name(a, "A"), name_b=name(b, "B"), confidence=confidence,
-                    seed=seed, run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)
+    return compare_results(ra, rb, name_a=name(a, "A"), name_b=name(b, "B"),
+                           confidence=confidence, seed=seed, run_to_run_cv=run_to_run_cv,
+                           run_a=run_a, run_b=run_b)

@@ -24,7 +24,7 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
-from trtcheck.measure.progress import throttled
+from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
 
@@ -174,9 +174,9 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
     from trtcheck.load.model_file import check_model_path
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving import parse_load
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import measure_serving
 
     if url is not None or live_model is not None:
         return _live(url=url, live_model=live_model, model=model,
@@ -238,7 +238,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
         shape_map = parse_shapes(list(shapes))
     if synthetic_curve is not None:
-        from trtcheck.analyze.curve import check_monotone
+        from trtcheck.analyze.advice import check_monotone
         from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 
         # the same shape rule as advise --latency-curve: T(b) must not decrease with b
@@ -262,7 +262,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     activated_here = False
     if shape_map is not None:
         # before any measurement: one sample per request (axis 0 = 1), never a silent 1
-        from trtcheck.measure.serve import request_shapes
+        from trtcheck.measure.serving import request_shapes
 
         if not backend.is_active:
             backend.activate()
@@ -328,7 +328,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
           overwrite: bool, output_format: str) -> None:
     """``trtcheck serve --url URL --model NAME``: a live KServe v2 target."""
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if url is None or live_model is None:
         raise UsageError("a live target needs both --url and --model",
@@ -340,7 +340,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         if _given(param):
             raise UsageError(f"{opt} applies to the embedded batcher, not to a live server "
                              "(the server decides it)", f"drop {opt} with --url")
-    from trtcheck.measure.kserve import parse_url
+    from trtcheck.measure.serving.live import parse_url
 
     parse_url(url)  # a bad URL is one line before anything else
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
@@ -376,12 +376,12 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.kserve import import_client
-    from trtcheck.measure.kserve import parse_url as _pu
+    from trtcheck.measure.serving.live import import_client
+    from trtcheck.measure.serving.live import parse_url as _pu
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
-    from trtcheck.measure.live import measure_live
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.serving.live import measure_live
+    from trtcheck.measure.bench import new_results
 
     if not _given("repeats"):
         repeats = 1  # one run per shape: the server's statistics delta is the command's

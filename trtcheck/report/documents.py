@@ -144,7 +144,7 @@ def _inspection() -> Any:
 
 
 def _gate() -> Any:
-    from trtcheck.analyze.gate_evaluate import GateReport
+    from trtcheck.analyze.gate import GateReport
 
     return GateReport
 

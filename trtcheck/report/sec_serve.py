@@ -285,9 +285,9 @@ def _live_split_chart(run: ServeRun, charts: ChartSink) -> Any:
 
 
 def _pair() -> tuple[Any, tuple[Any, Any]]:
-    from trtcheck.report.charts import _pyplot
+    from trtcheck.report.charts import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), dpi=100)
     for ax in axes:
         ax.grid(True, alpha=0.3)

@@ -311,7 +311,7 @@ class ServeRepeat(Record):
         counters: server-side counters.
         ok_count: ok requests (every statistic above is computed over all of them).
         raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
-            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            all). Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS` ok requests per
             repeat the lists are thinned evenly, in request order, to bound memory and
             file size; ``latency``, ``waterfall`` and the send-lag statistics still
             describe every request.
