@@ -75,8 +75,13 @@ def _from_1(data: dict[str, Any]) -> None:
                 rec[new] = _convert(rec.pop(old), convert)
 
 
+def _from_2(data: dict[str, Any]) -> None:
+    """Schema 2.x -> 3.0: nothing to change (3.0 added the ``tune`` section and the
+    ``kind`` value ``"tune"``; every 2.x document is a valid 3.0 one)."""
+
+
 #: major version -> the step that brings a document of it to the next major version
-_STEPS: dict[int, Callable[[dict[str, Any]], None]] = {1: _from_1}
+_STEPS: dict[int, Callable[[dict[str, Any]], None]] = {1: _from_1, 2: _from_2}
 
 
 def migrate(data: dict[str, Any], major: int, current_major: int) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from trtcheck.results.serve import ServeRun
 from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "3.0"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
