@@ -90,7 +90,8 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     assert pred["p50"]["lo_ms"] <= pred["p50"]["point_ms"] <= pred["p50"]["hi_ms"]
     assert pred["p99"]["lo_ms"] <= pred["p99"]["point_ms"] <= pred["p99"]["hi_ms"]
     m = pick["measured"]
-    assert m["p50_inside"] and m["p99_inside"], (pred, m)
+    assert m["p50_inside"] and m["p99_inside"], (pred["p50"], pred["p99"], m,
+                                                 t["calibration"], t["notes"])
     assert pred["max_batch_size"] <= 4 and pred["instances"] <= 2
     # the search range is the server's max batch, never what a short run formed
     assert t["max_batch_size"] == 4 and t["max_batch_source"] == "server"
