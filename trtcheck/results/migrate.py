@@ -76,8 +76,10 @@ def _from_1(data: dict[str, Any]) -> None:
 
 
 def _from_2(data: dict[str, Any]) -> None:
-    """Schema 2.x -> 3.0: nothing to change (3.0 added the ``tune`` section and the
-    ``kind`` value ``"tune"``; every 2.x document is a valid 3.0 one)."""
+    """Schema 2.x -> 3.0: 3.0 added the ``tune`` section and the ``kind`` value
+    ``"tune"``; a 2.x document is a 3.0 one without a tune search (``tune: null``, as
+    3.0 writes it)."""
+    data.setdefault("tune", None)
 
 
 #: major version -> the step that brings a document of it to the next major version
