@@ -296,8 +296,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 res.notes.append("the measurement fell outside the predicted interval and "
                                  "the budget allows no further round")
                 break
-            open_idx = idx  # the run at the rate with the picked configuration
-            # the run's miss is a drift sample: pooled with the repeat pair's estimate
+            # the run joins the calibration: its batch sizes pool into T(b) at its
+            # instance count (instance_curves reads every run), and its miss is a drift
+            # sample, pooled with the repeat pair's estimate; the queueing calibration
+            # stays the repeated run's (one run's mean queue time carries its stalls)
             resid50.append(m["p50_ms"] / pick.p50_ms - 1.0)
             resid99.append(m["p99_ms"] / pick.p99_ms - 1.0)
             d50 = tp.pooled_drift(d50_rep, resid50)
