@@ -67,7 +67,7 @@ def service_at(req: Any, service: Any, n: int) -> Any:
     return replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
 
 
-def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: np.ndarray,
+def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,
                            rate_per_s: float | None, warmup_fraction: float) -> list[Any]:
     """Each configuration simulated (T(b) scaled at an uncalibrated instance count) with
     its P50/P99 intervals; one note per uncalibrated count on ``req.notes``."""
