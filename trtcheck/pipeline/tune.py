@@ -32,7 +32,7 @@ from typing import Any
 
 from trtcheck.analyze import tune_plan as tp
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
-from trtcheck.errors import InputError
+from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.results.tune import TuneChoice, TuneMeasured, TunePrediction, TuneResult
 from trtcheck.units import us_to_ms
@@ -94,9 +94,9 @@ class TuneOutcome:
     Attributes:
         result: the search (every finished run kept).
         incomplete: why it stopped early (an interrupt), else ``None``.
-        error: the search's own failure (no configuration meets the objective, a
-            configuration the server refused), raised by the caller after writing
-            ``result``; ``None`` when it picked.
+        error: the search's failure (no configuration meets the objective, a
+            configuration the server refused, the server gone), raised by the caller
+            after writing ``result``; ``None`` when it picked.
     """
 
     result: TuneResult
@@ -317,7 +317,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
         out.incomplete = f"{why}; {res.live_runs} live run(s) finished and kept"
-    except InputError as exc:
+    except TrtcheckError as exc:  # bad input or the environment: keep what finished
         out.error = exc
     finally:
         res.wall_s = round(time.monotonic() - t0, 3)
