@@ -271,16 +271,20 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")
             choice = TuneChoice(window_us=pick.window_us, max_batch_size=pick.max_batch_size,
                                 instances=pick.instances, predicted=pick, round=rnd)
+            prev = res.rounds[-1] if res.rounds else None
             res.rounds.append(choice)
-            res.pick = choice
-            prev = res.rounds[-2] if len(res.rounds) > 1 else None
             if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
                     pick.window_us, pick.max_batch_size, pick.instances):
+                # the pick stays the measured one, judged against the interval it was
+                # measured against (the new interval was fitted with that very run)
                 choice.measured = prev.measured
-                res.notes.append("recalibrated with the confirming run, the search picked "
-                                 "the same configuration again: its measurement is the one "
-                                 "of the previous round")
+                res.notes.append(
+                    "recalibrated with the confirming run, the search picked the same "
+                    f"configuration again (P50 {pick.p50.lo_ms:.3g}-{pick.p50.hi_ms:.3g} ms, "
+                    f"P99 {pick.p99.lo_ms:.3g}-{pick.p99.hi_ms:.3g} ms now); the pick is "
+                    "shown with the prediction it was measured against")
                 break
+            res.pick = choice
             if res.live_runs >= s.max_runs:
                 res.notes.append(f"the pick was not measured: the budget of {s.max_runs} "
                                  "live runs is spent")
