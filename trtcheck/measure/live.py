@@ -260,8 +260,16 @@ def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
                               f"says {list(o.shape)}")
 
 
-async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
-                   wait_go: Callable[[], bool]) -> LoadResult | None:
+async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
+                  wait_go: Callable[[], bool]) -> LoadResult | None:
+    """The load process's work: open and warm the connections, send the warm-up burst,
+    call ``ready(warm-up errors by kind)``, then ``wait_go()`` (blocking; ``False``:
+    stop without running), then run ``job.shape`` on the running loop.
+
+    Returns:
+        the :class:`LoadResult`, or ``None`` when it stopped before the run (warm-up
+        failed, connections could not open, or ``wait_go()`` said no).
+    """
     ep = Endpoint(job.url, job.protocol, job.address)
     from trtcheck.measure.kserve import import_client
 
@@ -408,7 +416,7 @@ def _worker(conn: Any, job: LoadJob) -> None:
     try:
         loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
         try:
-            res = loop.run_until_complete(_run_job(job, ready, wait_go))
+            res = loop.run_until_complete(run_job(job, ready, wait_go))
         finally:
             loop.close()
         conn.send(("done", res))
@@ -421,8 +429,11 @@ def _worker(conn: Any, job: LoadJob) -> None:
         conn.close()
 
 
-def _split(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
-    """Process ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send)."""
+def split_shape(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
+    """Sender ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send): an open
+    loop's arrivals ``k, k + n, ...`` of the one schedule (``seed``), kept at their
+    offsets from the common start; a burst's count and a closed loop's clients dealt
+    as evenly as they divide."""
     if n == 1:
         return shape
     if shape.kind == "burst":
@@ -473,7 +484,7 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                                          "check the server and --url")
             if msg[1]:
                 kind, text = next(iter(msg[1].items()))
-                raise _request_failure(kind, text, jobs[0], warmup=True)
+                raise request_failure(kind, text, jobs[0], warmup=True)
         between()
         for c in conns:
             c.send("go")
@@ -527,9 +538,10 @@ def _recv(conn: Any, deadline: float, what: str) -> Any:
                                  "check memory and the server") from None
 
 
-def _request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
-    """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
-    are our input (exit 2), the rest the environment (exit 3)."""
+def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
+    """One error for requests that all failed (``kind`` as the load records it): the
+    server's 4xx/INVALID_ARGUMENT answers are our input (:class:`InputError`, exit 2),
+    the rest the environment (:class:`EnvironmentProblem`, exit 3)."""
     what = "every warm-up request" if warmup else "every request"
     msg = f"{what} to {job.model!r} at {job.url} failed: {kind}: {text}"
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
@@ -759,7 +771,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                  late_threshold_ms: float = 1.0, warmup_requests: int = 8, seed: int = 0,
                  shapes: dict[str, list[int]] | None = None,
                  arrays: dict[str, np.ndarray] | None = None, client_processes: int = 1,
-                 progress: Callable[[str], None] | None = None) -> ServeRun:
+                 progress: Callable[[str], None] | None = None,
+                 distributed: Any = None) -> ServeRun:
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
@@ -780,6 +793,10 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
         progress: called with one line per run.
+        distributed: a connected :class:`trtcheck.measure.distributed.RayLoad`: every
+            run's load is split across its Ray actors instead of local processes
+            (``client_processes`` must then be 1); each repeat records every actor's
+            share in ``distributed``.
 
     Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
     original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
@@ -821,7 +838,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                       server_extensions=[str(x) for x in smd.get("extensions", [])],
                       model_platform=str(md.get("platform", "") or base_cfg.get("backend", "")),
                       model_metadata=md, model_config_json=base_cfg,
-                      explicit_model_control=sweep, client_processes=client_processes)
+                      explicit_model_control=sweep, client_processes=client_processes,
+                      ray_address=None if distributed is None else distributed.address,
+                      ray_actors=0 if distributed is None else distributed.actors)
     wins = list(windows_us) if windows_us is not None else [None]
     mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
     insts: list[int | None] = ([None] if instances is None else [int(instances)]
@@ -867,7 +886,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     for r in range(repeats):
                         rep = _one_run(ep, model, model_version, feed, out_specs, shape,
                                        seed + r, r, max_duration_s, drain_timeout_s,
-                                       late_threshold_ms, warmup_requests, client_processes)
+                                       late_threshold_ms, warmup_requests, client_processes,
+                                       distributed)
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
@@ -955,6 +975,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                           f"{total} configuration(s) measured")
     run.incomplete = incomplete
     _run_findings(run)
+    if distributed is not None:
+        run.warnings += distributed.findings(run)
     return run
 
 
@@ -1035,11 +1057,12 @@ def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
 def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray],
              outs: list[TensorSpec], shape: LoadShape, seed: int, repeat: int,
              max_duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
-             warmup_requests: int, client_processes: int) -> ServeRepeat:
-    n = client_processes
+             warmup_requests: int, client_processes: int,
+             distributed: Any = None) -> ServeRepeat:
+    n = client_processes if distributed is None else distributed.actors
     jobs = []
     for kproc in range(n):
-        part = _split(shape, seed, kproc, n)
+        part = split_shape(shape, seed, kproc, n)
         if part is None:
             continue
         conns = (part.count if part.kind == "burst" else part.concurrency
@@ -1066,8 +1089,13 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
                 break
         before.update(prev)
 
-    results = run_processes(jobs, read_before,
-                            timeout_s=max_duration_s + drain_timeout_s + 30.0)
+    if distributed is None:
+        results = run_processes(jobs, read_before,
+                                timeout_s=max_duration_s + drain_timeout_s + 30.0)
+    else:  # the shares of actors that died or did not answer are lost, counted there
+        results = distributed.run(jobs, read_before,
+                                  timeout_s=max_duration_s + drain_timeout_s + 30.0,
+                                  late_threshold_ms=late_threshold_ms)
     rec, msgs = merge_results(shape, results)
     oks = len(rec.indices(OK))
     # the server counts a request when it has answered it: wait until it has all
@@ -1084,8 +1112,11 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         kinds = [e for e in rec.error if e]
         if kinds:
             kind = max(set(kinds), key=kinds.count)
-            raise _request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
+            raise request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
         raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
                                  f"--drain-timeout-s ({drain_timeout_s:g} s)",
                                  "raise --drain-timeout-s or lower the load")
-    return build_live_repeat(repeat, rec, delta, late_threshold_ms)
+    rep = build_live_repeat(repeat, rec, delta, late_threshold_ms)
+    if distributed is not None:
+        rep.distributed = distributed.last_load
+    return rep
