@@ -64,6 +64,8 @@ CLOCK_SAMPLES = 7
 START_LEAD_S = 0.5
 #: Seconds an actor may take to answer a short call (describe, prepare, go).
 CALL_TIMEOUT_S = 30.0
+#: Seconds to reach the head node's address before Ray is asked to join it.
+CONNECT_TIMEOUT_S = 10.0
 #: Most actors one run may use.
 MAX_RAY_ACTORS = 256
 
@@ -339,6 +341,7 @@ class RayLoad:
         if not ray.is_initialized():
             import logging
 
+            self._probe()
             try:
                 ray.init(address=self.address, log_to_driver=False,
                          logging_level=logging.WARNING, configure_logging=True)
@@ -353,6 +356,26 @@ class RayLoad:
         except BaseException:
             self.close()
             raise
+
+    def _probe(self) -> None:
+        """For ``HOST:PORT``: one TCP connection to the head within
+        :data:`CONNECT_TIMEOUT_S` (``ray.init`` itself retries for minutes at an
+        address where nothing listens).
+
+        Raises:
+            EnvironmentProblem: nothing answers there.
+        """
+        host, sep, port = self.address.rpartition(":")
+        if not sep or not port.isdigit() or "://" in self.address:
+            return  # "auto", or a form Ray resolves itself
+        try:
+            socket.create_connection((host.strip("[]"), int(port)),
+                                     timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"no Ray cluster at {self.address!r}: {exc.strerror or exc}",
+                "start one (ray start --head prints its address) or give --ray auto "
+                "on a node of the cluster") from None
 
     def _start_actors(self) -> None:
         ray = self._ray
@@ -432,6 +455,12 @@ class RayLoad:
     def actors(self) -> int:
         """Actors alive (a lost actor is not used again)."""
         return sum(a is not None for a in self._actors)
+
+    @property
+    def actor_nodes(self) -> list[dict[str, Any]]:
+        """Where each actor runs, in actor order (:meth:`LoadActor.describe`: ``node_id``,
+        ``node_ip``, ``hostname``, ``pid``, ``trtcheck_version``), lost ones included."""
+        return [dict(i) for i in self._info]
 
     # -- one run
 
