@@ -529,6 +529,7 @@ class RayLoad:
                                f"no result within {timeout_s:g} s" if out[0] == "timeout"
                                else "it stopped before its run")
                     self._kill([slots[k]])
+            self._kill([slots[k] for k in lost])  # died, or no answer: never used again
         except BaseException:
             self._stop_all(slots)
             raise
