@@ -249,7 +249,7 @@ def node_share(actor: int, info: dict[str, Any], job: LoadJob, res: LoadResult |
     ``lost_reason``). Latencies as the merged results count them (open loop: from the
     scheduled time)."""
     shape = job.shape
-    base = dict(actor=actor, node_id=str(info.get("node_id", "")),
+    base: dict[str, Any] = dict(actor=actor, node_id=str(info.get("node_id", "")),
                 node_ip=str(info.get("node_ip", "")), hostname=str(info.get("hostname", "")),
                 trtcheck_version=str(info.get("trtcheck_version", "")),
                 clock_offset_ms=None if clock is None else clock[0] * 1e3,
@@ -508,9 +508,7 @@ class RayLoad:
             between()  # the barrier: every kept actor is connected and warmed up
             for k in live:
                 try:
-                    clocks[k] = measure_clock_offset(
-                        lambda a=self._actors[slots[k]]: ray.get(a.clock.remote(),
-                                                                 timeout=CALL_TIMEOUT_S))
+                    clocks[k] = measure_clock_offset(self._remote_clock(slots[k]))
                 except ray.exceptions.RayError as exc:
                     lost[k] = _why(exc)
                     self._kill([slots[k]])
@@ -571,6 +569,15 @@ class RayLoad:
                     f"actor {sh.actor}: {sh.lost_reason}" for sh in shares),
                 "check the cluster (ray status) and the nodes' route to the server")
         return out_records
+
+    def _remote_clock(self, slot: int) -> Callable[[], float]:
+        """A function reading actor ``slot``'s wall clock (one Ray round trip)."""
+        actor, ray = self._actors[slot], self._ray
+
+        def read() -> float:
+            return float(ray.get(actor.clock.remote(), timeout=CALL_TIMEOUT_S))
+
+        return read
 
     def _gather(self, refs: dict[int, Any], timeout_s: float, lost: dict[int, str],
                 what: str) -> dict[int, Any]:
