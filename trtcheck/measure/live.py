@@ -906,7 +906,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
                         if w.code in ("late-sends", "generator-limited"):
                             w.remedy = ("lower the rate, add --client-processes, or run the "
-                                        "load on a less loaded machine")
+                                        "load on a less loaded machine" if distributed is None
+                                        else "lower the rate, or add Ray nodes and "
+                                        "--ray-actors (see each node's late sends and cpu)")
                     c.server_model_config = cfg
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
