@@ -480,6 +480,10 @@ class RayLoad:
         """
         ray = self._ray
         slots = [i for i, a in enumerate(self._actors) if a is not None][:len(jobs)]
+        if not slots:
+            raise EnvironmentProblem("no Ray load actor is left: every one was lost in an "
+                                     "earlier run", "check the cluster (ray status) and "
+                                     "run again")
         lost: dict[int, str] = {}
         kept: dict[int, tuple[LoadResult, float, float, float]] = {}
         clocks: dict[int, tuple[float, float]] = {}

@@ -815,6 +815,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     """
     if repeats < 1 or client_processes < 1:
         raise UsageError("repeats and client processes must be >= 1")
+    if distributed is not None and client_processes != 1:
+        raise UsageError("with a Ray load the actors are the senders: client_processes "
+                         "must be 1", "give the number of actors to RayLoad instead")
     ep = parse_url(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
