@@ -8,7 +8,7 @@ import pytest
 
 from trtcheck.errors import InputError
 from trtcheck.measure.live import (
-    instances_of, split_shape, override_config, request_tensors, stats_delta, window_us_of,
+    process_share, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
 from trtcheck.measure.kserve import _ints, parse_url
 from trtcheck.measure.loadgen import parse_load
@@ -107,14 +107,14 @@ def test_request_tensors_from_metadata():
 def test_open_loop_schedule_is_dealt_round_robin():
     shape = parse_load("open:1000:50")
     whole = shape.schedule_s(7)
-    parts = [split_shape(shape, 7, k, 3) for k in range(3)]
+    parts = [process_share(shape, 7, k, 3) for k in range(3)]
     assert sum(p.count for p in parts) == 50
     merged = np.sort(np.concatenate([np.asarray(p.trace_s) for p in parts]))
     assert np.array_equal(merged, whole)
     assert all(p.kind == "open" and p.rate_per_s == pytest.approx(1000 / 3) for p in parts)
-    burst = [split_shape(parse_load("burst:10"), 0, k, 3) for k in range(3)]
+    burst = [process_share(parse_load("burst:10"), 0, k, 3) for k in range(3)]
     assert [b.count for b in burst] == [4, 3, 3]
-    closed = [split_shape(parse_load("closed:2:100"), 0, k, 3) for k in range(3)]
+    closed = [process_share(parse_load("closed:2:100"), 0, k, 3) for k in range(3)]
     assert closed[2] is None and [c.concurrency for c in closed[:2]] == [1, 1]
 
 

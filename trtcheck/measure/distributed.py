@@ -6,7 +6,7 @@ different nodes (``trtcheck serve --url ... --ray ADDRESS|auto [--ray-actors N]`
 nodes enough) and starts one :class:`LoadActor` in each bundle. For every run of
 :func:`trtcheck.measure.live.measure_live` (pass ``distributed=``):
 
-1. the run's load shape is split by arrival index (:func:`~trtcheck.measure.live.split_shape`:
+1. the run's load shape is split by arrival index (:func:`~trtcheck.measure.live.process_share`:
    an open loop's arrivals ``k, k + N, ...`` of the one ``arrivals.py`` schedule of the
    seed; a burst's count and a closed loop's clients dealt evenly), and each actor gets a
    :class:`~trtcheck.measure.live.LoadJob` with its share;

@@ -429,11 +429,8 @@ def _worker(conn: Any, job: LoadJob) -> None:
         conn.close()
 
 
-def split_shape(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
-    """Sender ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send): an open
-    loop's arrivals ``k, k + n, ...`` of the one schedule (``seed``), kept at their
-    offsets from the common start; a burst's count and a closed loop's clients dealt
-    as evenly as they divide."""
+def process_share(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
+    """Process ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send)."""
     if n == 1:
         return shape
     if shape.kind == "burst":
@@ -539,9 +536,8 @@ def _recv(conn: Any, deadline: float, what: str) -> Any:
 
 
 def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
-    """One error for requests that all failed (``kind`` as the load records it): the
-    server's 4xx/INVALID_ARGUMENT answers are our input (:class:`InputError`, exit 2),
-    the rest the environment (:class:`EnvironmentProblem`, exit 3)."""
+    """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
+    are our input (exit 2), the rest the environment (exit 3)."""
     what = "every warm-up request" if warmup else "every request"
     msg = f"{what} to {job.model!r} at {job.url} failed: {kind}: {text}"
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
@@ -1067,7 +1063,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
     n = client_processes if distributed is None else distributed.actors
     jobs = []
     for kproc in range(n):
-        part = split_shape(shape, seed, kproc, n)
+        part = process_share(shape, seed, kproc, n)
         if part is None:
             continue
         conns = (part.count if part.kind == "burst" else part.concurrency
