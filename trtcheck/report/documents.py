@@ -13,8 +13,11 @@ so a CI step that validates against a pinned schema keeps passing), while field 
 Adding a kind is one call to :func:`register_kind` in this module (the model is named
 by a function, so importing this module imports no analysis code)::
 
-    register_kind(DocumentKind("tune", "trtcheck tune --format json", _tune_model,
-                               "what tune measured and chose"))
+    register_kind(DocumentKind("KIND", "trtcheck COMMAND --format json", _model,
+                               "what the document holds"))
+
+``results`` and ``tune`` documents are both results documents (the results model, one
+``kind`` each): their schemas are the shipped results schema with that ``kind``.
 """
 
 from __future__ import annotations
@@ -168,6 +171,9 @@ register_kind(DocumentKind("gate-metrics", "trtcheck gate --list-metrics --forma
                            "with its value"))
 register_kind(DocumentKind("compare", "trtcheck compare --format json", _compare,
                            "two results files side by side"))
+register_kind(DocumentKind("tune", "trtcheck tune --format json, tune -o", _results,
+                           "a results document with the tune section (live runs, "
+                           "calibration, predictions, the pick measured)"))
 register_kind(DocumentKind("preflight", "trtcheck preflight --format json", _preflight,
                            "a plan's pre-flight (plan_kind, version, loadability) and/or the "
                            "diagnoses of a TensorRT load log"))
@@ -193,8 +199,13 @@ def document_schema(kind: str) -> dict[str, Any]:
     )
 
     doc = DOCUMENT_KINDS[kind]
-    if kind == "results":
-        return generate_schema()
+    if kind in ("results", "tune"):  # results documents: the shipped schema, one kind
+        schema = generate_schema()
+        schema["properties"]["kind"] = {**schema["properties"]["kind"], "const": kind}
+        if kind == "tune":
+            schema["required"] = [*schema["required"], "kind", "tune"]
+            schema["$id"] = SCHEMA_ID.replace("results.schema.json", "tune.schema.json")
+        return schema
     body = model_json_schema(doc.body(), published=True)
     defs = body.pop("$defs", {})
     body.pop("title", None)

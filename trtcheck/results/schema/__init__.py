@@ -19,7 +19,7 @@ The schema is JSON Schema draft 2020-12 as pydantic writes it
   (``additionalProperties`` is left out where the model forbids extra keys). What the
   reader refuses stays closed: a known field of the wrong type, a map whose values have
   the wrong type (``environment.packages``: name -> version text), another ``kind``, and a
-  ``schema_version`` of another MAJOR version (``^2\\.[0-9]+$`` for 2.x), or none.
+  ``schema_version`` of another MAJOR version (``^3\\.[0-9]+$`` for 3.x), or none.
 
 The version digest (``versions.json``) is taken over the model's own schema (what this
 trtcheck writes, extra keys forbidden), which the published one is derived from.
