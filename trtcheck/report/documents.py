@@ -16,8 +16,9 @@ by a function, so importing this module imports no analysis code)::
     register_kind(DocumentKind("KIND", "trtcheck COMMAND --format json", _model,
                                "what the document holds"))
 
-``results`` and ``tune`` documents are both results documents (the results model, one
-``kind`` each): their schemas are the shipped results schema with that ``kind``.
+``results`` and ``tune`` documents are both results documents (the results model): the
+``results`` schema is the shipped one (which takes either kind, as the reader does), the
+``tune`` one the same with ``kind: "tune"`` and the ``tune`` section required.
 """
 
 from __future__ import annotations
@@ -199,12 +200,13 @@ def document_schema(kind: str) -> dict[str, Any]:
     )
 
     doc = DOCUMENT_KINDS[kind]
-    if kind in ("results", "tune"):  # results documents: the shipped schema, one kind
+    if kind == "results":  # the shipped schema (it takes a tune document too)
+        return generate_schema()
+    if kind == "tune":  # a results document of kind tune, with its tune section
         schema = generate_schema()
-        schema["properties"]["kind"] = {**schema["properties"]["kind"], "const": kind}
-        if kind == "tune":
-            schema["required"] = [*schema["required"], "kind", "tune"]
-            schema["$id"] = SCHEMA_ID.replace("results.schema.json", "tune.schema.json")
+        schema["properties"]["kind"] = {**schema["properties"]["kind"], "const": "tune"}
+        schema["required"] = [*schema["required"], "kind", "tune"]
+        schema["$id"] = SCHEMA_ID.replace("results.schema.json", "tune.schema.json")
         return schema
     body = model_json_schema(doc.body(), published=True)
     defs = body.pop("$defs", {})
