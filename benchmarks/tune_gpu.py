@@ -548,8 +548,142 @@ class Recorder:
             self.save()
 
 
+class TuneRecorder(Recorder):
+    """The ``tune-record`` mode: ``trtcheck tune`` against the GPU model at several rates,
+    then its pick and the reference configurations (the best measured in an earlier
+    record) measured with perf_analyzer in the same run."""
+
+    def run(self) -> None:
+        from trtcheck.testing.triton_server import TritonServer
+
+        a = self.args
+        refs = [v for v, _ in GRID if v.name in a.references.split(",")]
+        self.doc.update(kind="tune_gpu_tune_record", rates=[float(r) for r in
+                                                             a.rates.split(",")],
+                        slo_p99_ms=a.slo_p99_ms, objective=a.objective,
+                        max_instances=a.max_instances, references=[v.name for v in refs],
+                        tunes=[], grid=[])
+        self.gpu_state("start")
+        repo = self.work / "models"
+        start_cfg = Variant(1, 2000, 64)
+        names = {a.model: start_cfg, **{v.name: v for v in refs}}
+        for name, v in names.items():
+            (repo / name / "1").mkdir(parents=True, exist_ok=True)
+            (repo / name / "1" / "model.py").write_text(MODEL_PY)
+            group = (f"instance_group [ {{ count: {v.instances} kind: {a.instance_kind}"
+                     + (" gpus: [ 0 ]" if a.instance_kind == "KIND_GPU" else "") + " } ]\n")
+            (repo / name / "config.pbtxt").write_text(
+                f'name: "{name}"\nbackend: "python"\nmax_batch_size: {v.max_batch_size}\n'
+                'input [ { name: "INPUT__0" data_type: TYPE_FP16 dims: [ 3, 224, 224 ] } ]\n'
+                'output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] } ]\n'
+                + group + f"dynamic_batching {{ max_queue_delay_microseconds: "
+                f"{v.window_us} }}\n"
+                f'parameters {{ key: "arch" value: {{ string_value: "{a.arch}" }} }}\n')
+        self.srv = TritonServer(repo, explicit=True, log_path=self.work / "server.log",
+                                extra_args=("--model-load-thread-count=8",))
+        self.srv.start(timeout_s=120)
+        self.log(f"tritonserver ready at {self.srv.http_url}")
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            for name, msg in zip(names, ex.map(
+                    lambda n: (self.srv.load(n, timeout_s=240), n)[1], list(names))):
+                self.log(f"{msg} loaded")
+        self.check_outputs(a.model)
+        self.t1_ms = 1.0  # rates are absolute here (fraction x 1000 / 1 ms = rate)
+        self.save()
+        for rate in self.doc["rates"]:
+            self.tune_at(rate, refs)
+        for entry, rate, todo in getattr(self, "_pending", []):  # A/B/A/B, later
+            self.measure_all(entry, rate, todo, 1)
+        self.gpu_state("end")
+        self.doc["complete"] = True
+        self.doc["wall_s"] = round(self.elapsed(), 1)
+        self.save()
+        self.log("done")
+
+    def tune_at(self, rate: float, refs: list[Variant]) -> None:
+        a = self.args
+        if self.left() < 60:
+            self.log(f"skip tune at {rate:g}/s ({self.left():.0f} s left)")
+            return
+        out = self.work / f"tune-{rate:g}.json"
+        out.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "trtcheck", "tune", "--url", self.srv.http_url,
+               "--model", a.model, "--arrival-rate", f"{rate:g}", "--objective", a.objective,
+               "--max-instances", str(a.max_instances), "-o", str(out)]
+        if a.slo_p99_ms:
+            cmd += ["--slo-p99-ms", f"{a.slo_p99_ms:g}"]
+        t = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=min(a.tune_timeout_s, max(self.left() - 20, 10)))
+            rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            rc, stdout, stderr = 124, str(exc.stdout or ""), str(exc.stderr or "")
+        wall = time.monotonic() - t
+        entry: dict[str, Any] = {"rate_per_s": rate, "returncode": rc,
+                                 "wall_s": round(wall, 1), "command": cmd[2:],
+                                 "stdout_tail": stdout[-3000:], "stderr_tail": stderr[-3000:],
+                                 "t_s": round(self.elapsed(), 1), "measured": []}
+        if out.exists():
+            entry["tune_json"] = json.loads(out.read_text())
+        self.doc["tunes"].append(entry)
+        self.save()
+        pick = (entry.get("tune_json") or {}).get("tune", {}).get("pick")
+        self.log(f"tune at {rate:g}/s: rc={rc} {wall:.1f} s; pick "
+                 + (f"w{pick['window_us'] / 1000:g}ms b{pick['max_batch_size']} "
+                    f"x{pick['instances']}" if pick else "none")
+                 + f"; stderr tail: {stderr[-400:]!r}")
+        todo: list[tuple[str, Variant]] = []
+        if pick:
+            pv = Variant(int(pick["instances"]), int(round(pick["window_us"])),
+                         int(pick["max_batch_size"]))
+            same = next((v for v in refs if v == pv), None)
+            if same is None:
+                name = f"pick_{int(rate)}"
+                try:
+                    (self.work / "models" / name / "1").mkdir(parents=True, exist_ok=True)
+                    (self.work / "models" / name / "1" / "model.py").write_text(MODEL_PY)
+                    (self.work / "models" / name / "config.pbtxt").write_text(
+                        f'name: "{name}"\nbackend: "python"\n')
+                    self.srv.load(name, model_config(name, a.arch, pv, a.instance_kind),
+                                  timeout_s=240)
+                    todo.append(("pick", Variant(pv.instances, pv.window_us,
+                                                 pv.max_batch_size)))
+                    self._names = getattr(self, "_names", {})
+                    self._names[pv] = name
+                except RuntimeError as exc:
+                    self.log(f"loading the pick failed: {exc}")
+            else:
+                todo.append(("pick", same))
+        todo += [("reference", v) for v in refs]
+        self.measure_all(entry, rate, todo, 0)
+        self._pending = getattr(self, "_pending", []) + [(entry, rate, todo)]
+
+    def measure_all(self, entry: dict, rate: float, todo: list, repeat: int) -> None:
+        a = self.args
+        for role, v in todo:
+            name = getattr(self, "_names", {}).get(v, v.name) if role == "pick" else v.name
+            if 3 * a.requests_per_window / rate + 3 > self.left() - 5:
+                self.log(f"skip {role} {name} at {rate:g}/s ({self.left():.0f} s left)")
+                continue
+            res = self.perf_analyzer(name, ["--request-rate-range", f"{rate:g}",
+                                            "--request-distribution", "poisson"],
+                                     a.requests_per_window,
+                                     timeout_s=3 * (3 * a.requests_per_window / rate + 3))
+            res.pop("latency_quantiles_ms", None)
+            res.update(role=role, model=name, instances=v.instances, window_us=v.window_us,
+                       max_batch_size=v.max_batch_size, repeat=repeat,
+                       t_s=round(self.elapsed(), 1))
+            entry["measured"].append(res)
+            self.save()
+            self.log(f"  {role:9s} {v.label():18s} at {rate:g}/s rep{repeat}: P50 "
+                     f"{res.get('p50_ms')} P99 {res.get('p99_ms')} ms, thr "
+                     f"{res.get('throughput_queries_per_s', 0):.0f}, mean batch "
+                     f"{res['stats']['mean_batch']:.2f}")
+
+
 def record(args: argparse.Namespace) -> int:
-    rec = Recorder(args)
+    rec = TuneRecorder(args) if args.mode == "tune-record" else Recorder(args)
     try:
         rec.run()
     except Exception as exc:  # keep what was measured, say what broke
@@ -593,12 +727,31 @@ def main() -> int:
                    help="wall-clock bound of the whole run, s [520]")
     r.add_argument("--requests-per-window", type=int, default=700,
                    help="perf_analyzer count window (3 windows are kept) [700]")
+    t = sub.add_parser("tune-record", help="trtcheck tune on the GPU machine, its picks and "
+                       "the reference configurations measured with perf_analyzer")
+    t.add_argument("--arch", default="resnet18", help="torchvision model name [resnet18]")
+    t.add_argument("--model", default="resnet18", help="the served model's name [resnet18]")
+    t.add_argument("--rates", default="191,478,701", help="arrival rates, req/s")
+    t.add_argument("--slo-p99-ms", type=float, default=20.0, help="P99 objective, ms [20]")
+    t.add_argument("--objective", default="p99", help="trtcheck tune --objective [p99]")
+    t.add_argument("--max-instances", type=int, default=4, help="[4]")
+    t.add_argument("--references", default="x4_w2000_b64,x2_w2000_b64,x4_w500_b16",
+                   help="grid variants measured beside each pick (the best of an earlier "
+                   "record)")
+    t.add_argument("--tune-timeout-s", type=float, default=170.0,
+                   help="bound of one trtcheck tune, s [170]")
+    t.add_argument("--instance-kind", choices=["KIND_GPU", "KIND_CPU"], default="KIND_GPU")
+    t.add_argument("--out", required=True, help="the record file (JSON)")
+    t.add_argument("--budget-s", type=float, default=540.0, help="wall-clock bound, s [540]")
+    t.add_argument("--requests-per-window", type=int, default=700,
+                   help="perf_analyzer count window (3 windows are kept) [700]")
+    t.add_argument("--grid", default="full", help=argparse.SUPPRESS)
     e = sub.add_parser("evaluate", help="predictions against the record (no server)")
     e.add_argument("records", nargs="+", type=Path, help="recorded files (.json or .json.xz)")
     add_machine_argument(e, default="h200-host")
     e.add_argument("--out", default=None, help="result file [default: the naming rule]")
     args = ap.parse_args()
-    if args.mode == "record":
+    if args.mode in ("record", "tune-record"):
         return record(args)
     return evaluate(args)
 
