@@ -749,6 +749,8 @@ def main() -> int:
     e = sub.add_parser("evaluate", help="predictions against the record (no server)")
     e.add_argument("records", nargs="+", type=Path, help="recorded files (.json or .json.xz)")
     add_machine_argument(e, default="h200-host")
+    e.add_argument("--tune", type=Path, default=None,
+                   help="a tune-record file (.json or .json.xz): tune's picks and predictions")
     e.add_argument("--out", default=None, help="result file [default: the naming rule]")
     args = ap.parse_args()
     if args.mode in ("record", "tune-record"):
@@ -886,6 +888,161 @@ def evaluate_record(rec: dict, work: Path) -> dict:
     return out
 
 
+def _mean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return float(np.mean(xs)) if xs else None
+
+
+def evaluate_tune(tr: dict, truth: dict | None) -> dict:
+    """A ``tune-record`` file: per rate, tune's pick against the best reference measured
+    in the same run (perf_analyzer, mean over the A/B repeats), the live runs and the wall
+    time; and tune's predictions of every configuration that the ground-truth record
+    ``truth`` measured at the same rate (within 1%), with their intervals."""
+    out: dict[str, Any] = {"rates": [], "predictions": []}
+    gt_rows = [r for r in (truth or {}).get("rows", [])
+               if r.get("p50_ms") is not None and r.get("keeps_up")]
+    aa = _aa_spread(gt_rows)
+    for t in tr["tunes"]:
+        rate = t["rate_per_s"]
+        tj = (t.get("tune_json") or {}).get("tune") or {}
+        pick = tj.get("pick")
+        by: dict[tuple, list[dict]] = {}
+        for m in t["measured"]:
+            if m.get("p99_ms") is not None:
+                by.setdefault((m["role"], m["instances"], m["window_us"],
+                               m["max_batch_size"]), []).append(m)
+        meas = [{"role": k[0], "config": f"w{k[2] / 1000:g}ms b{k[3]} x{k[1]}",
+                 "instances": k[1], "window_us": k[2], "max_batch_size": k[3],
+                 "p50_ms": _mean([m["p50_ms"] for m in v]),
+                 "p99_ms": _mean([m["p99_ms"] for m in v]),
+                 "p99_each_ms": [m["p99_ms"] for m in v],
+                 "throughput_queries_per_s": _mean([m["throughput_queries_per_s"]
+                                                    for m in v]),
+                 "keeps_up": all(m["throughput_queries_per_s"] >= 0.9 * rate for m in v),
+                 "repeats": len(v)} for k, v in by.items()]
+        ok = [m for m in meas if m["keeps_up"] and (not tr.get("slo_p99_ms")
+                                                     or m["p99_ms"] <= tr["slo_p99_ms"])]
+        best = min(ok, key=lambda m: m["p99_ms"]) if ok else None
+        pm = next((m for m in meas if m["role"] == "pick"), None)
+        gt_at = [r for r in gt_rows if abs(r["rate_per_s"] - rate) <= 0.01 * rate]
+        gt_best = min(gt_at, key=lambda r: r["p99_ms"]) if gt_at else None
+        entry = {"rate_per_s": rate, "returncode": t["returncode"], "wall_s": t["wall_s"],
+                 "live_runs": tj.get("live_runs"), "tune_wall_s": tj.get("wall_s"),
+                 "restored": tj.get("restored"),
+                 "pick": None if not pick else {
+                     "config": f"w{pick['window_us'] / 1000:g}ms b{pick['max_batch_size']} "
+                               f"x{pick['instances']}",
+                     "predicted_p50_ms": pick["predicted"].get("p50_ms"),
+                     "predicted_p99_ms": pick["predicted"].get("p99_ms"),
+                     "predicted_p99_interval_ms": [pick["predicted"]["p99"]["lo_ms"],
+                                                   pick["predicted"]["p99"]["hi_ms"]]
+                     if pick["predicted"].get("p99") else None,
+                     "tune_measured": pick.get("measured")},
+                 "measured": meas, "best_measured": best, "pick_measured": pm,
+                 "pick_p99_vs_best": (pm["p99_ms"] / best["p99_ms"] - 1.0
+                                      if pm and best else None),
+                 "ground_truth_best": None if not gt_best else {
+                     "config": f"w{gt_best['window_us'] / 1000:g}ms "
+                               f"b{gt_best['max_batch_size']} x{gt_best['instances']}",
+                     "p99_ms": gt_best["p99_ms"], "p50_ms": gt_best["p50_ms"]},
+                 "stderr_tail": t.get("stderr_tail", "")[-600:]}
+        entry["within_10pct_of_best"] = (entry["pick_p99_vs_best"] is not None
+                                         and entry["pick_p99_vs_best"] <= 0.10)
+        out["rates"].append(entry)
+        preds = {(round(p["window_us"]), p["max_batch_size"], p["instances"]): p
+                 for p in tj.get("predictions", [])}
+        for r in gt_at:
+            p = preds.get((r["window_us"], r["max_batch_size"], r["instances"]))
+            if p is None:
+                continue
+            meas_v = {"mean_batch": r["stats"]["mean_batch"], "p50_ms": r["p50_ms"],
+                      "p99_ms": r["p99_ms"]}
+            pred_v = {k: p.get(k) if p.get("stable") else None for k in GOALS}
+            spread = aa.get((r["variant"], r["rate_per_s"]), {})
+            tol = {k: max(g, spread.get(k, 0.0)) for k, g in GOALS.items()}
+            rel = {k: None if pred_v[k] is None else pred_v[k] / meas_v[k] - 1.0
+                   for k in GOALS}
+            iv = {k: (p.get(k[:3]) or None) for k in ("p50_ms", "p99_ms")}
+            inside = ({k: iv[k]["lo_ms"] <= meas_v[k] <= iv[k]["hi_ms"] for k in iv}
+                      if iv["p50_ms"] and iv["p99_ms"] else None)
+            out["predictions"].append({
+                "rate_per_s": rate, "config": f"w{r['window_us'] / 1000:g}ms "
+                f"b{r['max_batch_size']} x{r['instances']}" + (
+                    f" rep{r['repeat']}" if r["repeat"] else ""),
+                "measured": meas_v, "predicted": pred_v, "rel_error": rel, "tolerance": tol,
+                "within_goal": {k: rel[k] is not None and abs(rel[k]) <= tol[k]
+                                for k in GOALS},
+                "p50_interval_ms": [iv["p50_ms"]["lo_ms"], iv["p50_ms"]["hi_ms"]]
+                if iv["p50_ms"] else None,
+                "p99_interval_ms": [iv["p99_ms"]["lo_ms"], iv["p99_ms"]["hi_ms"]]
+                if iv["p99_ms"] else None,
+                "inside_interval": inside,
+                "contention_source": p.get("contention_source")})
+    return out
+
+
+def print_tune(ev: dict) -> None:
+    """The tables of :func:`evaluate_tune`."""
+    print("\ntrtcheck tune on the H200 (pick and references measured with perf_analyzer in "
+          "the same run, mean of the A/B repeats):")
+    rows = []
+    for e in ev["rates"]:
+        b, pm, pk = e["best_measured"], e["pick_measured"], e["pick"]
+        rows.append({"rate": e["rate_per_s"], "pick": pk["config"] if pk else "none",
+                     "pred": (f"{pk['predicted_p99_ms']:.2f} [{pk['predicted_p99_interval_ms'][0]:.1f}, "
+                              f"{pk['predicted_p99_interval_ms'][1]:.1f}]")
+                     if pk and pk.get("predicted_p99_interval_ms") else "-",
+                     "pickm": pm["p99_ms"] if pm else None,
+                     "best": f"{b['config']} {b['p99_ms']:.2f}" if b else "-",
+                     "vs": None if e["pick_p99_vs_best"] is None else
+                     f"{e['pick_p99_vs_best']:+.0%} {'ok' if e['within_10pct_of_best'] else 'NOT ok'}",
+                     "gt": (f"{e['ground_truth_best']['config']} "
+                            f"{e['ground_truth_best']['p99_ms']:.2f}")
+                     if e["ground_truth_best"] else "-",
+                     "runs": e["live_runs"], "wall": e["tune_wall_s"]})
+    print(format_table(rows, [("rate", "req/s", ".0f"), ("pick", "tune's pick", ""),
+                              ("pred", "predicted P99 [interval]", ""),
+                              ("pickm", "pick P99 measured", ".2f"),
+                              ("best", "best measured (same run)", ""),
+                              ("vs", "pick vs best", ""),
+                              ("gt", "best in the grid record", ""),
+                              ("runs", "live runs", ""), ("wall", "tune wall s", ".1f")]))
+    preds = ev["predictions"]
+    if preds:
+        table = []
+        for x in preds:
+            m, p, r = x["measured"], x["predicted"], x["rel_error"]
+
+            def cell(k: str) -> str:
+                if p[k] is None:
+                    return f"{m[k]:.2f} / unstable"
+                return (f"{m[k]:.2f} / {p[k]:.2f} ({r[k]:+.0%})"
+                        + ("" if x["within_goal"][k] else " *"))
+
+            iv = x["inside_interval"]
+            table.append({"rate": x["rate_per_s"], "config": x["config"],
+                          "batch": cell("mean_batch"), "p50": cell("p50_ms"),
+                          "p99": cell("p99_ms"),
+                          "iv": "-" if iv is None else
+                          f"{'y' if iv['p50_ms'] else 'n'}/{'y' if iv['p99_ms'] else 'n'}"})
+        print("\ntune's predictions (its last round) against the grid record at the same "
+              "rate (another machine start, earlier: drift included):")
+        print(format_table(table, [("rate", "req/s", ".0f"), ("config", "configuration", ""),
+                                   ("batch", "mean batch meas / pred", ""),
+                                   ("p50", "P50 ms", ""), ("p99", "P99 ms", ""),
+                                   ("iv", "in interval", "")]))
+        n = len(preds)
+        hits = {k: sum(x["within_goal"][k] for x in preds) for k in GOALS}
+        wi = [x for x in preds if x["inside_interval"]]
+        both = sum(1 for x in wi if x["inside_interval"]["p50_ms"]
+                   and x["inside_interval"]["p99_ms"])
+        ev["summary"] = {"configurations": n, "within_goal": hits,
+                         "with_interval": len(wi), "inside_both": both}
+        print(f"  within goal ({n}): mean batch {hits['mean_batch']} ({hits['mean_batch'] / n:.0%}), "
+              f"P50 {hits['p50_ms']} ({hits['p50_ms'] / n:.0%}), P99 {hits['p99_ms']} "
+              f"({hits['p99_ms'] / n:.0%}); interval coverage P50&P99 {both}/{len(wi)}")
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """The ``evaluate`` mode (see the module text)."""
     work = Path(tempfile.mkdtemp(prefix="tune-gpu-eval-"))
@@ -928,6 +1085,14 @@ def evaluate(args: argparse.Namespace) -> int:
                   + ("none in these predictions" if cov is None else
                      f"coverage P50 {cov['p50_ms']}/{pr['with_interval']}, P99 "
                      f"{cov['p99_ms']}/{pr['with_interval']}"))
+    tune_ev = None
+    if args.tune:
+        tr = load_record(args.tune)
+        truth = next((load_record(p) for p in args.records
+                      if load_record(p)["arch"] == tr["arch"]), None)
+        tune_ev = evaluate_tune(tr, truth)
+        tune_ev["record"] = str(args.tune)
+        print_tune(tune_ev)
     goals = []
     for name, _ in PREDICTORS:
         n = sum(m["predictors"][name]["configurations"] for m in models)
@@ -964,7 +1129,8 @@ def evaluate(args: argparse.Namespace) -> int:
     doc = {"benchmark": "tune_gpu", "machine": args.machine,
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "goals": GOALS, "goal_share": GOAL_SHARE,
-           "predictors": dict(PREDICTORS), "summary": goals, "models": models}
+           "predictors": dict(PREDICTORS), "summary": goals, "models": models,
+           "tune": tune_ev}
     from _harness import environment_record
 
     doc["environment"] = environment_record()
