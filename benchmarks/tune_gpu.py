@@ -766,7 +766,66 @@ PREDICTORS = [
      "open load) predicts the rows of that count"),
     ("one-calibration-late", "as one-calibration, from the same run repeated at the end of "
      "the record (minutes later: run-to-run drift)"),
+    ("tune-design", "trtcheck tune's predictor (trtcheck.analyze.tune_plan) fed with the "
+     "recorded runs of its design: closed loops of 64 clients at 1 and 4 instances (w2ms "
+     "here, tune uses 1 ms), and the 1-instance open run nearest the row's rate (0.7 / T(1) "
+     "with its repeat, or 2.2 / T(1)); drift from the repeat pair; intervals for the "
+     "measured run's request count"),
 ]
+
+
+def _tune_design_predictor(rec: dict, work: Path):
+    """``predict(row) -> TunePrediction`` by :mod:`trtcheck.analyze.tune_plan` from the
+    recorded runs that match ``trtcheck tune``'s design (see :data:`PREDICTORS`)."""
+    import math
+
+    from trtcheck.analyze import tune_plan as tp
+    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.results import load_results
+
+    def serve_of(entry: dict):
+        path = work / f"tp-{entry['variant']}-{entry['design']}.json"
+        path.write_text(json.dumps(entry["live"]))
+        return load_results(path).serve
+
+    top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "closed64"))
+    closed = [serve_of(_calibration(rec, n, "closed64")) for n in sorted({1, top_n})]
+    base, rep = serve_of(_calibration(rec, 1, "open")), _calibration(rec, 1, "open-repeat")
+    reps = list(base.configs[0].repeats)
+    if rep is not None:
+        reps += list(serve_of(rep).configs[0].repeats)
+    low = base.model_copy(update={"configs": [base.configs[0].model_copy(
+        update={"repeats": reps})]})
+    d50 = d99 = tp.DRIFT_FLOOR_REL
+    if len(reps) >= 2 and reps[0].latency and reps[1].latency:
+        d50 = max(d50, tp.relative_spread(reps[0].latency.median_ms, reps[1].latency.median_ms))
+        d99 = max(d99, tp.relative_spread(reps[0].latency.p99_ms, reps[1].latency.p99_ms))
+    searches = {}
+    for design in ("open", "open-high"):
+        e = _calibration(rec, 1, design)
+        if e is None:
+            continue
+        runs = [*closed, low if design == "open" else serve_of(e)]
+        rate = float(e["load"].split(":")[1])
+        searches[rate] = (tp.instance_curves(runs, 4), tp.calibrate_queueing(runs, len(runs) - 1))
+
+    def predict(row: dict):
+        rate = float(row.get("achieved_rate_per_s") or row["rate_per_s"])
+        cal_rate = min(searches, key=lambda r: abs(math.log(r / rate)))
+        curves, q = searches[cal_rate]
+        srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4)
+        return tp.predict_one(srch, Candidate(float(row["window_us"]),
+                                              int(row["max_batch_size"]),
+                                              int(row["instances"])))
+
+    any_curves = next(iter(searches.values()))[0]
+    info = {"variant": "closed64 x1/x" + str(top_n) + " + open x1", "design": "tune-design",
+            "load": "/".join(f"open:{r:g}" for r in searches), "t_s": 0.0,
+            "curve_ms": [[int(b), round(float(t), 4)] for b, t in any_curves.curve_1.points()],
+            "per_batch_overhead_ms": None, "contention_factors": {
+                str(k): round(v, 4) for k, v in any_curves.factors.items()},
+            "drift_p50_rel": d50, "drift_p99_rel": d99}
+    return predict, info
 
 
 def _calibration(rec: dict, instances: int, design: str) -> dict | None:
@@ -836,7 +895,18 @@ def evaluate_record(rec: dict, work: Path) -> dict:
     for name, _ in PREDICTORS:
         preds: dict[int, Any] = {}
         infos = []
-        for n in sorted({r["instances"] for r in rows}):
+        if name == "tune-design":
+            try:
+                pr_fn, info = _tune_design_predictor(rec, work)
+            except (ImportError, StopIteration, ValueError) as exc:  # no tune_plan here
+                out["predictors"][name] = {"error": str(exc), "rows": [], "configurations": 0,
+                                           "within_goal": {k: 0 for k in GOALS},
+                                           "with_interval": 0, "inside_interval": None,
+                                           "calibrations": []}
+                continue
+            infos.append(info)
+            preds = {n: pr_fn for n in {r["instances"] for r in rows}}
+        for n in sorted({r["instances"] for r in rows} if name != "tune-design" else []):
             design = "open-late" if name == "one-calibration-late" else "open"
             entry = _calibration(rec, 1 if name != "per-instance-count" else n, design)
             if entry is None:
@@ -862,6 +932,9 @@ def evaluate_record(rec: dict, work: Path) -> dict:
             within = {k: rel[k] is not None and abs(rel[k]) <= tol[k] for k in GOALS}
             i50 = getattr(p, "p50_interval_ms", None)
             i99 = getattr(p, "p99_interval_ms", None)
+            if i50 is None and getattr(p, "p50", None) is not None:  # a TunePrediction
+                i50 = [p.p50.lo_ms, p.p50.hi_ms]
+                i99 = [p.p99.lo_ms, p.p99.hi_ms] if p.p99 is not None else None
             inside = None
             if i50 and i99:
                 inside = {"p50_ms": i50[0] <= meas["p50_ms"] <= i50[1],
