@@ -11,9 +11,9 @@ each other), then the target Poisson rate at the fewest instances that carry it,
 ``batch_stats`` of every one-instance run (pooled; isotonic); at ``n`` instances
 ``T_n(b) = f_n x T_1(b)``. ``f_n`` is measured where a run at ``n`` instances exists
 (the weighted median of ``T_n(b) / T_1(b)`` over the batch sizes it ran, weights =
-executions), otherwise ``1 + k (n - 1)`` with ``k`` fitted from the largest measured
-multi-instance count, or :data:`ASSUMED_CONTENTION_PER_INSTANCE` when there is none
-(stated, and the interval widened by :data:`ASSUMED_CONTENTION_REL`).
+executions), otherwise interpolated in ``log n`` from the largest measured count
+(:func:`contention_interp`), or :func:`assumed_contention` when there is none (stated,
+and the interval widened by :data:`ASSUMED_CONTENTION_REL`).
 
 **Prediction intervals** (:func:`interval`): see docs/advise.md, "Prediction
 intervals".
@@ -54,9 +54,9 @@ DRIFT_FLOOR_REL = 0.05
 poorly; 5% is below every drift seen on the dev CPU and the H200: 15-20% there)."""
 
 ASSUMED_CONTENTION_PER_INSTANCE = 0.25
-"""Extra T(b) share per instance beyond the first when no multi-instance run was
-measured (2 instances of eager ResNet-18 on one H200 ran each batch 1.23-1.30x
-slower)."""
+"""Extra T(b) share per doubling of the instance count when no multi-instance run was
+measured (eager ResNet-18 on one H200: 2 instances ran each batch 1.1-1.3x slower, 4
+instances 1.1-1.37x)."""
 
 ASSUMED_CONTENTION_REL = 0.15
 """Relative standard deviation added to the interval of an instance count whose
@@ -141,6 +141,7 @@ class InstanceCurves:
     k_per_instance: float
     k_source: str
     runs_at: dict[int, list[int]] = field(default_factory=dict)
+    open_top: int = 0
 
     def curve(self, n: int) -> LatencyCurve:
         """T_n(b)."""
@@ -160,34 +161,65 @@ LEVEL_BOUNDS = (0.5, 2.0)
 
 def blended_curve(open_stats: dict[int, tuple[int, float]],
                   closed_stats: dict[int, tuple[int, float]], source: str
-                  ) -> tuple[LatencyCurve, float]:
+                  ) -> tuple[LatencyCurve, int]:
     """T(b) at the target rate where the target-rate runs formed a size often enough
-    (:data:`~trtcheck.analyze.live_calibration.MIN_EXECUTIONS`), the closed loops'
-    T(b) times their level ratio above it (the closed loops load the host and the
-    device differently from the target rate: a busier CPU host runs slower, a GPU kept
-    busy runs faster than one with idle gaps). The ratio is the weighted median of
-    ``T_open(b) / T_closed(b)`` at the sizes both ran, clipped to :data:`LEVEL_BOUNDS`
-    (1 when they share none).
+    (:data:`~trtcheck.analyze.live_calibration.MIN_EXECUTIONS` executions); above the
+    largest such size ``top``, a line from ``T_open(top)`` whose slope is the weighted
+    median (weights: executions) of the slopes from that anchor to each closed-loop size
+    above it with enough executions (a Theil-Sen slope through the anchor).
+
+    Why not the closed loop's own values: a closed loop loads the host and the device
+    differently from the target rate (a GPU kept busy runs batch 1 faster than one with
+    idle gaps, 1.34x on an H200), and its large batches in the python backend were
+    erratic (2-4x the line on an H200: b = 26 at 24 ms beside b = 27 at 9 ms); the median
+    slope keeps the trend and drops such sizes.
 
     Returns:
-        ``(curve, level ratio)``.
+        ``(curve, top)``: ``top`` is the largest size calibrated at the target rate (0:
+        none; the curve is then the closed loop's, made non-decreasing).
     """
     from trtcheck.analyze.live_calibration import MIN_EXECUTIONS
 
     good_open = {b: v for b, v in open_stats.items() if v[0] >= MIN_EXECUTIONS}
     if not closed_stats:
-        return curve_from_batch_stats(open_stats, source=source), 1.0
-    closed = curve_from_batch_stats(closed_stats, source=source)
+        return curve_from_batch_stats(open_stats, source=source), max(good_open, default=0)
     if not good_open:
-        return closed, 1.0
-    level = contention_ratio(closed, good_open)
-    level = min(LEVEL_BOUNDS[1], max(LEVEL_BOUNDS[0], level))
-    top = max(good_open)
-    pts = {b: v for b, v in good_open.items()}
+        return curve_from_batch_stats(closed_stats, source=source), 0
+    base = curve_from_batch_stats(good_open, source=source)
+    top = int(base.max_batch_measured)
+    t_top = float(base.t_ms(top))
+    slopes, ws = [], []
     for b, (n, ms) in closed_stats.items():
-        if b > top:
-            pts[b] = (n, ms * level)
-    return curve_from_batch_stats(pts, source=source), level
+        if b > top and n >= MIN_EXECUTIONS:
+            slopes.append(max(0.0, (ms / n - t_top) / (b - top)))
+            ws.append(float(n))
+    if not slopes:  # no closed-loop size above: the fit's slope extends the curve
+        return base, top
+    order = np.argsort(slopes)
+    cw = np.cumsum(np.asarray(ws)[order])
+    slope = float(np.asarray(slopes)[order][int(np.searchsorted(cw, 0.5 * cw[-1]))])
+    top_closed = max(b for b, (n, _) in closed_stats.items() if n >= MIN_EXECUTIONS)
+    pts = list(base.points())
+    if top_closed > top:
+        pts.append((top_closed, t_top + slope * (top_closed - top)))
+    return make_curve(pts, source=source), top
+
+
+def contention_interp(f_top: float, n: int, n_top: int) -> float:
+    """The contention factor at ``n`` instances from the one measured at ``n_top``:
+    ``1 + (f_top - 1) log(n) / log(n_top)`` (concave in ``n``: on an H200, 4 instances of
+    eager ResNet-18 ran 1.1-1.37x slower per batch, 2 instances 1.1-1.27x, far below
+    the linear ``1 + 3 (f_2 - 1)``)."""
+    if n <= 1 or n_top <= 1:
+        return 1.0
+    return 1.0 + (f_top - 1.0) * math.log(n) / math.log(n_top)
+
+
+def assumed_contention(n: int) -> float:
+    """The assumed contention factor at ``n`` instances without any multi-instance run:
+    ``1 + k log2(n)`` with ``k`` = :data:`ASSUMED_CONTENTION_PER_INSTANCE` (1.25 at 2
+    instances, 1.5 at 4)."""
+    return 1.0 + ASSUMED_CONTENTION_PER_INSTANCE * math.log2(max(n, 1))
 
 
 def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
@@ -205,8 +237,8 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
             by_n.setdefault(run_instances(r), []).append(i)
     ones = [runs[i] for i in by_n.get(1, [])]
     closed_1 = pooled_batch_stats([r for r in ones if not _is_open(r)])
-    curve_1, _level = blended_curve(pooled_batch_stats([r for r in ones if _is_open(r)]),
-                                    closed_1, "Triton batch_stats, 1 instance")
+    curve_1, open_top = blended_curve(pooled_batch_stats([r for r in ones if _is_open(r)]),
+                                      closed_1, "Triton batch_stats, 1 instance")
     ref = curve_from_batch_stats(closed_1) if closed_1 else curve_1
     factors: dict[int, float] = {1: 1.0}
     sources: dict[int, str] = {1: "none"}
@@ -217,20 +249,17 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
             pool = closed_n if closed_n and closed_1 else [runs[i] for i in idx]
             base = ref if closed_n and closed_1 else curve_1
             measured[n] = max(1.0, contention_ratio(base, pooled_batch_stats(pool)))
-    if measured:
-        top = max(measured)
-        k = (measured[top] - 1.0) / (top - 1)
-        k_source = "measured"
-    else:
-        k = ASSUMED_CONTENTION_PER_INSTANCE
-        k_source = "assumed"
+    top = max(measured) if measured else 0
+    k = (measured[top] - 1.0) / math.log2(top) if measured else ASSUMED_CONTENTION_PER_INSTANCE
+    k_source = "measured" if measured else "assumed"
     for n in range(2, max_instances + 1):
         if n in measured:
             factors[n], sources[n] = measured[n], "measured"
+        elif measured:
+            factors[n], sources[n] = contention_interp(measured[top], n, top), "fitted"
         else:
-            factors[n] = 1.0 + k * (n - 1)
-            sources[n] = "fitted" if k_source == "measured" else "assumed"
-    return InstanceCurves(curve_1, factors, sources, k, k_source, by_n)
+            factors[n], sources[n] = assumed_contention(n), "assumed"
+    return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top)
 
 
 def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
@@ -337,7 +366,8 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
     if s.curves.sources[c.instances] in ("fitted", "assumed"):
         extra += ASSUMED_CONTENTION_REL ** 2
     extrap = c.max_batch_size > top
-    if extrap:
+    # sizes the target-rate runs did not form come from the closed loop's line
+    if extrap or (s.curves.open_top and int(p.max_batch or 0) > s.curves.open_top):
         extra += EXTRAPOLATION_REL ** 2
     pred = TunePrediction(
         window_us=c.window_us, max_batch_size=c.max_batch_size, instances=c.instances,

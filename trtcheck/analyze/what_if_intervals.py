@@ -4,9 +4,10 @@ at instance counts the calibration did not run.
 Instances of one model that share a device contend for it (the cores of a CPU host,
 one GPU): T(b) measured at ``n_cal`` instances does not hold at another count. Without a
 calibration at that count, a what-if at ``n`` instances multiplies T(b) by
-``(1 + k (n - 1)) / (1 + k (n_cal - 1))`` with the assumed ``k`` of
-:data:`trtcheck.analyze.tune_plan.ASSUMED_CONTENTION_PER_INSTANCE` (0.25 per instance:
-2 instances of eager ResNet-18 on one H200 ran each batch 1.23-1.30x slower), says so in
+``(1 + k log2 n) / (1 + k log2 n_cal)`` with the assumed ``k`` of
+:data:`trtcheck.analyze.tune_plan.ASSUMED_CONTENTION_PER_INSTANCE` (0.25 per doubling:
+2 instances of eager ResNet-18 on one H200 ran each batch 1.1-1.3x slower, 4 instances
+1.1-1.37x), says so in
 a note naming the factor, and widens the interval by
 :data:`~trtcheck.analyze.tune_plan.ASSUMED_CONTENTION_REL`. ``trtcheck tune`` measures
 the factor instead.
@@ -28,9 +29,10 @@ from trtcheck.analyze.simulator import simulate
 
 
 def contention_for(n: int, n_cal: int) -> float:
-    """The assumed T(b) multiplier at ``n`` instances for a calibration at ``n_cal``."""
-    k = tp.ASSUMED_CONTENTION_PER_INSTANCE
-    return (1.0 + k * (n - 1)) / (1.0 + k * (n_cal - 1))
+    """The assumed T(b) multiplier at ``n`` instances for a calibration at ``n_cal``:
+    ``assumed_contention(n) / assumed_contention(n_cal)``
+    (:func:`trtcheck.analyze.tune_plan.assumed_contention`: ``1 + 0.25 log2(n)``)."""
+    return tp.assumed_contention(n) / tp.assumed_contention(n_cal)
 
 
 def contention_note(req: Any, n: int) -> str:
@@ -43,7 +45,7 @@ def contention_note(req: Any, n: int) -> str:
     return (f"warning: {n} instances: T(b) was calibrated at {n_cal} instance"
             f"{'s' if n_cal != 1 else ''} only; instances that {share} contend, so T(b) is "
             f"multiplied by an assumed contention factor {f:.3g} (1 + "
-            f"{tp.ASSUMED_CONTENTION_PER_INSTANCE:g} per extra instance) and the prediction "
+            f"{tp.ASSUMED_CONTENTION_PER_INSTANCE:g} x log2 of the instance count) and the prediction "
             f"interval widened by {tp.ASSUMED_CONTENTION_REL:.0%}; measure it with trtcheck "
             f"tune or serve --url ... --instances {n}")
 
@@ -65,7 +67,7 @@ def service_at(req: Any, service: Any, n: int) -> Any:
     return replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
 
 
-def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: np.ndarray,
+def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,
                            rate_per_s: float | None, warmup_fraction: float) -> list[Any]:
     """Each configuration simulated (T(b) scaled at an uncalibrated instance count) with
     its P50/P99 intervals; one note per uncalibrated count on ``req.notes``."""

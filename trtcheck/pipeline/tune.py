@@ -257,6 +257,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                     "rate")
                 break
             res.runner_up = runner
+            # a feasible prediction is stable, so it has its intervals
+            assert pick.p50 is not None and pick.p99 is not None
+            assert pick.p50_ms is not None and pick.p99_ms is not None
             say(f"tune: round {rnd}: picked {tp.config_text(pick, unit)}: predicted P50 "
                 f"{pick.p50_ms:.3g} ms [{pick.p50.lo_ms:.3g}, {pick.p50.hi_ms:.3g}], P99 "
                 f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")

@@ -149,8 +149,8 @@ class TuneCalibration(Record):
         drift_p50_rel, drift_p99_rel: run-to-run relative standard deviation of P50 and
             P99 from the repeated calibration run (a floor applied; see the interval
             formula).
-        contention_per_instance: the fitted (or assumed) extra T(b) share per instance
-            beyond the first: ``T_n(b) = T_1(b) x (1 + k (n - 1))``.
+        contention_per_instance: the fitted (or assumed) extra T(b) share per doubling
+            of the instance count: ``T_n(b) = T_1(b) x (1 + k log2(n))``.
         contention_source: ``"measured"`` or ``"assumed"``.
         largest_batch_measured: largest batch size with a T(b) point.
         device: ``"GPU"`` or ``"CPU"``: where the instances run (from instance_group).
