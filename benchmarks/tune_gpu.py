@@ -1116,6 +1116,25 @@ def print_tune(ev: dict) -> None:
               f"({hits['p99_ms'] / n:.0%}); interval coverage P50&P99 {both}/{len(wi)}")
 
 
+def _compact(x: Any) -> Any:
+    """The result document without what each row repeats: floats rounded to 4 decimals,
+    a row's ``tolerance`` only where an A/A spread widened a goal, no empty fields."""
+    if isinstance(x, float):
+        return round(x, 4)
+    if isinstance(x, list):
+        return [_compact(v) for v in x]
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            if k == "tolerance" and v == GOALS:
+                continue
+            if k in ("variant", "achieved_rate_per_s") or v is None:
+                continue
+            out[k] = _compact(v)
+        return out
+    return x
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """The ``evaluate`` mode (see the module text)."""
     work = Path(tempfile.mkdtemp(prefix="tune-gpu-eval-"))
@@ -1206,6 +1225,18 @@ def evaluate(args: argparse.Namespace) -> int:
            "tune": tune_ev}
     from _harness import environment_record
 
+    for m in models:  # each measurement once, not once per predictor
+        first = next(iter(m["predictors"].values()))["rows"]
+        m["measured"] = [{"config": x["config"], **x["measured"]} for x in first]
+        for name, pr in m["predictors"].items():
+            if name in ("per-instance-count", "one-calibration-late"):
+                pr["rows"] = "(printed; rerun evaluate on the record for them)"
+                continue
+            for x in pr["rows"]:
+                x.pop("measured", None)
+                x.pop("instances", None)
+                x.pop("rate_per_s", None)
+    doc = _compact(doc)
     doc["environment"] = environment_record()
     doc["environment_note"] = ("the evaluation's environment; the measurements' machine is "
                                "in each record (h200-host: one NVIDIA H200)")
