@@ -168,7 +168,7 @@ def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path)
     while time.monotonic() < deadline:  # the second measure call has started
         line = proc.stderr.readline()
         seen.append(line)
-        if "tune: run 3/" in line or not line:
+        if "tune: run 2/" in line or not line:
             break
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
@@ -179,7 +179,7 @@ def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path)
     assert sum(ln.startswith("error:") for ln in err.splitlines()) == 0
     assert "interrupted by SIGINT" in err
     doc = json.loads(out.read_text())
-    assert doc["incomplete"] and doc["tune"]["live_runs"] >= 2  # the closed loops finished
+    assert doc["incomplete"] and doc["tune"]["live_runs"] >= 1  # the closed loop finished
     assert _key(_config(server, "tb_linear")) == before
 
 

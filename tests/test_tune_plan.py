@@ -66,3 +66,12 @@ def test_device_and_sharing_come_from_instance_group():
     assert tp.device_of({"instance_group": [{"kind": "KIND_GPU", "gpus": [0], "count": 2}]}
                         ) == ("GPU", 1)
     assert tp.device_of({"instance_group": [{"kind": "KIND_CPU", "count": 2}]}) == ("CPU", 1)
+
+
+def test_a_size_a_stall_made_slow_is_dropped():
+    stats = {1: (400, 400 * 6.7), 2: (200, 200 * 7.2), 3: (9, 9 * 17.9), 4: (60, 60 * 8.1),
+             5: (40, 40 * 8.6)}
+    kept = tp.drop_stalled_sizes(stats)
+    assert 3 not in kept and set(kept) == {1, 2, 4, 5}
+    steady = {b: (50, 50 * (6.0 + 0.5 * b)) for b in range(1, 6)}
+    assert tp.drop_stalled_sizes(steady) == steady

@@ -2,10 +2,11 @@
 prediction intervals, and the pick.
 
 **Calibration design** (:func:`calibration_window_us`, :func:`closed_loop_clients`): a
-closed loop of ``B`` clients (the search's max batch) at one instance and at the largest
-instance count searched (T(b) up to ``B``, and how instances that share a device slow
-each other), then the target Poisson rate at the fewest instances that carry it, twice
-(the per-request delay, the batcher's overhead, the run-to-run drift).
+closed loop of ``B`` clients (the search's max batch) at one instance (T(b) up to ``B``),
+the target Poisson rate at the fewest instances that carry it, twice (the per-request
+delay, the batcher's overhead, the run-to-run drift), and the target rate at the largest
+instance count searched (how instances that share a device slow each other at that
+load).
 
 **T(b) per instance count** (:func:`instance_curves`): T_1(b) from Triton's
 ``batch_stats`` of every one-instance run (pooled; isotonic); at ``n`` instances
@@ -159,6 +160,38 @@ LEVEL_BOUNDS = (0.5, 2.0)
 (a ratio outside is a disturbed run; clipped)."""
 
 
+STALL_RATIO = 1.3
+"""A batch size whose mean execution time is this much above the weighted line through
+the others, with fewer than :data:`STALL_EXECUTIONS` executions, is a stall, not T(b)
+(on an H200, T(3) = 17.9 ms over 9 executions with one stall, beside T(2) 7.2 ms)."""
+
+STALL_EXECUTIONS = 30
+
+
+def drop_stalled_sizes(stats: dict[int, tuple[int, float]]) -> dict[int, tuple[int, float]]:
+    """``stats`` without the sizes a stall made slow: each size (but the smallest) is
+    checked against the least-squares line through the other sizes (weights:
+    executions); one above it by :data:`STALL_RATIO` with fewer than
+    :data:`STALL_EXECUTIONS` executions is dropped."""
+    if len(stats) < 3:
+        return dict(stats)
+    keep = dict(stats)
+    smallest = min(stats)
+    for b in sorted(stats):
+        n, ms = stats[b]
+        others = [(x, v) for x, v in keep.items() if x != b]
+        if b == smallest or n >= STALL_EXECUTIONS or len(others) < 2:
+            continue
+        xs = np.array([x for x, _ in others], dtype=np.float64)
+        ys = np.array([v[1] / v[0] for _, v in others])
+        ws = np.array([float(v[0]) for _, v in others])
+        slope, icpt = np.polyfit(xs, ys, 1, w=np.sqrt(ws))
+        line = icpt + max(0.0, slope) * b
+        if line > 0 and ms / n > STALL_RATIO * line:
+            keep.pop(b)
+    return keep
+
+
 def blended_curve(open_stats: dict[int, tuple[int, float]],
                   closed_stats: dict[int, tuple[int, float]], source: str
                   ) -> tuple[LatencyCurve, int]:
@@ -180,9 +213,11 @@ def blended_curve(open_stats: dict[int, tuple[int, float]],
     """
     from trtcheck.analyze.live_calibration import MIN_EXECUTIONS
 
-    good_open = {b: v for b, v in open_stats.items() if v[0] >= MIN_EXECUTIONS}
+    good_open = drop_stalled_sizes(
+        {b: v for b, v in open_stats.items() if v[0] >= MIN_EXECUTIONS})
     if not closed_stats:
-        return curve_from_batch_stats(open_stats, source=source), max(good_open, default=0)
+        return curve_from_batch_stats(good_open or open_stats, source=source), max(
+            good_open, default=0)
     if not good_open:
         return curve_from_batch_stats(closed_stats, source=source), 0
     base = curve_from_batch_stats(good_open, source=source)
@@ -225,8 +260,10 @@ def assumed_contention(n: int) -> float:
 def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
     """T(b) at every instance count 1..``max_instances`` from the live runs (see the
     module text): T_1(b) blended from the one-instance target-rate and closed-loop runs
-    (:func:`blended_curve`); contention factors from closed loops at ``n`` against the
-    one-instance closed loop (the same load shape on both sides).
+    (:func:`blended_curve`); contention factors from target-rate runs at ``n`` against
+    the one-instance target-rate T(b) (the same load on both sides: how often instances
+    overlap depends on it), else from closed loops at ``n`` against the one-instance
+    closed loop.
 
     Raises:
         InputError: no one-instance run with executions.
@@ -245,9 +282,15 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
     measured = {}
     for n, idx in by_n.items():
         if n > 1:
+            open_n = [runs[i] for i in idx if _is_open(runs[i])]
             closed_n = [runs[i] for i in idx if not _is_open(runs[i])]
-            pool = closed_n if closed_n and closed_1 else [runs[i] for i in idx]
-            base = ref if closed_n and closed_1 else curve_1
+            if open_n and open_top:
+                # target-rate runs on both sides: the contention at that load
+                pool, base = open_n, curve_1
+            elif closed_n and closed_1:
+                pool, base = closed_n, ref
+            else:
+                pool, base = open_n or closed_n, curve_1
             measured[n] = max(1.0, contention_ratio(base, pooled_batch_stats(pool)))
     top = max(measured) if measured else 0
     k = (measured[top] - 1.0) / math.log2(top) if measured else ASSUMED_CONTENTION_PER_INSTANCE
@@ -265,13 +308,22 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
 def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
                        ) -> LiveCalibration:
     """The per-request delay and per-execution overhead from open-loop run
-    ``runs[open_index]`` (T(b) of the fit: the target-rate runs at its instance count,
-    which the blended T(b) of :func:`blended_curve` follows at those sizes)."""
+    ``runs[open_index]``, from its repeat with the lower P99 (T(b) of the fit: the
+    target-rate runs at its instance count, which the blended T(b) of
+    :func:`blended_curve` follows at those sizes)."""
     base = runs[open_index]
     n = run_instances(base)
+    cfg = base.configs[0]
+    reps = [r for r in cfg.repeats if r.latency is not None and r.server_stats is not None]
+    if len(reps) > 1:
+        # the repeat with the lower P99: a server stall in one run lands in the client's
+        # tail, which the per-request delay would re-add to every configuration; the
+        # other repeat's difference is in the drift term of the intervals instead
+        best = min(reps, key=lambda r: r.latency.p99_ms)  # type: ignore[union-attr]
+        cfg = cfg.model_copy(update={"repeats": [best]})
     others = [c for j, r in enumerate(runs) if j != open_index and _is_open(r)
               and run_instances(r) == n for c in r.configs]
-    serve = base.model_copy(update={"configs": [*base.configs, *others]})
+    serve = base.model_copy(update={"configs": [cfg, *others]})
     return calibrate(observation_from_serve(serve, "the calibration run"), seed=seed)
 
 
