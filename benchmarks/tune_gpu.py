@@ -767,10 +767,10 @@ PREDICTORS = [
     ("one-calibration-late", "as one-calibration, from the same run repeated at the end of "
      "the record (minutes later: run-to-run drift)"),
     ("tune-design", "trtcheck tune's predictor (trtcheck.analyze.tune_plan) fed with the "
-     "recorded runs of its design: closed loops of 64 clients at 1 and 4 instances (w2ms "
-     "here, tune uses 1 ms), and the 1-instance open run nearest the row's rate (0.7 / T(1) "
-     "with its repeat, or 2.2 / T(1)); drift from the repeat pair; intervals for the "
-     "measured run's request count"),
+     "recorded runs of its design: a closed loop of 64 clients at 1 instance (w2ms here, "
+     "tune uses 1 ms), the 1-instance open run nearest the row's rate (0.7 / T(1) with its "
+     "repeat, or 2.2 / T(1)) and the same open load at 4 instances; drift from the repeat "
+     "pair; intervals for the measured run's request count"),
 ]
 
 
@@ -788,8 +788,8 @@ def _tune_design_predictor(rec: dict, work: Path):
         path.write_text(json.dumps(entry["live"]))
         return load_results(path).serve
 
-    top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "closed64"))
-    closed = [serve_of(_calibration(rec, n, "closed64")) for n in sorted({1, top_n})]
+    top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "open"))
+    closed = [serve_of(_calibration(rec, 1, "closed64"))]
     base, rep = serve_of(_calibration(rec, 1, "open")), _calibration(rec, 1, "open-repeat")
     reps = list(base.configs[0].repeats)
     if rep is not None:
@@ -803,11 +803,15 @@ def _tune_design_predictor(rec: dict, work: Path):
     searches = {}
     for design in ("open", "open-high"):
         e = _calibration(rec, 1, design)
+        top = _calibration(rec, top_n, design)
         if e is None:
             continue
         runs = [*closed, low if design == "open" else serve_of(e)]
+        open_idx = len(runs) - 1
+        if top is not None:  # the target rate at the largest instance count
+            runs.append(serve_of(top))
         rate = float(e["load"].split(":")[1])
-        searches[rate] = (tp.instance_curves(runs, 4), tp.calibrate_queueing(runs, len(runs) - 1))
+        searches[rate] = (tp.instance_curves(runs, 4), tp.calibrate_queueing(runs, open_idx))
 
     def predict(row: dict):
         rate = float(row.get("achieved_rate_per_s") or row["rate_per_s"])
@@ -819,7 +823,7 @@ def _tune_design_predictor(rec: dict, work: Path):
                                               int(row["instances"])))
 
     any_curves = next(iter(searches.values()))[0]
-    info = {"variant": "closed64 x1/x" + str(top_n) + " + open x1", "design": "tune-design",
+    info = {"variant": f"closed64 x1 + open x1 + open x{top_n}", "design": "tune-design",
             "load": "/".join(f"open:{r:g}" for r in searches), "t_s": 0.0,
             "curve_ms": [[int(b), round(float(t), 4)] for b, t in any_curves.curve_1.points()],
             "per_batch_overhead_ms": None, "contention_factors": {
