@@ -65,7 +65,7 @@ def main() -> int:
     ap.add_argument("--objective", default="p99")
     args = ap.parse_args()
 
-    from trtcheck.measure.live import measure_live
+    from trtcheck.measure.serving.live.live import measure_live
     from trtcheck.pipeline.tune import TuneSettings, run_tune
 
     srv, shapes = _server(args.model, args.max_batch)

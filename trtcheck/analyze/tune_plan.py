@@ -29,15 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from trtcheck.analyze.curve import LatencyCurve, make_curve
-from trtcheck.analyze.live_calibration import (
+from trtcheck.analyze.advice.curve import LatencyCurve, make_curve
+from trtcheck.analyze.advice.live_calibration import (
     LiveCalibration,
     calibrate,
     curve_from_batch_stats,
     observation_from_serve,
 )
 from trtcheck.analyze.objectives import Objective
-from trtcheck.analyze.simulator import Candidate, make_arrivals, simulate
+from trtcheck.analyze.advice.simulator import Candidate, make_arrivals, simulate
 from trtcheck.results.tune import (
     TuneCalibration,
     TuneInstanceCalibration,
@@ -196,7 +196,7 @@ def blended_curve(open_stats: dict[int, tuple[int, float]],
                   closed_stats: dict[int, tuple[int, float]], source: str
                   ) -> tuple[LatencyCurve, int]:
     """T(b) at the target rate where the target-rate runs formed a size often enough
-    (:data:`~trtcheck.analyze.live_calibration.MIN_EXECUTIONS` executions); above the
+    (:data:`~trtcheck.analyze.advice.live_calibration.MIN_EXECUTIONS` executions); above the
     largest such size ``top``, a line from ``T_open(top)`` whose slope is the weighted
     median (weights: executions) of the slopes from that anchor to each closed-loop size
     above it with enough executions (a Theil-Sen slope through the anchor).
@@ -211,7 +211,7 @@ def blended_curve(open_stats: dict[int, tuple[int, float]],
         ``(curve, top)``: ``top`` is the largest size calibrated at the target rate (0:
         none; the curve is then the closed loop's, made non-decreasing).
     """
-    from trtcheck.analyze.live_calibration import MIN_EXECUTIONS
+    from trtcheck.analyze.advice.live_calibration import MIN_EXECUTIONS
 
     good_open = drop_stalled_sizes(
         {b: v for b, v in open_stats.items() if v[0] >= MIN_EXECUTIONS})

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.analyze import tune_plan as tp
-from trtcheck.analyze.simulator import simulate
+from trtcheck.analyze.advice.simulator import simulate
 
 
 def contention_for(n: int, n_cal: int) -> float:

@@ -81,7 +81,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     T(b) at each instance count and the run-to-run drift, predict every window x max
     batch x instance count with an interval, pick by the objective, measure the pick."""
     from trtcheck.errors import InputError
-    from trtcheck.measure.kserve import import_client, parse_url
+    from trtcheck.measure.serving.live.kserve import import_client, parse_url
 
     ep = parse_url(url)
     import_client(ep.protocol)
@@ -118,7 +118,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     if outcome.error is not None:
         raise outcome.error
     if export_dir is not None and res.pick is not None:
-        from trtcheck.cli.export_cmd import write_model_repository
+        from trtcheck.export.triton_repository import write_model_repository
 
         text, spec = export_config_text(res)
         for path in write_model_repository(export_dir, model, text, None, spec.model_file,

@@ -15,7 +15,7 @@
    configuration) and the search picks again; a changed pick is measured (bounded by
    :attr:`TuneSettings.max_runs` and :attr:`TuneSettings.max_rounds`).
 
-Every live run goes through :func:`trtcheck.measure.live.measure_live`, which loads the
+Every live run goes through :func:`trtcheck.measure.serving.live.live.measure_live`, which loads the
 configuration, measures, and loads the model's original configuration again (also on
 Ctrl-C/SIGTERM). An interrupt between runs stops the search with every finished run
 kept.
@@ -108,9 +108,9 @@ def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, di
     """``(server metadata, model config)`` of a live model.
 
     Raises:
-        InputError / EnvironmentProblem: as :class:`trtcheck.measure.kserve.KServeClient`.
+        InputError / EnvironmentProblem: as :class:`trtcheck.measure.serving.live.kserve.KServeClient`.
     """
-    from trtcheck.measure.kserve import KServeClient, parse_url
+    from trtcheck.measure.serving.live.kserve import KServeClient, parse_url
 
     ep = parse_url(url)
 
@@ -125,7 +125,7 @@ def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, di
 
 def _same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two Triton configs agree on what tune changes."""
-    from trtcheck.measure.live import instances_of, window_us_of
+    from trtcheck.measure.serving.live.live import instances_of, window_us_of
 
     return (int(a.get("max_batch_size", 0) or 0) == int(b.get("max_batch_size", 0) or 0)
             and window_us_of(a) == window_us_of(b) and instances_of(a) == instances_of(b))
@@ -143,7 +143,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             control (before any run), a model without dynamic batching dimension.
         EnvironmentProblem: the server or model is unreachable or not ready.
     """
-    from trtcheck.measure.live import measure_live
+    from trtcheck.measure.serving.live.live import measure_live
 
     say = progress or (lambda _m: None)
     objective = get_objective(s.objective)
@@ -376,7 +376,7 @@ def export_config_text(res: TuneResult) -> tuple[str, Any]:
     Raises:
         InputError: no pick, or a config without platform/backend.
     """
-    from trtcheck.analyze.export import spec_from_triton_config, triton_config
+    from trtcheck.export.settings import spec_from_triton_config, triton_config
 
     if res.pick is None:
         raise InputError("there is no pick to export", "run tune until it picks")

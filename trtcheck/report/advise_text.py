@@ -181,7 +181,7 @@ def advice_text(adv: Advice) -> str:
                          if p.contention_factor else "")
                 lines.append(f"  {config_label(p):30} P50 {_ms(f50[0])}-{_ms(f50[1])} ms, "
                              f"P99 {_ms(f99[0])}-{_ms(f99[1])} ms{extra}")
-    lines += ["", "Formulas (trtcheck.analyze.queueing):",
+    lines += ["", "Formulas (trtcheck.analyze.advice.queueing):",
               f"  queue-formation ratio lambda x S(1) (per instance) = "
               f"{f.queue_formation_ratio:.4g}"
               + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
