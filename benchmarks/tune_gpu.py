@@ -780,7 +780,7 @@ def _tune_design_predictor(rec: dict, work: Path):
     import math
 
     from trtcheck.analyze import tune_plan as tp
-    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.analyze.advice import Candidate
     from trtcheck.results import load_results
 
     def serve_of(entry: dict):
@@ -843,10 +843,7 @@ def _predictor(entry: dict, work: Path):
     """``predict(row) -> SimPrediction`` from one recorded calibration run, exactly as
     ``trtcheck advise --from live.json --arrival-rate R --window-ms W --max-batch B
     --instances N`` computes its ``what_if`` (same functions, in process)."""
-    from trtcheck.analyze.advise import what_if
-    from trtcheck.analyze.inputs import build_request
-    from trtcheck.analyze.live_calibration import inputs_from_live
-    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.analyze.advice import Candidate, build_request, inputs_from_live, what_if
     from trtcheck.results import load_results
 
     live = work / f"live-{entry['variant']}-{entry['design']}.json"

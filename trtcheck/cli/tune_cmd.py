@@ -102,7 +102,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
                             seed=seed, shapes=shape_map, client_processes=client_processes)
     outcome = run_tune(settings, progress=log)
     res = outcome.result
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench import new_results
 
     results = new_results()
     results.kind = "tune"
