@@ -1025,6 +1025,20 @@ def evaluate_tune(tr: dict, truth: dict | None) -> dict:
         out["rates"].append(entry)
         preds = {(round(p["window_us"]), p["max_batch_size"], p["instances"]): p
                  for p in tj.get("predictions", [])}
+        same_run = []
+        for m in meas:  # tune's predictions against perf_analyzer in the same run
+            p = preds.get((round(m["window_us"]), m["max_batch_size"], m["instances"]))
+            if p is None or not p.get("stable"):
+                continue
+            row = {"rate_per_s": rate, "role": m["role"], "config": m["config"]}
+            for k in ("p50_ms", "p99_ms"):
+                iv = p.get(k[:3])
+                row[k] = {"measured": m[k], "predicted": p.get(k),
+                          "rel_error": p[k] / m[k] - 1.0 if p.get(k) else None,
+                          "interval": [iv["lo_ms"], iv["hi_ms"]] if iv else None,
+                          "inside": bool(iv and iv["lo_ms"] <= m[k] <= iv["hi_ms"])}
+            same_run.append(row)
+        entry["same_run_predictions"] = same_run
         for r in gt_at:
             p = preds.get((r["window_us"], r["max_batch_size"], r["instances"]))
             if p is None:
@@ -1081,6 +1095,21 @@ def print_tune(ev: dict) -> None:
                               ("vs", "pick vs best", ""),
                               ("gt", "best in the grid record", ""),
                               ("runs", "live runs", ""), ("wall", "tune wall s", ".1f")]))
+    same = [x for e in ev["rates"] for x in e.get("same_run_predictions", [])]
+    if same:
+        print("\ntune's predictions against perf_analyzer in the same run (mean of A/B):")
+        print(format_table([{
+            "rate": x["rate_per_s"], "role": x["role"], "config": x["config"],
+            "p50": f"{x['p50_ms']['measured']:.2f} / {x['p50_ms']['predicted']:.2f} "
+                   f"({x['p50_ms']['rel_error']:+.0%}) [{x['p50_ms']['interval'][0]:.1f}, "
+                   f"{x['p50_ms']['interval'][1]:.1f}] {'in' if x['p50_ms']['inside'] else 'OUT'}",
+            "p99": f"{x['p99_ms']['measured']:.2f} / {x['p99_ms']['predicted']:.2f} "
+                   f"({x['p99_ms']['rel_error']:+.0%}) [{x['p99_ms']['interval'][0]:.1f}, "
+                   f"{x['p99_ms']['interval'][1]:.1f}] {'in' if x['p99_ms']['inside'] else 'OUT'}"}
+            for x in same], [("rate", "req/s", ".0f"), ("role", "role", ""),
+                             ("config", "configuration", ""),
+                             ("p50", "P50 meas / pred [interval]", ""),
+                             ("p99", "P99 meas / pred [interval]", "")]))
     preds = ev["predictions"]
     if preds:
         table = []
