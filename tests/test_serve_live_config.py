@@ -10,7 +10,8 @@ from trtcheck.errors import InputError
 from trtcheck.measure.live import (
     _split, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
-from trtcheck.measure.kserve import _ints, parse_url
+from trtcheck.measure.kserve import parse_url
+from trtcheck.results.kserve_answers import check_model_stats
 from trtcheck.measure.loadgen import parse_load
 
 CONFIG = {
@@ -59,7 +60,7 @@ def test_stats_delta_and_grpc_strings():
                                   "queue": {"count": 10, "ns": 1_000_000}},
               "batch_stats": [{"batch_size": 2, "compute_infer": {"count": 5, "ns": 5_000_000}}]}
     # gRPC JSON: int64 as strings, zero fields left out
-    after = _ints({"name": "m", "version": "1", "inference_count": "40",
+    [after] = check_model_stats({"model_stats": [{"name": "m", "version": "1", "inference_count": "40",
                    "execution_count": "15",
                    "inference_stats": {"success": {"count": "40", "ns": "50000000"},
                                        "queue": {"count": "40", "ns": "9000000"}, "fail": {}},
@@ -67,8 +68,7 @@ def test_stats_delta_and_grpc_strings():
                                     "compute_infer": {"count": "10", "ns": "11000000"}},
                                    {"batch_size": "4",
                                     "compute_infer": {"count": "5", "ns": "8000000"},
-                                    "compute_input": {"count": "5", "ns": "500000"}}]},
-                  ("count", "ns", "inference_count", "execution_count", "batch_size"))
+                                    "compute_input": {"count": "5", "ns": "500000"}}]}]})
     d = stats_delta(before, after)
     assert (d.inference_count, d.execution_count) == (30, 10)
     assert d.avg_batch_size == 3.0

@@ -52,6 +52,9 @@ from trtcheck.measure.loadgen import (
     run_load,
 )
 from trtcheck.results.bench import BackendInfo
+from trtcheck.results.kserve_answers import (
+    BadAnswer, check_model_config, check_model_metadata, check_model_stats, check_stats_pair,
+)
 from trtcheck.results.serve import (
     LiveSplit, LiveTarget, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
     ServeSettings, TritonBatchStat, TritonDuration, TritonStatsDelta, WaterfallPart,
@@ -76,6 +79,8 @@ STATS_SETTLE_S = 2.0
 RESTORE_TIMEOUT_S = 30.0
 #: Seconds a stopped load process may take to exit before it is killed.
 STOP_TIMEOUT_S = 2.0
+#: Most bytes of one input tensor trtcheck generates for a request.
+MAX_REQUEST_BYTES = 256 * 2**20
 
 
 # --------------------------------------------------------------------------- payload
@@ -116,10 +121,14 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
     Raises:
         InputError: an unknown ``--shapes``/``--inputs`` name, a variable dimension
             without a shape, a batch other than 1 on a batching model, an array of the
-            wrong shape, or an unsupported datatype.
+            wrong shape, an unsupported datatype, or an input over
+            :data:`MAX_REQUEST_BYTES`.
+        EnvironmentProblem: the metadata or configuration fails its check.
     """
     from trtcheck.load.shapes import format_shape
 
+    metadata = _checked(check_model_metadata, metadata, "model metadata")
+    config = _checked(check_model_config, config, "model configuration")
     batching = int(config.get("max_batch_size", 0) or 0) > 0
     shapes = dict(shapes or {})
     arrays = dict(arrays or {})
@@ -171,6 +180,12 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
                                  f"give them with --shapes {name}:"
                                  + format_shape([1 if d < 0 else d for d in want]))
             np_dt = KSERVE_DTYPES[dt]
+            nbytes = math.prod(want) * (8 if dt == "BYTES" else np.dtype(np_dt).itemsize)
+            if nbytes > MAX_REQUEST_BYTES:
+                raise InputError(f"input {name!r} of shape {format_shape(want)} would be "
+                                 f"{nbytes:,} bytes per request; trtcheck sends at most "
+                                 f"{MAX_REQUEST_BYTES:,}", "give smaller dimensions with "
+                                 f"--shapes {name}:DIMS (or check the model's metadata)")
             if dt == "BYTES":
                 feed[name] = np.full(want, b"trtcheck", dtype=np.object_)
             elif dt == "BOOL":
@@ -187,6 +202,17 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
             dims[0] = 1
         outs.append(TensorSpec(t["name"], str(t["datatype"]), tuple(dims)))
     return feed, in_specs, outs
+
+
+def _checked(check: Callable[[Any], dict[str, Any]], doc: Any, what: str) -> dict[str, Any]:
+    """``check(doc)`` (:mod:`trtcheck.results.kserve_answers`); a bad answer is one
+    :class:`EnvironmentProblem` naming the field."""
+    try:
+        return check(doc)
+    except BadAnswer as exc:
+        raise EnvironmentProblem(f"the server's {what} has a bad {exc.field or 'answer'}: "
+                                 f"{exc.reason}", "check the server (trtcheck reads "
+                                 "Triton 2.x answers)") from None
 
 
 def describe_payload(feed: dict[str, np.ndarray]) -> str:
@@ -251,7 +277,15 @@ def _error_kind(exc: BaseException) -> str:
 
 def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
     for o in outputs:
-        arr = result.as_numpy(o.name)
+        try:
+            arr = result.as_numpy(o.name)
+        except Exception as exc:  # noqa: BLE001 - tritonclient decoding a bad answer
+            text = error_text(exc)
+            if "size 0" in text:
+                raise BadResponse(f"output {o.name!r} arrived empty (0 elements) though "
+                                  f"the model's metadata says {list(o.shape)}: {text}"
+                                  ) from None
+            raise BadResponse(f"output {o.name!r} is unreadable: {text}") from None
         if arr is None:
             raise BadResponse(f"the response has no output {o.name!r}")
         shp = tuple(int(d) for d in arr.shape)
@@ -535,12 +569,23 @@ def _request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exc
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
         return InputError(msg, "check the request tensors (--shapes, --inputs) against the "
                                "model's metadata")
+    if kind == "BadResponse" and "arrived empty" in text or \
+            "does not match size of output" in text:
+        return EnvironmentProblem(msg, NUMPY2_EMPTY_OUTPUT_HINT)
     if kind == "BadResponse":
         return EnvironmentProblem(msg, "the model answers outputs that do not match its "
                                        "own metadata; fix the model or its config.pbtxt")
     if kind == "ConnectionError":
         return EnvironmentProblem(msg, "check that the server is up and --url is right")
     return EnvironmentProblem(msg, "the server or the model failed; see the server log")
+
+
+#: The hint for a python-backend model whose outputs arrive empty (or refused by the stub).
+NUMPY2_EMPTY_OUTPUT_HINT = (
+    "a python-backend model under numpy 2 that builds outputs with pb_utils.Tensor(name, "
+    "numpy_array) answers empty tensors (the backend stub reads numpy 1 array descriptors "
+    "and miscounts numpy 2 arrays); build them with pb_utils.Tensor.from_dlpack(name, "
+    "numpy.ascontiguousarray(array)), or run the stub with numpy < 2")
 
 
 def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LoadRecord,
@@ -571,7 +616,16 @@ def _dur(d: dict[str, Any] | None) -> tuple[int, int]:
 
 def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDelta:
     """The server's statistics of one run: ``after - before`` of one ``model_stats``
-    entry (Triton's statistics extension; missing fields count 0)."""
+    entry (Triton's statistics extension; missing fields count 0).
+
+    Raises:
+        BadAnswer: either entry fails its check, a counter went backwards (the server
+            restarted or the model was loaded again) or the run's executions do not add
+            up (:func:`trtcheck.results.kserve_answers.check_stats_pair`).
+    """
+    before, after = check_model_stats({"model_stats": [before, after]})
+    check_stats_pair(before, after)
+
     def d(key: str) -> TritonDuration:
         c1, n1 = _dur(after.get("inference_stats", {}).get(key))
         c0, n0 = _dur(before.get("inference_stats", {}).get(key))
@@ -685,7 +739,12 @@ def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
 
 def window_us_of(config: dict[str, Any]) -> float:
     """The dynamic batching window of a Triton config, microseconds (its
-    ``max_queue_delay_microseconds``; 0 without dynamic batching)."""
+    ``max_queue_delay_microseconds``; 0 without dynamic batching).
+
+    Raises:
+        EnvironmentProblem: the configuration fails its check.
+    """
+    config = _checked(check_model_config, config, "model configuration")
     db = config.get("dynamic_batching")
     if not isinstance(db, dict):
         return 0.0
@@ -694,7 +753,12 @@ def window_us_of(config: dict[str, Any]) -> float:
 
 def instances_of(config: dict[str, Any]) -> int:
     """Execution instances of a Triton config (sum of ``instance_group`` counts, each
-    times its GPUs when it names several; 1 when none is given)."""
+    times its GPUs when it names several; 1 when none is given).
+
+    Raises:
+        EnvironmentProblem: the configuration fails its check.
+    """
+    config = _checked(check_model_config, config, "model configuration")
     groups = config.get("instance_group") or []
     n = 0
     for g in groups:
@@ -715,7 +779,7 @@ def override_config(base: dict[str, Any], *, window_us: float | None, max_batch:
     """
     import copy
 
-    cfg = copy.deepcopy(base)
+    cfg = copy.deepcopy(_checked(check_model_config, base, "model configuration"))
     mb = int(cfg.get("max_batch_size", 0) or 0) if max_batch is None else int(max_batch)
     if max_batch is not None:
         cfg["max_batch_size"] = mb
@@ -741,6 +805,7 @@ def override_config(base: dict[str, Any], *, window_us: float | None, max_batch:
 
 
 def _device_of(config: dict[str, Any]) -> str:
+    config = _checked(check_model_config, config, "model configuration")
     kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in config.get("instance_group", [])})
     return ", ".join(kinds) or "KIND_AUTO"
 
@@ -804,9 +869,13 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
                                         preferred_batch_sizes))
 
+    from trtcheck.measure import live_faults as lf
+
     async def inspect() -> tuple[dict, dict, dict]:
         async with KServeClient(ep) as c:
             smd = await c.server_metadata()
+            if (missing := lf.missing_extension(smd, ep.url, sweep=sweep)) is not None:
+                raise missing
             await c.model_ready(model, model_version)
             md = await c.model_metadata(model, model_version)
             cfg = await c.model_config(model, model_version)
@@ -834,11 +903,17 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
     incomplete: str | None = None
+    fault: lf.Fault | None = None
+    invalid: str | None = None
+    where = "before the first run"
+    expected: dict[str, Any] = base_cfg
     try:
         try:
             # one configuration per window x max batch x instance count
             for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
                 cfg = base_cfg
+                where = (f"window {us_to_ms(window_us_of(base_cfg) if w is None else w):g} "
+                         f"ms max batch {base_mb if mb is None else mb}")
                 if sweep:
                     cfg = override_config(base_cfg, window_us=w, max_batch=mb,
                                           instances=n_inst, preferred=pref)
@@ -861,13 +936,22 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         k += len(shapes_)
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
+                expected = cfg
                 for shape in shapes_:
                     k += 1
+                    where = (f"{shape.label} window {us_to_ms(window_us_of(cfg)):g} ms max "
+                             f"batch {cfg.get('max_batch_size', base_mb)} instances "
+                             f"{instances_of(cfg)}")
                     reps = []
                     for r in range(repeats):
                         rep = _one_run(ep, model, model_version, feed, out_specs, shape,
                                        seed + r, r, max_duration_s, drain_timeout_s,
                                        late_threshold_ms, warmup_requests, client_processes)
+                        now_cfg = _current_config(ep, model, model_version)
+                        if now_cfg and (d := lf.config_difference(cfg, now_cfg)):
+                            raise EnvironmentProblem(
+                                f"model {model!r} was loaded again with another "
+                                f"configuration during the run ({d})")
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
@@ -898,8 +982,28 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             # finished
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
+        except (EnvironmentProblem, InputError, BadAnswer) as exc:
+            # a run broke: find out what happened to the server, keep what finished
+            if isinstance(exc, InputError) and "refuses to load models" in str(exc):
+                raise
+            fault = lf.diagnose_fault(ep, model, model_version, expected, exc)
+            if fault.kind == "run-failed" and not configs:
+                raise
+            invalid = f"{where}: {fault.reason}"
+            incomplete = (f"stopped by a server fault: {len(configs)} of {total} "
+                          "configuration(s) measured")
+            if progress:
+                progress(f"warning: {invalid}")
     finally:
+        skip = None
         if loaded is not None:
+            skip = (fault.reason if fault is not None and fault.kind in (
+                "server-gone", "model-unloaded", "config-changed")
+                else lf.restore_skip_reason(ep, model, model_version, expected))
+            if skip and progress:
+                progress(f"warning: not loading {model} with its original configuration "
+                         f"again: {skip}")
+        if loaded is not None and not skip:
             late = _restore(ep, model, base_cfg, progress,
                             interrupted=incomplete is not None)
             if late and incomplete is None:  # every run finished; the restore did not
@@ -953,6 +1057,19 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         except KeyboardInterrupt as exc:  # every run finished: keep them
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
+        except (EnvironmentProblem, BadAnswer) as exc:  # every run finished: keep them
+            fault = lf.diagnose_fault(ep, model, model_version, base_cfg, exc)
+            invalid = f"the command's statistics: {fault.reason}"
+    if fault is not None and invalid is not None:
+        run.warnings.append(Finding(
+            code="server-fault", where=where, message=invalid,
+            remedy="measure again on a server nobody else changes during the run"))
+    if loaded is not None and skip:
+        run.warnings.append(Finding(
+            code="config-not-restored", where=ep.url,
+            message=f"the model's original configuration was not loaded again: {skip}",
+            remedy="check the model's configuration on the server"))
+    run.invalid = invalid
     run.incomplete = incomplete
     _run_findings(run)
     return run

@@ -443,6 +443,11 @@ class ServeRun(Record):
             finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
+        invalid: a live run broken by a server fault (the server stopped answering or
+            restarted, the model was unloaded or loaded again by someone else, an answer
+            failed its check): which configuration and what happened, one line. The
+            configurations finished before it are kept; the broken one is not among
+            ``configs``. ``None`` otherwise.
     """
 
     label: str
@@ -453,6 +458,7 @@ class ServeRun(Record):
     warnings: list[Finding] = []
     incomplete: str | None = None
     live: LiveTarget | None = None
+    invalid: str | None = None
 
     def config(self, load: str, window_us: float, max_batch_size: int) -> ServeConfigResult | None:
         """The configuration with these keys (window in microseconds), or ``None``."""
