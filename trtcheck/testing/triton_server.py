@@ -254,6 +254,9 @@ class TritonServer:
     def restart(self, timeout_s: float = 60.0) -> TritonServer:
         """Stop the server (SIGKILL) and start it again on the same ports, with the models
         of ``load_models`` loaded (their own configurations) and statistics from zero.
+        Call it from a thread that lives as long as the server: Linux ends the server
+        when the thread that started it exits (``PR_SET_PDEATHSIG``, see
+        :func:`_die_with_parent`).
 
         Raises:
             RuntimeError: it did not come back in time (log tail included).
