@@ -123,8 +123,8 @@ def _fixed_elements(dims: list[int], what: str) -> None:
         if d > 0:
             n *= d
             if n > MAX_TENSOR_ELEMENTS:
-                raise ValueError(f"{what} {dims} holds more than {MAX_TENSOR_ELEMENTS:,} "
-                                 "elements")
+                raise ValueError(f"{what}: {dims} holds more than "
+                                 f"{MAX_TENSOR_ELEMENTS:,} elements")
 
 
 # --------------------------------------------------------------------------- metadata
@@ -166,7 +166,7 @@ class ModelMetadata(_Answer):
         for what, ts in (("inputs", self.inputs), ("outputs", self.outputs)):
             names = [t.name for t in ts]
             if len(set(names)) != len(names):
-                raise ValueError(f"two {what} share a name")
+                raise ValueError(f"{what}: two share a name")
         return self
 
 
@@ -232,7 +232,7 @@ class ModelConfig(_Answer):
         if db is not None and self.max_batch_size > 0:
             over = [p for p in db.preferred_batch_size if p > self.max_batch_size]
             if over:
-                raise ValueError(f"dynamic_batching.preferred_batch_size {over} is above "
+                raise ValueError(f"dynamic_batching.preferred_batch_size: {over} is above "
                                  f"max_batch_size {self.max_batch_size}")
         return self
 
@@ -285,9 +285,9 @@ class ModelStats(_Answer):
     def _sums(self) -> ModelStats:
         sizes = [b.batch_size for b in self.batch_stats]
         if len(set(sizes)) != len(sizes):
-            raise ValueError("batch_stats lists a batch size twice")
+            raise ValueError("batch_stats: lists a batch size twice")
         if self.execution_count > self.inference_count:
-            raise ValueError(f"execution_count {self.execution_count} is above "
+            raise ValueError(f"execution_count: {self.execution_count} is above "
                              f"inference_count {self.inference_count} (each execution "
                              "infers at least one sample)")
         return self
@@ -309,6 +309,10 @@ def _field_of(exc: ValidationError) -> BadAnswer:
         loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
     msg = str(err.get("msg", "invalid"))
     msg = msg.removeprefix("Value error, ")
+    # a check across fields names its field first: "FIELD: reason"
+    if (m := re.match(r"([A-Za-z_][\w.\[\]]*): (.*)", msg, re.S)) is not None:
+        loc = f"{loc}.{m.group(1)}" if loc else m.group(1)
+        msg = m.group(2)
     got = err.get("input")
     if not isinstance(got, (dict, list)) and err.get("type") not in ("missing",
                                                                      "value_error"):
