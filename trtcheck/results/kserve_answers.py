@@ -16,6 +16,8 @@ model metadata            ``GET /v2/models/NAME[/versions/V]``  :func:`check_mod
 model configuration       ``GET /v2/models/NAME/config``        :func:`check_model_config`
 statistics                ``GET /v2/models/NAME/stats``         :func:`check_model_stats`
 two statistics reads      before and after one run              :func:`check_stats_pair`
+inference answers         ``POST /v2/models/NAME/infer``        :class:`BadResponse` (see
+                                                                ``kserve_http`` and ``live``)
 ========================  ====================================  ==========================
 
 gRPC's JSON carries int64 fields as decimal strings; they are read as integers here, so
@@ -77,6 +79,11 @@ class BadAnswer(ValueError):
         super().__init__(f"{field or 'the answer'}: {reason}")
         self.field = field
         self.reason = reason
+
+
+class BadResponse(Exception):
+    """An inference answer that cannot be read, or whose outputs do not match the model's
+    metadata (one request's outcome: counted, never a crash)."""
 
 
 def _as_int(value: Any) -> Any:
