@@ -154,7 +154,7 @@ class RequestReservoir:
         self.names = tuple(names)
         self.capacity = int(capacity)
         self.stride = 1
-        self.count = 0
+        self._flushed = 0
         self._rows: list[Sequence[float]] = []
         self._kept: list[np.ndarray] = []  # chunks of rows (requests x series)
         self._kept_rows = 0
@@ -172,11 +172,11 @@ class RequestReservoir:
         a = np.asarray(self._rows, dtype=np.float64).reshape(len(self._rows),
                                                              len(self.names))
         self._rows = []
-        first = self.count
-        self.count += a.shape[0]
+        first = self._flushed
+        self._flushed += a.shape[0]
         for j, s in enumerate(self._series):
             s.add(a[:, j])
-        idx = np.arange(first, self.count)
+        idx = np.arange(first, self._flushed)
         sel = a[idx % self.stride == 0]
         if sel.size:
             self._kept.append(sel)
@@ -188,10 +188,27 @@ class RequestReservoir:
             self._kept_rows = whole.shape[0]
 
     @property
+    def count(self) -> int:
+        """Requests added."""
+        return self._flushed + len(self._rows)
+
+    @property
     def exact(self) -> bool:
         """Whether every request's values are kept (statistics computed from all)."""
         self._flush()
         return self.stride == 1
+
+    def kept_rows(self, order_by: str | None = None) -> np.ndarray:
+        """The kept requests' values, one row per request, one column per series
+        (float64, ``[kept, len(names)]``), sorted by the series ``order_by`` when given
+        (stable)."""
+        self._flush()
+        if not self._kept:
+            return np.zeros((0, len(self.names)))
+        rows = np.concatenate(self._kept)
+        if order_by is not None:
+            rows = rows[np.argsort(rows[:, self.names.index(order_by)], kind="stable")]
+        return rows
 
     def kept(self, name: str) -> list[float]:
         """The kept values of ``name`` (every :attr:`stride`-th request's, in order)."""

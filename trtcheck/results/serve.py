@@ -311,10 +311,12 @@ class ServeRepeat(Record):
         counters: server-side counters.
         ok_count: ok requests (every statistic above is computed over all of them).
         raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
-            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
-            repeat the lists are thinned evenly, in request order, to bound memory and
-            file size; ``latency``, ``waterfall`` and the send-lag statistics still
-            describe every request.
+            all), in request order. Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS`
+            ok requests per repeat the stride doubles each time the kept requests fill
+            up (a power of two), to bound memory and file size; ``latency``,
+            ``waterfall`` and the send-lag statistics still describe every request
+            (their percentiles then from a histogram within 0.05 %:
+            :mod:`trtcheck.measure.request_record`).
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
     """
