@@ -305,3 +305,44 @@ def test_counters_going_backwards_during_the_run_keep_the_data(tmp_path):
     text = out.read_text()
     assert "-1" not in json.dumps(doc["configs"][0]["repeats"][0]["server_stats"])
     assert "NaN" not in text
+
+
+def test_a_server_without_the_statistics_extension_is_named(tmp_path):
+    def mutate(kind, doc, reads):
+        return doc
+
+    out = tmp_path / "live.json"
+    with Hostile(mutate) as h:
+        h_doc = _doc("server_metadata")
+        h_doc["extensions"] = [x for x in h_doc["extensions"] if x != "statistics"]
+        import trtcheck.measure.live_faults as lf
+
+        err = lf.missing_extension(h_doc, h.url, sweep=False)
+        assert err is not None and err.exit_code == 3 and "statistics" in err.message
+        h_doc["extensions"] = [x for x in h_doc["extensions"] if x != "model_repository"] + [
+            "statistics"]
+        err = lf.missing_extension(h_doc, h.url, sweep=True)
+        assert err is not None and err.exit_code == 2 and "model-repository" in err.message
+        assert lf.missing_extension(h_doc, h.url, sweep=False) is None
+        assert lf.missing_extension({"extensions": []}, h.url, sweep=True) is None
+
+
+def test_a_window_for_a_model_without_batch_axis_is_refused(tmp_path):
+    out = tmp_path / "live.json"
+    with Hostile(_set(("config", "max_batch_size"), 0)) as h:
+        res = _serve(h, out, "--window-ms", "2")
+    assert_one_line_error(res, 2, "max_batch_size 0", "--max-batch")
+    assert not out.exists()
+
+
+def test_a_window_the_server_does_not_run_is_a_finding():
+    from trtcheck.measure.live_faults import window_not_applied
+
+    cfg = check_model_config(_doc("model_config"))
+    assert window_not_applied(2000.0, cfg) is None
+    assert window_not_applied(None, cfg) is None
+    off = {k: v for k, v in cfg.items() if k != "dynamic_batching"}
+    f = window_not_applied(2000.0, off)
+    assert f.code == "window-not-applied" and "no dynamic batching" in f.message
+    f = window_not_applied(500.0, cfg)
+    assert "2000 us" in f.message

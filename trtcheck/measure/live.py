@@ -883,6 +883,13 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             return smd, md, cfg, st
 
     smd, md, base_cfg, first_stats = asyncio.run(inspect())
+    if windows_us is not None and any(w > 0 for w in windows_us) \
+            and int(base_cfg.get("max_batch_size", 0) or 0) == 0 \
+            and not any(m > 0 for m in (max_batch_sizes or [])):
+        raise InputError(f"model {model!r} has max_batch_size 0 (no batch axis): Triton "
+                         "does not batch it, so a batching window would change nothing",
+                         "give --max-batch N for a model whose inputs take a batch axis, "
+                         "or drop --window-ms")
     feed, _in_specs, out_specs = request_tensors(md, base_cfg, shapes, arrays, seed)
     live = LiveTarget(url=ep.url, protocol=ep.protocol, model_name=model,
                       model_version=model_version, server_name=str(smd.get("name", "")),
@@ -936,6 +943,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         k += len(shapes_)
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
+                window_note = lf.window_not_applied(w, cfg)
+                if window_note and progress:
+                    progress(f"warning: {window_note.message}")
                 expected = cfg
                 for shape in shapes_:
                     k += 1
@@ -972,6 +982,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                             w.remedy = ("lower the rate, add --client-processes, or run the "
                                         "load on a less loaded machine")
                     c.server_model_config = cfg
+                    if window_note is not None:
+                        c.warnings.append(window_note)
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
                                                                 or {}).get(

@@ -19,6 +19,7 @@ from typing import Any
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.kserve import Endpoint, KServeClient
 from trtcheck.results.kserve_answers import BadAnswer
+from trtcheck.results.stats import Finding
 
 #: Seconds each probe call (liveness, readiness, configuration) may take.
 PROBE_TIMEOUT_S = 3.0
@@ -167,3 +168,30 @@ def missing_extension(server_metadata: dict[str, Any], url: str, *,
             "drop --window-ms/--max-batch/--instances/--preferred-batch to measure the "
             "model as loaded, or use tritonserver --model-control-mode=explicit")
     return None
+
+
+def window_not_applied(window_us: float | None, loaded: dict[str, Any]) -> Finding | None:
+    """The finding for a swept window the server does not run: the configuration it
+    reports after the load has no ``dynamic_batching`` (dynamic batching off: requests
+    run one by one, or as the client sent them), or another
+    ``max_queue_delay_microseconds``. ``None`` when no window was asked or it applies.
+
+    Args:
+        window_us: the window asked for, microseconds (``None``: not swept).
+        loaded: the configuration the server reports after loading (checked JSON).
+    """
+    if window_us is None:
+        return None
+    db = loaded.get("dynamic_batching")
+    want = int(round(window_us))
+    if isinstance(db, dict) and int(db.get("max_queue_delay_microseconds", 0) or 0) == want:
+        return None
+    got = ("no dynamic batching (it is off: the server does not wait for or form "
+           "batches)" if not isinstance(db, dict) else
+           f"a window of {int(db.get('max_queue_delay_microseconds', 0) or 0)} us")
+    return Finding(
+        code="window-not-applied", severity="warning", where=f"window {want} us",
+        message=f"the window of {want} us was asked for, but the server runs the model "
+                f"with {got}",
+        remedy="check the model's config.pbtxt and the server log: a backend or scheduler "
+               "that does not support dynamic batching ignores the window")

@@ -379,9 +379,14 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         if not pending:
             break
         await asyncio.sleep(0)
-    for i in list(pending):  # a future that ignored cancel: count as timeout, stop waiting
-        outcome[i] = TIMEOUT
-        t_end[i] = _clock()
+    for i in list(pending):  # its callback has not run yet: classify by its state
+        fut = pending[i]
+        if fut.done():
+            on_done(i, fut)
+        else:  # a future that ignored cancel: a timeout, stop waiting
+            pending.pop(i, None)
+            outcome[i] = TIMEOUT
+            t_end[i] = _clock()
     rec.t_done = _clock()
     return rec
 
@@ -493,9 +498,13 @@ async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
         if not pending:
             break
         await asyncio.sleep(0)
-    for i in list(pending):  # a future that ignored cancel: count as timeout, stop waiting
-        _, sched, send = pending.pop(i)
-        end(i, sched, send, TIMEOUT, "")
+    for i in list(pending):  # its callback has not run yet: classify by its state
+        fut, _, _ = pending[i]
+        if fut.done():
+            on_done(i, fut)
+        if i in pending:  # a future that ignored cancel: a timeout, stop waiting
+            _, sched, send = pending.pop(i)
+            end(i, sched, send, TIMEOUT, "")
     counts[NOT_SENT] = 0 if unbounded else n - fired[0]
     rec.extra["outcomes"] = counts
     rec.t_done = _clock()
