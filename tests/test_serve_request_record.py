@@ -115,3 +115,35 @@ def test_serve_accounting_is_exact_and_records_bounded(monkeypatch):
     assert rep.ok_count == o["ok"] and len(rep.latencies_ms) <= 64
     assert len(rep.send_lag_ms) <= 64
     assert rep.raw_stride > 1 and rep.latency.count == o["ok"]
+
+
+def test_live_records_of_two_processes_merge_bounded_and_exact():
+    """A live run's record (one per load process) keeps counts exact and its kept
+    requests within the capacity after merging; the repeat built from it agrees."""
+    from trtcheck.measure.live import build_live_repeat, stats_delta
+    from trtcheck.measure.live_record import LiveRunRecord
+
+    parts = [LiveRunRecord(open_loop=True, late_threshold_ms=1.0, capacity=100)
+             for _ in range(2)]
+    rng = np.random.default_rng(2)
+    n = 5000
+    for i in range(n):
+        sched = i * 0.001
+        send = sched + (0.002 if i % 10 == 0 else 0.0001)
+        outcome = "error" if i % 50 == 0 else "timeout" if i % 77 == 0 else "ok"
+        parts[i % 2].on_end(i, sched, send, send + 0.001 + rng.random() * 0.004, outcome,
+                            "HTTP 500" if outcome == "error" else "")
+    whole = parts[0]
+    whole.merge(parts[1])
+    assert whole.sent == n and sum(whole.outcomes.values()) == n
+    assert whole.errors == {"HTTP 500": whole.outcomes["error"]}
+    assert whole.late == n // 10
+    st = {"name": "m", "inference_count": 0, "execution_count": 0}
+    rep = build_live_repeat(0, whole, stats_delta(st, st), 1.0)
+    assert rep.ok_count == whole.outcomes["ok"] == rep.latency.count
+    assert len(rep.latencies_ms) <= 100 and len(rep.send_lag_ms) <= 100
+    assert rep.latencies_ms and rep.raw_stride > 1
+    assert rep.counters.submitted == (rep.counters.completed + rep.counters.failed
+                                      + rep.counters.cancelled_in_flight)
+    assert rep.late_send_share == pytest.approx(0.1)
+    assert 1.0 <= rep.latency.median_ms <= 5.1

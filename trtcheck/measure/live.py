@@ -48,6 +48,7 @@ from trtcheck.measure.kserve import (
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.measure.kserve_http import MAX_CONNECTIONS
+from trtcheck.measure.live_record import LiveRunRecord
 from trtcheck.measure.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
     run_load,
@@ -242,22 +243,17 @@ class LoadJob:
     drain_timeout_s: float
     warmup_requests: int
     prewarm_connections: int
+    late_threshold_ms: float = 1.0
 
 
 @dataclass
 class LoadResult:
-    """What one load process sends back: the raw per-request record (perf_counter
-    seconds, system-wide monotonic clock) and the first message per error kind."""
+    """What one load process sends back: its run's record, bounded whatever the count
+    (:class:`trtcheck.measure.live_record.LiveRunRecord`; perf_counter seconds, the
+    system-wide monotonic clock) and the first message per error kind."""
 
-    t_sched: list[float]
-    t_send: list[float]
-    t_end: list[float]
-    outcome: list[str]
-    error: list[str]
+    record: LiveRunRecord
     messages: dict[str, str]
-    t_start: float
-    t_stop_sending: float
-    t_done: float
     warmup_errors: dict[str, str] = field(default_factory=dict)
 
 
@@ -376,9 +372,16 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         ready(warm_errors)
         if warm_errors or not wait_go():
             return None
+        record = LiveRunRecord(open_loop=job.shape.kind == "open",
+                               late_threshold_ms=job.late_threshold_ms)
+
+        def on_end(i: int, sched: float, send: float, end: float, outcome: str,
+                   err: str) -> None:  # streamed: the error's kind as classified
+            record.on_end(i, sched, send, end, outcome, kinds.pop(i, err))
+
         rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
                                          drain_timeout_s=job.drain_timeout_s, seed=job.seed,
-                                         spin_s=PRECISE_SPIN_S)
+                                         spin_s=PRECISE_SPIN_S, on_end=on_end)
     finally:
         if pool is not None:
             pool.close()
@@ -387,12 +390,10 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                 await asyncio.wait_for(client.close(), 5.0)
             except BaseException:  # noqa: BLE001 - closing is best effort
                 pass
-    errors = list(rec.error)
-    for i, k in kinds.items():
-        if i < len(errors) and rec.outcome[i] == ERROR:
-            errors[i] = k
-    return LoadResult(rec.t_sched, rec.t_send, rec.t_end, rec.outcome, errors, messages,
-                      rec.t_start, rec.t_stop_sending, rec.t_done)
+    record.outcomes[NOT_SENT] = rec.outcome_counts()[NOT_SENT]
+    record.t_start, record.t_stop_sending, record.t_done = (rec.t_start, rec.t_stop_sending,
+                                                            rec.t_done)
+    return LoadResult(record, messages)
 
 
 def _datatype(arr: np.ndarray) -> str:
@@ -588,22 +589,19 @@ NUMPY2_EMPTY_OUTPUT_HINT = (
     "numpy.ascontiguousarray(array)), or run the stub with numpy < 2")
 
 
-def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LoadRecord,
+def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LiveRunRecord,
                                                                         dict[str, str]]:
-    """One :class:`LoadRecord` of all processes' requests (sorted by scheduled time)."""
-    rows = []
+    """One :class:`LiveRunRecord` of all processes' requests, and the first message per
+    error kind."""
     msgs: dict[str, str] = {}
-    for p in parts:
-        rows += list(zip(p.t_sched, p.t_send, p.t_end, p.outcome, p.error))
+    whole = parts[0].record
+    for k, v in parts[0].messages.items():
+        msgs.setdefault(k, v)
+    for p in parts[1:]:
+        whole.merge(p.record)
         for k, v in p.messages.items():
             msgs.setdefault(k, v)
-    rows.sort(key=lambda r: (r[3] == NOT_SENT, r[0] or r[1]))
-    cols = [list(c) for c in zip(*rows)] if rows else [[], [], [], [], []]
-    rec = LoadRecord(shape, cols[0], cols[1], cols[2], cols[3], cols[4], [None] * len(rows))
-    rec.t_start = min(p.t_start for p in parts)
-    rec.t_stop_sending = max(p.t_stop_sending for p in parts)
-    rec.t_done = max(p.t_done for p in parts)
-    return rec, msgs
+    return whole, msgs
 
 
 # --------------------------------------------------------------------------- statistics
@@ -656,15 +654,13 @@ def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDel
         compute_output=d("compute_output"), batch_stats=batches)
 
 
-def live_split(rec: LoadRecord, delta: TritonStatsDelta) -> LiveSplit | None:
+def live_split(rec: LiveRunRecord, delta: TritonStatsDelta) -> LiveSplit | None:
     """The mean latency split of one run (see :class:`LiveSplit`); ``None`` without an
     ok request or a successful server request."""
-    oks = rec.indices(OK)
-    if not oks or not delta.success.count:
+    if not rec.ok.count or not delta.success.count:
         return None
-    client = float(np.mean([(rec.t_end[i] - rec.t_send[i]) * 1e3 for i in oks]))
-    lag = (float(np.mean([(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in oks]))
-           if rec.shape.kind == "open" else 0.0)
+    client = rec.ok.mean("client_ms")
+    lag = rec.ok.mean("send_lag_ms") if rec.open_loop else 0.0
     server = delta.success.total_ms / delta.success.count
     queue = delta.queue.mean_ms or 0.0
     n = delta.compute_infer.count or 1
@@ -676,61 +672,53 @@ def live_split(rec: LoadRecord, delta: TritonStatsDelta) -> LiveSplit | None:
                      server_other_mean_ms=server - queue - compute)
 
 
-def _r(x: float) -> float:
-    return round(x, 4)
-
-
-def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
+def build_live_repeat(repeat: int, rec: LiveRunRecord, delta: TritonStatsDelta,
                       late_threshold_ms: float) -> ServeRepeat:
-    """One live run's :class:`ServeRepeat`: client latencies and send lags per request,
-    the server's statistics delta as counters, the mean latency split."""
-    open_loop = rec.shape.kind == "open"
-    oks = rec.indices(OK)
-    sent = [i for i, o in enumerate(rec.outcome) if o != NOT_SENT]
-    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) \
-        if sent else 0.0
-    lat = [_r((rec.t_end[i] - (rec.t_sched[i] if open_loop else rec.t_send[i])) * 1e3)
-           for i in oks]
+    """One live run's :class:`ServeRepeat`: client latencies and send lags (every
+    request in the statistics; every ``raw_stride``-th kept in the lists, in request
+    order), the server's statistics delta as counters, the mean latency split."""
+    open_loop = rec.open_loop
+    counts = dict(rec.outcomes)
+    n_ok = rec.ok.count
+    t_first = rec.first if rec.sent else 0.0
+    last = max(rec.last_ok_end, t_first) if n_ok else t_first
+    duration = max(last - t_first, 1e-9)
+    rows = rec.ok.kept_rows(order_by="index")
+    col = {name: rows[:, j] for j, name in enumerate(rec.ok.names)}
+    lat = np.round(col["latency_ms"], 4).tolist()
     parts: dict[str, list[float]] = {}
     if open_loop:
-        parts["send_lag_ms"] = [_r((rec.t_send[i] - rec.t_sched[i]) * 1e3) for i in oks]
-    counts = rec.outcome_counts()
-    errors: dict[str, int] = {}
-    for i, o in enumerate(rec.outcome):
-        if rec.error[i]:
-            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
-    last = max((rec.t_end[i] for i in oks), default=t_first)
-    duration = max(last - t_first, 1e-9)
+        parts["send_lag_ms"] = np.round(col["send_lag_ms"], 4).tolist()
     hist = {str(b.batch_size): b.execution_count for b in delta.batch_stats}
     counters = ServeCounters(
-        submitted=len(sent), accepted=delta.success.count + delta.fail.count, rejected=0,
+        submitted=rec.sent, accepted=delta.success.count + delta.fail.count, rejected=0,
         execution_count=delta.execution_count, inference_count=delta.inference_count,
         avg_batch_size=delta.avg_batch_size, batch_size_histogram=hist,
         completed=counts[OK], failed=counts[ERROR], cancelled_queued=0,
         cancelled_in_flight=counts["timeout"], batch_errors=0)
     rep = ServeRepeat(
         repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=[],
-        enqueue_offsets_ms=[_r((rec.t_send[i] - t_first) * 1e3) for i in oks],
-        outcomes=counts, errors=errors,
-        latency=tstats.summarize(lat) if lat else None, duration_s=duration,
-        throughput_queries_per_s=len(oks) / duration if oks else 0.0,
+        enqueue_offsets_ms=np.round((col["t_send_s"] - t_first) * 1e3, 4).tolist(),
+        outcomes=counts, errors=dict(rec.errors), ok_count=n_ok, raw_stride=rec.ok.stride,
+        latency=rec.ok.summarize("latency_ms") if n_ok else None, duration_s=duration,
+        throughput_queries_per_s=n_ok / duration if n_ok else 0.0,
         mean_batch_size=delta.avg_batch_size,
         max_batch_size=max((b.batch_size for b in delta.batch_stats), default=0),
         counters=counters, server_stats=delta, live_split=live_split(rec, delta))
-    if lat and parts:
-        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
-                                       p99_ms=tstats.percentile(v, 0.99),
-                                       mean_ms=float(np.mean(v))) for k, v in parts.items()]
-    if open_loop and sent:
-        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
-        rep.send_lag_ms = [_r(v) for v in lags]
-        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
-        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
-        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
-        if len(sent) > 1:
-            ts = [rec.t_send[i] for i in sent]
-            span = max(ts) - min(ts)
-            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
+    del rows, col
+    if n_ok and open_loop:
+        rep.waterfall = [WaterfallPart(name="send_lag_ms",
+                                       median_ms=rec.ok.percentile("send_lag_ms", 0.5),
+                                       p99_ms=rec.ok.percentile("send_lag_ms", 0.99),
+                                       mean_ms=rec.ok.mean("send_lag_ms"))]
+    if open_loop and rec.sent:
+        rep.send_lag_ms = np.round(rec.lags.kept_rows(order_by="index")[:, 1], 4).tolist()
+        rep.send_lag_p50_ms = rec.lags.percentile("send_lag_ms", 0.5)
+        rep.send_lag_p99_ms = rec.lags.percentile("send_lag_ms", 0.99)
+        rep.late_send_share = rec.late / rec.sent
+        if rec.sent > 1:
+            span = rec.send_hi - rec.send_lo
+            rep.achieved_send_rate_per_s = (rec.sent - 1) / span if span > 0 else None
     return rep
 
 
@@ -994,11 +982,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             # finished
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
-        except (EnvironmentProblem, InputError, BadAnswer) as exc:
+        except (EnvironmentProblem, InputError, BadAnswer) as broke:
             # a run broke: find out what happened to the server, keep what finished
-            if isinstance(exc, InputError) and "refuses to load models" in str(exc):
+            if isinstance(broke, InputError) and "refuses to load models" in str(broke):
                 raise
-            fault = lf.diagnose_fault(ep, model, model_version, expected, exc)
+            fault = lf.diagnose_fault(ep, model, model_version, expected, broke)
             if fault.kind == "run-failed" and not configs:
                 raise
             invalid = f"{where}: {fault.reason}"
@@ -1069,8 +1057,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         except KeyboardInterrupt as exc:  # every run finished: keep them
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
-        except (EnvironmentProblem, BadAnswer) as exc:  # every run finished: keep them
-            fault = lf.diagnose_fault(ep, model, model_version, base_cfg, exc)
+        except (EnvironmentProblem, BadAnswer) as broke:  # every run finished: keep them
+            fault = lf.diagnose_fault(ep, model, model_version, base_cfg, broke)
             invalid = f"the command's statistics: {fault.reason}"
     if fault is not None and invalid is not None:
         run.warnings.append(Finding(
@@ -1178,7 +1166,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         jobs.append(LoadJob(ep.url, ep.protocol, ep.address, model, version, feed, outs,
                             part, seed, max_duration_s, drain_timeout_s,
                             max(1, warmup_requests // n) if warmup_requests else 0,
-                            min(conns, MAX_CONNECTIONS)))
+                            min(conns, MAX_CONNECTIONS), late_threshold_ms))
     before: dict[str, Any] = {}
 
     def read_before() -> None:
@@ -1198,7 +1186,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
     results = run_processes(jobs, read_before,
                             timeout_s=max_duration_s + drain_timeout_s + 30.0)
     rec, msgs = merge_results(shape, results)
-    oks = len(rec.indices(OK))
+    oks = rec.outcomes[OK]
     # the server counts a request when it has answered it: wait until it has all
     deadline = time.monotonic() + STATS_SETTLE_S
     after = _stats(ep, model, version)
@@ -1209,10 +1197,9 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         time.sleep(0.05)
         after = _stats(ep, model, version)
     delta = stats_delta(before, after)
-    if not oks and any(o != NOT_SENT for o in rec.outcome):
-        kinds = [e for e in rec.error if e]
-        if kinds:
-            kind = max(set(kinds), key=kinds.count)
+    if not oks and rec.sent:
+        if rec.errors:
+            kind = max(sorted(rec.errors), key=rec.errors.__getitem__)
             raise _request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
         raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
                                  f"--drain-timeout-s ({drain_timeout_s:g} s)",

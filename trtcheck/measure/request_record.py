@@ -187,6 +187,40 @@ class RequestReservoir:
             self._kept = [whole]
             self._kept_rows = whole.shape[0]
 
+    def merge(self, other: RequestReservoir) -> None:
+        """Fold in another reservoir of the same series (e.g. another load process's):
+        running sums and histograms add exactly; the kept requests are both sets
+        together, halved (every 2nd dropped) while more than :attr:`capacity`, and
+        statistics are read from the histogram from then on when either dropped any or
+        the two together are more than the capacity.
+
+        Raises:
+            ValueError: other series.
+        """
+        if other.names != self.names:
+            raise ValueError("cannot merge reservoirs of different series")
+        self._flush()
+        other._flush()
+        for mine, theirs in zip(self._series, other._series):
+            mine.count += theirs.count
+            mine.total += theirs.total
+            mine.total_sq += theirs.total_sq
+            mine.lo = min(mine.lo, theirs.lo)
+            mine.hi = max(mine.hi, theirs.hi)
+            mine.pos += theirs.pos
+            mine.neg += theirs.neg
+        self._flushed += other._flushed
+        self.stride = max(self.stride, other.stride)
+        self._kept += other._kept
+        self._kept_rows += other._kept_rows
+        if self._kept_rows > self.capacity and self.stride == 1:
+            self.stride = 2  # not every request kept any more: histogram statistics
+        while self._kept_rows > self.capacity:
+            whole = np.concatenate(self._kept)[::2]
+            self.stride *= 2
+            self._kept = [whole]
+            self._kept_rows = whole.shape[0]
+
     @property
     def count(self) -> int:
         """Requests added."""
@@ -263,7 +297,8 @@ class RequestReservoir:
         order = np.argsort(dev, kind="stable")
         mad = _weighted_percentile(dev[order], counts[order], 0.5, "linear")
         return LatencyStats(
-            percentile_method=method, count=s.count, mean_ms=mean, median_ms=median,
+            percentile_method=method,  # type: ignore[arg-type]
+            count=s.count, mean_ms=mean, median_ms=median,
             min_ms=s.lo, max_ms=s.hi, std_ms=std, p25_ms=q[25], p75_ms=q[75],
             p90_ms=q[90], p95_ms=q[95], p99_ms=q[99], mad_ms=mad, iqr_ms=q[75] - q[25],
             cv=(std / mean) if mean > 0 else 0.0)
