@@ -269,7 +269,14 @@ def _error_kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
+def check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
+    """Check one inference answer (a tritonclient ``InferResult``) against the expected
+    outputs: each present, readable, and of the metadata's shape (``-1``: any size).
+
+    Raises:
+        BadResponse: naming the output (an empty one says so: the numpy 2 trap of the
+            python backend, :data:`NUMPY2_EMPTY_OUTPUT_HINT`).
+    """
     for o in outputs:
         try:
             with warnings.catch_warnings():  # a value out of the dtype's range: inf
@@ -318,7 +325,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         host, _, port = job.address.rpartition(":")
         pool = HttpInferPool(host, int(port), encode_infer_request(
             job.address, job.model, job.version, inputs, outs),
-            check=lambda r: _check_outputs(r, job.outputs))
+            check=lambda r: check_outputs(r, job.outputs))
         client: Any = None
 
         def send(i: int) -> asyncio.Future[Any]:
@@ -334,7 +341,7 @@ async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
             try:
                 r = await client.infer(job.model, inputs, model_version=job.version,
                                        outputs=outs or None)
-                _check_outputs(r, job.outputs)
+                check_outputs(r, job.outputs)
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:
@@ -987,8 +994,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             if isinstance(broke, InputError) and "refuses to load models" in str(broke):
                 raise
             fault = lf.diagnose_fault(ep, model, model_version, expected, broke)
-            if fault.kind == "run-failed" and not configs:
-                raise
+            if not configs:  # nothing measured to keep: the one line now
+                if fault.kind == "run-failed":
+                    raise
+                raise EnvironmentProblem(f"{where}: {fault.reason}",
+                                         "check the server, then run again") from None
             invalid = f"{where}: {fault.reason}"
             incomplete = (f"stopped by a server fault: {len(configs)} of {total} "
                           "configuration(s) measured")

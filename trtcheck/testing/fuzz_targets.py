@@ -519,14 +519,14 @@ def _infer_body(doc: Any) -> tuple[bytes, int | None]:
 def _live_infer_call(doc: Any) -> Any:
     """An inference answer through the HTTP load path's parser and the output check."""
     from trtcheck.measure.kserve_http import InferHttpError, parse_infer_response
-    from trtcheck.measure.live import TensorSpec, _check_outputs
+    from trtcheck.measure.live import TensorSpec, check_outputs
 
     body, hl = _infer_body(doc)
     try:
         result = parse_infer_response(200, body, hl)
     except InferHttpError:  # pragma: no cover - 200 never is
         raise
-    _check_outputs(result, [TensorSpec("OUTPUT0", "FP32", (1, 4))])
+    check_outputs(result, [TensorSpec("OUTPUT0", "FP32", (1, 4))])
     return result.get_response()
 
 
