@@ -301,7 +301,9 @@ def test_counters_going_backwards_during_the_run_keep_the_data(tmp_path):
     assert "burst:16" in line
     doc = json.loads(out.read_text())["serve"]
     assert [c["load"]["label"] for c in doc["configs"]] == ["burst:8"]
-    assert "went backwards" in doc["invalid"]
+    assert doc["incomplete"].startswith("invalid: burst:16")
+    assert "went backwards" in doc["incomplete"]
+    assert any(w["code"] == "server-fault" for w in doc["warnings"])
     text = out.read_text()
     assert "-1" not in json.dumps(doc["configs"][0]["repeats"][0]["server_stats"])
     assert "NaN" not in text

@@ -1,8 +1,8 @@
 """Faults in the middle of a live run, against the real tritonserver: the server killed,
 restarted, the model unloaded, the model loaded again with another configuration by
 someone else, the network reset. Each run ends, keeps every configuration it finished,
-marks the broken one with what happened (``ServeRun.invalid`` and a ``server-fault``
-warning), and restores nothing it cannot reach (``config-not-restored``).
+marks the broken one with what happened (``incomplete`` reading ``invalid: ...`` and a
+``server-fault`` finding), and restores nothing it cannot reach (``config-not-restored``).
 
 Each test starts its own server (it breaks it); loads are short.
 """
@@ -22,6 +22,7 @@ import pytest
 
 from conftest import REPO, assert_one_line_error
 from trtcheck.measure.live import measure_live
+from trtcheck.measure.live_faults import run_fault
 from trtcheck.testing.triton_server import TritonServer, make_repository
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
@@ -72,8 +73,9 @@ def test_server_killed_mid_sweep_keeps_the_first_configuration(server):
                        progress=_after(lines, "max batch 8, ", server.kill, 1.5))
     assert [c.max_batch_size for c in run.configs] == [4]
     assert run.configs[0].repeats[0].outcomes["ok"] > 0
-    assert run.invalid and "max batch 8" in run.invalid
-    assert "stopped answering" in run.invalid
+    assert run.incomplete.startswith("invalid: ")
+    assert run_fault(run) and "max batch 8" in run_fault(run)
+    assert "stopped answering" in run_fault(run)
     assert "1 of 2" in run.incomplete
     warns = _fault_warnings(run)
     assert "server-fault" in warns
@@ -102,10 +104,10 @@ def test_server_restarted_mid_run_marks_the_run(server):
         server.stop()
         done.set()
     assert [c.load.label for c in run.configs] == ["closed:2"]
-    assert run.invalid and run.invalid.startswith("closed:2:100000")
+    assert run_fault(run) and run_fault(run).startswith("closed:2:100000")
     # statistics went backwards, or the server was still coming back when probed
-    assert ("went backwards" in run.invalid or "stopped answering" in run.invalid
-            or "restarted" in run.invalid), run.invalid
+    assert ("went backwards" in run_fault(run) or "stopped answering" in run_fault(run)
+            or "restarted" in run_fault(run)), run_fault(run)
     assert run.live.command_stats is None
 
 
@@ -116,7 +118,7 @@ def test_model_unloaded_mid_sweep_is_not_loaded_again(server):
                        progress=_after(lines, "max batch 8, ",
                                        lambda: server.unload("tb_linear"), 1.5))
     assert [c.max_batch_size for c in run.configs] == [4]
-    assert "unloaded" in run.invalid
+    assert "unloaded" in run_fault(run)
     warns = _fault_warnings(run)
     assert "unloaded" in warns["config-not-restored"]
     # left as whoever unloaded it left it
@@ -134,8 +136,8 @@ def test_model_reloaded_with_another_config_by_someone_else(server):
                        max_duration_s=5.0, drain_timeout_s=2.0, progress=progress)
     _join(progress)
     assert [c.load.label for c in run.configs] == ["closed:2"]
-    assert run.invalid
-    assert "loaded again" in run.invalid or "went backwards" in run.invalid, run.invalid
+    assert run_fault(run)
+    assert "loaded again" in run_fault(run) or "went backwards" in run_fault(run), run_fault(run)
     # the other client's configuration stays
     now = json.loads(server._get("/v2/models/tb_linear/config")[1])
     assert now["max_batch_size"] == 4
@@ -217,7 +219,7 @@ def test_network_reset_mid_run_counts_the_failed_requests(server):
     finally:
         proxy.close()
     assert resets and resets[0] > 0
-    assert run.invalid is None  # the server itself is fine: the run stands
+    assert run_fault(run) is None  # the server itself is fine: the run stands
     rep = run.configs[0].repeats[0]
     assert rep.outcomes["ok"] > 0
     if rep.outcomes["error"]:  # requests in flight at the reset failed, and are counted
@@ -253,5 +255,7 @@ def test_cli_writes_the_finished_configuration_then_exits_3(server, tmp_path):
     assert "stopped answering" in line
     doc = json.loads(out.read_text())
     assert [c["max_batch_size"] for c in doc["serve"]["configs"]] == [4]
-    assert "stopped answering" in doc["serve"]["invalid"]
-    assert doc["incomplete"]
+    assert "stopped answering" in doc["serve"]["incomplete"]
+    assert [w["severity"] for w in doc["serve"]["warnings"] if w["code"] == "server-fault"] \
+        == ["error"]
+    assert doc["incomplete"].startswith("invalid: ")

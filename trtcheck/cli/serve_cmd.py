@@ -404,12 +404,14 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
-    if run.invalid:
+    from trtcheck.measure.live_faults import run_fault
+
+    if (fault := run_fault(run)) is not None:
         from trtcheck.errors import EnvironmentProblem
 
         kept = (f"{len(run.configs)} finished configuration(s) written to {output}"
                 if output else f"{len(run.configs)} finished configuration(s) printed")
-        raise EnvironmentProblem(f"the run broke: {run.invalid}",
+        raise EnvironmentProblem(f"the run broke: {fault}",
                                  f"{kept}, marked invalid; check the server, then run again")
     if run.incomplete:
         log(f"{run.incomplete}; the results are marked incomplete")

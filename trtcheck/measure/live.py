@@ -1000,8 +1000,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                 raise EnvironmentProblem(f"{where}: {fault.reason}",
                                          "check the server, then run again") from None
             invalid = f"{where}: {fault.reason}"
-            incomplete = (f"stopped by a server fault: {len(configs)} of {total} "
-                          "configuration(s) measured")
+            incomplete = (f"invalid: {invalid} ({len(configs)} of {total} "
+                          "configuration(s) measured)")
             if progress:
                 progress(f"warning: {invalid}")
     finally:
@@ -1070,16 +1070,17 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         except (EnvironmentProblem, BadAnswer) as broke:  # every run finished: keep them
             fault = lf.diagnose_fault(ep, model, model_version, base_cfg, broke)
             invalid = f"the command's statistics: {fault.reason}"
+            incomplete = (f"invalid: {invalid} ({len(configs)} of {total} "
+                          "configuration(s) measured)")
     if fault is not None and invalid is not None:
         run.warnings.append(Finding(
-            code="server-fault", where=where, message=invalid,
+            code=lf.SERVER_FAULT, severity="error", where=where, message=invalid,
             remedy="measure again on a server nobody else changes during the run"))
     if loaded is not None and skip:
         run.warnings.append(Finding(
             code="config-not-restored", where=ep.url,
             message=f"the model's original configuration was not loaded again: {skip}",
             remedy="check the model's configuration on the server"))
-    run.invalid = invalid
     run.incomplete = incomplete
     _run_findings(run)
     return run

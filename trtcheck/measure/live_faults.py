@@ -23,6 +23,8 @@ from trtcheck.results.stats import Finding
 
 #: Seconds each probe call (liveness, readiness, configuration) may take.
 PROBE_TIMEOUT_S = 3.0
+#: The code of the finding that marks a live run broken by a fault (severity error).
+SERVER_FAULT = "server-fault"
 
 #: Configuration fields compared to tell whether someone else loaded the model again.
 _COMPARED = ("max_batch_size", "dynamic_batching", "instance_group")
@@ -195,3 +197,13 @@ def window_not_applied(window_us: float | None, loaded: dict[str, Any]) -> Findi
                 f"with {got}",
         remedy="check the model's config.pbtxt and the server log: a backend or scheduler "
                "that does not support dynamic batching ignores the window")
+
+
+def run_fault(run: Any) -> str | None:
+    """The fault that broke a live run (a :class:`~trtcheck.results.serve.ServeRun`):
+    its ``server-fault`` finding's message (which configuration, what happened), or
+    ``None`` for a run no fault broke."""
+    for w in getattr(run, "warnings", None) or []:
+        if w.code == SERVER_FAULT:
+            return str(w.message)
+    return None

@@ -90,8 +90,6 @@ def serve_table_text(run: Any) -> str:
         for v in getattr(c, "validity", []):
             if v.severity == "error":
                 lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
-    if getattr(run, "invalid", None):
-        lines.append(f"invalid: {run.invalid}")
     if getattr(run, "incomplete", None):
         lines.append(f"incomplete: {run.incomplete}")
     return "\n".join(lines)

@@ -445,11 +445,13 @@ class ServeRun(Record):
             finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
-        invalid: a live run broken by a server fault (the server stopped answering or
-            restarted, the model was unloaded or loaded again by someone else, an answer
-            failed its check): which configuration and what happened, one line. The
-            configurations finished before it are kept; the broken one is not among
-            ``configs``. ``None`` otherwise.
+
+    A live run broken by a server fault (the server stopped answering or restarted, the
+    model was unloaded or loaded again by someone else, an answer failed its check) keeps
+    the configurations finished before it; ``incomplete`` then reads ``"invalid: ..."``
+    (which configuration broke and what happened, one line) and ``warnings`` holds a
+    ``server-fault`` finding (severity ``error``) with the same reason
+    (:func:`trtcheck.measure.live_faults.run_fault` reads it back).
     """
 
     label: str
@@ -460,7 +462,6 @@ class ServeRun(Record):
     warnings: list[Finding] = []
     incomplete: str | None = None
     live: LiveTarget | None = None
-    invalid: str | None = None
 
     def config(self, load: str, window_us: float, max_batch_size: int) -> ServeConfigResult | None:
         """The configuration with these keys (window in microseconds), or ``None``."""
