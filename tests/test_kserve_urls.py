@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from trtcheck.measure.kserve import KServeClient, _model_path, parse_url
+from trtcheck.measure.serving.live.kserve import KServeClient, _model_path, parse_url
 
 
 def test_the_not_loaded_hint_quotes_the_model_name():

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import assert_one_line_error, run_cli
 from trtcheck.errors import EnvironmentProblem
-from trtcheck.measure.live import request_tensors, stats_delta, window_us_of
+from trtcheck.measure.serving.live.live import request_tensors, stats_delta, window_us_of
 from trtcheck.results.kserve_answers import (
     BadAnswer, check_model_config, check_model_metadata, check_model_stats,
     check_server_metadata, check_stats_pair,
@@ -317,7 +317,7 @@ def test_a_server_without_the_statistics_extension_is_named(tmp_path):
     with Hostile(mutate) as h:
         h_doc = _doc("server_metadata")
         h_doc["extensions"] = [x for x in h_doc["extensions"] if x != "statistics"]
-        import trtcheck.measure.live_faults as lf
+        import trtcheck.measure.serving.live.live_faults as lf
 
         err = lf.missing_extension(h_doc, h.url, sweep=False)
         assert err is not None and err.exit_code == 3 and "statistics" in err.message
@@ -338,7 +338,7 @@ def test_a_window_for_a_model_without_batch_axis_is_refused(tmp_path):
 
 
 def test_a_window_the_server_does_not_run_is_a_finding():
-    from trtcheck.measure.live_faults import window_not_applied
+    from trtcheck.measure.serving.live.live_faults import window_not_applied
 
     cfg = check_model_config(_doc("model_config"))
     assert window_not_applied(2000.0, cfg) is None

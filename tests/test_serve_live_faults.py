@@ -21,8 +21,8 @@ import threading
 import pytest
 
 from conftest import REPO, assert_one_line_error
-from trtcheck.measure.live import measure_live
-from trtcheck.measure.live_faults import run_fault
+from trtcheck.measure.serving.live.live import measure_live
+from trtcheck.measure.serving.live.live_faults import run_fault
 from trtcheck.testing.triton_server import TritonServer, make_repository
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from trtcheck import stats as tstats
-from trtcheck.measure.loadgen import OUTCOMES, parse_load, run_load
-from trtcheck.measure.request_record import RequestReservoir
+from trtcheck.measure.serving.loadgen import OUTCOMES, parse_load, run_load
+from trtcheck.measure.serving.request_record import RequestReservoir
 
 
 def test_reservoir_is_exact_up_to_its_capacity():
@@ -83,7 +83,7 @@ def test_serve_accounting_is_exact_and_records_bounded(monkeypatch):
     """Rejections (a queue of 4), failures (every 3rd batch raises), timeouts (a batch
     that outlives the drain) and successes: every request is counted once, on the client
     and in the batcher alike, and the kept per-request lists stay within the cap."""
-    import trtcheck.measure.serve as serve_mod
+    import trtcheck.measure.serving.serve as serve_mod
 
     monkeypatch.setattr(serve_mod, "MAX_RAW_REQUESTS", 64)
     calls = [0]
@@ -120,8 +120,8 @@ def test_serve_accounting_is_exact_and_records_bounded(monkeypatch):
 def test_live_records_of_two_processes_merge_bounded_and_exact():
     """A live run's record (one per load process) keeps counts exact and its kept
     requests within the capacity after merging; the repeat built from it agrees."""
-    from trtcheck.measure.live import build_live_repeat, stats_delta
-    from trtcheck.measure.live_record import LiveRunRecord
+    from trtcheck.measure.serving.live.live import build_live_repeat, stats_delta
+    from trtcheck.measure.serving.live.live_record import LiveRunRecord
 
     parts = [LiveRunRecord(open_loop=True, late_threshold_ms=1.0, capacity=100)
              for _ in range(2)]

@@ -4,7 +4,7 @@ before trtcheck uses one of its values.
 A live server (``trtcheck serve --url``, ``trtcheck tune``) is not trusted: each answer is
 checked here at the boundary, field by field (types, ranges against sane bounds), and a
 bad one becomes :class:`BadAnswer` naming the field, which the caller turns into one
-line naming the endpoint (:func:`trtcheck.measure.kserve.KServeClient` raises
+line naming the endpoint (:func:`trtcheck.measure.serving.live.kserve.KServeClient` raises
 :class:`~trtcheck.errors.EnvironmentProblem`, exit 3). The answers are Triton 2.x's
 (``tests/data/triton-2.51/`` holds real ones, HTTP and gRPC JSON):
 

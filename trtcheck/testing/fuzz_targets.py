@@ -201,7 +201,7 @@ def _small_graph_doc() -> Any:
 
 
 def _layer_info_call(doc: Any) -> Any:
-    from trtcheck.inspection.engine_json import lint_engine
+    from trtcheck.inspection.engine import lint_engine
     from trtcheck.load.engine_json import parse_layer_info
 
     insp = parse_layer_info(doc, "g.json")
@@ -214,7 +214,7 @@ def _profile_doc() -> Any:
 
 
 def _profile_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import parse_profile
+    from trtcheck.inspection.engine import parse_profile
 
     return parse_profile(doc, "p.json")
 
@@ -224,7 +224,7 @@ def _timing_doc() -> Any:
 
 
 def _timing_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import timing_from_times
+    from trtcheck.inspection.engine import timing_from_times
 
     t = timing_from_times(doc, "t.json")
     t.model_dump_json()
@@ -277,7 +277,7 @@ POLICY_WORDS = ["version: 1\n", "settings:\n", "budgets:\n", "baseline:\n", "  -
 
 
 def _policy_call(data: bytes) -> Any:
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate import parse_policy
 
     return parse_policy(data, "p.yaml")
 
@@ -360,7 +360,7 @@ CURVE_TEXT = st.lists(st.sampled_from(["1", ":", "0.29", ",", "8", "1.02", "1e30
 
 
 def _curve_call(text: str) -> Any:
-    from trtcheck.analyze.curve import fit_linear, parse_curve_text
+    from trtcheck.analyze.advice import fit_linear, parse_curve_text
     from trtcheck.backends.synthetic import parse_curve
 
     try:
@@ -377,7 +377,7 @@ LOAD_TEXT = st.lists(st.sampled_from(["burst", "closed", "open", "trace", ":", "
 
 
 def _load_call(text: str) -> Any:
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if text.startswith("trace:"):  # a file name: the trace reader is fuzzed on its own
         return None
@@ -395,8 +395,8 @@ _SAMPLE_RESULTS: list[Any] = []
 
 
 def _metric_call(text: str) -> Any:
-    from trtcheck.analyze.metric_grammar import parse_path
-    from trtcheck.analyze.metric_resolver import evaluate_path
+    from trtcheck.analyze.gate.metricpath import parse_path
+    from trtcheck.analyze.gate.metricpath import evaluate_path
 
     if not _SAMPLE_RESULTS:
         from trtcheck.testing import synthetic_results as g
@@ -406,7 +406,7 @@ def _metric_call(text: str) -> Any:
 
 
 def _metric_errors() -> tuple[type[BaseException], ...]:
-    from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError
+    from trtcheck.analyze.gate.metricpath import MetricMissing, MetricPathError
 
     return (TrtcheckError, MetricPathError, MetricMissing)
 
@@ -453,8 +453,8 @@ def _live_errors() -> tuple[type[BaseException], ...]:
 def _live_config_call(doc: Any) -> Any:
     """Every reader of a model configuration: the boundary check, then what the live
     measurement and the exports read from it (each also checks a raw one itself)."""
-    from trtcheck.analyze.export import spec_from_triton_config
-    from trtcheck.measure.live import instances_of, override_config, window_us_of
+    from trtcheck.export.settings import spec_from_triton_config
+    from trtcheck.measure.serving.live.live import instances_of, override_config, window_us_of
     from trtcheck.results.kserve_answers import check_model_config
 
     if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
@@ -477,7 +477,7 @@ def _live_config_call(doc: Any) -> Any:
 
 
 def _live_metadata_call(doc: Any) -> Any:
-    from trtcheck.measure.live import request_tensors
+    from trtcheck.measure.serving.live.live import request_tensors
     from trtcheck.results.kserve_answers import check_model_metadata
 
     md = check_model_metadata(doc)
@@ -486,7 +486,7 @@ def _live_metadata_call(doc: Any) -> Any:
 
 def _live_stats_call(doc: Any) -> Any:
     """A statistics answer against the real one read before it, both ways round."""
-    from trtcheck.measure.live import stats_delta
+    from trtcheck.measure.serving.live.live import stats_delta
     from trtcheck.results.kserve_answers import BadAnswer, check_model_stats
 
     entries = check_model_stats(doc)
@@ -502,7 +502,7 @@ def _live_stats_call(doc: Any) -> Any:
 
 
 def _live_server_call(doc: Any) -> Any:
-    from trtcheck.measure.live_faults import missing_extension
+    from trtcheck.measure.serving.live.live_faults import missing_extension
     from trtcheck.results.kserve_answers import check_server_metadata
 
     md = check_server_metadata(doc)
@@ -518,8 +518,8 @@ def _infer_body(doc: Any) -> tuple[bytes, int | None]:
 
 def _live_infer_call(doc: Any) -> Any:
     """An inference answer through the HTTP load path's parser and the output check."""
-    from trtcheck.measure.kserve_http import InferHttpError, parse_infer_response
-    from trtcheck.measure.live import TensorSpec, check_outputs
+    from trtcheck.measure.serving.live.kserve_http import InferHttpError, parse_infer_response
+    from trtcheck.measure.serving.live.live import TensorSpec, check_outputs
 
     body, hl = _infer_body(doc)
     try:
