@@ -34,6 +34,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,7 +174,8 @@ def _stub_for_running_python(root: Path) -> None:
         raise RuntimeError(f"{SERVER_PACKAGE} has no python backend stub for Python {ver}")
     dest = root / "pytriton" / "tritonserver" / "backends" / "python" / \
         "triton_python_backend_stub"
-    tmp = dest.with_suffix(".part")
+    # a name of its own: several processes (test workers) may copy it at once
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.{threading.get_ident()}.part")
     shutil.copyfile(stub, tmp)
     os.chmod(tmp, tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     tmp.replace(dest)
