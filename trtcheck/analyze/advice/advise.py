@@ -81,14 +81,12 @@ MAX_AUTO_INSTANCES = 1024
 SLO_SCREEN_REQUESTS = 1000
 """Simulated requests per candidate when screening instance counts for a P99 objective."""
 
-SLO_SWEEP_TIME_BUDGET_S = 2.0
-"""Search time allowed when a P99 objective may need more instances than capacity does
-(instance counts probed by doubling, then bisected; our choice)."""
-
-SWEEP_TIME_BUDGET_S = 1.0
-"""Instance counts are searched in increasing order until one has a feasible candidate;
-the search stops (and says so) once it has spent this long without finding one, so
-``advise`` answers in about a second even when the objective cannot be met."""
+MAX_SEARCH_PROBES = 32
+"""Instance counts simulated by one search, at most (our choice). A P99 objective probes
+counts by doubling (at most 11 steps to :data:`MAX_AUTO_INSTANCES`), bisects (at most 10)
+and simulates up to 4 counts in full; without one, counts are searched in increasing
+order. The bound is on work, not on wall-clock time, so the same inputs give the same
+answer on any machine; when it is reached the search stops and says so."""
 
 
 @dataclass
@@ -539,7 +537,6 @@ def advise(req: AdviseRequest) -> Advice:
     feasible_at: list[SimPrediction] = []
     searched: list[int] = []
     stopped = ""
-    budget_s = SLO_SWEEP_TIME_BUDGET_S if slo_search else SWEEP_TIME_BUDGET_S
 
     def probe(n: int, screen: bool = False) -> list[SimPrediction]:
         """Simulate every candidate at ``n`` instances; the feasible ones. A screen runs
@@ -564,8 +561,9 @@ def advise(req: AdviseRequest) -> Advice:
 
     def out_of_time() -> bool:
         nonlocal stopped
-        if searched and time.perf_counter() - t_start > budget_s:
-            stopped = f"search stopped after {budget_s:g} s at {searched[-1]} instances"
+        if len(searched) >= MAX_SEARCH_PROBES:
+            stopped = (f"search stopped after {MAX_SEARCH_PROBES} instance counts, "
+                       f"at {searched[-1]} instances")
             req.notes.append(stopped)
             return True
         return False
