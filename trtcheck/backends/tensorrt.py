@@ -39,6 +39,7 @@ import numpy as np
 
 from trtcheck.backends import cuda_timing as ct
 from trtcheck.backends.base import Backend, InferOutput
+from trtcheck.backends.options import BackendOption, OptionGroup
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.engine import (
@@ -51,6 +52,14 @@ from trtcheck.results.inspection import TensorInfo
 
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
 NON_PLAN_KINDS = ("onnx", "text", "empty", "unknown")
+
+OPTIONS = OptionGroup("TensorRT", (
+    BackendOption("--cuda-graph", "cuda_graph", "use_cuda_graph", "flag",
+                  help="TensorRT: replay executions from a captured CUDA graph."),
+    BackendOption("--profile-index", "profile_index", "profile_index", "int", min=0, max=1023,
+                  help="TensorRT: optimization profile to run [default: 0]."),
+))
+"""The command-line options of :class:`TensorRTBackend` (``tensorrt`` and ``tensorrt_rtx``)."""
 
 _NP_NAMES = {"FLOAT": "float32", "HALF": "float16", "INT8": "int8", "INT32": "int32",
              "INT64": "int64", "BOOL": "bool", "UINT8": "uint8", "BF16": "bfloat16",

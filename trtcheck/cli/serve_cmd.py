@@ -24,6 +24,7 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
+from trtcheck.cli.options_backend import backend_options
 from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
@@ -125,11 +126,7 @@ an empty value is none."""
 @click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
               help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
               "tensorrt_rtx for plans by their header].")
-@click.option("--providers", default=None, metavar="LIST",
-              type=CommaList(unique=False, empty="none"),
-              help="ONNX Runtime execution providers, comma-separated.")
-@click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
-              help="ONNX Runtime intra-op threads.")
+@backend_options(("onnxruntime",))
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Input shapes of one request, e.g. x:1x3x224x224. A request is one "
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
@@ -248,15 +245,12 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                                         mode=synthetic_mode)
         target_desc = f"synthetic T(b) {synthetic_curve}"
     else:
-        from trtcheck.backends.registry import open_backend
+        from trtcheck.backends.registry import backend_kwargs, open_backend
 
         assert model is not None
         check_model_path(model)
-        kwargs: dict[str, Any] = {}
-        if providers:
-            kwargs["providers"] = providers
-        if threads:
-            kwargs["intra_op_threads"] = threads
+        kwargs = backend_kwargs(model, backend_name, {"providers": providers,
+                                                      "threads": threads})
         backend = open_backend(model, backend_name, **kwargs)
         target_desc = model
     activated_here = False
