@@ -25,6 +25,7 @@ from trtcheck.cli.common import (
 )
 from trtcheck.cli.options import CommaList
 from trtcheck.cli.options_backend import backend_options
+from trtcheck.measure.serving.live import TARGETS
 from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
@@ -77,6 +78,9 @@ an empty value is none."""
                    "model once per configuration (tritonserver "
                    "--model-control-mode=explicit); without them the model is measured "
                    "as loaded.")
+@click.option("--protocol", default=None, type=click.Choice(list(TARGETS)),
+              help="With --url: the live target's protocol [default: by the URL's scheme]; "
+                   "with it, --url may be HOST:PORT.")
 @click.option("--model", "live_model", default=None, metavar="NAME",
               help="With --url: the model's name on the server.")
 @click.option("--model-version", default="", metavar="V",
@@ -140,8 +144,8 @@ an empty value is none."""
 @percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
-        per_request_overhead_ms: float, url: str | None, live_model: str | None,
-        model_version: str, inputs_npz: str | None, client_processes: int,
+        per_request_overhead_ms: float, url: str | None, protocol: str | None,
+        live_model: str | None, model_version: str, inputs_npz: str | None, client_processes: int,
         window_ms: list[float] | None, max_batch: list[int] | None,
         preferred_batch: list[int] | None, loads: list[str], repeats: int,
         instances: list[int] | None,
@@ -176,7 +180,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.serving import measure_serving
 
     if url is not None or live_model is not None:
-        return _live(url=url, live_model=live_model, model=model,
+        return _live(url=url, protocol=protocol, live_model=live_model, model=model,
                      synthetic_curve=synthetic_curve, model_version=model_version,
                      inputs_npz=inputs_npz, client_processes=client_processes,
                      window_ms=window_ms, max_batch=max_batch,
@@ -186,6 +190,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                      warmup_requests=warmup_requests, shapes=shapes, seed=seed,
                      output=output, overwrite=overwrite, output_format=output_format)
     for opt, given in (("--model-version", model_version), ("--inputs", inputs_npz),
+                       ("--protocol", protocol),
                        ("--client-processes", _given("client_processes"))):
         if given:
             raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
@@ -312,7 +317,8 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
                   ("providers", "--providers"), ("threads", "--threads"))
 
 
-def _live(*, url: str | None, live_model: str | None, model: str | None,
+def _live(*, url: str | None, protocol: str | None, live_model: str | None,
+          model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
           client_processes: int, window_ms: list[float] | None,
           max_batch: list[int] | None, preferred_batch: list[int] | None, loads: list[str],
@@ -334,9 +340,9 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         if _given(param):
             raise UsageError(f"{opt} applies to the embedded batcher, not to a live server "
                              "(the server decides it)", f"drop {opt} with --url")
-    from trtcheck.measure.serving.live import parse_url
+    from trtcheck.measure.serving.live import parse_endpoint
 
-    parse_url(url)  # a bad URL is one line before anything else
+    endpoint = parse_endpoint(url, protocol)  # the one parse: a bad URL is one line first
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
     instance_list = instances
     # --window-ms is ms; trtcheck counts in us
@@ -370,10 +376,9 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.serving.live import import_client
-    from trtcheck.measure.serving.live import parse_url as _pu
+    from trtcheck.measure.serving.live import check_target_client
 
-    import_client(_pu(url).protocol)  # tritonclient present, before any work
+    check_target_client(endpoint)  # the client library present, before any work
     from trtcheck.measure.serving.live import measure_live
     from trtcheck.measure.bench import new_results
 
@@ -381,7 +386,7 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         repeats = 1  # one run per shape: the server's statistics delta is the command's
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
-    run = measure_live(url, live_model, model_version=model_version,
+    run = measure_live(endpoint, live_model, model_version=model_version,
                        windows_us=windows_us, max_batch_sizes=mbs, instances=instance_list,
                        preferred_batch_sizes=pref,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,

@@ -47,6 +47,7 @@ from trtcheck.measure.serving.live.kserve import (
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
+from trtcheck.measure.serving.live.target import open_target, parse_endpoint, target_kind
 from trtcheck.measure.serving.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
     run_load,
@@ -260,8 +261,8 @@ def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
                               f"says {list(o.shape)}")
 
 
-async def _run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
-                   wait_go: Callable[[], bool]) -> LoadResult | None:
+async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
+                  wait_go: Callable[[], bool]) -> LoadResult | None:
     ep = Endpoint(job.url, job.protocol, job.address)
     from trtcheck.measure.serving.live.kserve import import_client
 
@@ -402,9 +403,10 @@ def _worker(conn: Any, job: LoadJob) -> None:
         return msg == "go"
 
     try:
+        send = target_kind(job.protocol).resolve("send")  # run_job for KServe v2
         loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
         try:
-            res = loop.run_until_complete(_run_job(job, ready, wait_go))
+            res = loop.run_until_complete(send(job, ready, wait_go))
         finally:
             loop.close()
         conn.send(("done", res))
@@ -745,7 +747,7 @@ def _device_of(config: dict[str, Any]) -> str:
 
 
 @sigterm_as_interrupt()
-def measure_live(url: str, model: str, *, model_version: str = "",
+def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                  windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
                  instances: int | Sequence[int] | None = None,
@@ -759,7 +761,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
-        url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
+        url: the target's endpoint, parsed once (:func:`~trtcheck.measure.serving.live.
+            target.parse_endpoint`), or a URL (``http://HOST:PORT``, ``grpc://HOST:PORT``)
+            parsed here.
         model, model_version: the model (version ``""``: the server's choice).
         windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
             (windows in microseconds; ``None``: as the model is loaded); ``instances``
@@ -794,14 +798,14 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     """
     if repeats < 1 or client_processes < 1:
         raise UsageError("repeats and client processes must be >= 1")
-    ep = parse_url(url)
+    ep = url if isinstance(url, Endpoint) else parse_endpoint(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
     sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
                                         preferred_batch_sizes))
 
     async def inspect() -> tuple[dict, dict, dict]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             smd = await c.server_metadata()
             await c.model_ready(model, model_version)
             md = await c.model_metadata(model, model_version)
@@ -1003,7 +1007,7 @@ def _run_findings(run: ServeRun) -> None:
 def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
           timeout_s: float | None = None) -> None:
     async def go() -> None:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             if timeout_s is None:
                 await c.load_model(model, cfg)
             else:
@@ -1014,7 +1018,7 @@ def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
 
 def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.model_config(model, version)
 
     return asyncio.run(go())
@@ -1022,7 +1026,7 @@ def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
 
 def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.statistics(model, version)
 
     return asyncio.run(go())
