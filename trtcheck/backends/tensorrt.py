@@ -144,7 +144,7 @@ class TensorRTBackend(Backend):
     def _logger(self, trt: Any) -> Any:
         lines = self.log_lines
 
-        class _Logger(trt.ILogger):  # type: ignore[misc, name-defined]
+        class _Logger(trt.ILogger):
             def __init__(self) -> None:
                 trt.ILogger.__init__(self)
 
@@ -262,7 +262,8 @@ class TensorRTBackend(Backend):
     def _specs(self, names: list[str]) -> list[TensorInfo]:
         out = []
         for n in names:
-            shape = [d if d >= 0 else None for d in _dims(self.engine.get_tensor_shape(n))]
+            shape: list[int | str | None] = [
+                d if d >= 0 else None for d in _dims(self.engine.get_tensor_shape(n))]
             out.append(TensorInfo(name=n, dtype=self._np_dtype(n).name, shape=shape))
         return out
 
@@ -473,7 +474,7 @@ class TensorRTBackend(Backend):
         trt = self._trt
         totals: dict[str, float] = {}
 
-        class _Profiler(trt.IProfiler):  # type: ignore[misc, name-defined]
+        class _Profiler(trt.IProfiler):  # type: ignore[name-defined]
             def __init__(self) -> None:
                 trt.IProfiler.__init__(self)
 
@@ -500,7 +501,8 @@ def inspect_plan_on_gpu(plan_path: Path, runtime: str) -> EngineInspection:
     Raises:
         EnvironmentProblem / InputError: see :meth:`TensorRTBackend.activate`.
     """
-    with TensorRTBackend(plan_path, runtime=runtime) as backend:
+    backend = TensorRTBackend(plan_path, runtime=runtime)
+    with backend:
         return backend.engine_inspection()
 
 

@@ -262,7 +262,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "open":
         arrival_rate = load.rate_per_s
         arrival = load.arrival
-        if any(p.isdigit() for p in load_spec.split(":")[2:]):  # an explicit COUNT
+        if any(p.isdigit() for p in str(load_spec).split(":")[2:]):  # an explicit COUNT
             if n_requests is not None:
                 raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
                                  "number of simulated requests", "drop one of them")
@@ -322,7 +322,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
             from trtcheck.measure.bench import new_results
 
             results = new_results()
-        results.advice = adv  # type: ignore[attr-defined]
+        results.advice = adv
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:

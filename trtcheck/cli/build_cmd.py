@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -44,7 +45,7 @@ def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, 
     return out
 
 
-def _check_profile_names(proto: object, profile: dict[str, object],
+def _check_profile_names(proto: object, profile: Mapping[str, object],
                          **given: tuple[str, ...]) -> None:
     """Every name in the shape options is an input of the model (before any runtime is
     imported: TensorRT would only say that some other input lacks a profile).

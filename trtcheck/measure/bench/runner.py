@@ -59,7 +59,7 @@ def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
             value :class:`StopRule` rejects (negative, NaN, infinite).
     """
     rule = base or StopRule()
-    changes = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
+    changes: dict[str, Any] = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
                                      min_samples=min_samples,
                                      max_duration_s=max_duration_s).items() if v is not None}
     if "min_samples" in changes and changes["min_samples"] > rule.max_samples:

@@ -81,18 +81,21 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 def shipped_schema() -> dict[str, Any]:
     """The JSON Schema shipped in the package (what ``trtcheck schema`` prints)."""
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return schema
 
 
 def recorded_digests() -> dict[str, str]:
     """Version -> digest of every released schema version (``versions.json``)."""
-    return json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    digests: dict[str, str] = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    return digests
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return defs.get(ref[len("#/$defs/"):], {})
+        target: dict[str, Any] = defs.get(ref[len("#/$defs/"):], {})
+        return target
     return node
 
 

@@ -241,7 +241,8 @@ class LoadResult:
 def _error_kind(exc: BaseException) -> str:
     if isinstance(exc, BadResponse):
         return "BadResponse"
-    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    status_of = getattr(exc, "status", None)  # tritonclient's exceptions: a method
+    status = status_of() if callable(status_of) else None
     if status:
         s = str(status)
         return f"HTTP {s}" if s.isdigit() else f"gRPC {s.replace('StatusCode.', '')}"
@@ -292,10 +293,17 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
             check=lambda r: _check_outputs(r, job.outputs))
         client: Any = None
 
+        http_pool = pool
+
         def send(i: int) -> asyncio.Future[Any]:
-            fut = pool.start()
-            fut.add_done_callback(lambda f: (None if f.cancelled() or f.exception() is None
-                                             else failed(i, f.exception())))
+            fut = http_pool.start()
+
+            def done(f: asyncio.Future[Any]) -> None:
+                exc = None if f.cancelled() else f.exception()
+                if exc is not None:
+                    failed(i, exc)
+
+            fut.add_done_callback(done)
             return fut
     else:
         pool = None
@@ -804,7 +812,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
     sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
                                         preferred_batch_sizes))
 
-    async def inspect() -> tuple[dict, dict, dict]:
+    async def inspect() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any],
+                                 dict[str, Any]]:
         async with open_target(ep) as c:
             smd = await c.server_metadata()
             await c.model_ready(model, model_version)
@@ -946,7 +955,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     "ready and was measured: under strict readiness another model that "
                     "failed to load does this",
             remedy="check the server log for the model that failed to load"))
-    if not sweep and incomplete is None:
+    if not sweep and incomplete is None and run.live is not None:
         try:
             run.live.command_stats = stats_delta(first_stats,
                                                  _stats(ep, model, model_version))
