@@ -26,7 +26,7 @@ from trtcheck.cli.common import (
     save_results_file,
 )
 from trtcheck.cli.options import GPU_IDS
-from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
+from trtcheck.cli.options_serving import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
 from trtcheck.stats import quiet_numerics

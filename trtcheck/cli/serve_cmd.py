@@ -25,33 +25,16 @@ from trtcheck.cli.common import (
 )
 from trtcheck.cli.options import CommaList
 from trtcheck.cli.options_backend import backend_options
+from trtcheck.cli.options_serving import (
+    INSTANCES_LIST,
+    MAX_BATCH_LIST,
+    PREFERRED_BATCH_LIST,
+    WINDOW_MS_LIST,
+)
 from trtcheck.measure.serving.live import TARGETS
 from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
-
-MAX_SERVE_BATCH = 65536
-"""Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
-``advise`` and ``--latency-curve`` use the same bound)."""
-
-
-WINDOW_MS_LIST = CommaList(float, min=0.0, max=MAX_DURATION_MS, empty="refuse",
-                           example="0,20,50,100")
-"""Batching windows in ms (``--window-ms 0,20``): finite, 0 to
-:data:`~trtcheck.cli.common.MAX_DURATION_MS`, each once."""
-
-MAX_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="refuse", example="1,8,32")
-"""Max batch sizes (``--max-batch 1,8``): integers in 1..:data:`MAX_SERVE_BATCH`, each
-once."""
-
-INSTANCES_LIST = CommaList(int, min=1, max=MAX_INSTANCES, empty="refuse", example="1,2",
-                           noun="instance counts")
-"""Execution instance counts (``--instances 2``, a live sweep ``--instances 1,2``):
-integers in 1..:data:`~trtcheck.cli.common.MAX_INSTANCES`, each once."""
-
-PREFERRED_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="none", example="4,8")
-"""Triton preferred batch sizes (``--preferred-batch 4,8``), as :data:`MAX_BATCH_LIST`;
-an empty value is none."""
 
 
 @click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
