@@ -31,6 +31,7 @@ from trtcheck.cli.options_serving import (
     PREFERRED_BATCH_LIST,
     WINDOW_MS_LIST,
 )
+from trtcheck.cli.ray_options import check_ray_options, ray_load, ray_options
 from trtcheck.measure.serving.live import TARGETS
 from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
@@ -75,6 +76,7 @@ from trtcheck.units import ms_to_us
               show_default=True,
               help="With --url: load generator processes (an open-loop schedule is dealt "
                    "round-robin to them).")
+@ray_options
 @click.option("--window-ms", default=None, metavar="LIST", type=WINDOW_MS_LIST,
               help="Batching windows (Triton max queue delay) in ms.  [default: 0,20,50,100; "
                    "with --url: the model's own]")
@@ -128,7 +130,8 @@ from trtcheck.units import ms_to_us
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, url: str | None, protocol: str | None,
-        live_model: str | None, model_version: str, inputs_npz: str | None, client_processes: int,
+        live_model: str | None, model_version: str, inputs_npz: str | None,
+        client_processes: int, ray_address: str | None, ray_actors: int | None,
         window_ms: list[float] | None, max_batch: list[int] | None,
         preferred_batch: list[int] | None, loads: list[str], repeats: int,
         instances: list[int] | None,
@@ -154,6 +157,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
       trtcheck serve --synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12
       trtcheck serve --url http://127.0.0.1:8000 --model resnet --load open:400 \\
           --duration-s 5 -o live.json
+      trtcheck serve --url http://10.0.0.5:8000 --model resnet --load open:4000 \\
+          --ray auto --ray-actors 3 -o live.json
     """
 
     from trtcheck.load.model_file import check_model_path
@@ -166,6 +171,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
         return _live(url=url, protocol=protocol, live_model=live_model, model=model,
                      synthetic_curve=synthetic_curve, model_version=model_version,
                      inputs_npz=inputs_npz, client_processes=client_processes,
+                     ray_address=ray_address, ray_actors=ray_actors,
                      window_ms=window_ms, max_batch=max_batch,
                      preferred_batch=preferred_batch, loads=loads, repeats=repeats,
                      instances=instances, duration_s=duration_s,
@@ -174,7 +180,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                      output=output, overwrite=overwrite, output_format=output_format)
     for opt, given in (("--model-version", model_version), ("--inputs", inputs_npz),
                        ("--protocol", protocol),
-                       ("--client-processes", _given("client_processes"))):
+                       ("--client-processes", _given("client_processes")),
+                       ("--ray", ray_address), ("--ray-actors", ray_actors)):
         if given:
             raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
                              "NAME, or drop it")
@@ -303,8 +310,9 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
 def _live(*, url: str | None, protocol: str | None, live_model: str | None,
           model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
-          client_processes: int, window_ms: list[float] | None,
-          max_batch: list[int] | None, preferred_batch: list[int] | None, loads: list[str],
+          client_processes: int, ray_address: str | None, ray_actors: int | None,
+          window_ms: list[float] | None, max_batch: list[int] | None,
+          preferred_batch: list[int] | None, loads: list[str],
           repeats: int, instances: list[int] | None,
           duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
           warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
@@ -326,6 +334,8 @@ def _live(*, url: str | None, protocol: str | None, live_model: str | None,
     from trtcheck.measure.serving.live import parse_endpoint
 
     endpoint = parse_endpoint(url, protocol)  # the one parse: a bad URL is one line first
+    check_ray_options(ray_address, ray_actors, live=True,
+                      client_processes_given=_given("client_processes"))
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
     instance_list = instances
     # --window-ms is ms; trtcheck counts in us
@@ -369,13 +379,16 @@ def _live(*, url: str | None, protocol: str | None, live_model: str | None,
         repeats = 1  # one run per shape: the server's statistics delta is the command's
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
-    run = measure_live(endpoint, live_model, model_version=model_version,
-                       windows_us=windows_us, max_batch_sizes=mbs, instances=instance_list,
-                       preferred_batch_sizes=pref,
-                       loads=load_list, repeats=repeats, max_duration_s=duration_s,
-                       drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
-                       warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
-                       arrays=arrays, client_processes=client_processes, progress=log)
+    with ray_load(ray_address, ray_actors, log) as distributed:
+        run = measure_live(endpoint, live_model, model_version=model_version,
+                           windows_us=windows_us, max_batch_sizes=mbs,
+                           instances=instance_list, preferred_batch_sizes=pref,
+                           loads=load_list, repeats=repeats, max_duration_s=duration_s,
+                           drain_timeout_s=drain_timeout_s,
+                           late_threshold_ms=late_threshold_ms,
+                           warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
+                           arrays=arrays, client_processes=client_processes, progress=log,
+                           distributed=distributed)
     results = new_results()
     results.serve = run
     results.incomplete = run.incomplete

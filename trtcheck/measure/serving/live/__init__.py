@@ -2,13 +2,15 @@
 (``target``: the :class:`Target` protocol and the registry of target kinds by protocol,
 ``--url`` parsed once into an endpoint; ``live``: the measurement (metadata,
 configuration override, statistics, the load); ``kserve``: the KServe v2 target, URLs and
-the client library; ``kserve_http``: the HTTP data plane).
+the client library; ``kserve_http``: the HTTP data plane; ``distributed``: the load
+spread over a Ray cluster, Ray imported only inside its functions).
 
 The names below are the subsystem's public face; the rest of its modules is private.
 """
 
 from __future__ import annotations
 
+from trtcheck.measure.serving.live.distributed import RayLoad, import_ray
 from trtcheck.measure.serving.live.kserve import import_client, parse_url
 from trtcheck.measure.serving.live.live import measure_live
 from trtcheck.measure.serving.live.target import (
@@ -23,10 +25,12 @@ from trtcheck.measure.serving.live.target import (
 
 __all__ = [
     "TARGETS",
+    "RayLoad",
     "Target",
     "TargetKind",
     "check_target_client",
     "import_client",
+    "import_ray",
     "measure_live",
     "open_target",
     "parse_endpoint",

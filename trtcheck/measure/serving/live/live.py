@@ -264,6 +264,14 @@ def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
 
 async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                   wait_go: Callable[[], bool]) -> LoadResult | None:
+    """The load process's work: open and warm the connections, send the warm-up burst,
+    call ``ready(warm-up errors by kind)``, then ``wait_go()`` (blocking; ``False``:
+    stop without running), then run ``job.shape`` on the running loop.
+
+    Returns:
+        the :class:`LoadResult`, or ``None`` when it stopped before the run (warm-up
+        failed, connections could not open, or ``wait_go()`` said no).
+    """
     ep = Endpoint(job.url, job.protocol, job.address)
     from trtcheck.measure.serving.live.kserve import import_client
 
@@ -533,11 +541,22 @@ def _recv(conn: Any, deadline: float, what: str) -> Any:
                                  "check memory and the server") from None
 
 
+NUMPY2_TRAP_HINT = (
+    "every answer came back empty: the numpy-2 python-backend trap (the stub's pybind11 "
+    "numpy path miscounts numpy 2 arrays, so outputs built as pb_utils.Tensor(name, "
+    "ndarray) are empty); build them with pb_utils.Tensor.from_dlpack(name, "
+    "np.ascontiguousarray(a)) in model.py, or give the stub numpy < 2")
+"""The remedy when every answer is empty (a python-backend model under numpy 2)."""
+
+
 def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
     """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
     are our input (exit 2), the rest the environment (exit 3)."""
     what = "every warm-up request" if warmup else "every request"
     msg = f"{what} to {job.model!r} at {job.url} failed: {kind}: {text}"
+    if ("does not match size of output" in text or "array of size 0" in text
+            or (kind == "BadResponse" and "has shape [" in text and ", 0]" in text)):
+        return EnvironmentProblem(msg, NUMPY2_TRAP_HINT)
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
         return InputError(msg, "check the request tensors (--shapes, --inputs) against the "
                                "model's metadata")
@@ -765,7 +784,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                  late_threshold_ms: float = 1.0, warmup_requests: int = 8, seed: int = 0,
                  shapes: dict[str, list[int]] | None = None,
                  arrays: dict[str, np.ndarray] | None = None, client_processes: int = 1,
-                 progress: Callable[[str], None] | None = None) -> ServeRun:
+                 progress: Callable[[str], None] | None = None,
+                 distributed: Any = None) -> ServeRun:
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
@@ -788,6 +808,10 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
         progress: called with one line per run.
+        distributed: a connected :class:`trtcheck.measure.serving.live.distributed.RayLoad`: every
+            run's load is split across its Ray actors instead of local processes
+            (``client_processes`` must then be 1); each repeat records every actor's
+            share in ``distributed``.
 
     Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
     original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
@@ -806,6 +830,9 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
     """
     if repeats < 1 or client_processes < 1:
         raise UsageError("repeats and client processes must be >= 1")
+    if distributed is not None and client_processes != 1:
+        raise UsageError("with a Ray load the actors are the senders: client_processes "
+                         "must be 1", "give the number of actors to RayLoad instead")
     ep = url if isinstance(url, Endpoint) else parse_endpoint(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
@@ -830,7 +857,9 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                       server_extensions=[str(x) for x in smd.get("extensions", [])],
                       model_platform=str(md.get("platform", "") or base_cfg.get("backend", "")),
                       model_metadata=md, model_config_json=base_cfg,
-                      explicit_model_control=sweep, client_processes=client_processes)
+                      explicit_model_control=sweep, client_processes=client_processes,
+                      ray_address=None if distributed is None else distributed.address,
+                      ray_actors=0 if distributed is None else distributed.actors)
     wins = list(windows_us) if windows_us is not None else [None]
     mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
     insts: list[int | None] = ([None] if instances is None else [int(instances)]
@@ -876,7 +905,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     for r in range(repeats):
                         rep = _one_run(ep, model, model_version, feed, out_specs, shape,
                                        seed + r, r, max_duration_s, drain_timeout_s,
-                                       late_threshold_ms, warmup_requests, client_processes)
+                                       late_threshold_ms, warmup_requests, client_processes,
+                                       distributed)
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
@@ -895,7 +925,9 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
                         if w.code in ("late-sends", "generator-limited"):
                             w.remedy = ("lower the rate, add --client-processes, or run the "
-                                        "load on a less loaded machine")
+                                        "load on a less loaded machine" if distributed is None
+                                        else "lower the rate, or add Ray nodes and "
+                                        "--ray-actors (see each node's late sends and cpu)")
                     c.server_model_config = cfg
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
@@ -964,6 +996,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                           f"{total} configuration(s) measured")
     run.incomplete = incomplete
     _run_findings(run)
+    if distributed is not None:
+        run.warnings += distributed.findings(run)
     return run
 
 
@@ -1044,8 +1078,9 @@ def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
 def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray],
              outs: list[TensorSpec], shape: LoadShape, seed: int, repeat: int,
              max_duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
-             warmup_requests: int, client_processes: int) -> ServeRepeat:
-    n = client_processes
+             warmup_requests: int, client_processes: int,
+             distributed: Any = None) -> ServeRepeat:
+    n = client_processes if distributed is None else distributed.actors
     jobs = []
     for kproc in range(n):
         part = process_share(shape, seed, kproc, n)
@@ -1075,8 +1110,13 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
                 break
         before.update(prev)
 
-    results = run_processes(jobs, read_before,
-                            timeout_s=max_duration_s + drain_timeout_s + 30.0)
+    if distributed is None:
+        results = run_processes(jobs, read_before,
+                                timeout_s=max_duration_s + drain_timeout_s + 30.0)
+    else:  # the shares of actors that died or did not answer are lost, counted there
+        results = distributed.run(jobs, read_before,
+                                  timeout_s=max_duration_s + drain_timeout_s + 30.0,
+                                  late_threshold_ms=late_threshold_ms)
     rec, msgs = merge_results(shape, results)
     oks = len(rec.indices(OK))
     # the server counts a request when it has answered it: wait until it has all
@@ -1097,4 +1137,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
                                  f"--drain-timeout-s ({drain_timeout_s:g} s)",
                                  "raise --drain-timeout-s or lower the load")
-    return build_live_repeat(repeat, rec, delta, late_threshold_ms)
+    rep = build_live_repeat(repeat, rec, delta, late_threshold_ms)
+    if distributed is not None:
+        rep.distributed = distributed.last_load
+    return rep
