@@ -77,7 +77,9 @@ def model_json_schema(model: Any, published: bool = False) -> dict[str, Any]:
     as the published schemas do."""
     gen = _PublishedSchemaGenerator if published else _ResultsSchemaGenerator
     if hasattr(model, "model_json_schema"):
-        return model.model_json_schema(mode="validation", schema_generator=gen)
+        schema: dict[str, Any] = model.model_json_schema(mode="validation",
+                                                         schema_generator=gen)
+        return schema
     from pydantic import TypeAdapter
 
     return TypeAdapter(model).json_schema(mode="validation", schema_generator=gen)
