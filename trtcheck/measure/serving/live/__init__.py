@@ -13,6 +13,7 @@ from __future__ import annotations
 from trtcheck.measure.serving.live.distributed import RayLoad, import_ray
 from trtcheck.measure.serving.live.kserve import import_client, parse_url
 from trtcheck.measure.serving.live.live import measure_live
+from trtcheck.measure.serving.live.live_faults import run_fault
 from trtcheck.measure.serving.live.target import (
     TARGETS,
     Target,
@@ -35,5 +36,6 @@ __all__ = [
     "open_target",
     "parse_endpoint",
     "parse_url",
+    "run_fault",
     "target_kind",
 ]
