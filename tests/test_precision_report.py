@@ -87,7 +87,7 @@ def test_full_report_and_json_round_trip(paths: dict[str, Path], tmp_path: Path,
             if (Path(sections.__file__).parent / f"{m}.py").is_file()]
     assert "sec_precision" in have
     monkeypatch.setattr(sections, "SECTION_MODULES", have)
-    opts = RunOptions(rule=QUICK, threads=1)
+    opts = RunOptions(rule=QUICK, backend_options={"threads": 1})
     p = precision_section_for_report(str(paths["safe"]), opts, ("fp16",), sample_count=2)
     assert p.passed and p.variants["fp16"].latency is not None
     res = _results(p)

@@ -117,8 +117,9 @@ def _run_options(batch_sizes: Sequence[int] | None, shapes: Mapping[str, Sequenc
 
     return RunOptions(batch_sizes=list(batch_sizes) if batch_sizes else None,
                       shapes={k: list(v) for k, v in (shapes or {}).items()},
-                      backend_name=backend, providers=list(providers) if providers else None,
-                      threads=threads, seed=seed,
+                      backend_name=backend,
+                      backend_options={"providers": list(providers) if providers else None,
+                                       "threads": threads}, seed=seed,
                       rule=rule_from_options(warmup_s, min_duration_s, min_samples,
                                              max_duration_s))
 

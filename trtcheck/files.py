@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from trtcheck.errors import InputError
@@ -254,8 +254,9 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def refuse_output_over_inputs(outputs: list[tuple[str, str | os.PathLike[str] | None]],
-                              inputs: list[tuple[str, str | os.PathLike[str] | None]]) -> None:
+def refuse_output_over_inputs(
+        outputs: Sequence[tuple[str, str | os.PathLike[str] | None]],
+        inputs: Sequence[tuple[str, str | os.PathLike[str] | None]]) -> None:
     """Before any work: no output a command writes may be one of the files it reads,
     with ``--overwrite`` or not (``bench model.onnx -o model.onnx --overwrite`` would
     replace the model with a results JSON).

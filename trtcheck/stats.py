@@ -33,6 +33,7 @@ import contextlib
 import contextvars
 import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ PERCENTILE_METHODS = ("linear", "nearest-rank")
 ANCHOR_PERCENTILE_METHOD = "nearest-rank"
 """The method of trtexec and perf_analyzer, for numbers put next to theirs."""
 
-_NUMPY_METHOD = {"linear": "linear", "nearest-rank": "inverted_cdf"}
+_NUMPY_METHOD: dict[str, Any] = {"linear": "linear", "nearest-rank": "inverted_cdf"}
 _METHOD: contextvars.ContextVar[str] = contextvars.ContextVar("trtcheck_percentile_method",
                                                               default="linear")
 
@@ -153,7 +154,7 @@ def summarize(samples_ms: Sequence[float] | np.ndarray,
     std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
     median = float(np.median(arr))
     return LatencyStats(
-        percentile_method=method,
+        percentile_method=method,  # type: ignore[arg-type]  # checked by _check_method
         count=int(arr.size),
         mean_ms=mean,
         median_ms=median,

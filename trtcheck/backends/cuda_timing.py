@@ -60,7 +60,7 @@ def cudart() -> Any:
             from cuda.bindings import runtime as mod  # cuda-python >= 12.6
         except ImportError:
             try:
-                from cuda import cudart as mod  # type: ignore[no-redef]  # older cuda-python
+                from cuda import cudart as mod  # older cuda-python
             except ImportError:
                 raise EnvironmentProblem("cuda-python is not installed (needed for CUDA "
                                          "streams, events and copies)", INSTALL_HINT) from None

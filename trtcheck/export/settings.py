@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from trtcheck.export.export_plan import ExportPlan, plan_export
@@ -553,7 +554,7 @@ def export_settings(p: SimPrediction, model_name: str = "model",
             servers=instances_per_server(plan.prediction, kind, spec), plan=plan))
 
 
-def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
+def spec_from_triton_config(config: dict[str, Any]) -> TritonModelSpec:
     """The repository entry of the model a live Triton served, from the configuration the
     server reported (``GET /v2/models/NAME/config``: Triton's ``ModelConfig`` as JSON,
     int64 fields as numbers or strings).
@@ -589,7 +590,7 @@ def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
 
     def tensors(key: str) -> tuple[TritonTensor, ...]:
         out = []
-        for t in config.get(key) or []:  # type: ignore[union-attr]
+        for t in config.get(key) or []:
             if not isinstance(t, dict) or not t.get("name") or not t.get("data_type"):
                 raise InputError(f"a recorded {key} tensor has no name or data_type",
                                  "record the run again")

@@ -6,6 +6,7 @@ user_guide/model_repository.md), for ``trtcheck export triton`` and ``advise --e
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -16,6 +17,10 @@ from trtcheck.files import made_folders_removed_on_failure, replace_atomically, 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
 
+
+
+def _copy_to(src: str | os.PathLike[str], tmp: str | os.PathLike[str]) -> None:
+    shutil.copyfile(src, tmp)
 
 def _onnx_spec(model: str, device_kind: str | None, gpus: tuple[int, ...] | None) -> Any:
     """The ONNX Runtime backend entry: tensors from the graph; the batch axis is the first
@@ -148,7 +153,7 @@ def write_model_repository(repo: str, name: str, config_text: str, model: str | 
             for src, dst in pairs:
                 try:
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                    replace_atomically(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
+                    replace_atomically(dst, functools.partial(_copy_to, src))
                 except OSError as exc:
                     raise InputError(f"cannot copy {src} to {dst}: {exc.strerror or exc}",
                                      "check the model file and the repository folder") \

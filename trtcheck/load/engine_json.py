@@ -149,7 +149,7 @@ def _fused_ops(layer: dict[str, Any], name: str) -> list[str]:
         if ops:
             return ops
     parts = [p.strip() for p in name.split(" + ")]
-    out = []
+    out: list[str] = []
     for p in parts:
         m = re.fullmatch(r"PWN\((.*)\)", p)
         if m:

@@ -50,6 +50,8 @@ hardware-compatible (Ampere+). TensorRT and TensorRT-RTX plans are not interchan
 
 from __future__ import annotations
 
+from typing import Any
+
 import importlib.metadata as md
 import re
 import struct
@@ -258,7 +260,7 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
     size = len(data)
     head = data[:4096]
     problems: list[Finding] = []
-    base = {"path": path, "file_size_bytes": size, "magic": _magic_text(data[:4])}
+    base: dict[str, Any] = {"path": path, "file_size_bytes": size, "magic": _magic_text(data[:4])}
 
     def bad(kind: str, code: str, why: str, remedy: str, **kw: object) -> PlanInfo:
         problems.append(_problem(code, why, remedy))
@@ -335,7 +337,7 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                    plan_offset_bytes=offset)
     built = ".".join(str(b) for b in plan[24:28])
     header_size = struct.unpack_from("<Q", plan, 16)[0]
-    extra = {"plan_offset_bytes": offset, "built_with_version": built,
+    extra: dict[str, Any] = {"plan_offset_bytes": offset, "built_with_version": built,
              "header_size_bytes": header_size}
     zero_fraction = _zero_fraction(plan[HEADER_BYTES:])
     if (header_size < HEADER_BYTES and len(plan) - HEADER_BYTES >= ZERO_FILLED_MIN_BYTES

@@ -11,7 +11,7 @@ Input names may contain ``:``; the last ``:`` separates name and dims.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trtcheck.errors import InputError
@@ -200,3 +200,58 @@ def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] |
                                  f"{t.name} of shape {_example([t]).split(':')[-1]}")
         out[t.name] = dims
     return out
+
+
+def build_profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, ...],
+                   shapes: tuple[str, ...]) -> dict[str, tuple[list[int], list[int], list[int]]]:
+    """The optimization profile of ``trtcheck build``: input name -> (min, opt, max) dims,
+    from ``--shapes`` (fixed: all three equal) and ``--min-shapes``/``--opt-shapes``/
+    ``--max-shapes`` (opt defaults to max).
+
+    Raises:
+        InputError: an input with only one of min/max, or dims not min <= opt <= max of
+            one rank.
+    """
+    fixed = parse_shapes(list(shapes))
+    mn, op, mx = parse_shapes(list(min_s)), parse_shapes(list(opt_s)), parse_shapes(list(max_s))
+    out = {k: (v, v, v) for k, v in fixed.items()}
+    for name in set(mn) | set(op) | set(mx):
+        if not (name in mn and name in mx):
+            raise InputError(f"input {name!r} needs both --min-shapes and --max-shapes",
+                             "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
+                             "--max-shapes x:1x3x960x960")
+        out[name] = (mn[name], op.get(name, mx[name]), mx[name])
+    for name, (lo, mid, hi) in out.items():  # TensorRT would only fail after a long parse
+        if not len(lo) == len(mid) == len(hi) or not all(
+                a <= b <= c for a, b, c in zip(lo, mid, hi)):
+            raise InputError(f"profile of {name!r} is not min <= opt <= max on every axis: "
+                             f"min {'x'.join(map(str, lo))}, opt {'x'.join(map(str, mid))}, "
+                             f"max {'x'.join(map(str, hi))}",
+                             "give shapes of one rank with --min-shapes <= --opt-shapes <= "
+                             "--max-shapes")
+    return out
+
+
+def check_profile_names(proto: object, profile: Mapping[str, object],
+                        **given: tuple[str, ...]) -> None:
+    """Every name in the shape options is an input of the model (before any runtime is
+    imported: TensorRT would only say that some other input lacks a profile).
+
+    Raises:
+        InputError: a name that is not a graph input; the message names the option(s)
+            and lists the model's inputs.
+    """
+    graph = proto.graph  # type: ignore[attr-defined]
+    inits = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input if i.name not in inits]
+    unknown = [n for n in profile if n not in names]
+    if not unknown:
+        return
+    options = [f"--{opt.replace('_', '-')}" for opt, specs in given.items()
+               if any(n in parse_shapes(list(specs)) for n in unknown)]
+    raise InputError(f"{'/'.join(options) or '--shapes'} name(s) unknown input(s) "
+                     f"{', '.join(map(repr, unknown))}; the model's inputs are "
+                     f"{', '.join(map(repr, names)) or '(none)'}",
+                     f"use the model's input names, e.g. --shapes "
+                     f"{names[0] if names else 'NAME'}:DIMS (`trtcheck inspect MODEL` lists "
+                     "them with their dims)")

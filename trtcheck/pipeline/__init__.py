@@ -276,13 +276,15 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     return adv
 
 
-ADVISE_BENCH_RULE = dict(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
-                         min_samples=20, max_duration_s=5.0)
+ADVISE_BENCH_RULE: dict[str, Any] = dict(warmup_s=0.2, warmup_min_iterations=2,
+                                         min_duration_s=0.5, min_samples=20,
+                                         max_duration_s=5.0)
 """The short bench ``trtcheck advise MODEL`` measures T(b) with
 (:class:`~trtcheck.measure.bench.bench.StopRule` fields: seconds and counts)."""
 
-ADVISE_RETRY_RULE = dict(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
-                         min_samples=20, max_duration_s=10.0)
+ADVISE_RETRY_RULE: dict[str, Any] = dict(warmup_s=1.0, warmup_min_iterations=5,
+                                         min_duration_s=1.0,
+                                         min_samples=20, max_duration_s=10.0)
 """The longer bench measured once more when the short one gives no usable T(b)."""
 
 

@@ -5,6 +5,8 @@ report section (:mod:`trtcheck.report.sec_advice`), which shares the row helpers
 
 from __future__ import annotations
 
+from typing import Any
+
 from trtcheck.results.advice import Advice, SimPrediction
 from trtcheck.units import us_to_ms
 

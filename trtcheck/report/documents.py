@@ -113,7 +113,7 @@ def _preflight() -> Any:
     plan = _plan_preflight()
     log = create_model("PreflightLog", log_file=(str, ...),
                        diagnoses=(list[LoadDiagnosisEntry], ...),
-                       plan=(plan | None, None))  # type: ignore[valid-type]
+                       plan=(plan | None, None))
     return plan | log
 
 
@@ -203,11 +203,11 @@ def document_schema(kind: str) -> dict[str, Any]:
     if kind == "results":  # the shipped schema (it takes a tune document too)
         return generate_schema()
     if kind == "tune":  # a results document of kind tune, with its tune section
-        schema = generate_schema()
-        schema["properties"]["kind"] = {**schema["properties"]["kind"], "const": "tune"}
-        schema["required"] = [*schema["required"], "kind", "tune"]
-        schema["$id"] = SCHEMA_ID.replace("results.schema.json", "tune.schema.json")
-        return schema
+        tune = generate_schema()
+        tune["properties"]["kind"] = {**tune["properties"]["kind"], "const": "tune"}
+        tune["required"] = [*tune["required"], "kind", "tune"]
+        tune["$id"] = SCHEMA_ID.replace("results.schema.json", "tune.schema.json")
+        return tune
     body = model_json_schema(doc.body(), published=True)
     defs = body.pop("$defs", {})
     body.pop("title", None)

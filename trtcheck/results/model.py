@@ -56,7 +56,7 @@ SCHEMA_HISTORY: dict[str, str] = {
 }
 """Short history per version; the full one is docs/results-schema.md."""
 
-RESULTS_KIND = "results"
+RESULTS_KIND: Literal["results"] = "results"
 TUNE_KIND = "tune"
 """The ``kind`` of a ``trtcheck tune -o`` document: a results document whose ``tune``
 section holds the search (read wherever a results file is)."""
@@ -250,9 +250,9 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             results.schema_version = SCHEMA_VERSION
             return results
     err = others[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    where = ".".join(str(p) for p in err["loc"])
     msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
-    raise SchemaError(f"{source}: {loc}: {msg} "
+    raise SchemaError(f"{source}: {where}: {msg} "
                       f"({len(errors)} problem(s) in all)",
                       "the file was edited by hand or written by another tool") from None
 

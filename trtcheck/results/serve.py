@@ -39,7 +39,8 @@ requests went).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import model_validator
 
@@ -269,8 +270,8 @@ class LiveTarget(Record):
     server_version: str = ""
     server_extensions: list[str] = []
     model_platform: str = ""
-    model_metadata: dict = {}
-    model_config_json: dict = {}
+    model_metadata: dict[str, Any] = {}
+    model_config_json: dict[str, Any] = {}
     explicit_model_control: bool = False
     client_processes: int = 1
     ray_address: str | None = None
@@ -362,7 +363,8 @@ class ServeRepeat(Record):
         C.check_times_ms(self.latencies_ms, "latencies_ms")
         for name, values in self.parts_ms.items():
             C.check_times_ms(values, f"parts_ms.{name}")
-        aligned = {f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
+        aligned: dict[str, Sequence[object]] = {
+            f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
         if self.server_stats is None or self.batch_sizes:
             # a live server does not say which batch a request ran in: empty there
             aligned["batch_sizes"] = self.batch_sizes
@@ -418,7 +420,7 @@ class ServeConfigResult(Record):
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
     validity: list[Finding] = []
-    server_model_config: dict | None = None
+    server_model_config: dict[str, Any] | None = None
     instances: int | None = None
     preferred_batch_sizes: list[int] | None = None
 

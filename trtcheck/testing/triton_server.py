@@ -128,7 +128,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
 
 def free_ports(n: int) -> list[int]:
     """``n`` distinct free TCP ports on 127.0.0.1 (bound then released)."""
-    socks, ports = [], []
+    socks: list[socket.socket] = []
+    ports: list[int] = []
     try:
         while len(ports) < n:
             s = socket.socket()

@@ -552,7 +552,7 @@ def advise(req: AdviseRequest) -> Advice:
                  > rate]
         if not cands:
             return []
-        arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
+        arr = load.head(max(SLO_SCREEN_REQUESTS, len(load) // 3)) if screen else arrivals
         res = sweep(cands, sv, arr, seed=req.seed, rate_per_s=rate)
         if not screen:
             preds.extend(res)

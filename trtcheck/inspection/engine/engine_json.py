@@ -114,7 +114,7 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
             desc = ", ".join(f"{k} channels {c}" for k, c in bad)
             out.append(Finding(
                 code="engine-channel-alignment", severity="info",
-                message=f"{layer.name}: {desc} not a multiple of {need} ({prec.upper()} "
+                message=f"{layer.name}: {desc} not a multiple of {need} ({str(prec).upper()} "
                         "tensor cores); TensorRT pads, wasting compute",
                 remedy=f"use channel counts that are multiples of {need}"
                        + (" (32 preferred on Ampere+)" if prec == "int8" else ""),

@@ -106,7 +106,7 @@ class BuildResult:
 def _capture_logger(trt: Any) -> tuple[Any, list[str]]:
     lines: list[str] = []
 
-    class _Logger(trt.ILogger):  # type: ignore[misc, name-defined]
+    class _Logger(trt.ILogger):
         def __init__(self) -> None:
             trt.ILogger.__init__(self)
 

@@ -32,6 +32,7 @@ CPU it leaves free is the server's, when both share a small machine.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -304,7 +305,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
             return None
         outcome[i] = TIMEOUT  # until done
         pending[i] = fut
-        fut.add_done_callback(lambda f, i=i: on_done(i, f))
+        fut.add_done_callback(functools.partial(on_done, i))
         return fut
 
     t0 = _clock()
@@ -346,9 +347,12 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                     return
                 counter[0] += 1
                 if unbounded:
-                    for lst, v in ((t_sched, 0.0), (t_send, 0.0), (t_end, 0.0),
-                                   (outcome, NOT_SENT), (error, ""), (results, None)):
-                        lst.append(v)
+                    t_sched.append(0.0)
+                    t_send.append(0.0)
+                    t_end.append(0.0)
+                    outcome.append(NOT_SENT)
+                    error.append("")
+                    results.append(None)
                 fut = fire(i, _clock())
                 if fut is None:  # rejected or failed at once: let the server make progress
                     await asyncio.sleep(0)
@@ -433,7 +437,7 @@ async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
                 type(exc).__name__)
             return None
         pending[i] = (fut, sched, send)
-        fut.add_done_callback(lambda f, i=i: on_done(i, f))
+        fut.add_done_callback(functools.partial(on_done, i))
         return fut
 
     t0 = _clock()

@@ -22,6 +22,7 @@ Inside a running event loop use ``await ameasure_serving(...)`` instead.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import concurrent.futures
 import time
@@ -259,7 +260,7 @@ class _InProcessTarget:
         if self.front is None and b.on_full == "reject":
             t = b.enqueue(self.payload_for(i))
             self.tickets[i] = t
-            t.future.add_done_callback(lambda _f, t=t: _release(t))
+            t.future.add_done_callback(functools.partial(_release_when_done, t))
             return t.future
         return self._loop.create_task(self._go(i))
 
@@ -271,7 +272,7 @@ class _InProcessTarget:
         t = await b.submit_ticket(self.payload_for(i))
         self.tickets[i] = t
         fut = t.future
-        fut.add_done_callback(lambda _f, t=t: _release(t))
+        fut.add_done_callback(functools.partial(_release_when_done, t))
         return await fut
 
 
@@ -332,6 +333,11 @@ def _quiet_aiohttp() -> Callable[[], None]:
             lg.setLevel(level)
 
     return restore
+
+
+def _release_when_done(t: Ticket, _future: asyncio.Future[Any]) -> None:
+    """A done-callback: :func:`_release` ``t``."""
+    _release(t)
 
 
 def _release(t: Ticket) -> None:

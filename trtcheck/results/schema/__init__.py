@@ -77,7 +77,9 @@ def model_json_schema(model: Any, published: bool = False) -> dict[str, Any]:
     as the published schemas do."""
     gen = _PublishedSchemaGenerator if published else _ResultsSchemaGenerator
     if hasattr(model, "model_json_schema"):
-        return model.model_json_schema(mode="validation", schema_generator=gen)
+        schema: dict[str, Any] = model.model_json_schema(mode="validation",
+                                                         schema_generator=gen)
+        return schema
     from pydantic import TypeAdapter
 
     return TypeAdapter(model).json_schema(mode="validation", schema_generator=gen)
@@ -163,18 +165,21 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 def shipped_schema() -> dict[str, Any]:
     """The JSON Schema shipped in the package (what ``trtcheck schema`` prints)."""
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return schema
 
 
 def recorded_digests() -> dict[str, str]:
     """Version -> digest of every released schema version (``versions.json``)."""
-    return json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    digests: dict[str, str] = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    return digests
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return defs.get(ref[len("#/$defs/"):], {})
+        target: dict[str, Any] = defs.get(ref[len("#/$defs/"):], {})
+        return target
     return node
 
 

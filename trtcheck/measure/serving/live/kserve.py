@@ -141,7 +141,8 @@ def _model_path(name: str, version: str) -> str:
 
 def error_text(exc: BaseException) -> str:
     """The message of a tritonclient/network exception, one line."""
-    msg = exc.message() if callable(getattr(exc, "message", None)) else str(exc)
+    message = getattr(exc, "message", None)  # tritonclient's exceptions: a method
+    msg = message() if callable(message) else str(exc)
     msg = " ".join(str(msg or type(exc).__name__).split())
     return msg[:300]
 
@@ -153,7 +154,8 @@ def is_unreachable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name.startswith("Client") and "Connector" in name:  # aiohttp
         return True
-    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    status_of = getattr(exc, "status", None)  # tritonclient's exceptions: a method
+    status = status_of() if callable(status_of) else None
     if status and str(status).isdigit():  # an HTTP answer: the server was reached
         return False
     text = error_text(exc).lower()

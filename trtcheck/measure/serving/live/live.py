@@ -49,6 +49,7 @@ from trtcheck.measure.serving.live.kserve import (
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.serving.live.live_record import LiveRunRecord
+from trtcheck.measure.serving.live.target import open_target, parse_endpoint, target_kind
 from trtcheck.measure.serving.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
     run_load,
@@ -260,7 +261,8 @@ class LoadResult:
 def _error_kind(exc: BaseException) -> str:
     if isinstance(exc, BadResponse):
         return "BadResponse"
-    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    status_of = getattr(exc, "status", None)  # tritonclient's exceptions: a method
+    status = status_of() if callable(status_of) else None
     if status:
         s = str(status)
         return f"HTTP {s}" if s.isdigit() else f"gRPC {s.replace('StatusCode.', '')}"
@@ -336,10 +338,17 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
             check=lambda r: check_outputs(r, job.outputs))
         client: Any = None
 
+        http_pool = pool
+
         def send(i: int) -> asyncio.Future[Any]:
-            fut = pool.start()
-            fut.add_done_callback(lambda f: (None if f.cancelled() or f.exception() is None
-                                             else failed(i, f.exception())))
+            fut = http_pool.start()
+
+            def done(f: asyncio.Future[Any]) -> None:
+                exc = None if f.cancelled() else f.exception()
+                if exc is not None:
+                    failed(i, exc)
+
+            fut.add_done_callback(done)
             return fut
     else:
         pool = None
@@ -452,9 +461,10 @@ def _worker(conn: Any, job: LoadJob) -> None:
         return msg == "go"
 
     try:
+        send = target_kind(job.protocol).resolve("send")  # run_job for KServe v2
         loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
         try:
-            res = loop.run_until_complete(run_job(job, ready, wait_go))
+            res = loop.run_until_complete(send(job, ready, wait_go))
         finally:
             loop.close()
         conn.send(("done", res))
@@ -824,7 +834,7 @@ def _device_of(config: dict[str, Any]) -> str:
 
 
 @sigterm_as_interrupt()
-def measure_live(url: str, model: str, *, model_version: str = "",
+def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                  windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
                  instances: int | Sequence[int] | None = None,
@@ -839,7 +849,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
-        url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
+        url: the target's endpoint, parsed once (:func:`~trtcheck.measure.serving.live.
+            target.parse_endpoint`), or a URL (``http://HOST:PORT``, ``grpc://HOST:PORT``)
+            parsed here.
         model, model_version: the model (version ``""``: the server's choice).
         windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
             (windows in microseconds; ``None``: as the model is loaded); ``instances``
@@ -881,7 +893,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     if distributed is not None and client_processes != 1:
         raise UsageError("with a Ray load the actors are the senders: client_processes "
                          "must be 1", "give the number of actors to RayLoad instead")
-    ep = parse_url(url)
+    ep = url if isinstance(url, Endpoint) else parse_endpoint(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
     sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
@@ -889,8 +901,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
 
     from trtcheck.measure.serving.live import live_faults as lf
 
-    async def inspect() -> tuple[dict, dict, dict]:
-        async with KServeClient(ep) as c:
+    async def inspect() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any],
+                                 dict[str, Any]]:
+        async with open_target(ep) as c:
             smd = await c.server_metadata()
             if (missing := lf.missing_extension(smd, ep.url, sweep=sweep)) is not None:
                 raise missing
@@ -1088,7 +1101,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     "ready and was measured: under strict readiness another model that "
                     "failed to load does this",
             remedy="check the server log for the model that failed to load"))
-    if not sweep and incomplete is None:
+    if not sweep and incomplete is None and run.live is not None:
         try:
             run.live.command_stats = stats_delta(first_stats,
                                                  _stats(ep, model, model_version))
@@ -1165,7 +1178,7 @@ def _run_findings(run: ServeRun) -> None:
 def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
           timeout_s: float | None = None) -> None:
     async def go() -> None:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             if timeout_s is None:
                 await c.load_model(model, cfg)
             else:
@@ -1176,7 +1189,7 @@ def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
 
 def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.model_config(model, version)
 
     return asyncio.run(go())
@@ -1184,7 +1197,7 @@ def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
 
 def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.statistics(model, version)
 
     return asyncio.run(go())

@@ -55,7 +55,8 @@ def config_difference(expected: dict[str, Any], current: dict[str, Any]) -> str 
     batching window and preferred sizes, instance kinds and counts) that differs between
     two checked configurations, as ``"field a -> b"``; ``None`` when they agree."""
     for k in _COMPARED:
-        a, b = expected.get(k), current.get(k)
+        a: Any = expected.get(k)  # JSON of the model configuration
+        b: Any = current.get(k)
         if k == "instance_group":  # the server names the groups itself
             a = [{kk: vv for kk, vv in g.items() if kk in ("kind", "count")}
                  for g in a or []]
