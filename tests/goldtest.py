@@ -2,7 +2,10 @@
 
 A golden file under ``tests/gold/`` holds what a command printed or wrote for fixed inputs,
 after :func:`scrub` replaced what may change between machines and runs (the running
-versions of trtcheck and onnx, absolute paths). :func:`check_gold` compares an output with
+versions of trtcheck and onnx, absolute paths) and rounded every decimal number to
+:data:`SIGNIFICANT_DIGITS` significant digits (:func:`scrub_floats`): a golden file states
+its numbers at that precision, never to the last bit, because the last digits of a float
+change with the NumPy build, BLAS and CPU (the order of a pairwise sum). :func:`check_gold` compares an output with
 its golden file and fails with a unified diff; with ``pytest --update-gold`` (or
 ``TRTCHECK_UPDATE_GOLD=1``) it rewrites the golden file instead. A failing comparison also
 leaves the output under ``tests/actual/`` (ignored by git) for a side-by-side look.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,36 @@ REPO = TESTS.parent
 
 #: set by conftest.py from ``--update-gold`` / ``TRTCHECK_UPDATE_GOLD=1``
 UPDATE = os.environ.get("TRTCHECK_UPDATE_GOLD", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+#: the precision at which golden files compare numbers: a float printed with more
+#: significant digits is rounded to this many (a double holds 15-17)
+SIGNIFICANT_DIGITS = 10
+
+#: a decimal number with a fraction (``12.5``, ``-0.00123``, ``1.5e-07``), not part of a
+#: word, a version (``1.17.1``) or an address (``127.0.0.1``); integers are exact and stay
+_FLOAT = re.compile(r"(?<![\w.])\d+\.\d+(?:[eE][+-]?\d+)?(?![\w.])")
+
+
+def _round_float(match: re.Match[str]) -> str:
+    text = match.group(0)
+    value = Decimal(text)
+    if len(value.as_tuple().digits) <= SIGNIFICANT_DIGITS:
+        return text
+    rounded = format(value, f".{SIGNIFICANT_DIGITS}g")
+    if "e" in rounded or "E" in rounded:
+        mantissa, exponent = rounded.lower().split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+        return f"{mantissa}e{int(exponent):+03d}"
+    return rounded.rstrip("0").rstrip(".") if "." in rounded else rounded
+
+
+def scrub_floats(text: str) -> str:
+    """``text`` with every decimal number of more than :data:`SIGNIFICANT_DIGITS`
+    significant digits rounded to that many (half to even, in decimal; trailing zeros
+    dropped). Shorter numbers, integers and dotted versions are left as they are, so a
+    human-readable table keeps its format."""
+    return _FLOAT.sub(_round_float, text)
 
 
 def default_scrubs() -> list[tuple[str, str]]:
@@ -48,10 +82,10 @@ def default_scrubs() -> list[tuple[str, str]]:
 
 def scrub(text: str, scrubs: list[tuple[str, str]] | None = None) -> str:
     """``text`` with every ``(regex, replacement)`` of :func:`default_scrubs` and
-    ``scrubs`` applied, in that order."""
+    ``scrubs`` applied, in that order, then :func:`scrub_floats`."""
     for pattern, repl in default_scrubs() + list(scrubs or []):
         text = re.sub(pattern, repl, text)
-    return text
+    return scrub_floats(text)
 
 
 def check_gold(name: str, actual: str, scrubs: list[tuple[str, str]] | None = None) -> None:
