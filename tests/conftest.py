@@ -31,6 +31,35 @@ def pytest_configure(config: pytest.Config) -> None:
         goldtest.UPDATE = True
 
 
+#: a deadlock detector, not a timing goal: a call that must end (a bound, a timeout, an
+#: abandoned batch) and has not after this long is hung. Two orders above what any such
+#: call takes on a loaded 2-core machine; speed goals live in benchmarks/.
+HANG_LIMIT_S = 300.0
+
+
+def returns_before_hang_limit(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, run in a daemon thread; its value, or its exception
+    re-raised. Fails the test when it has not returned within :data:`HANG_LIMIT_S`."""
+    import threading
+
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(HANG_LIMIT_S)
+    if thread.is_alive():
+        pytest.fail(f"{getattr(fn, '__name__', fn)} hung: no return within {HANG_LIMIT_S:g} s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box.get("value")
+
+
 def _load_fetch_module():
     spec = importlib.util.spec_from_file_location("fetch_ppocr", REPO / "engines" / "fetch_ppocr.py")
     mod = importlib.util.module_from_spec(spec)
