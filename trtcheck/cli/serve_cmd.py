@@ -24,7 +24,7 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
-from trtcheck.measure.progress import throttled
+from trtcheck.cli.progress_display import cli_progress
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
 
@@ -284,7 +284,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=throttled(log))
+            shapes=shape_map, model_path=target_desc, progress=cli_progress())
     finally:
         if activated_here:
             backend.deactivate()
@@ -393,7 +393,8 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
                        loads=load_list, repeats=repeats, max_duration_s=duration_s,
                        drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
                        warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
-                       arrays=arrays, client_processes=client_processes, progress=log)
+                       arrays=arrays, client_processes=client_processes,
+                       progress=cli_progress())
     results = new_results()
     results.serve = run
     results.incomplete = run.incomplete

@@ -46,6 +46,7 @@ from trtcheck.measure.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
@@ -779,7 +780,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         seed: Poisson seed (repeat r uses ``seed + r``) and generated inputs.
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run, status lines between.
 
     Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
     original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
@@ -831,6 +833,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     configs: list[ServeConfigResult] = []
     total = len(shapes_) * len(wins) * len(mbs) * len(insts)
     k = 0
+    begin_steps(progress, total * repeats, "run", "serve")
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
     incomplete: str | None = None
@@ -856,8 +859,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         if "refuses to load models" in str(exc):
                             raise
                         skipped.append((cfg, exc))
-                        if progress:
-                            progress(f"warning: {exc}; skipping this configuration")
+                        step_done(progress, f"warning: {exc}; skipping this configuration",
+                                  steps=len(shapes_) * repeats)
                         k += len(shapes_)
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
@@ -871,7 +874,7 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
-                            progress(f"[{k}/{total}] {shape.label} window "
+                            step_done(progress, f"[{k}/{total}] {shape.label} window "
                                      f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
                                      f"{cfg.get('max_batch_size', base_mb)} repeat "
                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "

@@ -36,6 +36,7 @@ from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.batcher import (
     BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.serve import (
@@ -705,6 +706,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             tgt = _InProcessTarget(payload_for, front)
         total = len(shapes_) * len(windows_us) * len(max_batch_sizes)
         k = 0
+        begin_steps(progress, total * repeats, "run", "serve")
 
         async def _sweep() -> None:
             nonlocal own_pool, executor, k
@@ -749,7 +751,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency
-                                progress(f"[{k}/{total}] {shape.label} window "
+                                step_done(progress, f"[{k}/{total}] {shape.label} window "
                                          f"{us_to_ms(w):g} ms max batch "
                                          f"{mb} repeat {r + 1}/{repeats}: "
                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
@@ -830,7 +832,8 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             per-thread state first (e.g. cuDNN autotuning, which PyTorch caches per
             thread: a fresh thread re-tunes every new batch shape, measured at 160-360 ms
             per first batch of 32 on an H200).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run.
 
     Returns:
         a :class:`~trtcheck.results.serve.ServeRun` (put it in ``Results.serve``).
