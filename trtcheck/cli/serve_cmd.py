@@ -200,7 +200,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     "pip install uvloop or drop --uvloop"
                                      ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",

@@ -802,7 +802,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             (dict of arrays stacked on axis 0, an array, or a list of payloads); outputs
             must be a list of one result per request, an array or a dict of arrays with
             one row per request.
-        use_uvloop: run on uvloop (``pip install trtcheck-tool[fast]``).
+        use_uvloop: run on uvloop (``pip install uvloop``, the ``fast`` extra).
         windows_us: batching windows, microseconds, each >= 0 (Triton
             ``max_queue_delay_microseconds``).
         max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
@@ -856,7 +856,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
+                                     "pip install uvloop or drop --uvloop") from None
         # the coroutine is made only once it will be run: none is left never awaited
         return uvloop.run(ameasure_serving(target, **kwargs))
     return asyncio.run(ameasure_serving(target, **kwargs))
