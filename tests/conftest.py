@@ -108,14 +108,32 @@ def cli():
 FAST = ["--warmup", "0", "--min-duration", "0.1", "--min-samples", "5"]
 
 
+def shared_session_dir(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every process of this test run shares: the run's temporary root, which
+    pytest-xdist's workers (``-n auto``) have in common; the session's own folder
+    without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(request.config, "workerinput") else base
+
+
 @pytest.fixture(scope="session")
-def demo_report(tmp_path_factory) -> Path:
-    """One real ``trtcheck report --demo --batch 1,2`` folder for the whole session
-    (every section: inspection, bench, serve, precision, advice, verdict). Read it; a test
-    that writes into a report folder copies it first."""
-    out = tmp_path_factory.mktemp("demo-report") / "demo"
-    res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
-    assert res.returncode == 0, res.stderr
+def demo_report(request, tmp_path_factory) -> Path:
+    """One real ``trtcheck report --demo --batch 1,2`` folder for the whole test run
+    (every section: inspection, bench, serve, precision, advice, verdict), built once
+    under a file lock and shared by the pytest-xdist workers. Read it; a test that writes
+    into a report folder copies it first."""
+    from filelock import FileLock
+
+    root = shared_session_dir(request, tmp_path_factory) / "demo-report"
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / "demo"
+    with FileLock(str(root / ".lock")):
+        if not (root / ".complete").is_file():
+            res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", "--overwrite",
+                          *FAST)
+            assert res.returncode == 0, res.stderr
+            (root / ".complete").write_text("ok\n")
     return out
 
 
