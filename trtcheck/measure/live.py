@@ -875,11 +875,11 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         if progress:
                             lat = rep.latency
                             step_done(progress, f"[{k}/{total}] {shape.label} window "
-                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
-                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
-                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
-                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
-                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                                      f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                      f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serve import _config_result
 
                     # Triton's max_batch_size 0 (no batch axis: one request per

@@ -752,11 +752,11 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                             if progress:
                                 lat = rep.latency
                                 step_done(progress, f"[{k}/{total}] {shape.label} window "
-                                         f"{us_to_ms(w):g} ms max batch "
-                                         f"{mb} repeat {r + 1}/{repeats}: "
-                                         f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
-                                         f"{rep.mean_batch_size:.2f}, p50 "
-                                         f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                                          f"{us_to_ms(w):g} ms max batch "
+                                          f"{mb} repeat {r + 1}/{repeats}: "
+                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
+                                          f"{rep.mean_batch_size:.2f}, p50 "
+                                          f"{lat.median_ms if lat else float('nan'):.2f} ms")
                         configs.append(_config_result(w, int(mb), shape, reps))
         try:
             await _sweep()
