@@ -106,7 +106,8 @@ def import_client(protocol: str) -> Any:
             import tritonclient.http.aio as mod
     except ImportError as exc:
         raise EnvironmentProblem(f"live targets need tritonclient ({exc})",
-                                 "pip install 'tritonclient[http,grpc]' httptools (the triton extra)") from None
+                                 "pip install 'tritonclient[http,grpc]' httptools (the triton "
+                                 "extra)") from None
     return mod
 
 
