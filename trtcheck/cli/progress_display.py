@@ -75,12 +75,7 @@ class CliProgress:
     def __call__(self, line: str) -> None:
         if not progress_enabled():
             return
-        if self._bar is not None:
-            from trtcheck.units import terminal_safe_lines
-
-            self._bar.write(terminal_safe_lines(line), file=self._stream())
-        else:
-            log(line)
+        log(line)  # above the bar when one is open (write_above_bar)
 
     def begin(self, total: int, unit: str, what: str) -> None:
         """Start counting ``total`` steps of ``unit`` for ``what`` (ends a previous bar)."""
@@ -95,6 +90,7 @@ class CliProgress:
                              file=self._stream(), dynamic_ncols=True, leave=True,
                              bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
                                         " [{elapsed} elapsed, {remaining} left] {postfix}")
+            _OPEN_BARS.append(self._bar)
 
     def step(self, line: str, steps: int = 1) -> None:
         """``steps`` steps done (or skipped), summarised by ``line``."""
@@ -102,9 +98,7 @@ class CliProgress:
         if not progress_enabled():
             return
         if self._bar is not None:
-            from trtcheck.units import terminal_safe_lines
-
-            self._bar.write(terminal_safe_lines(line), file=self._stream())
+            log(line)  # above the bar (write_above_bar)
             self._bar.set_postfix_str(_short(line), refresh=False)
             self._bar.update(steps)
             if self._done >= self._total:
@@ -120,6 +114,8 @@ class CliProgress:
     def close(self) -> None:
         """End the current bar (if any)."""
         if self._bar is not None:
+            if self._bar in _OPEN_BARS:
+                _OPEN_BARS.remove(self._bar)
             self._bar.close()
             self._bar = None
 
@@ -131,6 +127,20 @@ class CliProgress:
 
     def _stream(self) -> IO[str]:
         return self.stream if self.stream is not None else sys.stderr
+
+
+#: the bar on screen now, if any (one at a time: a new one ends the previous)
+_OPEN_BARS: list[Any] = []
+
+
+def write_above_bar(text: str) -> bool:
+    """Print ``text`` above the progress bar on screen, if one is (the bar is redrawn
+    below it); ``False`` when no bar is open (the caller prints it)."""
+    if not _OPEN_BARS:
+        return False
+    bar = _OPEN_BARS[-1]
+    bar.write(text, file=bar.fp)
+    return True
 
 
 def _short(line: str, width: int = 60) -> str:
