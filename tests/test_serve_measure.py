@@ -459,7 +459,7 @@ def _serve_cli(tmp_path, extra, sig):
     out = tmp_path / "serve.json"
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "serve", "--synthetic-curve",
                              "1:2,8:4", "--window-ms", "0,1,2,5", "--max-batch", "8",
-                             "--load", "closed:4", "--duration-s", "0.5", "--repeats", "2",
+                             "--load", "closed:4", "--duration-s", "3", "--repeats", "2",
                              "-o", str(out), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = ""
