@@ -69,7 +69,10 @@ def default_scrubs() -> list[tuple[str, str]]:
     return [
         (re.escape(str(REPO)), "<REPO>"),
         (rf"\btrtcheck{re.escape(' ')}{re.escape(__version__)}\b", "trtcheck VERSION"),
+        # the running onnx names itself in texts; results files read as inputs name the
+        # onnx that wrote them (any version: the oldest allowed reads them too)
         (rf"\bonnx {re.escape(onnx.__version__)}\b", "onnx VERSION"),
+        (r"\bonnx \d+\.\d+\.\d+\b", "onnx VERSION"),
         # the results schema version: bumped by every schema change, checked by
         # tests/test_results_schema.py
         (r'("schema_version": )"\d+\.\d+"', r'\1"SCHEMA_VERSION"'),
