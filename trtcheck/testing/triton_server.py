@@ -36,6 +36,7 @@ import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 
 class TritonPythonModel:
     """Busy-waits T(b) = a_ms + b_ms * b per execution of b requests (scripted)."""
@@ -72,10 +73,15 @@ class TritonPythonModel:
             y = (x * 2).astype(np.float32)
             if self.mode == "badshape":
                 y = np.zeros((x.shape[0], 3), dtype=np.float32)
-            # from_dlpack: numpy 2 arrays reach the stub intact (its pybind11 numpy path
-            # reads numpy 1 array descriptors and miscounts numpy 2 array sizes)
-            out.append(pb_utils.InferenceResponse(
-                [pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))]))
+            # numpy 2: from_dlpack, so the arrays reach the stub intact (its pybind11 numpy
+            # path reads numpy 1 array descriptors and miscounts numpy 2 array sizes);
+            # numpy 1: that pybind11 path (its DLPack capsules have the name the stub
+            # refuses)
+            if NUMPY_2:
+                tensor = pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))
+            else:
+                tensor = pb_utils.Tensor("OUTPUT0", np.ascontiguousarray(y))
+            out.append(pb_utils.InferenceResponse([tensor]))
         return out
 '''
 
