@@ -5,7 +5,7 @@ The synthetic backend sleeps ``T(b)`` = 2 ms at batch 1, 4 ms at 8, 10 ms at 32
 (``1:2,8:4,32:10``) behind the embedded batcher; the same sweep as the tests' serve-only
 fixture (windows 0 and 2 ms, max batch 8 and 32, a burst of 64 and an open loop at
 800 req/s) is measured ``--rounds`` times, and
-:func:`trtcheck.analyze.inputs.curve_from_serve` reads T(b) back from each. Goal: T(1) and
+:func:`trtcheck.analyze.advice.inputs.curve_from_serve` reads T(b) back from each. Goal: T(1) and
 T(8) within 15% of the served curve in every round (a sleep overshoots by the machine's
 timer and scheduling latency, so a loaded machine misses it). The tests check only what
 holds on any machine (every compute time is at least T(b)).
@@ -21,9 +21,9 @@ import os
 
 from _harness import add_machine_argument, format_table, write_result
 
-from trtcheck.analyze.inputs import curve_from_serve
+from trtcheck.analyze.advice.inputs import curve_from_serve
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving import measure_serving
 
 CURVE = "1:2,8:4,32:10"
 SERVED_MS = {1: 2.0, 8: 4.0}

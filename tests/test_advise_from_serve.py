@@ -33,7 +33,7 @@ def test_curve_from_serve_comes_from_the_serving_run(serve_only):
     """The measured curve, on any machine: the backend sleeps T(b), so every compute time
     is at least T(b) (a sleep never returns early); how close it comes is a benchmark
     (benchmarks/serve_curve_recovery.py)."""
-    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.analyze.advice.inputs import inputs_from_results
     from trtcheck.results import load_results
 
     results = load_results(serve_only)
@@ -75,7 +75,7 @@ def serve_only_recorded(serve_only, tmp_path_factory):
 
 def test_curve_from_serve_recovers_recorded_compute_times(serve_only_recorded):
     """From those samples the curve is T(b) at every kept batch size."""
-    from trtcheck.analyze.inputs import curve_from_serve
+    from trtcheck.analyze.advice.inputs import curve_from_serve
     from trtcheck.results import load_results
 
     results = load_results(serve_only_recorded)
@@ -99,7 +99,7 @@ def test_advise_and_report_from_a_serve_only_file(cli, serve_only_recorded, tmp_
 
 
 def test_no_bench_and_no_serve_is_one_line(cli, tmp_path):
-    from tests.test_results_model import make_results
+    from tests.factories import make_results
     from trtcheck.results import save_results
 
     r = make_results()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine_json import lint_engine, load_layer_info
+from trtcheck.inspection.engine.engine_json import lint_engine, load_layer_info
 from trtcheck.load.engine_json import parse_layer_info, split_format_datatype
 
 

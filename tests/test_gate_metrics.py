@@ -1,4 +1,4 @@
-"""Gate metric paths (trtcheck.analyze.metric_grammar, metric_resolver, metric_checks):
+"""Gate metric paths (trtcheck.analyze.gate.metricpath.metric_grammar, metric_resolver, metric_checks):
 the path language (runs by label, filters, nested and multi-condition filters, dotted dict
 keys, functions), units and directions, schema checks and --list-metrics."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze.gate_policy import parse_policy
-from trtcheck.analyze.metric_checks import (
+from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.gate.metricpath.metric_checks import (
     check_path,
     fold_dotted_keys,
     infer_direction,
     schema_paths,
 )
-from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError, parse_path
-from trtcheck.analyze.metric_resolver import SampleStat, evaluate_path, list_metrics
+from trtcheck.analyze.gate.metricpath.metric_grammar import MetricMissing, MetricPathError, parse_path
+from trtcheck.analyze.gate.metricpath.metric_resolver import SampleStat, evaluate_path, list_metrics
 from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
@@ -249,8 +249,8 @@ def precision_json(tmp_path_factory) -> Path:
     import onnx
 
     from trtcheck.load.precision_models import build_overflow_model
-    from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.results import save_results
 
     d = tmp_path_factory.mktemp("fixes2-precision")
@@ -334,7 +334,7 @@ def test_window_ms_filters_of_a_gate_policy_pass_on_schema_1_and_2_files(tmp_pat
                if r["window_ms"] == 2.0)
     new = tmp_path / "full-2.json"
     new.write_text(results_to_json(load_results(old)), encoding="utf-8")
-    assert json.loads(new.read_text(encoding="utf-8"))["schema_version"] == "2.0"
+    assert json.loads(new.read_text(encoding="utf-8"))["schema_version"] == "3.0"
     for doc in (old, new):
         res = load_results(doc)
         for path in ("advice.serve_predictions[window_ms=2].measured_p99_ms",
@@ -422,7 +422,7 @@ def test_values_may_hold_comparison_characters(serve_json):
 
 
 def test_quotes_open_only_at_the_start_of_a_value(serve_json):
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     res = load_results(serve_json)
     # an apostrophe inside a value is text (it used to be: '[' ... first ']')
@@ -470,11 +470,11 @@ def test_every_documented_precision_path_loads():
 def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
     import onnx
 
-    from trtcheck.analyze.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
     from trtcheck.load.precision_models import build_safe_model
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.runner import new_results
 
     model = tmp_path / "safe.onnx"
     onnx.save_model(build_safe_model(), str(model))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.measure.precision import (
+from trtcheck.measure.precision.precision import (
     DEFAULT_TOLERANCES,
     compare_output,
     polygraphy_elemwise_verdicts,
@@ -161,7 +161,7 @@ def test_tolerance_defaults_and_overrides() -> None:
 
 
 def test_rounding_floor_is_the_fp16_half_ulp_of_the_largest_value() -> None:
-    from trtcheck.measure.precision import rounding_floor
+    from trtcheck.measure.precision.precision import rounding_floor
 
     ref = np.array([1.0 + 2**-12, 15.0 + 2**-9, -3.0], np.float32)
     # 15 + 2^-9 in FP16 (ulp 2^-7 at 8..16) rounds to 15: error 2^-9

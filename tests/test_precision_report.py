@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from trtcheck.load.precision_models import build_overflow_model, build_safe_model
-from trtcheck.measure.bench import StopRule
-from trtcheck.measure.precision import compare_onnx_precisions, precision_section_for_report
-from trtcheck.measure.runner import RunOptions, new_results
+from trtcheck.measure.bench.bench import StopRule
+from trtcheck.measure.precision.precision import compare_onnx_precisions, precision_section_for_report
+from trtcheck.measure.bench.runner import RunOptions, new_results
 from trtcheck.report.charts import ChartSink
 from trtcheck.results import results_from_json, results_to_json
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trtcheck.analyze.regression import (regularized_incomplete_beta, t_quantile,
+from trtcheck.analyze.gate.regression import (regularized_incomplete_beta, t_quantile,
                                          t_quantile_exact)
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is the oracle (test extra)")

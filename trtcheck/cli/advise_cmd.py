@@ -25,7 +25,7 @@ from trtcheck.cli.common import (
     refuse_results_as_model,
     save_results_file,
 )
-from trtcheck.cli.export_cmd import GPU_IDS
+from trtcheck.cli.options import GPU_IDS
 from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
@@ -173,6 +173,12 @@ def _check_curve_bound(curve: Any) -> None:
               help="Save a results JSON with the advice section here.")
 @overwrite_option("Replace an existing --output file (and the "
                   "files --export-dir writes).")
+@click.option("--objective", default="fewest-instances", show_default=True,
+              type=click.Choice(["fewest-instances", "p99", "throughput"]),
+              help="How the recommendation is chosen: fewest-instances (the fewest meeting "
+                   "the P99 objective, then the bootstrap tie-break), p99 (the lowest P99 "
+                   "over the instance counts searched), throughput (the highest capacity "
+                   "under the P99 objective).")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
@@ -184,7 +190,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         what_if_preferred: list[int] | None, batch: list[int], model_name: str | None,
         device_kind: str | None, gpus: list[int] | None, torchserve_version: str,
         export_dir: str | None, model_file: str | None,
-        output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
+        output: str | None, overwrite: bool, output_format: str,
+        objective: str = "fewest-instances", **measure: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
 
     T(b) comes from exactly one of: MODEL (measured now, a short bench), --from
@@ -206,8 +213,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \\
           --model-file model.py
     """
-    from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
+    from trtcheck.analyze.advice import parse_curve_text
+    from trtcheck.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
     from trtcheck.pipeline import AdviseSettings, advise_from_source
 
@@ -228,7 +235,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
                          "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
                          "T(b) now")
-    from trtcheck.cli.export_cmd import gpu_ids
+    from trtcheck.cli.options import gpu_ids
 
     gpu_list = gpu_ids(gpus)
     if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
@@ -277,8 +284,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "burst":
         burst_size = load.count
     elif load is not None and load.kind == "closed":
-        from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-        from trtcheck.analyze.simulator import ClosedLoop
+        from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
+        from trtcheck.analyze.advice import ClosedLoop
 
         count = load.count if load.count < 10**9 else max(
             CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
@@ -290,7 +297,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         timer_slack_us=timer_slack_us, instances=None if what_if_cfgs else instances,
         max_utilisation=max_utilisation, requests=n_requests, seed=seed, replicas=replicas,
         device_kind=device_kind, what_if=what_if_cfgs, burst_size=burst_size,
-        closed_loop=closed_loop)
+        closed_loop=closed_loop, objective=objective)
 
     if latency_curve is not None:
         with quiet_numerics():
@@ -319,7 +326,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     if output:
         if results is None:
-            from trtcheck.measure.runner import new_results
+            from trtcheck.measure.bench import new_results
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
@@ -346,8 +353,8 @@ def _export_spec(results: Any, model: str | None, model_file: str | None,
     only."""
     from dataclasses import replace
 
-    from trtcheck.analyze.export import TritonModelSpec
-    from trtcheck.cli.export_cmd import live_config_from_results, model_spec
+    from trtcheck.export import TritonModelSpec
+    from trtcheck.export import live_config_from_results, model_spec
 
     live = live_config_from_results(results)
     if live is not None:
@@ -376,7 +383,7 @@ def _export_model(model: str | None, model_file: str | None, results: Any) -> st
 def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
                       overwrite: bool) -> None:
     """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
-    from trtcheck.cli.export_cmd import write_model_repository
+    from trtcheck.export import write_model_repository
 
     if model is not None and spec.backend == "python" and not model.endswith(".py"):
         model = None
@@ -398,7 +405,7 @@ def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float
         InputError: an unreadable spec (as ``serve --load``).
     """
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if load_spec is None:
         return None
@@ -430,7 +437,7 @@ def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
         UsageError: preferred sizes above every max batch, or more than
             :data:`MAX_WHAT_IF` configurations.
     """
-    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.analyze.advice import Candidate
     from trtcheck.errors import UsageError
 
     if windows is None and batches is None and preferred is None:

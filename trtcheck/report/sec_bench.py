@@ -14,7 +14,7 @@ _COMPONENT_ORDER = ("host_enqueue_ms", "h2d_ms", "gpu_compute_ms", "d2h_ms")
 
 
 def _run_view(run: BenchRun) -> BenchRunView:
-    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.analyze.derived import bench_findings
     from trtcheck.report.findings_view import device_is_gpu, group_findings
 
     rows = []

@@ -95,7 +95,9 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
                          reference_noise_max_abs=p.reference_repeat_max_abs_error)
 
 
-def _chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
+def precision_chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
+    """The precision chart (speed-up vs FP32 and 1 - worst cosine similarity per variant)
+    added to ``charts``; returns the chart entries of the section (empty without variants)."""
     labels = list(p.variants)
     if not labels:
         return []
@@ -129,7 +131,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     p = results.precision
     if p is None:
         return None
-    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), _chart(p, charts))
+    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), precision_chart(p, charts))
 
 
 def precision_markdown(results: Results) -> str:
