@@ -52,3 +52,13 @@ def test_every_committed_golden_is_already_scrubbed() -> None:
                         and scrub_floats(p.read_text(encoding="utf-8"))
                         != p.read_text(encoding="utf-8"))
     assert unscrubbed == []
+
+
+def test_numbers_agree_within_the_relative_tolerance_and_nothing_else():
+    from goldtest import numbers_agree
+
+    # a bootstrap bound from NumPy 1.25 and from 2.4
+    assert numbers_agree('"ratio_low": 0.9701493565,', '"ratio_low": 0.9701493521,')
+    assert not numbers_agree('"ratio_low": 0.9701493565,', '"ratio_low": 0.9701503565,')
+    assert not numbers_agree('"ratio_low": 0.97,', '"ratio_high": 0.97,')
+    assert not numbers_agree("a 1.5 b", "a 1.5 b 2.5")
