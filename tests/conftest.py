@@ -60,6 +60,17 @@ def returns_before_hang_limit(fn, *args, **kwargs):
     return box.get("value")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Captured output that holds an undecodable file name (a surrogate escape) shows it
+    as ``\\udcff``: pytest-xdist sends reports as UTF-8, and one such character would end
+    the whole run."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, text.encode("utf-8", "backslashreplace").decode("utf-8"))
+                       for title, text in report.sections]
+
+
 def _load_fetch_module():
     spec = importlib.util.spec_from_file_location("fetch_ppocr", REPO / "engines" / "fetch_ppocr.py")
     mod = importlib.util.module_from_spec(spec)
