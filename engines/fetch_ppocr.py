@@ -60,7 +60,6 @@ def fetch(force: bool = False) -> dict[str, Path]:
             differs.
     """
     from filelock import FileLock
-    from trtcheck.files import check_sha256, sha256_of
 
     dest = ppocr_dir()
     # several processes may fetch at once (pytest -n auto workers): one downloads
@@ -69,6 +68,8 @@ def fetch(force: bool = False) -> dict[str, Path]:
 
 
 def _fetch(dest: Path, force: bool) -> dict[str, Path]:
+    from trtcheck.files import check_sha256, sha256_of
+
     paths = {k: dest / v for k, v in MODELS.items()}
     if not force and all(p.is_file() and sha256_of(p) == MODEL_SHA256[k]
                          for k, p in paths.items()):
