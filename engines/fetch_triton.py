@@ -14,6 +14,10 @@
   ``libcudart.so.12`` on the library path: a symlink to the ``libcudart-*.so.12*`` inside
   ``nvidia_pytriton.libs`` is made in the perf_analyzer folder.
 
+Several processes may fetch at once (``pytest -n auto`` workers): each step runs under
+a file lock in the cache folder (``filelock``, in the ``test`` extra), so one downloads and
+the others wait and then find the files.
+
 How to start the server (see :meth:`TritonInstall.server_command` and
 :meth:`TritonInstall.server_env`): ``LD_LIBRARY_PATH=<python LIBDIR>:<libs>``,
 ``PYTHONHOME=<sys.base_prefix>`` (the stub links ``libpython3.X.so.1.0`` and imports numpy
@@ -63,6 +67,13 @@ def _cache(*parts: str) -> Path:
     from trtcheck.load.cache import cache_dir
 
     return cache_dir(*parts)
+
+
+def _lock(name: str):
+    """An inter-process lock on ``<cache>/triton/<name>.lock`` (``filelock.FileLock``)."""
+    from filelock import FileLock
+
+    return FileLock(str(_cache("triton") / f"{name}.lock"))
 
 
 def _checked_download(package: str, sha256: str, dest: str, *extra: str) -> Path:
@@ -190,6 +201,11 @@ def fetch(force: bool = False) -> TritonInstall:
     Raises:
         RuntimeError: pip could not download the wheel, or it lacks the server or a stub.
     """
+    with _lock("tritonserver"):
+        return _fetch_server(force)
+
+
+def _fetch_server(force: bool) -> TritonInstall:
     base = _cache("triton")
     root = base / "pytriton-0.7.0"
     inst = TritonInstall(root)
@@ -227,6 +243,11 @@ def fetch_perf_analyzer(force: bool = False) -> Path:
             the CUDA runtime library.
     """
     inst = fetch()
+    with _lock("perf_analyzer"):
+        return _fetch_perf_analyzer(inst, force)
+
+
+def _fetch_perf_analyzer(inst: TritonInstall, force: bool) -> Path:
     dest = _cache("triton", "perf_analyzer-2.41.0")
     exe = dest / "perf_analyzer"
     if force or not exe.is_file():

@@ -57,7 +57,7 @@ def test_rtx_plan_without_rtx_runtime(rtx_conv_plan: Path):
     info = read_plan_info(rtx_conv_plan, runtimes=TRT_10_8)
     assert info.can_load is None
     assert info.problems[0].code == "plan-no-runtime"
-    assert "trtcheck-tool[rtx]" in (info.problems[0].remedy or "")
+    assert "pip install tensorrt-rtx-cu13" in (info.problems[0].remedy or "")
 
 
 def test_rtx_plan_other_version(rtx_conv_plan: Path):

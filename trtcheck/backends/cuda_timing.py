@@ -27,8 +27,8 @@ from typing import Any
 
 from trtcheck.errors import EnvironmentProblem
 
-INSTALL_HINT = ('install cuda-python for your CUDA major: pip install "trtcheck-tool[trt-cu12]" '
-                'or "trtcheck-tool[trt-cu13]"')
+INSTALL_HINT = ('install cuda-python for your CUDA major: pip install "cuda-python>=12,<13" '
+                '(CUDA 12) or "cuda-python>=13" (CUDA 13)')
 
 
 class CudaError(EnvironmentProblem):

@@ -18,7 +18,7 @@ from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.inspection import TensorInfo
 
-ORT_INSTALL_HINT = ('pip install "trtcheck-tool[cpu]" (the CPU onnxruntime), or '
+ORT_INSTALL_HINT = ("pip install onnxruntime (the CPU build, trtcheck's cpu extra), or "
                     "pip install onnxruntime-gpu on a GPU host")
 """What to install when neither ``onnxruntime`` nor ``onnxruntime-gpu`` is present (both
 provide the ``onnxruntime`` module; installing both makes them overwrite each other)."""

@@ -6,6 +6,7 @@ import enum
 import json
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -124,7 +125,10 @@ class _StderrHandler(logging.Handler):
         from trtcheck.units import terminal_safe_lines
 
         try:
-            click.echo(terminal_safe_lines(self.format(record)), err=True)
+            text = terminal_safe_lines(self.format(record))
+            display = sys.modules.get("trtcheck.cli.progress_display")
+            if display is None or not display.write_above_bar(text):
+                click.echo(text, err=True)
         except Exception:  # a closed stderr must not end the run
             self.handleError(record)
 

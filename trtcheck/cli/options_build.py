@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trtcheck.cli.common import progress_enabled
+from trtcheck.cli.progress_display import cli_progress
 
 
 def run_options_from_cli(batch: list[int] | None, shapes: tuple[str, ...], inputs_npz: str | None,
@@ -38,5 +39,5 @@ def run_options_from_cli(batch: list[int] | None, shapes: tuple[str, ...], input
         rule=rule_from_options(warmup_s, min_duration_s, min_samples, max_duration_s,
                                base_rule),
         seed=seed,
-        progress=progress_enabled(),
+        progress=(cli_progress() or False) if progress_enabled() else False,
     )

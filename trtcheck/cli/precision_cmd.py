@@ -19,6 +19,7 @@ from trtcheck.cli.common import (
 )
 from trtcheck.cli.options import CommaList
 from trtcheck.cli.options_backend import backend_options
+from trtcheck.cli.progress_display import cli_progress
 from trtcheck.load.model_file import check_model_path
 from trtcheck.report.text_tables import precision_text  # noqa: F401  (re-exported)
 
@@ -213,7 +214,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
         candidates=cands, backend_name=backend_name,
         providers=providers or None, threads=threads, tolerance_overrides=overrides,
         bench_rule=rule, localize=not no_localize, keep_fp32_ops=keep_fp32_ops or [],
-        keep_fp32_nodes=keep_fp32_nodes or [], log=log)
+        keep_fp32_nodes=keep_fp32_nodes or [], log=cli_progress() or log)
     results = new_results()
     results.precision = result
     from trtcheck.report.sec_precision import precision_markdown

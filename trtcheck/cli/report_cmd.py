@@ -46,7 +46,8 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
 @click.option("--serve/--no-serve", "serve", default=None,
               help="Also measure serving through the embedded dynamic batcher: windows "
                    "0/2/10 ms at max batch 8 for a burst and open loops at 30% and 70% "
-                   "of one instance's batch-1 capacity (about 25 s; see `trtcheck serve` for full sweeps) "
+                   "of one instance's batch-1 capacity (for the demo 35 s, measured on a "
+                   "shared 2-core VM at load 6-12; see `trtcheck serve` for full sweeps) "
                    "[default: on with --demo, else off].")
 @click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
@@ -78,9 +79,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     stored in results.json (`verdict.status`, gateable). Rules: docs/verdict.md.
 
     \b
-    --demo runs everything on the built-in ResNet-18 (22-34 s measured on 2 cores):
-    inspection, batch sweep 1..16, serving sweep, FP16 comparison and batching advice
-    at 200 req/s. Turn parts off with --no-serve and --precision none.
+    --demo runs everything on the built-in ResNet-18 (144 s measured on a shared 2-core
+    VM at load 6-12): inspection, batch sweep 1..16, serving sweep, FP16 comparison and
+    batching advice at 10% of one instance's measured batch-1 capacity (0.84 req/s in
+    that run). Turn parts off with --no-serve and --precision none.
     """
     import os
 

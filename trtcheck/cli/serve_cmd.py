@@ -33,7 +33,7 @@ from trtcheck.cli.options_serving import (
 )
 from trtcheck.cli.ray_options import check_ray_options, ray_load, ray_options
 from trtcheck.measure.serving.live import TARGETS
-from trtcheck.measure.serving import throttled
+from trtcheck.cli.progress_display import cli_progress
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
 
@@ -194,7 +194,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     "pip install uvloop or drop --uvloop"
                                      ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
@@ -275,7 +275,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=throttled(log))
+            shapes=shape_map, model_path=target_desc, progress=cli_progress())
     finally:
         if activated_here:
             backend.deactivate()
@@ -389,7 +389,8 @@ def _live(*, url: str | None, protocol: str | None, live_model: str | None,
                            drain_timeout_s=drain_timeout_s,
                            late_threshold_ms=late_threshold_ms,
                            warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
-                           arrays=arrays, client_processes=client_processes, progress=log,
+                           arrays=arrays, client_processes=client_processes,
+                           progress=cli_progress(),
                            distributed=distributed)
     results = new_results()
     results.serve = run

@@ -83,9 +83,10 @@ RTX_DISTRIBUTIONS = ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx",
                      "tensorrt_rtx")
 
 INSTALL_HINTS = {
-    "tensorrt": 'pip install "trtcheck-tool[trt-cu12]" (CUDA 12) or '
-                '"trtcheck-tool[trt-cu13]" (CUDA 13) on the GPU machine',
-    "tensorrt_rtx": 'pip install "trtcheck-tool[rtx]" on the GPU machine',
+    "tensorrt": 'pip install tensorrt-cu12 "cuda-python>=12,<13" (CUDA 12, the trt-cu12 '
+                'extra) or tensorrt-cu13 "cuda-python>=13" (CUDA 13) on the GPU machine',
+    "tensorrt_rtx": 'pip install tensorrt-rtx-cu13 "cuda-python>=13" (the rtx extra) on the '
+                    'GPU machine',
 }
 
 

@@ -603,10 +603,11 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
     from trtcheck.measure.serving import throttled
     from trtcheck.measure.serving import default_report_sweep
 
-    log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
+    log("measuring serving through the embedded dynamic batcher ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
     with backend:
-        progress = throttled(log) if opts.progress else None
+        progress = (opts.progress if callable(opts.progress)
+                    else throttled(log) if opts.progress else None)
         return default_report_sweep(backend, progress=progress,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
 
@@ -622,7 +623,8 @@ def _precision(model: str, opts: Any, precisions: Sequence[str], engine_input: b
                          "for engines")
     precs = tuple(precisions)
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
-    return precision_section_for_report(model, opts, precs, log=log)
+    progress = opts.progress if callable(getattr(opts, "progress", None)) else log
+    return precision_section_for_report(model, opts, precs, log=progress)
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:

@@ -221,7 +221,7 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             f"{source} has results schema {major}.{minor}, "
             f"{'newer than' if newer else 'older than'} this trtcheck reads "
             f"({SCHEMA_VERSION}; major versions {ours[0]}.x)",
-            "upgrade trtcheck (pip install -U trtcheck-tool)" if newer else
+            "upgrade trtcheck (install a newer checkout or wheel)" if newer else
             "re-measure with this trtcheck, or read it with an older trtcheck")
     try:
         results = Results.model_validate(data)

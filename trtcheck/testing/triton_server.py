@@ -37,6 +37,7 @@ import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 
 class TritonPythonModel:
     """Busy-waits T(b) = a_ms + b_ms * b per execution of b requests (scripted)."""
@@ -76,10 +77,15 @@ class TritonPythonModel:
             if self.mode == "numpy_tensor":  # the numpy-2 trap, on purpose
                 out.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", y)]))
                 continue
-            # from_dlpack: numpy 2 arrays reach the stub intact (its pybind11 numpy path
-            # reads numpy 1 array descriptors and miscounts numpy 2 array sizes)
-            out.append(pb_utils.InferenceResponse(
-                [pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))]))
+            # numpy 2: from_dlpack, so the arrays reach the stub intact (its pybind11 numpy
+            # path reads numpy 1 array descriptors and miscounts numpy 2 array sizes);
+            # numpy 1: that pybind11 path (its DLPack capsules have the name the stub
+            # refuses)
+            if NUMPY_2:
+                tensor = pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))
+            else:
+                tensor = pb_utils.Tensor("OUTPUT0", np.ascontiguousarray(y))
+            out.append(pb_utils.InferenceResponse([tensor]))
         return out
 '''
 
@@ -124,6 +130,14 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         f'output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'
         f'instance_group [ {{ count: {instances} kind: KIND_CPU }} ]\n{db}{params}')
     return d
+
+
+#: starts of a server whose port another process took in between (see TritonServer.start)
+PORT_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The server exited because one of its ports was taken."""
 
 
 def free_ports(n: int) -> list[int]:
@@ -215,10 +229,32 @@ class TritonServer:
         """Start the server and wait until ``/v2/health/ready`` answers 200 (on new free
         ports, or the ones it had with ``keep_ports``).
 
+        Safe with several processes starting servers at once (``pytest -n auto``): the
+        ports are picked and held bound by the server under one inter-process file lock
+        (``filelock``, in the ``test`` extra) in the cache folder, so no two servers get
+        the same port and no health probe reaches another process's server; a start whose
+        port was taken meanwhile by anything else is retried on new ports (3 times).
+
         Raises:
             RuntimeError: the server exited or was not ready in time (log tail included).
         """
+        from filelock import FileLock
+
+        from trtcheck.load.cache import cache_dir
+
         inst = load_fetch_triton().fetch()
+        with FileLock(str(cache_dir("triton") / "ports.lock")):
+            for attempt in range(PORT_ATTEMPTS):
+                try:
+                    return self._start_once(inst, timeout_s, keep_ports and attempt == 0)
+                except _PortTaken:
+                    if attempt == PORT_ATTEMPTS - 1:
+                        raise RuntimeError("tritonserver could not bind its ports "
+                                           f"{PORT_ATTEMPTS} times:\n" + self.log_tail()
+                                           ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _start_once(self, inst, timeout_s: float, keep_ports: bool) -> TritonServer:
         if not (keep_ports and self.http_port):
             self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
@@ -234,6 +270,9 @@ class TritonServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "already in use" in self.log_tail(200).lower():
+                    self.proc = None
+                    raise _PortTaken
                 raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:

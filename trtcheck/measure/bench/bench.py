@@ -24,6 +24,7 @@ from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.load.inputs import make_feed
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.interrupt import interrupt_name
+from trtcheck.measure.progress import ProgressCallback, begin_steps, step_done
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings, FailedBatch
 from trtcheck.results.stats import Finding, LatencyStats
 from trtcheck.stats import stability_findings, summarize
@@ -188,7 +189,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
               values: dict[str, float | int | bool] | None = None, label: str | None = None,
-              progress: bool = False, data_source: str = "--inputs data") -> BenchRun:
+              progress: bool | ProgressCallback | None = False,
+              data_source: str = "--inputs data") -> BenchRun:
     """Measure ``backend`` at each batch size.
 
     Args:
@@ -204,8 +206,9 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             (:func:`trtcheck.load.input_checks.check_data_fits`).
         data_source: how messages name ``arrays``, e.g. the ``.npz`` file name.
         label: run label in the results (default ``"<backend>-<precision>"``).
-        progress: log one line per batch size (its median, p99 and run count) on the
-            ``trtcheck.bench`` logger, which the CLI sends to stderr.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`: one step per
+            batch size, its line the median, p99 and run count), or ``True`` to log those
+            lines on the ``trtcheck.bench`` logger, which the CLI sends to stderr.
 
     Returns:
         a :class:`~trtcheck.results.BenchRun`. A batch size that runs out of memory or
@@ -245,6 +248,10 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
     failed: list[FailedBatch] = []
     first_error: BaseException | None = None
     incomplete: str | None = None
+    emit: ProgressCallback | None = (
+        progress if callable(progress)
+        else (lambda line: _log.info("%s", line)) if progress else None)
+    begin_steps(emit, len(plan), "batch size", "bench")
     try:
         for i, (b, shp) in enumerate(plan, 1):
             if progress:
@@ -260,6 +267,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
                              "ran out of memory" if row.reason == "out-of-memory"
                              else "could not run", row.message)
+                step_done(emit, f"bench: batch {b} ({i}/{len(plan)}): failed")
                 continue
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
@@ -281,10 +289,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 measured_duration_s=duration, stopped_by=stopped,
                 warnings=warnings, first_call_ms=warm[0] if warm else None,
                 input_bytes=nbytes, validity=validity))
-            if progress:
-                _log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs "
-                          "in %.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
-                          duration)
+            step_done(emit, f"bench: batch {b} ({i}/{len(plan)}): median {st.median_ms:.3f} "
+                            f"ms, p99 {st.p99_ms:.3f} ms, {st.count} runs in {duration:.1f} s")
     except KeyboardInterrupt as exc:
         done = len(results) + len(failed)
         incomplete = (f"interrupted by {interrupt_name(exc)} at batch {plan[done][0]}: "

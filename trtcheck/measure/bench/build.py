@@ -41,8 +41,9 @@ from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
 INSTALL = {
-    "tensorrt": 'pip install "trtcheck-tool[trt-cu12]" or "trtcheck-tool[trt-cu13]"',
-    "tensorrt_rtx": 'pip install "trtcheck-tool[rtx]"',
+    "tensorrt": 'pip install tensorrt-cu12 "cuda-python>=12,<13" (CUDA 12) or tensorrt-cu13 '
+                '"cuda-python>=13" (CUDA 13)',
+    "tensorrt_rtx": 'pip install tensorrt-rtx-cu13 "cuda-python>=13"',
 }
 
 _DTYPE_NAMES = {"FLOAT": "fp32", "HALF": "fp16", "BF16": "bf16", "INT8": "int8",

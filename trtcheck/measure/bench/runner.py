@@ -16,7 +16,8 @@ from trtcheck.results.bench import BenchRun
 
 @dataclass
 class RunOptions:
-    """Everything a measured run needs from the command line."""
+    """Everything a measured run needs from the command line (``progress``: a progress
+    callback of :mod:`trtcheck.measure.progress`, ``True`` for log lines, or ``False``)."""
 
     batch_sizes: list[int] | None = None
     shapes: dict[str, list[int]] = field(default_factory=dict)
@@ -31,7 +32,7 @@ class RunOptions:
     backend_options: dict[str, Any] = field(default_factory=dict)
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = 0
-    progress: bool = False
+    progress: Any = False
 
     @property
     def providers(self) -> list[str] | None:

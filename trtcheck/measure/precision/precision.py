@@ -47,6 +47,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.bench import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of this module's API
@@ -359,6 +360,7 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
     tols = {v.label: tolerance_for(v.precision, st.tolerance_overrides) for v in variants}
     notes = ["The reference is always FP32; each variant is judged against it, never "
              "against another reduced-precision run."]
+    begin_steps(st.log, 1 + len(variants), "model", "precision")
     with reference.backend as ref_be:
         ref_in, ref_out = ref_be.input_specs(), ref_be.output_specs()
         log(f"running the FP32 reference on {len(feeds)} sample(s) ...")
@@ -374,6 +376,7 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
             log("measuring FP32 reference latency ...")
             ref_latency = _latency(ref_be, reference.model_path, feeds[0], st.bench_rule,
                                    f"{reference.label}-reference")
+    step_done(st.log, f"precision: FP32 reference done ({len(feeds)} sample(s))")
     tmp = tempfile.TemporaryDirectory(prefix="trtcheck-localize-")
     cache: dict[str, Any] = {}
 
@@ -395,6 +398,8 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
         for v in variants:
             results[v.label] = _judge_variant(v, ref_in, ref_out, ref_runs, feeds, tols[v.label],
                                               st, ref_acts, ref_latency, tmp.name, log)
+            step_done(st.log, f"precision: {v.label} "
+                              f"{'within' if results[v.label].passed else 'outside'} tolerance")
     finally:
         tmp.cleanup()
     if noise > 0:

@@ -57,7 +57,7 @@ class HttpFront:
             from aiohttp import web  # noqa: F401
         except ImportError:
             raise EnvironmentProblem("the HTTP front needs aiohttp",
-                                     "pip install 'trtcheck-tool[http]' (or drop --http)") from None
+                                     "pip install aiohttp (or drop --http)") from None
         self.template = template
         self.max_connections = max_connections
         self.batcher: DynamicBatcher | None = None

@@ -37,6 +37,7 @@ from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.serving.batcher import (
     BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.serve import (
@@ -766,6 +767,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             tgt = _InProcessTarget(payload_for, front)
         total = len(shapes_) * len(windows_us) * len(max_batch_sizes)
         k = 0
+        begin_steps(progress, total * repeats, "run", "serve")
 
         async def _sweep() -> None:
             nonlocal own_pool, executor, k
@@ -814,12 +816,12 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency
-                                progress(f"[{k}/{total}] {shape.label} window "
-                                         f"{us_to_ms(w):g} ms max batch "
-                                         f"{mb} repeat {r + 1}/{repeats}: "
-                                         f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
-                                         f"{rep.mean_batch_size:.2f}, p50 "
-                                         f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                                step_done(progress, f"[{k}/{total}] {shape.label} window "
+                                          f"{us_to_ms(w):g} ms max batch "
+                                          f"{mb} repeat {r + 1}/{repeats}: "
+                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
+                                          f"{rep.mean_batch_size:.2f}, p50 "
+                                          f"{lat.median_ms if lat else float('nan'):.2f} ms")
                         configs.append(config_result(w, int(mb), shape, reps))
         try:
             await _sweep()
@@ -865,7 +867,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             (dict of arrays stacked on axis 0, an array, or a list of payloads); outputs
             must be a list of one result per request, an array or a dict of arrays with
             one row per request.
-        use_uvloop: run on uvloop (``pip install trtcheck-tool[fast]``).
+        use_uvloop: run on uvloop (``pip install uvloop``, the ``fast`` extra).
         windows_us: batching windows, microseconds, each >= 0 (Triton
             ``max_queue_delay_microseconds``).
         max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
@@ -895,7 +897,8 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             per-thread state first (e.g. cuDNN autotuning, which PyTorch caches per
             thread: a fresh thread re-tunes every new batch shape, measured at 160-360 ms
             per first batch of 32 on an H200).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run.
 
     Returns:
         a :class:`~trtcheck.results.serve.ServeRun` (put it in ``Results.serve``).
@@ -918,7 +921,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
+                                     "pip install uvloop or drop --uvloop") from None
         # the coroutine is made only once it will be run: none is left never awaited
         return uvloop.run(ameasure_serving(target, **kwargs))
     return asyncio.run(ameasure_serving(target, **kwargs))

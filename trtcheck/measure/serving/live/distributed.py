@@ -54,7 +54,7 @@ from trtcheck.results.load_nodes import DistributedLoad, LoadNodeShare
 from trtcheck.results.stats import Finding
 
 #: The install hint of the optional dependency.
-RAY_HINT = "pip install 'trtcheck-tool[ray]' (on the driver and every node)"
+RAY_HINT = "pip install 'ray>=2.9' (the ray extra; on the driver and every node)"
 #: Seconds the cluster may take to reserve the actors' CPUs (the placement group).
 PLACEMENT_TIMEOUT_S = 60.0
 #: Round trips per node for its clock offset (the shortest one is used).

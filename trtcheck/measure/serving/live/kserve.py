@@ -1,7 +1,7 @@
 """A KServe v2 (Triton) control-plane client for live targets, over HTTP or gRPC.
 
 Wraps ``tritonclient`` (``tritonclient.http.aio`` / ``tritonclient.grpc.aio``; install
-``trtcheck-tool[triton]``) and turns every answer into plain JSON of one shape whatever
+the ``triton`` extra) and turns every answer into plain JSON of one shape whatever
 the protocol (gRPC's int64 fields arrive as strings and are turned into ints where read),
 and every failure into one trtcheck error:
 
@@ -110,7 +110,8 @@ def import_client(protocol: str) -> Any:
             import tritonclient.http.aio as mod
     except ImportError as exc:
         raise EnvironmentProblem(f"live targets need tritonclient ({exc})",
-                                 "pip install 'trtcheck-tool[triton]'") from None
+                                 "pip install 'tritonclient[http,grpc]' httptools (the triton "
+                                 "extra)") from None
     return mod
 
 

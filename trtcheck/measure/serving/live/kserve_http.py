@@ -64,7 +64,8 @@ def _import_httptools() -> Any:
         import httptools
     except ImportError as exc:
         raise EnvironmentProblem(f"live targets over HTTP need httptools ({exc})",
-                                 "pip install 'trtcheck-tool[triton]'") from None
+                                 "pip install 'tritonclient[http,grpc]' httptools (the triton "
+                                 "extra)") from None
     return httptools
 
 

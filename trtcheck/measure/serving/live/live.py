@@ -47,6 +47,7 @@ from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.serving.live.live_record import LiveRunRecord
 from trtcheck.measure.serving.live.target import open_target, parse_endpoint, target_kind
@@ -867,7 +868,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
         seed: Poisson seed (repeat r uses ``seed + r``) and generated inputs.
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run, status lines between.
         distributed: a connected :class:`trtcheck.measure.serving.live.distributed.RayLoad`: every
             run's load is split across its Ray actors instead of local processes
             (``client_processes`` must then be 1); each repeat records every actor's
@@ -940,6 +942,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
     configs: list[ServeConfigResult] = []
     total = len(shapes_) * len(wins) * len(mbs) * len(insts)
     k = 0
+    begin_steps(progress, total * repeats, "run", "serve")
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
     incomplete: str | None = None
@@ -971,8 +974,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         if "refuses to load models" in str(exc):
                             raise
                         skipped.append((cfg, exc))
-                        if progress:
-                            progress(f"warning: {exc}; skipping this configuration")
+                        step_done(progress, f"warning: {exc}; skipping this configuration",
+                                  steps=len(shapes_) * repeats)
                         k += len(shapes_)
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
@@ -999,12 +1002,12 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
-                            progress(f"[{k}/{total}] {shape.label} window "
-                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
-                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
-                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
-                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
-                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                            step_done(progress, f"[{k}/{total}] {shape.label} window "
+                                      f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                      f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serving.serve import config_result
 
                     # Triton's max_batch_size 0 (no batch axis: one request per
