@@ -474,7 +474,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
                    precisions: Sequence[str] = (), engine_input: bool = False,
                    arrival_rate_per_s: float | None = None, demo_advice: bool = False,
                    slo_p99_ms: float | None = None, policy: Any = None,
-                   log: Log = _log_info) -> ReportRun:
+                   target: str | None = None, log: Log = _log_info) -> ReportRun:
     """Inspect and measure ``model``, then write its report into the folder ``output``.
 
     In order: inspection (ONNX graph, or engine/trtexec exports when ``engine_input``),
@@ -494,6 +494,8 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
         run_options: a :class:`~trtcheck.measure.runner.RunOptions` (batch sizes, shapes,
             inputs, runtime, stopping rule); its ``batch_sizes`` may be filled in.
         output: the report folder.
+        target: the deployment target recorded and judged for (``tensorrt``,
+            ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``None``: TensorRT).
 
     Raises:
         InputError: the folder cannot take a report, the model cannot be inspected or
@@ -506,6 +508,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
     with made_folders_removed_on_failure(output):
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, run_options, no_bench, engine_input, log)
+        results.target = target
         stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
         if serve and stopped is None:
             results.serve = _serve(model, run_options, log)

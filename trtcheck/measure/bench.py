@@ -26,7 +26,7 @@ from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.interrupt import interrupt_name
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings, FailedBatch
 from trtcheck.results.stats import Finding, LatencyStats
-from trtcheck.stats import stability_findings, summarize
+from trtcheck.stats import median_relative_halfwidth, stability_findings, summarize
 
 #: Largest input read rate any single device reaches, bytes/s: twice the HBM bandwidth of
 #: the fastest current accelerators (NVIDIA H200 4.8 TB/s, B200 8 TB/s). An execution
@@ -57,6 +57,11 @@ class StopRule:
         max_duration_s: stop after this long even if ``min_samples`` is not reached
             (seconds, > 0; at least one sample is always taken).
         max_samples: stop after this many executions (>= min_samples).
+        median_precision: once both minimums are reached, go on measuring until the
+            95% interval of the median (:func:`trtcheck.stats.median_interval`) is within
+            this share of the median (0.05: +-5%; 0 turns it off) ...
+        precision_bound_s: ... but for at most this long in all (seconds, never beyond
+            ``max_duration_s``): the stated time bound of the adaptive part.
 
     Raises:
         InputError: values out of range.
@@ -68,6 +73,8 @@ class StopRule:
     min_samples: int = 50
     max_duration_s: float = 30.0
     max_samples: int = 100_000
+    median_precision: float = 0.05
+    precision_bound_s: float = 10.0
 
     def __post_init__(self) -> None:
         for flag, value in (("--warmup", self.warmup_s), ("--min-duration", self.min_duration_s),
@@ -83,13 +90,28 @@ class StopRule:
             raise InputError("--max-duration must be > 0")
         if self.max_samples < self.min_samples:
             raise InputError("--max-samples must be >= --min-samples")
+        if not (math.isfinite(self.median_precision) and 0 <= self.median_precision < 1) \
+                or not (math.isfinite(self.precision_bound_s) and self.precision_bound_s >= 0):
+            raise InputError("the median precision must be in [0, 1) and its time bound "
+                             ">= 0 seconds")
 
 
 _log = logging.getLogger("trtcheck.bench")
 
 
+def _precise_enough(samples: list[float], target: float) -> bool:
+    hw = median_relative_halfwidth(samples)
+    return hw is not None and hw <= target
+
+
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
                ) -> tuple[list[float], dict[str, list[float]], float, str]:
+    """Time executions until the rule stops: both minimums reached and, when
+    ``rule.median_precision > 0``, the median's interval that narrow, or the time bound
+    of that adaptive part (``precision_bound_s``, at most ``max_duration_s``), or a
+    maximum. ``stopped`` is ``min_reached``, ``precision_reached`` (extra samples made
+    the median precise enough), ``precision_bound`` (the bound stopped it first),
+    ``max_duration`` or ``max_samples``."""
     samples: list[float] = []
     components: dict[str, list[float]] = {}
     infer = backend.infer
@@ -97,7 +119,10 @@ def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
     start = clock()
     min_ns = int(rule.min_duration_s * 1e9)
     max_ns = int(rule.max_duration_s * 1e9)
+    bound_ns = min(max_ns, int(max(rule.precision_bound_s, rule.min_duration_s) * 1e9))
     stopped = "min_reached"
+    adaptive = False
+    next_check = 0
     while True:
         t0 = clock()
         out = infer(feed)
@@ -109,7 +134,19 @@ def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
         elapsed = t1 - start
         n = len(samples)
         if n >= rule.min_samples and elapsed >= min_ns:
-            break
+            if rule.median_precision <= 0:
+                break
+            if n >= next_check:  # re-check every ~5% more samples: O(n log n) in all
+                if _precise_enough(samples, rule.median_precision):
+                    stopped = "precision_reached" if adaptive else "min_reached"
+                    break
+                adaptive = True
+                next_check = n + max(1, n // 20)
+            if elapsed >= bound_ns:
+                stopped = ("precision_reached"
+                           if _precise_enough(samples, rule.median_precision)
+                           else "precision_bound")
+                break
         if n >= rule.max_samples:
             stopped = "max_samples"
             break
@@ -310,6 +347,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         warmup_s=rule.warmup_s, warmup_min_iterations=rule.warmup_min_iterations,
         min_duration_s=rule.min_duration_s, min_samples=rule.min_samples,
         max_duration_s=rule.max_duration_s, max_samples=rule.max_samples,
+        median_precision=rule.median_precision, precision_bound_s=rule.precision_bound_s,
         batch_sizes=[b for b, _ in plan],
         input_source=("npz" if arrays else "values+random" if values else "random-uniform"),
         seed=seed, shapes=dict(shapes or {}))

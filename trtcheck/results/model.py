@@ -42,7 +42,7 @@ from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -92,6 +92,9 @@ class Results(Record):
     Sections are ``None`` (or empty) when the stage that fills them did not run.
     ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
     finished is kept, what was running is dropped), ``None`` for a complete run.
+    ``target`` is the deployment target the verdict and findings are judged for
+    (``tensorrt``, ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``trtcheck report
+    --target``), ``None`` when not given (judged for TensorRT).
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -107,6 +110,7 @@ class Results(Record):
     serve: ServeRun | None = None
     advice: Advice | None = None
     incomplete: str | None = None
+    target: Literal["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"] | None = None
     verdict: Verdict | None = None
 
     @field_validator("schema_version", mode="before")
