@@ -404,6 +404,8 @@ class PrecisionRow:
         nonfinite_count: NaN/Inf the candidate produced where the reference did not.
         min_top1_agreement: worst top-1 agreement (0..1).
         verdict: ``reference``, ``pass`` or ``FAIL``.
+        speedup_text: the speed-up as shown: ``1.30 (1.21-1.40)`` with its 95%
+            interval, ``not measurable on this backend``, or ``-``.
     """
 
     label: str
@@ -419,6 +421,7 @@ class PrecisionRow:
     nonfinite_count: int | None
     min_top1_agreement: float | None
     verdict: str
+    speedup_text: str = "-"
 
 
 @dataclass(frozen=True)
@@ -439,6 +442,8 @@ class PrecisionOutputRow:
         top1_pct, top5_pct: top-k agreement, percent (``None`` for non-class outputs).
         polygraphy: Polygraphy's elementwise check: ``pass``, ``fail`` or ``-``.
         passed: within tolerance.
+        not_judged: each metric shown that did not judge this output, with why
+            (``cosine 0.998700: not judged: every |ref| <= atol 0.01 ...``).
     """
 
     name: str
@@ -459,6 +464,7 @@ class PrecisionOutputRow:
     top5_pct: float | None
     polygraphy: str
     passed: bool
+    not_judged: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
