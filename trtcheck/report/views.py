@@ -214,6 +214,8 @@ class BenchRow:
         gain_vs_batch1: samples/s over samples/s at batch 1 (``None`` without batch 1).
         scaling_efficiency: ``gain_vs_batch1 / batch_size``.
         sample_count: timed executions.
+        median_pm_pct: half the width of the median's 95% interval over the median,
+            percent (``None`` below 6 samples): how well the median is known.
     """
 
     batch_size: int
@@ -232,6 +234,7 @@ class BenchRow:
     gain_vs_batch1: float | None
     scaling_efficiency: float | None
     sample_count: int
+    median_pm_pct: float | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,7 @@ class BenchRunView:
         components: timed parts per batch size (empty when none were timed).
         warnings: warnings and errors, grouped per code.
         infos: notes, grouped per code.
+        failed: the batch sizes that could not run, one line each (batch, why, message).
     """
 
     label: str
@@ -271,6 +275,7 @@ class BenchRunView:
     components: list[ComponentRow]
     warnings: list[FindingGroup]
     infos: list[FindingGroup]
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
