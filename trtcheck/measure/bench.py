@@ -210,15 +210,36 @@ def plausibility_findings(stats: LatencyStats, input_bytes: int,
     return out
 
 
+_BYTES_RE = re.compile(r"(?<![\d.])(\d{4,})(?:\s*bytes)?(?![\d.])")
+#: Failure messages are kept to this many characters (one line in a table).
+FAILURE_MESSAGE_CHARS = 300
+
+
 def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> FailedBatch:
-    msg = (exc.message if isinstance(exc, TrtcheckError) else
-           str(exc) or type(exc).__name__)
-    msg = " ".join(msg.split())[:300]
-    oom = isinstance(exc, MemoryError) or _OOM_RE.search(msg) is not None
+    """The row of a batch size that could not run. The whole message is searched for an
+    allocation failure (:data:`_OOM_RE`) and for the byte count it asked for before it is
+    cut to :data:`FAILURE_MESSAGE_CHARS` (ONNX Runtime's "Failed to allocate memory for
+    requested buffer of size 68719476736" comes after a long stack of context); the
+    byte count is kept in ``requested_bytes`` and in the message."""
+    full = (exc.message if isinstance(exc, TrtcheckError) else
+            str(exc) or type(exc).__name__)
+    full = " ".join(full.split())
+    oom = isinstance(exc, MemoryError) or _OOM_RE.search(full) is not None
+    requested = None
+    if oom:
+        m = _OOM_RE.search(full)
+        tail = full[m.start():] if m else full
+        sizes = [int(x) for x in _BYTES_RE.findall(tail)]
+        requested = max(sizes) if sizes else None
+    msg = full[:FAILURE_MESSAGE_CHARS]
+    if requested is not None and str(requested) not in msg:
+        msg = (f"{msg[:FAILURE_MESSAGE_CHARS - 60]} ... requested {requested:,} bytes "
+               f"({requested / 2**30:.3g} GiB)")
     if isinstance(exc, MemoryError):
         msg = "host memory allocation failed (MemoryError)" + (f": {msg}" if str(exc) else "")
     return FailedBatch(batch_size=b, input_shapes=shp,
-                       reason="out-of-memory" if oom else "failed", message=msg)
+                       reason="out-of-memory" if oom else "failed", message=msg,
+                       requested_bytes=requested)
 
 
 def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | None,

@@ -138,12 +138,15 @@ class FailedBatch(Record):
         reason: ``"out-of-memory"`` (an allocation failed: host or device memory) or
             ``"failed"`` (the runtime refused or failed the execution).
         message: the runtime's message, one line.
+        requested_bytes: the allocation that failed, bytes, when the runtime's message
+            names it (``None`` otherwise).
     """
 
     batch_size: int
     input_shapes: dict[str, list[int]]
     reason: str
     message: str
+    requested_bytes: int | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> FailedBatch:
