@@ -367,3 +367,21 @@ def test_a_likely_advice_decides_like_a_stable_one():
     assert v.status != "cannot_tell" and not _reasons(v, "advice-cannot-tell")
     st.status, st.share = "cannot-tell", 0.5
     assert judge(r).status == "cannot_tell"
+
+
+def test_an_uncertain_median_under_advice_that_held_on_its_replicas_is_a_warning():
+    from trtcheck.results.advice import AdviceStability
+
+    r = make_results(NOISY)
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 30.0))
+    r.advice.recommendation.stability = AdviceStability(status="stable", replicas=12,
+                                                        share=1.0, kind_share=1.0)
+    v = judge(r)
+    # the decision the medians feed was made on bootstrap replicas of these samples
+    assert v.status == "ready_with_warnings"
+    (u,) = _reasons(v, "measurement-unstable")
+    assert u.effect == "warning" and "held in 100% of 12 bootstrap replicas" in u.message
+    assert "not decided" in u.message
+    r.advice.recommendation.stability = AdviceStability(status="cannot-tell", replicas=12,
+                                                        share=0.4, kind_share=0.5)
+    assert judge(r).status == "cannot_tell"

@@ -333,10 +333,27 @@ UNSTABLE_TARGET = 0.05
 :attr:`trtcheck.measure.bench.StopRule.median_precision`; analysis imports no stage)."""
 
 
+def _advice_decided_on_replicas(results: Any) -> str | None:
+    """When the serving advice made its decision on bootstrap replicas of these very
+    samples (so the medians' uncertainty is already inside it) and it held: how it held,
+    in words; else ``None``."""
+    adv = getattr(results, "advice", None)
+    if adv is None or advice_cannot_tell(adv) is not None:
+        return None
+    st = getattr(adv.recommendation, "stability", None)
+    if st is None or not getattr(st, "replicas", 0):
+        return None
+    return (f"the serving advice's choice held in {st.share:.0%} of {st.replicas} bootstrap "
+            "replicas of these samples, so the decision stands")
+
+
 def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
-    """``measurement-unstable`` (cannot tell): batch sizes whose median's 95% interval
-    is wider than +-:data:`MEDIAN_CI_LIMIT` of the median: every claim resting on those
-    medians (T(b) for the advice, throughput, the gate's latency budgets) is undecided."""
+    """``measurement-unstable``: batch sizes whose median's 95% interval is wider than
+    +-:data:`MEDIAN_CI_LIMIT` of the median. The claims resting on those medians
+    (throughput, T(b), latency budgets) are undecided: *cannot tell*, unless the
+    decision they feed was made on bootstrap replicas of the same samples and held
+    (the serving advice's stability check): then the decision stands and the reason is
+    a warning that says which numbers are not decided."""
     from trtcheck.stats import median_interval
 
     out = []
@@ -354,15 +371,26 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
             continue
         worst, hw, ci = max(bad, key=lambda x: x[1])
         sizes = ", ".join(str(b.batch_size) for b, _, _ in bad)
+        head = (f"the median latency of {run.label} at batch {worst.batch_size} is "
+                f"{worst.stats.median_ms:.3g} ms with a 95% interval of "
+                f"{ci[0]:.3g}-{ci[1]:.3g} ms (+-{hw:.0%}, the limit is "
+                f"+-{MEDIAN_CI_LIMIT:.0%}) after {worst.stats.count} runs in "
+                f"{worst.measured_duration_s:.1f} s")
+        held = _advice_decided_on_replicas(results)
+        if held is not None:
+            out.append(VerdictReason(
+                kind="measurement-unstable", effect="warning", section="bench",
+                title=f"the throughput at batch {sizes} is not decided",
+                message=(f"{head}: the throughput and latency numbers at batch {sizes} are "
+                         f"not decided, but {held}"),
+                remedy=_remeasure_remedy(gpu), codes=["median-uncertain"],
+                where=[f"batch {b.batch_size}" for b, _, _ in bad]))
+            continue
         out.append(VerdictReason(
             kind="measurement-unstable", effect="cannot_tell", section="bench",
             title=f"the median latency at batch {sizes} is too uncertain to decide on",
-            message=(f"the median latency of {run.label} at batch {worst.batch_size} is "
-                     f"{worst.stats.median_ms:.3g} ms with a 95% interval of "
-                     f"{ci[0]:.3g}-{ci[1]:.3g} ms (+-{hw:.0%}, the limit is "
-                     f"+-{MEDIAN_CI_LIMIT:.0%}) after {worst.stats.count} runs in "
-                     f"{worst.measured_duration_s:.1f} s: the claims resting on it "
-                     "(throughput, T(b) for the advice, latency budgets) cannot be decided"),
+            message=(f"{head}: the claims resting on it (throughput, T(b) for the advice, "
+                     "latency budgets) cannot be decided"),
             remedy=_remeasure_remedy(gpu), codes=["median-uncertain"],
             where=[f"batch {b.batch_size}" for b, _, _ in bad]))
     return out
@@ -470,7 +498,8 @@ def _nothing_reasons(results: Any) -> list[VerdictReason]:
 
 
 def _finding_reasons(results: Any, gpu: bool, covered: set[str],
-                     target: str = "tensorrt") -> list[VerdictReason]:
+                     target: str = "tensorrt",
+                     medians_precise: bool = True) -> list[VerdictReason]:
     groups: dict[str, list[ShownFinding]] = {}
     noise: list[ShownFinding] = []
     notes: dict[str, list[ShownFinding]] = {}
@@ -487,7 +516,7 @@ def _finding_reasons(results: Any, gpu: bool, covered: set[str],
             groups.setdefault(sf.finding.code, []).append(sf)
     out = []
     if noise:
-        out.append(_noise_reason(noise, gpu))
+        out.append(_noise_reason(noise, gpu, medians_precise))
     for code, sfs in groups.items():
         first = sfs[0].finding
         where = _where_list([s.finding.where for s in sfs])
@@ -515,7 +544,8 @@ _NOISE_WORDS = {"unstable-cv": "a coefficient of variation over 10%",
                 "unstable-repeats": "throughput varying across repeats"}
 
 
-def _noise_reason(noise: list[ShownFinding], gpu: bool) -> VerdictReason:
+def _noise_reason(noise: list[ShownFinding], gpu: bool,
+                  medians_precise: bool = True) -> VerdictReason:
     """One ``noisy-machine`` warning for every finding whose cause is a noisy machine,
     its symptoms listed (code, where, the first message of each)."""
     codes = _where_list([sf.finding.code for sf in noise])
@@ -530,7 +560,8 @@ def _noise_reason(noise: list[ShownFinding], gpu: bool) -> VerdictReason:
         kind="noisy-machine", effect="warning", section=sections[0],
         title="the machine was noisy",
         message=("the machine was noisy while measuring: " + "; ".join(symptoms)
-                 + ". The medians are still precise enough to decide on"),
+                 + (f". The medians are still known to +-{MEDIAN_CI_LIMIT:.0%} or better"
+                    if medians_precise else "")),
         remedy=fit_remedy("close other programs, pin the process (taskset) and CPU "
                           "frequency (cpupower / nvidia-smi -lgc), and raise --min-duration",
                           gpu),
@@ -572,11 +603,12 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     advice = _advice_reasons(results)
     reasons += [r for r in advice if r.effect != "info"]
     reasons += _validity_reasons(results)
-    reasons += _unstable_reasons(results, gpu)
+    unstable = _unstable_reasons(results, gpu)
+    reasons += unstable
     reasons += _incomplete_reasons(results)
     reasons += _nothing_reasons(results)
     reasons += _failed_parts_reasons(results)
-    reasons += _finding_reasons(results, gpu, set(), target)
+    reasons += _finding_reasons(results, gpu, set(), target, medians_precise=not unstable)
     reasons += [r for r in advice if r.effect == "info"]
     order = {e: i for i, e in enumerate(REASON_EFFECTS)}
     reasons.sort(key=lambda r: order[r.effect])  # stable: rule order within an effect
