@@ -385,3 +385,29 @@ def test_an_uncertain_median_under_advice_that_held_on_its_replicas_is_a_warning
     r.advice.recommendation.stability = AdviceStability(status="cannot-tell", replicas=12,
                                                         share=0.4, kind_share=0.5)
     assert judge(r).status == "cannot_tell"
+
+
+def test_report_target_onnxruntime_judges_for_onnxruntime_with_tensorrt_as_a_note(tmp_path,
+                                                                                 cli):
+    model = _relu_with_shared_dims(tmp_path)
+    common = ("--shapes", "x:1x3x48x192", "--min-duration", "0.1", "--min-samples", "10",
+              "--max-duration", "2", "--no-serve", "--precision", "none")
+    res = cli("report", str(model), "-o", str(tmp_path / "ort"), "--target", "onnxruntime",
+              *common)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: ") and "judged for ONNX Runtime" in res.stdout
+    assert "Not ready" not in res.stdout
+    assert "[note] TensorRT could not build it (a note: the target is ONNX Runtime" \
+        in res.stdout
+    data = json.loads((tmp_path / "ort" / "results.json").read_text())
+    assert data["target"] == "onnxruntime" and data["verdict"]["target"] == "onnxruntime"
+    (note,) = [x for x in data["verdict"]["reasons"] if x["kind"] == "other-runtime"]
+    assert note["effect"] == "info" and note["codes"] == ["onnx-shared-dim-name"]
+    md = (tmp_path / "ort" / "report.md").read_text()
+    assert "**note**: TensorRT could not build it" in md
+    # the same results judged for TensorRT: it blocks
+    res = cli("report", "--from", str(tmp_path / "ort"), "-o", str(tmp_path / "trt"),
+              "--target", "tensorrt")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: Not ready (not_ready), judged for TensorRT")
+    assert "TensorRT cannot build it" in res.stdout
