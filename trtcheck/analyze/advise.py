@@ -1085,8 +1085,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     else:
         concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
         if stability is not None:
-            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} bootstrap "
-                      "replicas of the measurements; chosen outright in "
+            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} "
+                      f"{_replica_words(stability)}; chosen outright in "
                       f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
@@ -1144,6 +1144,14 @@ def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
     """The simulated mean execution time of a batch of ``b`` on the rules' line, ms."""
     return eff.tau0_ms + eff.alpha_ms_per_sample * b if curve.batch_sizes.size > 1 \
         else eff.s1_ms
+
+
+def _replica_words(stability: Any) -> str:
+    """What the replicas resampled, for the advice text: the measurements, or, for exact
+    (given) input, the simulation alone."""
+    if any(r.startswith("simulation only") for r in getattr(stability, "resampled", [])):
+        return "simulation replicas (exact input: chosen on their averaged P99)"
+    return "bootstrap replicas of the measurements"
 
 
 def _cfg_short(c: Any) -> str:
@@ -1217,8 +1225,8 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
                 f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
                 f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
     pred = _pred_text(chosen, load.finite)
-    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
-            f"the measurements (as good as each replica's own choice, within "
+    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} "
+            f"{_replica_words(stability)} (as good as each replica's own choice, within "
             f"{_material():.0%} on P99)."
             if stability is not None else "")
     if kind == "no-batching":
