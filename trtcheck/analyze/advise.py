@@ -1150,7 +1150,7 @@ def _replica_words(stability: Any) -> str:
     """What the replicas resampled, for the advice text: the measurements, or, for exact
     (given) input, the simulation alone."""
     if any(r.startswith("simulation only") for r in getattr(stability, "resampled", [])):
-        return "simulation replicas (exact input: chosen on their averaged P99)"
+        return "simulation replicas (exact input: chosen on their median P99)"
     return "bootstrap replicas of the measurements"
 
 

@@ -18,9 +18,8 @@ simulation's own. One replica draws every input again from its raw samples:
 
 A hand-given curve has no raw samples: its replicas vary the simulation only. Such
 input is exact: replicas that disagree disagree within the simulation's own noise, a
-tie. The choice is then made on each candidate's P99 averaged over the replicas (the
-same arrival times for every candidate in a replica, so the average is a longer
-simulation of each) by the same tie-break, and the advice is decided (``stable``): an
+tie. The choice is then made on each candidate's median P99 over the replicas (the
+same arrival times for every candidate in a replica) by the same tie-break, and the advice is decided (``stable``): an
 exact input never reads *cannot tell* (:func:`exact_choice`).
 
 The recommendation starts from the simplest shortlisted configuration (simpler: no
@@ -325,7 +324,7 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
         sources.insert(1, "serving overheads (raw serve samples)")
     if exact:
         sources = ["simulation only (arrivals and draws, a new seed per replica): the "
-                   "inputs were given, exact; the choice is made on the P99 averaged over "
+                   "inputs were given, exact; the choice is made on the median P99 over "
                    "the replicas"]
     stab = AdviceStability(
         status="stable" if exact and replicas > 0 else stability_status(share),
@@ -342,16 +341,13 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
 
 
 def exact_choice(p99: np.ndarray) -> int:
-    """The choice for exact input (no raw samples): the simplest column (columns are in
-    simplicity order) whose P99 averaged over the replicas (rows) is within
-    :data:`MATERIAL_GAIN` (+ 0.01 ms) of the best average; a column infeasible in some
-    replica (``inf``) averages ``inf``. ``p99``: shape ``[replicas, candidates]``, ms."""
-    pooled = np.mean(p99, axis=0)
-    best = float(np.min(pooled))
-    if not math.isfinite(best):
-        return 0
-    return int(next(j for j in range(pooled.size)
-                    if pooled[j] <= best * (1.0 + MATERIAL_GAIN) + 0.01))
+    """The choice for exact input (no raw samples): the tie-break rule
+    (:func:`choose_sequential`) applied once to each candidate's median P99 over the
+    replicas (rows; columns in simplicity order). With the same arrival times for every
+    candidate in a replica, the median is a steadier estimate than any one seed; a
+    candidate infeasible (``inf``) in most replicas has an infinite median."""
+    pooled = np.median(p99, axis=0)
+    return choose_sequential(pooled, list(range(pooled.size)))
 
 
 def _kind_of(p: SimPrediction | Candidate) -> str:
