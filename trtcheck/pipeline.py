@@ -145,6 +145,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
             seed=s.seed)
         req.device = s.device_kind or (device_kind_from_results(results)
                                        if results is not None else None)
+        req.target = getattr(results, "target", None) if results is not None else None
         req.what_if = list(s.what_if)
         req.replicas = s.replicas
         req.burst_size = s.burst_size
