@@ -268,3 +268,19 @@ def test_sigterm_during_the_cli_sweep_writes_results_marked_incomplete(tmp_path)
     assert data["incomplete"].startswith("interrupted by SIGTERM")
     assert len(data["bench"][0]["batches"]) < 6
     assert json.loads(stdout)["incomplete"] == data["incomplete"]
+
+
+class WithRate(FakeBackend):
+    """A model with a batch input and an int64 scalar sample rate (silero-vad's ``sr``)."""
+
+    def input_specs(self):
+        return [TensorInfo(name="x", dtype="float32", shape=self.shape),
+                TensorInfo(name="sr", dtype="int64", shape=[])]
+
+
+def test_a_random_rank0_control_input_is_warned_and_a_given_value_is_not():
+    run = run_bench(WithRate(), "m", [1], rule=QUICK)
+    (w,) = [f for f in run.batches[0].warnings if f.code == "random-control-input"]
+    assert "'sr'" in w.message and "--input-value sr=VALUE" in w.remedy
+    run = run_bench(WithRate(), "m", [1], rule=QUICK, values={"sr": 16000})
+    assert not [f for f in run.batches[0].warnings if f.code == "random-control-input"]

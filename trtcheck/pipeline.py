@@ -562,7 +562,9 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
-        results.inspection = inspect_onnx(model, shapes=first_shapes or None)
+        given = frozenset(opts.values or {}) | frozenset(getattr(opts, "arrays", None) or {})
+        results.inspection = inspect_onnx(model, shapes=first_shapes or None,
+                                          given_inputs=given)
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
         if opts.batch_sizes and any(f.code == "onnx-dynamic-input-no-shape"
@@ -575,7 +577,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             except InputError:
                 at_one = None  # the bench reports the missing dims in one line
             if at_one:
-                results.inspection = inspect_onnx(model, shapes=at_one)
+                results.inspection = inspect_onnx(model, shapes=at_one, given_inputs=given)
         if opts.batch_sizes and len(opts.batch_sizes) > 1:
             from trtcheck.load.shapes import runnable_batch_sizes
 

@@ -242,6 +242,24 @@ def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> Faile
                        requested_bytes=requested)
 
 
+def random_control_inputs(inputs: Sequence[Any], values: dict[str, Any] | None,
+                          arrays: dict[str, Any] | None) -> list[str]:
+    """Integer inputs of one element (rank 0 or all dims 1: a sample rate, a length, a
+    flag) that neither ``values`` (``--input-value``) nor ``arrays`` (``--inputs``) feed:
+    generated data gives them 0 or 1 at random."""
+    out = []
+    for t in inputs:
+        if t.name in (values or {}) or t.name in (arrays or {}):
+            continue
+        shape = list(getattr(t, "shape", []) or [])
+        if not str(getattr(t, "dtype", "")).startswith(("int", "uint")):
+            continue
+        if getattr(t, "rank_known", True) and all(isinstance(d, int) and d == 1
+                                                   for d in shape):
+            out.append(t.name)
+    return out
+
+
 def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | None,
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
@@ -299,6 +317,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         first = next(iter(resolved.values()), [1])
         plan.append((int(first[0]) if first else 1, resolved))
 
+    control = random_control_inputs(inputs, values, arrays)
     results: list[BatchResult] = []
     failed: list[FailedBatch] = []
     first_error: BaseException | None = None
@@ -324,6 +343,13 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             nbytes = int(sum(getattr(a, "nbytes", 0) for a in feed.values()))
             comp_stats = {k: summarize(v) for k, v in comps.items() if v}
             warnings = stability_findings(samples, st, where=f"batch {b}")
+            warnings += [Finding(
+                code="random-control-input", severity="warning", where=f"batch {b}",
+                message=f"input {name!r} is an integer scalar (a rate, length, count or flag?) "
+                        "fed a random 0 or 1: these timings may measure a degenerate run",
+                remedy=f"give its real value: --input-value {name}=VALUE (e.g. "
+                       f"{name}=16000 for a sample rate), or --inputs data.npz")
+                for name in control]
             validity = plausibility_findings(st, nbytes, comp_stats, f"batch {b}")
             unstable = [w for w in warnings if w.code in _UNSTABLE_CODES]
             if unstable:
