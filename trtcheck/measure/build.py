@@ -72,6 +72,43 @@ def dtype_name(dt: Any) -> str:
     return _DTYPE_NAMES.get(raw, raw.lower())
 
 
+def parser_errors(parser: Any, model_path: str | Path) -> list[str]:
+    """Every error of a failed TensorRT (or TensorRT-RTX) ONNX parse, one line each, with
+    the node, its op and the op's domain (``ai.onnx`` for the default one; read from the
+    model, since the parser's error names the op only), e.g. ``node 3 'q' (com.example::Foo):
+    No importer registered for op: Foo``. Never raises: a model that cannot be read
+    again gives the errors without domains."""
+    domains: dict[str, str] = {}
+    by_index: list[str] = []
+    try:
+        import onnx
+
+        m = onnx.load(str(model_path), load_external_data=False)
+        for n in m.graph.node:
+            d = n.domain or "ai.onnx"
+            by_index.append(d)
+            if n.name:
+                domains[n.name] = d
+    except Exception:  # noqa: BLE001 - the parse error is the message; domains are extra
+        pass
+    out = []
+    for i in range(int(parser.num_errors)):
+        e = parser.get_error(i)
+        try:
+            node = int(e.node())
+            name = str(e.node_name())
+            op = str(e.node_operator())
+            desc = " ".join(str(e.desc()).split())
+        except Exception:  # noqa: BLE001 - an older parser: its text as it is
+            out.append(" ".join(str(e).split())[:300])
+            continue
+        domain = domains.get(name) or (by_index[node] if 0 <= node < len(by_index) else None)
+        where = f"node {node}" + (f" {name!r}" if name else "")
+        what = f"{domain}::{op}" if domain and op else op or "?"
+        out.append(f"{where} ({what}): {desc}"[:300])
+    return out
+
+
 @dataclass
 class BuildResult:
     """One built engine.
@@ -238,9 +275,11 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
     network = builder.create_network(flags)
     parser = trt.OnnxParser(network, logger)
     if not parser.parse_from_file(str(model_path)):
-        errs = [str(parser.get_error(i)) for i in range(parser.num_errors)]
-        raise InputError(f"{runtime} could not parse {model_path.name}: "
-                         f"{(errs or log_lines or ['no reason given'])[0][:300]}",
+        errs = parser_errors(parser, model_path)
+        shown = "; ".join(errs[:5]) + (f"; and {len(errs) - 5} more" if len(errs) > 5 else "")
+        raise InputError(f"{runtime} could not parse {model_path.name} "
+                         f"({len(errs)} error(s)): "
+                         f"{shown if errs else (log_lines or ['no reason given'])[0][:300]}",
                          "check the model with `trtcheck inspect`; the opset or an op may "
                          "be unsupported by this TensorRT")
     config = builder.create_builder_config()
