@@ -36,7 +36,9 @@ from typing import Any
 
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.files import replace_atomically
-from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
+from trtcheck.results.engine import (
+    EngineLayer, EngineTensor, OptimizationProfile, PlanInfo, ProfileShape,
+)
 
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
@@ -124,6 +126,9 @@ class BuildResult:
         inputs / outputs: network I/O.
         plan: pre-flight of the written plan.
         notes: what was done to get this precision.
+        profiles: the optimization profile(s) the builder was given and built with, as
+            TensorRT holds them (read back from the ``IOptimizationProfile``: min/opt/max
+            per dynamic input); empty for a model with static shapes.
     """
 
     plan_path: Path
@@ -138,6 +143,7 @@ class BuildResult:
     outputs: list[EngineTensor]
     plan: PlanInfo
     notes: list[str] = field(default_factory=list)
+    profiles: list[OptimizationProfile] = field(default_factory=list)
 
 
 def _capture_logger(trt: Any) -> tuple[Any, list[str]]:
@@ -313,8 +319,14 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
     if unknown:
         raise InputError(f"shapes given for unknown input(s): {', '.join(sorted(unknown))}",
                          f"inputs are: {', '.join(t.name for t in inputs)}")
+    built_profiles: list[OptimizationProfile] = []
     if need_profile:
         config.add_optimization_profile(profile)
+        built_profiles.append(OptimizationProfile(index=0, shapes={
+            t.name: ProfileShape(**dict(zip(("min", "opt", "max"),
+                                            ([int(d) for d in v]
+                                             for v in profile.get_shape(t.name)))))
+            for t in inputs if any(d < 0 for d in t.dims)}))
     for i in range(network.num_outputs):
         t = network.get_output(i)
         outputs.append(EngineTensor(name=t.name, dims=[int(d) for d in t.shape],
@@ -339,7 +351,7 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
                        runtime_version=str(trt.__version__), build_s=build_s,
                        plan_size_bytes=len(data), onnx_path=model_path,
                        network_layers=layers, inputs=inputs, outputs=outputs, plan=plan,
-                       notes=notes)
+                       notes=notes, profiles=built_profiles)
 
 
 def write_plan_atomic(path: str | Path, data: bytes) -> Path:
