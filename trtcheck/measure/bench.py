@@ -22,7 +22,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import resolve_shapes, shapes_with_data
+from trtcheck.load.shapes import kept_size_inputs, resolve_shapes, shapes_with_data
 from trtcheck.measure.interrupt import interrupt_name
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings, FailedBatch
 from trtcheck.results.stats import Finding, LatencyStats
@@ -333,6 +333,12 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             except (MemoryError, TrtcheckError) as exc:
                 first_error = first_error or exc
                 row = _failure_row(b, shp, exc)
+                kept = kept_size_inputs(inputs, shp, b)
+                if kept and row.reason == "failed":
+                    row.message = (f"{row.message[:FAILURE_MESSAGE_CHARS - 80]} (inputs that "
+                                   f"kept their size at batch {b}: {', '.join(kept[:4])}; a "
+                                   "state's batch axis may not be axis 0: give its shape "
+                                   "per batch with --shapes)")
                 failed.append(row)
                 _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
                              "ran out of memory" if row.reason == "out-of-memory"
