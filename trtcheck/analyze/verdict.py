@@ -2,32 +2,35 @@
 
 :func:`judge` reads every section of a :class:`~trtcheck.results.Results` (and, when a
 policy was given, the gate's checks) and returns a :class:`~trtcheck.results.verdict.Verdict`:
-``ready``, ``ready_with_warnings``, ``cannot_tell`` or ``not_ready``, with the reasons that
-decided it. The rules, strongest first (docs/verdict.md states them for users):
+``ready``, ``ready_with_warnings``, ``cannot_tell`` or ``not_ready``, judged for the
+deployment target ``results.target`` (``tensorrt`` by default), with the reasons that
+decided it. docs/verdict.md states the rules for users; in short, strongest first:
 
 ``not_ready`` when any of
-  * the model or engine has a lint of severity ``error`` (``lint-error``; e.g. TensorRT
-    cannot build the given shapes: ``onnx-shared-dim-name``);
+  * the model or engine has a lint of severity ``error`` for the target (``lint-error``;
+    e.g. TensorRT cannot build the given shapes: ``onnx-shared-dim-name``). For a target
+    that does not build TensorRT engines (``onnxruntime``, ``triton`` with an ONNX) those
+    findings are notes (``other-runtime``, ``info``);
   * a reduced-precision variant failed its tolerance (``precision-failed``);
   * a gate budget failed (``gate-failed``; only with a policy);
   * the serving advice found no configuration that carries the arrival rate
     (``advice-unstable``) or none that meets the P99 objective (``advice-slo``).
 
-``cannot_tell`` (when not ``not_ready``) when any of
-  * the advice says its measurements cannot decide (``advice-cannot-tell``): its
-    bootstrap replicas of the measured T(b) chose different configurations, i.e. the
-    noise is large enough to change the decision;
+``cannot_tell`` (when not ``not_ready``): measurement validity decides first
+  * an invalid measurement (``measurement-invalid``): an implausible timing, or serving
+    runs limited by the load generator with no valid open-loop run left;
+  * a median known only to worse than +-:data:`MEDIAN_CI_LIMIT` (its 95% interval) that a
+    claim rests on (``measurement-unstable``; a warning when the decision it feeds was
+    made on bootstrap replicas of the same samples and held);
+  * the advice says its measurements cannot decide (``advice-cannot-tell``);
   * the run, a bench sweep or a serving sweep stopped before its end (``incomplete``);
   * the results hold nothing inspected or measured (``nothing-measured``).
 
 ``ready_with_warnings`` when any of
-  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
-    (``measurement-unstable``: which batch sizes, and what to do). Noise alone is a
-    warning: whether it changes a decision is judged where a decision is made (the
-    advice's replicas, the gate's certification), so the verdict does not flip with the
-    noise level of the machine;
-  * findings of severity ``warning`` remain (one reason per finding code, listing where
-    it applies: ``findings``; the advice's pitfalls stay in the advice);
+  * the machine was noisy (``noisy-machine``: one reason listing every symptom);
+  * batch sizes could not run (``failed-batches``);
+  * other findings of severity ``warning`` remain (one reason per finding code, listing
+    where it applies: ``findings``; the advice's pitfalls stay in the advice);
   * a gate check warned.
 
 ``ready`` otherwise. The serving advice headline is added as an ``info`` reason
