@@ -4,7 +4,7 @@
 The embedded batcher with the synthetic backend (async, no spread) is measured with
 ``measure_serving`` (what ``trtcheck serve`` runs) for each load shape and window at
 max batch 32, 3 repeats (headline = median, as serve reports), and the same settings
-are predicted with :func:`trtcheck.analyze.advise.what_if`. Scenarios:
+are predicted with :func:`trtcheck.analyze.advice.advise.what_if`. Scenarios:
 
 - the seed's: T(b) 1:0.29,8:0.4,32:1.0 behind a serial 12 ms layer, ``burst:64``,
   windows 0/20/50/100 ms (the seed table's direction: QPS falls, P50 rises);
@@ -28,11 +28,11 @@ import sys
 
 from _harness import add_machine_argument, cpu_model, result_path, write_json
 
-from trtcheck.analyze.advise import AdviseRequest, what_if
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.analyze.advice import AdviseRequest, what_if
+from trtcheck.analyze.advice import parse_curve_text
+from trtcheck.analyze.advice import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving import measure_serving
 from trtcheck.units import ms_to_us, us_to_ms
 
 SCENARIOS = [

@@ -3,12 +3,12 @@
 
 For each backend (the synthetic backend, and ONNX Runtime running the demo ResNet-18):
 
-1. **Curve**: T(b) measured by ``trtcheck.measure.bench.run_bench`` (what ``trtcheck
+1. **Curve**: T(b) measured by ``trtcheck.measure.bench.bench.run_bench`` (what ``trtcheck
    bench`` does), the simulator's only knowledge of the model.
 2. **Calibration** (out of sample): one open-loop run with a configuration that is NOT
    in the validation set; its waterfall gives the serving overheads the simulator needs
    (per-batch executor hop + assembly, per-request result dispatch + event-loop residual
-   + submission). See :func:`trtcheck.analyze.inputs.overheads_from_serve`.
+   + submission). See :func:`trtcheck.analyze.advice.inputs.overheads_from_serve`.
 3. **Validation**: >= 12 configurations (window x max batch x arrival rate, open-loop
    Poisson), each measured with the embedded batcher (``measure_serving``) and predicted
    by the simulator with the very same arrival times (the load generator's seeded
@@ -46,10 +46,10 @@ from _harness import (
     write_json,
 )
 
-from trtcheck.analyze.curve import LatencyCurve, curve_from_bench
-from trtcheck.analyze.inputs import calibration_from_serve
-from trtcheck.analyze.serve_compare import open_loop_schedule
-from trtcheck.analyze.simulator import ServiceModel, simulate
+from trtcheck.analyze.advice import LatencyCurve, curve_from_bench
+from trtcheck.analyze.advice import calibration_from_serve
+from trtcheck.analyze.advice import open_loop_schedule
+from trtcheck.analyze.advice import ServiceModel, simulate
 from trtcheck.policy import BatchingPolicy
 from trtcheck.units import us_to_ms
 from trtcheck.results.bench import BenchRun
@@ -151,7 +151,7 @@ def make_backend(name: str) -> Any:
 def measure(name: str, duration_s: float, seed: int, repeats: int) -> dict[str, Any]:
     """Bench curve + calibration run + validation sweep for one backend."""
     from trtcheck.measure.bench import StopRule, run_bench
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import ms_to_us
 
     st = SETUPS[name]

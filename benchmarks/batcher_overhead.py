@@ -34,7 +34,7 @@ from pathlib import Path
 
 from _harness import add_machine_argument, result_path
 
-from trtcheck.measure.batcher import DynamicBatcher
+from trtcheck.measure.serving import DynamicBatcher
 from trtcheck.policy import BatchingPolicy
 
 _clock = time.perf_counter

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
 import json, sys, time
-from trtcheck.inspection.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 shapes = json.loads(sys.argv[2]) or None
 t0 = time.perf_counter()
 insp = inspect_onnx(sys.argv[1], shapes)

@@ -3,7 +3,7 @@
 
 For the demo ResNet-18 at batch 1 and 8, in one process and with the same ONNX Runtime
 session and inputs: (a) a hand-written loop timing ``session.run`` with
-``time.perf_counter_ns``; (b) :func:`trtcheck.measure.bench.run_bench`. The two are
+``time.perf_counter_ns``; (b) :func:`trtcheck.measure.bench.bench.run_bench`. The two are
 interleaved A/B/A/B in rounds so machine drift hits both; the goal is medians within 3%.
 Prints a table and writes ``benchmarks/results/bench_overhead-<machine>.json``.
 

@@ -3,7 +3,7 @@
 Draws many pairs of synthetic runs from the noise model in ``trtcheck/testing/synthetic_results.py``
 (log-normal jitter, slow AR(1) drift, interference bursts, run-level shift), evaluates a
 baseline policy at the default settings with the real
-:func:`trtcheck.analyze.gate_evaluate.evaluate`, and counts verdicts per rule:
+:func:`trtcheck.analyze.gate.gate_evaluate.evaluate`, and counts verdicts per rule:
 
 * same distribution (true change 0%): any ``fail`` is a false fail;
 * a true slowdown of 10% and 20%: ``fail`` is a detection.
@@ -30,8 +30,8 @@ from _harness import add_machine_argument, format_table, write_result
 
 from trtcheck.testing import synthetic_results as g
 
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
+from trtcheck.analyze.gate import evaluate
+from trtcheck.analyze.gate import parse_policy
 
 POLICY = """\
 baseline:

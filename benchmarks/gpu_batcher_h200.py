@@ -1,7 +1,7 @@
 """The embedded dynamic batcher against a real GPU workload, through the public API.
 
 ResNet-18 (torchvision, random weights: compute cost is what matters) in fp16 on CUDA,
-served by ``trtcheck.measure.serve.measure_serving`` as a plain synchronous Python
+served by ``trtcheck.measure.serving.serve.measure_serving`` as a plain synchronous Python
 function (the batcher runs it in an executor thread, as a Python service would):
 burst and open-loop load shapes, a few windows and max batch sizes, 3 repeats each.
 Also records the offline curve T(b) (host end-to-end and CUDA-event GPU time) so the
@@ -48,8 +48,8 @@ def main() -> int:
 
     from trtcheck.backends.callable import CallableBackend
     from trtcheck.report.text_tables import serve_table_text
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import us_to_ms
 
     t_start = time.perf_counter()

@@ -3,7 +3,7 @@
 For target rates up to 20,000 requests/s (constant and Poisson inter-arrivals), on one
 CPU core, the generator drives (a) a null target (each request's future resolved at
 once) and (b) the embedded batcher with a zero-cost backend (window 0, max batch 32),
-through :func:`trtcheck.measure.loadgen.run_load`. Reported per rate: achieved send
+through :func:`trtcheck.measure.serving.loadgen.run_load`. Reported per rate: achieved send
 rate and its error vs the target, send-lag p50/p99 (actual send - scheduled send) and
 the share of sends later than 1 ms. Goals: rate within 1% up to 20,000/s with
 p99 send lag < 1 ms.
@@ -37,8 +37,8 @@ from _harness import add_machine_argument, result_path
 import numpy as np
 
 from trtcheck import stats
-from trtcheck.measure.batcher import DynamicBatcher
-from trtcheck.measure.loadgen import LoadShape, run_load
+from trtcheck.measure.serving import DynamicBatcher
+from trtcheck.measure.serving import LoadShape, run_load
 from trtcheck.policy import BatchingPolicy
 
 

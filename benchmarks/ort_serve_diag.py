@@ -67,7 +67,7 @@ def main() -> int:
         os.sched_setaffinity(0, {int(c) for c in args.pin.split(",")})
     from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
     from trtcheck.load.demo import demo_model_path
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving import measure_serving
     from trtcheck.units import ms_to_us
 
     info = {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(),

@@ -1,6 +1,6 @@
 """Serving soak with faults: a million requests through the embedded batcher.
 
-Every request goes through :class:`trtcheck.measure.batcher.DynamicBatcher` while the
+Every request goes through :class:`trtcheck.measure.serving.batcher.DynamicBatcher` while the
 batch function and the clients misbehave on purpose, segment after segment:
 
 * ``errors``     - every 7th batch raises (a backend exception);
@@ -50,7 +50,7 @@ from pathlib import Path
 
 from _harness import add_machine_argument, result_path, write_json
 
-from trtcheck.measure.batcher import BatcherClosed, DynamicBatcher, QueueFull
+from trtcheck.measure.serving import BatcherClosed, DynamicBatcher, QueueFull
 from trtcheck.policy import BatchingPolicy
 
 SEGMENTS = ("errors", "slow", "hang", "cancel", "reject", "wait", "sync-mixed")
@@ -206,8 +206,8 @@ def serve_memory(requests: int) -> dict:
     """RSS growth per request and results size of one ``measure_serving`` run."""
     import numpy as np
 
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import MAX_RAW_REQUESTS, measure_serving
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import MAX_RAW_REQUESTS, measure_serving
     from trtcheck.results import results_to_json
 
     async def fn(batch: dict) -> np.ndarray:

@@ -68,12 +68,12 @@ import numpy as np
 
 from _harness import add_machine_argument, result_path, write_json
 
-from trtcheck.analyze.live_calibration import (
+from trtcheck.analyze.advice import (
     LiveObservation,
     calibrate,
     predict,
 )
-from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.analyze.advice import Candidate, ClosedLoop
 
 GOALS = {"mean_batch": 0.10, "p50_ms": 0.10, "p99_ms": 0.20}
 MODEL = "tb"
@@ -223,9 +223,9 @@ def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
     --from live.json --arrival-rate R --window-ms W --max-batch B --instances N
     [--preferred-batch L]`` (a closed loop: ``--load closed:C`` instead of the rate) puts
     in its ``what_if`` list (same functions, in process)."""
-    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS, what_if
-    from trtcheck.analyze.inputs import build_request
-    from trtcheck.analyze.live_calibration import inputs_from_live
+    from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS, what_if
+    from trtcheck.analyze.advice import build_request
+    from trtcheck.analyze.advice import inputs_from_live
     from trtcheck.results import load_results
 
     live = work / "live.json"
@@ -252,11 +252,12 @@ def trtcheck_calibration(srv, cfg: Config, duration_s: float, work: Path):
 
 def repredict(path: Path, batchers: list[str], seed: int = 0) -> dict:
     """Re-predict the measured rows of a results file (see the module text)."""
-    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-    from trtcheck.analyze.curve import make_curve
-    from trtcheck.analyze.live_calibration import (
+    from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
+    from trtcheck.analyze.advice import make_curve
+    from trtcheck.analyze.advice import (
         CALIBRATION_REQUESTS, MAX_PER_BATCH_OVERHEAD_SHARE, PREDICTION_REQUESTS)
-    from trtcheck.analyze.simulator import ServiceModel, make_arrivals, simulate, sweep
+    from trtcheck.analyze.advice import ServiceModel, simulate, sweep
+    from trtcheck.arrivals import make_arrivals
     from trtcheck.policy import BatchingPolicy
 
     data = json.loads(path.read_text())
@@ -383,8 +384,8 @@ def main() -> int:
             def predict_cfg(c: Config):
                 cand = Candidate(c.window_us, c.max_batch_size, c.instances, c.preferred)
                 if c.clients:
-                    from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-                    from trtcheck.analyze.simulator import sweep
+                    from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
+                    from trtcheck.analyze.advice import sweep
 
                     loop = ClosedLoop(c.clients, max(CLOSED_LOOP_DEFAULT_REQUESTS,
                                                      20 * c.clients))

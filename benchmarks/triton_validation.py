@@ -2,7 +2,7 @@
 
 Part ``loadgen`` (this file's first part): on the same tritonserver and model, at the same
 Poisson request rates, ``trtcheck serve --url`` (its library function
-:func:`trtcheck.measure.live.measure_live`) and Triton's reference load generator
+:func:`trtcheck.measure.serving.live.live.measure_live`) and Triton's reference load generator
 ``perf_analyzer`` (from the ``tritonclient==2.41.0`` wheel, fetched by
 ``engines/fetch_triton.py``) each drive the model. Per rate it reports both tools'
 achieved send rate, late (delayed) sends, client P50 and P99, and checks
@@ -67,7 +67,7 @@ def _http_stats(http_url: str, model: str) -> dict:
 def run_trtcheck(url: str, http_url: str, model: str, rate: float, duration_s: float,
                  seed: int, client_processes: int) -> dict:
     """One trtcheck open-loop run; also the statistics delta read around it here."""
-    from trtcheck.measure.live import measure_live
+    from trtcheck.measure.serving.live import measure_live
 
     before = _http_stats(http_url, model)
     run = measure_live(url, model, loads=[f"open:{rate:g}"], max_duration_s=duration_s,

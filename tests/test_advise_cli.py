@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import assert_one_line_error
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.export import export_settings
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import parse_curve_text
+from trtcheck.export.settings import export_settings
 from trtcheck.results import (
     BackendInfo,
     BatchResult,
@@ -236,7 +236,7 @@ def test_advise_imports_no_runtime_or_plotting(cli, tmp_path):
     assert res.returncode == 0, res.stderr
     imported = {ln.split("|")[-1].strip() for ln in res.stderr.splitlines()
                 if ln.startswith("import time:")}
-    assert "trtcheck.analyze.simulator" in imported
+    assert "trtcheck.analyze.advice.simulator" in imported
     for heavy in ("onnxruntime", "matplotlib", "scipy", "tensorrt", "torch", "onnx"):
         assert heavy not in imported, heavy
 

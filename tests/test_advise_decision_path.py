@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise, service_model
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.inputs import (
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, service_model
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.inputs import (
     MIN_SERVE_CURVE_EXECUTIONS,
     build_request,
     curve_from_serve,
@@ -117,7 +117,7 @@ def test_slo_floor_includes_the_measured_excess():
 
 
 def test_report_compare_uses_the_advice_model():
-    from trtcheck.analyze.serve_compare import service_from_results
+    from trtcheck.analyze.advice.serve_compare import service_from_results
 
     measured = {"batch_excess_ms": (0.5, 0.6) * 30, "request_delay_ms": (0.1,) * 60,
                 "contention_per_arrival_ms": 0.0,

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from trtcheck.analyze.export import (
+from trtcheck.export.settings import (
     TRITON_GPUS_PER_SERVER,
     TritonModelSpec,
     device_kind_from_results,

@@ -1,4 +1,4 @@
-"""Closed-form rules of trtcheck.analyze.queueing and the T(b) curve, against values
+"""Closed-form rules of trtcheck.analyze.advice.queueing and the T(b) curve, against values
 computed by hand."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from trtcheck.analyze import queueing as qf
-from trtcheck.analyze.curve import (
+from trtcheck.analyze.advice import queueing as qf
+from trtcheck.analyze.advice.curve import (
     curve_from_bench,
     fit_linear,
     make_curve,

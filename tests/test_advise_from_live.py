@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from trtcheck.analyze.export import TritonModelSpec, triton_config
+from trtcheck.export.settings import TritonModelSpec, triton_config
 from trtcheck.results.advice import SimPrediction
 
 LIVE = Path(__file__).resolve().parent / "gold" / "inputs" / "live.json"
@@ -88,8 +88,8 @@ def test_a_lower_max_batch_is_exported_when_larger_sizes_were_assessed():
 
 
 def test_an_embedded_run_keeps_the_batcher_pitfalls():
-    from trtcheck.analyze.advise import AdviseRequest, advise
-    from trtcheck.analyze.curve import make_curve
+    from trtcheck.analyze.advice.advise import AdviseRequest, advise
+    from trtcheck.analyze.advice.curve import make_curve
 
     adv = advise(AdviseRequest(curve=make_curve([(1, 1.0), (8, 1.5)]), rate_per_s=1500,
                                replicas=0))

@@ -20,7 +20,7 @@ def serve_only(tmp_path_factory):
 
 
 def test_curve_from_serve_recovers_the_synthetic_curve(serve_only):
-    from trtcheck.analyze.inputs import inputs_from_results
+    from trtcheck.analyze.advice.inputs import inputs_from_results
     from trtcheck.results import load_results
 
     results = load_results(serve_only)
@@ -45,7 +45,7 @@ def test_advise_and_report_from_a_serve_only_file(cli, serve_only, tmp_path):
 
 
 def test_no_bench_and_no_serve_is_one_line(cli, tmp_path):
-    from tests.test_results_model import make_results
+    from tests.factories import make_results
     from trtcheck.results import save_results
 
     r = make_results()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise, what_if
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.simulator import Candidate, ClosedLoop
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, what_if
+from trtcheck.analyze.advice.curve import parse_curve_text
+from trtcheck.analyze.advice.simulator import Candidate, ClosedLoop
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving.serve import measure_serving
 
 LIGHT = "1:0.29,8:0.4,32:1.0"
 """The seed's light model (T(1) = 0.29 ms) behind its 12 ms serial Python layer."""

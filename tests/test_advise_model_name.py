@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from trtcheck.analyze.export import (
+from trtcheck.export.settings import (
     check_model_name,
     export_settings,
     pbtxt_string,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from trtcheck.analyze.advise import AdviseRequest, advise, service_model
-from trtcheck.analyze.curve import make_curve
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, service_model
+from trtcheck.analyze.advice.curve import make_curve
 
 
 def _text(adv) -> str:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from tests.test_advise_cli import _results_with_bench
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import curve_from_bench
-from trtcheck.analyze.inputs import calibration_from_serve, inputs_from_results
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import curve_from_bench
+from trtcheck.analyze.advice.inputs import calibration_from_serve, inputs_from_results
 from trtcheck.backends.synthetic import SyntheticBackend
-from trtcheck.measure.serve import measure_serving
+from trtcheck.measure.serving.serve import measure_serving
 from trtcheck.results import load_results, save_results
 
 
@@ -72,7 +72,7 @@ def test_report_section_compares_predicted_and_measured(served):
     served.advice = advise(AdviseRequest(curve, 300.0,
                                          batch_excess_ms=measured["batch_excess_ms"],
                                          request_delay_ms=measured["request_delay_ms"]))
-    from trtcheck.analyze.derived import add_serve_predictions
+    from trtcheck.analyze.derived.derived import add_serve_predictions
 
     assert add_serve_predictions(served)  # computed once, stored in the advice
     sink = ChartSink()
@@ -81,7 +81,7 @@ def test_report_section_compares_predicted_and_measured(served):
     assert [c.name for c in sink.charts] == ["advice-predicted-vs-measured"]
     assert sec.markdown.count("open:300:poisson:150") == 2
     # open-loop QPS is set by the schedule: the prediction must agree closely
-    from trtcheck.analyze.serve_compare import predict_serve_configs
+    from trtcheck.analyze.advice.serve_compare import predict_serve_configs
 
     assert predict_serve_configs(served, served.advice) == served.advice.serve_predictions
     for row in served.advice.serve_predictions:
@@ -115,7 +115,7 @@ def _marked(cfg, code="generator-limited"):
 
 
 def test_calibration_leaves_out_generator_limited_configurations(served):
-    from trtcheck.analyze.inputs import build_request, overheads_from_serve
+    from trtcheck.analyze.advice.inputs import build_request, overheads_from_serve
 
     curve = curve_from_bench(served.bench[0])
     run = served.serve.model_copy(deep=True)
@@ -140,7 +140,7 @@ def test_calibration_leaves_out_a_run_above_capacity():
     req/s; sent at 900) keeps the instance busy the whole run and is not calibrated on;
     the advice at a low rate then predicts T(1) plus small overheads. A busy instance
     whose batches are not full kept up and still calibrates (the H200 run below)."""
-    from trtcheck.analyze.inputs import calibration_exclusion
+    from trtcheck.analyze.advice.inputs import calibration_exclusion
 
     res = _results_with_bench({1: 2.0, 8: 4.0}, spread=0.01)
     be = SyntheticBackend("1:2,8:4", mode="async")
@@ -159,7 +159,7 @@ def test_calibration_leaves_out_a_run_above_capacity():
     curve, measured = inputs_from_results(res)
     assert "batch_excess_ms" not in measured
     assert "above one instance's capacity" in measured["calibration_notes"][0]
-    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.advice.inputs import build_request
 
     adv = advise(build_request(curve, measured, rate_per_s=50.0))
     assert adv.inputs.per_batch_overhead_ms == 0.0
@@ -174,7 +174,7 @@ def test_a_busy_instance_with_room_to_batch_still_calibrates():
     import json
     from pathlib import Path
 
-    from trtcheck.analyze.inputs import calibration_exclusion
+    from trtcheck.analyze.advice.inputs import calibration_exclusion
     from trtcheck.results.bench import BenchRun
     from trtcheck.results.migrate import migrate_section
     from trtcheck.results.serve import ServeRun
@@ -195,7 +195,7 @@ def test_predicted_vs_measured_chart_leaves_headroom_above_the_highest_point():
 
     matplotlib.use("Agg")
     from trtcheck.report.charts import HEADROOM_FRACTION, ChartSink
-    from trtcheck.report.sec_advice import ComparisonRow, _chart
+    from trtcheck.report.sec_advice import ComparisonRow, predictions_chart
 
     rows = [ComparisonRow(config=f"window {w} ms", load="open:300", measured_queries_per_s=300.0,
                           predicted_queries_per_s=300.0, measured_mean_batch=2.0,
@@ -210,6 +210,6 @@ def test_predicted_vs_measured_chart_leaves_headroom_above_the_highest_point():
         return real_add(name, title, fig)
 
     sink.add = add  # observe the figure the section draws
-    _chart(rows, sink)
+    predictions_chart(rows, sink)
     assert limits and limits[0][0] == 0
     assert limits[0][1] >= (1 + HEADROOM_FRACTION) * 200.0

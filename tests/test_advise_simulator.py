@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from trtcheck.analyze.curve import make_curve, parse_curve_text
-from trtcheck.analyze.queueing import md1_mean_wait_ms, single_request_batch_share
-from trtcheck.analyze.simulator import (
+from trtcheck.analyze.advice.curve import make_curve, parse_curve_text
+from trtcheck.analyze.advice.queueing import md1_mean_wait_ms, single_request_batch_share
+from trtcheck.analyze.advice.simulator import (
     Candidate,
     ServiceModel,
     constant_arrivals,
@@ -191,10 +191,10 @@ def test_negative_measured_excess_never_runs_time_backwards():
     """A serving run faster than a disturbed bench gives a negative per-execution excess;
     the advice and the predicted-vs-measured model must still work (found by `report --demo`
     on a loaded machine: mean excess -26.8 ms against T(1) = 8 ms)."""
-    from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.inputs import build_request
-    from trtcheck.analyze.serve_compare import service_from_advice
+    from trtcheck.analyze.advice.advise import advise
+    from trtcheck.analyze.advice.curve import parse_curve_text
+    from trtcheck.analyze.advice.inputs import build_request
+    from trtcheck.analyze.advice.serve_compare import service_from_advice
 
     curve = parse_curve_text("1:8,2:16,4:32,8:61")
     # moderately negative (faster serving executions than the bench medians): kept, and the

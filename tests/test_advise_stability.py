@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.advise_noise import (
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.advise_noise import (
     BEAT_SHARE,
     MATERIAL_GAIN,
     TIE_BREAK,
@@ -15,8 +15,8 @@ from trtcheck.analyze.advise_noise import (
     simplicity,
     stability_status,
 )
-from trtcheck.analyze.curve import make_curve, parse_curve_text
-from trtcheck.analyze.simulator import Candidate
+from trtcheck.analyze.advice.curve import make_curve, parse_curve_text
+from trtcheck.analyze.advice.simulator import Candidate
 from trtcheck.report.advise_text import advice_text
 
 
@@ -136,7 +136,7 @@ def test_the_demo_headline_at_the_busy_rate_is_the_checked_advice():
     input the nominal choice, without the check, is another one)."""
     import re
 
-    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.analyze.advice.inputs import advice_inputs
     from trtcheck.pipeline import AdviseSettings, advice_from_results, advise_curve
     from trtcheck.results import load_results
     from goldtest import REPO
@@ -158,7 +158,7 @@ def test_the_demo_headline_at_the_busy_rate_is_the_checked_advice():
 
 def test_status_words_follow_the_documented_thresholds():
     """stable only from the tie-break's 80% on, likely from 60%, cannot tell below."""
-    from trtcheck.analyze.advise_noise import DECIDED_SHARE, STABLE_SHARE
+    from trtcheck.analyze.advice.advise_noise import DECIDED_SHARE, STABLE_SHARE
 
     assert STABLE_SHARE == BEAT_SHARE == 0.8 and DECIDED_SHARE == 0.6
     assert stability_status(1.0) == stability_status(0.8) == "stable"
@@ -187,7 +187,7 @@ def test_a_typed_curve_without_samples_is_exact_input_and_never_cannot_tell():
 def test_exact_choice_applies_the_tie_break_to_the_median_over_replicas():
     import numpy as np
 
-    from trtcheck.analyze.advise_noise import exact_choice
+    from trtcheck.analyze.advice.advise_noise import exact_choice
 
     # column 0 is simplest; seeds disagree, but its median is within 10% of column 1's
     p99 = np.array([[5.0, 4.6], [4.4, 4.7], [5.2, 4.5], [4.5, 4.8], [4.9, 4.6]])

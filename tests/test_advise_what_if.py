@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise, what_if
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.simulator import Candidate
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, what_if
+from trtcheck.analyze.advice.curve import parse_curve_text
+from trtcheck.analyze.advice.simulator import Candidate
 
 SEED_BURST = ("advise", "--latency-curve", "1:0.29,8:0.4,32:1.0",
               "--per-request-overhead-ms", "12", "--serial-overhead", "--load", "burst:64",

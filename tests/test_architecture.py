@@ -81,7 +81,8 @@ def test_no_import_cycle():
 
 # --- .importlinter states docs/architecture.md's table, no more and no less ---------------
 
-STAGES = ("load", "inspection", "backends", "measure", "analyze", "report", "pipeline", "cli")
+STAGES = ("load", "inspection", "backends", "measure", "analyze", "report", "export", "pipeline",
+          "cli")
 
 
 def _contracts() -> list[dict[str, list[str] | str]]:
@@ -185,3 +186,60 @@ def test_importlinter_forbids_exactly_what_the_table_forbids():
             raise AssertionError(f"contract {c['id']}: unknown type {c['type']}")
     assert got == want, (f"forbidden by the table only: {sorted(want - got)}; "
                          f"by the contracts only: {sorted(got - want)}")
+
+
+# --- no module imports another module's private names -------------------------------------
+
+def _own_test(test_file: Path, module: str) -> bool:
+    """``tests/test_<stem>...py`` is the own test of a module whose last name is ``stem``
+    (``trtcheck.report`` -> ``test_report*.py``); it may take that module's private names."""
+    return test_file.parent.name == "tests" and \
+        test_file.stem.startswith("test_" + module.rsplit(".", 1)[-1])
+
+
+def _private_imports() -> list[str]:
+    """``path:line module._name`` for every private (``_name``, not dunder) name of a trtcheck
+    module imported by another module (``from M import _x``) or read through an imported
+    module (``m._x``), in ``trtcheck/``, ``benchmarks/`` and ``tests/``."""
+    import ast
+    import importlib.util
+
+    def is_module(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    out = []
+    for base in ("trtcheck", "benchmarks", "tests"):
+        for path in sorted((REPO / base).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            modules: dict[str, str] = {}  # local name -> trtcheck module it is bound to
+            found: list[tuple[int, str, str]] = []
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                        and node.module.split(".")[0] == "trtcheck":
+                    for a in node.names:
+                        if a.name.startswith("_") and not a.name.startswith("__"):
+                            found.append((node.lineno, node.module, a.name))
+                        elif is_module(f"{node.module}.{a.name}"):
+                            modules[a.asname or a.name] = f"{node.module}.{a.name}"
+                elif isinstance(node, ast.Import):
+                    for a in node.names:
+                        if a.asname and a.name.split(".")[0] == "trtcheck":
+                            modules[a.asname] = a.name
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id in modules and node.attr.startswith("_") \
+                        and not node.attr.startswith("__"):
+                    found.append((node.lineno, modules[node.value.id], node.attr))
+            rel = path.relative_to(REPO)
+            out += [f"{rel}:{line} {module}.{name}" for line, module, name in found
+                    if not _own_test(path, module)]
+    return out
+
+
+def test_no_private_name_crosses_a_module():
+    """A name another module needs is public (no underscore, a docstring) in the module
+    that owns it; a test may use the private names of the module it tests."""
+    assert _private_imports() == []

@@ -4,11 +4,11 @@ times from the same seed."""
 import numpy as np
 import pytest
 
-from trtcheck.analyze.serve_compare import open_loop_schedule
-from trtcheck.analyze.simulator import make_arrivals
+from trtcheck.analyze.advice.serve_compare import open_loop_schedule
+from trtcheck.analyze.advice.simulator import make_arrivals
 from trtcheck.arrivals import constant_arrivals, open_loop_offsets_s, poisson_arrivals
 from trtcheck.errors import InputError
-from trtcheck.measure.loadgen import parse_load
+from trtcheck.measure.serving.loadgen import parse_load
 
 
 @pytest.mark.parametrize("arrival", ["poisson", "constant"])

@@ -5,7 +5,7 @@ import pytest
 
 from trtcheck.backends.base import Backend, InferOutput
 from trtcheck.errors import InputError
-from trtcheck.measure.bench import StopRule, run_bench
+from trtcheck.measure.bench.bench import StopRule, run_bench
 from trtcheck.results import BackendInfo, TensorInfo
 
 
@@ -224,7 +224,7 @@ def test_a_backend_returning_before_its_work_is_flagged_implausible():
         def infer(self, feed):
             return InferOutput(outputs={}, components_ms={"gpu_compute_ms": 5.0})
 
-    from trtcheck.measure.bench import plausibility_findings
+    from trtcheck.measure.bench.bench import plausibility_findings
     from trtcheck.stats import summarize
 
     run = run_bench(EnqueueOnly(), "m", [1], rule=QUICK)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.inputs import MAX_CALIBRATION_SAMPLES, THIN_BLOCK, _thin
-from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.inputs import MAX_CALIBRATION_SAMPLES, THIN_BLOCK, thin_samples
+from trtcheck.analyze.advice.simulator import ServiceModel, poisson_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.stats import circular_block_indices
@@ -83,10 +83,10 @@ def test_one_measured_stall_stays_one_stall():
 
 def test_thinning_keeps_consecutive_runs():
     values = [float(i) for i in range(2 * MAX_CALIBRATION_SAMPLES + 7)]
-    thin = np.asarray(_thin(values))
+    thin = np.asarray(thin_samples(values))
     assert thin.size == MAX_CALIBRATION_SAMPLES
     runs = thin.reshape(-1, THIN_BLOCK)
     assert np.all(np.diff(runs, axis=1) == 1.0)  # time order kept inside each run
     assert runs[0, 0] == 0.0 and runs[-1, -1] == values[-1]
     short = [1.0, 2.0, 3.0]
-    assert _thin(short) == (1.0, 2.0, 3.0)
+    assert thin_samples(short) == (1.0, 2.0, 3.0)

@@ -85,8 +85,7 @@ def test_failed_plan_write_leaves_no_truncated_plan(trt_rtx, conv_onnx, tmp_path
 
 
 def test_write_plan_atomic_interrupted(tmp_path, monkeypatch):
-    from trtcheck.measure import build
-
+    from trtcheck.measure.bench import build
     target = tmp_path / "sub" / "m.plan"
     build.write_plan_atomic(target, b"vtrt" + b"\x01" * 100)
     assert target.read_bytes() == b"vtrt" + b"\x01" * 100

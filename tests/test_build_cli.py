@@ -85,7 +85,7 @@ def test_build_profile_min_above_max_is_refused_up_front(cli, ppocr, tmp_path):
 
 def test_failed_fp16_build_leaves_no_converted_model_to_block_a_rerun(trt_rtx, ppocr, tmp_path):
     from trtcheck.errors import InputError
-    from trtcheck.measure.build import build_engine
+    from trtcheck.measure.bench.build import build_engine
 
     out = tmp_path / "det.fp16.plan"
     bad_profile = {"x": ([1, 3, 960, 960], [1, 3, 640, 640], [1, 3, 320, 320])}

@@ -101,7 +101,7 @@ def test_precision_negative_seed_is_bad_input(cli, scalar_input_model):
 
 
 def test_min_duration_beyond_default_max_raises_the_max():
-    from trtcheck.measure.runner import rule_from_options
+    from trtcheck.measure.bench.runner import rule_from_options
 
     rule = rule_from_options(None, 45.0, None, None)
     assert rule.min_duration_s == 45.0 and rule.max_duration_s >= 45.0
@@ -127,7 +127,7 @@ def test_save_results_refuses_to_replace_a_fifo(tmp_path):
     import stat
 
     from trtcheck.errors import InputError
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.results import save_results
 
     fifo = tmp_path / "r.json"

@@ -71,7 +71,7 @@ def test_report_and_gate_files_match(umask, tmp_path, capsys):
 def test_library_results_files_get_the_umask_mode(tmp_path):
     import os
 
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.results import save_results
     from trtcheck.results.model import umask_file_mode
 

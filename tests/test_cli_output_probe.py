@@ -11,11 +11,11 @@ from trtcheck.cli import main
 
 
 def _no_measuring(monkeypatch):
-    import trtcheck.measure.serve as serve_mod
+    import trtcheck.measure.serving as serving  # the face the commands call
 
     def boom(*a, **k):
         raise AssertionError("measured before checking -o")
-    monkeypatch.setattr(serve_mod, "measure_serving", boom)
+    monkeypatch.setattr(serving, "measure_serving", boom)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")

@@ -15,7 +15,7 @@ from tests.conftest import assert_one_line_error, run_cli
 from trtcheck.backends.registry import BACKENDS
 from trtcheck.cli import COMMANDS, RUNTIME_DISTRIBUTIONS
 from trtcheck.cli.common import BACKEND_NAMES
-from trtcheck.measure.progress import throttled
+from trtcheck.measure.serving.progress import throttled
 
 FAST = ["--warmup", "0", "--min-duration", "0.05", "--min-samples", "5"]
 

@@ -8,7 +8,7 @@ import re
 from trtcheck.testing import synthetic_results as g
 import pytest
 
-from trtcheck.analyze.compare import compare
+from trtcheck.analyze.compare.compare import compare
 from trtcheck.cli import main
 from trtcheck.report import compare_render
 
@@ -85,7 +85,7 @@ def test_layer_matching_duck_typed():
                     L("pool", "Pool", "fp32", 0.1)], precision_mix={"fp32": 3})
     eb = NS(layers=[L("conv1 + relu1", "Conv", "fp16", 0.2), L("head.fc + bias_add_1", "Gemm", "fp16", 0.15),
                     L("softmax", "SoftMax", "fp32", 0.05)], precision_mix={"fp16": 2, "fp32": 1})
-    from trtcheck.analyze.compare import compare_layers
+    from trtcheck.analyze.compare.compare import compare_layers
     lc = compare_layers(NS(engine=ea), NS(engine=eb))
     assert lc is not None
     assert [(d.name_a, d.name_b, d.matched_by) for d in lc.matched] == [
@@ -138,7 +138,7 @@ def test_cli_bad_input(tmp_path, capsys):
 
 def test_layers_of_real_trtexec_exports(trtexec_exports):
     """ResNet-18 on an A100: FP32 vs FP16 (same graph) and FP32 vs INT8-QAT (renumbered)."""
-    from trtcheck.inspection.trtexec import load_trtexec_export
+    from trtcheck.inspection.engine.trtexec import load_trtexec_export
     fp32 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp32")
     fp16 = load_trtexec_export(trtexec_exports / "resnet18-a100-fp16")
     qat = load_trtexec_export(trtexec_exports / "resnet18-a100-qat")

@@ -10,7 +10,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from trtcheck.analyze.compare import compare
+from trtcheck.analyze.compare.compare import compare
 from trtcheck.results import load_results, save_results
 
 #: the accuracy fields of VariantResult that compare shows (worst values over outputs)
@@ -23,8 +23,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A: the safe model (FP16 passes); B: the overflow model (FP16 fails), both real
     FP32-vs-FP16 comparisons on ONNX Runtime."""
     from trtcheck.load.precision_models import build_overflow_model, build_safe_model
-    from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.runner import new_results
 
     d = tmp_path_factory.mktemp("compare-precision")
     out = {}

@@ -2,12 +2,12 @@
 
 import pytest
 
-from tests.test_results_model import make_results
+from tests.factories import make_results
 
 
 def _serve_results(curve: str):
     from trtcheck.backends.synthetic import SyntheticBackend
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     r = make_results()
     r.bench = []
@@ -23,7 +23,7 @@ def pair():
 
 
 def test_serving_configs_matched_and_slower_b_shows(pair):
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
     from trtcheck.report.compare_render import render_html, render_markdown, render_text
 
     a, b = pair
@@ -37,7 +37,7 @@ def test_serving_configs_matched_and_slower_b_shows(pair):
 
 
 def test_unmatched_serving_configs_are_listed(pair):
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
 
     a, b = pair
     b2 = b.model_copy(deep=True)
@@ -50,7 +50,7 @@ def test_unmatched_serving_configs_are_listed(pair):
 def test_loads_set_from_each_runs_own_capacity_pair_by_position(pair):
     """Two demo runs set their loads from their own measured capacity (open:8.2 vs
     open:8.9): the n-th load of a kind pairs with the n-th, both labels named."""
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
 
     a, b = pair
     b2 = b.model_copy(deep=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze.curve import curve_from_bench, make_curve
-from trtcheck.analyze.inputs import _fit_contention, calibration_from_serve
-from trtcheck.analyze.simulator import ServiceModel, poisson_arrivals, simulate
+from trtcheck.analyze.advice.curve import curve_from_bench, make_curve
+from trtcheck.analyze.advice.inputs import fit_contention, calibration_from_serve
+from trtcheck.analyze.advice.simulator import ServiceModel, poisson_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.bench import BenchRun
@@ -27,7 +27,7 @@ def test_fit_recovers_a_slope_and_keeps_time_order():
     rng = np.random.default_rng(0)
     arrivals = rng.poisson(3.0, 500).astype(float)
     excess = 1.0 + 0.4 * arrivals + rng.normal(0, 0.3, 500)
-    c, resid = _fit_contention(excess.tolist(), arrivals.tolist())
+    c, resid = fit_contention(excess.tolist(), arrivals.tolist())
     assert c == pytest.approx(0.4, abs=0.03)
     assert len(resid) == 500
     assert np.allclose(np.asarray(resid), excess - c * arrivals)
@@ -37,11 +37,11 @@ def test_fit_returns_zero_without_a_significant_effect():
     rng = np.random.default_rng(1)
     arrivals = rng.poisson(3.0, 500).astype(float)
     noise = (1.0 + rng.normal(0, 0.3, 500)).tolist()
-    assert _fit_contention(noise, arrivals.tolist()) == (0.0, noise)
+    assert fit_contention(noise, arrivals.tolist()) == (0.0, noise)
     neg = (1.0 - 0.4 * arrivals + rng.normal(0, 0.3, 500)).tolist()
-    assert _fit_contention(neg, arrivals.tolist())[0] == 0.0  # never negative
+    assert fit_contention(neg, arrivals.tolist())[0] == 0.0  # never negative
     few = [1.0, 2.0, 3.0]
-    assert _fit_contention(few, [0.0, 1.0, 2.0]) == (0.0, few)
+    assert fit_contention(few, [0.0, 1.0, 2.0]) == (0.0, few)
 
 
 def test_stretch_and_capacity():
@@ -91,7 +91,7 @@ def test_measured_runs_eager_pytorch_has_contention_onnxruntime_has_none():
 
 
 def _gpu_request(rate: float):
-    from trtcheck.analyze.inputs import build_request, overheads_from_serve
+    from trtcheck.analyze.advice.inputs import build_request, overheads_from_serve
 
     raw = json.loads(gzip.decompress((RESULTS / "advise_validation-h200-torch-gpu_raw.json.gz")
                                      .read_bytes()))["torch-gpu"]
@@ -101,7 +101,7 @@ def _gpu_request(rate: float):
 
 
 def test_advice_explains_contention_and_its_sensitivity():
-    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.advice.advise import advise
 
     low = advise(_gpu_request(300.0))
     assert any("interpreter lock" in n and "0.284 ms" in n for n in low.curve.notes)
@@ -112,7 +112,7 @@ def test_advice_explains_contention_and_its_sensitivity():
 
 
 def test_advice_refuses_a_rate_the_loop_alone_saturates():
-    from trtcheck.analyze.advise import advise
+    from trtcheck.analyze.advice.advise import advise
 
     with pytest.raises(InputError) as e:
         advise(_gpu_request(4000.0))
@@ -129,7 +129,7 @@ def test_slow_executions_alone_do_not_fake_contention():
     dur = t_bench + excess
     window = rng.poisson(rate_per_ms * t_bench, 400).astype(float)  # first T(b) ms
     arrivals = window + rng.poisson(rate_per_ms * (dur - t_bench))  # + the rest
-    ols_c, _ = _fit_contention(excess.tolist(), arrivals.tolist())
-    iv_c, _ = _fit_contention(excess.tolist(), arrivals.tolist(), window.tolist())
+    ols_c, _ = fit_contention(excess.tolist(), arrivals.tolist())
+    iv_c, _ = fit_contention(excess.tolist(), arrivals.tolist(), window.tolist())
     assert ols_c > 3.0  # the bias: ~1/rate
     assert iv_c == 0.0

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.test_engine_timing import batch
-from tests.test_results_model import make_results
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions, complete
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
-from trtcheck.analyze.inputs import inputs_from_results
+from tests.factories import make_results
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.derived.derived import add_enqueue_bound_findings, add_serve_predictions, complete
+from trtcheck.analyze.gate.gate_evaluate import evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.advice.inputs import inputs_from_results
 from trtcheck.report import build_report
 from trtcheck.results import load_results, results_from_json, results_to_json
 

@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.inputs import build_request
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.inputs import build_request
 from trtcheck.stats import lag1_autocorrelation
 
 

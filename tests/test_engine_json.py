@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine_json import lint_engine, load_layer_info
+from trtcheck.inspection.engine.engine_json import lint_engine, load_layer_info
 from trtcheck.load.engine_json import parse_layer_info, split_format_datatype
 
 
@@ -114,8 +114,8 @@ def test_a_named_dimension_is_dynamic_not_a_refusal(tmp_path: Path):
 
 
 def test_layer_detail_remedies_name_the_runtimes_own_cli():
-    from trtcheck.inspection.engine import layer_info_remedy
-    from trtcheck.inspection.engine_json import REBUILD_DETAILED_RTX
+    from trtcheck.inspection.engine.engine import layer_info_remedy
+    from trtcheck.inspection.engine.engine_json import REBUILD_DETAILED_RTX
 
     rtx = layer_info_remedy("tensorrt_rtx")
     assert rtx.startswith("on an RTX GPU machine run `tensorrt_rtx --loadEngine=PLAN")

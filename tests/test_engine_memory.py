@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.inspection.engine_memory import (
+from trtcheck.inspection.engine.engine_memory import (
     activation_bytes,
     io_bytes_per_sample,
     largest_batch_that_fits,
@@ -16,7 +16,7 @@ from trtcheck.inspection.engine_memory import (
     tensor_bytes,
     weights_from_layers,
 )
-from trtcheck.inspection.trtexec import load_trtexec_export
+from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.results.engine import (
     EngineInspection,
     EngineMemory,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_results_model import make_results
-from trtcheck.inspection.trtexec import load_trtexec_export
+from tests.factories import make_results
+from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.report import build_report, render_report
 from trtcheck.report.sec_engine import render_markdown, render_text
 from trtcheck.results import results_from_json, results_to_json

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trtcheck.analyze.engine_timing import enqueue_bound_finding
+from trtcheck.analyze.derived.engine_timing import enqueue_bound_finding
 from trtcheck.results.bench import BatchResult
 from trtcheck.stats import summarize
 

@@ -1,4 +1,4 @@
-"""Triton model repository exports (``trtcheck export triton``, analyze/export.py): every
+"""Triton model repository exports (``trtcheck export triton``, export/settings.py): every
 config parses with Triton's own ``model_config_pb2`` (tritonclient) and protobuf
 ``text_format``, and a repository entry loads in a real tritonserver.
 
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from trtcheck.analyze.export import (
+from trtcheck.export.settings import (
     TritonModelSpec,
     export_settings,
     spec_from_triton_config,

@@ -1,4 +1,4 @@
-"""FP16 copies of ONNX models through ONNX Runtime's converter (trtcheck.measure.fp16)."""
+"""FP16 copies of ONNX models through ONNX Runtime's converter (trtcheck.measure.bench.fp16)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from trtcheck.errors import InputError
 from trtcheck.load.precision_models import build_overflow_model
-from trtcheck.measure.fp16 import (
+from trtcheck.measure.bench.fp16 import (
     FP16_WEIGHT_MAX,
     convert_to_fp16,
     fp16_op_block_list,

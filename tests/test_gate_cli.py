@@ -16,8 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
+from trtcheck.analyze.gate.gate_evaluate import evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
 from trtcheck.cli import main
 
 from trtcheck.testing import synthetic_results as g
@@ -267,7 +267,7 @@ def test_many_checks_stay_on_one_screen(files):
 
 def test_gate_on_real_engine_sections(trtexec_exports, tmp_path, capsys):
     """Budgets and a baseline rule on engine sections from real trtexec exports."""
-    from trtcheck.inspection.trtexec import load_trtexec_export
+    from trtcheck.inspection.engine.trtexec import load_trtexec_export
     base = g.results(n=100, seed=1)
     e32 = g.write(base.model_copy(update={
         "engine": load_trtexec_export(trtexec_exports / "resnet18-a100-fp32")}),

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze import regression as R
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
-from trtcheck.analyze.metric_resolver import SampleStat
+from trtcheck.analyze.gate import regression as R
+from trtcheck.analyze.gate.gate_evaluate import evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.gate.metricpath.metric_resolver import SampleStat
 from trtcheck.cli import main
 from trtcheck.results.engine import EngineLayer
 from trtcheck.results.model import load_results

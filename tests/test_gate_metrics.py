@@ -1,4 +1,4 @@
-"""Gate metric paths (trtcheck.analyze.metric_grammar, metric_resolver, metric_checks):
+"""Gate metric paths (trtcheck.analyze.gate.metricpath.metric_grammar, metric_resolver, metric_checks):
 the path language (runs by label, filters, nested and multi-condition filters, dotted dict
 keys, functions), units and directions, schema checks and --list-metrics."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trtcheck.analyze.gate_policy import parse_policy
-from trtcheck.analyze.metric_checks import (
+from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.gate.metricpath.metric_checks import (
     check_path,
     fold_dotted_keys,
     infer_direction,
     schema_paths,
 )
-from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError, parse_path
-from trtcheck.analyze.metric_resolver import SampleStat, evaluate_path, list_metrics
+from trtcheck.analyze.gate.metricpath.metric_grammar import MetricMissing, MetricPathError, parse_path
+from trtcheck.analyze.gate.metricpath.metric_resolver import SampleStat, evaluate_path, list_metrics
 from trtcheck.cli import main
 from trtcheck.results import load_results
 from trtcheck.stats import percentile
@@ -249,8 +249,8 @@ def precision_json(tmp_path_factory) -> Path:
     import onnx
 
     from trtcheck.load.precision_models import build_overflow_model
-    from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.runner import new_results
     from trtcheck.results import save_results
 
     d = tmp_path_factory.mktemp("fixes2-precision")
@@ -422,7 +422,7 @@ def test_values_may_hold_comparison_characters(serve_json):
 
 
 def test_quotes_open_only_at_the_start_of_a_value(serve_json):
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     res = load_results(serve_json)
     # an apostrophe inside a value is text (it used to be: '[' ... first ']')
@@ -470,11 +470,11 @@ def test_every_documented_precision_path_loads():
 def test_dotted_and_selector_forms_give_the_same_value(tmp_path):
     import onnx
 
-    from trtcheck.analyze.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
     from trtcheck.load.precision_models import build_safe_model
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.runner import new_results
 
     model = tmp_path / "safe.onnx"
     onnx.save_model(build_safe_model(), str(model))

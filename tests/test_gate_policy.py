@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.analyze.gate_policy import PolicyError, parse_policy
+from trtcheck.analyze.gate.gate_policy import PolicyError, parse_policy
 from trtcheck.cli import main
 from trtcheck.errors import EXIT_BAD_INPUT, InputError
 
@@ -145,7 +145,7 @@ def test_docs_example_policy_is_valid():
     import re
     from pathlib import Path
 
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
     doc = (Path(__file__).resolve().parent.parent / "docs" / "gate.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
     pol = parse_policy(blocks[0], source="docs/gate.md")
@@ -171,7 +171,7 @@ def test_readme_example_policy_is_valid():
     import re
     from pathlib import Path
 
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
     doc = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     blocks = [b for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
               if b.startswith("version: 1")]
@@ -201,7 +201,7 @@ BILLION_LAUGHS = (b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"
      "beyond the float range"),
 ])
 def test_hostile_policies_are_one_line_input_errors(data, needle):
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_policy import parse_policy
     from trtcheck.errors import InputError
 
     with pytest.raises(InputError) as e:
@@ -213,7 +213,7 @@ def test_hostile_policies_are_one_line_input_errors(data, needle):
 def test_policy_from_a_fifo_or_device_is_refused(tmp_path):
     import os
 
-    from trtcheck.analyze.gate_policy import load_policy
+    from trtcheck.analyze.gate.gate_policy import load_policy
     from trtcheck.errors import InputError
 
     fifo = tmp_path / "policy.yaml"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.analyze.gate_evaluate import Check, GateReport, evaluate
-from trtcheck.analyze.gate_policy import parse_policy
+from trtcheck.analyze.gate.gate_evaluate import Check, GateReport, evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
 from trtcheck.cli import main
 from trtcheck.report.gate_render import render_junit, render_markdown, render_text
 from trtcheck.results.model import load_results

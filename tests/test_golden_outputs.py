@@ -20,7 +20,7 @@ import pytest
 
 from trtcheck.cli import COMMANDS as REGISTERED_COMMANDS
 from trtcheck.results.migrate import migrate
-from trtcheck.results.model import SCHEMA_VERSION, parse_schema_version
+from trtcheck.results.model import SCHEMA_VERSION, Results, parse_schema_version
 
 from cli_helper import invoke
 from goldtest import GOLD, REPO, check_gold
@@ -128,6 +128,8 @@ def test_report_from_results(work):
     ours = parse_schema_version(SCHEMA_VERSION)[0]
     given = migrate(given, parse_schema_version(given["schema_version"])[0], ours)
     given["schema_version"] = SCHEMA_VERSION
+    # fields added by later minor versions are written with their defaults
+    given = json.loads(Results.model_validate(given).model_dump_json())
     # the report stores its verdict (judged anew, replacing any recorded one) and the
     # derived predicted-vs-measured table beside the recorded numbers, which it keeps as
     # they are

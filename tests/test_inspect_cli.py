@@ -125,7 +125,7 @@ def _hostile_model() -> onnx.ModelProto:
 
 
 def test_report_section_escapes_hostile_names(tmp_path):
-    from trtcheck.inspection.onnx_inspect import inspect_onnx
+    from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 
     p = tmp_path / "evil.onnx"
     onnx.save(_hostile_model(), p)

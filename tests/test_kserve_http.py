@@ -1,4 +1,4 @@
-"""The live load generator's HTTP data plane (``trtcheck/measure/kserve_http.py``) against a
+"""The live load generator's HTTP data plane (``trtcheck/measure/serving/live/kserve_http.py``) against a
 real tritonserver: one encoded request sent over keep-alive connections, answers parsed,
 every failure one exception of a known kind."""
 
@@ -18,7 +18,7 @@ def _request(address: str, model: str, version: str = "", rows: int = 1,
              cols: int = 4) -> tuple[bytes, np.ndarray]:
     import tritonclient.http as th
 
-    from trtcheck.measure.kserve_http import encode_infer_request
+    from trtcheck.measure.serving.live.kserve_http import encode_infer_request
 
     x = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
     inp = th.InferInput("INPUT0", list(x.shape), "FP32")
@@ -28,7 +28,7 @@ def _request(address: str, model: str, version: str = "", rows: int = 1,
 
 
 def _pool(url: str, req: bytes, check=lambda r: r):
-    from trtcheck.measure.kserve_http import HttpInferPool
+    from trtcheck.measure.serving.live.kserve_http import HttpInferPool
 
     host, port = url.split("://", 1)[1].rsplit(":", 1)
     return HttpInferPool(host, int(port), req, check=check)
@@ -73,7 +73,7 @@ def test_answers_are_parsed_over_reused_connections(triton):
 
 
 def test_server_error_is_an_http_error_with_tritons_message(triton):
-    from trtcheck.measure.kserve_http import InferHttpError
+    from trtcheck.measure.serving.live.kserve_http import InferHttpError
 
     addr = triton.http_url.split("://")[1]
     req, _ = _request(addr, "no_such_model")

@@ -1,4 +1,4 @@
-"""Calibrating the simulator from a live Triton run (analyze/live_calibration.py), and
+"""Calibrating the simulator from a live Triton run (analyze/advice/live_calibration.py), and
 ``advise --from live.json`` against a real tritonserver."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from trtcheck.analyze.live_calibration import (
+from trtcheck.analyze.advice.live_calibration import (
     LiveObservation,
     calibrate,
     curve_from_batch_stats,
     predict,
 )
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.simulator import Candidate, ServiceModel, make_arrivals, simulate
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.simulator import Candidate, ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 
@@ -144,7 +144,7 @@ def test_advise_from_a_live_run_predicts_and_exports_a_repository_that_loads(tri
 
 
 def test_advise_from_an_embedded_run_is_not_calibrated_as_live(tmp_path):
-    from trtcheck.analyze.live_calibration import observation_from_serve
+    from trtcheck.analyze.advice.live_calibration import observation_from_serve
 
     class Run:
         live = None

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_builders import RESNET18_MACS, GraphBuilder, resnet18
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 from trtcheck.results import ModelInspection
 
 
@@ -320,14 +320,14 @@ def test_shared_name_remedy_fixes_cls(ppocr, tmp_path):
     """Applying the rename the lint suggests removes the lint (and keeps the MACs)."""
     from onnx.tools.update_model_dims import update_inputs_outputs_dims
 
-    from trtcheck.inspection.onnx_lints import _distinct_dims
+    from trtcheck.inspection.onnx.onnx_lints import distinct_dims
 
     before = inspect_onnx(ppocr["cls"], {"x": [1, 3, 48, 192]})
     (lint,) = [f for f in before.lints if f.code == "onnx-shared-dim-name"]
     assert "{'x': [-1, 3, 'x_axis2', 'x_axis3']}" in (lint.remedy or "")
     m = update_inputs_outputs_dims(onnx.load(ppocr["cls"]),
-                                   {t.name: _distinct_dims(t) for t in before.inputs},
-                                   {t.name: _distinct_dims(t) for t in before.outputs})
+                                   {t.name: distinct_dims(t) for t in before.inputs},
+                                   {t.name: distinct_dims(t) for t in before.outputs})
     p = tmp_path / "cls_renamed.onnx"
     onnx.save(m, p)
     after = inspect_onnx(p, {"x": [1, 3, 48, 192]})

@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.tools.update_model_dims import update_inputs_outputs_dims
 
-from trtcheck.inspection.onnx_inspect import inspect_onnx
-from trtcheck.inspection.onnx_lints import _distinct_dims
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_lints import distinct_dims
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +69,8 @@ def test_shared_dim_name_lint_agrees_with_tensorrt_rtx(trt, ppocr, tmp_path):
     assert "contradictory IOptimizationProfile kMIN/kMAX" in log
     # the rename the lint's remedy suggests makes the same profile build
     renamed = update_inputs_outputs_dims(onnx.load(ppocr["cls"]),
-                                         {t.name: _distinct_dims(t) for t in insp.inputs},
-                                         {t.name: _distinct_dims(t) for t in insp.outputs})
+                                         {t.name: distinct_dims(t) for t in insp.inputs},
+                                         {t.name: distinct_dims(t) for t in insp.outputs})
     plan, log = _build_48x192(trt, renamed)
     assert plan is not None, log
 

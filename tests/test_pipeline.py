@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.errors import InputError, UsageError
 from trtcheck.pipeline import (
     AdviseSettings,
@@ -41,7 +41,7 @@ def _advice(doc: dict) -> dict:
 def test_settings_default_to_the_advise_request_defaults():
     from dataclasses import fields
 
-    from trtcheck.analyze.advise import AdviseRequest
+    from trtcheck.analyze.advice.advise import AdviseRequest
 
     request = AdviseRequest(curve=parse_curve_text("1:2"), rate_per_s=1.0)
     for f in fields(AdviseSettings):
@@ -124,7 +124,7 @@ def test_advice_from_results_refuses_a_missing_or_bad_rate(rate, needle):
 
 
 def test_advice_from_results_needs_a_curve():
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     with pytest.raises(InputError, match="needs T\\(b\\)"):
         advice_from_results(new_results(), 100.0)
@@ -144,8 +144,8 @@ def test_report_policy_of_budgets_only(tmp_path: Path):
 def test_measure_report_on_a_real_model(tmp_path: Path, tiny_relu_model):
     """The whole pipeline on a small ONNX model: inspection, a short sweep, the verdict and
     the report files; the sweep's batch sizes are filled in for a dynamic batch axis."""
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.runner import RunOptions
+    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.bench.runner import RunOptions
     from trtcheck.pipeline import measure_report
 
     opts = RunOptions(shapes={"x": [1, 3, 4, 4]},

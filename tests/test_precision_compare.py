@@ -17,7 +17,7 @@ import pytest
 from trtcheck.backends.base import Backend, InferOutput
 from trtcheck.errors import InputError
 from trtcheck.load.precision_models import OVERFLOW_NODE, build_overflow_model, build_safe_model
-from trtcheck.measure.precision import (
+from trtcheck.measure.precision.precision import (
     CompareSettings,
     Variant,
     compare_onnx_precisions,
@@ -177,7 +177,7 @@ class FakeEngine(Backend):
 def _compare_with_engine(path: Path, engine: Backend, label: str = "fp16",
                          precision: str = "fp16", bench: bool = False) -> Any:
     from trtcheck.backends.onnxruntime import OnnxRuntimeBackend
-    from trtcheck.measure.bench import StopRule
+    from trtcheck.measure.bench.bench import StopRule
 
     ref = OnnxRuntimeBackend(path, intra_op_threads=1)
     with ref:
@@ -268,7 +268,7 @@ def test_engine_with_other_shapes_is_bad_input(models: dict[str, Path]) -> None:
 
 
 def _results_with(p: Any) -> Results:
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results(["trtcheck", "precision"])
     res.precision = p
@@ -385,8 +385,8 @@ def test_inf_output_has_infinite_errors_and_fails_a_tolerance_only_gate(
         models: dict[str, Path], tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
     import onnx
 
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     eng = FakeEngine(onnx.load(str(models["safe"])),
                      fn=lambda x: {"y": np.full((x.shape[0], 64), np.inf, np.float32)})
@@ -413,7 +413,7 @@ def test_inf_output_has_infinite_errors_and_fails_a_tolerance_only_gate(
 
 
 def test_one_nan_among_many_elements_still_makes_the_max_error_infinite() -> None:
-    from trtcheck.measure.precision import compare_output, tolerance_for
+    from trtcheck.measure.precision.precision import compare_output, tolerance_for
 
     ref = [np.ones((1, 1000), np.float32)]
     cand = [np.ones((1, 1000), np.float32)]

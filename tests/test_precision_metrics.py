@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.measure.precision import (
+from trtcheck.measure.precision.precision import (
     DEFAULT_TOLERANCES,
     compare_output,
     polygraphy_elemwise_verdicts,
@@ -161,7 +161,7 @@ def test_tolerance_defaults_and_overrides() -> None:
 
 
 def test_rounding_floor_is_the_fp16_half_ulp_of_the_largest_value() -> None:
-    from trtcheck.measure.precision import rounding_floor
+    from trtcheck.measure.precision.precision import rounding_floor
 
     ref = np.array([1.0 + 2**-12, 15.0 + 2**-9, -3.0], np.float32)
     # 15 + 2^-9 in FP16 (ulp 2^-7 at 8..16) rounds to 15: error 2^-9
@@ -188,9 +188,9 @@ def test_relative_l2_catches_scale_errors_and_ignores_all_tiny_outputs() -> None
 def test_metrics_shown_but_not_judged_say_so_and_flat_outputs_get_a_finding():
     import numpy as np
 
-    from trtcheck.measure.output_compare import compare_output
-    from trtcheck.measure.precision_judge import flat_output_findings
-    from trtcheck.measure.precision_tolerance import tolerance_for
+    from trtcheck.measure.precision.output_compare import compare_output
+    from trtcheck.measure.precision.precision_judge import flat_output_findings
+    from trtcheck.measure.precision.precision_tolerance import tolerance_for
 
     tol = tolerance_for("fp16")
     rng = np.random.default_rng(0)
@@ -206,8 +206,8 @@ def test_metrics_shown_but_not_judged_say_so_and_flat_outputs_get_a_finding():
 def test_a_failure_states_the_tolerance_it_would_need():
     import numpy as np
 
-    from trtcheck.measure.output_compare import compare_output
-    from trtcheck.measure.precision_tolerance import tolerance_for
+    from trtcheck.measure.precision.output_compare import compare_output
+    from trtcheck.measure.precision.precision_tolerance import tolerance_for
 
     tol = tolerance_for("fp16")
     ref = np.linspace(1.0, 2.0, 1000, dtype=np.float32)

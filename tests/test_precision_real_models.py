@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.measure.precision import compare_onnx_precisions
+from trtcheck.measure.precision.precision import compare_onnx_precisions
 
 
 @pytest.mark.slow

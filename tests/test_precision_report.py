@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from trtcheck.load.precision_models import build_overflow_model, build_safe_model
-from trtcheck.measure.bench import StopRule
-from trtcheck.measure.precision import compare_onnx_precisions, precision_section_for_report
-from trtcheck.measure.runner import RunOptions, new_results
+from trtcheck.measure.bench.bench import StopRule
+from trtcheck.measure.precision.precision import compare_onnx_precisions, precision_section_for_report
+from trtcheck.measure.bench.runner import RunOptions, new_results
 from trtcheck.report.charts import ChartSink
 from trtcheck.results import results_from_json, results_to_json
 
@@ -127,9 +127,9 @@ def _latency_with(samples_ms, info):
 def test_speedup_is_shown_with_its_interval_only_where_the_backend_has_the_kernels():
     import numpy as np
 
-    from trtcheck.measure.precision import set_speedup
-    from trtcheck.measure.precision_judge import speedup_findings
-    from trtcheck.report.sec_precision import _speedup_text
+    from trtcheck.measure.precision.precision import set_speedup
+    from trtcheck.measure.precision.precision_judge import speedup_findings
+    from trtcheck.report.sec_precision import speedup_text
     from trtcheck.results.bench import BackendInfo
 
     rng = np.random.default_rng(0)
@@ -142,14 +142,14 @@ def test_speedup_is_shown_with_its_interval_only_where_the_backend_has_the_kerne
     set_speedup(fast, _latency_with(ref, gpu), "fp16", gpu)
     lo, hi = fast.speedup_interval
     assert lo < fast.speedup_vs_reference < hi and 1.2 < lo and hi < 1.4
-    assert _speedup_text(fast).startswith("1.3") and "-" in _speedup_text(fast)
+    assert speedup_text(fast).startswith("1.3") and "-" in speedup_text(fast)
     assert speedup_findings("fp16", "fp16", fast) == []
     # the same numbers on ONNX Runtime's CPU provider: FP32 kernels, nothing to claim
     upcast = _latency_with(list(7.7 + rng.normal(0, 0.2, 200)), cpu)
     set_speedup(upcast, _latency_with(ref, cpu), "fp16", cpu)
     assert upcast.speedup_vs_reference is None and upcast.speedup_interval is None
     assert "not measurable on this backend" in upcast.speedup_not_measurable
-    assert _speedup_text(upcast) == "not measurable on this backend"
+    assert speedup_text(upcast) == "not measurable on this backend"
     # requested, has the kernels, and slower: 0.92x is a finding
     slow = _latency_with(list(10.9 + rng.normal(0, 0.1, 200)), gpu)
     set_speedup(slow, _latency_with(ref, gpu), "fp16", gpu)

@@ -1,6 +1,6 @@
 """A real TensorRT-RTX FP16 engine as the precision candidate (built on CPU).
 
-The engine is built by ``trtcheck.measure.build.build_engine`` with TensorRT-RTX on this
+The engine is built by ``trtcheck.measure.bench.build.build_engine`` with TensorRT-RTX on this
 CPU-only machine; running it needs a supported NVIDIA GPU, so here the comparison must
 stop with exit code 3 and one clear line (never a traceback, never a silent pass).
 On a GPU machine with TensorRT-RTX the same command compares the engine for real.
@@ -23,7 +23,7 @@ def test_rtx_fp16_engine_candidate_reaches_the_runtime(tmp_path: Path) -> None:
     import onnx
 
     from trtcheck.load.precision_models import build_safe_model
-    from trtcheck.measure.build import build_engine
+    from trtcheck.measure.bench.build import build_engine
 
     model = tmp_path / "safe.onnx"
     onnx.save_model(build_safe_model(), str(model))

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_one_line_error
-from tests.test_results_model import make_results
+from tests.factories import make_results
 from trtcheck.errors import InputError
 from trtcheck.report import build_report, render_report
 from trtcheck.results import save_results
@@ -220,7 +220,7 @@ def test_a_failing_precision_comparison_keeps_the_measurements(tmp_path, monkeyp
     from onnx import TensorProto, helper
 
     from trtcheck.errors import InputError
-    from trtcheck.measure import precision as P
+    import trtcheck.measure.precision as P  # the face the pipeline calls
 
     def broken(*args, **kwargs):
         raise InputError("the FP16 variant cannot be built", "check the model")
@@ -286,7 +286,7 @@ def test_precision_chart_log_axis_shows_powers_of_ten(tmp_path):
             figures.append(fig)
             return super().add(name, title, fig)
 
-    assert sec_precision._chart(results.precision, Keep())
+    assert sec_precision.precision_chart(results.precision, Keep())
     fig = figures[0]
     fig.canvas.draw()
     cost_axes = fig.axes[1]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import parse_curve_text
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.report import sec_advice
 from trtcheck.report.charts import ChartSink
 

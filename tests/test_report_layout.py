@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_results_model import make_results
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import parse_curve_text
+from tests.factories import make_results
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.report import build_report, render_report, with_verdict
 from trtcheck.results import Finding
 

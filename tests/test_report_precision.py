@@ -91,7 +91,7 @@ def _main_exit(args, capsys):
 
 def test_noisy_curve_keeps_the_report(ppocr, tmp_path, monkeypatch, capsys):
     """A disturbed bench (non-monotone T(b)) must not throw away the measurements."""
-    import trtcheck.analyze.inputs as inputs
+    import trtcheck.analyze.advice.inputs as inputs
     from trtcheck.errors import InputError
 
     def noisy(*a, **k):

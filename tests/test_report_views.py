@@ -20,7 +20,7 @@ import jinja2
 import pydantic
 import pytest
 
-from trtcheck.inspection.trtexec import load_trtexec_export
+from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.report import sec_advice, sec_bench, sec_engine, sec_inspection, sec_precision
 from trtcheck.report import sec_serve, sec_summary, views
 from trtcheck.report.sections import SECTION_MODULES, render_partial
@@ -281,7 +281,7 @@ COMPARE_TEXT_ONLY = {"serve_only_in_a", "serve_only_in_b"}
 def comparison_view(engine_results: Results, trtexec_exports: Path) -> Any:
     """``full`` against itself with a different engine on each side (layers, serving, precision,
     bench runs: every block of the compare page)."""
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
     from trtcheck.report.compare_render import view
 
     b = engine_results.model_copy(update={

@@ -28,7 +28,7 @@ def raw() -> dict:
 
 def test_a_1x_file_loads_with_the_same_windows_in_us(raw):
     res = load_results(OLD)
-    assert res.schema_version == SCHEMA_VERSION == "2.0"
+    assert res.schema_version == SCHEMA_VERSION and SCHEMA_VERSION.startswith("2.")
     assert raw["serve"]["settings"]["windows_ms"] == [0.0, 2.0, 10.0]
     assert res.serve.settings.windows_us == [0.0, 2000.0, 10000.0]
     assert [c.window_us for c in res.serve.configs] == [
@@ -53,7 +53,7 @@ def test_a_migrated_file_is_written_as_2_0_and_reads_back_the_same(raw, caplog):
     assert not caplog.records  # a migration is not an unknown field: no note
     text = results_to_json(res)
     assert '"window_ms"' not in text and '"windows_ms"' not in text
-    assert json.loads(text)["schema_version"] == "2.0"
+    assert json.loads(text)["schema_version"] == SCHEMA_VERSION
     assert results_from_json(text) == res
 
 
@@ -101,7 +101,7 @@ def test_versions_that_can_and_cannot_be_migrated(raw):
     doc["schema_version"] = "3.0"
     with pytest.raises(SchemaError) as ei:
         results_from_json(json.dumps(doc), "future.json")
-    assert "newer than" in ei.value.message and "2.0" in ei.value.message
+    assert "newer than" in ei.value.message and SCHEMA_VERSION in ei.value.message
 
 
 def test_a_section_saved_on_its_own_is_migrated_once(raw):

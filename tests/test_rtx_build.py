@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.engine import inspect_engine_path, is_engine_input
+from trtcheck.inspection.engine.engine import inspect_engine_path, is_engine_input
 from trtcheck.load.plan_header import read_plan_info
-from trtcheck.measure.build import build_engine
+from trtcheck.measure.bench.build import build_engine
 
 pytestmark = pytest.mark.rtx
 

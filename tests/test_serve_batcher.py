@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from trtcheck.measure.batcher import (
+from trtcheck.measure.serving.batcher import (
     BatcherClosed, BatcherLoopError, DynamicBatcher, QueueFull, default_assemble,
     default_split,
 )
@@ -283,7 +283,7 @@ def test_a_broken_policy_fails_requests_instead_of_hanging():
 
 
 def test_batch_raising_cancelled_error_fails_that_batch_only():
-    from trtcheck.measure.batcher import BatchCancelled
+    from trtcheck.measure.serving.batcher import BatchCancelled
 
     calls = []
 
@@ -309,7 +309,7 @@ def test_hung_sync_batch_is_abandoned_by_aclose_and_its_pool_never_joined():
     import threading
     import time
 
-    from trtcheck.measure.batcher import DaemonThreadPool
+    from trtcheck.measure.serving.batcher import DaemonThreadPool
 
     release = threading.Event()
 

@@ -84,8 +84,8 @@ def test_serve_cli_onnx_model(tmp_path):
 
 def test_serve_report_section_renders_table_and_charts(tmp_path):
     from trtcheck.backends.synthetic import SyntheticBackend
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.bench.runner import new_results
+    from trtcheck.measure.serving.serve import measure_serving
     from trtcheck.report import sec_serve
 
     res = new_results()
@@ -110,7 +110,7 @@ def test_default_report_sweep_is_small():
     import time
 
     from trtcheck.backends.synthetic import SyntheticBackend
-    from trtcheck.measure.serve import default_report_sweep
+    from trtcheck.measure.serving.serve import default_report_sweep
 
     t0 = time.perf_counter()
     run = default_report_sweep(SyntheticBackend("1:2,8:4"))

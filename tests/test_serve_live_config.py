@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.measure.live import (
-    _split, instances_of, override_config, request_tensors, stats_delta, window_us_of,
+from trtcheck.measure.serving.live.live import (
+    process_share, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
-from trtcheck.measure.kserve import _ints, parse_url
-from trtcheck.measure.loadgen import parse_load
+from trtcheck.measure.serving.live.kserve import grpc_ints, parse_url
+from trtcheck.measure.serving.loadgen import parse_load
 
 CONFIG = {
     "name": "m", "backend": "python", "max_batch_size": 32,
@@ -59,7 +59,7 @@ def test_stats_delta_and_grpc_strings():
                                   "queue": {"count": 10, "ns": 1_000_000}},
               "batch_stats": [{"batch_size": 2, "compute_infer": {"count": 5, "ns": 5_000_000}}]}
     # gRPC JSON: int64 as strings, zero fields left out
-    after = _ints({"name": "m", "version": "1", "inference_count": "40",
+    after = grpc_ints({"name": "m", "version": "1", "inference_count": "40",
                    "execution_count": "15",
                    "inference_stats": {"success": {"count": "40", "ns": "50000000"},
                                        "queue": {"count": "40", "ns": "9000000"}, "fail": {}},
@@ -107,20 +107,20 @@ def test_request_tensors_from_metadata():
 def test_open_loop_schedule_is_dealt_round_robin():
     shape = parse_load("open:1000:50")
     whole = shape.schedule_s(7)
-    parts = [_split(shape, 7, k, 3) for k in range(3)]
+    parts = [process_share(shape, 7, k, 3) for k in range(3)]
     assert sum(p.count for p in parts) == 50
     merged = np.sort(np.concatenate([np.asarray(p.trace_s) for p in parts]))
     assert np.array_equal(merged, whole)
     assert all(p.kind == "open" and p.rate_per_s == pytest.approx(1000 / 3) for p in parts)
-    burst = [_split(parse_load("burst:10"), 0, k, 3) for k in range(3)]
+    burst = [process_share(parse_load("burst:10"), 0, k, 3) for k in range(3)]
     assert [b.count for b in burst] == [4, 3, 3]
-    closed = [_split(parse_load("closed:2:100"), 0, k, 3) for k in range(3)]
+    closed = [process_share(parse_load("closed:2:100"), 0, k, 3) for k in range(3)]
     assert closed[2] is None and [c.concurrency for c in closed[:2]] == [1, 1]
 
 
 def test_request_failures_are_classified_by_who_is_at_fault():
     from trtcheck.errors import EnvironmentProblem
-    from trtcheck.measure.live import LoadJob, _request_failure
+    from trtcheck.measure.serving.live.live import LoadJob, request_failure
 
     job = LoadJob("http://h:1", "http", "h:1", "m", "", {}, [], parse_load("burst:1"), 0,
                   1.0, 1.0, 0, 0)
@@ -128,6 +128,6 @@ def test_request_failures_are_classified_by_who_is_at_fault():
                       ("HTTP 500", EnvironmentProblem), ("gRPC INTERNAL", EnvironmentProblem),
                       ("BadResponse", EnvironmentProblem),
                       ("ConnectionError", EnvironmentProblem)):
-        err = _request_failure(kind, "text", job, warmup=False)
+        err = request_failure(kind, "text", job, warmup=False)
         assert isinstance(err, cls), kind
         assert kind in err.message and err.hint

@@ -12,8 +12,8 @@ import pytest
 
 from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 from trtcheck.errors import InputError, UsageError
-from trtcheck.measure.loadgen import parse_load, run_load
-from trtcheck.measure.serve import ameasure_serving, measure_serving
+from trtcheck.measure.serving.loadgen import parse_load, run_load
+from trtcheck.measure.serving.serve import ameasure_serving, measure_serving
 from trtcheck.results import results_from_json, results_to_json
 
 
@@ -203,7 +203,7 @@ def test_serve_results_round_trip_through_json():
     be = SyntheticBackend("1:0.2")
     run = measure_serving(be, windows_us=[0], max_batch_sizes=[4], loads=["open:500:50"],
                           repeats=1, warmup_requests=0)
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results()
     res.serve = run
@@ -293,7 +293,7 @@ def test_a_hung_model_cannot_hang_serve():
     import asyncio
     import time
 
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     async def hung(batch):
         await asyncio.sleep(3600)
@@ -386,7 +386,7 @@ def test_open_loop_with_most_sends_late_is_marked_generator_limited():
 
 
 def _as_results(run):
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench.runner import new_results
 
     res = new_results(["trtcheck", "serve"])
     res.serve = run
@@ -394,8 +394,8 @@ def _as_results(run):
 
 
 def test_gate_does_not_pass_a_p99_budget_on_a_generator_limited_run():
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate.gate_evaluate import evaluate
+    from trtcheck.analyze.gate.gate_policy import parse_policy
 
     res = _as_results(_loop_blocking_run())
     pol = parse_policy("settings:\n  on_uncertified: warn\nbudgets:\n"
@@ -432,7 +432,7 @@ def test_a_window_that_forms_no_batches_gets_a_finding_saying_why():
 
 
 def test_raw_per_request_lists_are_capped_and_statistics_use_every_request(monkeypatch):
-    import trtcheck.measure.serve as serve_mod
+    import trtcheck.measure.serving.serve as serve_mod
 
     monkeypatch.setattr(serve_mod, "MAX_RAW_REQUESTS", 50)
 
@@ -551,8 +551,8 @@ def _open_repeat(sent: int, rate_per_s: float, late_share: float = 0.0):
 ])
 def test_generator_limited_allows_for_the_schedules_own_rate(arrival, sent, achieved,
                                                              limited):
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.serve import generator_validity
+    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving.serve import generator_validity
 
     shape = parse_load(f"open:150:{arrival}:{sent + 3}")
     marks = generator_validity(shape, [_open_repeat(sent, achieved)], "here")
@@ -567,8 +567,8 @@ def test_generator_limited_allows_for_the_schedules_own_rate(arrival, sent, achi
 ])
 def test_late_sends_mark_the_run_only_when_their_lag_moves_the_latency(lag_p99_ms, p99_ms,
                                                                        limited):
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.serve import generator_validity
+    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving.serve import generator_validity
     from trtcheck.stats import summarize
 
     shape = parse_load("open:150:poisson:153")

@@ -62,7 +62,7 @@ def _synthetic():
 
 
 def _serve(target, **kw):
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving.serve import measure_serving
 
     return measure_serving(target, windows_us=[0], max_batch_sizes=[4], loads=["burst:8"],
                            repeats=1, warmup_requests=0, **kw)
@@ -78,7 +78,7 @@ def test_library_refuses_multi_sample_shapes_and_payloads():
 
 
 def test_library_one_sample_requests_run_and_count_samples():
-    from trtcheck.measure.serve import SAMPLES_PER_REQUEST, request_shapes
+    from trtcheck.measure.serving.serve import SAMPLES_PER_REQUEST, request_shapes
 
     be = _synthetic()
     assert SAMPLES_PER_REQUEST == 1
@@ -106,7 +106,7 @@ def test_a_plain_function_decides_what_a_request_is():
 def test_report_sweep_keeps_axis_zero_for_batch():
     # `trtcheck report --shapes x:8x1 --batch 1,8`: axis 0 belongs to --batch; its serving
     # sweep sends one-sample requests instead of refusing the shapes
-    from trtcheck.measure.serve import _default_payload
+    from trtcheck.measure.serving.serve import _default_payload
 
     feed = _default_payload(_synthetic(), {"x": [8, 1]}, 0, one_sample=False)
     assert list(feed["x"].shape) == [1, 1]
@@ -124,7 +124,7 @@ def test_an_input_whose_axis_zero_the_model_fixes_is_not_a_batch():
 
     be = CallableBackend(fn, inputs=[TensorInfo(name="x", dtype="float32", shape=["n", 4]),
                                      TensorInfo(name="scale", dtype="float32", shape=[4])])
-    from trtcheck.measure.serve import _check_payload_rows, request_shapes
+    from trtcheck.measure.serving.serve import _check_payload_rows, request_shapes
 
     assert request_shapes(be, {"x": [1, 4], "scale": [4]}) == {"x": [1, 4], "scale": [4]}
     _check_payload_rows(be, {"x": np.ones((1, 4), np.float32),

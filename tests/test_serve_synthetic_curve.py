@@ -1,5 +1,5 @@
 """`serve --synthetic-curve` refuses a curve whose T(b) decreases with b, with the rule and
-message of `advise --latency-curve` (trtcheck.analyze.curve.check_monotone)."""
+message of `advise --latency-curve` (trtcheck.analyze.advice.curve.check_monotone)."""
 
 from __future__ import annotations
 

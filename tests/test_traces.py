@@ -7,8 +7,8 @@ from trtcheck.errors import InputError
 
 @pytest.mark.parametrize("text", ["0.5\n0.1\n0.3\n", "0.5, a\n0.1 b\n# c\n0.3\n", "[0.5, 0.1, 0.3]"])
 def test_serve_and_advise_read_the_same_arrivals(tmp_path, text):
-    from trtcheck.analyze.simulator import read_trace as advise_read
-    from trtcheck.measure.loadgen import read_trace as serve_read
+    from trtcheck.analyze.advice.simulator import read_trace as advise_read
+    from trtcheck.measure.serving.loadgen import read_trace as serve_read
 
     f = tmp_path / "t.txt"
     f.write_text(text)
@@ -17,8 +17,8 @@ def test_serve_and_advise_read_the_same_arrivals(tmp_path, text):
 
 
 def test_serve_allows_one_arrival_advise_needs_a_rate(tmp_path):
-    from trtcheck.analyze.simulator import read_trace as advise_read
-    from trtcheck.measure.loadgen import read_trace as serve_read
+    from trtcheck.analyze.advice.simulator import read_trace as advise_read
+    from trtcheck.measure.serving.loadgen import read_trace as serve_read
 
     f = tmp_path / "t.txt"
     f.write_text("3.0\n")

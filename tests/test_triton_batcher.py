@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from trtcheck.analyze.curve import make_curve
-from trtcheck.analyze.simulator import (
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.simulator import (
     ClosedLoop,
     ServiceModel,
     make_arrivals,
@@ -137,9 +137,9 @@ def test_unknown_batcher_is_refused():
 
 
 def test_live_triton_calibration_turns_the_triton_rule_on():
-    from trtcheck.analyze.advise import service_model
-    from trtcheck.analyze.inputs import build_request
-    from trtcheck.analyze.live_calibration import LiveCalibration, LiveObservation
+    from trtcheck.analyze.advice.advise import service_model
+    from trtcheck.analyze.advice.inputs import build_request
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
 
     obs = LiveObservation(window_us=2000, max_batch_size=8, preferred_batch_sizes=(),
                           instances=1, rate_per_s=100.0, batch_stats={1: (10, 30.0)},

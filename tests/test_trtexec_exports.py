@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.errors import InputError
-from trtcheck.inspection.trtexec import find_exports, layer_time_table, load_trtexec_export
+from trtcheck.inspection.engine.trtexec import find_exports, layer_time_table, load_trtexec_export
 
 
 def test_resnet18_fp16_check_value(trtexec_exports: Path):

@@ -10,14 +10,14 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tests.test_results_model import make_results
-from trtcheck.analyze.advise import AdviseRequest, advise
-from trtcheck.analyze.curve import parse_curve_text
-from trtcheck.analyze.gate_evaluate import evaluate
-from trtcheck.analyze.gate_policy import parse_policy
-from trtcheck.analyze.verdict import MEDIAN_CI_LIMIT, judge
+from tests.factories import make_results
+from trtcheck.analyze.advice.advise import AdviseRequest, advise
+from trtcheck.analyze.advice.curve import parse_curve_text
+from trtcheck.analyze.gate.gate_evaluate import evaluate
+from trtcheck.analyze.gate.gate_policy import parse_policy
+from trtcheck.analyze.derived.verdict import MEDIAN_CI_LIMIT, judge
 from trtcheck.stats import CV_WARN, median_relative_halfwidth
-from trtcheck.inspection.onnx_inspect import inspect_onnx
+from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 from trtcheck.report import build_report, render_report
 from trtcheck.report.verdict import render_verdict_text
 from trtcheck.results import Finding, load_results, results_from_json, results_to_json, save_results
@@ -157,8 +157,8 @@ def test_nothing_measured_cannot_tell():
 
 def test_precision_failure_is_not_ready(tmp_path):
     from trtcheck.load.precision_models import build_overflow_model
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.precision import compare_onnx_precisions
+    from trtcheck.measure.bench.bench import StopRule
+    from trtcheck.measure.precision.precision import compare_onnx_precisions
 
     p = tmp_path / "overflow.onnx"
     onnx.save_model(build_overflow_model(), str(p))
@@ -333,7 +333,7 @@ def test_real_advice_that_cannot_tell_names_what_to_remeasure():
     bootstrap replicas disagree, and the verdict says so with the advice's own words."""
     from trtcheck.testing import synthetic_results as g
 
-    from trtcheck.analyze.inputs import build_request, inputs_from_results
+    from trtcheck.analyze.advice.inputs import build_request, inputs_from_results
 
     r = g.results({1: 38.0, 2: 75.0, 4: 190.0, 8: 224.0, 16: 406.0}, n=30, seed=1, sigma=0.4)
     curve, measured = inputs_from_results(r)

@@ -2,8 +2,8 @@
 sends or simulates them.
 
 One set of functions draws every schedule, so the load generator (``serve --load``,
-:mod:`trtcheck.measure.loadgen`) and the simulator (``advise``,
-:mod:`trtcheck.analyze.simulator`) get the same times from the same seed by construction,
+:mod:`trtcheck.measure.serving.loadgen`) and the simulator (``advise``,
+:mod:`trtcheck.analyze.advice.simulator`) get the same times from the same seed by construction,
 the way :mod:`trtcheck.policy` is the one dispatch policy of the batcher and the simulator.
 
 Two origins are in use, both from the same draws:

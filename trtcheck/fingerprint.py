@@ -33,7 +33,9 @@ TRACKED_PACKAGES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _cpu_model() -> str:
+def cpu_model_name() -> str:
+    """The CPU model name (``model name`` in ``/proc/cpuinfo``; else the platform's processor
+    or machine name; ``"unknown"`` when none is known)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.lower().startswith("model name"):
@@ -130,7 +132,7 @@ def collect_environment(git_dir: str | None = None) -> Environment:
         hostname=socket.gethostname(),
         os=f"{platform.system()} {platform.release()}",
         machine=platform.machine(),
-        cpu_model=_cpu_model(),
+        cpu_model=cpu_model_name(),
         cpu_count=os.cpu_count() or 1,
         memory_total_bytes=_memory_total_bytes(),
         python_version=platform.python_version(),

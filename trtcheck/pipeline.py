@@ -1,8 +1,8 @@
 """The pipelines of ``trtcheck report`` and ``trtcheck advise``, composed once.
 
 A report runs load -> inspect -> measure -> analyze -> render; advice runs T(b) (measured
-now, read from a results document, or given) -> an :class:`~trtcheck.analyze.advise.
-AdviseRequest` -> :func:`~trtcheck.analyze.advise.advise`. The commands parse and check
+now, read from a results document, or given) -> an :class:`~trtcheck.analyze.advice.advise.
+AdviseRequest` -> :func:`~trtcheck.analyze.advice.advise.advise`. The commands parse and check
 their options, call one function here, and print what it returns; library users call the
 same functions:
 
@@ -77,14 +77,14 @@ class AdviseSettings:
         replicas: bootstrap replicas the choice is rerun on (0: nominal only).
         device_kind: ``"gpu"``, ``"cpu"`` or ``None``: as the results say (unknown when
             there are none).
-        what_if: configurations (:class:`~trtcheck.analyze.simulator.Candidate`) to
+        what_if: configurations (:class:`~trtcheck.analyze.advice.simulator.Candidate`) to
             predict next to the recommendation.
         burst_size: a burst of this many requests instead of an arrival rate.
-        closed_loop: a :class:`~trtcheck.analyze.simulator.ClosedLoop` instead of an
+        closed_loop: a :class:`~trtcheck.analyze.advice.simulator.ClosedLoop` instead of an
             arrival rate.
         notes: extra notes the advice carries.
 
-    The defaults are those of :class:`~trtcheck.analyze.advise.AdviseRequest`.
+    The defaults are those of :class:`~trtcheck.analyze.advice.advise.AdviseRequest`.
     """
 
     rate_per_s: float | None = None
@@ -110,13 +110,13 @@ class AdviseSettings:
 def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
                  results: Any = None) -> Any:
     """Batching advice for T(b) ``curve`` with the ``measured`` overheads: the one place an
-    :class:`~trtcheck.analyze.advise.AdviseRequest` is assembled
-    (:func:`~trtcheck.analyze.inputs.build_request`) and advised on. NumPy's
+    :class:`~trtcheck.analyze.advice.advise.AdviseRequest` is assembled
+    (:func:`~trtcheck.analyze.advice.inputs.build_request`) and advised on. NumPy's
     floating-point warnings are kept quiet: a bad number is one error.
 
     Args:
-        curve: a :class:`~trtcheck.analyze.curve.LatencyCurve`.
-        measured: from :func:`~trtcheck.analyze.inputs.advice_inputs` (may be
+        curve: a :class:`~trtcheck.analyze.advice.curve.LatencyCurve`.
+        measured: from :func:`~trtcheck.analyze.advice.inputs.advice_inputs` (may be
             empty).
         settings: the load, objective and given costs.
         results: the results T(b) came from, for the device wording when
@@ -126,12 +126,12 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
         A :class:`~trtcheck.results.advice.Advice` without export settings.
 
     Raises:
-        InputError: what :func:`~trtcheck.analyze.advise.advise` raises (no feasible
+        InputError: what :func:`~trtcheck.analyze.advice.advise.advise` raises (no feasible
             configuration for the load, a bad curve).
     """
-    from trtcheck.analyze.advise import advise
-    from trtcheck.analyze.export import device_kind_from_results
-    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.advice.advise import advise
+    from trtcheck.export import device_kind_from_results
+    from trtcheck.analyze.advice import build_request
     from trtcheck.stats import quiet_numerics
 
     s = settings
@@ -157,8 +157,8 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
 def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tuple[float, str]:
     """The demo's arrival rate (:data:`DEMO_LOAD_SHARE` of one instance's batch-1
     capacity) and the note with its lesson and the headline at the busy rate."""
-    from trtcheck.analyze.advise import service_model
-    from trtcheck.analyze.inputs import build_request
+    from trtcheck.analyze.advice import service_model
+    from trtcheck.analyze.advice import build_request
 
     probe = build_request(curve, measured, rate_per_s=1.0)
     s1 = service_model(probe).batch_time_ms(1, None)
@@ -211,10 +211,10 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
 
     Raises:
         InputError: a rate that is not > 0, no T(b) in the results, or what
-            :func:`~trtcheck.analyze.advise.advise` raises.
+            :func:`~trtcheck.analyze.advice.advise.advise` raises.
     """
-    from trtcheck.analyze.export import device_kind_from_results, export_settings, safe_model_name
-    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.export import device_kind_from_results, export_settings, safe_model_name
+    from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if rate_per_s is not None:
@@ -238,8 +238,8 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
         run = getattr(results, "primary_bench", None)
         if not demo or run is None or "not monotone" not in exc.message:
             raise
-        from trtcheck.analyze.curve import curve_from_bench
-        from trtcheck.analyze.inputs import overheads_from_serve
+        from trtcheck.analyze.advice import curve_from_bench
+        from trtcheck.analyze.advice import overheads_from_serve
 
         curve = curve_from_bench(run, noise_tolerance=1.0)
         curve = curve.with_notes([f"{exc.message}: this machine's measurement is too "
@@ -262,7 +262,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     live = getattr(getattr(results, "serve", None), "live", None)
     if live is not None and isinstance(live.model_config_json, dict) and \
             live.model_config_json:  # a live server's model: its backend, tensors, max batch
-        from trtcheck.analyze.export import spec_from_triton_config
+        from trtcheck.export import spec_from_triton_config
 
         try:
             spec = spec_from_triton_config(live.model_config_json)
@@ -277,7 +277,7 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
 ADVISE_BENCH_RULE = dict(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
                          min_samples=20, max_duration_s=5.0)
 """The short bench ``trtcheck advise MODEL`` measures T(b) with
-(:class:`~trtcheck.measure.bench.StopRule` fields: seconds and counts)."""
+(:class:`~trtcheck.measure.bench.bench.StopRule` fields: seconds and counts)."""
 
 ADVISE_RETRY_RULE = dict(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
                          min_samples=20, max_duration_s=10.0)
@@ -294,16 +294,16 @@ def measure_latency_curve(model: str, run_options: Any, *, log: Log = _log_info
     or unreadable file.
 
     Returns:
-        ``(curve, results)``: the :class:`~trtcheck.analyze.curve.LatencyCurve` and a
+        ``(curve, results)``: the :class:`~trtcheck.analyze.advice.curve.LatencyCurve` and a
         results model holding the bench run.
 
     Raises:
         InputError: the model cannot be run, or T(b) is still unusable.
         EnvironmentProblem: the runtime is missing.
     """
-    from trtcheck.analyze.curve import curve_from_bench
+    from trtcheck.analyze.advice import curve_from_bench
     from trtcheck.measure.bench import StopRule
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     batch = ",".join(map(str, run_options.batch_sizes or []))
     log(f"measuring T(b) of {model} (short bench: batch {batch}) ...")
@@ -328,7 +328,7 @@ class AdviseOutcome:
         advice: the :class:`~trtcheck.results.advice.Advice` (no export settings yet).
         results: the results model T(b) came from (``None`` for a given curve).
         model_name: the model's name for the exports, made safe
-            (:func:`~trtcheck.analyze.export.safe_model_name`; ``"model"`` when unknown).
+            (:func:`~trtcheck.export.settings.safe_model_name`; ``"model"`` when unknown).
     """
 
     advice: Any
@@ -344,7 +344,7 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
     (:func:`measure_latency_curve`).
 
     T(b) and the measured overheads of a results model come from
-    :func:`~trtcheck.analyze.inputs.advice_inputs` (a live Triton run without a bench is
+    :func:`~trtcheck.analyze.advice.inputs.advice_inputs` (a live Triton run without a bench is
     calibrated from the server's statistics, seeded by ``settings.seed``).
 
     Raises:
@@ -352,8 +352,8 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
         InputError: no T(b) in the results, see also :func:`measure_latency_curve` and
             :func:`advise_curve`.
     """
-    from trtcheck.analyze.export import safe_model_name
-    from trtcheck.analyze.inputs import advice_inputs
+    from trtcheck.export import safe_model_name
+    from trtcheck.analyze.advice import advice_inputs
     from trtcheck.stats import quiet_numerics
 
     if sum(x is not None for x in (curve, results, model)) != 1:
@@ -387,7 +387,7 @@ def load_report_policy(policy_path: str | None) -> Any:
     """
     if policy_path is None:
         return None
-    from trtcheck.analyze.gate_policy import load_policy
+    from trtcheck.analyze.gate import load_policy
 
     policy = load_policy(policy_path)
     if policy.has_baseline_rules:
@@ -400,19 +400,19 @@ def load_report_policy(policy_path: str | None) -> Any:
 
 
 def judge_results(results: Any, policy: Any = None) -> Any:
-    """The verdict on ``results`` (:func:`trtcheck.analyze.verdict.judge`), after the
-    derived analyses are stored in them (:mod:`trtcheck.analyze.derived`), with the
+    """The verdict on ``results`` (:func:`trtcheck.analyze.derived.verdict.judge`), after the
+    derived analyses are stored in them (:mod:`trtcheck.analyze.derived.derived`), with the
     budgets of ``policy`` (from :func:`load_report_policy`) judged first when one is
     given. Budgets on ``verdict.*`` are judged against the verdict without gate checks
     (a verdict does not judge itself)."""
     from trtcheck.analyze.derived import add_enqueue_bound_findings, add_serve_predictions
-    from trtcheck.analyze.verdict import judge
+    from trtcheck.analyze.derived import judge
 
     add_enqueue_bound_findings(results)  # derived once, stored, read by the verdict
     add_serve_predictions(results)
     if policy is None:
         return judge(results)
-    from trtcheck.analyze.gate_evaluate import evaluate
+    from trtcheck.analyze.gate import evaluate
 
     results.verdict = judge(results)  # what budgets on verdict.* read
     gate_report = evaluate(policy, results, results_name="this report")
@@ -481,7 +481,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
     In order: inspection (ONNX graph, or engine/trtexec exports when ``engine_input``),
     the batch sweep (unless ``no_bench``; a dynamic batch axis sweeps
     :data:`DEFAULT_BATCHES` when ``run_options.batch_sizes`` is ``None``), the serving
-    sweep (``serve``: :func:`trtcheck.measure.serve.default_report_sweep`, about 25 s),
+    sweep (``serve``: :func:`trtcheck.measure.serving.serve.default_report_sweep`, about 25 s),
     the precision comparison (``precisions``, e.g. ``("fp16",)``, ONNX models only),
     batching advice (``arrival_rate_per_s`` in requests/s, or the demo's rate from the
     measured capacity with ``demo_advice``), the verdict and the report files. A part cut
@@ -492,7 +492,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
 
     Args:
         model: path of an ONNX model, a TensorRT plan, or a folder of trtexec exports.
-        run_options: a :class:`~trtcheck.measure.runner.RunOptions` (batch sizes, shapes,
+        run_options: a :class:`~trtcheck.measure.bench.runner.RunOptions` (batch sizes, shapes,
             inputs, runtime, stopping rule); its ``batch_sizes`` may be filled in.
         output: the report folder.
         target: the deployment target recorded and judged for (``tensorrt``,
@@ -543,7 +543,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
 def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log) -> Any:
     """Inspection and the batch sweep of a report (the first parts of
     :func:`measure_report`)."""
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     results = new_results()
     if engine_input:
@@ -558,7 +558,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             log("trtexec exports hold their own timings; nothing to benchmark")
             return results
     elif model.lower().endswith(".onnx"):
-        from trtcheck.inspection.onnx_inspect import inspect_onnx
+        from trtcheck.inspection.onnx import inspect_onnx
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
@@ -600,9 +600,9 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 def _serve(model: str, opts: Any, log: Log) -> Any:
     """The report's serving sweep through the embedded dynamic batcher."""
     from trtcheck.backends.registry import open_backend
-    from trtcheck.measure.runner import backend_kwargs
-    from trtcheck.measure.progress import throttled
-    from trtcheck.measure.serve import default_report_sweep
+    from trtcheck.measure.bench import backend_kwargs
+    from trtcheck.measure.serving import throttled
+    from trtcheck.measure.serving import default_report_sweep
 
     log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))

@@ -46,7 +46,7 @@ than a batcher that waits for a free instance. With a window of 0 the batcher wa
 every request (``next_preferred_batch_size_`` stays 0) and the waiting payload grows as
 the embedded batcher's would. :meth:`BatchingPolicy.triton_step` is one pass of
 ``DynamicBatchScheduler::GetDynamicBatch`` for requests of one sample; the simulator
-(:func:`trtcheck.analyze.simulator.simulate` with ``ServiceModel(batcher="triton")``)
+(:func:`trtcheck.analyze.advice.simulator.simulate` with ``ServiceModel(batcher="triton")``)
 runs the batcher thread, the payload queue and the instances around it.
 
 Unlike a batcher built on ``wait_for(queue.get(), 0)`` (which gives up even with requests

@@ -36,7 +36,7 @@ class CallableBackend(Backend):
 
     Args:
         fn: the batch function. Outputs may be a dict of arrays, an array, or a list with
-            one element per request; :func:`trtcheck.measure.batcher.default_split`
+            one element per request; :func:`trtcheck.measure.serving.batcher.default_split`
             splits them.
         name: label recorded in results (default: the function's qualified name).
         inputs: optional input specs (for input generation and reports).

@@ -22,7 +22,6 @@ on the same stream, and compares them.
 from __future__ import annotations
 
 import ctypes
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -326,10 +325,3 @@ class EventTimer:
             a.destroy()
             b.destroy()
         self.events = {}
-
-
-def time_host_ms(fn: Callable[[], Any]) -> tuple[Any, float]:
-    """Run ``fn`` and return ``(result, host wall time in ms)`` (``time.perf_counter``)."""
-    t0 = time.perf_counter()
-    out = fn()
-    return out, (time.perf_counter() - t0) * 1000.0

@@ -61,9 +61,9 @@ def _tensor_info(arg: Any) -> TensorInfo:
 
 
 def _cpu_name() -> str:
-    from trtcheck.fingerprint import _cpu_model
+    from trtcheck.fingerprint import cpu_model_name
 
-    return _cpu_model()
+    return cpu_model_name()
 
 
 class OnnxRuntimeBackend(Backend):

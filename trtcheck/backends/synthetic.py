@@ -18,9 +18,9 @@ milliseconds (selectors' epoll timeout).
 serving layer (about 12 ms measured for ResNet-18 behind a Python HTTP layer: HTTP receive
 and asyncio scheduling ~6 ms, tensor copy and thread hop ~4 ms, response ~2 ms). It is not
 spent by the backend (which only sees batches):
-:func:`trtcheck.measure.serve.measure_serving` reads it and puts a serial front stage of
+:func:`trtcheck.measure.serving.serve.measure_serving` reads it and puts a serial front stage of
 that cost before the batcher queue (one request at a time, like a single Python event-loop
-thread), see :class:`trtcheck.measure.serve.SerialFront`.
+thread), see :class:`trtcheck.measure.serving.serve.SerialFront`.
 """
 
 from __future__ import annotations

@@ -440,7 +440,7 @@ class TensorRTBackend(Backend):
     def engine_inspection(self) -> EngineInspection:
         """Layers from the engine inspector (JSON, parsed by
         :func:`trtcheck.load.engine_json.parse_layer_info`), profiles and memory; not
-        linted (:func:`trtcheck.inspection.engine.inspect_engine_path` lints it)."""
+        linted (:func:`trtcheck.inspection.engine.engine.inspect_engine_path` lints it)."""
         from trtcheck.load.engine_json import parse_layer_info, summarize
 
         self._require_active()
@@ -486,7 +486,7 @@ class TensorRTBackend(Backend):
 def inspect_plan_on_gpu(plan_path: Path, runtime: str) -> EngineInspection:
     """Deserialize ``plan_path`` and return its engine inspection (layers, profiles,
     memory; not linted); the ``load_engine`` hook of
-    :func:`trtcheck.inspection.engine.inspect_engine_path`.
+    :func:`trtcheck.inspection.engine.engine.inspect_engine_path`.
 
     Raises:
         EnvironmentProblem / InputError: see :meth:`TensorRTBackend.activate`.

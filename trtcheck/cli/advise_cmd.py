@@ -25,7 +25,7 @@ from trtcheck.cli.common import (
     refuse_results_as_model,
     save_results_file,
 )
-from trtcheck.cli.export_cmd import GPU_IDS
+from trtcheck.cli.options import GPU_IDS
 from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
@@ -206,8 +206,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
       trtcheck advise --from live.json --arrival-rate 500 --export-dir repo \\
           --model-file model.py
     """
-    from trtcheck.analyze.curve import parse_curve_text
-    from trtcheck.analyze.export import check_model_name, device_kind_from_results, export_settings
+    from trtcheck.analyze.advice import parse_curve_text
+    from trtcheck.export import check_model_name, device_kind_from_results, export_settings
     from trtcheck.errors import UsageError
     from trtcheck.pipeline import AdviseSettings, advise_from_source
 
@@ -228,7 +228,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
                          "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
                          "T(b) now")
-    from trtcheck.cli.export_cmd import gpu_ids
+    from trtcheck.cli.options import gpu_ids
 
     gpu_list = gpu_ids(gpus)
     if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
@@ -277,8 +277,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "burst":
         burst_size = load.count
     elif load is not None and load.kind == "closed":
-        from trtcheck.analyze.advise import CLOSED_LOOP_DEFAULT_REQUESTS
-        from trtcheck.analyze.simulator import ClosedLoop
+        from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
+        from trtcheck.analyze.advice import ClosedLoop
 
         count = load.count if load.count < 10**9 else max(
             CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
@@ -319,7 +319,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
 
     if output:
         if results is None:
-            from trtcheck.measure.runner import new_results
+            from trtcheck.measure.bench import new_results
 
             results = new_results()
         results.advice = adv  # type: ignore[attr-defined]
@@ -346,8 +346,8 @@ def _export_spec(results: Any, model: str | None, model_file: str | None,
     only."""
     from dataclasses import replace
 
-    from trtcheck.analyze.export import TritonModelSpec
-    from trtcheck.cli.export_cmd import live_config_from_results, model_spec
+    from trtcheck.export import TritonModelSpec
+    from trtcheck.export import live_config_from_results, model_spec
 
     live = live_config_from_results(results)
     if live is not None:
@@ -376,7 +376,7 @@ def _export_model(model: str | None, model_file: str | None, results: Any) -> st
 def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
                       overwrite: bool) -> None:
     """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
-    from trtcheck.cli.export_cmd import write_model_repository
+    from trtcheck.export import write_model_repository
 
     if model is not None and spec.backend == "python" and not model.endswith(".py"):
         model = None
@@ -398,7 +398,7 @@ def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float
         InputError: an unreadable spec (as ``serve --load``).
     """
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if load_spec is None:
         return None
@@ -430,7 +430,7 @@ def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
         UsageError: preferred sizes above every max batch, or more than
             :data:`MAX_WHAT_IF` configurations.
     """
-    from trtcheck.analyze.simulator import Candidate
+    from trtcheck.analyze.advice import Candidate
     from trtcheck.errors import UsageError
 
     if windows is None and batches is None and preferred is None:

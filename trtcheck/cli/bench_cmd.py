@@ -40,7 +40,7 @@ def cli(model: str, output: str | None, overwrite: bool, output_format: str,
     """
 
     from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.runner import bench_model, new_results
+    from trtcheck.measure.bench import bench_model, new_results
 
     refuse_output_over_inputs([("-o", output)], [("MODEL", model),
                                                   ("--inputs", measure.get("inputs_npz"))])

@@ -103,7 +103,7 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
     """
     from trtcheck.backends.tensorrt import default_runtime
     from trtcheck.load.onnx_model import load_onnx
-    from trtcheck.measure.build import PRECISIONS, build_engine
+    from trtcheck.measure.bench import PRECISIONS, build_engine
 
     precs = precision
     bad = [p for p in precs if p not in PRECISIONS]

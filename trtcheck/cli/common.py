@@ -305,7 +305,7 @@ def model_input_options(f: F) -> F:
 def stop_rule_options(f: F) -> F:
     """When a batch size's measurement stops (``--warmup``, ``--min-duration``,
     ``--min-samples``, ``--max-duration``: seconds and counts of
-    :class:`~trtcheck.measure.bench.StopRule`; ``None`` keeps the command's rule)."""
+    :class:`~trtcheck.measure.bench.bench.StopRule`; ``None`` keeps the command's rule)."""
     return _apply(f, [
         click.option("--warmup", "warmup_s", type=FiniteFloatRange(min=0, max=MAX_DURATION_S),
                      default=None,

@@ -54,7 +54,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
       trtcheck compare fp32.json fp16.json --format html -o compare.html
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
     """
-    from trtcheck.analyze.compare import compare
+    from trtcheck.analyze.compare.compare import compare
     from trtcheck.cli.common import check_output_file, refuse_output_over_inputs
     from trtcheck.report import compare_render
     from trtcheck.results import load_results

@@ -48,7 +48,7 @@ def _write(path: str, text: str) -> None:
 
 
 def _list(res: object, output_format: str) -> None:
-    from trtcheck.analyze.metric_resolver import list_metrics
+    from trtcheck.analyze.gate.metricpath import list_metrics
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
         echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
@@ -94,8 +94,8 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     a check fails only when the whole interval is past the limit, and is "inconclusive"
     when it straddles it. Percentile budgets must be certifiable (MLPerf early stopping).
     """
-    from trtcheck.analyze.gate_evaluate import evaluate
-    from trtcheck.analyze.gate_policy import load_policy
+    from trtcheck.analyze.gate import evaluate
+    from trtcheck.analyze.gate import load_policy
     from trtcheck.report import gate_render
     from trtcheck.results import load_results
 

@@ -65,7 +65,7 @@ def _parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
 
 def _inspect_onnx(path: Path, shapes: dict[str, list[int]], output_format: str) -> None:
     from trtcheck.report.inspect_render import render_markdown, render_text
-    from trtcheck.inspection.onnx_inspect import inspect_onnx
+    from trtcheck.inspection.onnx import inspect_onnx
 
     insp = inspect_onnx(path, shapes or None)
     if output_format == OutputFormat.JSON.value:

@@ -135,3 +135,24 @@ def refuse_duplicates(option: str, items: list[Any], example: str) -> None:
     if repeated:
         raise UsageError(f"{option} names {', '.join(repeated)} more than once",
                          f"give each entry once, e.g. {option} {example}")
+
+
+GPU_IDS = CommaList(int, min=0, unique=False, noun="GPU ids", example="0,1")
+"""``--gpus 0,1``: GPU ids (integers >= 0); :func:`gpu_ids` checks them distinct."""
+
+
+def gpu_ids(ids: list[int] | None) -> tuple[int, ...] | None:
+    """``--gpus 0,1`` (read by :data:`GPU_IDS`) -> ``(0, 1)``; ``None`` -> ``None`` (no
+    ids written).
+
+    Raises:
+        UsageError: no id, or an id given twice.
+    """
+    from trtcheck.errors import UsageError
+
+    if ids is None:
+        return None
+    if not ids or len(set(ids)) != len(ids):
+        raise UsageError(f"--gpus {','.join(map(str, ids))!r} must list distinct GPU ids >= 0",
+                         "e.g. --gpus 0,1")
+    return tuple(ids)

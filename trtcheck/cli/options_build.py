@@ -1,4 +1,4 @@
-"""Turn the shared measurement options into a :class:`~trtcheck.measure.runner.RunOptions`."""
+"""Turn the shared measurement options into a :class:`~trtcheck.measure.bench.runner.RunOptions`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def run_options_from_cli(batch: list[int] | None, shapes: tuple[str, ...], input
     ``--inputs`` data must be finite (:func:`trtcheck.load.input_checks.check_finite_data`)."""
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
-    from trtcheck.measure.runner import RunOptions, rule_from_options
+    from trtcheck.measure.bench import RunOptions, rule_from_options
 
     arrays = None
     if inputs_npz:

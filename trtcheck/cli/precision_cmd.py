@@ -33,13 +33,13 @@ def parse_tolerance_options(**given: tuple[str, ...]) -> dict[str, dict[str, flo
 
     Returns:
         ``{precision or "*": {tolerance field: value}}`` for
-        :func:`trtcheck.measure.precision_tolerance.tolerance_for`.
+        :func:`trtcheck.measure.precision.precision_tolerance.tolerance_for`.
 
     Raises:
         InputError: a value that is not a number, or an unknown precision.
     """
     from trtcheck.errors import InputError
-    from trtcheck.measure.precision_tolerance import PRECISIONS
+    from trtcheck.measure.precision import PRECISIONS
 
     out: dict[str, dict[str, float]] = {}
     for opt, entries in given.items():
@@ -168,7 +168,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
     from trtcheck.load.inputs import load_npz, parse_input_values
     from trtcheck.load.shapes import parse_shapes
     from trtcheck.measure.precision import compare_onnx_precisions
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.bench import new_results
 
     refuse_output_over_inputs(
         [("-o", output)],

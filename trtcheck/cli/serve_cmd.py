@@ -24,7 +24,8 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
-from trtcheck.measure.progress import throttled
+from trtcheck.cli.ray_options import check_ray_options, ray_load, ray_options
+from trtcheck.measure.serving import throttled
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
 
@@ -87,6 +88,7 @@ an empty value is none."""
               show_default=True,
               help="With --url: load generator processes (an open-loop schedule is dealt "
                    "round-robin to them).")
+@ray_options
 @click.option("--window-ms", default=None, metavar="LIST", type=WINDOW_MS_LIST,
               help="Batching windows (Triton max queue delay) in ms.  [default: 0,20,50,100; "
                    "with --url: the model's own]")
@@ -145,6 +147,7 @@ an empty value is none."""
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
         per_request_overhead_ms: float, url: str | None, live_model: str | None,
         model_version: str, inputs_npz: str | None, client_processes: int,
+        ray_address: str | None, ray_actors: int | None,
         window_ms: list[float] | None, max_batch: list[int] | None,
         preferred_batch: list[int] | None, loads: list[str], repeats: int,
         instances: list[int] | None,
@@ -170,18 +173,21 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
       trtcheck serve --synthetic-curve 1:0.29,8:1.02 --per-request-overhead-ms 12
       trtcheck serve --url http://127.0.0.1:8000 --model resnet --load open:400 \\
           --duration-s 5 -o live.json
+      trtcheck serve --url http://10.0.0.5:8000 --model resnet --load open:4000 \\
+          --ray auto --ray-actors 3 -o live.json
     """
 
     from trtcheck.load.model_file import check_model_path
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
-    from trtcheck.measure.runner import new_results
-    from trtcheck.measure.serve import measure_serving
+    from trtcheck.measure.serving import parse_load
+    from trtcheck.measure.bench import new_results
+    from trtcheck.measure.serving import measure_serving
 
     if url is not None or live_model is not None:
         return _live(url=url, live_model=live_model, model=model,
                      synthetic_curve=synthetic_curve, model_version=model_version,
                      inputs_npz=inputs_npz, client_processes=client_processes,
+                     ray_address=ray_address, ray_actors=ray_actors,
                      window_ms=window_ms, max_batch=max_batch,
                      preferred_batch=preferred_batch, loads=loads, repeats=repeats,
                      instances=instances, duration_s=duration_s,
@@ -189,7 +195,8 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                      warmup_requests=warmup_requests, shapes=shapes, seed=seed,
                      output=output, overwrite=overwrite, output_format=output_format)
     for opt, given in (("--model-version", model_version), ("--inputs", inputs_npz),
-                       ("--client-processes", _given("client_processes"))):
+                       ("--client-processes", _given("client_processes")),
+                       ("--ray", ray_address), ("--ray-actors", ray_actors)):
         if given:
             raise UsageError(f"{opt} applies to live targets only", "add --url URL --model "
                              "NAME, or drop it")
@@ -238,7 +245,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
 
         shape_map = parse_shapes(list(shapes))
     if synthetic_curve is not None:
-        from trtcheck.analyze.curve import check_monotone
+        from trtcheck.analyze.advice import check_monotone
         from trtcheck.backends.synthetic import SyntheticBackend, parse_curve
 
         # the same shape rule as advise --latency-curve: T(b) must not decrease with b
@@ -262,7 +269,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     activated_here = False
     if shape_map is not None:
         # before any measurement: one sample per request (axis 0 = 1), never a silent 1
-        from trtcheck.measure.serve import request_shapes
+        from trtcheck.measure.serving import request_shapes
 
         if not backend.is_active:
             backend.activate()
@@ -320,15 +327,16 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
 
 def _live(*, url: str | None, live_model: str | None, model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
-          client_processes: int, window_ms: list[float] | None,
-          max_batch: list[int] | None, preferred_batch: list[int] | None, loads: list[str],
+          client_processes: int, ray_address: str | None, ray_actors: int | None,
+          window_ms: list[float] | None, max_batch: list[int] | None,
+          preferred_batch: list[int] | None, loads: list[str],
           repeats: int, instances: list[int] | None,
           duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
           warmup_requests: int, shapes: tuple[str, ...], seed: int, output: str | None,
           overwrite: bool, output_format: str) -> None:
     """``trtcheck serve --url URL --model NAME``: a live KServe v2 target."""
     from trtcheck.errors import UsageError
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if url is None or live_model is None:
         raise UsageError("a live target needs both --url and --model",
@@ -340,9 +348,11 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         if _given(param):
             raise UsageError(f"{opt} applies to the embedded batcher, not to a live server "
                              "(the server decides it)", f"drop {opt} with --url")
-    from trtcheck.measure.kserve import parse_url
+    from trtcheck.measure.serving.live import parse_url
 
     parse_url(url)  # a bad URL is one line before anything else
+    check_ray_options(ray_address, ray_actors, live=True,
+                      client_processes_given=_given("client_processes"))
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
     instance_list = instances
     # --window-ms is ms; trtcheck counts in us
@@ -376,24 +386,27 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.kserve import import_client
-    from trtcheck.measure.kserve import parse_url as _pu
+    from trtcheck.measure.serving.live import import_client
+    from trtcheck.measure.serving.live import parse_url as _pu
 
     import_client(_pu(url).protocol)  # tritonclient present, before any work
-    from trtcheck.measure.live import measure_live
-    from trtcheck.measure.runner import new_results
+    from trtcheck.measure.serving.live import measure_live
+    from trtcheck.measure.bench import new_results
 
     if not _given("repeats"):
         repeats = 1  # one run per shape: the server's statistics delta is the command's
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
-    run = measure_live(url, live_model, model_version=model_version,
-                       windows_us=windows_us, max_batch_sizes=mbs, instances=instance_list,
-                       preferred_batch_sizes=pref,
-                       loads=load_list, repeats=repeats, max_duration_s=duration_s,
-                       drain_timeout_s=drain_timeout_s, late_threshold_ms=late_threshold_ms,
-                       warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
-                       arrays=arrays, client_processes=client_processes, progress=log)
+    with ray_load(ray_address, ray_actors, log) as distributed:
+        run = measure_live(url, live_model, model_version=model_version,
+                           windows_us=windows_us, max_batch_sizes=mbs,
+                           instances=instance_list, preferred_batch_sizes=pref,
+                           loads=load_list, repeats=repeats, max_duration_s=duration_s,
+                           drain_timeout_s=drain_timeout_s,
+                           late_threshold_ms=late_threshold_ms,
+                           warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
+                           arrays=arrays, client_processes=client_processes, progress=log,
+                           distributed=distributed)
     results = new_results()
     results.serve = run
     results.incomplete = run.incomplete

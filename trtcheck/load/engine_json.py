@@ -11,10 +11,10 @@ Two schemas are accepted:
 
 An engine built without ``ProfilingVerbosity.DETAILED`` lists layers as bare names
 (``"Layers": ["conv1 + relu1", ...]``): the result says ``detailed=False``, and the
-engine lints (:func:`trtcheck.inspection.engine_json.lint_engine`) say how to rebuild.
+engine lints (:func:`trtcheck.inspection.engine.engine_json.lint_engine`) say how to rebuild.
 
 Parsing an exported document is loading: the engine inspection
-(:mod:`trtcheck.inspection.engine_json`, :mod:`trtcheck.inspection.trtexec`) and the
+(:mod:`trtcheck.inspection.engine.engine_json`, :mod:`trtcheck.inspection.engine.trtexec`) and the
 TensorRT backend (the engine inspector of a deserialized engine) both parse with this
 module, and the lints stay in inspection.
 """
@@ -226,7 +226,7 @@ def _layer(d: Any) -> EngineLayer:
 
 def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
     """Parse an engine-inspector document into an :class:`EngineInspection` (no lints yet:
-    :func:`trtcheck.inspection.engine_json.lint_engine` adds them).
+    :func:`trtcheck.inspection.engine.engine_json.lint_engine` adds them).
 
     Every field is type-checked: names and types are text (numbers are accepted as their
     text), dimensions and weight counts integers (an integral float such as ``3.0`` is
@@ -330,7 +330,7 @@ def summarize(insp: EngineInspection) -> EngineInspection:
 
 def read_layer_info(path: str | Path) -> EngineInspection:
     """Read and parse a layer-information JSON file (no lints: the inspection adds them,
-    :func:`trtcheck.inspection.engine_json.load_layer_info`).
+    :func:`trtcheck.inspection.engine.engine_json.load_layer_info`).
 
     Raises:
         InputError: missing file, not JSON, not layer information.

@@ -104,7 +104,7 @@ def build_report(results: Results) -> tuple[str, str, list[Section], ChartSink]:
 
 
 def with_verdict(results: Results) -> Results:
-    """``results`` completed by :func:`trtcheck.analyze.derived.complete` (derived
+    """``results`` completed by :func:`trtcheck.analyze.derived.derived.complete` (derived
     findings, the predicted-vs-measured table and the verdict, each only where the
     results hold none). The input is not changed."""
     from trtcheck.analyze.derived import complete

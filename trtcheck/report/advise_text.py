@@ -165,7 +165,7 @@ def advice_text(adv: Advice) -> str:
             lines.append(f"  {row['config']:30} {_ms(row['p50']):>8} {_ms(row['p95']):>8} "  # type: ignore[arg-type]
                          f"{_ms(row['p99']):>8} {row['qps'] or 0:>8.1f} "  # type: ignore[arg-type]
                          f"{row['batch'] or 0:>6.2f} {row['util']:>5.2f}")
-    lines += ["", "Formulas (trtcheck.analyze.queueing):",
+    lines += ["", "Formulas (trtcheck.analyze.advice.queueing):",
               f"  queue-formation ratio lambda x S(1) (per instance) = "
               f"{f.queue_formation_ratio:.4g}"
               + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"

@@ -53,7 +53,9 @@ class Chart:
         return f"charts/{self.name}.png"
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend with trtcheck's reproducible settings (SVG
+    hash salt, text as paths); imported on first use."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -129,7 +131,7 @@ def literal_user_text(fig: Any) -> None:
 
 def new_figure(width_in: float = 7.0, height_in: float = 3.6) -> tuple[Any, Any]:
     """A fresh ``(figure, axes)`` pair with the report's style."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(width_in, height_in), dpi=100)
     ax.grid(True, alpha=0.3)
     return fig, ax
@@ -164,7 +166,7 @@ class ChartSink:
             ValueError: ``name`` is not matched by :data:`CHART_NAME_PATTERN` (a
                 programming error: list the new chart there).
         """
-        plt = _pyplot()
+        plt = pyplot()
         if CHART_NAME_PATTERN.fullmatch(name) is None:
             plt.close(fig)
             raise ValueError(f"chart name {name!r} is not in CHART_NAME_PATTERN")

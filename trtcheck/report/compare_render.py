@@ -1,4 +1,4 @@
-"""Render a :class:`trtcheck.analyze.compare.Comparison` as text, Markdown or HTML.
+"""Render a :class:`trtcheck.analyze.compare.compare.Comparison` as text, Markdown or HTML.
 
 HTML comes from ``templates/compare.html.j2`` (Jinja2, autoescaped: run labels, layer
 and file names are untrusted); Markdown escapes every untrusted string with

@@ -3,7 +3,7 @@
 A sweep repeats one warning per batch size or configuration (``unstable-cv`` at batch 1,
 2, 4, 8 and 16); :func:`group_findings` folds them into one entry per code, keeps the
 first message as the example, names every place it applies and fits the remedy to the
-device (:func:`trtcheck.analyze.verdict.fit_remedy`: no ``nvidia-smi`` on a CPU run).
+device (:func:`trtcheck.analyze.derived.verdict.fit_remedy`: no ``nvidia-smi`` on a CPU run).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.analyze.verdict import fit_remedy
+from trtcheck.analyze.derived import fit_remedy
 
 
 @dataclass(frozen=True)

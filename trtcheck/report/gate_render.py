@@ -1,4 +1,4 @@
-"""Render a :class:`trtcheck.analyze.gate_evaluate.GateReport`: one-screen text, Markdown
+"""Render a :class:`trtcheck.analyze.gate.gate_evaluate.GateReport`: one-screen text, Markdown
 for CI job summaries, JUnit XML for CI test tabs (one testcase per check).
 
 Pure functions from the report to a string; no I/O. Untrusted text (metric keys such as
@@ -12,7 +12,7 @@ import re
 import textwrap
 import xml.etree.ElementTree as ET
 
-from trtcheck.analyze.gate_evaluate import Check, GateReport
+from trtcheck.analyze.gate import Check, GateReport
 from trtcheck.units import terminal_safe
 
 _WORD = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
@@ -153,7 +153,7 @@ def render_metric_list(items: list[tuple[str, object]], markdown: bool = False) 
     metric's unit (:func:`trtcheck.units.format_quantity`), counts do not.
 
     Args:
-        items: ``(path, value)`` pairs from :func:`trtcheck.analyze.metric_resolver.list_metrics`.
+        items: ``(path, value)`` pairs from :func:`trtcheck.analyze.gate.metricpath.metric_resolver.list_metrics`.
         markdown: Markdown list instead of columns.
 
     Returns:

@@ -50,7 +50,9 @@ def serve_comparison(adv: Advice) -> list[ComparisonRow]:
         for p in adv.serve_predictions]
 
 
-def _chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
+def predictions_chart(rows: list[ComparisonRow], charts: ChartSink) -> list[Any]:
+    """The predicted-vs-measured P99 chart of the serving configurations added to ``charts``;
+    returns the chart entries of the section (empty without rows)."""
     from trtcheck.report.charts import new_figure, zero_based_with_headroom
 
     if not rows:
@@ -80,7 +82,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     if adv is None:
         return None
     view = advice_view(adv, serve_comparison(adv))
-    return render_partial("advice", "Batching advice", view, _chart(view.comparison, charts))
+    return render_partial("advice", "Batching advice", view, predictions_chart(view.comparison, charts))
 
 
 def advice_markdown(adv: Advice) -> str:

@@ -38,7 +38,7 @@ def _failed_rows(run: BenchRun) -> list[str]:
 
 
 def _run_view(run: BenchRun) -> BenchRunView:
-    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.analyze.derived import bench_findings
     from trtcheck.report.findings_view import device_is_gpu, group_findings
 
     rows = []

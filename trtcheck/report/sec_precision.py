@@ -64,7 +64,10 @@ def _row_verdict(v: Any) -> str:
     return word
 
 
-def _speedup_text(lat: Any) -> str:
+def speedup_text(lat: Any) -> str:
+    """A variant's speed-up as the report shows it: ``1.30 (1.21-1.40)`` with its 95%
+    interval, ``not measurable on this backend``, or ``-`` (``lat``: its
+    :class:`~trtcheck.results.precision.PrecisionLatency` or ``None``)."""
     if lat is None:
         return "-"
     if lat.speedup_not_measurable:
@@ -100,7 +103,7 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
             max_rel_l2_error=v.max_rel_l2_error, max_abs_error=v.max_abs_error,
             outside_pct=v.max_outside_tolerance_fraction * 100.0,
             nonfinite_count=v.nonfinite_count, min_top1_agreement=v.min_top1_agreement,
-            verdict=_row_verdict(v), speedup_text=_speedup_text(lat)))
+            verdict=_row_verdict(v), speedup_text=speedup_text(lat)))
         variants.append(PrecisionVariantView(
             label=label, built_by=v.built_by, model_path=v.model_path,
             passed=v.passed, tolerance=v.tolerance,
@@ -136,7 +139,9 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
                          reference_noise_max_abs=p.reference_repeat_max_abs_error)
 
 
-def _chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
+def precision_chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
+    """The precision chart (speed-up vs FP32 and 1 - worst cosine similarity per variant)
+    added to ``charts``; returns the chart entries of the section (empty without variants)."""
     labels = list(p.variants)
     if not labels:
         return []
@@ -181,7 +186,7 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     p = results.precision
     if p is None:
         return None
-    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), _chart(p, charts))
+    return render_partial("precision", "Precision: accuracy vs speed", precision_view(p), precision_chart(p, charts))
 
 
 def precision_markdown(results: Results) -> str:

@@ -141,9 +141,12 @@ def live_view(run: ServeRun) -> LiveServeView:
                 server_pct=100.0 * sp.server_request_mean_ms / sp.client_mean_ms
                 if sp.client_mean_ms > 0 else None,
                 send_lag_mean_ms=sp.send_lag_mean_ms))
+    from trtcheck.report.load_nodes_view import node_rows
+
     return LiveServeView(target=target, configs=configs, stats=stats, split=split,
                          batches=batches,
-                         part_labels=[label for _, label in LIVE_SPLIT_PARTS])
+                         part_labels=[label for _, label in LIVE_SPLIT_PARTS],
+                         nodes=node_rows(run), ray_address=lv.ray_address)
 
 
 def _live_settings(run: ServeRun) -> str:
@@ -285,9 +288,9 @@ def _live_split_chart(run: ServeRun, charts: ChartSink) -> Any:
 
 
 def _pair() -> tuple[Any, tuple[Any, Any]]:
-    from trtcheck.report.charts import _pyplot
+    from trtcheck.report.charts import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), dpi=100)
     for ax in axes:
         ax.grid(True, alpha=0.3)

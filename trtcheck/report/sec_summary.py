@@ -31,14 +31,14 @@ def _headlines(results: Results) -> list[HeadlineRow]:
 def shown_findings(results: Results) -> list[Any]:
     """Every finding box the report's sections show, as they show them: inspection and
     engine lints, bench findings grouped per code and run (warnings, then notes; with
-    the enqueue-bound finding, :func:`trtcheck.analyze.verdict.bench_findings`),
+    the enqueue-bound finding, :func:`trtcheck.analyze.derived.verdict.bench_findings`),
     precision findings per variant, serving warnings grouped per code, advice pitfalls.
 
     Returns:
         the findings (``trtcheck.results.Finding``; one per group where the report
         groups them), any severity.
     """
-    from trtcheck.analyze.verdict import bench_findings
+    from trtcheck.analyze.derived import bench_findings
     from trtcheck.report.findings_view import device_is_gpu, group_findings
     from trtcheck.results import Finding
 

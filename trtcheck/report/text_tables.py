@@ -106,7 +106,8 @@ def live_table_text(run: Any) -> str:
              + (f" version {lv.model_version}" if lv.model_version else "")
              + f" ({lv.model_platform or 'unknown platform'})",
              f"server:   {lv.server_name} {lv.server_version}, {lv.protocol.upper()}, "
-             f"{lv.client_processes} load process(es)",
+             + (f"{lv.ray_actors} Ray load actor(s)" if lv.ray_address else
+                f"{lv.client_processes} load process(es)"),
              f"settings: repeats {s.repeats} (median shown), payload {s.payload}"]
     for load in s.loads:
         cfgs = [c for c in run.configs if c.load.label == load]
@@ -133,6 +134,9 @@ def live_table_text(run: Any) -> str:
                          f"{rate:>8} {p50:>8} {p99:>8} {c.ok_share:>6.1%} {late:>6} {split}")
     if not run.configs:
         lines += ["", "no configuration finished"]
+    from trtcheck.report.load_nodes_view import node_table_text
+
+    lines += node_table_text(run)
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
                   "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
                   "queue_ms, compute_ms: mean client + network, server queue and server "

@@ -88,7 +88,7 @@ def _sentence(r: ReasonView) -> ReasonView:
 
 def verdict_view(verdict: Verdict) -> VerdictView:
     """The view model of ``verdict`` (nothing is judged here; see
-    :func:`trtcheck.analyze.verdict.judge`)."""
+    :func:`trtcheck.analyze.derived.verdict.judge`)."""
     deciding = [r for r in verdict.reasons if r.effect != "info"]
     infos = [r for r in verdict.reasons if r.effect == "info"]
     advice = next((r for r in infos if r.kind == "advice"), None)

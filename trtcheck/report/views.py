@@ -717,9 +717,50 @@ class LiveBatchRow:
 
 
 @dataclass(frozen=True)
+class LiveNodeRow:
+    """One Ray load actor's share of one configuration's median repeat
+    (``serve --url ... --ray``).
+
+    Attributes:
+        load, window_ms, max_batch_size, instances: the configuration.
+        actor: the actor index; node: ``host/IP`` and the first 8 characters of the Ray
+            node id.
+        scheduled, sent, ok, lost: its requests; lost_reason: why its share was lost.
+        late_pct: open loop: late sends / sent, percent.
+        send_lag_p99_ms, sent_per_s: open loop: p99 send lag and achieved send rate.
+        p50_ms, p99_ms: latency of its ok requests.
+        cpu_pct: its load thread's CPU time / the run's wall time, percent.
+        clock_offset_ms, clock_offset_error_ms: node clock - driver clock, and its bound.
+        start_skew_ms: its run's start after the common epoch.
+    """
+
+    load: str
+    window_ms: float
+    max_batch_size: int
+    instances: int | None
+    actor: int
+    node: str
+    scheduled: int
+    sent: int
+    ok: int
+    lost: int
+    lost_reason: str | None
+    late_pct: float | None
+    send_lag_p99_ms: float | None
+    sent_per_s: float | None
+    p50_ms: float | None
+    p99_ms: float | None
+    cpu_pct: float | None
+    clock_offset_ms: float | None
+    clock_offset_error_ms: float | None
+    start_skew_ms: float | None
+
+
+@dataclass(frozen=True)
 class LiveServeView:
     """A live server's part of the serving section: the target, the model configuration
-    per run, the server's statistics, the latency split and executions per batch size."""
+    per run, the server's statistics, the latency split and executions per batch size;
+    with a Ray load, every actor's share (``nodes``, empty otherwise)."""
 
     target: LiveTargetView
     configs: list[LiveConfigRow]
@@ -727,6 +768,8 @@ class LiveServeView:
     split: list[LiveSplitRow]
     batches: list[LiveBatchRow]
     part_labels: list[str]
+    nodes: list[LiveNodeRow] = field(default_factory=list)
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)

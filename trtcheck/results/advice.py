@@ -118,7 +118,7 @@ class DecisionNode(Record):
 
 
 class Formulas(Record):
-    """The closed-form numbers (see :mod:`trtcheck.analyze.queueing` for each source).
+    """The closed-form numbers (see :mod:`trtcheck.analyze.advice.queueing` for each source).
 
     They use the execution time the simulation used: ``s1_ms`` = S(1), the mean
     simulated instance time of a batch of 1 (T(1) with the measured spread, per-batch
@@ -127,7 +127,7 @@ class Formulas(Record):
     ``queue_formation_ratio`` = rate per instance x S(1), ``waiting_pays_index`` = rate
     per instance x tau0 of S; ``break_even_window_us_at_max_batch`` is the longest window
     (microseconds) that still pays at the largest batch
-    (:func:`trtcheck.analyze.queueing.max_paying_window_ms`)."""
+    (:func:`trtcheck.analyze.advice.queueing.max_paying_window_ms`)."""
 
     queue_formation_ratio: float
     waiting_pays_index: float
@@ -156,7 +156,7 @@ class ReplicaChoice(Record):
 
 class AdviceStability(Record):
     """How stable the recommendation is under the measurement noise
-    (:mod:`trtcheck.analyze.advise_noise`).
+    (:mod:`trtcheck.analyze.advice.advise_noise`).
 
     Attributes:
         status: ``stable`` (the recommendation holds in at least 80% of replicas),

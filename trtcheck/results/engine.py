@@ -1,8 +1,8 @@
 """Records for TensorRT engines: plan pre-flight, layers, I/O, profiles, memory, timing.
 
 Filled by :mod:`trtcheck.load.plan_header`, :mod:`trtcheck.load.engine_json`,
-:mod:`trtcheck.inspection.trtexec`, :mod:`trtcheck.inspection.engine_memory` and
-:mod:`trtcheck.measure.build`; read by the report section ``sec_engine``. Every string
+:mod:`trtcheck.inspection.engine.trtexec`, :mod:`trtcheck.inspection.engine.engine_memory` and
+:mod:`trtcheck.measure.bench.build`; read by the report section ``sec_engine``. Every string
 that comes from a file (layer, tensor, tactic names) is untrusted text.
 """
 
@@ -187,7 +187,7 @@ class EngineMemory(Record):
         gpu_free_bytes / gpu_total_bytes: the device, when measured.
         io_bytes_per_sample: bytes of all I/O tensors for one batch item.
         largest_batch_fits: the largest batch whose estimated need fits in free memory
-            (:func:`trtcheck.inspection.engine_memory.largest_batch_that_fits`).
+            (:func:`trtcheck.inspection.engine.engine_memory.largest_batch_that_fits`).
         notes: how each estimate was made.
     """
 

@@ -42,7 +42,7 @@ from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 

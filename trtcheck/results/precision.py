@@ -8,7 +8,7 @@ Gate paths resolve over these models by plain attribute / key names, e.g.
 ``variants`` is keyed by variant label (the precision name, e.g. ``"fp16"``) and
 ``outputs`` by output tensor name.
 
-Error definitions (computed by :mod:`trtcheck.measure.precision`, in float64, over all
+Error definitions (computed by :mod:`trtcheck.measure.precision.precision`, in float64, over all
 samples together): ``d = |candidate - reference|``; relative error ``d / |reference|``
 over elements with ``|reference| > 0`` (Polygraphy instead adds 2.2e-16 to zeros, which
 makes its max relative error explode on ReLU outputs); an element is *outside
@@ -188,7 +188,7 @@ class Localization(Record):
         first_failing: up to 5 first tensors (topological order) where the computation
             breaks: new NaN/Inf, cosine similarity below the variant's minimum or relative
             L2 error above its maximum (see
-            :func:`trtcheck.measure.localize.compare_layers`).
+            :func:`trtcheck.measure.precision.localize.compare_layers`).
         first_nonfinite: up to 5 first tensors where the candidate has NaN/Inf and the
             reference does not.
         range_overflows: up to 10 first FP32 activations beyond the precision's range
@@ -207,7 +207,7 @@ class Localization(Record):
 
 
 class PrecisionLatency(Record):
-    """Latency of one variant, measured with :func:`trtcheck.measure.bench.run_bench`.
+    """Latency of one variant, measured with :func:`trtcheck.measure.bench.bench.run_bench`.
 
     Attributes:
         median_ms, p99_ms: per-execution latency, ms.

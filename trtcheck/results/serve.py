@@ -46,6 +46,7 @@ from pydantic import model_validator
 from trtcheck.results import consistency as C
 from trtcheck.results.base import Record
 from trtcheck.results.bench import BackendInfo
+from trtcheck.results.load_nodes import DistributedLoad
 from trtcheck.results.stats import Finding, LatencyStats
 
 WATERFALL_PARTS: tuple[str, ...] = (
@@ -253,7 +254,9 @@ class LiveTarget(Record):
             :class:`ServeConfigResult`.
         explicit_model_control: whether configurations were loaded through the
             model-repository API (a sweep).
-        client_processes: load generator processes.
+        client_processes: load generator processes (with a Ray cluster: per actor).
+        ray_address: the Ray cluster the load ran from (``--ray``), or ``None``.
+        ray_actors: Ray actors the load was split across (0 without Ray).
         command_stats: without a sweep, the server's statistics delta over the whole
             command (warm-up requests included), from its first read to its last.
     """
@@ -270,6 +273,8 @@ class LiveTarget(Record):
     model_config_json: dict = {}
     explicit_model_control: bool = False
     client_processes: int = 1
+    ray_address: str | None = None
+    ray_actors: int = 0
     command_stats: TritonStatsDelta | None = None
 
 
@@ -311,12 +316,14 @@ class ServeRepeat(Record):
         counters: server-side counters.
         ok_count: ok requests (every statistic above is computed over all of them).
         raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
-            all). Beyond :data:`trtcheck.measure.serve.MAX_RAW_REQUESTS` ok requests per
+            all). Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS` ok requests per
             repeat the lists are thinned evenly, in request order, to bound memory and
             file size; ``latency``, ``waterfall`` and the send-lag statistics still
             describe every request.
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
+        distributed: live target with ``--ray``: every actor's share (node, sends, lag,
+            clock offset, lost or not) and the totals.
     """
 
     repeat: int
@@ -344,6 +351,7 @@ class ServeRepeat(Record):
     raw_stride: int = 1
     server_stats: TritonStatsDelta | None = None
     live_split: LiveSplit | None = None
+    distributed: DistributedLoad | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ServeRepeat:

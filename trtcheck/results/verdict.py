@@ -1,7 +1,7 @@
 """The report's decision: can this model be deployed as measured (the ``verdict`` section).
 
 The verdict is computed from the rest of the results model by
-:func:`trtcheck.analyze.verdict.judge` (rules in docs/verdict.md) and stored so that
+:func:`trtcheck.analyze.derived.verdict.judge` (rules in docs/verdict.md) and stored so that
 ``trtcheck gate`` can budget on it (``verdict.status == ready``).
 """
 

@@ -201,7 +201,7 @@ def _small_graph_doc() -> Any:
 
 
 def _layer_info_call(doc: Any) -> Any:
-    from trtcheck.inspection.engine_json import lint_engine
+    from trtcheck.inspection.engine import lint_engine
     from trtcheck.load.engine_json import parse_layer_info
 
     insp = parse_layer_info(doc, "g.json")
@@ -214,7 +214,7 @@ def _profile_doc() -> Any:
 
 
 def _profile_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import parse_profile
+    from trtcheck.inspection.engine import parse_profile
 
     return parse_profile(doc, "p.json")
 
@@ -224,7 +224,7 @@ def _timing_doc() -> Any:
 
 
 def _timing_call(doc: Any) -> Any:
-    from trtcheck.inspection.trtexec import timing_from_times
+    from trtcheck.inspection.engine import timing_from_times
 
     t = timing_from_times(doc, "t.json")
     t.model_dump_json()
@@ -277,7 +277,7 @@ POLICY_WORDS = ["version: 1\n", "settings:\n", "budgets:\n", "baseline:\n", "  -
 
 
 def _policy_call(data: bytes) -> Any:
-    from trtcheck.analyze.gate_policy import parse_policy
+    from trtcheck.analyze.gate import parse_policy
 
     return parse_policy(data, "p.yaml")
 
@@ -360,7 +360,7 @@ CURVE_TEXT = st.lists(st.sampled_from(["1", ":", "0.29", ",", "8", "1.02", "1e30
 
 
 def _curve_call(text: str) -> Any:
-    from trtcheck.analyze.curve import fit_linear, parse_curve_text
+    from trtcheck.analyze.advice import fit_linear, parse_curve_text
     from trtcheck.backends.synthetic import parse_curve
 
     try:
@@ -377,7 +377,7 @@ LOAD_TEXT = st.lists(st.sampled_from(["burst", "closed", "open", "trace", ":", "
 
 
 def _load_call(text: str) -> Any:
-    from trtcheck.measure.loadgen import parse_load
+    from trtcheck.measure.serving import parse_load
 
     if text.startswith("trace:"):  # a file name: the trace reader is fuzzed on its own
         return None
@@ -395,8 +395,8 @@ _SAMPLE_RESULTS: list[Any] = []
 
 
 def _metric_call(text: str) -> Any:
-    from trtcheck.analyze.metric_grammar import parse_path
-    from trtcheck.analyze.metric_resolver import evaluate_path
+    from trtcheck.analyze.gate.metricpath import parse_path
+    from trtcheck.analyze.gate.metricpath import evaluate_path
 
     if not _SAMPLE_RESULTS:
         from trtcheck.testing import synthetic_results as g
@@ -406,7 +406,7 @@ def _metric_call(text: str) -> Any:
 
 
 def _metric_errors() -> tuple[type[BaseException], ...]:
-    from trtcheck.analyze.metric_grammar import MetricMissing, MetricPathError
+    from trtcheck.analyze.gate.metricpath import MetricMissing, MetricPathError
 
     return (TrtcheckError, MetricPathError, MetricMissing)
 

@@ -1,0 +1,1360 @@
+"""The batching decision tree: from T(b), overheads and an arrival rate to a configuration.
+
+The tree follows the order of optimisations for online serving (largest measured gain
+first, in ResNet-18 serving measurements): thin the HTTP layer -> replace the Python
+serving layer -> more execution contexts -> batching -> scale out. Each step is an
+explicit question with a threshold, answered by a given or measured number that the node
+records. The configuration itself (window, max batch, instances) is chosen by simulating
+every candidate with :mod:`trtcheck.analyze.advice.simulator` (same dispatch policy as the
+batcher); the closed-form rules of :mod:`trtcheck.analyze.advice.queueing` explain the choice.
+
+Choice rule (documented, deterministic):
+
+1. A candidate is *feasible* when its utilisation ``rho = lambda / capacity`` is at most
+   ``max_utilisation`` (default 0.9: headroom for load fluctuations, a common operating
+   target for queues near saturation) and, when an objective is given, its simulated
+   P99 is within ``slo_p99_ms``.
+2. The fewest instances with a feasible candidate win (instances are GPUs or replicas:
+   the expensive resource).
+3. Among those, the lowest simulated P99 wins; candidates within 2% (+0.01 ms) of that
+   P99 count as ties (below the simulator's run-to-run noise), and the simplest tie
+   wins: shortest window, then smallest max batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze.advice import queueing as qf
+from trtcheck.analyze.advice.curve import (
+    LatencyCurve,
+    LinearFit,
+    fit_linear,
+    make_curve,
+)
+from trtcheck.analyze.advice.simulator import (
+    Candidate,
+    ClosedLoop,
+    ServiceModel,
+    default_grid,
+    make_arrivals,
+    sweep,
+    trace_rate_per_s,
+)
+from trtcheck.errors import InputError
+from trtcheck.results.advice import (
+    Advice,
+    AdviceInputs,
+    CurveFit,
+    DecisionNode,
+    Formulas,
+    Recommendation,
+    SimPrediction,
+)
+from trtcheck.results.stats import Finding
+from trtcheck.units import int_ranges, ms_to_us, us_to_ms
+
+OVERHEAD_DOMINATES_RATIO = 1.0
+"""Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
+the model, is the larger cost (ResNet-18 behind a Python HTTP layer: 12 ms overhead vs
+0.29 ms inference)."""
+
+PYTHON_LAYER_OVERHEAD_MS = 1.0
+"""Step 2 threshold: a per-request overhead of 1 ms or more is a Python-class serving
+layer. Measured: a Python layer costs ~10 ms per request; C++ servers (Triton, vLLM)
+far below; the bare asyncio batcher design costs ~0.2 ms (pitfall 5). 1 ms is a tenth of
+the Python layer's cost."""
+
+CONTEXTS_KNEE = 4
+"""Step 3: the knee of concurrent execution contexts per engine: in the ResNet-18 serving
+measurements behind this tree, throughput stopped growing beyond 4."""
+
+DEFAULT_MAX_UTILISATION = 0.9
+TIE_REL = 0.02
+TIE_ABS_MS = 0.01
+MAX_AUTO_INSTANCES = 1024
+SLO_SCREEN_REQUESTS = 1000
+"""Simulated requests per candidate when screening instance counts for a P99 objective."""
+
+SLO_SWEEP_TIME_BUDGET_S = 2.0
+"""Search time allowed when a P99 objective may need more instances than capacity does
+(instance counts probed by doubling, then bisected; our choice)."""
+
+SWEEP_TIME_BUDGET_S = 1.0
+"""Instance counts are searched in increasing order until one has a feasible candidate;
+the search stops (and says so) once it has spent this long without finding one, so
+``advise`` answers in about a second even when the objective cannot be met."""
+
+
+@dataclass
+class AdviseRequest:
+    """Inputs of :func:`advise`.
+
+    Attributes:
+        curve: T(b).
+        rate_per_s: arrival rate, req/s (> 0); for a trace, ``None`` takes the trace's rate.
+        arrival_process: ``poisson``, ``constant`` or ``trace:FILE``.
+        slo_p99_ms: latency objective for P99 (ms), or ``None``.
+        per_request_overhead_ms: latency per request outside the queue (HTTP etc.).
+        serial_overhead: the per-request overhead runs on one thread (a single Python
+            process): it then caps the rate at ``1000 / overhead`` per process and
+            queues like a single server (the serving measurement's front stage).
+        per_batch_overhead_ms: instance time added per execution (executor hop etc.).
+        per_item_overhead_ms: instance time per request in a batch (gather/scatter).
+        timer_slack_us: how late window timers fire (event-loop timer granularity).
+        batch_excess_ms: measured per-execution extra instance time samples (see
+            :class:`~trtcheck.analyze.advice.simulator.ServiceModel`); empty: none.
+        contention_per_arrival_ms: instance time added to a running execution per
+            request arriving meanwhile (interpreter-lock contention, measured by a serve
+            run; see :class:`~trtcheck.analyze.advice.simulator.ServiceModel`), >= 0.
+        request_delay_ms: measured per-request delay samples outside the queue
+            (added to ``per_request_overhead_ms``); empty: none.
+        batcher: ``"embedded"`` or ``"triton"`` (the dispatch rule simulated,
+            :class:`~trtcheck.analyze.advice.simulator.ServiceModel`; a live-Triton calibration
+            sets ``"triton"``).
+        delay_per_execution: closed loops draw ``request_delay_ms`` once per execution
+            (:class:`~trtcheck.analyze.advice.simulator.ServiceModel`; a live-Triton
+            calibration sets it).
+        instances: instance counts to search (``None``: as many as needed, automatic).
+        max_utilisation: the utilisation a feasible candidate may reach, in (0, 1].
+        requests: simulated requests per candidate (``None``: automatic).
+        seed: random seed (arrivals and spread).
+        overheads_source: where the overheads came from, in words.
+        burst_size: a burst of this many requests at once (``serve --load burst:N``)
+            instead of an arrival rate; ``None``: open loop.
+        closed_loop: a closed loop (``serve --load closed:C[:COUNT]``) instead of an
+            arrival rate; ``None``: open loop.
+        what_if: configurations to predict as given, next to the recommendation
+            (:func:`what_if`); empty: none.
+        target: the deployment target the advice is for (``"triton"``,
+            ``"onnxruntime"``, ``"tensorrt"``, ``"tensorrt_rtx"``; ``None``: not said):
+            the text names its parallel executions (Triton model instances for Triton).
+        device: ``"gpu"``, ``"cpu"`` or ``None`` (unknown): where T(b) was measured,
+            for the wording (GPUs vs CPU hosts and processes).
+        replicas: bootstrap replicas of the measurements the choice is rerun on
+            (:mod:`trtcheck.analyze.advice.advise_noise`), >= 0; 0: the nominal choice only.
+        server_max_batch_size: the live server's configured ``max_batch_size`` when T(b)
+            was calibrated from a live run (``None``: no live server); sizes above the
+            curve's largest batch are then not assessed, and the advice says so.
+        calibration_command: the command that calibrates the live server again (for
+            the remedy of that finding); ``None``: a generic one.
+        client_network_ms: a live run's mean client + network time per request, ms
+            (client latency from the send - the server's request time); ``None``: no
+            live run.
+    """
+
+    curve: LatencyCurve
+    rate_per_s: float | None
+    arrival_process: str = "poisson"
+    slo_p99_ms: float | None = None
+    per_request_overhead_ms: float = 0.0
+    serial_overhead: bool = False
+    per_batch_overhead_ms: float = 0.0
+    per_item_overhead_ms: float = 0.0
+    timer_slack_us: float = 0.0
+    instances: list[int] | None = None
+    max_utilisation: float = DEFAULT_MAX_UTILISATION
+    requests: int | None = None
+    seed: int = 0
+    overheads_source: str = "given"
+    batch_excess_ms: tuple[float, ...] = ()
+    contention_per_arrival_ms: float = 0.0
+    request_delay_ms: tuple[float, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    batcher: str = "embedded"
+    delay_per_execution: bool = False
+    burst_size: int | None = None
+    closed_loop: ClosedLoop | None = None
+    what_if: list[Candidate] = field(default_factory=list)
+    device: str | None = None
+    target: str | None = None
+    replicas: int = 12
+    server_max_batch_size: int | None = None
+    calibration_command: str | None = None
+    client_network_ms: float | None = None
+
+    @property
+    def unassessed_above(self) -> int | None:
+        """The largest batch size assessed when a live server allows larger ones it was
+        not calibrated at (``None``: every size the server allows was assessed)."""
+        top = int(self.curve.max_batch_measured)
+        if self.server_max_batch_size is not None and self.server_max_batch_size > top:
+            return top
+        return None
+
+    @property
+    def finite_load(self) -> bool:
+        """A burst or a closed loop: a load that drains, with no offered rate."""
+        return self.burst_size is not None or self.closed_loop is not None
+
+    @property
+    def load_label(self) -> str:
+        """The load in ``serve --load`` syntax."""
+        if self.burst_size is not None:
+            return f"burst:{self.burst_size}"
+        if self.closed_loop is not None:
+            return f"closed:{self.closed_loop.clients}:{self.closed_loop.count}"
+        rate = "" if self.rate_per_s is None else f"{self.rate_per_s:g}"
+        return f"open:{rate}:{self.arrival_process}" if rate else self.arrival_process
+
+
+@dataclass
+class SimLoad:
+    """What the simulator is driven with for one request (see :func:`simulation_load`).
+
+    Attributes:
+        arrivals: arrival times (s), shape ``[n]``, or a :class:`ClosedLoop`.
+        rate_per_s: offered rate (req/s) of an open load; ``None`` for a finite one.
+        finite: a burst or closed loop (drains; never refused for capacity).
+        warmup_fraction: share of the first requests left out of the statistics (0 for
+            a finite load: ``serve`` counts every request of a burst).
+    """
+
+    arrivals: np.ndarray | ClosedLoop
+    rate_per_s: float | None
+    finite: bool
+    warmup_fraction: float
+
+    def __len__(self) -> int:
+        return (self.arrivals.count if isinstance(self.arrivals, ClosedLoop)
+                else len(self.arrivals))
+
+    def head(self, n: int) -> np.ndarray | ClosedLoop:
+        """The first ``n`` requests (a shorter screening run)."""
+        if isinstance(self.arrivals, ClosedLoop):
+            return ClosedLoop(self.arrivals.clients, max(2, min(n, self.arrivals.count)))
+        return self.arrivals[:n]
+
+
+MAX_FINITE_REQUESTS = 20_000
+"""Most requests a burst or closed loop may simulate (the advise time bound)."""
+
+CLOSED_LOOP_DEFAULT_REQUESTS = 2000
+"""Requests a closed loop without COUNT simulates (``serve`` sends until its duration
+bound; 2,000 gives a P99 from 20 samples above it)."""
+
+
+def simulation_load(req: AdviseRequest) -> SimLoad:
+    """The arrivals (or closed loop) of an advice request, as :func:`advise` and
+    :func:`what_if` simulate them.
+
+    Raises:
+        InputError: no rate for an open load, a bad rate, an unreadable trace, a burst
+            or closed loop larger than :data:`MAX_FINITE_REQUESTS`.
+    """
+    if req.burst_size is not None or req.closed_loop is not None:
+        n = req.burst_size if req.burst_size is not None else req.closed_loop.count  # type: ignore[union-attr]
+        if n > MAX_FINITE_REQUESTS:
+            raise InputError(f"load {req.load_label} simulates {n:,} requests, more than "
+                             f"{MAX_FINITE_REQUESTS:,}", "give a smaller burst or count")
+        if req.burst_size is not None:
+            if req.burst_size < 2:
+                raise InputError("a burst needs at least 2 requests", "e.g. --load burst:64")
+            return SimLoad(np.zeros(req.burst_size), None, True, 0.0)
+        return SimLoad(req.closed_loop, None, True, 0.0)  # type: ignore[arg-type]
+    if req.arrival_process.startswith("trace:"):
+        arrivals = make_arrivals(req.arrival_process, req.rate_per_s, 0, req.seed)
+        rate = req.rate_per_s if req.rate_per_s is not None else trace_rate_per_s(arrivals)
+        qf.check_rate(rate)
+        return SimLoad(arrivals, float(rate), False, 0.1)
+    if req.rate_per_s is None:
+        raise InputError("an arrival rate is needed", "pass --arrival-rate REQ_PER_S")
+    qf.check_rate(req.rate_per_s)
+    rate = float(req.rate_per_s)
+    n_req = req.requests or _auto_requests(rate)
+    return SimLoad(make_arrivals(req.arrival_process, rate, n_req, req.seed), rate, False, 0.1)
+
+
+def what_if(req: AdviseRequest, configs: list[Candidate] | None = None,
+            service: ServiceModel | None = None) -> list[SimPrediction]:
+    """Predict exactly the given configurations at the request's load.
+
+    Args:
+        req: the load, T(b) and overheads (as for :func:`advise`).
+        configs: configurations to simulate (default ``req.what_if``).
+        service: the service model to use (default :func:`service_model` of ``req``;
+            a caller with a calibrated model, e.g. a live server's, passes its own).
+
+    Returns:
+        one :class:`SimPrediction` per configuration, in order. A configuration the
+        load cannot carry (offered rate >= its capacity) is returned with
+        ``stable=False`` and its utilisation, never raised.
+
+    Raises:
+        InputError: a bad load (see :func:`simulation_load`) or a configuration out of
+            range (preferred batch size above max batch).
+    """
+    configs = list(req.what_if if configs is None else configs)
+    if not configs:
+        return []
+    load = simulation_load(req)
+    service = service or service_model(req)
+    return sweep(configs, service, load.arrivals, seed=req.seed, rate_per_s=load.rate_per_s,
+                 finite=load.finite, warmup_fraction=load.warmup_fraction)
+
+
+def _kind(p: SimPrediction) -> str:
+    if p.max_batch_size == 1:
+        return "no-batching"
+    if p.window_us == 0:
+        return "batch-without-waiting"
+    return "window"
+
+
+def _fmt_ms(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g} ms" if x < 10 else f"{x:.0f} ms"
+
+
+def _cfg(p: SimPrediction) -> str:
+    w = us_to_ms(p.window_us)
+    inst = f", {p.instances} instance{'s' if p.instances != 1 else ''}"
+    if p.max_batch_size == 1:
+        return f"no batching (max batch 1){inst}"
+    if p.window_us == 0:
+        return f"max batch {p.max_batch_size} without waiting (window 0){inst}"
+    return f"window {w:g} ms, max batch {p.max_batch_size}{inst}"
+
+
+def _pred_text(p: SimPrediction, finite: bool = False) -> str:
+    if not p.stable:
+        return f"unstable (utilisation {p.utilisation:.2f})"
+    if finite:
+        return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, "
+                f"{p.throughput_queries_per_s or 0:.4g} req/s completed, mean batch "
+                f"{p.mean_batch:.2f}")
+    return (f"P50 {_fmt_ms(p.p50_ms)}, P99 {_fmt_ms(p.p99_ms)}, keeps up with "
+            f"{p.arrival_rate_per_s:g} req/s at utilisation {p.utilisation:.2f}, "
+            f"mean batch {p.mean_batch:.2f}")
+
+
+def _validate(req: AdviseRequest, fit: LinearFit) -> None:
+    if req.slo_p99_ms is not None:
+        delay = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+        excess = max(0.0, float(np.median(req.batch_excess_ms))) if req.batch_excess_ms else 0.0
+        floor = (req.curve.t1_ms + req.per_request_overhead_ms + req.per_batch_overhead_ms
+                 + delay + excess)
+        if not (math.isfinite(req.slo_p99_ms) and req.slo_p99_ms > 0):
+            raise InputError(f"--slo-p99-ms must be a positive number of ms, got "
+                             f"{req.slo_p99_ms!r}")
+        if req.slo_p99_ms <= floor:
+            raise InputError(
+                f"the P99 objective {req.slo_p99_ms:g} ms is below what one request alone "
+                f"takes: T(1) {req.curve.t1_ms:.4g} ms + overheads "
+                f"{floor - req.curve.t1_ms:.4g} ms = {floor:.4g} ms",
+                "no configuration can meet it; loosen --slo-p99-ms or make the model "
+                "or the serving layer faster")
+    if not 0 < req.max_utilisation <= 1:
+        raise InputError(f"max utilisation must be in (0, 1], got {req.max_utilisation}")
+    if req.instances is not None:
+        if not req.instances or any((not isinstance(n, int)) or n < 1 for n in req.instances):
+            raise InputError("--instances must be integers >= 1", "e.g. --instances 2 or 1..8")
+
+
+def _auto_requests(rate: float) -> int:
+    """Requests per simulated candidate: about 2 s of traffic, 3,000 to 6,000 (enough
+    for a P99 from >= 30 samples above it at 3,000; bounded for speed)."""
+    return int(min(6000, max(3000, rate * 2.0)))
+
+
+CONTENTION_SENSITIVE_SHARE = 0.3
+"""Share of an execution's time taken by the event loop's per-arrival work (rate x
+contention) above which the advice warns that its latency predictions are sensitive: the
+stretch ``1 / (1 - share)`` turns a relative error ``e`` in the measured contention into
+``e * share / (1 - share)`` of execution time, 0.43 e at 0.3 (our threshold; in
+validation the contention measured from one 3-s calibration run of eager PyTorch
+ResNet-18 was 0.40 and 0.54 ms per arrival in two runs, docs/advise.md)."""
+
+
+def _clip0(x_ms: float) -> float:
+    """``x_ms`` with a negative or rounding-error value (below 1 ns) shown as 0."""
+    return x_ms if x_ms > 1e-6 else 0.0
+
+
+def clamped_excess(samples: tuple[float, ...]) -> tuple[float, ...]:
+    """The measured per-execution excess with a negative mean shifted to mean 0.
+
+    A negative mean excess says the serving run's executions were faster than the bench's
+    T(b): an artefact of a disturbed bench or of the fit, not a negative overhead (an
+    execution cannot cost less than the model). The spread of the samples is kept; their
+    mean is clamped at 0 (:func:`advise` notes it)."""
+    if not samples:
+        return ()
+    mean = float(np.mean(samples))
+    if mean >= 0:
+        return tuple(samples)
+    return tuple(float(x) - mean for x in samples)
+
+
+def service_model(req: AdviseRequest) -> ServiceModel:
+    """The simulator's service model for an advice request: its curve (a one-point curve
+    becomes the best case for batching, T(b) = T(1), so a "no batching" answer is
+    conclusive), the given overheads, and the measured distributions and contention.
+    Used by :func:`advise` and by the report's predicted-vs-measured table, so both
+    simulate the same model."""
+    curve = req.curve
+    sim_curve = curve
+    if curve.batch_sizes.size == 1:
+        b0, t0 = curve.points()[0]
+        sim_curve = make_curve([(b0, t0), (max(8, b0 * 8), t0)],
+                               source=curve.source + " (best case: T(b) = T(1) assumed)")
+    c_given = req.per_request_overhead_ms
+    return ServiceModel(
+        sim_curve, per_batch_overhead_ms=req.per_batch_overhead_ms,
+        per_item_overhead_ms=req.per_item_overhead_ms,
+        per_request_overhead_ms=0.0 if req.serial_overhead else c_given,
+        ingress_per_request_us=ms_to_us(c_given, None) if req.serial_overhead else 0.0,
+        timer_slack_us=req.timer_slack_us,
+        spread="none" if req.batch_excess_ms else "empirical",
+        batch_excess_ms=clamped_excess(req.batch_excess_ms),
+        request_delay_ms=tuple(req.request_delay_ms),
+        contention_per_arrival_ms=req.contention_per_arrival_ms, batcher=req.batcher,
+        delay_per_execution=req.delay_per_execution)
+
+
+def advise(req: AdviseRequest) -> Advice:
+    """Run the decision tree and the candidate sweep.
+
+    Returns:
+        :class:`trtcheck.results.advice.Advice` (without ``export``; see
+        :mod:`trtcheck.export.settings`).
+
+    Raises:
+        InputError: bad rates, an objective below T(1), an instance count or range that
+            cannot carry the load (the message says the capacity and instances needed),
+            or an objective no searched configuration meets (with the best reached).
+    """
+    t_start = time.perf_counter()
+    curve = req.curve
+    fit = fit_linear(curve)
+    _validate(req, fit)
+    if req.batch_excess_ms and float(np.mean(req.batch_excess_ms)) < 0:
+        req.notes.append(
+            f"the calibrated per-batch overhead came out negative "
+            f"({float(np.mean(req.batch_excess_ms)):.4g} ms: the serving run's executions "
+            "were faster than the bench's T(b), a fit artefact of a disturbed bench); it is "
+            "clamped to 0 ms, keeping the measured spread")
+
+    # arrivals ----------------------------------------------------------------------
+    load = simulation_load(req)
+    if load.finite:
+        return _advise_finite(req, load, fit, t_start)
+    arrivals = load.arrivals
+    rate = float(load.rate_per_s)  # type: ignore[arg-type]
+
+    service = service_model(req)
+    sim_curve = service.curve
+    max_b = sim_curve.max_batch_measured
+    c_given = req.per_request_overhead_ms
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    c_req = c_given + delay_med  # what one request costs outside the model, in all
+
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b, rate)
+    front_cap = service.ingress_capacity_per_s()
+    if rate >= front_cap:
+        need = math.ceil(rate / front_cap + 1e-12)
+        raise InputError(
+            f"{rate:g} req/s is more than one serving process with a serial "
+            f"{c_given:g} ms per-request overhead can take ({front_cap:.0f} req/s): "
+            f"{need} processes are needed before batching matters",
+            "thin the serving layer (step 1-2 of the decision order) or run more "
+            "processes, then advise per process (--arrival-rate divided by processes)")
+    share = rate * req.contention_per_arrival_ms / 1000.0
+    if share >= 1.0:
+        per_proc = 1000.0 / req.contention_per_arrival_ms
+        raise InputError(
+            f"at {rate:g} req/s the serving process's own work for arriving requests "
+            f"({req.contention_per_arrival_ms:.3g} ms of interpreter-lock time each, measured) "
+            "leaves the model function no time: no number of instances in one process keeps up",
+            f"run at least {math.ceil(rate / per_proc + 1e-12)} processes and advise per process "
+            "(--arrival-rate divided by processes), or serve with a model call that releases "
+            "the lock (TensorRT, ONNX Runtime, a C++ server such as Triton)")
+    if share > CONTENTION_SENSITIVE_SHARE:
+        req.notes.append(
+            f"at {rate:g} req/s the event loop holds the interpreter lock for {share:.0%} of an "
+            f"execution's time (rate x {req.contention_per_arrival_ms:.3g} ms per arrival), so "
+            f"executions run {1.0 / (1.0 - share):.2g}x their bench time and a 10% error in "
+            f"the measured contention moves them by {10.0 * share / (1.0 - share):.0f}%: "
+            "treat the latency predictions as approximate, and measure a serve sweep at this "
+            "rate (several windows and max batch sizes) to calibrate from")
+    gpus_implied = qf.instances_needed(rate, cap1)
+
+    # instance counts ----------------------------------------------------------------
+    if req.instances is not None:
+        inst_list = sorted(set(req.instances))
+        top = inst_list[-1]
+        if cap1 * top <= rate:
+            need = qf.instances_needed(rate, cap1)
+            raise InputError(
+                f"{rate:g} req/s is above the capacity of {top} instance"
+                f"{'s' if top != 1 else ''} ({cap1 * top:.3g} req/s at batch {cap_b}, "
+                f"{cap1:.3g} req/s each): at least {need} instances are needed",
+                _instances_hint(need, "or leave --instances out to search"))
+    else:
+        inst_list = []
+        batches = sorted({c.max_batch_size for c in default_grid(max_b, [1])})
+        for bb in batches:
+            cap_bb, _ = service.capacity_per_instance_per_s(bb, rate)
+            n0 = qf.instances_needed(rate, cap_bb, req.max_utilisation)
+            for n in (n0, n0 + 1):
+                if n <= MAX_AUTO_INSTANCES:
+                    inst_list.append(n)
+        if not inst_list:
+            need = qf.instances_needed(rate, cap1, req.max_utilisation)
+            raise InputError(
+                f"{rate:g} req/s needs {need:,} instances at {cap1:.3g} req/s each (batch "
+                f"{cap_b}), more than the {MAX_AUTO_INSTANCES} this search covers",
+                "check the arrival rate and the curve's units (ms), or advise per "
+                "cluster share (--arrival-rate divided by the number of clusters)")
+        lo, hi = min(inst_list), max(inst_list)
+        inst_list = list(range(lo, hi + 1))  # no gaps between the counts searched
+    slo_search = req.slo_p99_ms is not None and req.instances is None
+
+    # sweep in order of instance count; stop at the first count with a feasible config.
+    # With a P99 objective and no --instances, probe counts lo, 2 lo, 4 lo, ... until one
+    # is feasible, then bisect down to the fewest (P99 does not rise with instances).
+    preds: list[SimPrediction] = []
+    chosen: SimPrediction | None = None
+    feasible_at: list[SimPrediction] = []
+    searched: list[int] = []
+    stopped = ""
+    budget_s = SLO_SWEEP_TIME_BUDGET_S if slo_search else SWEEP_TIME_BUDGET_S
+
+    def probe(n: int, screen: bool = False) -> list[SimPrediction]:
+        """Simulate every candidate at ``n`` instances; the feasible ones. A screen runs
+        shorter and its predictions are not kept (the chosen count is simulated again)."""
+        searched.append(n)
+        cands = [c for c in default_grid(max_b, [n])
+                 if (service.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
+                 > rate]
+        if not cands:
+            return []
+        arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
+        res = sweep(cands, service, arr, seed=req.seed, rate_per_s=rate)
+        if not screen:
+            preds.extend(res)
+        return [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
+                and (req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms)]
+
+    def out_of_time() -> bool:
+        nonlocal stopped
+        if searched and time.perf_counter() - t_start > budget_s:
+            stopped = f"search stopped after {budget_s:g} s at {searched[-1]} instances"
+            req.notes.append(stopped)
+            return True
+        return False
+
+    if slo_search:
+        # screen counts on a shorter run, then simulate the chosen count in full
+        bad, n = inst_list[0] - 1, inst_list[0]
+        good = None
+        while n <= MAX_AUTO_INSTANCES and not out_of_time():
+            if probe(n, screen=True):
+                good = n
+                break
+            bad, n = n, min(MAX_AUTO_INSTANCES + 1, max(n + 1, 2 * n))
+        if good is not None:
+            while good - bad > 1 and not out_of_time():
+                mid = (good + bad) // 2
+                if probe(mid, screen=True):
+                    good = mid
+                else:
+                    bad = mid
+            for m in range(good, min(good + 3, MAX_AUTO_INSTANCES) + 1):
+                feas = probe(m)  # full length; the screen's P99 is noisier
+                if feas:
+                    feasible_at = feas
+                    chosen = _pick(feas)
+                    break
+    for n in ([] if slo_search else inst_list):
+        if out_of_time():
+            break
+        feas = probe(n)
+        if feas:
+            feasible_at = feas
+            chosen = _pick(feas)
+            break
+    if chosen is None:
+        stable = [p for p in preds if p.stable]
+        if req.instances is not None and stable and req.slo_p99_ms is None:
+            # fixed instances, stable but above the utilisation target: still advise
+            feasible_at = [p for p in stable if p.instances == max(q.instances for q in stable)]
+            chosen = _pick(feasible_at)
+            req.notes.append(f"no configuration stays below {req.max_utilisation:.0%} "
+                             f"utilisation with {chosen.instances} instance"
+                             f"{'s' if chosen.instances != 1 else ''}; "
+                             "the least loaded is shown")
+        elif stable:
+            best = min(stable, key=lambda p: p.p99_ms or math.inf)
+            if req.slo_p99_ms is not None:
+                raise InputError(
+                    f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms at "
+                    f"{rate:g} req/s (instances searched: {int_ranges(searched)}"
+                    f"{'; ' + stopped if stopped else ''}); the best reached is P99 "
+                    f"{_fmt_ms(best.p99_ms)} with {_cfg(best)}",
+                    "loosen --slo-p99-ms, allow more instances (--instances), or make "
+                    "the model faster")
+            raise InputError(f"no searched configuration keeps utilisation under "
+                             f"{req.max_utilisation:.0%}", "allow more instances")
+        else:
+            need = qf.instances_needed(rate, cap1)
+            raise InputError(
+                f"{rate:g} req/s is above the capacity of every searched configuration "
+                f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
+                "instances are needed", _instances_hint(need))
+
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   gpus_implied, c_req, front_cap, inst_list, t_start)
+
+
+def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
+                   t_start: float) -> Advice:
+    """:func:`advise` for a burst or a closed loop: the instance counts given (default
+    1) are simulated in full; every run drains, so none is refused for capacity; the
+    rules use the rate at which requests reached the queue in the chosen simulation."""
+    service = service_model(req)
+    max_b = service.curve.max_batch_measured
+    inst_list = sorted(set(req.instances or [1]))
+    preds: list[SimPrediction] = []
+    chosen: SimPrediction | None = None
+    feasible_at: list[SimPrediction] = []
+    for n in inst_list:
+        res = sweep(default_grid(max_b, [n]), service, load.arrivals, seed=req.seed,
+                    finite=True, warmup_fraction=0.0)
+        preds.extend(res)
+        feas = [p for p in res if req.slo_p99_ms is None
+                or (p.p99_ms or math.inf) <= req.slo_p99_ms]
+        if feas:
+            feasible_at, chosen = feas, _pick(feas)
+            break
+    if chosen is None:
+        best = min(preds, key=lambda p: p.p99_ms or math.inf)
+        raise InputError(
+            f"no searched configuration meets P99 <= {req.slo_p99_ms:g} ms under load "
+            f"{req.load_label} (instances searched: {int_ranges(inst_list)}); the best "
+            f"reached is P99 {_fmt_ms(best.p99_ms)} with {_cfg(best)}",
+            "loosen --slo-p99-ms or allow more instances (--instances)")
+    rate = chosen.arrival_rate_per_s
+    if not math.isfinite(rate):  # an instant burst without a serial front
+        rate = chosen.throughput_queries_per_s or 1.0
+    cap1, cap_b = service.capacity_per_instance_per_s(max_b, None)
+    return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
+                   qf.instances_needed(rate, cap1), _c_req(req),
+                   service.ingress_capacity_per_s(), inst_list, t_start)
+
+
+def _c_req(req: AdviseRequest) -> float:
+    """What one request costs outside the model in all (given + median measured), ms."""
+    delay_med = float(np.median(req.request_delay_ms)) if req.request_delay_ms else 0.0
+    return req.per_request_overhead_ms + delay_med
+
+
+def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
+            service: ServiceModel, chosen: SimPrediction, feasible_at: list[SimPrediction],
+            preds: list[SimPrediction], cap1: float, cap_b: int, gpus_implied: int,
+            c_req: float, front_cap: float, inst_list: list[int],
+            t_start: float) -> Advice:
+    """The noise check, runner-up, formulas, decision path, summary and record of a
+    chosen configuration (shared by the open and the finite loads)."""
+    from trtcheck.analyze.advice.advise_noise import stabilise
+
+    curve = req.curve
+    single_point = curve.batch_sizes.size == 1
+    stability = None
+    if req.replicas > 0 and len(feasible_at) > 1:
+        def feasible(p: SimPrediction) -> bool:
+            if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
+                return False
+            return req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms
+
+        chosen, stability = stabilise(req, service_model, load, feasible_at, chosen,
+                                      feasible, req.replicas)
+        if load.finite:  # the rules use the rate the recommended run reached the queue at
+            rate = chosen.arrival_rate_per_s
+            if not math.isfinite(rate):
+                rate = chosen.throughput_queries_per_s or rate
+    runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
+    eff = _effective_service(req, service, fit, rate, chosen)
+    formulas = _formulas(rate, curve, eff, service, chosen, cap1, cap_b, gpus_implied,
+                         c_req, req.max_utilisation)
+    path = _path(req, load, rate, curve, eff, formulas, chosen, runner, cap1, cap_b,
+                 gpus_implied, single_point, c_req, stability)
+    kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
+    summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
+    if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
+        need = qf.instances_needed(rate, cap1, req.max_utilisation)
+        summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
+                    f"{chosen.instances} instance{'s' if chosen.instances != 1 else ''}: {need} "
+                    "keep it below.")
+    if single_point and kind != "no-batching":
+        summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
+                    "case for batching); measure T(b) at larger batches before relying on it.")
+    top = req.unassessed_above
+    if top is not None and chosen.max_batch_size >= top:
+        summary += (f" Max batch {top} is the largest batch size the calibration run "
+                    "measured; "
+                    f"sizes up to the server's {req.server_max_batch_size} were not assessed "
+                    "(calibrate at a higher rate or a longer window to assess them).")
+    pitfalls = _pitfalls(chosen, c_req, req)
+    tail = float(service.mean_spread_factors(np.array([1]))[0])
+    if tail > HEAVY_TAIL_FACTOR:
+        req.notes.append(
+            f"the measured executions have a heavy tail: at batch 1 their mean is {tail:.2g}x "
+            f"the median T(1) = {curve.t1_ms:.3g} ms (a busy or unstable machine); capacity, "
+            "utilisation, the rules and the simulation all use that mean; re-measure on a "
+            "quiet machine if serving will not see it")
+    notes = (list(fit.notes) + list(curve.notes)
+             + _per_request_findings(service, None if load.finite else rate, curve)
+             + req.notes)
+    return Advice(
+        inputs=AdviceInputs(
+            arrival_rate_per_s=rate, arrival_process=req.arrival_process,
+            slo_p99_ms=req.slo_p99_ms, per_request_overhead_ms=c_req,
+            per_batch_overhead_ms=_clip0(req.per_batch_overhead_ms
+                                         + service.mean_batch_excess_ms),
+            per_item_overhead_ms=req.per_item_overhead_ms,
+            ingress_per_request_us=service.ingress_per_request_us,
+            timer_slack_us=req.timer_slack_us, instances_searched=inst_list,
+            overheads_source=req.overheads_source, load=req.load_label,
+            device=req.device),
+        curve=CurveFit(source=curve.source, points_ms={b: t for b, t in curve.points()},
+                       tau0_ms=fit.tau0_ms, alpha_ms_per_sample=fit.alpha_ms_per_sample,
+                       r2=None if math.isnan(fit.r2) else fit.r2,
+                       max_rel_residual=fit.max_rel_residual, notes=notes),
+        formulas=formulas, path=path,
+        recommendation=Recommendation(kind=kind, summary=summary, prediction=chosen,
+                                      runner_up=runner,
+                                      runner_up_kind=_kind(runner) if runner else None,
+                                      stability=stability),
+        candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
+        simulated_requests=int(len(load)),
+        what_if=what_if(req, service=service),
+        sweep_seconds=time.perf_counter() - t_start)
+
+
+def _per_request_findings(service: ServiceModel, rate: float | None,
+                          curve: LatencyCurve) -> list[str]:
+    """Where the simulated execution time per request S(b)/b rises with b (batching past
+    that size costs more), at the curve's measured batch sizes: the same times the
+    simulation and the decision path use (with no overheads, S(b) = T(b))."""
+    from trtcheck.analyze.advice.curve import PER_SAMPLE_RISE_TOLERANCE
+
+    bs = [int(b) for b in curve.batch_sizes]
+    per = [service.batch_time_ms(b, rate) / b for b in bs]
+    name = "T(b)/b" if all(abs(service.batch_time_ms(b, rate) - float(curve.t_ms(b)))
+                           < 1e-9 for b in bs) else \
+        "S(b)/b (simulated execution time per request, overheads included)"
+    out = []
+    for i in range(1, len(bs)):
+        if per[i] > per[i - 1] * (1 + PER_SAMPLE_RISE_TOLERANCE):
+            out.append(f"{name} rises from {per[i - 1]:.4g} ms at b={bs[i - 1]} to "
+                       f"{per[i]:.4g} ms at b={bs[i]}: batches above {bs[i - 1]} give no "
+                       "throughput")
+    return out
+
+
+@dataclass(frozen=True)
+class EffectiveService:
+    """The instance time per execution that the simulation uses, as the rules see it.
+
+    Attributes:
+        s1_ms: mean instance time of a batch of 1, ms (``ServiceModel.batch_time_ms``:
+            T(1) x mean spread factor + per-batch and per-item overheads + mean measured
+            excess, stretched by contention at the rate).
+        tau0_ms, alpha_ms_per_sample: least-squares line through that time at the
+            curve's measured batch sizes (the fixed and per-sample cost per execution).
+        per_batch_ms: ``s1_ms - T(1)``: what an execution costs beyond the bench's T(1).
+        parts: how ``s1_ms`` is made up, in words (for the decision path).
+    """
+
+    s1_ms: float
+    tau0_ms: float
+    alpha_ms_per_sample: float
+    per_batch_ms: float
+    parts: str
+
+
+def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit,
+                       rate: float, chosen: SimPrediction) -> EffectiveService:
+    """:class:`EffectiveService` of the simulation's service model at ``rate``: the rules
+    of the decision path use the same execution times the simulation used."""
+    r = None if req.finite_load else rate
+    bs = [int(b) for b in service.curve.batch_sizes]
+    if len(bs) < 2:
+        bs = [1, 8]
+    ts = [service.batch_time_ms(b, r) for b in bs]
+    s1 = service.batch_time_ms(1, r)
+    if len(set(bs)) >= 2:
+        alpha, tau0 = np.polyfit(np.asarray(bs, dtype=np.float64), np.asarray(ts), 1)
+    else:
+        alpha, tau0 = 0.0, s1
+    alpha = max(float(alpha), 0.0)
+    tau0 = min(max(float(tau0), 0.0), s1)
+    t1 = req.curve.t1_ms
+    bits = [f"T(1) {t1:.3g} ms"]
+    spread = float(service.mean_spread_factors(np.array([1]))[0])
+    if abs(spread - 1.0) > 0.02:
+        bits.append(f"x {spread:.2f} (mean over median of the measured spread)")
+    ob = req.per_batch_overhead_ms + service.mean_batch_excess_ms
+    if ob > 0:
+        src = ("given" if req.batch_excess_ms == () else
+               "calibrated from the serving run" if req.per_batch_overhead_ms == 0 else
+               "given plus calibrated")
+        bits.append(f"+ per-batch overhead {ob:.3g} ms ({src})")
+    if req.per_item_overhead_ms > 0:
+        bits.append(f"+ per-item overhead {req.per_item_overhead_ms:.3g} ms")
+    stretch = service.contention_stretch(r)
+    if stretch > 1.0:
+        bits.append(f"x {stretch:.2f} (interpreter-lock contention at {rate:g} req/s)")
+    parts = " ".join(bits)
+    if len(bits) > 1:
+        parts = f"S(1) = {parts} = {s1:.3g} ms"
+    else:
+        parts = f"S(1) = T(1) = {s1:.3g} ms (no per-batch overhead)"
+    return EffectiveService(s1_ms=s1, tau0_ms=tau0, alpha_ms_per_sample=alpha,
+                            per_batch_ms=max(0.0, s1 - t1), parts=parts)
+
+
+def _pick(feas: list[SimPrediction]) -> SimPrediction:
+    n_min = min(p.instances for p in feas)
+    at = [p for p in feas if p.instances == n_min]
+    best = min(p.p99_ms for p in at if p.p99_ms is not None)
+    ties = [p for p in at if p.p99_ms is not None
+            and p.p99_ms <= best * (1 + TIE_REL) + TIE_ABS_MS]
+    return min(ties, key=lambda p: (p.window_us, p.max_batch_size))
+
+
+def _runner_up(chosen: SimPrediction, feasible: list[SimPrediction],
+               preds: list[SimPrediction], max_util: float) -> SimPrediction | None:
+    """Best configuration of another kind at the same instance count: the best feasible
+    one by P99, else the best stable one, else the least loaded."""
+    k = _kind(chosen)
+    others = [p for p in feasible if _kind(p) != k]
+    if others:
+        return _pick(others)
+    same_n = [p for p in preds if p.instances == chosen.instances and _kind(p) != k]
+    stable = [p for p in same_n if p.stable]
+    if stable:
+        return min(stable, key=lambda p: (p.p99_ms, p.window_us, p.max_batch_size))
+    return min(same_n, key=lambda p: p.utilisation) if same_n else None
+
+
+def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
+              service: ServiceModel, chosen: SimPrediction, cap1: float, cap_b: int,
+              gpus: int, c_req: float, max_util: float) -> Formulas:
+    """The closed-form numbers, from the simulation's own execution times (``eff``) and
+    the per-instance rate of the recommendation."""
+    lam_inst = rate / chosen.instances
+    try:
+        nat = qf.natural_batch_no_wait(lam_inst, eff.tau0_ms, eff.alpha_ms_per_sample)
+    except InputError:
+        nat = None
+    w_ms = us_to_ms(chosen.window_us)  # the closed forms take ms
+    return Formulas(
+        queue_formation_ratio=lam_inst * eff.s1_ms / 1000.0,
+        waiting_pays_index=qf.waiting_pays_index(lam_inst, eff.tau0_ms),
+        break_even_window_us_at_max_batch=ms_to_us(qf.max_paying_window_ms(
+            chosen.max_batch_size, eff.tau0_ms), None),
+        single_request_batch_share_at_window=(qf.single_request_batch_share(lam_inst, w_ms)
+                                              if w_ms > 0 else None),
+        natural_batch_no_wait=nat,
+        min_batch_to_keep_up_one_instance=qf.min_batch_to_keep_up(
+            rate, lambda b: service.batch_time_ms(b, rate), service.curve.max_batch_measured),
+        capacity_per_instance_per_s=cap1, capacity_batch_size=cap_b,
+        instances_needed_min=qf.instances_needed(rate, cap1, max_util),
+        serving_overhead_to_inference_ratio=c_req / curve.t1_ms,
+        per_instance_rate_per_s=lam_inst, s1_ms=eff.s1_ms, s_tau0_ms=eff.tau0_ms)
+
+
+def _unit_words(device: str | None, serving: str | None = None) -> tuple[str, str]:
+    """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun); the
+    singular of the first is :data:`_UNIT_SINGULAR`. ``serving``: the serving layer the
+    advice is for (``"triton"``: parallel executions are Triton model instances, the
+    ``instance_group`` count, whatever backend runs inside)."""
+    if serving == "triton":
+        where = "per GPU" if device == "gpu" else "per host" if device == "cpu" else \
+            "per device"
+        return (("GPUs" if device == "gpu" else "processes on CPU hosts" if device == "cpu"
+                 else "GPUs or processes"),
+                f"Triton model instances {where} (instance_group count)")
+    if device == "cpu":
+        return "processes on CPU hosts", "ONNX Runtime sessions (or intra-op threads) per host"
+    if device == "gpu":
+        return "GPUs", "execution contexts per GPU (Triton instance_group count)"
+    return "GPUs or processes", "execution contexts (GPU) or sessions (CPU) per device"
+
+
+def _finite_queue_words(req: AdviseRequest, rate: float, eff: EffectiveService,
+                        chosen: SimPrediction) -> str:
+    """How a burst or closed loop queues, from its own numbers: a burst of N is a queue of
+    N at t=0 (a closed loop of C clients keeps up to C requests waiting), and the share of
+    time one context is busy in the simulated run (completed executions per second x
+    S(mean batch) per instance; S(b) = tau0 + (S(1) - tau0) x b, ms). Never the open-loop
+    lambda x S(1) rule, which does not describe a queue that is there from the start."""
+    if req.burst_size is not None:
+        words = f"a burst of {req.burst_size} requests is a queue of {req.burst_size} at t=0"
+    else:
+        words = (f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
+                 f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
+    if req.serial_overhead and req.per_request_overhead_ms > 0:
+        words += (f"; it waits at the serial front ({req.per_request_overhead_ms:.3g} ms per "
+                  f"request on one thread), which passes {rate:.4g} req/s on to execution")
+    q_per_s = chosen.throughput_queries_per_s
+    if q_per_s and chosen.mean_batch:
+        b = chosen.mean_batch
+        s_b_ms = eff.tau0_ms + (eff.s1_ms - eff.tau0_ms) * b
+        busy = min(1.0, q_per_s / b * s_b_ms / 1000.0 / max(1, chosen.instances))
+        words += (f"; in the simulated run one execution context is busy {busy:.1%} of the "
+                  "time")
+    return words
+
+
+_UNIT_SINGULAR = {"processes on CPU hosts": "process on a CPU host", "GPUs": "GPU",
+                  "GPUs or processes": "GPU or process"}
+
+
+def _load_words(req: AdviseRequest, rate: float) -> str:
+    if req.burst_size is not None:
+        how = ("through the serial front" if req.serial_overhead and req.per_request_overhead_ms
+               else "as fast as the recommended run served them")
+        return f"a burst of {req.burst_size} requests reaching the queue at {rate:.4g} req/s ({how})"
+    if req.closed_loop is not None:
+        return (f"a closed loop of {req.closed_loop.clients} clients running at {rate:.4g} "
+                "req/s (the recommended run's throughput)")
+    return f"{rate:g} req/s"
+
+
+def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
+          eff: EffectiveService, f: Formulas, chosen: SimPrediction,
+          runner: SimPrediction | None, cap1: float, cap_b: int, gpus: int,
+          single_point: bool, c_req: float, stability: Any) -> list[DecisionNode]:
+    """The decision path. Every step uses the rate, T(b) and overheads the simulation
+    used (``eff``: the simulated execution time) and says which; ``c_req``: per-request
+    overhead in all (given + measured), ms."""
+    t1 = curve.t1_ms
+    s1 = eff.s1_ms
+    units, contexts = _unit_words(req.device, "triton" if req.batcher == "triton"
+                                  or req.target == "triton" else None)
+    measured = c_req > req.per_request_overhead_ms
+    c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
+             else "given plus measured" if measured else "given")
+    nodes: list[DecisionNode] = []
+    lw = _load_words(req, rate)
+    # step 1: thin the HTTP layer
+    ratio = f.serving_overhead_to_inference_ratio
+    if req.client_network_ms is not None and req.per_request_overhead_ms <= 0:
+        net = req.client_network_ms
+        yes = net >= OVERHEAD_DOMINATES_RATIO * t1
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=net / t1 if t1 > 0 else 0.0,
+            threshold=OVERHEAD_DOMINATES_RATIO, answer="yes" if yes else "no",
+            conclusion=(f"the live run measured {net:.3g} ms of client + network time per "
+                        "request (mean client latency from the send minus the server's "
+                        f"request time), {net / t1:.3g}x T(1) = {t1:.3g} ms (the simulation "
+                        f"adds a calibrated {c_req:.3g} ms per request, median: what the "
+                        "server's queue and per-execution time do not explain): "
+                        + ("thin the client and network path first (binary payloads, "
+                           "keep-alive, gRPC); no batching setting recovers this" if yes else
+                           "the model dominates; the client and network path is not the "
+                           "first thing to fix"))))
+    elif c_req <= 0:
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=0.0, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="unknown", conclusion="no per-request overhead was given or measured; "
+            "pass --per-request-overhead-ms, or advise from a results file with a "
+            "serving measurement (trtcheck serve)"))
+    else:
+        yes = ratio >= OVERHEAD_DOMINATES_RATIO
+        serial_cap = 1000.0 / c_req
+        concl = (f"the serving layer costs {c_req:.3g} ms per request ({c_src}"
+                 f"{', serial' if req.serial_overhead else ''}), {ratio:.3g}x T(1) = "
+                 f"{t1:.3g} ms: " + ("thin the HTTP layer first (binary payloads, keep-alive, "
+                                     "pre-warmed connections); no batching setting recovers "
+                                     "this" if yes else "the model dominates; the HTTP layer "
+                                     "is not the first thing to fix"))
+        if req.serial_overhead:
+            concl += (f". On one thread (as given) it caps a serving process at "
+                      f"{serial_cap:.0f} req/s, and the simulation queues requests there")
+        elif yes and not req.finite_load:
+            procs = math.ceil(rate / serial_cap - 1e-12)
+            concl += (f". If this overhead runs on one thread (a single Python process) it "
+                      f"caps that process at {serial_cap:.0f} req/s"
+                      + (f": {rate:g} req/s needs {procs} processes" if procs > 1 else ""))
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=ratio, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="yes" if yes else "no", conclusion=concl))
+    # step 2: replace the Python serving layer
+    if c_req > 0:
+        yes = c_req >= PYTHON_LAYER_OVERHEAD_MS
+        nodes.append(DecisionNode(
+            step="replace-python-layer", question="Is the per-request overhead at the level "
+            "of a Python serving layer (>= 1 ms; a Python HTTP layer typically costs ~10 ms, "
+            "a C++ server far less)?",
+            value=c_req, threshold=PYTHON_LAYER_OVERHEAD_MS, answer="yes" if yes else "no",
+            conclusion=("move serving to a C++ server (Triton, gRPC, shared memory): "
+                        f"{c_req:.3g} ms per request is what a Python layer costs"
+                        if yes else f"{c_req:.3g} ms per request is already below a Python "
+                        "layer's cost")))
+    # step 3: more execution contexts (all of the load on one context at batch 1)
+    rho_all = rate * s1 / 1000.0
+    yes = rho_all >= req.max_utilisation
+    nodes.append(DecisionNode(
+        step="execution-contexts", question="Does one execution context at batch 1 fall "
+        f"short of the load (lambda x S(1) >= {req.max_utilisation:g}, S(1) the simulated "
+        "execution time)?", value=rho_all, threshold=req.max_utilisation,
+        answer="yes" if yes else "no",
+        conclusion=(f"{_finite_queue_words(req, rate, eff, chosen)}: "
+                    + ("the execution context is the bottleneck; more contexts (up to "
+                       f"{CONTEXTS_KNEE}, measured) and batching drain it sooner"
+                       if yes else "more contexts add nothing")
+                    if load.finite else
+                    f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
+                    f"serving one request at a time cannot keep up; try up to {CONTEXTS_KNEE} "
+                    f"{contexts} (throughput usually stops growing there) - their overlap is not "
+                    "in the "
+                    "single-stream curve, so measure it - and batch"
+                    if yes else f"{lw} x S(1) {s1:.3g} ms = {rho_all:.3f} ({eff.parts}): one "
+                    f"context is busy {rho_all:.1%} of the time at batch 1; more contexts "
+                    "add nothing")))
+    # step 4: batching, per instance of the recommendation
+    n = chosen.instances
+    lam_inst = f.per_instance_rate_per_s or rate / n
+    rho1 = f.queue_formation_ratio
+    per = (f"{lam_inst:.4g} req/s per instance ({n} instances)" if n > 1
+           else f"{lam_inst:.4g} req/s")
+    if load.finite:
+        q_concl = (_finite_queue_words(req, rate, eff, chosen) + (
+            f"; behind the serial front {per} x S(1) {s1:.3g} ms = {rho1:.3g} < 1, so no "
+            "queue forms at execution and batches would mostly be single requests"
+            if rho1 < 1 and req.serial_overhead and req.per_request_overhead_ms > 0 else
+            f"; {chosen.mean_queue_len or 0:.2g} requests wait at execution on average there, "
+            + ("so batches form from that backlog without any window"
+               if (chosen.mean_queue_len or 0) >= 1 else
+               "so batches would mostly be single requests")))
+    elif rho1 >= 1.0:
+        q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} >= 1: requests arrive at least as "
+                   "fast as one executes; a queue forms by itself and batches form from it "
+                   "without any window")
+    else:
+        lq = rho1 * rho1 / (2.0 * (1.0 - rho1))  # M/D/1 mean queue (Pollaczek-Khinchine)
+        q_concl = (f"{per} x S(1) {s1:.3g} ms = {rho1:.3g} < 1: no queue forms by itself; "
+                   f"at batch 1 about {lq:.2g} requests wait on average (M/D/1, "
+                   "Pollaczek-Khinchine), " + ("so the queue is mostly empty and batches "
+                                               "would mostly be single requests" if lq < 1
+                                               else "so a short queue is often there to "
+                                               "batch from without a window"))
+    nodes.append(DecisionNode(
+        step="batching", question="Does a queue form by itself (queue-formation ratio "
+        "lambda x S(1) >= 1, per instance)?", value=rho1, threshold=1.0,
+        answer="yes" if rho1 >= 1 else "no", conclusion=q_concl))
+    lam_tau = f.waiting_pays_index
+    w_probe_ms = 1.0
+    b_probe = qf.expected_window_batch(lam_inst, w_probe_ms, max(curve.max_batch_measured, 2))
+    be = qf.break_even_optimistic(b_probe, t1, w_probe_ms, eff.per_batch_ms)
+    nodes.append(DecisionNode(
+        step="batching", question="Does waiting for a batch pay (sharp break-even: "
+        "lambda x tau0 > 1, tau0 the fixed cost of one simulated execution)?", value=lam_tau,
+        threshold=1.0, answer="yes" if lam_tau > 1 else "no",
+        conclusion=(f"{per} x tau0 {eff.tau0_ms:.3g} ms = {lam_tau:.3g}: " + (
+            "a window fills fast enough to save more fixed cost than it waits"
+            if lam_tau > 1 else
+            "by this estimate a window waits longer than it saves" + (
+                f"; break-even rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
+                f"{be.saved_ms:.3g} ms saved vs {be.added_ms:.3g} ms added (window + "
+                f"per-batch overhead {eff.per_batch_ms:.3g} ms; cost/gain {be.ratio:.2g})"
+                if b_probe >= 1.5 else
+                f"; a 1 ms window would collect {b_probe:.2f} requests on average: nearly "
+                "every batch would be a single request")))))
+    if single_point:
+        nodes.append(DecisionNode(
+            step="batching", question="Is T(b) known beyond one batch size?", value=1.0,
+            threshold=2.0, answer="no",
+            conclusion="only T(1) was given; the simulation assumed T(b) = T(1) for every b "
+            "(the best case for batching), so a 'no batching' answer is conclusive and a "
+            "'batch' answer needs a measured curve"))
+    kind = _kind(chosen)
+    undecided = stability is not None and stability.status == "cannot-tell"
+    if undecided:
+        alts = "; ".join(f"{_cfg_short(c)} in {c.share:.0%}" for c in stability.choices[:3])
+        concl = (f"cannot tell: over {stability.replicas} bootstrap replicas of the "
+                 f"measurements the choice was {alts} of them; the simulated latency moves "
+                 "with the noise, so no number is given; re-measure "
+                 + "; ".join(stability.remeasure))
+    else:
+        concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
+        if stability is not None:
+            concl += (f" ({_holds_words(stability)}; chosen outright in "
+                      f"{stability.chosen_share:.0%})")
+        if runner is not None:
+            concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
+            concl += _tie_break_text(chosen, runner)
+        if kind == "window" and lam_tau <= 1:
+            concl += ("; the simulation (queueing with the measured spread) finds this window "
+                      "better by more than the noise, although the break-even estimate above "
+                      "says a window does not pay on average")
+        elif kind == "no-batching" and lam_tau > 1:
+            concl += ("; the simulation finds no batching setting better by more than the "
+                      "noise, although the break-even estimate above says a window pays")
+    nodes.append(DecisionNode(
+        step="batching", question="Which batching configuration gives the lowest simulated "
+        "P99 at the fewest instances, beyond the noise?", value=None if undecided
+        else chosen.p99_ms, threshold=req.slo_p99_ms,
+        answer="cannot-tell" if undecided else kind, conclusion=concl))
+    # step 5: scale out
+    yes = chosen.instances > 1
+    if req.finite_load:
+        s_concl = (f"the instance count is as given ({chosen.instances}); a {req.load_label} "
+                   "load drains whatever the count, more instances only shorten it")
+        nodes.append(DecisionNode(step="scale-out", question="How many instances?",
+                                  value=float(chosen.instances), threshold=None,
+                                  answer="given", conclusion=s_concl))
+        return nodes
+    nodes.append(DecisionNode(
+        step="scale-out", question="Does one instance fall short (capacity at its best batch "
+        f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
+        value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
+        conclusion=(f"one instance serves at most {cap1:.0f} req/s "
+                    f"({_cap_batch(req, cap_b)}, simulated "
+                    f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
+                    f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
+                    f"({gpus} {_UNIT_SINGULAR[units] if gpus == 1 else units} with this curve "
+                    "each), " + _headroom_text(
+                        req, chosen, rate, cap1)
+                    if yes else f"one instance carries {rate:g} req/s at utilisation "
+                    f"{chosen.utilisation:.2f} ({_config_capacity_text(req, chosen, rate, cap1, cap_b)})"
+                    + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
+                       f", above the {req.max_utilisation:.0%} utilisation target"))))
+    return nodes
+
+
+def _config_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
+                          cap1: float, cap_b: int) -> str:
+    """The recommended configuration's own capacity (the one its utilisation is quoted
+    against: per-instance rate / utilisation, at its max batch), and the best batch's
+    when that is a different batch size."""
+    if chosen.utilisation > 0 and math.isfinite(chosen.utilisation):
+        own = rate / max(chosen.instances, 1) / chosen.utilisation
+        text = f"capacity {own:.0f} req/s at its max batch {chosen.max_batch_size}"
+        if cap_b != chosen.max_batch_size and abs(own - cap1) > 0.5:
+            text += f"; {cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')}"
+        return text
+    return f"capacity {cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')}"
+
+
+def _cap_batch(req: AdviseRequest, cap_b: int, prefix: str = "") -> str:
+    """The batch a capacity is quoted at, in words: at the largest calibrated batch when a
+    live server allows larger ones that were not assessed."""
+    top = req.unassessed_above
+    if top is not None and cap_b >= top:
+        return f"{prefix}the largest calibrated batch, {cap_b}"
+    return f"{prefix}batch {cap_b}"
+
+
+def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
+    """The simulated mean execution time of a batch of ``b`` on the rules' line, ms."""
+    return eff.tau0_ms + eff.alpha_ms_per_sample * b if curve.batch_sizes.size > 1 \
+        else eff.s1_ms
+
+
+def _exact(stability: Any) -> bool:
+    """Whether the replicas resampled the simulation alone (exact, given input)."""
+    return any(r.startswith("simulation only") for r in getattr(stability, "resampled", []))
+
+
+def _holds_words(stability: Any) -> str:
+    """How the recommendation held, for the advice text: on bootstrap replicas of the
+    measurements (its share), or, for exact (given) input, chosen on the median P99 of
+    the simulation replicas (their disagreement is the simulation's own noise)."""
+    if _exact(stability):
+        return (f"chosen on the median P99 of {stability.replicas} simulation replicas "
+                "(exact input: they differ only in the simulation seed)")
+    return (f"holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
+            "the measurements")
+
+
+def _cfg_short(c: Any) -> str:
+    if c.max_batch_size == 1:
+        return "no batching"
+    w = us_to_ms(c.window_us)
+    inst = f" x{c.instances}" if c.instances != 1 else ""
+    return (f"window {w:g} ms, max batch {c.max_batch_size}{inst}" if w > 0
+            else f"max batch {c.max_batch_size} without waiting{inst}")
+
+
+def _material() -> float:
+    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN
+
+    return MATERIAL_GAIN
+
+
+def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
+    """Why the recommendation is kept when the runner-up reads better on a number."""
+    better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
+                                      ("P99", runner.p99_ms, chosen.p99_ms))
+              if a is not None and b is not None and a < b]
+    if not better:
+        return ""
+    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN
+
+    verb = "are" if len(better) > 1 else "is"
+    return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "
+            f"complex configuration must lower P99 by more than {MATERIAL_GAIN:.0%} in most "
+            "replicas), so the simpler one is recommended")
+
+
+HEAVY_TAIL_FACTOR = 1.5
+"""Mean execution time over the median T(1) above which the advice notes a heavy-tailed
+bench (our threshold; a loaded 2-core machine gave 3.2x: median 0.56 ms, p90 8.6 ms)."""
+
+MAX_SENSIBLE_INSTANCES = 100_000
+"""Above this many instances a hint to pass --instances is no help (the CLI's bound)."""
+
+
+def _instances_hint(need: int, extra: str = "") -> str:
+    """The hint for a shortfall of instances: pass more, or check the inputs when the
+    count is beyond reason."""
+    if need > MAX_SENSIBLE_INSTANCES:
+        return ("check the arrival rate (req/s) and the curve's units (ms): this many "
+                "instances means the model is far too slow for the load")
+    return f"pass --instances {need} or more" + (f", {extra}" if extra else "")
+
+
+def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
+                   cap1: float) -> str:
+    """The instance count chosen, and whether it keeps the utilisation target."""
+    n = chosen.instances
+    if chosen.utilisation <= req.max_utilisation + 1e-12:
+        return (f"{n} with headroom (utilisation {chosen.utilisation:.2f} <= "
+                f"{req.max_utilisation:g})" + (" and the objective" if req.slo_p99_ms else ""))
+    need = qf.instances_needed(rate, cap1, req.max_utilisation)
+    return (f"{n} as given, at utilisation {chosen.utilisation:.2f}, above the "
+            f"{req.max_utilisation:g} target: {need} instances keep it below")
+
+
+def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction,
+             f: Formulas, eff: EffectiveService, c_req: float, stability: Any) -> str:
+    """The headline: the configuration, why (from the same numbers as the path), the
+    prediction, and how stable the choice is; "Cannot tell" (no numbers) when the
+    replicas do not decide."""
+    t1 = req.curve.t1_ms
+    if stability is not None and stability.status == "cannot-tell":
+        alts = ", ".join(f"{_cfg_short(c)} ({c.share:.0%})" for c in stability.choices[:3])
+        return (f"Cannot tell: the measurements are too noisy to decide; bootstrap replicas "
+                f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
+                f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
+    pred = _pred_text(chosen, load.finite)
+    stab = ((" " + _holds_words(stability)[:1].upper() + _holds_words(stability)[1:]
+             + ("" if _exact(stability) else
+                f" (as good as each replica's own choice, within {_material():.0%} on P99)")
+             + ".") if stability is not None else "")
+    if kind == "no-batching":
+        reasons = []
+        if load.finite:
+            first = ("a burst of {0} is a queue of {0} at t=0".format(req.burst_size)
+                     if req.burst_size is not None else
+                     f"a closed loop of {req.closed_loop.clients} clients keeps up to "  # type: ignore[union-attr]
+                     f"{req.closed_loop.clients} requests outstanding")  # type: ignore[union-attr]
+            if req.serial_overhead and req.per_request_overhead_ms > 0 \
+                    and f.queue_formation_ratio < 1:
+                reasons.append(f"{first}, but the serial front passes only "
+                               f"{chosen.arrival_rate_per_s:.4g} req/s to execution (lambda x S(1) = "
+                               f"{f.queue_formation_ratio:.3g} there, so no queue forms at "
+                               "execution)")
+            else:
+                reasons.append(f"{first}, yet batches do not lower the simulated P99 beyond "
+                               "the noise")
+        elif f.queue_formation_ratio < 1:
+            reasons.append(f"lambda x S(1) = {f.queue_formation_ratio:.3g} < 1 (no queue forms "
+                           "by itself)")
+        else:
+            reasons.append(f"lambda x S(1) = {f.queue_formation_ratio:.3g} (a queue forms) but "
+                           "batches do not lower the simulated P99 beyond the noise")
+        if f.waiting_pays_index <= 1:
+            reasons.append(f"lambda x tau0 = {f.waiting_pays_index:.3g} <= 1 (a window costs "
+                           "more than it saves)")
+        why = "batching does not pay: " + " and ".join(reasons)
+        if c_req > t1:
+            why += (f"; the {c_req:.3g} ms per-request serving overhead is "
+                    f"{c_req / t1:.0f}x the {t1:.3g} ms inference, fix that first")
+        return f"No batching: {why}. Predicted: {pred}.{stab}"
+    if kind == "batch-without-waiting":
+        return (f"Batch without waiting (window 0, max batch {chosen.max_batch_size}): "
+                f"batches form from the backlog only. Predicted: {pred}.{stab}")
+    if kind == "window":
+        return (f"Window {us_to_ms(chosen.window_us):g} ms with max batch "
+                f"{chosen.max_batch_size}. Predicted: {pred}.{stab}")
+    return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
+            f"serves at most {f.capacity_per_instance_per_s:.0f} req/s "
+            f"({_cap_batch(req, f.capacity_batch_size)}). Predicted: {pred}.{stab}")
+
+
+def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:
+    """Seed notes' pitfalls that apply to this recommendation."""
+    out: list[Finding] = []
+    top = req.unassessed_above
+    if top is not None:
+        out.append(Finding(
+            code="uncalibrated-batch-sizes", severity="warning",
+            message=f"batch sizes above {top}, the largest the calibration run measured "
+            "(formed often enough to time), were not assessed (the server allows "
+            f"{req.server_max_batch_size}): this advice "
+            f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
+            "the data, not of the model" + (
+                "; the what-if rows above it extrapolate T(b) along the fitted line"
+                if any(c.max_batch_size > top for c in req.what_if) else ""),
+            remedy="calibrate at a higher rate or with a longer window, so that larger "
+            "batches form: " + (req.calibration_command or "trtcheck serve --url URL "
+                                "--model NAME --load open:RATE --window-ms MS -o live.json")))
+    batching = chosen.max_batch_size > 1
+    own_batcher = req.batcher == "embedded"  # implementation pitfalls: not a live server
+    python_layer = own_batcher and c_req >= PYTHON_LAYER_OVERHEAD_MS
+    w_ms = us_to_ms(chosen.window_us)
+    if batching and python_layer:
+        out.append(Finding(
+            code="pitfall-asyncio-queue-loop", severity="warning",
+            message="a Python batcher's asyncio.Queue created before the event loop runs "
+            "binds to the wrong loop and every request hangs",
+            remedy="create queues and tasks once a running loop exists (startup hook)"))
+    if batching:
+        out.append(Finding(
+            code="pitfall-count-batches-server-side", severity="info",
+            message="count batches on the server (executions vs inferences), not from "
+            "responses: N responses come back per batch",
+            remedy="Triton: nv_inference_count / nv_inference_exec_count"))
+    calibrated = req.overheads_source.startswith("calibrated")  # an open-loop serve run
+    if req.closed_loop is not None and not calibrated:
+        out.append(Finding(
+            code="pitfall-load-shape", severity="info",
+            message="closed-loop load (fixed concurrency) caps the arrival rate and hides "
+            "batching; check this advice with open-loop arrivals at the target rate and a "
+            "burst, with pre-warmed connections",
+            remedy="trtcheck serve --load open:RATE --load burst:N"))
+    if req.burst_size is not None:
+        out.append(Finding(
+            code="pitfall-burst-load", severity="info",
+            message=f"a burst sends all {req.burst_size} requests at once, so a queue is there "
+            "from the start: this advice is for draining one burst, not for a steady rate",
+            remedy="check it at the steady rate too: trtcheck serve --load open:RATE"))
+    if batching and python_layer and 2.0 <= w_ms <= 10.0:
+        out.append(Finding(
+            code="pitfall-short-python-window", severity="warning",
+            message=f"a {w_ms:g} ms window in a Python service rarely collects a batch: "
+            "its own per-request cost spreads the arrivals",
+            remedy="prefer a C++ batcher (Triton) or measure the batch sizes you get"))
+    if batching and w_ms == 0 and own_batcher:
+        out.append(Finding(
+            code="pitfall-window-zero-gives-up", severity="warning",
+            message="with window 0 a batcher must take what is already queued before it "
+            "waits; asyncio.wait_for(queue.get(), 0) gives up at once and never batches",
+            remedy="drain the queue up to max batch without awaiting, then wait"))
+    return out
+

@@ -1,0 +1,41 @@
+"""Serving measurement: the dynamic batcher (``batcher``), the open/closed-loop load
+generator (``loadgen``), the embedded serving target (``serve``, with the optional loopback
+HTTP front ``http_front``) and throttled progress lines (``progress``). A live server
+(KServe v2, Triton) is the subpackage :mod:`trtcheck.measure.serving.live`.
+
+The names below are the subsystem's public face; the rest of its modules is private.
+"""
+
+from __future__ import annotations
+
+from trtcheck.measure.serving.batcher import (
+    BatcherClosed,
+    DynamicBatcher,
+    QueueFull,
+)
+from trtcheck.measure.serving.loadgen import (
+    LoadShape,
+    parse_load,
+    run_load,
+)
+from trtcheck.measure.serving.progress import throttled
+from trtcheck.measure.serving.serve import (
+    MAX_RAW_REQUESTS,
+    default_report_sweep,
+    measure_serving,
+    request_shapes,
+)
+
+__all__ = [
+    "BatcherClosed",
+    "DynamicBatcher",
+    "LoadShape",
+    "MAX_RAW_REQUESTS",
+    "QueueFull",
+    "default_report_sweep",
+    "measure_serving",
+    "parse_load",
+    "request_shapes",
+    "run_load",
+    "throttled",
+]

@@ -1,0 +1,420 @@
+"""A KServe v2 (Triton) control-plane client for live targets, over HTTP or gRPC.
+
+Wraps ``tritonclient`` (``tritonclient.http.aio`` / ``tritonclient.grpc.aio``; install
+``trtcheck-tool[triton]``) and turns every answer into plain JSON of one shape whatever
+the protocol (gRPC's int64 fields arrive as strings and are turned into ints where read),
+and every failure into one trtcheck error:
+
+=====================================================  ======================================
+what                                                   error (exit code)
+=====================================================  ======================================
+URL not ``http://HOST:PORT`` or ``grpc://HOST:PORT``   :class:`InputError` (2)
+nothing answers at the URL, or no answer in time       :class:`EnvironmentProblem` (3)
+the server is not live (not ready alone: a warning)  :class:`EnvironmentProblem` (3)
+the server has no such model / version                 :class:`InputError` (2)
+the model is in the repository but not loaded/ready   :class:`EnvironmentProblem` (3)
+the server refuses a model load (no explicit control)  :class:`InputError` (2)
+=====================================================  ======================================
+
+Endpoints used (KServe v2 and Triton's extensions): ``GET /v2`` (server metadata),
+``/v2/health/ready``, ``/v2/models/NAME[/versions/V]/ready``, model metadata,
+``/v2/models/NAME/config`` (Triton model configuration), ``/v2/models/NAME/stats``
+(statistics extension) and ``POST /v2/repository/models/NAME/load`` with a ``config``
+override (model-repository extension).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from trtcheck.errors import EnvironmentProblem, InputError
+
+T = TypeVar("T")
+
+#: Seconds one control-plane call (metadata, statistics) may take before it counts as
+#: no answer.
+CONTROL_TIMEOUT_S = 10.0
+#: Seconds a model load (config override) may take.
+LOAD_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A parsed ``--url``.
+
+    Attributes:
+        url: as given.
+        protocol: ``"http"`` or ``"grpc"``.
+        address: ``HOST:PORT`` (what tritonclient takes).
+    """
+
+    url: str
+    protocol: str
+    address: str
+
+
+def parse_url(url: str) -> Endpoint:
+    """Parse ``http://HOST:PORT`` or ``grpc://HOST:PORT`` (a path is refused: KServe v2
+    lives at ``/v2`` of the server root).
+
+    Raises:
+        InputError: another scheme, no host, no or bad port, or a path/query.
+    """
+    hint = "give --url http://HOST:PORT (KServe v2 over HTTP) or grpc://HOST:PORT"
+    try:
+        u = urlparse(url.strip())
+        port = u.port
+    except ValueError as exc:
+        raise InputError(f"--url {url!r} is not a valid URL ({exc})", hint) from None
+    if "://" not in url and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", url.strip()):
+        bare = url.strip().rstrip("/")
+        try:
+            has_port = urlparse(f"//{bare}").port is not None
+        except ValueError:
+            has_port = True  # a bad port: the suggestion keeps what was given
+        http, grpc = (bare, bare) if has_port else (f"{bare}:8000", f"{bare}:8001")
+        raise InputError(f"--url {url!r} needs a scheme (http:// or grpc://)",
+                         f"give --url http://{http} (KServe v2 over HTTP) or grpc://{grpc}"
+                         + ("" if has_port else " (Triton's default ports)"))
+    if u.scheme not in ("http", "grpc"):
+        raise InputError(f"--url {url!r} has scheme {u.scheme or 'none'!r}; trtcheck speaks "
+                         "KServe v2 over http:// or grpc://", hint)
+    if not u.hostname or port is None:
+        raise InputError(f"--url {url!r} needs a host and a port", hint)
+    if u.path not in ("", "/") or u.query or u.params or u.fragment:
+        raise InputError(f"--url {url!r} has a path or query; give the server root", hint)
+    host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+    return Endpoint(url=url.strip(), protocol=u.scheme, address=f"{host}:{port}")
+
+
+def import_client(protocol: str) -> Any:
+    """The ``tritonclient`` aio module of ``protocol``.
+
+    Raises:
+        EnvironmentProblem: tritonclient (or its extra for the protocol) is missing.
+    """
+    try:
+        if protocol == "grpc":
+            import tritonclient.grpc.aio as mod
+        else:
+            import tritonclient.http.aio as mod
+    except ImportError as exc:
+        raise EnvironmentProblem(f"live targets need tritonclient ({exc})",
+                                 "pip install 'trtcheck-tool[triton]'") from None
+    return mod
+
+
+def make_client(ep: Endpoint) -> Any:
+    """An aio ``InferenceServerClient`` for ``ep`` (create it inside a running loop)."""
+    mod = import_client(ep.protocol)
+    if ep.protocol == "grpc":
+        return mod.InferenceServerClient(ep.address)
+    return mod.InferenceServerClient(ep.address, conn_limit=1024, conn_timeout=60.0)
+
+
+def grpc_ints(obj: Any, keys: tuple[str, ...]) -> Any:
+    """Turn gRPC JSON's stringified int64 fields named in ``keys`` into ints, recursively."""
+    if isinstance(obj, dict):
+        return {k: (int(v) if k in keys and isinstance(v, str) and v.lstrip("-").isdigit()
+                    else [int(x) if isinstance(x, str) and x.lstrip("-").isdigit() else x
+                          for x in v] if k in keys and isinstance(v, list)
+                    else grpc_ints(v, keys)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [grpc_ints(x, keys) for x in obj]
+    return obj
+
+
+_STAT_INT_KEYS = ("count", "ns", "inference_count", "execution_count", "batch_size",
+                  "last_inference", "shape", "dims")
+
+
+def error_text(exc: BaseException) -> str:
+    """The message of a tritonclient/network exception, one line."""
+    msg = exc.message() if callable(getattr(exc, "message", None)) else str(exc)
+    msg = " ".join(str(msg or type(exc).__name__).split())
+    return msg[:300]
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says nothing answered (connection refused/reset, DNS, timeout)."""
+    if isinstance(exc, (OSError, asyncio.TimeoutError, TimeoutError)):
+        return True
+    name = type(exc).__name__
+    if name.startswith("Client") and "Connector" in name:  # aiohttp
+        return True
+    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    if status and str(status).isdigit():  # an HTTP answer: the server was reached
+        return False
+    text = error_text(exc).lower()
+    # an answer's text may name a model state such as UNAVAILABLE: only transport words
+    return any(s in text for s in ("failed to connect", "connection refused",
+                                   "cannot connect", "connect call failed",
+                                   "deadline exceeded", "name resolution",
+                                   "server disconnected", "connection reset"))
+
+
+class KServeClient:
+    """Control-plane calls to one KServe v2 server, each bounded by a timeout.
+
+    Use inside a running event loop: ``async with KServeClient(ep) as c: ...``.
+    """
+
+    def __init__(self, ep: Endpoint, timeout_s: float = CONTROL_TIMEOUT_S) -> None:
+        self.ep = ep
+        self.timeout_s = timeout_s
+        self._c: Any = None
+
+    async def __aenter__(self) -> KServeClient:
+        self._c = make_client(self.ep)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._c is not None:
+            try:
+                await asyncio.wait_for(self._c.close(), 5.0)
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+    @property
+    def grpc(self) -> bool:
+        return self.ep.protocol == "grpc"
+
+    async def _call(self, what: str, aw: Awaitable[T], timeout_s: float | None = None) -> T:
+        t = timeout_s or self.timeout_s
+        try:
+            return await asyncio.wait_for(aw, t)
+        except asyncio.TimeoutError:
+            raise EnvironmentProblem(f"the server at {self.ep.url} did not answer {what} "
+                                     f"within {t:g} s", "check that it is up and not "
+                                     "overloaded") from None
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if is_unreachable(exc):
+                raise EnvironmentProblem(
+                    f"cannot reach a KServe v2 server at {self.ep.url} ({error_text(exc)})",
+                    "start the server or correct --url (Triton's HTTP port is 8000, gRPC "
+                    "8001 by default)") from None
+            raise
+
+    async def server_metadata(self) -> dict[str, Any]:
+        """``GET /v2`` (name, version, extensions), plus ``"ready"``: whether
+        ``/v2/health/ready`` answered 200.
+
+        A live server that is not ready is not refused here: under Triton's default
+        ``--strict-readiness`` one model that failed to load keeps the whole server "not
+        ready" while the others serve. :meth:`model_ready` decides for the model measured.
+
+        Raises:
+            EnvironmentProblem: unreachable, or not live.
+        """
+        live = await self._call("the liveness check", self._c.is_server_live())
+        if not live:
+            raise EnvironmentProblem(f"the server at {self.ep.url} is not live",
+                                     "wait until /v2/health/live answers 200, then retry")
+        ready = await self._call("the readiness check", self._c.is_server_ready())
+        kw = {"as_json": True} if self.grpc else {}
+        md = await self._call("its metadata", self._c.get_server_metadata(**kw))
+        return {**dict(md), "ready": bool(ready)}
+
+    async def _model_call(self, what: str, name: str, version: str, coro: Awaitable[T]) -> T:
+        try:
+            return await self._call(what, coro)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, (EnvironmentProblem, InputError)):
+                raise
+            text = error_text(exc)
+            low = text.lower()
+            ver = f" version {version}" if version else ""
+            if "unknown model" in low or "not found" in low or "no version" in low \
+                    or "unknown version" in low or "is not found" in low:
+                entry = await self._repository_entry(name, version)
+                if entry is not None:  # in the repository, but not loaded
+                    raise self._not_loaded(name, version, entry, text) from None
+                if version and (versions := await self._versions_of(name)):
+                    raise InputError(f"the server at {self.ep.url} has no version {version} "
+                                     f"of model {name!r} ({text})",
+                                     "give --model-version " + ("one of " if len(versions) > 1 else "")
+                                     + ", ".join(versions) + " "
+                                     "(or leave it out for the server's default)") from None
+                raise InputError(f"the server at {self.ep.url} has no model "
+                                 f"{name!r}{ver} ({text})",
+                                 await self._models_hint()) from None
+            if "not ready" in low or "unavailable" in low or "is not loaded" in low:
+                raise EnvironmentProblem(f"model {name!r}{ver} is not ready on "
+                                         f"{self.ep.url} ({text})",
+                                         "load it (POST /v2/repository/models/NAME/load) "
+                                         "or wait until it is ready") from None
+            raise EnvironmentProblem(f"the server at {self.ep.url} refused {what} of "
+                                     f"{name!r}: {text}", "check the server log") from None
+
+    async def _repository(self) -> list[dict[str, Any]]:
+        """The model-repository index (``[]`` when the server has none or refuses)."""
+        try:
+            if self.grpc:
+                idx = await asyncio.wait_for(
+                    self._c.get_model_repository_index(as_json=True), 3.0)
+                return list(idx.get("models", []))
+            return list(await asyncio.wait_for(self._c.get_model_repository_index(), 3.0))
+        except Exception:  # noqa: BLE001 - best effort (an optional extension)
+            return []
+
+    async def _repository_entry(self, name: str, version: str) -> dict[str, Any] | None:
+        """The repository-index entry of ``name`` (``name``, and ``version``, ``state``,
+        ``reason`` where the server gives them), ``None`` when the index does not list it
+        (or that version)."""
+        for m in await self._repository():
+            if m.get("name") == name and (not version or str(m.get("version", "")) in
+                                          ("", version)):
+                return dict(m)
+        return None
+
+    def _not_loaded(self, name: str, version: str, entry: dict[str, Any],
+                    server_text: str) -> EnvironmentProblem:
+        """The one-line error for a model the repository lists but the server does not
+        serve: a load that failed (state ``UNAVAILABLE`` with a reason other than
+        ``unloaded``) names the server's reason; otherwise it says how to load it."""
+        ver = f" version {version}" if version else ""
+        reason = str(entry.get("reason", "") or "").strip()
+        how = (f"gRPC RepositoryModelLoad, or POST /v2/repository/models/{name}/load on its "
+               "HTTP port" if self.grpc else
+               f"POST {self.ep.url.rstrip('/')}/v2/repository/models/{name}/load")
+        load_hint = (f"load it ({how}) or start the server with it "
+                     f"(tritonserver --load-model={name})")
+        if reason and reason.lower() != "unloaded":
+            return EnvironmentProblem(
+                f"model {name!r}{ver} is in the server's repository but failed to load "
+                f"({reason})", "fix the model (see the server log), then " + load_hint)
+        return EnvironmentProblem(f"model {name!r}{ver} is in the server's repository but "
+                                  "not loaded", f"{load_hint} (server: {server_text})")
+
+    async def _versions_of(self, name: str) -> list[str]:
+        """The versions the server serves of ``name`` (model metadata ``versions``), else
+        those its repository index lists; ``[]`` when it has no such model."""
+        kw = {"as_json": True} if self.grpc else {}
+        try:
+            md = await asyncio.wait_for(self._c.get_model_metadata(name, "", **kw), 3.0)
+            versions = [str(v) for v in dict(md).get("versions", [])]
+        except Exception:  # noqa: BLE001 - best effort, for a hint
+            versions = []
+        if not versions:
+            versions = [str(m["version"]) for m in await self._repository()
+                        if m.get("name") == name and m.get("version")]
+        return sorted(set(versions), key=lambda v: (len(v), v))
+
+    async def _models_hint(self) -> str:
+        names = sorted({m.get("name", "") for m in await self._repository() if m.get("name")})
+        if names:
+            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+            return f"give --model one of the server's models: {shown}"
+        return "give --model a model the server serves (see its model repository)"
+
+    async def model_ready(self, name: str, version: str = "") -> None:
+        """Check the model is known and ready.
+
+        Raises:
+            InputError: no such model/version; EnvironmentProblem: not ready.
+        """
+        await self.model_metadata(name, version)  # unknown model -> InputError
+        ready = await self._model_call("the readiness check", name, version,
+                                       self._c.is_model_ready(name, version))
+        if not ready:
+            ver = f" version {version}" if version else ""
+            raise EnvironmentProblem(f"model {name!r}{ver} is not ready on {self.ep.url}",
+                                     "load it (POST /v2/repository/models/NAME/load) or "
+                                     "wait until it is ready")
+
+    async def model_metadata(self, name: str, version: str = "") -> dict[str, Any]:
+        """Model metadata (``name``, ``versions``, ``platform``, ``inputs``, ``outputs``
+        with int ``shape`` lists, -1 for a variable dimension)."""
+        kw = {"as_json": True} if self.grpc else {}
+        md = await self._model_call("the metadata", name, version,
+                                    self._c.get_model_metadata(name, version, **kw))
+        return grpc_ints(dict(md), ("shape",))
+
+    async def model_config(self, name: str, version: str = "") -> dict[str, Any]:
+        """Triton's model configuration as JSON (``/v2/models/NAME/config``); ``{}`` from
+        a server without Triton's configuration extension."""
+        kw = {"as_json": True} if self.grpc else {}
+        try:
+            cfg = await self._model_call("the configuration", name, version,
+                                         self._c.get_model_config(name, version, **kw))
+        except EnvironmentProblem as exc:
+            if "refused" in str(exc):
+                return {}
+            raise
+        cfg = dict(cfg)
+        if self.grpc:
+            cfg = cfg.get("config", cfg)
+        return grpc_ints(cfg, ("max_batch_size", "max_queue_delay_microseconds", "count",
+                           "preferred_batch_size", "dims"))
+
+    async def statistics(self, name: str, version: str = "") -> dict[str, Any]:
+        """Triton's statistics of the model (``/v2/models/NAME/stats``): the first entry of
+        ``model_stats`` (summed over versions when several match), ints for counts/ns.
+
+        Raises:
+            EnvironmentProblem: the server has no statistics extension or refused.
+        """
+        kw = {"as_json": True} if self.grpc else {}
+        st = await self._model_call("the statistics", name, version,
+                                    self._c.get_inference_statistics(name, version, **kw))
+        entries = grpc_ints(dict(st), _STAT_INT_KEYS).get("model_stats", [])
+        if not entries:
+            raise EnvironmentProblem(f"the server at {self.ep.url} returned no statistics "
+                                     f"for {name!r}", "trtcheck reads Triton's statistics "
+                                     "extension (/v2/models/NAME/stats)")
+        return entries[0] if len(entries) == 1 else _sum_stats(entries)
+
+    async def load_model(self, name: str, config: dict[str, Any]) -> None:
+        """Load (or reload) ``name`` with this configuration override (Triton's
+        model-repository extension). Blocks until the server answers.
+
+        Raises:
+            InputError: the server refuses loads (not ``--model-control-mode=explicit``)
+                or rejects the configuration.
+        """
+        try:
+            await self._call("the model load", self._c.load_model(
+                name, config=json.dumps(config)), LOAD_TIMEOUT_S)
+        except (EnvironmentProblem, InputError):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            text = error_text(exc)
+            low = text.lower()
+            if "explicit" in low or "not allowed" in low or "polling" in low \
+                    or "unsupported" in low or "not supported" in low:
+                raise InputError(
+                    f"the server at {self.ep.url} refuses to load models ({text})",
+                    "start tritonserver with --model-control-mode=explicit to sweep "
+                    "--window-ms/--max-batch/--instances/--preferred-batch, or drop them to "
+                    "measure the model as loaded") from None
+            raise InputError(f"the server could not load {name!r} with the configuration "
+                             f"override ({text})", "check the swept values against the "
+                             "model (max batch, preferred sizes, instances)") from None
+
+
+def _sum_stats(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    out = json.loads(json.dumps(entries[0]))
+    for e in entries[1:]:
+        for k in ("inference_count", "execution_count"):
+            out[k] = out.get(k, 0) + e.get(k, 0)
+        for k, v in e.get("inference_stats", {}).items():
+            d = out.setdefault("inference_stats", {}).setdefault(k, {"count": 0, "ns": 0})
+            d["count"] = d.get("count", 0) + v.get("count", 0)
+            d["ns"] = d.get("ns", 0) + v.get("ns", 0)
+        by = {b["batch_size"]: b for b in out.get("batch_stats", [])}
+        for b in e.get("batch_stats", []):
+            if b["batch_size"] not in by:
+                by[b["batch_size"]] = b
+                continue
+            for k in ("compute_input", "compute_infer", "compute_output"):
+                d = by[b["batch_size"]].setdefault(k, {"count": 0, "ns": 0})
+                d["count"] = d.get("count", 0) + b.get(k, {}).get("count", 0)
+                d["ns"] = d.get("ns", 0) + b.get(k, {}).get("ns", 0)
+        out["batch_stats"] = [by[k] for k in sorted(by)]
+    return out

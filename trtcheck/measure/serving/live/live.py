@@ -1,0 +1,1119 @@
+"""Serving measurement of a live KServe v2 server (Triton): ``trtcheck serve --url``.
+
+:func:`measure_live` drives a running server with the same load shapes and schedules as
+the embedded batcher (:mod:`trtcheck.measure.serving.loadgen`: burst, closed loop, open loop
+Poisson/constant/trace; open-loop latency from the **scheduled** send time, late sends
+counted) and reads the server's own truth around every run:
+
+* ``GET /v2/models/NAME/stats`` before and after the run (:class:`TritonStatsDelta`):
+  inferences vs executions (the mean batch the server formed), per-batch-size executions
+  and compute times, queue and compute times;
+* ``GET /v2/models/NAME/config`` (Triton's model configuration) with the run.
+
+The load generator runs in its own processes (``client_processes``, spawned), each with
+its own event loop and pre-warmed connections, so nothing in the measuring process can
+starve it; an open-loop schedule is dealt round-robin to the processes. Over HTTP each
+process encodes the request once and sends it over keep-alive connections
+(:mod:`trtcheck.measure.serving.live.kserve_http`); over gRPC it uses ``tritonclient.grpc.aio``. Every request
+ends in one outcome (``ok``, ``error``, ``timeout``, ``not_sent``); a failed request is
+counted, never dropped. A response whose output shapes do not match the model's metadata
+is an ``error`` (``BadResponse``).
+
+Sweeps (``windows_us``, ``max_batch_sizes``, ``instances``, ``preferred_batch_sizes``)
+load the model once per configuration through Triton's model-repository API with a
+configuration override (the server must run with ``--model-control-mode=explicit``);
+the configuration the model had before is loaded again afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trtcheck import stats as tstats
+from trtcheck.errors import EnvironmentProblem, InputError, UsageError
+from trtcheck.measure.serving.live.kserve import (
+    Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
+)
+from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
+from trtcheck.measure.serving.loadgen import (
+    ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
+    run_load,
+)
+from trtcheck.results.bench import BackendInfo
+from trtcheck.results.serve import (
+    LiveSplit, LiveTarget, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
+    ServeSettings, TritonBatchStat, TritonDuration, TritonStatsDelta, WaterfallPart,
+)
+from trtcheck.results.stats import Finding
+from trtcheck.units import us_to_ms
+
+_clock = time.perf_counter
+
+#: KServe v2 datatype -> NumPy dtype (``BYTES`` is an object array of ``bytes``).
+KSERVE_DTYPES: dict[str, Any] = {
+    "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32,
+    "UINT64": np.uint64, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32,
+    "INT64": np.int64, "FP16": np.float16, "FP32": np.float32, "FP64": np.float64,
+    "BYTES": np.object_,
+}
+#: Seconds the load processes may take to start, connect and warm up.
+START_TIMEOUT_S = 120.0
+#: Seconds after a run that the statistics may take to count its requests.
+STATS_SETTLE_S = 2.0
+#: Seconds an interrupted sweep may take to load the model's original configuration again.
+RESTORE_TIMEOUT_S = 30.0
+#: Seconds a stopped load process may take to exit before it is killed.
+STOP_TIMEOUT_S = 2.0
+
+
+# --------------------------------------------------------------------------- payload
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One model input or output as the server describes it.
+
+    Attributes:
+        name: tensor name; datatype: KServe v2 datatype (``"FP32"``...).
+        shape: the request's shape (inputs: concrete; outputs: ``-1`` where any size is
+            accepted).
+    """
+
+    name: str
+    datatype: str
+    shape: tuple[int, ...]
+
+
+def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
+                    shapes: dict[str, list[int]] | None = None,
+                    arrays: dict[str, np.ndarray] | None = None,
+                    seed: int = 0) -> tuple[dict[str, np.ndarray], list[TensorSpec],
+                                            list[TensorSpec]]:
+    """One request's input arrays and the expected outputs, from the model's metadata.
+
+    A model that batches (``max_batch_size`` > 0 in its configuration) takes one sample
+    per request: axis 0 is 1 (batch sizes count requests, as in the embedded batcher).
+    Other variable dimensions (``-1``) need ``shapes`` (``--shapes NAME:DIMS``) or an
+    array in ``arrays`` (``--inputs FILE.npz``). Generated data is seeded: floats standard
+    normal, integers in [0, 10), booleans random, BYTES ``b"trtcheck"``.
+
+    Returns:
+        ``(inputs by name, input specs, output specs)``; output specs have axis 0 = 1 on
+        a batching model and ``-1`` where the metadata leaves a dimension open.
+
+    Raises:
+        InputError: an unknown ``--shapes``/``--inputs`` name, a variable dimension
+            without a shape, a batch other than 1 on a batching model, an array of the
+            wrong shape, or an unsupported datatype.
+    """
+    from trtcheck.load.shapes import format_shape
+
+    batching = int(config.get("max_batch_size", 0) or 0) > 0
+    shapes = dict(shapes or {})
+    arrays = dict(arrays or {})
+    ins = metadata.get("inputs", [])
+    names = [t["name"] for t in ins]
+    for what, given in (("--shapes", shapes), ("--inputs", arrays)):
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise InputError(f"{what} names {', '.join(unknown)}, which the model does not "
+                             f"have", f"its inputs are: {', '.join(names) or 'none'}")
+    rng = np.random.default_rng(seed)
+    feed: dict[str, np.ndarray] = {}
+    in_specs: list[TensorSpec] = []
+    for t in ins:
+        name, dt = t["name"], str(t["datatype"])
+        if dt not in KSERVE_DTYPES:
+            raise InputError(f"input {name!r} has datatype {dt}, which trtcheck cannot "
+                             "generate", "give its data with --inputs FILE.npz")
+        meta = [int(d) for d in t.get("shape", [])]
+        want = list(meta)
+        if batching and want:
+            want[0] = 1
+        if name in shapes:
+            given_dims = list(shapes[name])
+            if len(given_dims) != len(want) or any(
+                    m >= 0 and g != m for m, g in zip(want, given_dims)):
+                raise InputError(f"--shapes {name}:{format_shape(given_dims)} does not fit "
+                                 f"the model's {format_shape(meta)}"
+                                 + (" (axis 0 is one sample per request)" if batching
+                                    else ""), f"e.g. --shapes {name}:"
+                                 + format_shape([1 if d < 0 else d for d in want]))
+            want = given_dims
+        if name in arrays:
+            arr = np.asarray(arrays[name])
+            if batching and arr.ndim == len(want) - 1:
+                arr = arr[None, ...]
+            if arr.ndim != len(want) or any(w >= 0 and a != w
+                                            for w, a in zip(want, arr.shape)):
+                raise InputError(f"--inputs array {name!r} has shape "
+                                 f"{format_shape(arr.shape)}; the model takes "
+                                 f"{format_shape(want)} per request",
+                                 "give one request's tensor (axis 0 = 1 on a batching "
+                                 "model)")
+            feed[name] = arr.astype(KSERVE_DTYPES[dt]) if dt != "BYTES" else arr
+        else:
+            if any(d < 0 for d in want):
+                raise InputError(f"input {name!r} has variable dimensions "
+                                 f"{format_shape(meta)}",
+                                 f"give them with --shapes {name}:"
+                                 + format_shape([1 if d < 0 else d for d in want]))
+            np_dt = KSERVE_DTYPES[dt]
+            if dt == "BYTES":
+                feed[name] = np.full(want, b"trtcheck", dtype=np.object_)
+            elif dt == "BOOL":
+                feed[name] = rng.random(want) < 0.5
+            elif np.issubdtype(np_dt, np.floating):
+                feed[name] = rng.standard_normal(want).astype(np_dt)
+            else:
+                feed[name] = rng.integers(0, 10, size=want).astype(np_dt)
+        in_specs.append(TensorSpec(name, dt, tuple(int(d) for d in feed[name].shape)))
+    outs = []
+    for t in metadata.get("outputs", []):
+        dims = [int(d) for d in t.get("shape", [])]
+        if batching and dims:
+            dims[0] = 1
+        outs.append(TensorSpec(t["name"], str(t["datatype"]), tuple(dims)))
+    return feed, in_specs, outs
+
+
+def describe_payload(feed: dict[str, np.ndarray]) -> str:
+    """``"NAME dtype [dims], ..."`` of one request."""
+    return ", ".join(f"{k} {v.dtype} {list(v.shape)}" for k, v in feed.items())
+
+
+# --------------------------------------------------------------------------- load process
+
+
+class BadResponse(Exception):
+    """A response whose outputs do not match the model's metadata."""
+
+
+@dataclass
+class LoadJob:
+    """What one load process runs (picklable)."""
+
+    url: str
+    protocol: str
+    address: str
+    model: str
+    version: str
+    feed: dict[str, np.ndarray]
+    outputs: list[TensorSpec]
+    shape: LoadShape
+    seed: int
+    max_duration_s: float
+    drain_timeout_s: float
+    warmup_requests: int
+    prewarm_connections: int
+
+
+@dataclass
+class LoadResult:
+    """What one load process sends back: the raw per-request record (perf_counter
+    seconds, system-wide monotonic clock) and the first message per error kind."""
+
+    t_sched: list[float]
+    t_send: list[float]
+    t_end: list[float]
+    outcome: list[str]
+    error: list[str]
+    messages: dict[str, str]
+    t_start: float
+    t_stop_sending: float
+    t_done: float
+    warmup_errors: dict[str, str] = field(default_factory=dict)
+
+
+def _error_kind(exc: BaseException) -> str:
+    if isinstance(exc, BadResponse):
+        return "BadResponse"
+    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    if status:
+        s = str(status)
+        return f"HTTP {s}" if s.isdigit() else f"gRPC {s.replace('StatusCode.', '')}"
+    if is_unreachable(exc):
+        return "ConnectionError"
+    return type(exc).__name__
+
+
+def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
+    for o in outputs:
+        arr = result.as_numpy(o.name)
+        if arr is None:
+            raise BadResponse(f"the response has no output {o.name!r}")
+        shp = tuple(int(d) for d in arr.shape)
+        if len(shp) != len(o.shape) or any(w >= 0 and w != g for w, g in zip(o.shape, shp)):
+            raise BadResponse(f"output {o.name!r} has shape {list(shp)}; the model's metadata "
+                              f"says {list(o.shape)}")
+
+
+async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
+                  wait_go: Callable[[], bool]) -> LoadResult | None:
+    """The load process's work: open and warm the connections, send the warm-up burst,
+    call ``ready(warm-up errors by kind)``, then ``wait_go()`` (blocking; ``False``:
+    stop without running), then run ``job.shape`` on the running loop.
+
+    Returns:
+        the :class:`LoadResult`, or ``None`` when it stopped before the run (warm-up
+        failed, connections could not open, or ``wait_go()`` said no).
+    """
+    ep = Endpoint(job.url, job.protocol, job.address)
+    from trtcheck.measure.serving.live.kserve import import_client
+
+    mod = import_client(job.protocol)
+    inputs = []
+    for name, arr in job.feed.items():
+        t = mod.InferInput(name, list(arr.shape), _datatype(arr))
+        t.set_data_from_numpy(arr)
+        inputs.append(t)
+    outs = [mod.InferRequestedOutput(o.name) for o in job.outputs]
+    messages: dict[str, str] = {}
+    kinds: dict[int, str] = {}
+    current: dict[int, str] = kinds
+
+    def failed(i: int, exc: BaseException) -> None:
+        kind = _error_kind(exc)
+        current[i] = kind
+        messages.setdefault(kind, error_text(exc))
+
+    if job.protocol == "http":
+        # the load itself: one encoded request, keep-alive connections, a C parser
+        from trtcheck.measure.serving.live.kserve_http import HttpInferPool, encode_infer_request
+
+        host, _, port = job.address.rpartition(":")
+        pool = HttpInferPool(host, int(port), encode_infer_request(
+            job.address, job.model, job.version, inputs, outs),
+            check=lambda r: _check_outputs(r, job.outputs))
+        client: Any = None
+
+        def send(i: int) -> asyncio.Future[Any]:
+            fut = pool.start()
+            fut.add_done_callback(lambda f: (None if f.cancelled() or f.exception() is None
+                                             else failed(i, f.exception())))
+            return fut
+    else:
+        pool = None
+        client = make_client(ep)
+
+        async def one(i: int) -> None:
+            try:
+                r = await client.infer(job.model, inputs, model_version=job.version,
+                                       outputs=outs or None)
+                _check_outputs(r, job.outputs)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                failed(i, exc)
+                raise
+
+        def send(i: int) -> asyncio.Future[Any]:
+            return loop.create_task(one(i))
+
+    loop = asyncio.get_running_loop()
+    start = send
+    try:
+        if job.prewarm_connections > 0:
+            # open (and keep alive) the connections the run will need before it starts
+            if pool is not None:
+                try:
+                    await pool.open(job.prewarm_connections)
+                except (OSError, asyncio.TimeoutError) as exc:
+                    ready({"ConnectionError": error_text(exc) or type(exc).__name__})
+                    return None
+        warm_errors: dict[str, str] = {}
+        if job.warmup_requests > 0:
+            current = {}
+            warm = LoadShape("burst", job.warmup_requests, label="warmup")
+            wrec = await run_load(warm, start, max_duration_s=job.max_duration_s,
+                                  drain_timeout_s=job.drain_timeout_s)
+            if not wrec.indices(OK):
+                warm_errors = dict(messages) or {"timeout": "no warm-up request finished"}
+            messages.clear()
+            current = kinds
+        ready(warm_errors)
+        if warm_errors or not wait_go():
+            return None
+        rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
+                                         drain_timeout_s=job.drain_timeout_s, seed=job.seed,
+                                         spin_s=PRECISE_SPIN_S)
+    finally:
+        if pool is not None:
+            pool.close()
+        else:
+            try:
+                await asyncio.wait_for(client.close(), 5.0)
+            except BaseException:  # noqa: BLE001 - closing is best effort
+                pass
+    errors = list(rec.error)
+    for i, k in kinds.items():
+        if i < len(errors) and rec.outcome[i] == ERROR:
+            errors[i] = k
+    return LoadResult(rec.t_sched, rec.t_send, rec.t_end, rec.outcome, errors, messages,
+                      rec.t_start, rec.t_stop_sending, rec.t_done)
+
+
+def _datatype(arr: np.ndarray) -> str:
+    if arr.dtype == np.object_:
+        return "BYTES"
+    for k, v in KSERVE_DTYPES.items():
+        if v is not np.object_ and arr.dtype == np.dtype(v):
+            return k
+    raise InputError(f"cannot send an array of dtype {arr.dtype}")
+
+
+def _exit_with_parent() -> None:
+    """In a load process: exit at once when the process that started it is gone (killed
+    hard, so it could not stop its load processes). A daemon thread waits on the
+    parent's sentinel (a pipe whose write end only the parent holds: it reads as closed
+    the moment the parent exits, however it exits)."""
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        from multiprocessing.connection import wait
+
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="trtcheck-parent-watch").start()
+
+
+def _worker(conn: Any, job: LoadJob) -> None:
+    """Entry point of one load process: connect, warm up, report ready, wait for go, run,
+    send the :class:`LoadResult` (or ``("error", text)``) back.
+
+    Ctrl-C at a terminal reaches the whole process group: a load process ignores it and
+    the measuring process stops it (SIGTERM). It exits by itself when the measuring
+    process is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
+
+    def ready(warm_errors: dict[str, str]) -> None:
+        conn.send(("ready", warm_errors))
+
+    def wait_go() -> bool:
+        msg = conn.recv()
+        return msg == "go"
+
+    try:
+        loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
+        try:
+            res = loop.run_until_complete(run_job(job, ready, wait_go))
+        finally:
+            loop.close()
+        conn.send(("done", res))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent as one line
+        try:
+            conn.send(("error", f"{type(exc).__name__}: {error_text(exc)}"))
+        except Exception:  # noqa: BLE001
+            pass
+    finally:
+        conn.close()
+
+
+def process_share(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | None:
+    """Process ``k`` of ``n``'s share of ``shape`` (``None``: nothing to send)."""
+    if n == 1:
+        return shape
+    if shape.kind == "burst":
+        c = shape.count // n + (1 if k < shape.count % n else 0)
+        return LoadShape("burst", c, label=shape.label) if c else None
+    if shape.kind == "closed":
+        c = shape.concurrency // n + (1 if k < shape.concurrency % n else 0)
+        if not c:
+            return None
+        count = shape.count if shape.count >= 10**9 else max(1, shape.count * c //
+                                                            shape.concurrency)
+        return LoadShape("closed", count, concurrency=c, label=shape.label)
+    offs = shape.schedule_s(seed)[k::n]
+    if not len(offs):
+        return None
+    return LoadShape("open", len(offs), rate_per_s=shape.rate_per_s / n, arrival="trace",
+                     trace_s=tuple(float(x) for x in offs), label=shape.label)
+
+
+def run_processes(jobs: list[LoadJob], between: Callable[[], None],
+                  timeout_s: float) -> list[LoadResult]:
+    """Start one spawned process per job, wait until every one is connected and warmed
+    up, call ``between()`` (e.g. read the server's statistics), then let them all run.
+    On any exception (Ctrl-C/SIGTERM included) every process is stopped at once
+    (:func:`stop_processes`); none outlives the call.
+
+    Raises:
+        EnvironmentProblem: a process failed, warm-up requests all failed (the first
+            error message included), or the processes did not finish in ``timeout_s``.
+    """
+    ctx = mp.get_context("spawn")
+    procs, conns = [], []
+    finished = False
+    try:
+        for job in jobs:
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_worker, args=(child, job), daemon=True,
+                            name="trtcheck-load")
+            p.start()
+            child.close()
+            procs.append(p)
+            conns.append(parent)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        for c in conns:
+            msg = _recv(c, deadline, "start and warm up")
+            if msg[0] == "error":
+                raise EnvironmentProblem(f"the load generator failed: {msg[1]}",
+                                         "check the server and --url")
+            if msg[1]:
+                kind, text = next(iter(msg[1].items()))
+                raise request_failure(kind, text, jobs[0], warmup=True)
+        between()
+        for c in conns:
+            c.send("go")
+        out: list[LoadResult] = []
+        deadline = time.monotonic() + timeout_s
+        for c in conns:
+            msg = _recv(c, deadline, "finish")
+            if msg[0] != "done" or msg[1] is None:
+                raise EnvironmentProblem(f"the load generator failed: {msg[1]}",
+                                         "check the server and --url")
+            out.append(msg[1])
+        finished = True
+        return out
+    finally:
+        if finished:  # each has sent its result; one left waiting for "go" is told to stop
+            for c in conns:
+                try:
+                    c.send("stop")
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+        stop_processes(procs, graceful_s=5.0 if finished else 0.0)
+
+
+def stop_processes(procs: Sequence[Any], graceful_s: float) -> None:
+    """End load processes, bounded in time: wait up to ``graceful_s`` for them to exit,
+    then SIGTERM every one still running at once, and SIGKILL any that has not exited
+    :data:`STOP_TIMEOUT_S` later (e.g. on an interrupt: ``graceful_s`` 0)."""
+    deadline = time.monotonic() + graceful_s
+    for p in procs:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+    for p in procs:  # every one first, so nothing waits on another's exit
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for p in procs:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=STOP_TIMEOUT_S)
+
+
+def _recv(conn: Any, deadline: float, what: str) -> Any:
+    left = deadline - time.monotonic()
+    if left <= 0 or not conn.poll(left):
+        raise EnvironmentProblem(f"the load generator did not {what} in time",
+                                 "check that the server answers; lower the load")
+    try:
+        return conn.recv()
+    except EOFError:
+        raise EnvironmentProblem(f"a load generator process died before it could {what}",
+                                 "check memory and the server") from None
+
+
+def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
+    """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
+    are our input (exit 2), the rest the environment (exit 3)."""
+    what = "every warm-up request" if warmup else "every request"
+    msg = f"{what} to {job.model!r} at {job.url} failed: {kind}: {text}"
+    if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
+        return InputError(msg, "check the request tensors (--shapes, --inputs) against the "
+                               "model's metadata")
+    if kind == "BadResponse":
+        return EnvironmentProblem(msg, "the model answers outputs that do not match its "
+                                       "own metadata; fix the model or its config.pbtxt")
+    if kind == "ConnectionError":
+        return EnvironmentProblem(msg, "check that the server is up and --url is right")
+    return EnvironmentProblem(msg, "the server or the model failed; see the server log")
+
+
+def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LoadRecord,
+                                                                        dict[str, str]]:
+    """One :class:`LoadRecord` of all processes' requests (sorted by scheduled time)."""
+    rows = []
+    msgs: dict[str, str] = {}
+    for p in parts:
+        rows += list(zip(p.t_sched, p.t_send, p.t_end, p.outcome, p.error))
+        for k, v in p.messages.items():
+            msgs.setdefault(k, v)
+    rows.sort(key=lambda r: (r[3] == NOT_SENT, r[0] or r[1]))
+    cols = [list(c) for c in zip(*rows)] if rows else [[], [], [], [], []]
+    rec = LoadRecord(shape, cols[0], cols[1], cols[2], cols[3], cols[4], [None] * len(rows))
+    rec.t_start = min(p.t_start for p in parts)
+    rec.t_stop_sending = max(p.t_stop_sending for p in parts)
+    rec.t_done = max(p.t_done for p in parts)
+    return rec, msgs
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _dur(d: dict[str, Any] | None) -> tuple[int, int]:
+    d = d or {}
+    return int(d.get("count", 0) or 0), int(d.get("ns", 0) or 0)
+
+
+def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDelta:
+    """The server's statistics of one run: ``after - before`` of one ``model_stats``
+    entry (Triton's statistics extension; missing fields count 0)."""
+    def d(key: str) -> TritonDuration:
+        c1, n1 = _dur(after.get("inference_stats", {}).get(key))
+        c0, n0 = _dur(before.get("inference_stats", {}).get(key))
+        return TritonDuration(count=c1 - c0, total_ms=(n1 - n0) / 1e6)
+
+    inf = int(after.get("inference_count", 0) or 0) - int(before.get("inference_count", 0) or 0)
+    exe = int(after.get("execution_count", 0) or 0) - int(before.get("execution_count", 0) or 0)
+    b0 = {int(b.get("batch_size", 0)): b for b in before.get("batch_stats", []) or []}
+    batches = []
+    for b in sorted(after.get("batch_stats", []) or [], key=lambda b: int(b.get("batch_size", 0))):
+        bs = int(b.get("batch_size", 0))
+        prev = b0.get(bs, {})
+        cnt = _dur(b.get("compute_infer"))[0] - _dur(prev.get("compute_infer"))[0]
+        if cnt <= 0:
+            continue
+        tot = {k: (_dur(b.get(k))[1] - _dur(prev.get(k))[1]) / 1e6
+               for k in ("compute_input", "compute_infer", "compute_output")}
+        batches.append(TritonBatchStat(batch_size=bs, execution_count=cnt,
+                                       compute_input_ms=tot["compute_input"],
+                                       compute_infer_ms=tot["compute_infer"],
+                                       compute_output_ms=tot["compute_output"]))
+    return TritonStatsDelta(
+        model_name=str(after.get("name", "")), model_version=str(after.get("version", "")),
+        inference_count=inf, execution_count=exe,
+        avg_batch_size=inf / exe if exe else 0.0,
+        success=d("success"), fail=d("fail"), queue=d("queue"),
+        compute_input=d("compute_input"), compute_infer=d("compute_infer"),
+        compute_output=d("compute_output"), batch_stats=batches)
+
+
+def live_split(rec: LoadRecord, delta: TritonStatsDelta) -> LiveSplit | None:
+    """The mean latency split of one run (see :class:`LiveSplit`); ``None`` without an
+    ok request or a successful server request."""
+    oks = rec.indices(OK)
+    if not oks or not delta.success.count:
+        return None
+    client = float(np.mean([(rec.t_end[i] - rec.t_send[i]) * 1e3 for i in oks]))
+    lag = (float(np.mean([(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in oks]))
+           if rec.shape.kind == "open" else 0.0)
+    server = delta.success.total_ms / delta.success.count
+    queue = delta.queue.mean_ms or 0.0
+    n = delta.compute_infer.count or 1
+    compute = (delta.compute_input.total_ms + delta.compute_infer.total_ms
+               + delta.compute_output.total_ms) / n
+    return LiveSplit(client_mean_ms=client, send_lag_mean_ms=lag,
+                     client_network_mean_ms=client - server, server_request_mean_ms=server,
+                     server_queue_mean_ms=queue, server_compute_mean_ms=compute,
+                     server_other_mean_ms=server - queue - compute)
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
+                      late_threshold_ms: float) -> ServeRepeat:
+    """One live run's :class:`ServeRepeat`: client latencies and send lags per request,
+    the server's statistics delta as counters, the mean latency split."""
+    open_loop = rec.shape.kind == "open"
+    oks = rec.indices(OK)
+    sent = [i for i, o in enumerate(rec.outcome) if o != NOT_SENT]
+    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) \
+        if sent else 0.0
+    lat = [_r((rec.t_end[i] - (rec.t_sched[i] if open_loop else rec.t_send[i])) * 1e3)
+           for i in oks]
+    parts: dict[str, list[float]] = {}
+    if open_loop:
+        parts["send_lag_ms"] = [_r((rec.t_send[i] - rec.t_sched[i]) * 1e3) for i in oks]
+    counts = rec.outcome_counts()
+    errors: dict[str, int] = {}
+    for i, o in enumerate(rec.outcome):
+        if rec.error[i]:
+            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
+    last = max((rec.t_end[i] for i in oks), default=t_first)
+    duration = max(last - t_first, 1e-9)
+    hist = {str(b.batch_size): b.execution_count for b in delta.batch_stats}
+    counters = ServeCounters(
+        submitted=len(sent), accepted=delta.success.count + delta.fail.count, rejected=0,
+        execution_count=delta.execution_count, inference_count=delta.inference_count,
+        avg_batch_size=delta.avg_batch_size, batch_size_histogram=hist,
+        completed=counts[OK], failed=counts[ERROR], cancelled_queued=0,
+        cancelled_in_flight=counts["timeout"], batch_errors=0)
+    rep = ServeRepeat(
+        repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=[],
+        enqueue_offsets_ms=[_r((rec.t_send[i] - t_first) * 1e3) for i in oks],
+        outcomes=counts, errors=errors,
+        latency=tstats.summarize(lat) if lat else None, duration_s=duration,
+        throughput_queries_per_s=len(oks) / duration if oks else 0.0,
+        mean_batch_size=delta.avg_batch_size,
+        max_batch_size=max((b.batch_size for b in delta.batch_stats), default=0),
+        counters=counters, server_stats=delta, live_split=live_split(rec, delta))
+    if lat and parts:
+        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
+                                       p99_ms=tstats.percentile(v, 0.99),
+                                       mean_ms=float(np.mean(v))) for k, v in parts.items()]
+    if open_loop and sent:
+        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
+        rep.send_lag_ms = [_r(v) for v in lags]
+        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
+        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
+        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
+        if len(sent) > 1:
+            ts = [rec.t_send[i] for i in sent]
+            span = max(ts) - min(ts)
+            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
+    return rep
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def window_us_of(config: dict[str, Any]) -> float:
+    """The dynamic batching window of a Triton config, microseconds (its
+    ``max_queue_delay_microseconds``; 0 without dynamic batching)."""
+    db = config.get("dynamic_batching")
+    if not isinstance(db, dict):
+        return 0.0
+    return float(int(db.get("max_queue_delay_microseconds", 0) or 0))
+
+
+def instances_of(config: dict[str, Any]) -> int:
+    """Execution instances of a Triton config (sum of ``instance_group`` counts, each
+    times its GPUs when it names several; 1 when none is given)."""
+    groups = config.get("instance_group") or []
+    n = 0
+    for g in groups:
+        c = int(g.get("count", 1) or 1)
+        gpus = g.get("gpus") or []
+        n += c * max(1, len(gpus)) if g.get("kind") == "KIND_GPU" else c
+    return n or 1
+
+
+def override_config(base: dict[str, Any], *, window_us: float | None, max_batch: int | None,
+                    instances: int | None, preferred: Sequence[int] | None) -> dict[str, Any]:
+    """A copy of Triton config ``base`` with these settings (``None``: unchanged).
+
+    ``preferred`` sizes above the max batch are left out (Triton refuses them); with a
+    new max batch and no ``preferred``, the old preferred sizes above it are dropped.
+    ``instances`` sets the count of every instance group (one ``KIND_CPU`` group when the
+    config has none... kept as the server chose otherwise).
+    """
+    import copy
+
+    cfg = copy.deepcopy(base)
+    mb = int(cfg.get("max_batch_size", 0) or 0) if max_batch is None else int(max_batch)
+    if max_batch is not None:
+        cfg["max_batch_size"] = mb
+    if window_us is not None or preferred is not None or max_batch is not None:
+        db = cfg.get("dynamic_batching")
+        if not isinstance(db, dict):
+            db = {}
+        if window_us is not None:  # Triton takes whole microseconds
+            db["max_queue_delay_microseconds"] = int(round(window_us))
+        if preferred is not None:
+            db["preferred_batch_size"] = sorted(p for p in preferred if p <= mb)
+        elif "preferred_batch_size" in db:
+            db["preferred_batch_size"] = [p for p in db["preferred_batch_size"]
+                                          if int(p) <= mb]
+        cfg["dynamic_batching"] = db
+    if instances is not None:
+        groups = cfg.get("instance_group") or [{"kind": "KIND_CPU"}]
+        for g in groups:
+            g["count"] = int(instances)
+            g.pop("name", None)
+        cfg["instance_group"] = groups
+    return cfg
+
+
+def _device_of(config: dict[str, Any]) -> str:
+    kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in config.get("instance_group", [])})
+    return ", ".join(kinds) or "KIND_AUTO"
+
+
+# --------------------------------------------------------------------------- measurement
+
+
+@sigterm_as_interrupt()
+def measure_live(url: str, model: str, *, model_version: str = "",
+                 windows_us: Sequence[float] | None = None,
+                 max_batch_sizes: Sequence[int] | None = None,
+                 instances: int | Sequence[int] | None = None,
+                 preferred_batch_sizes: Sequence[int] | None = None,
+                 loads: Sequence[str | LoadShape] = ("open:100",), repeats: int = 1,
+                 max_duration_s: float = 2.0, drain_timeout_s: float = 5.0,
+                 late_threshold_ms: float = 1.0, warmup_requests: int = 8, seed: int = 0,
+                 shapes: dict[str, list[int]] | None = None,
+                 arrays: dict[str, np.ndarray] | None = None, client_processes: int = 1,
+                 progress: Callable[[str], None] | None = None,
+                 distributed: Any = None) -> ServeRun:
+    """Measure a model on a live KServe v2 server (Triton) under generated load.
+
+    Args:
+        url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
+        model, model_version: the model (version ``""``: the server's choice).
+        windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
+            (windows in microseconds; ``None``: as the model is loaded); ``instances``
+            is one count or a list of counts (instances per instance group). Any of
+            them loads the model once per configuration (window x max batch x
+            instances) through the model-repository API (explicit model control); the
+            original configuration is loaded again at the end.
+        loads: load specs (as ``trtcheck serve --load``) or LoadShapes.
+        repeats: runs per configuration (headline = median), >= 1.
+        max_duration_s, drain_timeout_s: bounds per run (sending; finishing after it).
+        late_threshold_ms: open loop: a send later than this counts as late.
+        warmup_requests: burst sent (and discarded) by each load process before a run.
+        seed: Poisson seed (repeat r uses ``seed + r``) and generated inputs.
+        shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
+        client_processes: load generator processes (>= 1).
+        progress: called with one line per run.
+        distributed: a connected :class:`trtcheck.measure.serving.live.distributed.RayLoad`: every
+            run's load is split across its Ray actors instead of local processes
+            (``client_processes`` must then be 1); each repeat records every actor's
+            share in ``distributed``.
+
+    Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
+    original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
+    skips it), and returns the configurations that finished with ``incomplete`` set.
+    An interrupt before the first run (while reading the model) raises
+    :class:`KeyboardInterrupt`.
+
+    Returns:
+        a :class:`ServeRun` with ``live`` set (put it in ``Results.serve``).
+
+    Raises:
+        InputError: bad URL, unknown model, bad tensors, a refused sweep, requests all
+            refused by the server as bad input (exit 2).
+        EnvironmentProblem: unreachable server, model/server not ready, every request
+            failed on the server, timeouts (exit 3).
+    """
+    if repeats < 1 or client_processes < 1:
+        raise UsageError("repeats and client processes must be >= 1")
+    if distributed is not None and client_processes != 1:
+        raise UsageError("with a Ray load the actors are the senders: client_processes "
+                         "must be 1", "give the number of actors to RayLoad instead")
+    ep = parse_url(url)
+    shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
+               for ld in loads]
+    sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
+                                        preferred_batch_sizes))
+
+    async def inspect() -> tuple[dict, dict, dict]:
+        async with KServeClient(ep) as c:
+            smd = await c.server_metadata()
+            await c.model_ready(model, model_version)
+            md = await c.model_metadata(model, model_version)
+            cfg = await c.model_config(model, model_version)
+            st = await c.statistics(model, model_version)  # the extension answers
+            return smd, md, cfg, st
+
+    smd, md, base_cfg, first_stats = asyncio.run(inspect())
+    feed, _in_specs, out_specs = request_tensors(md, base_cfg, shapes, arrays, seed)
+    live = LiveTarget(url=ep.url, protocol=ep.protocol, model_name=model,
+                      model_version=model_version, server_name=str(smd.get("name", "")),
+                      server_version=str(smd.get("version", "")),
+                      server_extensions=[str(x) for x in smd.get("extensions", [])],
+                      model_platform=str(md.get("platform", "") or base_cfg.get("backend", "")),
+                      model_metadata=md, model_config_json=base_cfg,
+                      explicit_model_control=sweep, client_processes=client_processes,
+                      ray_address=None if distributed is None else distributed.address,
+                      ray_actors=0 if distributed is None else distributed.actors)
+    wins = list(windows_us) if windows_us is not None else [None]
+    mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
+    insts: list[int | None] = ([None] if instances is None else [int(instances)]
+                               if isinstance(instances, int) else [int(n) for n in instances])
+    pref = list(preferred_batch_sizes) if preferred_batch_sizes is not None else None
+    base_mb = int(base_cfg.get("max_batch_size", 0) or 0)
+    configs: list[ServeConfigResult] = []
+    total = len(shapes_) * len(wins) * len(mbs) * len(insts)
+    k = 0
+    loaded: dict[str, Any] | None = None
+    skipped: list[tuple[dict[str, Any], InputError]] = []
+    incomplete: str | None = None
+    try:
+        try:
+            # one configuration per window x max batch x instance count
+            for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
+                cfg = base_cfg
+                if sweep:
+                    cfg = override_config(base_cfg, window_us=w, max_batch=mb,
+                                          instances=n_inst, preferred=pref)
+                    if progress:
+                        progress(f"loading {model} with window "
+                                 f"{us_to_ms(window_us_of(cfg)):g} ms, max "
+                                 f"batch {cfg.get('max_batch_size')}, "
+                                 f"{instances_of(cfg)} instance(s) ...")
+                    loaded = cfg
+                    try:
+                        _load(ep, model, cfg)
+                    except InputError as exc:
+                        # no explicit model control: nothing can be swept; any other
+                        # refusal skips this configuration and keeps the others
+                        if "refuses to load models" in str(exc):
+                            raise
+                        skipped.append((cfg, exc))
+                        if progress:
+                            progress(f"warning: {exc}; skipping this configuration")
+                        k += len(shapes_)
+                        continue
+                    cfg = _current_config(ep, model, model_version) or cfg
+                for shape in shapes_:
+                    k += 1
+                    reps = []
+                    for r in range(repeats):
+                        rep = _one_run(ep, model, model_version, feed, out_specs, shape,
+                                       seed + r, r, max_duration_s, drain_timeout_s,
+                                       late_threshold_ms, warmup_requests, client_processes,
+                                       distributed)
+                        reps.append(rep)
+                        if progress:
+                            lat = rep.latency
+                            progress(f"[{k}/{total}] {shape.label} window "
+                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                    from trtcheck.measure.serving.serve import config_result
+
+                    # Triton's max_batch_size 0 (no batch axis: one request per
+                    # execution) is max batch 1 for the batching quantities
+                    c = config_result(window_us_of(cfg), max(1, int(cfg.get(
+                        "max_batch_size", 0) or 0)), shape, reps)
+                    for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
+                        if w.code in ("late-sends", "generator-limited"):
+                            w.remedy = ("lower the rate, add --client-processes, or run the "
+                                        "load on a less loaded machine" if distributed is None
+                                        else "lower the rate, or add Ray nodes and "
+                                        "--ray-actors (see each node's late sends and cpu)")
+                    c.server_model_config = cfg
+                    c.instances = instances_of(cfg)
+                    c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
+                                                                or {}).get(
+                        "preferred_batch_size", [])]
+                    configs.append(c)
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or SIGTERM: the load processes are already stopped; keep what
+            # finished
+            incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
+                          f"{total} configuration(s) measured")
+    finally:
+        if loaded is not None:
+            late = _restore(ep, model, base_cfg, progress,
+                            interrupted=incomplete is not None)
+            if late and incomplete is None:  # every run finished; the restore did not
+                incomplete = (f"interrupted by {late}: {len(configs)} of {total} "
+                              "configuration(s) measured")
+    if not configs and skipped and incomplete is None:
+        raise skipped[0][1]
+    dtypes = sorted({str(t.get("datatype", "")).lower() for t in md.get("inputs", [])})
+    settings = ServeSettings(
+        windows_us=sorted({c.window_us for c in configs}),
+        max_batch_sizes=sorted({c.max_batch_size for c in configs}),
+        loads=[s.label for s in shapes_], repeats=repeats,
+        preferred_batch_sizes=sorted({p for c in configs
+                                      for p in (c.preferred_batch_sizes or [])}),
+        instances=max((c.instances or 1) for c in configs) if configs else 1,
+        max_queue_size=int(((base_cfg.get("dynamic_batching") or {}).get(
+            "default_queue_policy") or {}).get("max_queue_size", 0) or 0),
+        on_full="reject", per_request_overhead_ms=0.0, http=False,
+        max_duration_s=max_duration_s, drain_timeout_s=drain_timeout_s,
+        late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
+        event_loop="asyncio", payload=describe_payload(feed))
+    backend = BackendInfo(
+        name=str(smd.get("name", "") or "kserve"), version=str(smd.get("version", "")),
+        device=f"{ep.url} ({_device_of(base_cfg)})",
+        precision=dtypes[0].replace("fp", "fp") if len(dtypes) == 1 else "mixed",
+        options={"protocol": ep.protocol, "model": model, "model_version": model_version,
+                 "platform": live.model_platform, "client_processes": client_processes})
+    run = ServeRun(label=f"{live.server_name or 'kserve'}:{model}",
+                   model_path=f"{ep.url}/v2/models/{model}"
+                   + (f"/versions/{model_version}" if model_version else ""),
+                   backend=backend, settings=settings, configs=configs, live=live)
+    for cfg, exc in skipped:
+        run.warnings.append(Finding(
+            code="config-not-loaded",
+            where=f"window {us_to_ms(window_us_of(cfg)):g} ms max batch "
+                  f"{cfg.get('max_batch_size')} "
+                  f"instances {instances_of(cfg)}",
+            message=f"the server did not load this configuration: {exc.message}",
+            remedy=exc.hint or "check the swept values against the model"))
+    if not smd.get("ready", True):
+        run.warnings.append(Finding(
+            code="server-not-ready", where=ep.url,
+            message=f"the server reports not ready (/v2/health/ready), while {model!r} is "
+                    "ready and was measured: under strict readiness another model that "
+                    "failed to load does this",
+            remedy="check the server log for the model that failed to load"))
+    if not sweep and incomplete is None:
+        try:
+            run.live.command_stats = stats_delta(first_stats,
+                                                 _stats(ep, model, model_version))
+        except KeyboardInterrupt as exc:  # every run finished: keep them
+            incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
+                          f"{total} configuration(s) measured")
+    run.incomplete = incomplete
+    _run_findings(run)
+    if distributed is not None:
+        run.warnings += distributed.findings(run)
+    return run
+
+
+def _restore(ep: Endpoint, model: str, base_cfg: dict[str, Any],
+             progress: Callable[[str], None] | None, *, interrupted: bool) -> str | None:
+    """Load the model's original configuration again after a sweep (best effort: a
+    failure is a warning, never the command's error; after an interrupt at most
+    :data:`RESTORE_TIMEOUT_S`). An interrupt during it skips it.
+
+    Returns:
+        the name of the signal that interrupted the restore (``"SIGINT"``,
+        ``"SIGTERM"``), else ``None``.
+    """
+    def warn(why: str) -> None:
+        if progress:
+            progress(f"warning: could not load {model} with its original configuration "
+                     f"again: {why}")
+
+    if interrupted and progress:
+        progress(f"loading {model} with its original configuration again ...")
+    try:
+        _load(ep, model, base_cfg, timeout_s=RESTORE_TIMEOUT_S if interrupted else None)
+    except KeyboardInterrupt as exc:
+        warn("interrupted")
+        return interrupt_name(exc)
+    except asyncio.TimeoutError:
+        warn(f"no answer within {RESTORE_TIMEOUT_S:g} s")
+    except Exception as exc:  # noqa: BLE001 - keep the measurement's own error
+        warn(str(exc))
+    return None
+
+
+def _run_findings(run: ServeRun) -> None:
+    for c in run.configs:
+        for rep in c.repeats:
+            st = rep.server_stats
+            if st is None:
+                continue
+            sent = rep.counters.submitted
+            seen = st.success.count + st.fail.count
+            if seen > sent:
+                run.warnings.append(Finding(
+                    code="foreign-requests", where=f"{c.load.label} repeat {rep.repeat + 1}",
+                    message=f"the server counted {seen} requests for the model while "
+                            f"trtcheck sent {sent}: another client used it during the run, "
+                            "so its statistics are not this load's alone",
+                    remedy="measure on a server (or model) nobody else uses"))
+
+
+def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
+          timeout_s: float | None = None) -> None:
+    async def go() -> None:
+        async with KServeClient(ep) as c:
+            if timeout_s is None:
+                await c.load_model(model, cfg)
+            else:
+                await asyncio.wait_for(c.load_model(model, cfg), timeout_s)
+
+    asyncio.run(go())
+
+
+def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with KServeClient(ep) as c:
+            return await c.model_config(model, version)
+
+    return asyncio.run(go())
+
+
+def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with KServeClient(ep) as c:
+            return await c.statistics(model, version)
+
+    return asyncio.run(go())
+
+
+def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray],
+             outs: list[TensorSpec], shape: LoadShape, seed: int, repeat: int,
+             max_duration_s: float, drain_timeout_s: float, late_threshold_ms: float,
+             warmup_requests: int, client_processes: int,
+             distributed: Any = None) -> ServeRepeat:
+    n = client_processes if distributed is None else distributed.actors
+    jobs = []
+    for kproc in range(n):
+        part = process_share(shape, seed, kproc, n)
+        if part is None:
+            continue
+        conns = (part.count if part.kind == "burst" else part.concurrency
+                 if part.kind == "closed" else 0)
+        if part.kind == "open":  # enough for the rate over a few hundred ms of latency
+            conns = int(min(256, max(8, math.ceil(part.rate_per_s * 0.05))))
+        jobs.append(LoadJob(ep.url, ep.protocol, ep.address, model, version, feed, outs,
+                            part, seed, max_duration_s, drain_timeout_s,
+                            max(1, warmup_requests // n) if warmup_requests else 0,
+                            min(conns, MAX_CONNECTIONS)))
+    before: dict[str, Any] = {}
+
+    def read_before() -> None:
+        # the server counts a request only after it has sent the answer: wait until the
+        # warm-up requests are all counted (two reads 50 ms apart agree)
+        deadline = time.monotonic() + STATS_SETTLE_S
+        prev = _stats(ep, model, version)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            cur = _stats(ep, model, version)
+            d = stats_delta(prev, cur)
+            prev = cur
+            if d.success.count == 0 and d.inference_count == 0:
+                break
+        before.update(prev)
+
+    if distributed is None:
+        results = run_processes(jobs, read_before,
+                                timeout_s=max_duration_s + drain_timeout_s + 30.0)
+    else:  # the shares of actors that died or did not answer are lost, counted there
+        results = distributed.run(jobs, read_before,
+                                  timeout_s=max_duration_s + drain_timeout_s + 30.0,
+                                  late_threshold_ms=late_threshold_ms)
+    rec, msgs = merge_results(shape, results)
+    oks = len(rec.indices(OK))
+    # the server counts a request when it has answered it: wait until it has all
+    deadline = time.monotonic() + STATS_SETTLE_S
+    after = _stats(ep, model, version)
+    while time.monotonic() < deadline:
+        d = stats_delta(before, after)
+        if d.success.count >= oks:
+            break
+        time.sleep(0.05)
+        after = _stats(ep, model, version)
+    delta = stats_delta(before, after)
+    if not oks and any(o != NOT_SENT for o in rec.outcome):
+        kinds = [e for e in rec.error if e]
+        if kinds:
+            kind = max(set(kinds), key=kinds.count)
+            raise request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
+        raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
+                                 f"--drain-timeout-s ({drain_timeout_s:g} s)",
+                                 "raise --drain-timeout-s or lower the load")
+    rep = build_live_repeat(repeat, rec, delta, late_threshold_ms)
+    if distributed is not None:
+        rep.distributed = distributed.last_load
+    return rep
