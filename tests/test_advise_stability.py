@@ -51,7 +51,8 @@ def test_exact_inputs_give_a_stable_answer_and_state_the_tie_break():
                                       "replica): the inputs were given, exact")
     assert st.tie_break == TIE_BREAK
     text = advice_text(adv)
-    assert "Holds in 100% of 12 simulation replicas (exact input" in adv.recommendation.summary
+    assert "Chosen on the median P99 of 12 simulation replicas (exact input" \
+        in adv.recommendation.summary
     assert "tie-break: simpler wins unless" in text
 
 
@@ -170,6 +171,7 @@ def test_text_never_calls_a_67_percent_choice_stable():
     adv = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
     st = adv.recommendation.stability
     st.status, st.share = stability_status(8 / 12), 8 / 12
+    st.resampled = ["T(b) medians and spread (raw bench samples)"]  # measured input
     line = next(ln for ln in advice_text(adv).splitlines() if ln.startswith("Stability:"))
     assert line.startswith("Stability: likely - the recommendation holds in 67% of")
 
