@@ -22,7 +22,7 @@ import pytest
 
 from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.report import sec_advice, sec_bench, sec_engine, sec_inspection, sec_precision
-from trtcheck.report import sec_serve, sec_summary, views
+from trtcheck.report import sec_serve, sec_summary, sec_tune, views
 from trtcheck.report.sections import SECTION_MODULES, render_partial
 from trtcheck.report.templating import render_template, templates_dir
 from trtcheck.results import Finding, Results, results_from_json
@@ -84,7 +84,40 @@ BUILDERS: dict[str, tuple[str, Callable[[Results], Any]]] = {
     "serve": ("Serving with dynamic batching", lambda r: sec_serve.serve_view(r.serve)),
     "advice": ("Batching advice",
                lambda r: sec_advice.advice_view(r.advice, sec_advice.serve_comparison(r.advice))),
+    "tune": ("Tune: calibrate, predict, confirm",
+             lambda r: sec_tune.tune_view(r.tune or _tune_sample())),
 }
+
+
+def _tune_sample() -> Any:
+    """A small tune search (a pick predicted and measured, a runner-up, a calibration)."""
+    from trtcheck.results.tune import (
+        TuneCalibration, TuneChoice, TuneInstanceCalibration, TuneInterval, TuneMeasured,
+        TunePrediction, TuneResult,
+    )
+
+    def pred(w: float, b: int) -> TunePrediction:
+        return TunePrediction(window_us=w, max_batch_size=b, instances=1, stable=True,
+                              utilisation=0.4, p50_ms=5.0, p99_ms=9.0,
+                              p50=TuneInterval(point_ms=5.0, lo_ms=4.0, hi_ms=6.0),
+                              p99=TuneInterval(point_ms=9.0, lo_ms=7.0, hi_ms=12.0),
+                              throughput_queries_per_s=200.0, mean_batch=1.3,
+                              capacity_queries_per_s=600.0, feasible=True)
+
+    p = pred(0.0, 4)
+    return TuneResult(
+        url="http://127.0.0.1:8000", model="m", arrival_rate_per_s=200.0, slo_p99_ms=20.0,
+        objective="fewest-instances", objective_rule="fewest instances ...",
+        max_instances=2, max_batch_size=8,
+        calibration=TuneCalibration(per_instances=[TuneInstanceCalibration(
+            instances=1, batch_sizes=[1, 8], t_ms=[2.0, 4.0])]),
+        predictions=[p, pred(1000.0, 8)],
+        pick=TuneChoice(window_us=0.0, max_batch_size=4, instances=1, predicted=p,
+                        measured=TuneMeasured(p50_ms=5.2, p99_ms=10.0,
+                                              throughput_queries_per_s=199.0,
+                                              mean_batch=1.3, requests=400, run=0,
+                                              p50_inside=True, p99_inside=True)),
+        runner_up=pred(1000.0, 8), why=["objective fewest-instances"], notes=["a note"])
 
 
 def _results_for(section: str, full: Results, engine_results: Results) -> Results:

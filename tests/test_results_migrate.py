@@ -28,7 +28,7 @@ def raw() -> dict:
 
 def test_a_1x_file_loads_with_the_same_windows_in_us(raw):
     res = load_results(OLD)
-    assert res.schema_version == SCHEMA_VERSION and SCHEMA_VERSION.startswith("2.")
+    assert res.schema_version == SCHEMA_VERSION and SCHEMA_VERSION.startswith("3.")
     assert raw["serve"]["settings"]["windows_ms"] == [0.0, 2.0, 10.0]
     assert res.serve.settings.windows_us == [0.0, 2000.0, 10000.0]
     assert [c.window_us for c in res.serve.configs] == [
@@ -95,10 +95,10 @@ def test_migrate_converts_settings_to_the_nanosecond_and_leaves_the_rest():
 
 
 def test_versions_that_can_and_cannot_be_migrated(raw):
-    assert can_migrate(1, 2) and can_migrate(2, 2)
-    assert not can_migrate(3, 2)
+    assert can_migrate(1, 2) and can_migrate(2, 2) and can_migrate(1, 3)
+    assert not can_migrate(4, 3)
     doc = copy.deepcopy(raw)
-    doc["schema_version"] = "3.0"
+    doc["schema_version"] = "4.0"
     with pytest.raises(SchemaError) as ei:
         results_from_json(json.dumps(doc), "future.json")
     assert "newer than" in ei.value.message and SCHEMA_VERSION in ei.value.message

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "precision": "precision_cmd",
     "serve": "serve_cmd",
     "advise": "advise_cmd",
+    "tune": "tune_cmd",
     "schema": "schema_cmd",
 
 

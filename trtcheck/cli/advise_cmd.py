@@ -173,6 +173,12 @@ def _check_curve_bound(curve: Any) -> None:
               help="Save a results JSON with the advice section here.")
 @overwrite_option("Replace an existing --output file (and the "
                   "files --export-dir writes).")
+@click.option("--objective", default="fewest-instances", show_default=True,
+              type=click.Choice(["fewest-instances", "p99", "throughput"]),
+              help="How the recommendation is chosen: fewest-instances (the fewest meeting "
+                   "the P99 objective, then the bootstrap tie-break), p99 (the lowest P99 "
+                   "over the instance counts searched), throughput (the highest capacity "
+                   "under the P99 objective).")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
@@ -184,7 +190,8 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         what_if_preferred: list[int] | None, batch: list[int], model_name: str | None,
         device_kind: str | None, gpus: list[int] | None, torchserve_version: str,
         export_dir: str | None, model_file: str | None,
-        output: str | None, overwrite: bool, output_format: str, **measure: Any) -> None:
+        output: str | None, overwrite: bool, output_format: str,
+        objective: str = "fewest-instances", **measure: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
 
     T(b) comes from exactly one of: MODEL (measured now, a short bench), --from
@@ -290,7 +297,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         timer_slack_us=timer_slack_us, instances=None if what_if_cfgs else instances,
         max_utilisation=max_utilisation, requests=n_requests, seed=seed, replicas=replicas,
         device_kind=device_kind, what_if=what_if_cfgs, burst_size=burst_size,
-        closed_loop=closed_loop)
+        closed_loop=closed_loop, objective=objective)
 
     if latency_curve is not None:
         with quiet_numerics():

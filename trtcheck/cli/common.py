@@ -152,7 +152,7 @@ def progress_enabled() -> bool:
 
 
 JSON_KINDS = ("results", "advise", "gate", "gate-metrics", "inspect", "compare",
-              "preflight", "build")
+              "preflight", "build", "tune")
 """The ``kind`` of every JSON document trtcheck prints (docs/results-schema.md)."""
 
 

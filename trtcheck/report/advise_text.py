@@ -60,6 +60,17 @@ def what_if_rows(adv: Advice) -> list[dict[str, object]]:
     return rows
 
 
+def _interval_lines(p: Any) -> list[str]:
+    """The recommendation's prediction interval, when it has one (a live calibration)."""
+    if not p.p99_interval_ms or not p.p50_interval_ms:
+        return []
+    extra = (f"; T(b) x {p.contention_factor:g} ({p.contention_source} contention for "
+             f"{p.instances} instances)" if p.contention_factor else "")
+    return [f"  prediction interval (95%): P50 {_ms(p.p50_interval_ms[0])}-"
+            f"{_ms(p.p50_interval_ms[1])} ms, P99 {_ms(p.p99_interval_ms[0])}-"
+            f"{_ms(p.p99_interval_ms[1])} ms{extra}"]
+
+
 def stability_lines(adv: Advice) -> list[str]:
     """The recommendation's stability under the measurement noise, in lines of text."""
     st = adv.recommendation.stability
@@ -119,6 +130,7 @@ def advice_text(adv: Advice) -> str:
         + (f", timer slack {i.timer_slack_us:g} us" if i.timer_slack_us else ""),
         "",
         f"Recommendation [{'cannot-tell' if undecided else r.kind}]: {r.summary}",
+        *_interval_lines(r.prediction),
         *stability_lines(adv),
         "",
         "Decision path:",
@@ -165,6 +177,15 @@ def advice_text(adv: Advice) -> str:
             lines.append(f"  {row['config']:30} {_ms(row['p50']):>8} {_ms(row['p95']):>8} "  # type: ignore[arg-type]
                          f"{_ms(row['p99']):>8} {row['qps'] or 0:>8.1f} "  # type: ignore[arg-type]
                          f"{row['batch'] or 0:>6.2f} {row['util']:>5.2f}")
+        intervals = [p for p in adv.what_if if p.p99_interval_ms]
+        if intervals:
+            lines.append("  prediction intervals (95%; docs/advise.md):")
+            for p in intervals:
+                f50, f99 = p.p50_interval_ms or [0.0, 0.0], p.p99_interval_ms or [0.0, 0.0]
+                extra = (f"; T(b) x {p.contention_factor:g} ({p.contention_source} contention)"
+                         if p.contention_factor else "")
+                lines.append(f"  {config_label(p):30} P50 {_ms(f50[0])}-{_ms(f50[1])} ms, "
+                             f"P99 {_ms(f99[0])}-{_ms(f99[1])} ms{extra}")
     lines += ["", "Formulas (trtcheck.analyze.advice.queueing):",
               f"  queue-formation ratio lambda x S(1) (per instance) = "
               f"{f.queue_formation_ratio:.4g}"

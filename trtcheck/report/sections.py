@@ -30,6 +30,7 @@ SECTION_MODULES: list[str] = [
     "sec_precision",
     "sec_serve",
     "sec_advice",
+    "sec_tune",
 ]
 
 

@@ -1064,3 +1064,18 @@ class CompareView:
     precision_only_in_b: list[str]
     layers_note: str
     method: str
+
+
+@dataclass(frozen=True)
+class TuneView:
+    """The ``trtcheck tune`` section: the search's headline and its lines (the pick
+    measured and predicted with intervals, the runner-up, why, the calibration, the runs),
+    as :func:`trtcheck.report.tune_text.tune_lines` words them.
+
+    Attributes:
+        headline: the first line (model, rate, objective, search range).
+        lines: the rest, in order.
+    """
+
+    headline: str
+    lines: list[str]

@@ -35,6 +35,11 @@ class SimPrediction(Record):
         requests: simulated requests counted (after the warm-up share).
         batches: executions simulated.
         dispatch_reasons: counts of the policy's reasons (``full``, ``window-expired``, ...).
+        p50_interval_ms, p99_interval_ms: ``[lo, hi]`` prediction intervals of a what-if
+            prediction (docs/advise.md, "Prediction intervals"); ``None``: not computed.
+        contention_factor: T(b) multiplier applied for instances sharing a device when the
+            instance count differs from the calibrated one (``None``: none applied).
+        contention_source: ``"assumed"`` when that factor is the default, not measured.
     """
 
     #: What identifies a prediction across two results files: the gate pairs
@@ -61,6 +66,10 @@ class SimPrediction(Record):
     batches: int = 0
     dispatch_reasons: dict[str, int] = {}
     preferred_batch_sizes: list[int] = []
+    p50_interval_ms: list[float] | None = None
+    p99_interval_ms: list[float] | None = None
+    contention_factor: float | None = None
+    contention_source: str | None = None
 
 
 class CurveFit(Record):

@@ -75,8 +75,15 @@ def _from_1(data: dict[str, Any]) -> None:
                 rec[new] = _convert(rec.pop(old), convert)
 
 
+def _from_2(data: dict[str, Any]) -> None:
+    """Schema 2.x -> 3.0: 3.0 added the ``tune`` section and the ``kind`` value
+    ``"tune"``; a 2.x document is a 3.0 one without a tune search (``tune: null``, as
+    3.0 writes it)."""
+    data.setdefault("tune", None)
+
+
 #: major version -> the step that brings a document of it to the next major version
-_STEPS: dict[int, Callable[[dict[str, Any]], None]] = {1: _from_1}
+_STEPS: dict[int, Callable[[dict[str, Any]], None]] = {1: _from_1, 2: _from_2}
 
 
 def migrate(data: dict[str, Any], major: int, current_major: int) -> dict[str, Any]:

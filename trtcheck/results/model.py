@@ -40,9 +40,10 @@ from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.migrate import can_migrate, migrate
 from trtcheck.results.precision import PrecisionResult
 from trtcheck.results.serve import ServeRun
+from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "3.1"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -55,6 +56,9 @@ SCHEMA_HISTORY: dict[str, str] = {
 """Short history per version; the full one is docs/results-schema.md."""
 
 RESULTS_KIND = "results"
+TUNE_KIND = "tune"
+"""The ``kind`` of a ``trtcheck tune -o`` document: a results document whose ``tune``
+section holds the search (read wherever a results file is)."""
 """The ``kind`` of a results document; every JSON document trtcheck prints names its kind
 (``results``, ``advise``, ``gate``, ``inspect``, ``compare`` ...)."""
 
@@ -99,7 +103,7 @@ class Results(Record):
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
                                 pattern=r"^[1-9][0-9]*\.[0-9]+$")
-    kind: Literal["results"] = RESULTS_KIND
+    kind: Literal["results", "tune"] = RESULTS_KIND
     tool: ToolInfo
     created_utc: str
     environment: Environment
@@ -112,6 +116,7 @@ class Results(Record):
     incomplete: str | None = None
     target: Literal["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"] | None = None
     verdict: Verdict | None = None
+    tune: TuneResult | None = None
 
     @field_validator("schema_version", mode="before")
     @classmethod
@@ -200,7 +205,7 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
         raise InputError(f"{source} is not a trtcheck results file (no schema_version)",
                          "pass a results.json written by trtcheck report/bench")
     kind = data.get("kind", RESULTS_KIND)
-    if kind != RESULTS_KIND:
+    if kind not in (RESULTS_KIND, TUNE_KIND):
         raise InputError(f"{source} is a trtcheck {kind!s:.40} document, not a results file",
                          "pass a results.json written by trtcheck report/bench/serve -o")
     try:

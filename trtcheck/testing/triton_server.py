@@ -7,7 +7,8 @@ each execution of ``b`` requests busy-waits ``T(b) = a_ms + b_ms * b`` milliseco
 (:func:`write_model`). Models take ``INPUT0`` FP32 ``[-1, 4]`` and answer ``OUTPUT0`` =
 ``2 * INPUT0``; ``mode`` scripts failures (``"fail"``: every request errors;
 ``"every2"``: every second request errors; ``"badshape"``: ``OUTPUT0`` has 3 columns
-instead of 4).
+instead of 4; ``"numpy_tensor"``: outputs built with ``pb_utils.Tensor(name, ndarray)``,
+which the stub answers empty under numpy 2).
 
 Used by ``tests/conftest.py`` (fixtures ``triton``, ``triton_no_control``) and by
 ``benchmarks/triton_validation.py``.
@@ -72,6 +73,9 @@ class TritonPythonModel:
             y = (x * 2).astype(np.float32)
             if self.mode == "badshape":
                 y = np.zeros((x.shape[0], 3), dtype=np.float32)
+            if self.mode == "numpy_tensor":  # the numpy-2 trap, on purpose
+                out.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", y)]))
+                continue
             # from_dlpack: numpy 2 arrays reach the stub intact (its pybind11 numpy path
             # reads numpy 1 array descriptors and miscounts numpy 2 array sizes)
             out.append(pb_utils.InferenceResponse(
@@ -94,7 +98,7 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         instances: ``instance_group [{count: N, kind: KIND_CPU}]``.
         preferred_batch_sizes: Triton ``preferred_batch_size`` list.
         mode: ``"ok"``, ``"fail"`` (every request errors), ``"every2"`` (every second
-            request errors) or ``"badshape"``.
+            request errors), ``"badshape"`` or ``"numpy_tensor"`` (the numpy-2 trap).
         dynamic_batching: write a ``dynamic_batching`` block.
         refuse_max_batch_above: the model fails to load with a larger
             ``max_batch_size`` (0: never), to script a refused configuration.

@@ -146,6 +146,17 @@ class AdviseRequest:
         client_network_ms: a live run's mean client + network time per request, ms
             (client latency from the send - the server's request time); ``None``: no
             live run.
+        calibrated_instances: the instance count T(b) was calibrated at (a live run);
+            a what-if at another count is simulated with the assumed contention factor
+            (:func:`trtcheck.analyze.what_if_intervals.contention_for`), said in a note,
+            and its interval widened; ``None``: no such calibration.
+        run_to_run_rel: the calibration's run-to-run relative spread (repeats), for the
+            what-if intervals; ``None``: the floor of
+            :data:`trtcheck.analyze.tune_plan.DRIFT_FLOOR_REL`.
+        objective: the objective's name (:mod:`trtcheck.analyze.objectives`):
+            ``fewest-instances`` (the default: the fewest instances with a feasible
+            configuration, then the bootstrap tie-break), ``p99`` or ``throughput``
+            (every searched instance count, picked by that objective; no tie-break).
     """
 
     curve: LatencyCurve
@@ -177,6 +188,9 @@ class AdviseRequest:
     server_max_batch_size: int | None = None
     calibration_command: str | None = None
     client_network_ms: float | None = None
+    objective: str = "fewest-instances"
+    calibrated_instances: int | None = None
+    run_to_run_rel: float | None = None
 
     @property
     def unassessed_above(self) -> int | None:
@@ -294,6 +308,11 @@ def what_if(req: AdviseRequest, configs: list[Candidate] | None = None,
         return []
     load = simulation_load(req)
     service = service or service_model(req)
+    if req.calibrated_instances is not None and not load.finite:
+        from trtcheck.analyze.what_if_intervals import predict_with_intervals
+
+        return predict_with_intervals(req, configs, service, load.arrivals, load.rate_per_s,
+                                      load.warmup_fraction)
     return sweep(configs, service, load.arrivals, seed=req.seed, rate_per_s=load.rate_per_s,
                  finite=load.finite, warmup_fraction=load.warmup_fraction)
 
@@ -530,13 +549,18 @@ def advise(req: AdviseRequest) -> Advice:
         """Simulate every candidate at ``n`` instances; the feasible ones. A screen runs
         shorter and its predictions are not kept (the chosen count is simulated again)."""
         searched.append(n)
+        sv = service
+        if req.calibrated_instances is not None:
+            from trtcheck.analyze.what_if_intervals import service_at
+
+            sv = service_at(req, service, n)  # instances sharing a device contend
         cands = [c for c in default_grid(max_b, [n])
-                 if (service.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
+                 if (sv.capacity_per_instance_per_s(c.max_batch_size, rate)[0] * n)
                  > rate]
         if not cands:
             return []
         arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
-        res = sweep(cands, service, arr, seed=req.seed, rate_per_s=rate)
+        res = sweep(cands, sv, arr, seed=req.seed, rate_per_s=rate)
         if not screen:
             preds.extend(res)
         return [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
@@ -569,16 +593,14 @@ def advise(req: AdviseRequest) -> Advice:
             for m in range(good, min(good + 3, MAX_AUTO_INSTANCES) + 1):
                 feas = probe(m)  # full length; the screen's P99 is noisier
                 if feas:
-                    feasible_at = feas
-                    chosen = _pick(feas)
+                    feasible_at, chosen = _objective_choice(req, feas, m, inst_list, probe)
                     break
     for n in ([] if slo_search else inst_list):
         if out_of_time():
             break
         feas = probe(n)
         if feas:
-            feasible_at = feas
-            chosen = _pick(feas)
+            feasible_at, chosen = _objective_choice(req, feas, n, inst_list, probe)
             break
     if chosen is None:
         stable = [p for p in preds if p.stable]
@@ -667,7 +689,7 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     curve = req.curve
     single_point = curve.batch_sizes.size == 1
     stability = None
-    if req.replicas > 0 and len(feasible_at) > 1:
+    if req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
         def feasible(p: SimPrediction) -> bool:
             if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
                 return False
@@ -709,6 +731,18 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             f"the median T(1) = {curve.t1_ms:.3g} ms (a busy or unstable machine); capacity, "
             "utilisation, the rules and the simulation all use that mean; re-measure on a "
             "quiet machine if serving will not see it")
+    wi = what_if(req, service=service)  # before the notes: it may add its own
+    if req.calibrated_instances is not None and not load.finite and chosen.stable:
+        from trtcheck.analyze.what_if_intervals import predict_with_intervals
+
+        again = predict_with_intervals(req, [Candidate(
+            chosen.window_us, chosen.max_batch_size, chosen.instances,
+            tuple(chosen.preferred_batch_sizes))], service, load.arrivals, rate,
+            load.warmup_fraction)[0]
+        chosen.p50_interval_ms, chosen.p99_interval_ms = (again.p50_interval_ms,
+                                                          again.p99_interval_ms)
+        chosen.contention_factor = again.contention_factor
+        chosen.contention_source = again.contention_source
     notes = (list(fit.notes) + list(curve.notes)
              + _per_request_findings(service, None if load.finite else rate, curve)
              + req.notes)
@@ -734,7 +768,7 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                                       stability=stability),
         candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
         simulated_requests=int(len(load)),
-        what_if=what_if(req, service=service),
+        what_if=wi,
         sweep_seconds=time.perf_counter() - t_start)
 
 
@@ -819,6 +853,27 @@ def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit
         parts = f"S(1) = T(1) = {s1:.3g} ms (no per-batch overhead)"
     return EffectiveService(s1_ms=s1, tau0_ms=tau0, alpha_ms_per_sample=alpha,
                             per_batch_ms=max(0.0, s1 - t1), parts=parts)
+
+
+def _objective_choice(req: AdviseRequest, feas: list[SimPrediction], n: int,
+                      inst_list: list[int], probe: Any) -> tuple[list[SimPrediction],
+                                                                 SimPrediction]:
+    """``(feasible, chosen)`` once ``n`` instances have a feasible configuration: the
+    default objective picks among those (:func:`_pick`); another objective also probes
+    the larger instance counts searched (the given ``--instances``, else one more) and
+    picks by its own rule (:mod:`trtcheck.analyze.objectives`), stated in the notes."""
+    if req.objective == "fewest-instances":
+        return feas, _pick(feas)
+    from trtcheck.analyze.objectives import get_objective
+
+    obj = get_objective(req.objective)
+    more = [m for m in inst_list if m > n] if req.instances is not None else [n + 1]
+    every = list(feas)
+    for m in more:
+        every += probe(m)
+    req.notes.append(f"objective {obj.name}: {obj.describe(req.slo_p99_ms)} (instance "
+                     f"counts {int_ranges([n, *more])}; no bootstrap tie-break)")
+    return every, obj.pick(every)
 
 
 def _pick(feas: list[SimPrediction]) -> SimPrediction:

@@ -518,4 +518,6 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         server_max_batch_size=measured.get("server_max_batch_size"),
         calibration_command=measured.get("calibration_command"),
         client_network_ms=measured.get("client_network_ms"),
+        calibrated_instances=measured.get("calibrated_instances"),
+        run_to_run_rel=measured.get("run_to_run_rel"),
         notes=list(measured.get("calibration_notes", [])) + notes)

@@ -472,5 +472,22 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
                                 "--window-ms MS -o live.json"),
         "batcher": "triton",
         "delay_per_execution": True,
+        "calibrated_instances": int(o.instances),
+        "run_to_run_rel": _repeat_spread(serve),
     }
     return curve, measured
+
+
+def _repeat_spread(serve: Any) -> float | None:
+    """The relative run-to-run spread of P50 between the repeats of the calibration
+    configuration (the largest pair's ``|a - b| / sqrt(2)`` over their mean), ``None``
+    with a single repeat."""
+    for cfg in serve.configs:
+        lat = [r.latency.median_ms for r in cfg.repeats
+               if r.server_stats is not None and r.latency is not None]
+        if cfg.load.kind == "open" and lat:
+            if len(lat) < 2:
+                return None
+            m = float(np.mean(lat))
+            return float(np.std(lat, ddof=1) / m) if m > 0 else None
+    return None

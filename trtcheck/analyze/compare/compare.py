@@ -440,6 +440,7 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                        "per-layer profile averages, which run slower than unprofiled "
                        "inference: compare them with each other, not with bench latency")
     serve_rows, serve_a, serve_b = compare_serve(a, b)
+    serve_rows += compare_tune(a, b)
     prec_setup, prec_rows, prec_a, prec_b = compare_precision(a, b)
     return Comparison(name_a=name_a, name_b=name_b,
                       serve=serve_rows, serve_only_in_a=serve_a, serve_only_in_b=serve_b,
@@ -467,6 +468,29 @@ def _serve_key(c: Any) -> tuple[str, float, int, int | None]:
     """(load, window, max batch, instances): a live sweep's configurations also differ in
     their instance count (``None``: the run's one setting)."""
     return (*c.key, c.instances)
+
+
+def compare_tune(a: Any, b: Any) -> list[ServeConfigDelta]:
+    """The measured picks of two ``trtcheck tune`` documents as one row, paired by pick
+    (labelled ``tune pick W=.. B=.. I=..``, both configurations named when they
+    differ); empty unless both picks were measured."""
+    ta, tb = getattr(a, "tune", None), getattr(b, "tune", None)
+    pa = getattr(ta, "pick", None)
+    pb = getattr(tb, "pick", None)
+    if pa is None or pb is None or pa.measured is None or pb.measured is None:
+        return []
+
+    def label(p: Any) -> str:
+        return f"W={us_to_ms(p.window_us):g} ms B={p.max_batch_size} I={p.instances}"
+
+    same = (pa.window_us, pa.max_batch_size, pa.instances) == (
+        pb.window_us, pb.max_batch_size, pb.instances)
+    ma, mb = pa.measured, pb.measured
+    return [ServeConfigDelta(
+        config=f"tune pick {label(pa)}" + ("" if same else f" / {label(pb)}"),
+        qps_a=ma.throughput_queries_per_s, qps_b=mb.throughput_queries_per_s,
+        batch_a=ma.mean_batch, batch_b=mb.mean_batch, p50_a_ms=ma.p50_ms,
+        p50_b_ms=mb.p50_ms, p99_a_ms=ma.p99_ms, p99_b_ms=mb.p99_ms)]
 
 
 def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:

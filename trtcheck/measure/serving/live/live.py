@@ -531,11 +531,22 @@ def _recv(conn: Any, deadline: float, what: str) -> Any:
                                  "check memory and the server") from None
 
 
+NUMPY2_TRAP_HINT = (
+    "every answer came back empty: the numpy-2 python-backend trap (the stub's pybind11 "
+    "numpy path miscounts numpy 2 arrays, so outputs built as pb_utils.Tensor(name, "
+    "ndarray) are empty); build them with pb_utils.Tensor.from_dlpack(name, "
+    "np.ascontiguousarray(a)) in model.py, or give the stub numpy < 2")
+"""The remedy when every answer is empty (a python-backend model under numpy 2)."""
+
+
 def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exception:
     """One error for requests that all failed: the server's 4xx/INVALID_ARGUMENT answers
     are our input (exit 2), the rest the environment (exit 3)."""
     what = "every warm-up request" if warmup else "every request"
     msg = f"{what} to {job.model!r} at {job.url} failed: {kind}: {text}"
+    if ("does not match size of output" in text or "array of size 0" in text
+            or (kind == "BadResponse" and "has shape [" in text and ", 0]" in text)):
+        return EnvironmentProblem(msg, NUMPY2_TRAP_HINT)
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
         return InputError(msg, "check the request tensors (--shapes, --inputs) against the "
                                "model's metadata")

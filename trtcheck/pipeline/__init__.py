@@ -83,6 +83,7 @@ class AdviseSettings:
         closed_loop: a :class:`~trtcheck.analyze.advice.simulator.ClosedLoop` instead of an
             arrival rate.
         notes: extra notes the advice carries.
+        objective: the objective's name (:mod:`trtcheck.analyze.objectives`).
 
     The defaults are those of :class:`~trtcheck.analyze.advice.advise.AdviseRequest`.
     """
@@ -105,6 +106,7 @@ class AdviseSettings:
     burst_size: int | None = None
     closed_loop: Any = None
     notes: list[str] = field(default_factory=list)
+    objective: str = "fewest-instances"
 
 
 def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
@@ -151,6 +153,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
         req.burst_size = s.burst_size
         req.closed_loop = s.closed_loop
         req.notes.extend(s.notes)
+        req.objective = s.objective
         return advise(req)
 
 

@@ -1,0 +1,189 @@
+"""``trtcheck tune`` against a real tritonserver: the demo ResNet-18 served through the
+ONNX Runtime python-backend wrapper (``trtcheck/testing/onnx_model.py``), and the
+scripted models of ``trtcheck/testing/triton_server.py`` for the refusals.
+
+A search calibrates, predicts, picks and measures its pick; the export loads; the
+model's original configuration is back afterwards; bad input is one line; Ctrl-C keeps
+every finished run. Behaviour, not timing: the numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, assert_one_line_error, run_cli
+
+pytestmark = [pytest.mark.triton, pytest.mark.slow]
+
+RESNET = "resnet18"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A tritonserver (explicit model control) serving the demo ResNet-18 (max batch 4,
+    1 ms window, 1 instance) through the ONNX wrapper, plus ``tb_linear`` and
+    ``tb_picky`` (refuses a max batch above 8)."""
+    from trtcheck.load.demo import demo_model_path
+    from trtcheck.testing.onnx_model import write_onnx_model
+    from trtcheck.testing.triton_server import TritonServer, write_model
+
+    repo = tmp_path_factory.mktemp("tune") / "models"
+    repo.mkdir()
+    write_onnx_model(repo, RESNET, demo_model_path(), max_batch_size=4,
+                     max_queue_delay_us=1000)
+    write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25, max_batch_size=8)
+    write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
+    srv = TritonServer(repo, load_models=(RESNET, "tb_linear", "tb_picky"))
+    try:
+        srv.start(timeout_s=120)
+    except Exception as exc:  # noqa: BLE001 - a clear failure, never a skip
+        pytest.fail(f"cannot start tritonserver (engines/fetch_triton.py): {exc}")
+    yield srv
+    srv.stop()
+
+
+def _config(srv, name: str) -> dict:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{srv.http_url}/v2/models/{name}/config", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _key(cfg: dict) -> tuple:
+    db = cfg.get("dynamic_batching") or {}
+    return (int(cfg.get("max_batch_size", 0)), int(db.get("max_queue_delay_microseconds", 0)),
+            sum(int(g.get("count", 1)) for g in cfg.get("instance_group", [])))
+
+
+def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
+    before = _key(_config(server, RESNET))
+    out = tmp_path / "tune.json"
+    exp = tmp_path / "out"
+    res = run_cli("tune", "--url", server.http_url, "--model", RESNET, "--arrival-rate", "4",
+                  "--slo-p99-ms", "5000", "--duration-s", "3", "--export-dir", str(exp),
+                  "-o", str(out), timeout=900)
+    assert res.returncode == 0, res.stderr
+    assert "tune: run 1/6" in res.stderr  # progress on stderr
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "tune"
+    t = doc["tune"]
+    assert t["objective"] == "fewest-instances" and t["objective_rule"]
+    assert 1 <= t["live_runs"] <= 6
+    assert len(t["runs"]) == len(t["run_purposes"]) >= 3
+    for run in t["runs"]:  # every run as serve --url records it
+        assert run["live"]["model_name"] == RESNET and len(run["configs"]) == 1
+    pick = t["pick"]
+    for side in ("predicted", "measured"):
+        for k in ("p50_ms", "p99_ms", "throughput_queries_per_s", "mean_batch"):
+            assert pick[side][k] is not None and pick[side][k] > 0, (side, k)
+    pred = pick["predicted"]
+    assert pred["p50"]["lo_ms"] <= pred["p50"]["point_ms"] <= pred["p50"]["hi_ms"]
+    assert pred["p99"]["lo_ms"] <= pred["p99"]["point_ms"] <= pred["p99"]["hi_ms"]
+    m = pick["measured"]
+    assert m["p50_inside"] and m["p99_inside"], (pred["p50"], pred["p99"], m,
+                                                 t["calibration"], t["notes"])
+    assert pred["max_batch_size"] <= 4 and pred["instances"] <= 2
+    # the search range is the server's max batch, never what a short run formed
+    assert t["max_batch_size"] == 4 and t["max_batch_source"] == "server"
+    assert {p["max_batch_size"] for p in t["predictions"]} >= {1, 2, 4}
+    assert t["restored"] and _key(_config(server, RESNET)) == before
+    # text: the configuration, measured numbers, runner-up, why
+    assert "pick: window" in res.stdout and "measured:" in res.stdout and "why:" in res.stdout
+    # the export loads (as its own model, beside the served one)
+    cfg = (exp / RESNET / "config.pbtxt").read_text()
+    assert f"max_batch_size: {pred['max_batch_size']}" in cfg
+    entry = server.repo / "resnet18_export"
+    (entry / "1").mkdir(parents=True)
+    shutil.copy(server.repo / RESNET / "1" / "model.py", entry / "1" / "model.py")
+    shutil.copy(server.repo / RESNET / "1" / "model.onnx", entry / "1" / "model.onnx")
+    (entry / "config.pbtxt").write_text(re.sub(r'^name: "[^"]*"', 'name: "resnet18_export"',
+                                               cfg, flags=re.M))
+    server.load("resnet18_export")
+    assert _key(_config(server, "resnet18_export"))[0] == pred["max_batch_size"]
+    server.unload("resnet18_export")
+    # report, gate and compare read tune.json
+    rep = run_cli("report", "--from", str(out), "-o", str(tmp_path / "rep"))
+    assert rep.returncode == 0, rep.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Tune" in md and "pick" in md
+    pol = tmp_path / "gate.yaml"
+    pol.write_text("settings:\n  on_uncertified: warn\nbudgets:\n"
+                   "  - tune.pick.measured.p99_ms < 100000\n"
+                   "  - tune.pick.measured.throughput_queries_per_s > 0.1\n")
+    g = run_cli("gate", str(out), "--policy", str(pol))
+    assert g.returncode == 0, g.stdout + g.stderr
+    c = run_cli("compare", str(out), str(out), "--format", "json")
+    assert c.returncode == 0, c.stderr
+    assert "tune" in c.stdout
+
+
+def test_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):
+    res = run_cli("tune", "--url", triton_no_control.http_url, "--model", "tb_linear",
+                  "--arrival-rate", "100", "-o", str(tmp_path / "t.json"))
+    assert_one_line_error(res, 2, "load")
+
+
+def test_a_configuration_the_model_refuses_is_one_line_and_restored(server, tmp_path):
+    before = _key(_config(server, "tb_picky"))
+    out = tmp_path / "t.json"
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_picky", "--arrival-rate",
+                  "100", "--max-batch", "16", "--duration-s", "1", "-o", str(out))
+    assert_one_line_error(res, 2, "tb_picky")
+    assert _key(_config(server, "tb_picky")) == before
+    assert json.loads(out.read_text())["tune"]["restored"]
+
+
+def test_an_objective_nothing_meets_is_one_line_and_keeps_the_runs(server, tmp_path):
+    out = tmp_path / "t.json"
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear", "--arrival-rate",
+                  "100", "--slo-p99-ms", "0.01", "--duration-s", "1", "-o", str(out))
+    assert_one_line_error(res, 2, "no configuration", "0.01 ms")
+    t = json.loads(out.read_text())["tune"]
+    assert t["pick"] is None and t["live_runs"] >= 3 and t["predictions"]
+    assert t["restored"]
+
+
+def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path):
+    before = _key(_config(server, "tb_linear"))
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
+                             server.http_url, "--model", "tb_linear", "--arrival-rate", "100",
+                             "--duration-s", "4", "-o", str(out)], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 300
+    seen = []
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:  # the second measure call has started
+        line = proc.stderr.readline()
+        seen.append(line)
+        if "tune: run 2/" in line or not line:
+            break
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _stdout, rest = proc.communicate(timeout=120)
+    err = "".join(seen) + rest
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert sum(ln.startswith("error:") for ln in err.splitlines()) == 0
+    assert "interrupted by SIGINT" in err
+    doc = json.loads(out.read_text())
+    assert doc["incomplete"] and doc["tune"]["live_runs"] >= 1  # the closed loop finished
+    assert _key(_config(server, "tb_linear")) == before
+
+
+def test_unknown_objective_is_refused_before_any_work(server):
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear",
+                  "--arrival-rate", "100", "--objective", "cheapest")
+    assert res.returncode == 2 and "cheapest" in res.stderr

@@ -1,0 +1,77 @@
+"""The analysis of ``trtcheck tune``: T(b) blended from the target-rate and closed-loop
+runs, contention factors per instance count, and the prediction interval formula."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trtcheck.analyze import tune_plan as tp
+
+
+def test_blended_curve_keeps_target_rate_sizes_and_a_median_slope_above():
+    open_stats = {1: (100, 300.0), 2: (50, 175.0)}  # T(1) 3, T(2) 3.5 ms
+    # closed loop: a faster level, a steady 0.5 ms per sample, and one erratic size
+    closed = {1: (20, 50.0), 8: (30, 7.0 * 30), 16: (40, 11.0 * 40), 26: (6, 60.0 * 6)}
+    curve, top = tp.blended_curve(open_stats, closed, "test")
+    assert top == 2
+    assert curve.t_ms(1) == 3.0 and curve.t_ms(2) == 3.5
+    # slopes from (2, 3.5): (7-3.5)/6 = 0.58, (11-3.5)/14 = 0.54, (60-3.5)/24 = 2.35;
+    # the weighted median is 0.54 ms per sample: the erratic size does not drive it
+    assert abs(curve.t_ms(26) - (3.5 + 24 * (7.5 / 14))) < 1e-6
+
+
+def test_contention_interpolates_in_log_n_and_assumes_a_stated_factor():
+    assert tp.contention_interp(1.3, 2, 4) == 1.15
+    assert tp.contention_interp(1.3, 4, 4) == 1.3
+    assert tp.assumed_contention(1) == 1.0 and tp.assumed_contention(2) == 1.25
+    assert tp.assumed_contention(4) == 1.5
+
+
+def test_interval_holds_the_point_and_widens_with_drift_and_fewer_requests():
+    rng = np.random.default_rng(0)
+    lat = rng.lognormal(1.0, 0.3, 8000)
+    a = tp.interval(lat, 0.99, 2000, 0.05)
+    b = tp.interval(lat, 0.99, 200, 0.05)
+    c = tp.interval(lat, 0.99, 2000, 0.20)
+    for iv in (a, b, c):
+        assert iv.lo_ms <= iv.point_ms <= iv.hi_ms
+    assert b.hi_ms - b.lo_ms > a.hi_ms - a.lo_ms
+    assert c.hi_ms - c.lo_ms > a.hi_ms - a.lo_ms
+
+
+def test_interval_covers_the_p99_of_runs_drawn_from_the_predicted_distribution():
+    rng = np.random.default_rng(1)
+    model = rng.lognormal(1.0, 0.4, 20000)
+    iv = tp.interval(model, 0.99, 400, tp.DRIFT_FLOOR_REL)
+    inside = sum(iv.holds(float(np.quantile(rng.choice(model, 400), 0.99)))
+                 for _ in range(200))
+    assert inside / 200 >= 0.9
+
+
+def test_drift_pools_the_repeat_pair_and_each_miss():
+    assert tp.pooled_drift(0.0, []) == tp.DRIFT_FLOOR_REL
+    assert abs(tp.pooled_drift(0.1, [0.3]) - np.sqrt((0.01 + 0.09) / 2)) < 1e-12
+    assert tp.relative_spread(10.0, 10.0) == 0.0
+
+
+def test_the_grid_searches_up_to_the_max_batch_at_every_instance_count():
+    g = tp.grid(32, 2, (0.0, 1000.0))
+    assert {c.max_batch_size for c in g} == {1, 2, 4, 8, 16, 32}
+    assert {c.instances for c in g} == {1, 2}
+    assert {c.window_us for c in g if c.max_batch_size == 1} == {0.0}
+    assert max(c.max_batch_size for c in tp.grid(12, 1, (0.0,))) == 12
+
+
+def test_device_and_sharing_come_from_instance_group():
+    assert tp.device_of({"instance_group": [{"kind": "KIND_GPU", "gpus": [0], "count": 2}]}
+                        ) == ("GPU", 1)
+    assert tp.device_of({"instance_group": [{"kind": "KIND_CPU", "count": 2}]}) == ("CPU", 1)
+
+
+def test_a_size_a_stall_made_slow_is_dropped():
+    stats = {1: (400, 400 * 6.7), 2: (200, 200 * 7.2), 3: (9, 9 * 17.9), 4: (60, 60 * 8.1),
+             5: (40, 40 * 8.6)}
+    kept = tp.drop_stalled_sizes(stats)
+    assert 3 not in kept and set(kept) == {1, 2, 4, 5}
+    steady = {b: (50, 50 * (6.0 + 0.5 * b)) for b in range(1, 6)}
+    assert tp.drop_stalled_sizes(steady) == steady

@@ -1,0 +1,524 @@
+"""The analysis of ``trtcheck tune``: calibration design, T(b) per instance count,
+prediction intervals, and the pick.
+
+**Calibration design** (:func:`calibration_window_us`, :func:`closed_loop_clients`): a
+closed loop of ``B`` clients (the search's max batch) at one instance (T(b) up to ``B``),
+the target Poisson rate at the fewest instances that carry it, twice (the per-request
+delay, the batcher's overhead, the run-to-run drift), and the target rate at the largest
+instance count searched (how instances that share a device slow each other at that
+load).
+
+**T(b) per instance count** (:func:`instance_curves`): T_1(b) from Triton's
+``batch_stats`` of every one-instance run (pooled; isotonic); at ``n`` instances
+``T_n(b) = f_n x T_1(b)``. ``f_n`` is measured where a run at ``n`` instances exists
+(the weighted median of ``T_n(b) / T_1(b)`` over the batch sizes it ran, weights =
+executions), otherwise interpolated in ``log n`` from the largest measured count
+(:func:`contention_interp`), or :func:`assumed_contention` when there is none (stated,
+and the interval widened by :data:`ASSUMED_CONTENTION_REL`).
+
+**Prediction intervals** (:func:`interval`): see docs/advise.md, "Prediction
+intervals".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze.advice.curve import LatencyCurve, make_curve
+from trtcheck.analyze.advice.live_calibration import (
+    LiveCalibration,
+    calibrate,
+    curve_from_batch_stats,
+    observation_from_serve,
+)
+from trtcheck.analyze.objectives import Objective
+from trtcheck.analyze.advice.simulator import Candidate, make_arrivals, simulate
+from trtcheck.results.tune import (
+    TuneCalibration,
+    TuneInstanceCalibration,
+    TuneInterval,
+    TunePrediction,
+)
+from trtcheck.stats import percentile
+from trtcheck.units import us_to_ms
+
+Z_INTERVAL = 1.96
+"""Normal quantile of the intervals' two-sided 95% level."""
+
+DRIFT_FLOOR_REL = 0.05
+"""Smallest run-to-run relative standard deviation used (two runs estimate a spread
+poorly; 5% is below every drift seen on the dev CPU and the H200: 15-20% there)."""
+
+ASSUMED_CONTENTION_PER_INSTANCE = 0.25
+"""Extra T(b) share per doubling of the instance count when no multi-instance run was
+measured (eager ResNet-18 on one H200: 2 instances ran each batch 1.1-1.3x slower, 4
+instances 1.1-1.37x)."""
+
+ASSUMED_CONTENTION_REL = 0.15
+"""Relative standard deviation added to the interval of an instance count whose
+contention was assumed or scaled from another count (the H200 factor's range)."""
+
+EXTRAPOLATION_REL = 0.10
+"""Relative standard deviation added where the max batch exceeds the calibrated sizes
+(T(b) extrapolated along the fit's slope)."""
+
+SEARCH_WINDOWS_US = (0.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0)
+"""Windows searched (µs)."""
+
+PREDICTION_REQUESTS = 8000
+"""Requests simulated per candidate."""
+
+DEFAULT_MAX_UTILISATION = 0.9
+
+
+def closed_loop_clients(max_batch: int) -> int:
+    """Clients of the calibration closed loop: ``max_batch`` (every client waits, so the
+    queue fills a batch of the max size)."""
+    return max(2, int(max_batch))
+
+
+def calibration_window_us(rate_per_s: float, max_batch: int) -> float:
+    """Window of the target-rate calibration run (µs): the time two more requests take
+    to arrive at the rate, 0.5 to 2 ms (a window the search is likely to pick: the
+    per-request delay and the batcher's overhead are calibrated near the answer; the
+    closed loops give T(b) at the larger sizes)."""
+    w_s = 2.0 / max(rate_per_s, 1e-9)
+    return float(min(2000.0, max(500.0, round(w_s * 1e6, -2))))
+
+
+def pooled_batch_stats(runs: Sequence[Any]) -> dict[int, tuple[int, float]]:
+    """``{b: (executions, total compute ms)}`` over every repeat of every configuration
+    of ``runs`` (:class:`~trtcheck.results.serve.ServeRun`)."""
+    acc: dict[int, list[float]] = {}
+    for run in runs:
+        for c in run.configs:
+            for r in c.repeats:
+                for s in (r.server_stats.batch_stats if r.server_stats is not None else []):
+                    a = acc.setdefault(int(s.batch_size), [0.0, 0.0])
+                    a[0] += s.execution_count
+                    a[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
+    return {b: (int(v[0]), float(v[1])) for b, v in acc.items() if v[0] > 0}
+
+
+def run_instances(run: Any) -> int:
+    """Instance count a run's (single) configuration ran with."""
+    c = run.configs[0]
+    return int(c.instances or 1)
+
+
+def contention_ratio(curve_1: LatencyCurve, stats_n: dict[int, tuple[int, float]]) -> float:
+    """Weighted median of ``T_n(b) / T_1(b)`` over the batch sizes of ``stats_n``
+    (weights: executions); T_1 interpolated where it has no point."""
+    rs, ws = [], []
+    for b, (n, ms) in stats_n.items():
+        if n <= 0:
+            continue
+        rs.append((ms / n) / float(curve_1.t_ms(b)))
+        ws.append(float(n))
+    if not rs:
+        return 1.0
+    order = np.argsort(rs)
+    cw = np.cumsum(np.asarray(ws)[order])
+    return float(np.asarray(rs)[order][int(np.searchsorted(cw, 0.5 * cw[-1]))])
+
+
+def scaled_curve(curve: LatencyCurve, factor: float, source: str) -> LatencyCurve:
+    """``curve`` with every T(b) multiplied by ``factor``."""
+    return make_curve([(b, t * factor) for b, t in curve.points()], source=source)
+
+
+@dataclass
+class InstanceCurves:
+    """T(b) per instance count and how each was obtained."""
+
+    curve_1: LatencyCurve
+    factors: dict[int, float]
+    sources: dict[int, str]
+    k_per_instance: float
+    k_source: str
+    runs_at: dict[int, list[int]] = field(default_factory=dict)
+    open_top: int = 0
+
+    def curve(self, n: int) -> LatencyCurve:
+        """T_n(b)."""
+        f = self.factors[n]
+        return self.curve_1 if n == 1 else scaled_curve(
+            self.curve_1, f, f"T_1(b) x {f:.3g} ({self.sources[n]} contention, {n} instances)")
+
+
+def _is_open(run: Any) -> bool:
+    return bool(run.configs) and run.configs[0].load.kind == "open"
+
+
+LEVEL_BOUNDS = (0.5, 2.0)
+"""Bounds of the level ratio between the target-rate runs' T(b) and the closed loops'
+(a ratio outside is a disturbed run; clipped)."""
+
+
+STALL_RATIO = 1.3
+"""A batch size whose mean execution time is this much above the weighted line through
+the others, with fewer than :data:`STALL_EXECUTIONS` executions, is a stall, not T(b)
+(on an H200, T(3) = 17.9 ms over 9 executions with one stall, beside T(2) 7.2 ms)."""
+
+STALL_EXECUTIONS = 30
+
+
+def drop_stalled_sizes(stats: dict[int, tuple[int, float]]) -> dict[int, tuple[int, float]]:
+    """``stats`` without the sizes a stall made slow: each size (but the smallest) is
+    checked against the least-squares line through the other sizes (weights:
+    executions); one above it by :data:`STALL_RATIO` with fewer than
+    :data:`STALL_EXECUTIONS` executions is dropped."""
+    if len(stats) < 3:
+        return dict(stats)
+    keep = dict(stats)
+    smallest = min(stats)
+    for b in sorted(stats):
+        n, ms = stats[b]
+        others = [(x, v) for x, v in keep.items() if x != b]
+        if b == smallest or n >= STALL_EXECUTIONS or len(others) < 2:
+            continue
+        xs = np.array([x for x, _ in others], dtype=np.float64)
+        ys = np.array([v[1] / v[0] for _, v in others])
+        ws = np.array([float(v[0]) for _, v in others])
+        slope, icpt = np.polyfit(xs, ys, 1, w=np.sqrt(ws))
+        line = icpt + max(0.0, slope) * b
+        if line > 0 and ms / n > STALL_RATIO * line:
+            keep.pop(b)
+    return keep
+
+
+def blended_curve(open_stats: dict[int, tuple[int, float]],
+                  closed_stats: dict[int, tuple[int, float]], source: str
+                  ) -> tuple[LatencyCurve, int]:
+    """T(b) at the target rate where the target-rate runs formed a size often enough
+    (:data:`~trtcheck.analyze.advice.live_calibration.MIN_EXECUTIONS` executions); above the
+    largest such size ``top``, a line from ``T_open(top)`` whose slope is the weighted
+    median (weights: executions) of the slopes from that anchor to each closed-loop size
+    above it with enough executions (a Theil-Sen slope through the anchor).
+
+    Why not the closed loop's own values: a closed loop loads the host and the device
+    differently from the target rate (a GPU kept busy runs batch 1 faster than one with
+    idle gaps, 1.34x on an H200), and its large batches in the python backend were
+    erratic (2-4x the line on an H200: b = 26 at 24 ms beside b = 27 at 9 ms); the median
+    slope keeps the trend and drops such sizes.
+
+    Returns:
+        ``(curve, top)``: ``top`` is the largest size calibrated at the target rate (0:
+        none; the curve is then the closed loop's, made non-decreasing).
+    """
+    from trtcheck.analyze.advice.live_calibration import MIN_EXECUTIONS
+
+    good_open = drop_stalled_sizes(
+        {b: v for b, v in open_stats.items() if v[0] >= MIN_EXECUTIONS})
+    if not closed_stats:
+        return curve_from_batch_stats(good_open or open_stats, source=source), max(
+            good_open, default=0)
+    if not good_open:
+        return curve_from_batch_stats(closed_stats, source=source), 0
+    base = curve_from_batch_stats(good_open, source=source)
+    top = int(base.max_batch_measured)
+    t_top = float(base.t_ms(top))
+    slopes, ws = [], []
+    for b, (n, ms) in closed_stats.items():
+        if b > top and n >= MIN_EXECUTIONS:
+            slopes.append(max(0.0, (ms / n - t_top) / (b - top)))
+            ws.append(float(n))
+    if not slopes:  # no closed-loop size above: the fit's slope extends the curve
+        return base, top
+    order = np.argsort(slopes)
+    cw = np.cumsum(np.asarray(ws)[order])
+    slope = float(np.asarray(slopes)[order][int(np.searchsorted(cw, 0.5 * cw[-1]))])
+    top_closed = max(b for b, (n, _) in closed_stats.items() if n >= MIN_EXECUTIONS)
+    pts = list(base.points())
+    if top_closed > top:
+        pts.append((top_closed, t_top + slope * (top_closed - top)))
+    return make_curve(pts, source=source), top
+
+
+def contention_interp(f_top: float, n: int, n_top: int) -> float:
+    """The contention factor at ``n`` instances from the one measured at ``n_top``:
+    ``1 + (f_top - 1) log(n) / log(n_top)`` (concave in ``n``: on an H200, 4 instances of
+    eager ResNet-18 ran 1.1-1.37x slower per batch, 2 instances 1.1-1.27x, far below
+    the linear ``1 + 3 (f_2 - 1)``)."""
+    if n <= 1 or n_top <= 1:
+        return 1.0
+    return 1.0 + (f_top - 1.0) * math.log(n) / math.log(n_top)
+
+
+def assumed_contention(n: int) -> float:
+    """The assumed contention factor at ``n`` instances without any multi-instance run:
+    ``1 + k log2(n)`` with ``k`` = :data:`ASSUMED_CONTENTION_PER_INSTANCE` (1.25 at 2
+    instances, 1.5 at 4)."""
+    return 1.0 + ASSUMED_CONTENTION_PER_INSTANCE * math.log2(max(n, 1))
+
+
+def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
+    """T(b) at every instance count 1..``max_instances`` from the live runs (see the
+    module text): T_1(b) blended from the one-instance target-rate and closed-loop runs
+    (:func:`blended_curve`); contention factors from target-rate runs at ``n`` against
+    the one-instance target-rate T(b) (the same load on both sides: how often instances
+    overlap depends on it), else from closed loops at ``n`` against the one-instance
+    closed loop.
+
+    Raises:
+        InputError: no one-instance run with executions.
+    """
+    by_n: dict[int, list[int]] = {}
+    for i, r in enumerate(runs):
+        if r.configs:
+            by_n.setdefault(run_instances(r), []).append(i)
+    ones = [runs[i] for i in by_n.get(1, [])]
+    closed_1 = pooled_batch_stats([r for r in ones if not _is_open(r)])
+    curve_1, open_top = blended_curve(pooled_batch_stats([r for r in ones if _is_open(r)]),
+                                      closed_1, "Triton batch_stats, 1 instance")
+    ref = curve_from_batch_stats(closed_1) if closed_1 else curve_1
+    factors: dict[int, float] = {1: 1.0}
+    sources: dict[int, str] = {1: "none"}
+    measured = {}
+    for n, idx in by_n.items():
+        if n > 1:
+            open_n = [runs[i] for i in idx if _is_open(runs[i])]
+            closed_n = [runs[i] for i in idx if not _is_open(runs[i])]
+            if open_n and open_top:
+                # target-rate runs on both sides: the contention at that load
+                pool, base = open_n, curve_1
+            elif closed_n and closed_1:
+                pool, base = closed_n, ref
+            else:
+                pool, base = open_n or closed_n, curve_1
+            measured[n] = max(1.0, contention_ratio(base, pooled_batch_stats(pool)))
+    top = max(measured) if measured else 0
+    k = (measured[top] - 1.0) / math.log2(top) if measured else ASSUMED_CONTENTION_PER_INSTANCE
+    k_source = "measured" if measured else "assumed"
+    for n in range(2, max_instances + 1):
+        if n in measured:
+            factors[n], sources[n] = measured[n], "measured"
+        elif measured:
+            factors[n], sources[n] = contention_interp(measured[top], n, top), "fitted"
+        else:
+            factors[n], sources[n] = assumed_contention(n), "assumed"
+    return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top)
+
+
+def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
+                       ) -> LiveCalibration:
+    """The per-request delay and per-execution overhead from open-loop run
+    ``runs[open_index]``, from its repeat with the lower P99 (T(b) of the fit: the
+    target-rate runs at its instance count, which the blended T(b) of
+    :func:`blended_curve` follows at those sizes)."""
+    base = runs[open_index]
+    n = run_instances(base)
+    cfg = base.configs[0]
+    reps = [r for r in cfg.repeats if r.latency is not None and r.server_stats is not None]
+    if len(reps) > 1:
+        # the repeat with the lower P99: a server stall in one run lands in the client's
+        # tail, which the per-request delay would re-add to every configuration; the
+        # other repeat's difference is in the drift term of the intervals instead
+        best = min(reps, key=lambda r: r.latency.p99_ms)  # type: ignore[union-attr]
+        cfg = cfg.model_copy(update={"repeats": [best]})
+    others = [c for j, r in enumerate(runs) if j != open_index and _is_open(r)
+              and run_instances(r) == n for c in r.configs]
+    serve = base.model_copy(update={"configs": [cfg, *others]})
+    return calibrate(observation_from_serve(serve, "the calibration run"), seed=seed)
+
+
+def relative_spread(a: float, b: float) -> float:
+    """Relative standard deviation estimated from two runs: ``|a - b| / sqrt(2)`` over
+    their mean."""
+    m = 0.5 * (a + b)
+    return abs(a - b) / math.sqrt(2.0) / m if m > 0 else 0.0
+
+
+def pooled_drift(repeat_rel: float, residuals_rel: Sequence[float]) -> float:
+    """Run-to-run relative standard deviation after confirming runs: the root mean
+    square of the repeat pair's estimate and each confirming run's relative miss
+    (``measured / predicted - 1``), at least :data:`DRIFT_FLOOR_REL`."""
+    vals = [repeat_rel ** 2] + [float(r) ** 2 for r in residuals_rel]
+    return max(DRIFT_FLOOR_REL, math.sqrt(sum(vals) / len(vals)))
+
+
+def interval(latencies_ms: np.ndarray, q: float, n_measured: int, rel_sd: float
+             ) -> TuneInterval:
+    """The prediction interval of the ``q`` quantile of a run of ``n_measured``
+    requests (see docs/advise.md, "Prediction intervals")::
+
+        lo = L(q - z sqrt(q(1-q)/n)) x (1 - z s),  hi = L(q + z sqrt(q(1-q)/n)) x (1 + z s)
+
+    ``L`` the simulated latency quantile function, ``z`` :data:`Z_INTERVAL`, ``s`` the
+    relative standard deviation of run-to-run drift (and any assumed contention or
+    extrapolation, in quadrature)."""
+    half = Z_INTERVAL * math.sqrt(q * (1 - q) / max(n_measured, 1))
+    q_lo, q_hi = max(0.0, q - half), min(1.0, q + half)
+    point = percentile(latencies_ms, q)
+    lo = percentile(latencies_ms, q_lo) * max(0.0, 1 - Z_INTERVAL * rel_sd)
+    hi = percentile(latencies_ms, q_hi) * (1 + Z_INTERVAL * rel_sd)
+    return TuneInterval(point_ms=float(point), lo_ms=float(lo), hi_ms=float(hi))
+
+
+@dataclass
+class Search:
+    """What a prediction round needs.
+
+    Attributes:
+        queueing: the calibrated delay/overhead (its curve is replaced per count).
+        curves: T(b) per instance count.
+        drift_p50_rel, drift_p99_rel: run-to-run relative standard deviations.
+        rate_per_s: target rate; run_requests: requests a confirming run measures.
+        max_batch: the search's max batch; max_instances: the largest count.
+        windows_us: windows searched.
+    """
+
+    queueing: LiveCalibration
+    curves: InstanceCurves
+    drift_p50_rel: float
+    drift_p99_rel: float
+    rate_per_s: float
+    run_requests: int
+    max_batch: int
+    max_instances: int
+    windows_us: tuple[float, ...] = SEARCH_WINDOWS_US
+
+
+def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
+         ) -> list[Candidate]:
+    """Window x max batch (1, powers of two, the max) x instances 1..N (max batch 1:
+    window 0 only)."""
+    sizes = [1]
+    b = 2
+    while b < max_batch:
+        sizes.append(b)
+        b *= 2
+    if max_batch > 1:
+        sizes.append(max_batch)
+    out = []
+    for n in range(1, max_instances + 1):
+        out.append(Candidate(0.0, 1, n))
+        for bb in sizes[1:]:
+            out += [Candidate(float(w), bb, n) for w in windows_us]
+    return out
+
+
+def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
+    """One candidate with intervals (Triton's batcher, T(b) at its instance count)."""
+    curve = s.curves.curve(c.instances)
+    service = replace(s.queueing.service(), curve=curve)
+    arrivals = make_arrivals("poisson", s.rate_per_s, PREDICTION_REQUESTS, seed)
+    lat: list[float] = []
+    p = simulate(c.policy(), c.instances, service, arrivals, seed=seed, warmup_fraction=0.1,
+                 rate_per_s=s.rate_per_s, latencies_out=lat)
+    cap = c.instances * max(1000.0 * b / service.batch_time_ms(b)
+                            for b in range(1, c.max_batch_size + 1))
+    top = s.curves.curve_1.max_batch_measured
+    extra = 0.0
+    if s.curves.sources[c.instances] in ("fitted", "assumed"):
+        extra += ASSUMED_CONTENTION_REL ** 2
+    extrap = c.max_batch_size > top
+    # sizes the target-rate runs did not form come from the closed loop's line
+    if extrap or (s.curves.open_top and int(p.max_batch or 0) > s.curves.open_top):
+        extra += EXTRAPOLATION_REL ** 2
+    pred = TunePrediction(
+        window_us=c.window_us, max_batch_size=c.max_batch_size, instances=c.instances,
+        stable=bool(p.stable), utilisation=float(p.utilisation),
+        throughput_queries_per_s=p.throughput_queries_per_s,
+        mean_batch=p.mean_batch, capacity_queries_per_s=float(cap),
+        contention_factor=float(s.curves.factors[c.instances]),
+        contention_source=s.curves.sources[c.instances],
+        extrapolated_above=int(top) if extrap else None)
+    if p.stable and lat:
+        arr = np.asarray(lat, dtype=np.float64)
+        pred.p50 = interval(arr, 0.5, s.run_requests, math.sqrt(s.drift_p50_rel ** 2 + extra))
+        pred.p99 = interval(arr, 0.99, s.run_requests,
+                            math.sqrt(s.drift_p99_rel ** 2 + extra))
+        pred.p50_ms, pred.p99_ms = pred.p50.point_ms, pred.p99.point_ms
+    return pred
+
+
+def predict_all(s: Search, seed: int = 0) -> list[TunePrediction]:
+    """Every candidate of :func:`grid` predicted."""
+    return [predict_one(s, c, seed) for c in grid(s.max_batch, s.max_instances,
+                                                   s.windows_us)]
+
+
+def choose(preds: Sequence[TunePrediction], objective: Objective, slo_p99_ms: float | None,
+           max_utilisation: float = DEFAULT_MAX_UTILISATION,
+           exclude: Sequence[tuple[float, int, int]] = ()
+           ) -> tuple[TunePrediction | None, TunePrediction | None]:
+    """``(pick, runner_up)`` by the objective on the intervals; marks ``feasible``.
+    ``exclude``: configurations ``(window_us, max_batch, instances)`` not to pick
+    (measured and found outside their interval twice)."""
+    feas = []
+    for p in preds:
+        p.feasible = objective.feasible(p, slo_p99_ms=slo_p99_ms,
+                                        max_utilisation=max_utilisation)
+        if p.feasible and (p.window_us, p.max_batch_size, p.instances) not in exclude:
+            feas.append(p)
+    if not feas:
+        return None, None
+    ranked = objective.rank(feas)
+    return ranked[0], (ranked[1] if len(ranked) > 1 else None)
+
+
+def best_p99(preds: Sequence[TunePrediction]) -> TunePrediction | None:
+    """The stable prediction with the lowest P99 upper end (what an unmet objective
+    came closest to)."""
+    st = [p for p in preds if p.stable and p.p99 is not None]
+    return min(st, key=lambda p: p.p99.hi_ms) if st else None  # type: ignore[union-attr]
+
+
+def config_text(p: Any, device_words: str = "instance") -> str:
+    """``window 1 ms, max batch 8, 2 instances``."""
+    n = p.instances
+    return (f"window {us_to_ms(p.window_us):g} ms, max batch {p.max_batch_size}, {n} "
+            f"{device_words}{'s' if n != 1 else ''}")
+
+
+def calibration_record(s: Search, device: str, devices: int) -> TuneCalibration:
+    """The calibration as recorded in tune.json."""
+    per = []
+    for n in range(1, s.max_instances + 1):
+        cv = s.curves.curve(n)
+        per.append(TuneInstanceCalibration(
+            instances=n, batch_sizes=[int(b) for b, _ in cv.points()],
+            t_ms=[round(float(t), 4) for _, t in cv.points()],
+            contention_factor=round(float(s.curves.factors[n]), 4),
+            source="measured" if n == 1 else s.curves.sources[n],
+            runs=list(s.curves.runs_at.get(n, []))))
+    delay = s.queueing.request_delay_ms
+    return TuneCalibration(
+        per_instances=per, per_batch_overhead_ms=float(s.queueing.per_batch_overhead_ms),
+        request_delay_median_ms=float(np.median(delay)) if delay else 0.0,
+        drift_p50_rel=float(s.drift_p50_rel), drift_p99_rel=float(s.drift_p99_rel),
+        contention_per_instance=float(s.curves.k_per_instance),
+        contention_source=s.curves.k_source,
+        largest_batch_measured=int(s.curves.curve_1.max_batch_measured),
+        device=device, devices=devices)
+
+
+def device_of(config: dict[str, Any]) -> tuple[str, int]:
+    """``("GPU", gpus)`` when every instance group is ``KIND_GPU`` (the GPUs its
+    ``gpus`` lists, else 1: Triton's default places them on every visible GPU, which
+    the config does not say), else ``("CPU", 1)``: instances share the host's cores."""
+    groups = [g for g in (config.get("instance_group") or []) if isinstance(g, dict)]
+    if groups and all(str(g.get("kind", "")) == "KIND_GPU" for g in groups):
+        gpus = {int(x) for g in groups for x in (g.get("gpus") or [])}
+        return "GPU", max(1, len(gpus))
+    return "CPU", 1
+
+
+def measured_of(run: Any) -> dict[str, float]:
+    """``p50_ms``, ``p99_ms``, ``throughput_queries_per_s``, ``mean_batch``,
+    ``requests`` of a one-configuration live run (its headline: the median repeat)."""
+    c = run.configs[0]
+    lat = [x for r in c.repeats for x in r.latencies_ms]
+    thr = [r.throughput_queries_per_s for r in c.repeats]
+    mb = [r.mean_batch_size for r in c.repeats]
+    return {"p50_ms": percentile(lat, 0.5) if lat else math.nan,
+            "p99_ms": percentile(lat, 0.99) if lat else math.nan,
+            "throughput_queries_per_s": float(np.median(thr)) if thr else 0.0,
+            "mean_batch": float(np.median(mb)) if mb else 0.0,
+            "requests": float(len(lat))}

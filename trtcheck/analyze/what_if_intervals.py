@@ -1,0 +1,103 @@
+"""What-if predictions of a live-Triton calibration with prediction intervals, and T(b)
+at instance counts the calibration did not run.
+
+Instances of one model that share a device contend for it (the cores of a CPU host,
+one GPU): T(b) measured at ``n_cal`` instances does not hold at another count. Without a
+calibration at that count, a what-if at ``n`` instances multiplies T(b) by
+``(1 + k log2 n) / (1 + k log2 n_cal)`` with the assumed ``k`` of
+:data:`trtcheck.analyze.tune_plan.ASSUMED_CONTENTION_PER_INSTANCE` (0.25 per doubling:
+2 instances of eager ResNet-18 on one H200 ran each batch 1.1-1.3x slower, 4 instances
+1.1-1.37x), says so in
+a note naming the factor, and widens the interval by
+:data:`~trtcheck.analyze.tune_plan.ASSUMED_CONTENTION_REL`. ``trtcheck tune`` measures
+the factor instead.
+
+The interval formula is :func:`trtcheck.analyze.tune_plan.interval` (docs/advise.md,
+"Prediction intervals"), for a measurement as long as the simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from trtcheck.analyze import tune_plan as tp
+from trtcheck.analyze.advice.simulator import simulate
+
+
+def contention_for(n: int, n_cal: int) -> float:
+    """The assumed T(b) multiplier at ``n`` instances for a calibration at ``n_cal``:
+    ``assumed_contention(n) / assumed_contention(n_cal)``
+    (:func:`trtcheck.analyze.tune_plan.assumed_contention`: ``1 + 0.25 log2(n)``)."""
+    return tp.assumed_contention(n) / tp.assumed_contention(n_cal)
+
+
+def contention_note(req: Any, n: int) -> str:
+    """The warning for ``n`` instances on a calibration at another count (naming GPUs or
+    CPU cores as the calibration's device is)."""
+    n_cal = int(req.calibrated_instances)
+    f = contention_for(n, n_cal)
+    share = ("share one GPU" if req.device == "gpu" else "share the host's CPU cores"
+             if req.device == "cpu" else "share one device")
+    return (f"warning: {n} instances: T(b) was calibrated at {n_cal} instance"
+            f"{'s' if n_cal != 1 else ''} only; instances that {share} contend, so T(b) is "
+            f"multiplied by an assumed contention factor {f:.3g} (1 + "
+            f"{tp.ASSUMED_CONTENTION_PER_INSTANCE:g} x log2 of the instance count) and the prediction "
+            f"interval widened by {tp.ASSUMED_CONTENTION_REL:.0%}; measure it with trtcheck "
+            f"tune or serve --url ... --instances {n}")
+
+
+def note_contention(req: Any, n: int) -> None:
+    """Add :func:`contention_note` for ``n`` to ``req.notes`` once."""
+    text = contention_note(req, n)
+    if text not in req.notes:
+        req.notes.append(text)
+
+
+def service_at(req: Any, service: Any, n: int) -> Any:
+    """``service`` with T(b) scaled for ``n`` instances when the calibration ran another
+    count (noted), else ``service``."""
+    if req.calibrated_instances is None or n == int(req.calibrated_instances):
+        return service
+    note_contention(req, n)
+    f = contention_for(n, int(req.calibrated_instances))
+    return replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
+
+
+def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,
+                           rate_per_s: float | None, warmup_fraction: float) -> list[Any]:
+    """Each configuration simulated (T(b) scaled at an uncalibrated instance count) with
+    its P50/P99 intervals; one note per uncalibrated count on ``req.notes``."""
+    n_cal = int(req.calibrated_instances)
+    drift = max(tp.DRIFT_FLOOR_REL, float(req.run_to_run_rel or 0.0))
+    out = []
+    noted: set[int] = set()
+    for c in configs:
+        sv, extra, f = service, 0.0, None
+        if c.instances != n_cal:
+            f = contention_for(c.instances, n_cal)
+            sv = replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
+            extra = tp.ASSUMED_CONTENTION_REL
+            if c.instances not in noted:
+                noted.add(c.instances)
+                note_contention(req, c.instances)
+        lat: list[float] = []
+        p = simulate(c.policy(), c.instances, sv, arrivals, seed=req.seed,
+                     warmup_fraction=warmup_fraction, rate_per_s=rate_per_s,
+                     latencies_out=lat)
+        if f is not None:
+            p.contention_factor = round(f, 4)
+            p.contention_source = "assumed"
+        if p.stable and lat:
+            arr = np.asarray(lat, dtype=np.float64)
+            rel = math.sqrt(drift ** 2 + extra ** 2)
+            n = max(1, int(p.requests))
+            i50 = tp.interval(arr, 0.5, n, rel)
+            i99 = tp.interval(arr, 0.99, n, rel)
+            p.p50_interval_ms = [round(i50.lo_ms, 4), round(i50.hi_ms, 4)]
+            p.p99_interval_ms = [round(i99.lo_ms, 4), round(i99.hi_ms, 4)]
+        out.append(p)
+    return out

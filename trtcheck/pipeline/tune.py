@@ -1,0 +1,387 @@
+"""``trtcheck tune``: calibrate -> predict -> confirm against a live Triton.
+
+:func:`run_tune` runs the loop (the design is :mod:`trtcheck.analyze.tune_plan`):
+
+1. **Calibrate** (live, through the model-repository API with a config override):
+   a closed loop of ``B`` clients at 1 instance and at the largest instance count
+   searched (T(b) up to the search's max batch ``B``; how instances sharing a device
+   slow each other), then the target Poisson rate at the fewest instances that carry
+   it, twice (per-request delay, batcher overhead, run-to-run drift).
+2. **Predict** every candidate (window x max batch x instances) with the simulator and
+   T(b) at its own instance count, with prediction intervals; **pick** by the objective
+   on the intervals (:mod:`trtcheck.analyze.objectives`).
+3. **Confirm**: measure the pick at the target rate. When P50 or P99 falls outside its
+   interval, that run joins the calibration (it is at the target rate and the picked
+   configuration) and the search picks again; a changed pick is measured (bounded by
+   :attr:`TuneSettings.max_runs` and :attr:`TuneSettings.max_rounds`).
+
+Every live run goes through :func:`trtcheck.measure.serving.live.live.measure_live`, which loads the
+configuration, measures, and loads the model's original configuration again (also on
+Ctrl-C/SIGTERM). An interrupt between runs stops the search with every finished run
+kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from trtcheck.analyze import tune_plan as tp
+from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
+from trtcheck.errors import InputError, TrtcheckError
+from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.results.tune import TuneChoice, TuneMeasured, TunePrediction, TuneResult
+from trtcheck.units import us_to_ms
+
+DEFAULT_MAX_RUNS = 6
+"""Live runs a search may use (a repeat counts as a run)."""
+
+DEFAULT_MAX_ROUNDS = 2
+"""Confirmation rounds: the first pick and at most one re-pick."""
+
+CLOSED_WINDOW_US = 1000.0
+"""Window of the closed-loop calibration runs (µs): a full batch goes at once, a
+partial one waits at most 1 ms."""
+
+
+@dataclass
+class TuneSettings:
+    """Inputs of :func:`run_tune`.
+
+    Attributes:
+        url, model, model_version: the live server and model.
+        rate_per_s: target Poisson rate, req/s.
+        slo_p99_ms: the P99 objective (ms) or ``None``.
+        objective: an objective name (:data:`trtcheck.analyze.objectives.OBJECTIVES`).
+        max_instances: largest instance count searched (>= 1).
+        max_batch: largest max batch searched (``None``: the server's).
+        duration_s: sending time of each live run, s.
+        max_runs, max_rounds: the budget (live runs; confirmation rounds).
+        max_utilisation: the busiest a picked configuration may run.
+        seed: Poisson seed (each run its own offset) and request data.
+        shapes, arrays: one request's shapes / data (as ``serve --url``).
+        client_processes, warmup_requests, drain_timeout_s: as ``serve --url``.
+    """
+
+    url: str
+    model: str
+    rate_per_s: float
+    slo_p99_ms: float | None = None
+    objective: str = DEFAULT_OBJECTIVE
+    max_instances: int = 2
+    max_batch: int | None = None
+    model_version: str = ""
+    duration_s: float = 3.0
+    max_runs: int = DEFAULT_MAX_RUNS
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    max_utilisation: float = tp.DEFAULT_MAX_UTILISATION
+    seed: int = 0
+    shapes: dict[str, list[int]] | None = None
+    arrays: dict[str, Any] | None = None
+    client_processes: int = 1
+    warmup_requests: int = 8
+    drain_timeout_s: float = 5.0
+
+
+@dataclass
+class TuneOutcome:
+    """What :func:`run_tune` returns.
+
+    Attributes:
+        result: the search (every finished run kept).
+        incomplete: why it stopped early (an interrupt), else ``None``.
+        error: the search's failure (no configuration meets the objective, a
+            configuration the server refused, the server gone), raised by the caller
+            after writing ``result``; ``None`` when it picked.
+    """
+
+    result: TuneResult
+    incomplete: str | None = None
+    error: Exception | None = None
+
+
+def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, dict]:
+    """``(server metadata, model config)`` of a live model.
+
+    Raises:
+        InputError / EnvironmentProblem: as :class:`trtcheck.measure.serving.live.kserve.KServeClient`.
+    """
+    from trtcheck.measure.serving.live.kserve import KServeClient, parse_url
+
+    ep = parse_url(url)
+
+    async def go() -> tuple[dict, dict]:
+        async with KServeClient(ep) as c:
+            smd = await c.server_metadata()
+            await c.model_ready(model, version)
+            return smd, await c.model_config(model, version)
+
+    return asyncio.run(go())
+
+
+def _same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two Triton configs agree on what tune changes."""
+    from trtcheck.measure.serving.live.live import instances_of, window_us_of
+
+    return (int(a.get("max_batch_size", 0) or 0) == int(b.get("max_batch_size", 0) or 0)
+            and window_us_of(a) == window_us_of(b) and instances_of(a) == instances_of(b))
+
+
+@sigterm_as_interrupt()
+def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> TuneOutcome:
+    """Run the search (see the module text).
+
+    Returns:
+        a :class:`TuneOutcome`; every finished live run is in ``result.runs``.
+
+    Raises:
+        InputError: bad settings, a server without the repository API or explicit model
+            control (before any run), a model without dynamic batching dimension.
+        EnvironmentProblem: the server or model is unreachable or not ready.
+    """
+    from trtcheck.measure.serving.live.live import measure_live
+
+    say = progress or (lambda _m: None)
+    objective = get_objective(s.objective)
+    if s.rate_per_s <= 0 or not math.isfinite(s.rate_per_s):
+        raise InputError(f"--arrival-rate {s.rate_per_s:g} is not a positive rate",
+                         "give the target rate in requests per second")
+    t0 = time.monotonic()
+    smd, base = read_model_config(s.url, s.model, s.model_version)
+    exts = [str(x) for x in smd.get("extensions", [])]
+    if exts and "model_repository" not in exts:
+        raise InputError(f"the server at {s.url} has no model-repository API (its extensions: "
+                         f"{', '.join(exts)}), so tune cannot change the configuration",
+                         "start tritonserver with --model-control-mode=explicit")
+    server_mb = int(base.get("max_batch_size", 0) or 0)
+    if server_mb < 1:
+        raise InputError(f"{s.model!r} has max_batch_size 0 (no batch axis): there is no "
+                         "batching to tune", "give the model a batch dimension "
+                         "(max_batch_size > 0 in config.pbtxt)")
+    B = int(s.max_batch or server_mb)
+    N = int(s.max_instances)
+    device, devices = tp.device_of(base)
+    unit = "instance"
+    res = TuneResult(url=s.url, model=s.model, arrival_rate_per_s=s.rate_per_s,
+                     slo_p99_ms=s.slo_p99_ms, objective=objective.name,
+                     objective_rule=objective.describe(s.slo_p99_ms), max_instances=N,
+                     max_batch_size=B, max_batch_source="user" if s.max_batch else "server",
+                     original_config=base)
+    out = TuneOutcome(res)
+    if s.max_batch and s.max_batch > server_mb:
+        res.notes.append(f"searching max batch up to {B} (--max-batch), above the server's "
+                         f"configured {server_mb}")
+    share = (f"{N} instances share {devices} GPU{'s' if devices != 1 else ''}"
+             if device == "GPU" else f"{N} instances share the host's CPU cores")
+    if N > 1:
+        res.notes.append(f"{share} (instance_group of the model config)")
+
+    def live(purpose: str, *, window_us: float, mb: int, instances: list[int], load: str,
+             repeats: int = 1, seed_off: int = 0) -> list[int]:
+        """Measure; append one run per configuration; return their indices."""
+        k = res.live_runs + 1
+        say(f"tune: run {k}/{s.max_runs} ({purpose}): {load}, window "
+            f"{us_to_ms(window_us):g} ms, max batch {mb}, "
+            f"{'/'.join(map(str, instances))} instance(s)"
+            + (f", {repeats} repeats" if repeats > 1 else "") + " ...")
+        run = measure_live(s.url, s.model, model_version=s.model_version,
+                           windows_us=[window_us], max_batch_sizes=[mb],
+                           instances=instances, loads=[load], repeats=repeats,
+                           max_duration_s=s.duration_s, drain_timeout_s=s.drain_timeout_s,
+                           warmup_requests=s.warmup_requests, seed=s.seed + seed_off,
+                           shapes=s.shapes, arrays=s.arrays,
+                           client_processes=s.client_processes)
+        idx = []
+        for c in run.configs:
+            res.runs.append(run.model_copy(update={"configs": [c], "incomplete": None}))
+            res.run_purposes.append(purpose)
+            res.live_runs += len(c.repeats)
+            idx.append(len(res.runs) - 1)
+        for w in run.warnings:
+            if w.code == "config-not-loaded":
+                raise InputError(f"{w.message} ({w.where})", w.remedy)
+        if run.incomplete:
+            raise KeyboardInterrupt(run.incomplete)
+        return idx
+
+    try:
+        # 1. calibrate: T(b) up to B at 1 instance (closed loop of B clients)
+        live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],
+             load=f"closed:{tp.closed_loop_clients(B)}")
+        curves = tp.instance_curves(res.runs, N)
+        # the fewest instances whose capacity at B carries the rate with headroom
+        n0 = N
+        for n in range(1, N + 1):
+            cv = curves.curve(n)
+            cap = n * max(1000.0 * b / float(cv.t_ms(b)) for b in range(1, B + 1))
+            if s.rate_per_s <= 0.8 * cap:
+                n0 = n
+                break
+        w_cal = tp.calibration_window_us(s.rate_per_s, B)
+        open_idx = live("calibration at the rate, with a repeat", window_us=w_cal, mb=B,
+                        instances=[n0], load=f"open:{s.rate_per_s:g}", repeats=2,
+                        seed_off=1)[0]
+        if N > 1 and N != n0:
+            # contention at the target load: instances overlap as often as the rate
+            # makes them (a saturating closed loop keeps all of them busy at once and
+            # overstates it: 1.97x at 4 instances on an H200 against 1.1-1.37x under
+            # Poisson load)
+            live("contention at the rate", window_us=w_cal, mb=B, instances=[N],
+                 load=f"open:{s.rate_per_s:g}", seed_off=3)
+        reps = res.runs[open_idx].configs[0].repeats
+        d50 = d99 = tp.DRIFT_FLOOR_REL
+        if len(reps) >= 2 and reps[0].latency and reps[1].latency:
+            a, b = reps[0].latency, reps[1].latency
+            d50 = max(d50, tp.relative_spread(a.median_ms, b.median_ms))
+            d99 = max(d99, tp.relative_spread(a.p99_ms, b.p99_ms))
+        d50_rep, d99_rep = d50, d99
+        resid50: list[float] = []
+        resid99: list[float] = []
+        n_req = max(50, int(s.rate_per_s * s.duration_s))
+        # 2. predict and pick; 3. confirm
+        excluded: list[tuple[float, int, int]] = []
+        for rnd in range(1, s.max_rounds + 1):
+            curves = tp.instance_curves(res.runs, N)
+            search = tp.Search(tp.calibrate_queueing(res.runs, open_idx, seed=s.seed), curves,
+                               d50, d99, s.rate_per_s, n_req, B, N)
+            res.calibration = tp.calibration_record(search, device, devices)
+            preds = tp.predict_all(search, seed=s.seed)
+            res.predictions = preds
+            pick, runner = tp.choose(preds, objective, s.slo_p99_ms, s.max_utilisation,
+                                     excluded)
+            if pick is None:
+                best = tp.best_p99(preds)
+                near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to "
+                        f"{best.p99.hi_ms:.3g} ms" if best is not None and best.p99 else "")
+                out.error = InputError(
+                    f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
+                    + near, "raise --slo-p99-ms, allow more --max-instances, or lower the "
+                    "rate")
+                break
+            res.runner_up = runner
+            # a feasible prediction is stable, so it has its intervals
+            assert pick.p50 is not None and pick.p99 is not None
+            assert pick.p50_ms is not None and pick.p99_ms is not None
+            say(f"tune: round {rnd}: picked {tp.config_text(pick, unit)}: predicted P50 "
+                f"{pick.p50_ms:.3g} ms [{pick.p50.lo_ms:.3g}, {pick.p50.hi_ms:.3g}], P99 "
+                f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")
+            choice = TuneChoice(window_us=pick.window_us, max_batch_size=pick.max_batch_size,
+                                instances=pick.instances, predicted=pick, round=rnd)
+            prev = res.rounds[-1] if res.rounds else None
+            res.rounds.append(choice)
+            if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
+                    pick.window_us, pick.max_batch_size, pick.instances):
+                # the pick stays the measured one, judged against the interval it was
+                # measured against (the new interval was fitted with that very run)
+                choice.measured = prev.measured
+                res.notes.append(
+                    "recalibrated with the confirming run, the search picked the same "
+                    f"configuration again (P50 {pick.p50.lo_ms:.3g}-{pick.p50.hi_ms:.3g} ms, "
+                    f"P99 {pick.p99.lo_ms:.3g}-{pick.p99.hi_ms:.3g} ms now); the pick is "
+                    "shown with the prediction it was measured against")
+                break
+            res.pick = choice
+            if res.live_runs >= s.max_runs:
+                res.notes.append(f"the pick was not measured: the budget of {s.max_runs} "
+                                 "live runs is spent")
+                break
+            idx = live("confirm", window_us=pick.window_us, mb=pick.max_batch_size,
+                       instances=[pick.instances], load=f"open:{s.rate_per_s:g}",
+                       seed_off=10 + rnd)[0]
+            m = tp.measured_of(res.runs[idx])
+            choice.measured = TuneMeasured(
+                p50_ms=m["p50_ms"], p99_ms=m["p99_ms"],
+                throughput_queries_per_s=m["throughput_queries_per_s"],
+                mean_batch=m["mean_batch"], requests=int(m["requests"]), run=idx,
+                p50_inside=bool(pick.p50.holds(m["p50_ms"])),
+                p99_inside=bool(pick.p99.holds(m["p99_ms"])))
+            say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "
+                f"{m['throughput_queries_per_s']:.4g} q/s, mean batch {m['mean_batch']:.3g}"
+                + ("" if choice.measured.p50_inside and choice.measured.p99_inside else
+                   ": outside the predicted interval"))
+            if choice.measured.p50_inside and choice.measured.p99_inside:
+                break
+            if rnd == s.max_rounds or res.live_runs >= s.max_runs:
+                res.notes.append("the measurement fell outside the predicted interval and "
+                                 "the budget allows no further round")
+                break
+            # the run joins the calibration: its batch sizes pool into T(b) at its
+            # instance count (instance_curves reads every run), and its miss is a drift
+            # sample, pooled with the repeat pair's estimate; the queueing calibration
+            # stays the repeated run's (one run's mean queue time carries its stalls)
+            resid50.append(m["p50_ms"] / pick.p50_ms - 1.0)
+            resid99.append(m["p99_ms"] / pick.p99_ms - 1.0)
+            d50 = tp.pooled_drift(d50_rep, resid50)
+            d99 = tp.pooled_drift(d99_rep, resid99)
+    except KeyboardInterrupt as exc:
+        why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
+            f"interrupted by {interrupt_name(exc)}"
+        out.incomplete = f"{why}; {res.live_runs} live run(s) finished and kept"
+    except TrtcheckError as exc:  # bad input or the environment: keep what finished
+        out.error = exc
+    finally:
+        res.wall_s = round(time.monotonic() - t0, 3)
+        try:
+            res.restored = _same_config(read_model_config(s.url, s.model,
+                                                          s.model_version)[1], base)
+        except BaseException:  # noqa: BLE001 - a check, never the search's error
+            res.restored = False
+    if res.pick is not None:
+        res.why = _why(res, objective, unit)
+    return out
+
+
+def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
+    """The reasons for the pick, in words."""
+    p = res.pick.predicted  # type: ignore[union-attr]
+    why = [f"objective {objective.name}: {res.objective_rule}"]
+    feas = [q for q in res.predictions if q.feasible]
+    why.append(f"{len(feas)} of {len(res.predictions)} configurations predicted feasible "
+               f"at {res.arrival_rate_per_s:g} req/s")
+    if p.contention_source in ("fitted", "assumed"):
+        why.append(f"{p.instances} instances: T(b) x {p.contention_factor:.3g} "
+                   f"({p.contention_source} contention; the interval is widened)")
+    if p.extrapolated_above is not None:
+        why.append(f"max batch {p.max_batch_size} is above the largest calibrated batch "
+                   f"size {p.extrapolated_above}: T(b) above it is extrapolated along the "
+                   "fit's slope (the interval is widened)")
+    r = res.runner_up
+    if r is not None and r.p99 is not None and p.p99 is not None:
+        why.append(f"runner-up {tp.config_text(r, unit)}: P99 up to {r.p99.hi_ms:.3g} ms "
+                   f"against {p.p99.hi_ms:.3g} ms, capacity {r.capacity_queries_per_s:.4g} "
+                   f"against {p.capacity_queries_per_s:.4g} req/s")
+    return why
+
+
+def prediction_as_sim(p: TunePrediction, rate_per_s: float) -> Any:
+    """A :class:`~trtcheck.results.advice.SimPrediction` of a tune prediction (for the
+    Triton export)."""
+    from trtcheck.results.advice import SimPrediction
+
+    return SimPrediction(window_us=p.window_us, max_batch_size=p.max_batch_size,
+                         instances=p.instances, arrival_rate_per_s=rate_per_s,
+                         stable=p.stable, utilisation=p.utilisation,
+                         throughput_queries_per_s=p.throughput_queries_per_s,
+                         p50_ms=p.p50_ms, p99_ms=p.p99_ms, mean_batch=p.mean_batch)
+
+
+def export_config_text(res: TuneResult) -> tuple[str, Any]:
+    """``(config.pbtxt text, TritonModelSpec)`` of the pick, with the live model's own
+    backend, tensors and instance kind.
+
+    Raises:
+        InputError: no pick, or a config without platform/backend.
+    """
+    from trtcheck.export.settings import spec_from_triton_config, triton_config
+
+    if res.pick is None:
+        raise InputError("there is no pick to export", "run tune until it picks")
+    spec = spec_from_triton_config(res.original_config)
+    text = triton_config(prediction_as_sim(res.pick.predicted, res.arrival_rate_per_s),
+                         res.model, spec.device_kind, spec=spec,
+                         assessed_max_batch_size=res.max_batch_size)
+    return text, spec

@@ -1,0 +1,220 @@
+"""Records of ``trtcheck tune``: calibrate -> predict -> confirm against a live Triton.
+
+A tune document (``kind: "tune"``) is a results document whose ``tune`` section holds
+every live run (as ``serve --url`` records it), the calibration per instance count, the
+prediction of every candidate with its interval, the pick with what was predicted and
+what was measured, the runner-up and the objective.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from trtcheck.results.base import Record
+from trtcheck.results.serve import ServeRun
+
+
+class TuneInterval(Record):
+    """A predicted latency with its prediction interval, ms.
+
+    Attributes:
+        point_ms: the simulated value.
+        lo_ms, hi_ms: the interval (see docs/advise.md, "Prediction intervals").
+    """
+
+    point_ms: float
+    lo_ms: float
+    hi_ms: float
+
+    def holds(self, value_ms: float) -> bool:
+        """Whether ``value_ms`` lies inside the interval (ends included)."""
+        return self.lo_ms <= value_ms <= self.hi_ms
+
+
+class TunePrediction(Record):
+    """One candidate configuration as predicted.
+
+    Attributes:
+        window_us, max_batch_size, instances: the configuration.
+        stable: the offered rate is below its capacity.
+        utilisation: offered rate / capacity (>= 1: unstable).
+        p50_ms, p99_ms: predicted P50/P99 (``None`` when unstable).
+        p50, p99: the same with their prediction intervals.
+        throughput_queries_per_s: predicted completed requests per second at the rate.
+        mean_batch: predicted requests per execution.
+        capacity_queries_per_s: the most requests per second the configuration carries
+            (``instances x max_b b / T_n(b)`` up to its max batch).
+        contention_factor: T(b) at this instance count / T(b) at one instance.
+        contention_source: ``"measured"`` (T(b) calibrated at this count), ``"fitted"``
+            (a factor fitted from another multi-instance run, scaled by instance
+            count), ``"assumed"`` (no multi-instance run: the default factor) or
+            ``"none"`` (one instance).
+        extrapolated_above: the largest calibrated batch size when this configuration's
+            max batch exceeds it (T(b) above it extrapolated along the fit's slope),
+            else ``None``.
+        feasible: meets the objective's constraints on the interval (see the objective).
+    """
+
+    match_fields: ClassVar[tuple[str, ...]] = ("window_us", "max_batch_size", "instances")
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+    stable: bool
+    utilisation: float
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    p50: TuneInterval | None = None
+    p99: TuneInterval | None = None
+    throughput_queries_per_s: float | None = None
+    mean_batch: float | None = None
+    capacity_queries_per_s: float = 0.0
+    contention_factor: float = 1.0
+    contention_source: str = "none"
+    extrapolated_above: int | None = None
+    feasible: bool = False
+
+
+class TuneMeasured(Record):
+    """A configuration as measured on the live server.
+
+    Attributes:
+        p50_ms, p99_ms: client latency percentiles (from the scheduled send).
+        throughput_queries_per_s: completed requests per second.
+        mean_batch: the server's inferences / executions.
+        requests: ok requests measured.
+        run: index into ``tune.runs`` of the run measured.
+        p50_inside, p99_inside: whether each lies inside its predicted interval.
+    """
+
+    p50_ms: float
+    p99_ms: float
+    throughput_queries_per_s: float
+    mean_batch: float
+    requests: int
+    run: int
+    p50_inside: bool
+    p99_inside: bool
+
+
+class TuneChoice(Record):
+    """A picked configuration: what was predicted, and what was measured (``None``
+    when it was not measured, e.g. the runner-up, or an interrupted run).
+
+    Attributes:
+        window_us, max_batch_size, instances: the configuration.
+        predicted: its prediction with intervals.
+        measured: its measurement, if any.
+        round: the confirmation round that picked it (1 = after the calibration).
+    """
+
+    match_fields: ClassVar[tuple[str, ...]] = ("window_us", "max_batch_size", "instances")
+
+    window_us: float
+    max_batch_size: int
+    instances: int
+    predicted: TunePrediction
+    measured: TuneMeasured | None = None
+    round: int = 1
+
+
+class TuneInstanceCalibration(Record):
+    """T(b) at one instance count.
+
+    Attributes:
+        instances: the instance count.
+        batch_sizes, t_ms: T(b) per calibrated batch size, ms per execution.
+        contention_factor: T(b) here / T(b) at one instance (weighted median of the
+            ratios at the batch sizes both hold; 1 at one instance).
+        source: ``"measured"``, ``"fitted"`` or ``"assumed"`` (as
+            :attr:`TunePrediction.contention_source`).
+        runs: indices into ``tune.runs`` that calibrated it.
+    """
+
+    instances: int
+    batch_sizes: list[int] = []
+    t_ms: list[float] = []
+    contention_factor: float = 1.0
+    source: str = "measured"
+    runs: list[int] = []
+
+
+class TuneCalibration(Record):
+    """What the live runs calibrated.
+
+    Attributes:
+        per_instances: T(b) per instance count searched.
+        per_batch_overhead_ms: instance time per execution outside compute (fitted).
+        request_delay_median_ms: median per-request delay outside the server's queue.
+        drift_p50_rel, drift_p99_rel: run-to-run relative standard deviation of P50 and
+            P99 from the repeated calibration run (a floor applied; see the interval
+            formula).
+        contention_per_instance: the fitted (or assumed) extra T(b) share per doubling
+            of the instance count: ``T_n(b) = T_1(b) x (1 + k log2(n))``.
+        contention_source: ``"measured"`` or ``"assumed"``.
+        largest_batch_measured: largest batch size with a T(b) point.
+        device: ``"GPU"`` or ``"CPU"``: where the instances run (from instance_group).
+        devices: how many devices the instances share (``gpus`` of ``KIND_GPU``; 1 on CPU).
+    """
+
+    per_instances: list[TuneInstanceCalibration] = []
+    per_batch_overhead_ms: float = 0.0
+    request_delay_median_ms: float = 0.0
+    drift_p50_rel: float = 0.0
+    drift_p99_rel: float = 0.0
+    contention_per_instance: float = 0.0
+    contention_source: str = "assumed"
+    largest_batch_measured: int = 1
+    device: str = "CPU"
+    devices: int = 1
+
+
+class TuneResult(Record):
+    """The whole ``trtcheck tune`` search.
+
+    Attributes:
+        url, model: the live server and model.
+        arrival_rate_per_s: the target Poisson rate, req/s.
+        slo_p99_ms: the P99 objective (ms) or ``None``.
+        objective: the objective's name (``fewest-instances``, ``p99``, ``throughput``).
+        objective_rule: the objective's rule in words (how it picks on the intervals).
+        max_instances: largest instance count searched.
+        max_batch_size: largest max batch searched.
+        max_batch_source: ``"server"`` (the model's configured max batch) or ``"user"``.
+        original_config: the model's configuration before the search (restored after).
+        runs: every live run, in order, as ``serve --url`` records it (one
+            configuration and one load each).
+        run_purposes: what each run was for (``calibration``, ``repeat``, ``confirm``).
+        calibration: the calibration (``None`` when it did not finish).
+        predictions: every candidate as predicted in the last round.
+        pick: the chosen configuration with predicted and measured.
+        runner_up: the objective's second choice (predicted).
+        rounds: every confirmed pick, in order (the last is ``pick``).
+        why: the reasons, in words.
+        notes: assumptions and what could not be measured.
+        live_runs: live runs used; wall_s: the search's wall time, s.
+        restored: the original configuration was loaded again afterwards.
+    """
+
+    url: str
+    model: str
+    arrival_rate_per_s: float
+    slo_p99_ms: float | None = None
+    objective: str
+    objective_rule: str = ""
+    max_instances: int = 1
+    max_batch_size: int = 1
+    max_batch_source: str = "server"
+    original_config: dict = {}
+    runs: list[ServeRun] = []
+    run_purposes: list[str] = []
+    calibration: TuneCalibration | None = None
+    predictions: list[TunePrediction] = []
+    pick: TuneChoice | None = None
+    runner_up: TunePrediction | None = None
+    rounds: list[TuneChoice] = []
+    why: list[str] = []
+    notes: list[str] = []
+    live_runs: int = 0
+    wall_s: float = 0.0
+    restored: bool = True
