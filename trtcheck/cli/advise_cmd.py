@@ -94,7 +94,7 @@ def _check_curve_bound(curve: Any) -> None:
 @click.argument("model", required=False, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--from", "from_path", default=None, type=click.Path(dir_okay=True),
               help="Take T(b) (bench) and overheads (serve) from a results JSON (or a "
-                   "report folder).")
+                   "report folder; or T(b) from a Triton /v2/models/NAME/stats JSON).")
 @click.option("--latency-curve", default=None, metavar="B:MS,...",
               help="T(b) in ms (b <= 65536, each time > 0 and <= 1e7 ms), e.g. "
                    "1:0.29,8:1.02,16:1.73.")

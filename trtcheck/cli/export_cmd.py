@@ -141,17 +141,19 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
     if pref and any(b > pred.max_batch_size for b in pref):
         raise UsageError(f"--preferred-batch {preferred_batch} has a size above max batch "
                          f"{pred.max_batch_size}", "give sizes up to --max-batch")
-    if results is None and not explicit:
-        log("no batching settings given: max_batch_size 1, no dynamic batching (pass --from "
-            "advice.json, or --max-batch/--window-ms/--instances)")
+    advice = getattr(results, "advice", None)
+    if advice is None and live is None and not explicit:
+        log("no batching settings given" + (f" ({from_path} holds no advice)" if results
+                                             is not None else "")
+            + ": max_batch_size 1, no dynamic batching (pass --from advice.json, or "
+            "--max-batch/--window-ms/--instances)")
     if model is None:
         log(f"no model file given: copy the served model into {Path(repo) / name / '1'} "
             f"as {model_file}")
-    advice = getattr(results, "advice", None)
     assessed = (max(advice.curve.points_ms, default=None)  # what the advice measured
                 if advice is not None and max_batch is None else None)
     text = triton_config(pred, name, spec.device_kind, spec=spec, preferred_batch_sizes=pref,
-                         advised=results is not None, settings_given=explicit,
+                         advised=advice is not None, settings_given=explicit,
                          assessed_max_batch_size=assessed)
     for path in write_model_repository(repo, name, text, model, model_file, overwrite):
         log(f"wrote {path}")

@@ -31,7 +31,8 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
 @click.option("--from", "from_json", default=None, type=click.Path(path_type=str),
-              help="Render from an existing results.json (or a report folder); nothing is "
+              help="Render from an existing results.json (or a report folder, a "
+                   "perf_analyzer -f CSV, a Triton /v2/models/NAME/stats JSON); nothing is "
                    "measured.")
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),

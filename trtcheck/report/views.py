@@ -28,6 +28,7 @@ from trtcheck.report.sections import Section
 from trtcheck.report.verdict import VerdictView
 from trtcheck.results import BackendInfo, Environment, Finding, Results
 from trtcheck.results.advice import Advice
+from trtcheck.results.imported import ImportedRun
 from trtcheck.results.precision import Localization, PrecisionTolerance
 
 # ----------------------------------------------------------------------------- report
@@ -891,6 +892,24 @@ class AdviceView:
     points: list[tuple[int, float]]
     comparison: list[ComparisonRow] = field(default_factory=list)
     predicted_dash: bool = False
+
+
+@dataclass(frozen=True)
+class ImportedView:
+    """Measurements read from another tool's file (a perf_analyzer CSV, a Triton
+    statistics dump).
+
+    Attributes:
+        run: the imported record (source, file, perf_analyzer levels, Triton models,
+            what the source lacks).
+        source_label: the source in words (``"perf_analyzer CSV"``).
+        load_column: the heading of the load column (``"concurrency"`` or
+            ``"request rate req/s"``; empty for statistics).
+    """
+
+    run: ImportedRun
+    source_label: str
+    load_column: str
 
 
 # ---------------------------------------------------------------------------- compare

@@ -36,6 +36,7 @@ from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
+from trtcheck.results.imported import ImportedRun
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.migrate import can_migrate, migrate
 from trtcheck.results.precision import PrecisionResult
@@ -43,7 +44,7 @@ from trtcheck.results.serve import ServeRun
 from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION = "3.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -99,6 +100,8 @@ class Results(Record):
     ``target`` is the deployment target the verdict and findings are judged for
     (``tensorrt``, ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``trtcheck report
     --target``), ``None`` when not given (judged for TensorRT).
+    ``imported`` holds measurements read from another tool's file (a perf_analyzer CSV,
+    a Triton statistics dump), its source named.
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -113,6 +116,7 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    imported: ImportedRun | None = None
     incomplete: str | None = None
     target: Literal["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"] | None = None
     verdict: Verdict | None = None
@@ -258,7 +262,8 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
 
 
 def load_results(path: str | os.PathLike[str]) -> Results:
-    """Read a results JSON file.
+    """Read a results JSON file (:func:`trtcheck.results.documents.load_results_input`
+    also reads a report folder, a perf_analyzer CSV and a Triton statistics dump).
 
     Raises:
         InputError: missing file, a directory, unreadable, not a results file.

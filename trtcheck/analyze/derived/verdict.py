@@ -494,6 +494,18 @@ def _nothing_reasons(results: Any) -> list[VerdictReason]:
              getattr(results, "advice", None))
     if any(p for p in parts):
         return []
+    imported = getattr(results, "imported", None)
+    if imported is not None:
+        tool = ("perf_analyzer" if imported.source == "perf_analyzer-csv"
+                else "Triton's statistics")
+        return [VerdictReason(kind="nothing-measured", effect="cannot_tell", section="summary",
+                              title=f"measured by {tool}, not judged",
+                              message=f"the results hold {tool}'s numbers read from "
+                                      f"{imported.file}; the verdict needs trtcheck's own "
+                                      "inspection and measurements (gate the imported "
+                                      "numbers with a policy)",
+                              remedy="gate them with `trtcheck gate FILE --policy P`, or run "
+                                     "`trtcheck report MODEL`")]
     return [VerdictReason(kind="nothing-measured", effect="cannot_tell", section="summary",
                           title="nothing was inspected or measured",
                           message="the results hold nothing inspected or measured",
