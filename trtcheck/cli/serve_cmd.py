@@ -53,7 +53,9 @@ PREFERRED_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="none", 
 an empty value is none."""
 
 
-@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment (with --url, "
+                               "a run broken by a server fault: the finished configurations "
+                               "are written first, marked invalid); 4 internal; "
                                "130 interrupted (Ctrl-C/SIGTERM: the finished configurations "
                                "are written, marked incomplete).")
 @model_path_argument(required=False)
@@ -415,6 +417,15 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    from trtcheck.measure.serving.live import run_fault
+
+    if (fault := run_fault(run)) is not None:
+        from trtcheck.errors import EnvironmentProblem
+
+        kept = (f"{len(run.configs)} finished configuration(s) written to {output}"
+                if output else f"{len(run.configs)} finished configuration(s) printed")
+        raise EnvironmentProblem(f"the run broke: {fault}",
+                                 f"{kept}, marked invalid; check the server, then run again")
     if run.incomplete:
         log(f"{run.incomplete}; the results are marked incomplete")
         raise click.exceptions.Exit(130)

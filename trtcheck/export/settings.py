@@ -564,9 +564,18 @@ def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
     one server (``co_located``), as the measured server ran them.
 
     Raises:
-        InputError: the configuration names neither a platform nor a backend, or a
-            tensor without a name or type.
+        InputError: the configuration fails its check
+            (:func:`trtcheck.results.kserve_answers.check_model_config`), names neither a
+            platform nor a backend, or has a tensor without a name or type.
     """
+    from trtcheck.results.kserve_answers import BadAnswer, check_model_config
+
+    try:
+        config = check_model_config(config)
+    except BadAnswer as exc:
+        raise InputError(f"the recorded Triton model configuration has a bad "
+                         f"{exc.field or 'value'}: {exc.reason}",
+                         "record the run again against the server") from None
     platform = str(config.get("platform") or "")
     backend = str(config.get("backend") or "")
     if not platform and not backend:

@@ -316,10 +316,12 @@ class ServeRepeat(Record):
         counters: server-side counters.
         ok_count: ok requests (every statistic above is computed over all of them).
         raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
-            all). Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS` ok requests per
-            repeat the lists are thinned evenly, in request order, to bound memory and
-            file size; ``latency``, ``waterfall`` and the send-lag statistics still
-            describe every request.
+            all), in request order. Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS`
+            ok requests per repeat the stride doubles each time the kept requests fill
+            up (a power of two), to bound memory and file size; ``latency``,
+            ``waterfall`` and the send-lag statistics still describe every request
+            (their percentiles then from a histogram within 0.05 %:
+            :mod:`trtcheck.measure.serving.request_record`).
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
         distributed: live target with ``--ray``: every actor's share (node, sends, lag,
@@ -451,6 +453,13 @@ class ServeRun(Record):
             finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
+
+    A live run broken by a server fault (the server stopped answering or restarted, the
+    model was unloaded or loaded again by someone else, an answer failed its check) keeps
+    the configurations finished before it; ``incomplete`` then reads ``"invalid: ..."``
+    (which configuration broke and what happened, one line) and ``warnings`` holds a
+    ``server-fault`` finding (severity ``error``) with the same reason
+    (:func:`trtcheck.measure.serving.live.live_faults.run_fault` reads it back).
     """
 
     label: str

@@ -210,14 +210,16 @@ class TritonServer:
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
 
-    def start(self, timeout_s: float = 60.0) -> TritonServer:
-        """Start the server and wait until ``/v2/health/ready`` answers 200.
+    def start(self, timeout_s: float = 60.0, keep_ports: bool = False) -> TritonServer:
+        """Start the server and wait until ``/v2/health/ready`` answers 200 (on new free
+        ports, or the ones it had with ``keep_ports``).
 
         Raises:
             RuntimeError: the server exited or was not ready in time (log tail included).
         """
         inst = load_fetch_triton().fetch()
-        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        if not (keep_ports and self.http_port):
+            self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
         cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
                                   self.metrics_port, explicit=self.explicit, extra=extra)
@@ -241,6 +243,26 @@ class TritonServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"tritonserver not ready after {timeout_s:g} s:\n" + self.log_tail())
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self, timeout_s: float = 60.0) -> TritonServer:
+        """Stop the server (SIGKILL) and start it again on the same ports, with the models
+        of ``load_models`` loaded (their own configurations) and statistics from zero.
+        Call it from a thread that lives as long as the server: Linux ends the server
+        when the thread that started it exits (``PR_SET_PDEATHSIG``, see
+        :func:`_die_with_parent`).
+
+        Raises:
+            RuntimeError: it did not come back in time (log tail included).
+        """
+        self.kill()
+        return self.start(timeout_s, keep_ports=True)
 
     def log_tail(self, n: int = 40) -> str:
         """The last ``n`` lines of the server log."""
@@ -306,7 +328,8 @@ def make_repository(root: Path) -> Path:
     window), ``tb_fail`` (every request errors), ``tb_badshape`` (answers 3 columns),
     ``tb_every2`` (every second request errors), ``tb_picky`` (fails to load with a max
     batch above 8), ``tb_slow`` (T(b) = 400 ms: requests
-    outlive short bounds). Only ``tb_linear`` is meant to load at start; tests load the
+    outlive short bounds), ``tb_numpy2`` (outputs built from numpy arrays: empty under
+    numpy 2). Only ``tb_linear`` is meant to load at start; tests load the
     others when they need them."""
     repo = root / "models"
     if repo.exists():
@@ -318,6 +341,7 @@ def make_repository(root: Path) -> Path:
     write_model(repo, "tb_every2", mode="every2")
     write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
     write_model(repo, "tb_slow", a_ms=400.0, b_ms=0.0, max_batch_size=4)
+    write_model(repo, "tb_numpy2", mode="numpy_tensor")
     return repo
 
 
@@ -336,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m trtcheck.testing.triton_server",
         description="Start a real Triton server over the test model repository "
-                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow) on free "
+                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow, tb_numpy2) on free "
                     "loopback ports, print its URLs at once, and serve until Ctrl-C.")
     ap.add_argument("--load-model", action="append", metavar="NAME", default=None,
                     help="model to load at start (repeatable; default: tb_linear)")

@@ -400,97 +400,149 @@ def _r(x: float) -> float:
     return round(x, 4)
 
 
+class RepeatAccumulator:
+    """One load run's per-request values, folded in as each request ends (bounded
+    memory: :class:`trtcheck.measure.serving.request_record.RequestReservoir`), then one
+    :class:`ServeRepeat` (:meth:`repeat`).
+
+    Give :meth:`on_end` to :func:`trtcheck.measure.serving.loadgen.run_load` as ``on_end``: an
+    ``ok`` request's ticket (and HTTP handler times) are taken out of ``tickets`` /
+    ``handler_times`` and turned into its latency and waterfall parts at once; any other
+    request's are dropped. Accounting is exact whatever the run's length: every sent
+    request is counted once under its outcome.
+
+    Args:
+        open_loop: latencies from the scheduled send (else from the actual send).
+        http: the waterfall has ``http_ms``.
+        tickets, handler_times: the target's (filled by it as requests start).
+        late_threshold_ms: open loop: a send later than this counts as late.
+        capacity: requests whose values the results keep (every stride-th beyond;
+            default :data:`MAX_RAW_REQUESTS`).
+    """
+
+    def __init__(self, open_loop: bool, http: bool, tickets: dict[int, Ticket],
+                 handler_times: dict[int, tuple[float, float]], late_threshold_ms: float,
+                 capacity: int | None = None) -> None:
+        from trtcheck.measure.serving.request_record import RequestReservoir
+
+        capacity = MAX_RAW_REQUESTS if capacity is None else capacity
+        self.open_loop = open_loop
+        self.http = http
+        self.tickets = tickets
+        self.handler_times = handler_times
+        self.late_threshold_ms = late_threshold_ms
+        parts = [k for k in WATERFALL_PARTS if (open_loop or k != "send_lag_ms")
+                 and (http or k != "http_ms")]
+        self.parts = parts
+        # per ok request: index, latency, parts, residual, batch size, enqueue time (s)
+        self.ok = RequestReservoir(["index", "latency_ms", *parts, "residual_ms",
+                                    "batch_size", "t_enqueue_s"], capacity)
+        self.lags = RequestReservoir(["index", "send_lag_ms"], capacity)
+        self.sent = 0
+        self.late = 0
+        self.first = math.inf  # earliest (scheduled, for open loop) send
+        self.send_lo = math.inf
+        self.send_hi = -math.inf
+        self.last_ok_end = -math.inf
+        self.errors: dict[str, int] = {}
+
+    def on_end(self, i: int, t_sched: float, t_send: float, t_end: float, outcome: str,
+               error: str) -> None:
+        """One request ended (the signature of ``run_load``'s ``on_end``)."""
+        ticket = self.tickets.pop(i, None)
+        handler = self.handler_times.pop(i, None)
+        if outcome == "not_sent":
+            return
+        self.sent += 1
+        start = t_sched if self.open_loop else t_send
+        self.first = min(self.first, start)
+        self.send_lo = min(self.send_lo, t_send)
+        self.send_hi = max(self.send_hi, t_send)
+        if error:
+            self.errors[error] = self.errors.get(error, 0) + 1
+        if self.open_loop:
+            lag = (t_send - t_sched) * 1e3
+            self.lags.add((float(i), lag))
+            self.late += lag > self.late_threshold_ms
+        if outcome != OK or ticket is None or ticket.t_delivered == 0.0:
+            return
+        self.last_ok_end = max(self.last_ok_end, t_end)
+        e2e = (t_end - start) * 1e3
+        p = ticket.parts_s()
+        vals: list[float] = []
+        if self.open_loop:
+            vals.append((t_send - t_sched) * 1e3)
+        if self.http:
+            h0, h1 = handler or (t_send, t_end)
+            vals.append(((h0 - t_send) + (t_end - h1)) * 1e3)
+            vals.append((ticket.t_enqueue - h0) * 1e3)
+        else:
+            vals.append((ticket.t_enqueue - t_send) * 1e3)
+        vals += [p["queue_wait"] * 1e3, p["window_wait"] * 1e3, p["assembly"] * 1e3,
+                 p["executor_hop"] * 1e3, p["compute"] * 1e3, p["result_dispatch"] * 1e3]
+        self.ok.add((float(i), e2e, *vals, e2e - sum(vals), float(ticket.batch_size),
+                     ticket.t_enqueue))
+
+    def repeat(self, repeat: int, rec: LoadRecord, counters: BatcherCounters) -> ServeRepeat:
+        """The :class:`ServeRepeat` of the run (``rec``: its record, for the outcome
+        counts)."""
+        counts = rec.outcome_counts()
+        ok_count = self.ok.count
+        first = self.first if self.sent else 0.0
+        last = max(self.last_ok_end, first) if ok_count else first
+        duration = max(last - first, 1e-9)
+        rows = self.ok.kept_rows(order_by="index")  # request order
+        col = {n: rows[:, j] for j, n in enumerate(self.ok.names)}
+
+        def ms(name: str) -> list[float]:  # rounded as every per-request value (0.1 us)
+            return np.round(col[name], 4).tolist()
+
+        rep = ServeRepeat(
+            repeat=repeat, latencies_ms=ms("latency_ms"),
+            parts_ms={k: ms(k) for k in self.parts},
+            batch_sizes=col["batch_size"].astype(np.int64).tolist(),
+            enqueue_offsets_ms=np.round((col["t_enqueue_s"] - first) * 1e3, 4).tolist(),
+            ok_count=ok_count, raw_stride=self.ok.stride,
+            outcomes=counts, errors=dict(self.errors),
+            latency=self.ok.summarize("latency_ms") if ok_count else None,
+            duration_s=duration,
+            throughput_queries_per_s=counts[OK] / duration if counts[OK] else 0.0,
+            mean_batch_size=counters.avg_batch_size,
+            max_batch_size=counters.max_batch_size_seen,
+            counters=_counters_record(counters))
+        if ok_count:
+            rep.waterfall = [WaterfallPart(name=k, median_ms=self.ok.percentile(k, 0.5),
+                                           p99_ms=self.ok.percentile(k, 0.99),
+                                           mean_ms=self.ok.mean(k)) for k in self.parts]
+            rep.residual_median_ms = self.ok.percentile("residual_ms", 0.5)
+            rep.residual_p99_ms = self.ok.percentile("residual_ms", 0.99)
+        del rows, col
+        if self.open_loop and self.sent:
+            rep.send_lag_ms = np.round(self.lags.kept_rows(order_by="index")[:, 1],
+                                       4).tolist()
+            rep.send_lag_p50_ms = self.lags.percentile("send_lag_ms", 0.5)
+            rep.send_lag_p99_ms = self.lags.percentile("send_lag_ms", 0.99)
+            rep.late_send_share = self.late / self.sent
+            if self.sent > 1:
+                span = self.send_hi - self.send_lo
+                rep.achieved_send_rate_per_s = (self.sent - 1) / span if span > 0 else None
+        return rep
+
+
 def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
                  handler_times: dict[int, tuple[float, float]], http: bool,
                  counters: BatcherCounters, late_threshold_ms: float) -> ServeRepeat:
-    """Turn one load run's raw records into a :class:`ServeRepeat` (waterfall included).
+    """Turn one recorded load run into a :class:`ServeRepeat` (waterfall included): its
+    requests go through :class:`RepeatAccumulator` in request order, as a streamed run's
+    do as they end.
 
     ``handler_times`` are the HTTP server's ``(start, end)`` per request (``http=True``).
     """
-    open_loop = rec.shape.kind == "open"
-    lat: list[float] = []
-    parts: dict[str, list[float]] = {k: [] for k in WATERFALL_PARTS}
-    if not open_loop:
-        del parts["send_lag_ms"]
-    if not http:
-        del parts["http_ms"]
-    batch_sizes: list[int] = []
-    enq: list[float] = []
-    residual: list[float] = []
-    sent_idx = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
-    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent_idx) \
-        if sent_idx else 0.0
-    for i in rec.indices(OK):
-        t = tickets.get(i)
-        if t is None or t.t_delivered == 0.0:
-            continue
-        t_send, t_end = rec.t_send[i], rec.t_end[i]
-        start = rec.t_sched[i] if open_loop else t_send
-        e2e = (t_end - start) * 1e3
-        p = t.parts_s()
-        vals: dict[str, float] = {}
-        if open_loop:
-            vals["send_lag_ms"] = (t_send - rec.t_sched[i]) * 1e3
-        if http:
-            h0, h1 = handler_times.get(i, (t_send, t_end))
-            vals["http_ms"] = ((h0 - t_send) + (t_end - h1)) * 1e3
-            vals["front_ms"] = (t.t_enqueue - h0) * 1e3
-        else:
-            vals["front_ms"] = (t.t_enqueue - t_send) * 1e3
-        vals["queue_wait_ms"] = p["queue_wait"] * 1e3
-        vals["window_wait_ms"] = p["window_wait"] * 1e3
-        vals["assembly_ms"] = p["assembly"] * 1e3
-        vals["executor_hop_ms"] = p["executor_hop"] * 1e3
-        vals["compute_ms"] = p["compute"] * 1e3
-        vals["result_dispatch_ms"] = p["result_dispatch"] * 1e3
-        lat.append(_r(e2e))
-        for k, v in vals.items():
-            parts[k].append(_r(v))
-        residual.append(e2e - sum(vals.values()))
-        batch_sizes.append(t.batch_size)
-        enq.append(_r((t.t_enqueue - t_first) * 1e3))
-    ok_count = len(lat)
-    stride = max(1, -(-ok_count // MAX_RAW_REQUESTS))
-    stats_lat = lat
-    stats_parts = parts
-    counts = rec.outcome_counts()
-    errors: dict[str, int] = {}
+    acc = RepeatAccumulator(rec.shape.kind == "open", http, dict(tickets),
+                            dict(handler_times), late_threshold_ms)
     for i, o in enumerate(rec.outcome):
-        if rec.error[i]:
-            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
-    sent = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
-    first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) if sent else 0.0
-    oks = rec.indices(OK)
-    last = max((rec.t_end[i] for i in oks), default=first)
-    duration = max(last - first, 1e-9)
-    rep = ServeRepeat(
-        repeat=repeat, latencies_ms=lat[::stride],
-        parts_ms={k: v[::stride] for k, v in parts.items()},
-        batch_sizes=batch_sizes[::stride], enqueue_offsets_ms=enq[::stride],
-        ok_count=ok_count, raw_stride=stride,
-        outcomes=counts, errors=errors,
-        latency=tstats.summarize(stats_lat) if stats_lat else None,
-        duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,
-        mean_batch_size=counters.avg_batch_size,
-        max_batch_size=counters.max_batch_size_seen,
-        counters=_counters_record(counters))
-    if lat:
-        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
-                                       p99_ms=tstats.percentile(v, 0.99),
-                                       mean_ms=float(np.mean(v)))
-                         for k, v in stats_parts.items() if v]
-        rep.residual_median_ms = tstats.percentile(residual, 0.5)
-        rep.residual_p99_ms = tstats.percentile(residual, 0.99)
-    if open_loop and sent:
-        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
-        rep.send_lag_ms = [_r(v) for v in lags[::max(1, -(-len(lags) // MAX_RAW_REQUESTS))]]
-        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
-        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
-        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
-        if len(sent) > 1:
-            span = max(rec.t_send[i] for i in sent) - min(rec.t_send[i] for i in sent)
-            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
-    return rep
+        acc.on_end(i, rec.t_sched[i], rec.t_send[i], rec.t_end[i], o, rec.error[i])
+    return acc.repeat(repeat, rec, counters)
 
 
 def _med(vals: Sequence[float]) -> float:
@@ -746,9 +798,14 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                     tgt.reset(b)
                                     if front is not None:
                                         front.reset()
+                                # streamed: each request is folded in as it ends
+                                acc = RepeatAccumulator(shape.kind == "open", http,
+                                                        tgt.tickets, tgt.handler_times,
+                                                        late_threshold_ms)
                                 rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
                                                      drain_timeout_s=drain_timeout_s, seed=seed + r,
-                                                     rejected_types=(QueueFull,))
+                                                     rejected_types=(QueueFull,),
+                                                     on_end=acc.on_end)
                             finally:
                                 await b.aclose(drain=False, timeout_s=drain_timeout_s)
                                 if b.abandoned_batches and own_pool is not None:
@@ -758,8 +815,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                     own_pool = DaemonThreadPool(
                                         instances, thread_name_prefix="trtcheck-serve")
                                     executor = own_pool
-                            rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
-                                               b.counters, late_threshold_ms)
+                            rep = acc.repeat(r, rec, b.counters)
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency

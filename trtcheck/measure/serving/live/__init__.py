@@ -11,6 +11,7 @@ from __future__ import annotations
 from trtcheck.measure.serving.live.distributed import RayLoad, import_ray
 from trtcheck.measure.serving.live.kserve import import_client, parse_url
 from trtcheck.measure.serving.live.live import measure_live
+from trtcheck.measure.serving.live.live_faults import run_fault
 
 __all__ = [
     "RayLoad",
@@ -18,4 +19,5 @@ __all__ = [
     "import_client",
     "measure_live",
     "parse_url",
+    "run_fault",
 ]
