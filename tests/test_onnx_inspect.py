@@ -408,6 +408,9 @@ def test_integer_scalar_input_gets_an_input_value_hint(tmp_path: Path):
     [f] = [f for f in insp.lints if f.code == "onnx-integer-scalar-input"]
     assert f.severity == "warning" and f.where == "sr"
     assert "int64 scalar" in f.message and "--input-value sr=" in (f.remedy or "")
+    # given its value (--input-value sr=16000), it is fed that value: no warning
+    given = inspect_onnx(_save(m, tmp_path), given_inputs={"sr"})
+    assert not [f for f in given.lints if f.code == "onnx-integer-scalar-input"]
 
 
 def test_string_fields_that_are_not_utf8_are_shown_escaped(tmp_path: Path):

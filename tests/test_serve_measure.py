@@ -555,3 +555,23 @@ def test_generator_limited_allows_for_the_schedules_own_rate(arrival, sent, achi
     assert bool(marks) is limited
     if marks:
         assert marks[0].code == "generator-limited" and "sender reached" in marks[0].message
+
+
+@pytest.mark.parametrize("lag_p99_ms,p99_ms,limited", [
+    (2.57, 100.0, False),   # the 2-core demo: 13% late by 2.6 ms against a 100 ms p99
+    (401.0, 1812.0, True),  # a starved client: the lag is 22% of the p99 it is part of
+])
+def test_late_sends_mark_the_run_only_when_their_lag_moves_the_latency(lag_p99_ms, p99_ms,
+                                                                       limited):
+    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving.serve import generator_validity
+    from trtcheck.stats import summarize
+
+    shape = parse_load("open:150:poisson:153")
+    rep = _open_repeat(150, 150.0, late_share=0.13)
+    rep.send_lag_p99_ms = lag_p99_ms
+    rep.latency = summarize([p99_ms / 2] * 98 + [p99_ms] * 2)
+    marks = generator_validity(shape, [rep], "here")
+    assert bool(marks) is limited
+    if limited:
+        assert "13.0% of sends were late" in marks[0].message and "p99 send lag" in marks[0].message

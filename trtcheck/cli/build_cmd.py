@@ -96,6 +96,12 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
                 echo_text(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s "
                            f"with {r.runtime} {r.runtime_version}; {len(r.network_layers)} "
                            f"network layers; {r.plan.verdict}")
+                for pr in r.profiles:
+                    for name, sh in pr.shapes.items():
+                        echo_text(f"  profile {pr.index}: {name} min "
+                                  f"{'x'.join(map(str, sh.min))} opt "
+                                  f"{'x'.join(map(str, sh.opt))} max "
+                                  f"{'x'.join(map(str, sh.max))}")
                 for n in r.notes:
                     echo_text(f"  note: {n}")
     except BaseException:
@@ -108,5 +114,7 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
              "runtime": r.runtime, "runtime_version": r.runtime_version,
              "build_s": r.build_s, "plan_size_bytes": r.plan_size_bytes,
              "onnx_path": str(r.onnx_path), "network_layer_count": len(r.network_layers),
-             "plan": r.plan.model_dump(mode="json"), "notes": r.notes} for r in results]},
+             "plan": r.plan.model_dump(mode="json"), "notes": r.notes,
+             "profiles": [pr.model_dump(mode="json") for pr in r.profiles]}
+            for r in results]},
             "build")

@@ -73,6 +73,21 @@ def _example(inputs: Sequence[TensorInfo]) -> str:
     return "--shapes " + ",".join(parts)
 
 
+def kept_size_inputs(inputs: Sequence[TensorInfo], shapes: dict[str, list[int]],
+                     batch_size: int) -> list[str]:
+    """Inputs that keep their size at ``batch_size`` in ``shapes`` (from
+    :func:`resolve_shapes`): no axis of theirs was set to the batch size, although other
+    inputs were batched. Named in a failed batch's message: a state tensor whose batch
+    axis is not axis 0 and not named like the batch axis keeps batch 1 and fails at any
+    other batch size."""
+    out = []
+    for t in inputs:
+        dims = shapes.get(t.name) or []
+        if dims and batch_size not in dims and batch_size != 1:
+            out.append(f"{t.name} {'x'.join(map(str, dims))}")
+    return out
+
+
 def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
                    batch_size: int | None = None) -> dict[str, list[int]]:
     """Concrete shape of every input for one execution.
@@ -80,9 +95,12 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     Rules: a user-given shape wins (its rank must match the model and fixed dims must
     agree); then, when ``batch_size`` is given, axis 0 of every input is set to it if
     that axis is dynamic in the model; an input with a fixed axis 0 keeps it when some
-    other input is batched (a fixed-size parameter input), and otherwise (a model with a
-    fixed batch) that axis must equal ``batch_size``; every other dynamic dim must come
-    from ``given``.
+    other input is batched (a fixed-size parameter input), except an axis that carries
+    the dim name of the batched inputs' axis 0 (a recurrent state ``[2, batch, 128]``
+    beside ``input [batch, 512]``): that axis is set to ``batch_size``; otherwise (a
+    model with a fixed batch) axis 0 must equal ``batch_size``; every other dynamic dim
+    must come from ``given``. :func:`kept_size_inputs` names the inputs that keep their
+    size at a batch size.
 
     Args:
         inputs: the model's inputs (from inspection or the backend).
@@ -107,6 +125,7 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     # (e.g. a [1] scale factor beside a batched image) keep it, unless no input is batched
     batched = [t for t in inputs if t.shape and not (isinstance(t.shape[0], int)
                                                      and t.shape[0] > 0)]
+    batch_names = {t.shape[0] for t in batched if isinstance(t.shape[0], str) and t.shape[0]}
     for t in inputs:
         if t.name in given:
             dims = list(given[t.name])
@@ -129,6 +148,12 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
                                  "or use --batch " + str(model_axis0))
             if not (fixed0 and batched):  # a fixed-size input beside batched ones keeps it
                 dims[0] = batch_size
+            else:
+                # a state tensor whose batch axis is not axis 0 ([2, batch, 128]): follow
+                # the dim name the batched inputs give their axis 0
+                for i, m in enumerate(t.shape):
+                    if i > 0 and isinstance(m, str) and m in batch_names:
+                        dims[i] = batch_size
         unset = [i for i, d in enumerate(dims) if d < 1]
         for i in unset:
             label = t.shape[i] if isinstance(t.shape[i], str) else "?"

@@ -147,6 +147,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
             seed=s.seed)
         req.device = s.device_kind or (device_kind_from_results(results)
                                        if results is not None else None)
+        req.target = getattr(results, "target", None) if results is not None else None
         req.what_if = list(s.what_if)
         req.replicas = s.replicas
         req.burst_size = s.burst_size
@@ -479,7 +480,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
                    precisions: Sequence[str] = (), engine_input: bool = False,
                    arrival_rate_per_s: float | None = None, demo_advice: bool = False,
                    slo_p99_ms: float | None = None, policy: Any = None,
-                   log: Log = _log_info) -> ReportRun:
+                   target: str | None = None, log: Log = _log_info) -> ReportRun:
     """Inspect and measure ``model``, then write its report into the folder ``output``.
 
     In order: inspection (ONNX graph, or engine/trtexec exports when ``engine_input``),
@@ -499,6 +500,8 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
         run_options: a :class:`~trtcheck.measure.bench.runner.RunOptions` (batch sizes, shapes,
             inputs, runtime, stopping rule); its ``batch_sizes`` may be filled in.
         output: the report folder.
+        target: the deployment target recorded and judged for (``tensorrt``,
+            ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``None``: TensorRT).
 
     Raises:
         InputError: the folder cannot take a report, the model cannot be inspected or
@@ -511,6 +514,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
     with made_folders_removed_on_failure(output):
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, run_options, no_bench, engine_input, log)
+        results.target = target
         stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
         if serve and stopped is None:
             results.serve = _serve(model, run_options, log)
@@ -563,7 +567,9 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
-        results.inspection = inspect_onnx(model, shapes=first_shapes or None)
+        given = frozenset(opts.values or {}) | frozenset(getattr(opts, "arrays", None) or {})
+        results.inspection = inspect_onnx(model, shapes=first_shapes or None,
+                                          given_inputs=given)
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
         if opts.batch_sizes and any(f.code == "onnx-dynamic-input-no-shape"
@@ -576,7 +582,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             except InputError:
                 at_one = None  # the bench reports the missing dims in one line
             if at_one:
-                results.inspection = inspect_onnx(model, shapes=at_one)
+                results.inspection = inspect_onnx(model, shapes=at_one, given_inputs=given)
         if opts.batch_sizes and len(opts.batch_sizes) > 1:
             from trtcheck.load.shapes import runnable_batch_sizes
 

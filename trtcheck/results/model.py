@@ -44,7 +44,7 @@ from trtcheck.results.serve import ServeRun
 from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION = "3.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -97,6 +97,9 @@ class Results(Record):
     Sections are ``None`` (or empty) when the stage that fills them did not run.
     ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
     finished is kept, what was running is dropped), ``None`` for a complete run.
+    ``target`` is the deployment target the verdict and findings are judged for
+    (``tensorrt``, ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``trtcheck report
+    --target``), ``None`` when not given (judged for TensorRT).
     ``imported`` holds measurements read from another tool's file (a perf_analyzer CSV,
     a Triton statistics dump), its source named.
     """
@@ -115,6 +118,7 @@ class Results(Record):
     advice: Advice | None = None
     imported: ImportedRun | None = None
     incomplete: str | None = None
+    target: Literal["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"] | None = None
     verdict: Verdict | None = None
     tune: TuneResult | None = None
 

@@ -57,12 +57,14 @@ from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of 
 )
 from trtcheck.measure.precision.precision_judge import (  # noqa: F401 - part of this module's API
     compare_outputs,
+    flat_output_findings,
     ort_cpu_upcast_finding,
     output_findings,
     outputs_summary,
     polygraphy_elemwise_verdicts,
     precision_absent_finding,
     range_overflow_finding,
+    speedup_findings,
     variant_passed,
 )
 from trtcheck.measure.precision.precision_tolerance import (  # noqa: F401 - part of this module's API
@@ -307,6 +309,27 @@ def _latency(backend: Backend, model_path: str, feed: dict[str, np.ndarray], rul
                             batch_size=b.batch_size, bench=run)
 
 
+def set_speedup(latency: PrecisionLatency, ref_latency: PrecisionLatency, precision: str,
+                backend: Any) -> None:
+    """Fill ``latency``'s speed-up against ``ref_latency``: the ratio of medians and its
+    95% interval (:func:`trtcheck.stats.median_interval` of each run, divided crosswise),
+    or, when ``backend`` has no kernels for ``precision`` (ONNX Runtime's CPU provider
+    for FP16: FP32 kernels around casts), no ratio and why it is not measurable."""
+    from trtcheck.measure.precision.precision_judge import speedup_not_measurable
+    from trtcheck.stats import median_interval
+
+    why = speedup_not_measurable(precision, backend)
+    if why is not None:
+        latency.speedup_not_measurable = why
+        latency.speedup_vs_reference = None
+        return
+    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    ref_ci = median_interval(ref_latency.bench.batches[0].samples_ms)
+    ci = median_interval(latency.bench.batches[0].samples_ms)
+    if ref_ci is not None and ci is not None and ci[0] > 0:
+        latency.speedup_interval = [ref_ci[0] / ci[1], ref_ci[1] / ci[0]]
+
+
 @dataclass
 class CompareSettings:
     """Knobs of :func:`compare_variants`.
@@ -430,7 +453,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                 log(f"measuring {v.label} latency ...")
                 latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
                 if ref_latency is not None and latency.median_ms > 0:
-                    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+                    set_speedup(latency, ref_latency, v.precision, be.info)
     except InputError as exc:
         if not v.built_by_trtcheck:
             raise
@@ -444,9 +467,12 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         findings.append(precision_absent_finding(v.label, v.precision))
     outputs = compare_outputs(v.label, v.precision, ref_runs, cand_runs, tol)
     findings += output_findings(v.label, outputs)
+    findings += flat_output_findings(v.label, outputs, tol.atol)
     upcast = ort_cpu_upcast_finding(v.label, v.precision, info)
     if upcast is not None:
         findings.append(upcast)
+    slower = speedup_findings(v.label, v.precision, latency)
+    findings += slower
     localization = None
     acts = ref_acts() if v.precision == "fp16" else None
     if acts is not None:

@@ -57,6 +57,10 @@ MAX_RAW_REQUESTS = 100_000
 #: Open loop: more than this share of late sends marks a configuration generator-limited
 #: (the arrival process the server saw is the sender's catch-up, not the schedule).
 GENERATOR_LIMITED_LATE_SHARE = 0.10
+#: ... when those late sends matter: their p99 lag is over this share of the p99 latency
+#: measured (latencies count from the scheduled time, so a lag moves a claimed
+#: percentile by at most itself: a lag under 10% of the p99 leaves it within 10%).
+GENERATOR_LIMITED_LAG_SHARE = 0.10
 #: ... as does an achieved send rate below this share of the target rate.
 GENERATOR_LIMITED_RATE_SHARE = 0.90
 #: ``trtcheck report --serve``: open-loop rates as shares of one instance's batch-1
@@ -632,7 +636,9 @@ def _rate_floor(shape: LoadShape, reps: Sequence[ServeRepeat]) -> float:
 def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
                        ) -> list[Finding]:
     """``generator-limited`` marks of an open-loop configuration: in the median repeat,
-    more than :data:`GENERATOR_LIMITED_LATE_SHARE` of the sends were late, or the sender
+    more than :data:`GENERATOR_LIMITED_LATE_SHARE` of the sends were late with a p99 send
+    lag over :data:`GENERATOR_LIMITED_LAG_SHARE` of the p99 latency (a smaller lag moves
+    the claimed latencies by less than that share: a ``late-sends`` warning only), or the sender
     achieved less than :data:`GENERATOR_LIMITED_RATE_SHARE` of the target rate (less the
     schedule's own sampling error, :func:`_rate_floor`). Then the
     arrivals the server saw were the sender's catch-up bursts, not the schedule, and the
@@ -641,9 +647,14 @@ def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
         return []
     late = _median([r.late_send_share for r in reps])
     rate = _median([r.achieved_send_rate_per_s for r in reps])
+    lag = _median([r.send_lag_p99_ms for r in reps])
+    p99 = _median([r.latency.p99_ms for r in reps if r.latency is not None])
     why: list[str] = []
-    if late is not None and late > GENERATOR_LIMITED_LATE_SHARE:
-        why.append(f"{late:.1%} of sends were late")
+    material = lag is None or p99 is None or p99 <= 0 or lag > GENERATOR_LIMITED_LAG_SHARE * p99
+    if late is not None and late > GENERATOR_LIMITED_LATE_SHARE and material:
+        why.append(f"{late:.1%} of sends were late"
+                   + (f" (p99 send lag {lag:.3g} ms against a p99 latency of {p99:.3g} ms)"
+                      if lag is not None and p99 is not None else ""))
     if rate is not None and shape.rate_per_s > 0 and shape.arrival != "trace" \
             and rate < _rate_floor(shape, reps):
         why.append(f"the sender reached {rate:.1f} of {shape.rate_per_s:g} requests/s")
