@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class CommaList(click.ParamType):
@@ -170,3 +173,29 @@ def objective_option(what: str) -> Any:
     return click.option("--objective", default=names[0], show_default=True,
                         type=click.Choice(names),
                         help=f"How {what} is chosen ({rules}).")
+
+
+def apply_options(f: F, decorators: list[Callable[[F], F]]) -> F:
+    """``f`` decorated with ``decorators`` in order (the first is the first in ``--help``),
+    as if they were stacked on it: an option group of a command in one decorator."""
+    for decorate in reversed(decorators):
+        f = decorate(f)
+    return f
+
+
+def given_options(names: set[str]) -> list[str]:
+    """The long flags of the current command's parameters named in ``names`` that the user
+    gave (not left at their default), in ``--help`` order: for refusing options a mode
+    would silently ignore."""
+    ctx = click.get_current_context()
+    return [max(p.opts, key=len) for p in ctx.command.params if p.name in names
+            and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+
+
+def option_given(param: str) -> bool:
+    """Whether the user gave the current command's parameter ``param`` on the command line
+    (not its default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(param) not in (ParameterSource.DEFAULT, None)
