@@ -2,191 +2,39 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
 
 from trtcheck.cli.common import (
-    MAX_ARRIVAL_RATE_PER_S,
-    MAX_DURATION_MS,
-    FiniteFloatRange,
     OutputFormat,
-    batch_option,
-    check_number,
-    check_output_file,
     echo_json,
     echo_text,
     format_option,
     log,
-    model_input_options,
-    overwrite_option,
-    refuse_output_over_inputs,
-    refuse_results_as_model,
     save_results_file,
 )
-from trtcheck.cli.options import GPU_IDS, objective_option
-from trtcheck.cli.options_serving import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
-from trtcheck.load.model_file import check_model_path
-from trtcheck.results.documents import load_results_input, results_input_file
+from trtcheck.cli.options_advise import (
+    advise_options,
+    advise_run_options,
+    check_advise_options,
+    check_curve_bound,
+    model_input_values,
+    parse_instances,
+    parse_load_option,
+    rate_from_load,
+    what_if_configs,
+)
+from trtcheck.results.documents import load_results_input
 from trtcheck.stats import quiet_numerics
-from trtcheck.units import ms_to_us
-
-MAX_INSTANCES = 100_000
-"""Largest instance count ``--instances`` may name (a range is searched one count at a
-time; beyond this it is no single deployment)."""
-
-
-def _instances(text: str | None) -> list[int] | None:
-    """``"4"`` -> [4]; ``"1..8"`` -> [1..8]; ``None`` -> automatic."""
-    from trtcheck.errors import InputError
-
-    if text is None:
-        return None
-    t = text.strip()
-    hint = "give a count (--instances 2) or a range (--instances 1..8)"
-    try:
-        if ".." in t:
-            lo, hi = (int(x) for x in t.split("..", 1))
-            if lo < 1 or hi < lo:
-                raise ValueError
-        else:
-            lo = hi = int(t)
-            if lo < 1:
-                raise ValueError
-    except ValueError:
-        raise InputError(f"cannot read --instances {text!r}", hint) from None
-    if hi > MAX_INSTANCES:
-        raise InputError(f"--instances {text} goes above {MAX_INSTANCES:,} instances",
-                         f"give at most {MAX_INSTANCES}, e.g. --instances 1..64")
-    return list(range(lo, hi + 1))
-
-
-MAX_CURVE_BATCH = 65536
-"""Largest batch size a ``--latency-curve`` point may have (2^16; the simulator holds
-arrays proportional to the largest batch)."""
-
-
-def _check_curve_bound(curve: Any) -> None:
-    """Every point of a hand-given curve within bounds: b <= :data:`MAX_CURVE_BATCH`,
-    T(b) <= :data:`MAX_DURATION_MS`.
-
-    Raises:
-        InputError: a point above a bound (it would only overflow the fit and the
-            simulated percentiles, or exhaust memory).
-    """
-    from trtcheck.errors import InputError
-
-    for b, t in curve.points():
-        if b > MAX_CURVE_BATCH:
-            raise InputError(f"batch size {b} in --latency-curve is above {MAX_CURVE_BATCH}",
-                             "give batch sizes a server can run, e.g. --latency-curve "
-                             "1:0.29,8:1.02,16:1.73")
-        if t > MAX_DURATION_MS:
-            raise InputError(f"T({b}) = {t:g} ms in --latency-curve is above "
-                             f"{MAX_DURATION_MS:g} ms (2.8 hours), no serving latency",
-                             "give milliseconds per batch, e.g. --latency-curve "
-                             "1:0.29,8:1.02,16:1.73")
 
 
 @click.command("advise", epilog="Exit codes: 0 ok; 2 bad input (including a load no "
                "configuration can carry); 3 environment; 4 internal.")
 @click.argument("model", required=False, type=click.Path(dir_okay=True, path_type=str))
-@click.option("--from", "from_path", default=None, type=click.Path(dir_okay=True),
-              help="Take T(b) (bench) and overheads (serve) from a results JSON (or a "
-                   "report folder; or T(b) from a Triton /v2/models/NAME/stats JSON).")
-@click.option("--latency-curve", default=None, metavar="B:MS,...",
-              help="T(b) in ms (b <= 65536, each time > 0 and <= 1e7 ms), e.g. "
-                   "1:0.29,8:1.02,16:1.73.")
-@click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
-              help="Arrival rate in requests per second, > 0 and <= 1e9 (a trace: its own "
-                   "rate if omitted).")
-@click.option("--arrival", default="poisson", show_default=True,
-              metavar="poisson|constant|trace:FILE",
-              help="Arrival process; a trace file holds one arrival time (s) per line.")
-@click.option("--slo-p99-ms", type=float, default=None, help="P99 latency objective in ms (> 0, <= 1e7).")
-@click.option("--per-request-overhead-ms", type=float, default=None,
-              help="Serving cost per request outside the queue (HTTP, serialisation), ms "
-                   "(0 to 1e7).")
-@click.option("--serial-overhead/--parallel-overhead", default=None,
-              help="Whether the per-request overhead runs on one thread (a single Python "
-                   "process: it then caps the rate) [default: parallel, or as measured].")
-@click.option("--per-batch-overhead-ms", type=float, default=None,
-              help="Instance time added to every execution (executor hop, launch), ms "
-                   "(0 to 1e7).")
-@click.option("--per-item-overhead-ms", type=float, default=None,
-              help="Instance time per request in a batch (gather/scatter), ms (0 to 1e7).")
-@click.option("--timer-slack-us", type=float, default=None,
-              help="How late window timers fire, us, 0 to 1e10 [default: 0, or as "
-                   "measured].")
-@click.option("--instances", "instances_text", default=None, metavar="N|LO..HI",
-              help="Instance count or range to search, at most 100000 [default: as many "
-                   "as needed].")
-@click.option("--max-utilisation", type=FiniteFloatRange(0.01, 1.0), default=0.9,
-              show_default=True, help="Highest utilisation a recommended setting may run at.")
-@click.option("--requests", "n_requests", type=click.IntRange(min=100, max=10**7), default=None,
-              help="Simulated requests per candidate [default: ~2 s of traffic, 3,000-6,000].")
-@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
-              help="Simulation seed (an integer >= 0).")
-@click.option("--replicas", type=click.IntRange(min=0, max=64), default=12,
-              show_default=True,
-              help="Bootstrap replicas of the measurements the choice is rerun on, 0-64 "
-                   "(0: no stability check).")
-@click.option("--load", "load_spec", default=None,
-              metavar="open:RATE[:poisson|constant][:COUNT]|burst:N|closed:C[:COUNT]",
-              help="The load as trtcheck serve takes it (one shape); burst and closed "
-                   "loops replace --arrival-rate.")
-@click.option("--window-ms", "what_if_windows", default=None, metavar="LIST",
-              type=WINDOW_MS_LIST,
-              help="What-if: predict these windows (ms, >= 0) x --max-batch x --instances "
-                   "next to the recommendation.")
-@click.option("--max-batch", "what_if_batches", default=None, metavar="LIST",
-              type=MAX_BATCH_LIST,
-              help="What-if: max batch sizes to predict (integers >= 1) [default: 1].")
-@click.option("--preferred-batch", "what_if_preferred", default=None, metavar="LIST",
-              type=PREFERRED_BATCH_LIST,
-              help="What-if: Triton preferred batch sizes (those <= each max batch are "
-                   "used).")
-@batch_option(default="1,2,4,8,16,32",
-              help="Batch sizes to measure when MODEL is given (only with MODEL).")
-@model_input_options
-@click.option("--model-name", default=None,
-              help="Model name in the exported settings: ASCII letters, digits, _ - . (not "
-                   "first), at most 128 characters (a Triton model folder name) [default: "
-                   "the model file's name, other characters as _].")
-@click.option("--device-kind", type=click.Choice(["cpu", "gpu"]), default=None,
-              help="Where the instances run, for the exports (KIND_CPU/KIND_GPU) [default: "
-                   "as measured; unknown: gpu, said in a comment].")
-@click.option("--gpus", default=None, metavar="IDS", type=GPU_IDS,
-              help="GPU ids the Triton export lists per server, e.g. 0,1 [default: none, "
-                   "every visible GPU].")
-@click.option("--torchserve-version", default="1.0", show_default=True,
-              help="Model version of the TorchServe .mar archive in its export.")
-@click.option("--export-dir", default=None, type=click.Path(file_okay=False),
-              help="Also write a Triton model repository entry for the recommendation: "
-                   "DIR/NAME/config.pbtxt and DIR/NAME/1/<model file>.")
-@click.option("--model-file", default=None, type=click.Path(dir_okay=False),
-              help="With --export-dir: the model file to copy into the repository [default: "
-                   "MODEL, or the model the results were measured with; a live run's "
-                   "model.py must be given].")
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
-              help="Save a results JSON with the advice section here.")
-@overwrite_option("Replace an existing --output file (and the "
-                  "files --export-dir writes).")
-@objective_option("the recommendation")
+@advise_options
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
-def cli(model: str | None, from_path: str | None, latency_curve: str | None,
-        arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,
-        per_request_overhead_ms: float | None, serial_overhead: bool | None,
-        per_batch_overhead_ms: float | None, per_item_overhead_ms: float | None,
-        timer_slack_us: float | None, instances_text: str | None, max_utilisation: float,
-        n_requests: int | None, seed: int, replicas: int, load_spec: str | None,
-        what_if_windows: list[float] | None, what_if_batches: list[int] | None,
-        what_if_preferred: list[int] | None, batch: list[int], model_name: str | None,
-        device_kind: str | None, gpus: list[int] | None, torchserve_version: str,
-        export_dir: str | None, model_file: str | None,
-        output: str | None, overwrite: bool, output_format: str,
-        objective: str = "fewest-instances", **measure: Any) -> None:
+def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> None:
     """Recommend a batching configuration (or none) for an arrival rate.
 
     T(b) comes from exactly one of: MODEL (measured now, a short bench), --from
@@ -209,116 +57,42 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
           --model-file model.py
     """
     from trtcheck.analyze.advice import parse_curve_text
-    from trtcheck.export import check_model_name, device_kind_from_results, export_settings
-    from trtcheck.errors import UsageError
-    from trtcheck.pipeline import AdviseSettings, advise_from_source
+    from trtcheck.pipeline import advise_from_source
+    from trtcheck.pipeline.advice_request import advise_settings, export_advice
 
-    refuse_results_as_model(model, "advise from the numbers in it")
-    sources = [s for s in (model, from_path, latency_curve) if s is not None]
-    if len(sources) != 1:
-        raise UsageError("give exactly one source of T(b): MODEL, --from results.json or "
-                         "--latency-curve" + (f" (got {len(sources)})" if sources else ""),
-                         "e.g. trtcheck advise --latency-curve 1:0.29,8:1.02 --arrival-rate 200")
-    ctx = click.get_current_context()
-    model_only = ["--batch"] + [f"--{k.replace('_npz', '').replace('_name', '').replace('input_values', 'input-value').replace('_', '-')}"
-                                for k, v in measure.items() if v not in (None, (), False)]
-    if model is None and (ctx.get_parameter_source("batch") is not
-                          click.core.ParameterSource.DEFAULT or len(model_only) > 1):
-        # as report --from: never ignore an option
-        given = "--from" if from_path is not None else "--latency-curve"
-        opt = model_only[1] if len(model_only) > 1 else "--batch"
-        raise UsageError(f"{opt} sets how MODEL is measured, but T(b) comes from {given} "
-                         "here", f"drop {opt}, or pass MODEL (and no {given}) to measure "
-                         "T(b) now")
-    from trtcheck.cli.options import gpu_ids
-
-    gpu_list = gpu_ids(gpus)
-    if not torchserve_version.strip() or any(c.isspace() for c in torchserve_version):
-        raise UsageError(f"--torchserve-version {torchserve_version!r} is no model version",
-                         "give the version the .mar archive was made with, e.g. 1.0")
-    if model_file is not None and export_dir is None:
-        raise UsageError("--model-file names the model to copy into --export-dir",
-                         "add --export-dir DIR, or drop --model-file")
-    if export_dir is not None and model_file is not None:
-        check_model_path(model_file)
-    refuse_output_over_inputs(
-        [("-o", output)],
-        [("MODEL", model), ("--from", results_input_file(from_path)),
-         ("--model-file", model_file),
-         ("--arrival", arrival.partition(":")[2] if arrival.startswith("trace:") else None)])
-    check_output_file(output, overwrite)  # the same -o rules as every command
-    if model_name is not None:
-        check_model_name(model_name)
-    check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
-                 high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
-    check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
-                 unit=" ms", example="50")
-    for name, v in (("--per-request-overhead-ms", per_request_overhead_ms),
-                    ("--per-batch-overhead-ms", per_batch_overhead_ms),
-                    ("--per-item-overhead-ms", per_item_overhead_ms)):
-        check_number(name, v, high=MAX_DURATION_MS, unit=" ms", example="0 (for none)")
-    check_number("--timer-slack-us", timer_slack_us, high=MAX_DURATION_MS * 1000.0,
-                 unit=" us", example="0 (for none)")
-    instances = _instances(instances_text)
-    load = _load_options(ctx, load_spec, arrival_rate, arrival)
-    if load is not None and load.kind == "open":
-        arrival_rate = load.rate_per_s
-        arrival = load.arrival
-        if any(p.isdigit() for p in str(load_spec).split(":")[2:]):  # an explicit COUNT
-            if n_requests is not None:
-                raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
-                                 "number of simulated requests", "drop one of them")
-            n_requests = max(2, load.count)
-    elif arrival_rate is None and not arrival.startswith("trace:") and load is None:
-        raise UsageError("--arrival-rate is required (requests per second)",
-                         "e.g. --arrival-rate 200, --load burst:64, or --arrival trace:FILE")
-    what_if_cfgs = _what_if_configs(what_if_windows, what_if_batches, what_if_preferred,
-                                    instances)
-
-    burst_size = closed_loop = None
-    if load is not None and load.kind == "burst":
-        burst_size = load.count
-    elif load is not None and load.kind == "closed":
-        from trtcheck.analyze.advice import CLOSED_LOOP_DEFAULT_REQUESTS
-        from trtcheck.analyze.advice import ClosedLoop
-
-        count = load.count if load.count < 10**9 else max(
-            CLOSED_LOOP_DEFAULT_REQUESTS, 20 * load.concurrency)
-        closed_loop = ClosedLoop(load.concurrency, count)
-    settings = AdviseSettings(
-        rate_per_s=arrival_rate, arrival_process=arrival, slo_p99_ms=slo_p99_ms,
-        per_request_overhead_ms=per_request_overhead_ms, serial_overhead=serial_overhead,
-        per_batch_overhead_ms=per_batch_overhead_ms, per_item_overhead_ms=per_item_overhead_ms,
-        timer_slack_us=timer_slack_us, instances=None if what_if_cfgs else instances,
-        max_utilisation=max_utilisation, requests=n_requests, seed=seed, replicas=replicas,
-        device_kind=device_kind, what_if=what_if_cfgs, burst_size=burst_size,
-        closed_loop=closed_loop, objective=objective)
-
-    if latency_curve is not None:
+    measure = model_input_values(o)
+    gpu_list = check_advise_options(model, {**o, "output": output}, measure)
+    instances = parse_instances(o["instances_text"])
+    load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
+    arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],
+                                                       o["arrival"], o["n_requests"])
+    what_if = what_if_configs(o["what_if_windows"], o["what_if_batches"],
+                              o["what_if_preferred"], instances)
+    settings = advise_settings(
+        load=load, instances=instances, what_if=what_if, rate_per_s=arrival_rate,
+        arrival_process=arrival, requests=n_requests, slo_p99_ms=o["slo_p99_ms"],
+        per_request_overhead_ms=o["per_request_overhead_ms"],
+        serial_overhead=o["serial_overhead"], per_batch_overhead_ms=o["per_batch_overhead_ms"],
+        per_item_overhead_ms=o["per_item_overhead_ms"], timer_slack_us=o["timer_slack_us"],
+        max_utilisation=o["max_utilisation"], seed=o["seed"], replicas=o["replicas"],
+        device_kind=o["device_kind"], objective=o.get("objective", "fewest-instances"))
+    if o["latency_curve"] is not None:
         with quiet_numerics():
-            curve = parse_curve_text(latency_curve)
-        _check_curve_bound(curve)
+            curve = parse_curve_text(o["latency_curve"])
+        check_curve_bound(curve)
         outcome = advise_from_source(settings, curve=curve)
-    elif from_path is not None:
-        outcome = advise_from_source(settings, results=load_results_input(from_path),
-                                     results_source=str(from_path))
+    elif o["from_path"] is not None:
+        outcome = advise_from_source(settings, results=load_results_input(o["from_path"]),
+                                     results_source=str(o["from_path"]))
     else:
         assert model is not None
-        outcome = advise_from_source(settings, model=model,
-                                     run_options=_run_options(model, batch, seed, measure),
-                                     log=log)
+        run_options = advise_run_options(model, o["batch"], o["seed"], measure)
+        outcome = advise_from_source(settings, model=model, run_options=run_options, log=log)
     adv, results = outcome.advice, outcome.results
-    name = model_name or outcome.model_name
-    kind = device_kind or (device_kind_from_results(results) if results is not None
-                           else None)
-    spec = _export_spec(results, model, model_file, kind, gpu_list)
-    adv.export = export_settings(adv.recommendation.prediction, name, kind, spec=spec,
-                                 torchserve_version=torchserve_version,
-                                 assessed_max_batch_size=max(adv.curve.points_ms, default=None))
-    if export_dir is not None:
-        _write_export_dir(export_dir, name, adv, spec, _export_model(model, model_file, results),
-                          overwrite)
-
+    export_advice(adv, results, model=model, model_file=o["model_file"],
+                  name=o["model_name"] or outcome.model_name, device_kind=o["device_kind"],
+                  gpus=gpu_list, torchserve_version=o["torchserve_version"],
+                  export_dir=o["export_dir"], overwrite=o["overwrite"], log=log)
     if output:
         if results is None:
             from trtcheck.measure.bench import new_results
@@ -327,6 +101,11 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         results.advice = adv
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
+    _print(adv, output_format)
+
+
+def _print(adv: Any, output_format: str) -> None:
+    """The advice on stdout as JSON, Markdown or text."""
     if output_format == OutputFormat.JSON.value:
         echo_json(adv, "advise")
     elif output_format == OutputFormat.MD.value:
@@ -339,131 +118,3 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         from trtcheck.report.advise_text import advice_text
 
         echo_text(advice_text(adv))
-
-
-def _export_spec(results: Any, model: str | None, model_file: str | None,
-                 kind: str | None, gpus: tuple[int, ...] | None) -> Any:
-    """The Triton model spec of the exports: a live run's own configuration (backend,
-    tensors, kind), else the model file's (ONNX tensors, plan platform), else settings
-    only."""
-    from dataclasses import replace
-
-    from trtcheck.export import TritonModelSpec
-    from trtcheck.export import live_config_from_results, model_spec
-
-    live = live_config_from_results(results)
-    if live is not None:
-        return model_spec(None, device_kind=kind, gpus=gpus, live_config=live)
-    path = _export_model(model, model_file, results)
-    if path is not None and path.lower().endswith((".onnx", ".plan", ".engine", ".trt")):
-        spec = model_spec(path, device_kind=kind, gpus=gpus)
-        return replace(spec, device_kind=kind or spec.device_kind)
-    return TritonModelSpec(device_kind=kind, gpus=gpus)
-
-
-def _export_model(model: str | None, model_file: str | None, results: Any) -> str | None:
-    """The model file to copy into ``--export-dir``: ``--model-file``, MODEL, or the
-    model the results were measured with when that file is still there."""
-    if model_file is not None:
-        return model_file
-    if model is not None:
-        return model
-    run = getattr(results, "primary_bench", None) or getattr(results, "serve", None)
-    path = getattr(run, "model_path", None)
-    if getattr(getattr(results, "serve", None), "live", None) is not None:
-        return None  # a live server's model is on the server, not here
-    return path if isinstance(path, str) and os.path.isfile(path) else None
-
-
-def _write_export_dir(export_dir: str, name: str, adv: Any, spec: Any, model: str | None,
-                      overwrite: bool) -> None:
-    """Write the recommendation as ``export_dir/name/config.pbtxt`` (+ the model)."""
-    from trtcheck.export import write_model_repository
-
-    if model is not None and spec.backend == "python" and not model.endswith(".py"):
-        model = None
-    for path in write_model_repository(export_dir, name, adv.export.triton_config_pbtxt,
-                                       model, spec.model_file, overwrite):
-        log(f"wrote {path}")
-    if model is None:
-        log(f"no model file copied: put the model in {os.path.join(export_dir, name, '1')} as "
-            f"{spec.model_file} (or pass --model-file)")
-
-
-def _load_options(ctx: click.Context, load_spec: str | None, arrival_rate: float | None,
-                  arrival: str) -> Any:
-    """``--load`` parsed (``None`` when not given), refusing a second load option.
-
-    Raises:
-        UsageError: ``--load`` together with ``--arrival-rate`` or ``--arrival``, or a
-            trace load (use ``--arrival trace:FILE``).
-        InputError: an unreadable spec (as ``serve --load``).
-    """
-    from trtcheck.errors import UsageError
-    from trtcheck.measure.serving import parse_load
-
-    if load_spec is None:
-        return None
-    if "," in load_spec:
-        raise UsageError(f"--load takes one load shape here, got {load_spec!r}",
-                         "run advise once per load, e.g. --load burst:64")
-    if arrival_rate is not None or ctx.get_parameter_source("arrival") is not \
-            click.core.ParameterSource.DEFAULT:
-        given = "--arrival-rate" if arrival_rate is not None else "--arrival"
-        raise UsageError(f"--load and {given} both give the load", f"drop {given}, or "
-                         "give the rate in --load open:RATE[:poisson|constant]")
-    if load_spec.strip().startswith("trace:"):
-        raise UsageError("--load trace:PATH is not taken by advise",
-                         "use --arrival trace:PATH")
-    return parse_load(load_spec)
-
-
-MAX_WHAT_IF = 256
-"""Most configurations one what-if may ask for (each is simulated in full)."""
-
-
-def _what_if_configs(windows: list[float] | None, batches: list[int] | None,
-                     preferred: list[int] | None, instances: list[int] | None) -> list[Any]:
-    """The what-if grid ``windows x max batches x instances`` (``[]`` when none of
-    ``--window-ms/--max-batch/--preferred-batch`` is given). Defaults: window 0, max
-    batch 1, 1 instance; preferred sizes above a max batch are left out for it.
-
-    Raises:
-        UsageError: preferred sizes above every max batch, or more than
-            :data:`MAX_WHAT_IF` configurations.
-    """
-    from trtcheck.analyze.advice import Candidate
-    from trtcheck.errors import UsageError
-
-    if windows is None and batches is None and preferred is None:
-        return []
-    ws = windows if windows is not None else [0.0]
-    bs = batches if batches is not None else [1]
-    ps = preferred if preferred is not None else []
-    if preferred is not None and not any(p <= b for p in ps for b in bs):
-        raise UsageError(f"--preferred-batch {','.join(map(str, ps))} is above every "
-                         "--max-batch", "give preferred sizes up to the max batch, e.g. "
-                         "--max-batch 32 --preferred-batch 8,16")
-    inst = sorted(set(instances or [1]))
-    n = len(ws) * len(bs) * len(inst)
-    if n > MAX_WHAT_IF:
-        raise UsageError(f"the what-if asks for {n} configurations, more than {MAX_WHAT_IF}",
-                         "give fewer windows, max batch sizes or instance counts")
-    # --window-ms is ms; trtcheck counts the window in us
-    return [Candidate(ms_to_us(w), b, k, tuple(p for p in ps if p <= b))
-            for k in inst for b in bs for w in ws]
-
-
-def _run_options(model: str, batch: list[int], seed: int, measure: dict[str, Any]) -> Any:
-    """How ``advise MODEL`` measures T(b): a short bench
-    (:data:`trtcheck.pipeline.ADVISE_BENCH_RULE`), fed and run as ``measure`` says
-    (bench's ``--shapes``, ``--inputs``, ``--input-value``, ``--backend``, ``--providers``,
-    ``--threads``...); the model file is checked first."""
-    from trtcheck.cli.options_build import run_options_from_cli
-    from trtcheck.measure.bench import StopRule
-    from trtcheck.pipeline import ADVISE_BENCH_RULE
-
-    check_model_path(model)
-    return run_options_from_cli(batch=batch, warmup_s=None, min_duration_s=None,
-                                min_samples=None, max_duration_s=None, seed=seed,
-                                base_rule=StopRule(**ADVISE_BENCH_RULE), **measure)
