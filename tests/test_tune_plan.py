@@ -3,6 +3,8 @@ runs, contention factors per instance count, and the prediction interval formula
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trtcheck.analyze import tune_plan as tp
@@ -48,10 +50,50 @@ def test_interval_covers_the_p99_of_runs_drawn_from_the_predicted_distribution()
     assert inside / 200 >= 0.9
 
 
-def test_drift_pools_the_repeat_pair_and_each_miss():
-    assert tp.pooled_drift(0.0, []) == tp.DRIFT_FLOOR_REL
-    assert abs(tp.pooled_drift(0.1, [0.3]) - np.sqrt((0.01 + 0.09) / 2)) < 1e-12
+def test_drift_is_a_robust_log_spread_with_a_floor_and_its_dof():
+    assert tp.drift_from_pairs([]) == tp.Drift(tp.DRIFT_FLOOR_REL, 1)
     assert tp.relative_spread(10.0, 10.0) == 0.0
+    # a pair 20% apart: |ln 1.2| / sqrt(2) / 0.6745 (median of one deviation)
+    d = tp.drift_from_pairs([math.log(1.2)])
+    assert abs(d.sd_log - math.log(1.2) / math.sqrt(2) / tp.MAD_NORMAL) < 1e-12 and d.dof == 1
+    # one start-of-run transient among three pairs does not set the spread
+    calm = tp.drift_from_pairs([0.02, 0.03, math.log(7.0)])
+    assert calm.sd_log < 0.06 and calm.dof == 3
+    # a confirming run's miss counts as one more deviation
+    assert tp.drift_from_pairs([0.02], [0.5]).dof == 2
+    # small samples inflate the interval: t(1) > t(3) > z
+    assert tp.Drift(0.1, 1).t_quantile > tp.Drift(0.1, 3).t_quantile > tp.Z_INTERVAL
+
+
+def test_interval_is_positive_however_large_the_drift():
+    lat = np.random.default_rng(0).lognormal(1.5, 0.3, 5000)
+    for sd in (0.05, 0.6, 1.2):
+        iv = tp.interval(lat, 0.99, 500, sd, dof=1)
+        assert 0 < iv.lo_ms < iv.point_ms < iv.hi_ms
+        assert abs(math.log(iv.point_ms / iv.lo_ms) - math.log(iv.hi_ms / iv.point_ms)) < 1.0
+
+
+def test_clustered_tail_widens_the_band():
+    rng = np.random.default_rng(2)
+    iid = rng.lognormal(1.0, 0.2, 10000)
+    clustered = iid.copy()
+    for start in rng.choice(9900, 5, replace=False):  # 5 stalls of 30 requests each
+        clustered[start:start + 30] += 40.0
+    assert tp.cluster_factor(iid, 0.99) < 1.5
+    assert tp.cluster_factor(clustered, 0.99) > 10
+
+
+def test_repeat_drifts_take_the_level_from_the_p50_pairs():
+    class Rep:
+        def __init__(self, lat):
+            self.latencies_ms = lat
+
+    rng = np.random.default_rng(3)
+    a = list(rng.lognormal(1.8, 0.1, 1000))
+    b = list(rng.lognormal(1.8, 0.1, 1000))
+    b[500:] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(b[500:])]  # P99 only
+    d50, d99 = tp.repeat_drifts([Rep(a), Rep(b)])
+    assert d50 == d99 and d50.dof == 3 and d50.sd_log < 0.06
 
 
 def test_the_grid_searches_up_to_the_max_batch_at_every_instance_count():
