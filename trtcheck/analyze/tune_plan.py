@@ -459,7 +459,7 @@ class Drift:
     def t_quantile(self) -> float:
         """Student's t quantile of the two-sided 95% level at :attr:`dof` (the
         small-sample inflation of an estimated spread; 1.96 as ``dof`` grows)."""
-        from scipy.stats import t as student_t
+        from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
         return float(student_t.ppf(0.975, max(1, self.dof)))
 
@@ -498,7 +498,7 @@ def half_pairs(latency_series_ms: Sequence[Sequence[float]], q: float) -> list[f
     send order) of each series: the drift inside a run, one more pair per run."""
     out = []
     for s in latency_series_ms:
-        if len(s) >= 40:
+        if len(s) >= 10:
             h = len(s) // 2
             out.append(log_ratio(percentile(s[:h], q), percentile(s[h:], q)))
     return out
