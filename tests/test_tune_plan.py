@@ -117,3 +117,34 @@ def test_a_size_a_stall_made_slow_is_dropped():
     assert 3 not in kept and set(kept) == {1, 2, 4, 5}
     steady = {b: (50, 50 * (6.0 + 0.5 * b)) for b in range(1, 6)}
     assert tp.drop_stalled_sizes(steady) == steady
+
+
+def test_stalls_leave_the_delay_body_and_are_drawn_per_execution():
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+
+    rng = np.random.default_rng(4)
+    client = rng.normal(6.0, 0.4, 3000)
+    for start in rng.choice(2900, 4, replace=False):  # 4 stalls of ~40 requests
+        client[start:start + 40] += 40.0
+    delay = np.concatenate([rng.normal(1.0, 0.2, 194), np.full(6, 41.0)])
+    obs = LiveObservation(window_us=1000.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=300.0, batch_stats={1: (1000, 3000.0)},
+                          queue_mean_ms=0.5, compute_mean_ms=3.0, server_request_mean_ms=4.0,
+                          mean_batch=1.3, client_latencies_ms=client)
+    cal = LiveCalibration(curve=make_curve([(1, 3.0), (8, 5.0)], source="test"),
+                          request_delay_ms=tuple(rng.permutation(delay).tolist()),
+                          per_batch_overhead_ms=0.0, observation=obs)
+    body, stall = tp.split_stalls(cal)
+    assert max(body.request_delay_ms) <= stall.fence_ms < 41.0  # the body has no stall
+    assert 30.0 < stall.size_ms < 45.0
+    assert 0.0 < stall.per_execution < 0.05
+    assert 0.04 < stall.measured_share < 0.07  # 160 of 3000 requests
+    series = stall.excess_series_ms()
+    assert len(series) == tp.STALL_SERIES
+    assert sum(x > 0 for x in series) == round(stall.per_execution * tp.STALL_SERIES)
+    # without a tail there is nothing to split
+    calm = LiveCalibration(curve=cal.curve, request_delay_ms=tuple(delay[:194].tolist()),
+                           per_batch_overhead_ms=0.0, observation=obs)
+    same, none = tp.split_stalls(calm)
+    assert none.per_execution == 0.0 and same.request_delay_ms == calm.request_delay_ms
