@@ -28,9 +28,20 @@ results) keeps: ``--serve-requests`` requests (closed loop of 64 clients, max ba
 a 1000-float output per request) and the peak RSS growth per request and the size of
 the results JSON (raw per-request lists are capped at ``MAX_RAW_REQUESTS`` per repeat).
 
+The CLI phase (``--cli-duration-s``, 200 by default: 1,000,000 requests) runs the real
+command ``trtcheck serve --synthetic-curve 1:0.05,32:0.5 --load open:5000 --duration-s D
+--window-ms 2 --max-batch 32 -o FILE`` in a subprocess, samples its RSS
+(``/proc/PID/status`` VmRSS) every second, and reports the growth from the moment its
+first 100,000 requests were sent (20 s into the measured run at 5,000 req/s; the run
+starts after the 8 warm-up requests) to the peak; flat means under 50 MB. It checks the
+accounting in the results file: sent = ok + error + rejected + timeout, and the
+batcher's submitted = completed + rejected + failed + cancelled (queued and in flight),
+with ok = completed.
+
 Run (one command; on a quiet host it takes a few minutes)::
 
-    python benchmarks/serve_soak.py [--requests 1000000] [--uvloop] [--machine dev-cpu]
+    python benchmarks/serve_soak.py [--requests 1000000] [--cli-duration-s 200] [--uvloop]
+        [--machine dev-cpu]
 
 Prints a table and writes ``benchmarks/results/serve_soak-<machine>.json`` (or
 ``--out FILE``). Exit status 1 when a check fails.
@@ -230,22 +241,115 @@ def serve_memory(requests: int) -> dict:
             "max_raw_requests": MAX_RAW_REQUESTS}
 
 
+#: Most RSS growth of the CLI run after its first 100,000 requests counted as flat.
+CLI_FLAT_RSS_BYTES = 50 * 10**6
+
+
+def _vmrss(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def cli_memory(duration_s: float, rate_per_s: int = 5000) -> dict:
+    """RSS of ``trtcheck serve`` (embedded batcher, synthetic curve, open loop) sampled
+    every second, and its request accounting."""
+    import json
+    import subprocess
+    import tempfile
+
+    repo = Path(__file__).resolve().parent.parent
+    out = Path(tempfile.mkdtemp(prefix="serve-soak-")) / "s.json"
+    cmd = [sys.executable, "-m", "trtcheck", "serve", "--synthetic-curve", "1:0.05,32:0.5",
+           "--load", f"open:{rate_per_s}", "--duration-s", f"{duration_s:g}",
+           "--window-ms", "2", "--max-batch", "32", "--repeats", "1", "-o", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(repo) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    samples: list[tuple[float, int]] = []
+    t_run: float | None = None
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    assert proc.stderr is not None
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    err_lines: list[str] = []
+    next_sample = time.perf_counter()
+    while proc.poll() is None:
+        for _key, _ in sel.select(timeout=0.2):
+            line = proc.stderr.readline()
+            if line:
+                err_lines.append(line.rstrip())
+                if t_run is None and line.startswith("serving "):
+                    t_run = time.perf_counter()
+        if time.perf_counter() >= next_sample:
+            rss = _vmrss(proc.pid)
+            if rss is not None:
+                samples.append((round(time.perf_counter() - t0, 2), rss))
+            next_sample += 1.0
+    err_lines += [ln.rstrip() for ln in proc.stderr.read().splitlines()]
+    run_start = (t_run or t0) - t0
+    t100k = run_start + 100_000 / rate_per_s
+    at = [r for t, r in samples if t <= t100k]
+    after = [r for t, r in samples if t > t100k]
+    base = at[-1] if at else (samples[0][1] if samples else 0)
+    growth = (max(after) - base) if after else 0
+    acc: dict = {}
+    if proc.returncode == 0 and out.is_file():
+        rep = json.loads(out.read_text())["serve"]["configs"][0]["repeats"][0]
+        o, c = rep["outcomes"], rep["counters"]
+        sent = c["submitted"]
+        acc = {"outcomes": o, "counters": {k: v for k, v in c.items()
+                                           if k not in ("batch_size_histogram",
+                                                        "decision_reasons")},
+               "client_identity": sent == o["ok"] + o["error"] + o["rejected"] + o["timeout"],
+               "batcher_identity": c["submitted"] == c["completed"] + c["rejected"]
+               + c["failed"] + c["cancelled_queued"] + c["cancelled_in_flight"],
+               "ok_equals_completed": o["ok"] == c["completed"],
+               "raw_stride": rep["raw_stride"], "ok_count": rep["ok_count"],
+               "kept_latencies": len(rep["latencies_ms"]),
+               "results_json_bytes": out.stat().st_size}
+        out.unlink()
+    return {"command": " ".join(cmd[1:]), "duration_s": duration_s,
+            "rate_per_s": rate_per_s, "returncode": proc.returncode,
+            "stderr_tail": err_lines[-3:], "seconds": round(time.perf_counter() - t0, 1),
+            "rss_samples": samples, "rss_at_100k_bytes": base,
+            "rss_peak_bytes": max((r for _, r in samples), default=0),
+            "rss_growth_after_100k_bytes": growth,
+            "rss_flat": bool(after) and growth < CLI_FLAT_RSS_BYTES, "accounting": acc,
+            "accounted": bool(acc) and acc["client_identity"] and acc["batcher_identity"]
+            and acc["ok_equals_completed"]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--serve-requests", type=int, default=400_000)
+    ap.add_argument("--cli-duration-s", type=float, default=200.0,
+                    help="duration of the CLI phase (open:5000: 5,000 requests/s; 0 skips)")
+    ap.add_argument("--skip-soak", action="store_true",
+                    help="run only the CLI phase (and --serve-requests)")
     ap.add_argument("--uvloop", action="store_true")
     add_machine_argument(ap)
     ap.add_argument("--out", default=None, help="result file [default: the naming rule]")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    if a.uvloop:
+    if a.skip_soak:
+        res = {"segments": [], "total": None, "rss_samples": [], "all_accounted": True,
+               "rss_flat": True}
+    elif a.uvloop:
         import uvloop
 
         res = uvloop.run(soak(a.requests))
     else:
         res = asyncio.run(soak(a.requests))
     res["serve_memory"] = serve_memory(a.serve_requests) if a.serve_requests > 0 else None
+    res["cli_memory"] = cli_memory(a.cli_duration_s) if a.cli_duration_s > 0 else None
     res["seconds"] = round(time.perf_counter() - t0, 1)
     res["machine"] = {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                       "python": sys.version.split()[0], "loop": "uvloop" if a.uvloop else
@@ -260,20 +364,35 @@ def main() -> int:
               f"{r['batches']:>7} {r['requests_per_s'] or 0:>8.0f} "
               f"{'yes' if r['accounted'] and r['counters_agree'] else 'NO'}")
     t = res["total"]
-    print(f"{'total':<11} {t['sent']:>8} {t['completed']:>9} {t['rejected']:>8} {t['failed']:>7} "
-          f"{t['cancelled']:>9} {t['hung']:>4} {t['open_after_close']:>4}")
-    first, last = res["rss_samples"][0]["rss_bytes"], res["rss_samples"][-1]["rss_bytes"]
-    print(f"RSS {first / 2**20:.0f} MiB at start, {last / 2**20:.0f} MiB at the end; growth "
-          f"after the first segment {res['rss_growth_after_first_segment_bytes'] / 2**20:.1f} "
-          f"MiB ({'flat' if res['rss_flat'] else 'NOT flat'}); {res['seconds']} s")
+    if t is not None:
+        print(f"{'total':<11} {t['sent']:>8} {t['completed']:>9} {t['rejected']:>8} "
+              f"{t['failed']:>7} {t['cancelled']:>9} {t['hung']:>4} {t['open_after_close']:>4}")
+        first, last = res["rss_samples"][0]["rss_bytes"], res["rss_samples"][-1]["rss_bytes"]
+        print(f"RSS {first / 2**20:.0f} MiB at start, {last / 2**20:.0f} MiB at the end; "
+              f"growth after the first segment "
+              f"{res['rss_growth_after_first_segment_bytes'] / 2**20:.1f} MiB "
+              f"({'flat' if res['rss_flat'] else 'NOT flat'}); {res['seconds']} s")
     sm = res["serve_memory"]
     if sm:
         print(f"measure_serving, {sm['requests']:,} requests: RSS +{sm['rss_growth_bytes'] / 2**20:.0f}"
               f" MiB ({sm['rss_growth_bytes_per_request']:.0f} B/request while running), results "
               f"{sm['results_json_bytes'] / 2**20:.1f} MiB (raw lists every "
               f"{sm['raw_stride']}th request), {sm['seconds']} s")
+    cm = res["cli_memory"]
+    if cm:
+        ac = cm["accounting"]
+        print(f"trtcheck serve CLI, open:5000 for {cm['duration_s']:g} s: exit "
+              f"{cm['returncode']}, RSS {cm['rss_at_100k_bytes'] / 2**20:.0f} MiB after 100k "
+              f"requests, peak {cm['rss_peak_bytes'] / 2**20:.0f} MiB, growth "
+              f"{cm['rss_growth_after_100k_bytes'] / 1e6:.1f} MB "
+              f"({'flat' if cm['rss_flat'] else 'NOT flat'}); accounting "
+              f"{'exact' if cm['accounted'] else 'NOT exact'} "
+              f"({ac.get('outcomes')}); {cm['seconds']} s")
     write_json(Path(a.out) if a.out else result_path("serve_soak", a.machine), res)
-    return 0 if res["all_accounted"] and res["rss_flat"] else 1
+    ok = res["all_accounted"] and res["rss_flat"]
+    if cm:
+        ok = ok and cm["rss_flat"] and cm["accounted"]
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@
   ``libcudart.so.12`` on the library path: a symlink to the ``libcudart-*.so.12*`` inside
   ``nvidia_pytriton.libs`` is made in the perf_analyzer folder.
 
+Several processes may fetch at once (``pytest -n auto`` workers): each step runs under
+a file lock in the cache folder (``filelock``, in the ``test`` extra), so one downloads and
+the others wait and then find the files.
+
 How to start the server (see :meth:`TritonInstall.server_command` and
 :meth:`TritonInstall.server_env`): ``LD_LIBRARY_PATH=<python LIBDIR>:<libs>``,
 ``PYTHONHOME=<sys.base_prefix>`` (the stub links ``libpython3.X.so.1.0`` and imports numpy
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,15 +46,48 @@ from pathlib import Path
 SERVER_PACKAGE = "nvidia-pytriton==0.7.0"
 SERVER_VERSION = "2.51"
 PERF_PACKAGE = "tritonclient==2.41.0"
+#: SHA-256 of the pinned wheels and of the executables taken from them (computed from the
+#: downloads of 2026-12-02 and the cache they filled).
+SERVER_WHEEL_SHA256 = "21f063ff93bb426d0c06b7a55e7eb9efcfe62c0dddd9a908e9877e18710128df"
+SERVER_BINARY_SHA256 = "01f1d4a777fea48f8e62a3df0403bcbd858c7a0be203e032a795032555f3e3f4"
+PERF_WHEEL_SHA256 = "cf4ed5df836fa99937678a9fd852f86ba05c7b83656dd0a540e20afdb9ab4629"
+PERF_BINARY_SHA256 = "f1e1becf820f0b116d8d1745c50569e30d42ddace5a8bccf610914738bdacc8c"
 _SERVER_PREFIXES = ("pytriton/tritonserver/", "nvidia_pytriton.libs/")
 _PERF_MEMBER = "tritonclient-2.41.0.data/data/bin/perf_analyzer"
 
 
+def _repo_on_path() -> None:
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
 def _cache(*parts: str) -> Path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    _repo_on_path()
     from trtcheck.load.cache import cache_dir
 
     return cache_dir(*parts)
+
+
+def _lock(name: str):
+    """An inter-process lock on ``<cache>/triton/<name>.lock`` (``filelock.FileLock``)."""
+    from filelock import FileLock
+
+    return FileLock(str(_cache("triton") / f"{name}.lock"))
+
+
+def _checked_download(package: str, sha256: str, dest: str, *extra: str) -> Path:
+    """``pip download`` the pinned wheel and check its SHA-256.
+
+    Raises:
+        RuntimeError: pip failed, or the wheel is not the pinned one.
+    """
+    _repo_on_path()
+    from trtcheck.files import check_sha256
+
+    wheel = _pip_download(package, dest, *extra)
+    check_sha256(wheel, sha256, package)
+    return wheel
 
 
 def _pip_download(package: str, dest: str, *extra: str) -> Path:
@@ -65,7 +103,12 @@ def _pip_download(package: str, dest: str, *extra: str) -> Path:
 
 
 def _extract(zf: zipfile.ZipFile, member: zipfile.ZipInfo, dest: Path) -> None:
-    out = dest / member.filename
+    """Write one member under ``dest``; a name that is absolute or holds ``..`` is refused
+    (RuntimeError)."""
+    _repo_on_path()
+    from trtcheck.files import zip_member_target
+
+    out = zip_member_target(dest, member.filename)
     if member.is_dir():
         out.mkdir(parents=True, exist_ok=True)
         return
@@ -142,7 +185,8 @@ def _stub_for_running_python(root: Path) -> None:
         raise RuntimeError(f"{SERVER_PACKAGE} has no python backend stub for Python {ver}")
     dest = root / "pytriton" / "tritonserver" / "backends" / "python" / \
         "triton_python_backend_stub"
-    tmp = dest.with_suffix(".part")
+    # a name of its own: several processes (test workers) may copy it at once
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.{threading.get_ident()}.part")
     shutil.copyfile(stub, tmp)
     os.chmod(tmp, tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     tmp.replace(dest)
@@ -157,6 +201,11 @@ def fetch(force: bool = False) -> TritonInstall:
     Raises:
         RuntimeError: pip could not download the wheel, or it lacks the server or a stub.
     """
+    with _lock("tritonserver"):
+        return _fetch_server(force)
+
+
+def _fetch_server(force: bool) -> TritonInstall:
     base = _cache("triton")
     root = base / "pytriton-0.7.0"
     inst = TritonInstall(root)
@@ -165,13 +214,16 @@ def fetch(force: bool = False) -> TritonInstall:
         part = base / "pytriton-0.7.0.part"
         shutil.rmtree(part, ignore_errors=True)
         with tempfile.TemporaryDirectory() as tmp:
-            wheel = _pip_download(SERVER_PACKAGE, tmp)
+            wheel = _checked_download(SERVER_PACKAGE, SERVER_WHEEL_SHA256, tmp)
             with zipfile.ZipFile(wheel) as zf:
                 members = [m for m in zf.infolist() if m.filename.startswith(_SERVER_PREFIXES)]
                 if not any(m.filename.endswith("bin/tritonserver") for m in members):
                     raise RuntimeError(f"{wheel.name} holds no tritonserver binary")
                 for m in members:
                     _extract(zf, m, part)
+        from trtcheck.files import check_sha256
+
+        check_sha256(TritonInstall(part).server, SERVER_BINARY_SHA256, "tritonserver")
         (part / ".complete").write_text(SERVER_PACKAGE + "\n")
         shutil.rmtree(root, ignore_errors=True)
         part.replace(root)
@@ -191,12 +243,18 @@ def fetch_perf_analyzer(force: bool = False) -> Path:
             the CUDA runtime library.
     """
     inst = fetch()
+    with _lock("perf_analyzer"):
+        return _fetch_perf_analyzer(inst, force)
+
+
+def _fetch_perf_analyzer(inst: TritonInstall, force: bool) -> Path:
     dest = _cache("triton", "perf_analyzer-2.41.0")
     exe = dest / "perf_analyzer"
     if force or not exe.is_file():
         with tempfile.TemporaryDirectory() as tmp:
-            wheel = _pip_download(PERF_PACKAGE, tmp, "--only-binary=:all:",
-                                  "--platform", "manylinux1_x86_64")
+            wheel = _checked_download(PERF_PACKAGE, PERF_WHEEL_SHA256, tmp,
+                                      "--only-binary=:all:", "--platform",
+                                      "manylinux1_x86_64")
             with zipfile.ZipFile(wheel) as zf:
                 try:
                     data = zf.read(_PERF_MEMBER)
@@ -204,6 +262,9 @@ def fetch_perf_analyzer(force: bool = False) -> Path:
                     raise RuntimeError(f"{wheel.name} holds no perf_analyzer") from None
         tmp_exe = exe.with_suffix(".part")
         tmp_exe.write_bytes(data)
+        from trtcheck.files import check_sha256
+
+        check_sha256(tmp_exe, PERF_BINARY_SHA256, "perf_analyzer")
         os.chmod(tmp_exe, 0o755)
         tmp_exe.replace(exe)
     cudart = sorted(inst.libs.glob("libcudart-*.so.12*"))

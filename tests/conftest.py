@@ -31,6 +31,46 @@ def pytest_configure(config: pytest.Config) -> None:
         goldtest.UPDATE = True
 
 
+#: a deadlock detector, not a timing goal: a call that must end (a bound, a timeout, an
+#: abandoned batch) and has not after this long is hung. Two orders above what any such
+#: call takes on a loaded 2-core machine; speed goals live in benchmarks/.
+HANG_LIMIT_S = 300.0
+
+
+def returns_before_hang_limit(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, run in a daemon thread; its value, or its exception
+    re-raised. Fails the test when it has not returned within :data:`HANG_LIMIT_S`."""
+    import threading
+
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(HANG_LIMIT_S)
+    if thread.is_alive():
+        pytest.fail(f"{getattr(fn, '__name__', fn)} hung: no return within {HANG_LIMIT_S:g} s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box.get("value")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Captured output that holds an undecodable file name (a surrogate escape) shows it
+    as ``\\udcff``: pytest-xdist sends reports as UTF-8, and one such character would end
+    the whole run."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, text.encode("utf-8", "backslashreplace").decode("utf-8"))
+                       for title, text in report.sections]
+
+
 def _load_fetch_module():
     spec = importlib.util.spec_from_file_location("fetch_ppocr", REPO / "engines" / "fetch_ppocr.py")
     mod = importlib.util.module_from_spec(spec)
@@ -79,14 +119,32 @@ def cli():
 FAST = ["--warmup", "0", "--min-duration", "0.1", "--min-samples", "5"]
 
 
+def shared_session_dir(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every process of this test run shares: the run's temporary root, which
+    pytest-xdist's workers (``-n auto``) have in common; the session's own folder
+    without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(request.config, "workerinput") else base
+
+
 @pytest.fixture(scope="session")
-def demo_report(tmp_path_factory) -> Path:
-    """One real ``trtcheck report --demo --batch 1,2`` folder for the whole session
-    (every section: inspection, bench, serve, precision, advice, verdict). Read it; a test
-    that writes into a report folder copies it first."""
-    out = tmp_path_factory.mktemp("demo-report") / "demo"
-    res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", *FAST)
-    assert res.returncode == 0, res.stderr
+def demo_report(request, tmp_path_factory) -> Path:
+    """One real ``trtcheck report --demo --batch 1,2`` folder for the whole test run
+    (every section: inspection, bench, serve, precision, advice, verdict), built once
+    under a file lock and shared by the pytest-xdist workers. Read it; a test that writes
+    into a report folder copies it first."""
+    from filelock import FileLock
+
+    root = shared_session_dir(request, tmp_path_factory) / "demo-report"
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / "demo"
+    with FileLock(str(root / ".lock")):
+        if not (root / ".complete").is_file():
+            res = run_cli("report", "--demo", "-o", str(out), "--batch", "1,2", "--overwrite",
+                          *FAST)
+            assert res.returncode == 0, res.stderr
+            (root / ".complete").write_text("ok\n")
     return out
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from trtcheck.analyze.advice.advise import AdviseRequest, advise, service_model
@@ -71,6 +71,70 @@ def test_path_agrees_with_the_recommendation(t1, growth, share, per_batch, per_r
     if device == "cpu":
         assert "GPU" not in text, text
     assert math.isfinite(adv.inputs.arrival_rate_per_s)
+    _rendered_advice_says_one_thing(adv, req, undecided)
+
+
+def _rendered_advice_says_one_thing(adv, req, undecided: bool) -> None:
+    """The whole rendered advice (the text `trtcheck advise` prints) quotes the numbers the
+    recommendation was simulated with, and no sentence contradicts another."""
+    from trtcheck.report.advise_text import advice_text
+
+    rec, p, i = adv.recommendation, adv.recommendation.prediction, adv.inputs
+    full = advice_text(adv)
+    # the overheads shown are the ones the simulation used
+    assert f"per request {i.per_request_overhead_ms:.3g} ms" in full
+    assert f"per batch {i.per_batch_overhead_ms:.3g} ms" in full
+    if not undecided:
+        # the prediction quoted is the recommended configuration's
+        if p.stable:  # as the advice prints ms: 3 significant digits below 10, else whole
+            shown = f"{p.p99_ms:.3g} ms" if p.p99_ms < 10 else f"{p.p99_ms:.0f} ms"
+            assert f"P99 {shown}" in rec.summary, rec.summary
+        assert "Cannot tell" not in rec.summary and "cannot-tell" not in full.split(
+            "Decision path")[0].split("Stability:")[1].split("\n")[0]
+        # the capacity beside the utilisation is that configuration's own
+        scale = next((n for n in adv.path if n.step == "scale-out"), None)
+        if scale is not None and scale.answer == "no" and p.utilisation > 0:
+            own = i.arrival_rate_per_s / p.instances / p.utilisation
+            assert f"capacity {own:.0f} req/s at its max batch {p.max_batch_size}" \
+                in scale.conclusion, scale.conclusion
+    else:
+        assert rec.summary.startswith("Cannot tell") and "Stability: cannot-tell" in full
+    # the stability line and the summary agree on how the choice was decided
+    st = rec.stability
+    if st is not None and any(r.startswith("simulation only") for r in st.resampled):
+        assert "exact input" in full and "bootstrap replicas of the measurements" not in full
+        assert st.status == "stable" and not undecided
+    # parallel executions are named for the serving layer simulated
+    if req.batcher == "triton":
+        assert "ONNX Runtime sessions" not in full and "execution contexts (GPU) or " \
+            "sessions" not in full
+    # no two sentences contradict
+    assert not ("no queue forms by itself" in rec.summary
+                and "a queue forms by itself" in rec.summary), rec.summary
+    if rec.kind == "no-batching":
+        assert p.max_batch_size == 1 or p.window_us == 0
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          phases=(Phase.explicit, Phase.reuse, Phase.generate),  # no shrinking: 2 cores
+          suppress_health_check=[HealthCheck.too_slow])
+@given(t1=st.floats(0.05, 30.0), growth=st.floats(0.05, 1.0), share=st.floats(0.05, 1.5),
+       device=st.sampled_from([None, "cpu", "gpu"]), triton=st.booleans(),
+       per_req=st.floats(0.0, 5.0))
+def test_typed_curves_are_exact_and_the_rendered_advice_agrees(t1, growth, share, device,
+                                                               triton, per_req):
+    bs = [1, 8, 32]
+    curve = make_curve([(b, t1 * (1 + growth * (b - 1))) for b in bs], source="typed")
+    rate = share * 1000.0 / t1
+    req = AdviseRequest(curve=curve, rate_per_s=rate, per_request_overhead_ms=per_req,
+                        requests=1000, replicas=4, device=device,
+                        batcher="triton" if triton else "embedded")
+    adv = advise(req)
+    st_ = adv.recommendation.stability
+    # a typed curve with no samples is exact input: never "cannot tell"
+    assert st_ is None or st_.status == "stable"
+    assert adv.recommendation.kind != "cannot-tell"
+    _rendered_advice_says_one_thing(adv, req, undecided=False)
 
 
 def test_negative_calibrated_overhead_is_clamped_with_a_note():

@@ -47,10 +47,12 @@ def test_exact_inputs_give_a_stable_answer_and_state_the_tie_break():
     st = adv.recommendation.stability
     assert st is not None and st.status == "stable" and st.replicas == 12
     assert st.share == 1.0 and st.choices[0].max_batch_size == 1
-    assert st.resampled == ["simulation (arrivals and draws, a new seed per replica)"]
+    assert st.resampled[0].startswith("simulation only (arrivals and draws, a new seed per "
+                                      "replica): the inputs were given, exact")
     assert st.tie_break == TIE_BREAK
     text = advice_text(adv)
-    assert "Holds in 100% of 12 bootstrap replicas" in adv.recommendation.summary
+    assert "Chosen on the median P99 of 12 simulation replicas (exact input" \
+        in adv.recommendation.summary
     assert "tie-break: simpler wins unless" in text
 
 
@@ -169,5 +171,31 @@ def test_text_never_calls_a_67_percent_choice_stable():
     adv = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
     st = adv.recommendation.stability
     st.status, st.share = stability_status(8 / 12), 8 / 12
+    st.resampled = ["T(b) medians and spread (raw bench samples)"]  # measured input
     line = next(ln for ln in advice_text(adv).splitlines() if ln.startswith("Stability:"))
     assert line.startswith("Stability: likely - the recommendation holds in 67% of")
+
+
+def test_a_typed_curve_without_samples_is_exact_input_and_never_cannot_tell():
+    adv = advise(AdviseRequest(curve=parse_curve_text("1:1.2,8:2.0,32:5.5"), rate_per_s=3000.0,
+                               slo_p99_ms=20.0))
+    rec = adv.recommendation
+    assert rec.kind != "cannot-tell" and rec.stability.status == "stable"
+    assert rec.prediction.p99_ms is not None and rec.prediction.p99_ms <= 20.0
+    assert "Cannot tell" not in rec.summary and "bootstrap replicas of the measurements" \
+        not in rec.summary
+
+
+def test_exact_choice_applies_the_tie_break_to_the_median_over_replicas():
+    import numpy as np
+
+    from trtcheck.analyze.advice.advise_noise import exact_choice
+
+    # column 0 is simplest; seeds disagree, but its median is within 10% of column 1's
+    p99 = np.array([[5.0, 4.6], [4.4, 4.7], [5.2, 4.5], [4.5, 4.8], [4.9, 4.6]])
+    assert exact_choice(p99) == 0
+    p99[:, 0] += 1.0  # now the simpler one is materially worse
+    assert exact_choice(p99) == 1
+    p99[:3, 0] = np.inf  # the simpler one infeasible in most replicas
+    p99[:, 0] -= 1.0
+    assert exact_choice(p99) == 1

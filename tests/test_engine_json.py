@@ -93,3 +93,35 @@ def test_real_8x_export(trtexec_exports: Path):
     insp = load_layer_info(trtexec_exports / "resnet18-a100-fp32" / "resnet.onnx.engine.graph.json")
     assert insp.inspector_schema == "8.x/10.x" and len(insp.layers) == 32
     assert {t.name for t in insp.io_tensors} == {"input.1", "191"}
+
+
+def test_a_named_dimension_is_dynamic_not_a_refusal(tmp_path: Path):
+    doc = {"Layers": [{"Name": "conv", "LayerType": "CaskConvolution",
+                       "Inputs": [{"Name": "x", "Dimensions": ["N", 3, "224", 224],
+                                   "Format/Datatype": "Row major linear FP16 format"}],
+                       "Outputs": [{"Name": "y", "Dimensions": ["N", 8, 224, 224],
+                                    "Format/Datatype": "Row major linear FP16 format"}]}],
+           "Bindings": ["x", "y"]}
+    p = tmp_path / "e.graph.json"
+    p.write_text(json.dumps(doc))
+    insp = load_layer_info(p)
+    layer = insp.layers[0]
+    assert layer.inputs[0].dims == [-1, 3, 224, 224] and layer.outputs[0].dims[0] == -1
+    doc["Layers"][0]["Inputs"][0]["Dimensions"] = [{"x": 1}, 3]
+    p.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="dimension"):  # a record is still malformed
+        load_layer_info(p)
+
+
+def test_layer_detail_remedies_name_the_runtimes_own_cli():
+    from trtcheck.inspection.engine.engine import layer_info_remedy
+    from trtcheck.inspection.engine.engine_json import REBUILD_DETAILED_RTX
+
+    rtx = layer_info_remedy("tensorrt_rtx")
+    assert rtx.startswith("on an RTX GPU machine run `tensorrt_rtx --loadEngine=PLAN")
+    assert "trtexec" not in rtx and "fixed at build time" in rtx
+    assert "--profilingVerbosity=detailed --saveEngine" in rtx  # at build, not at load
+    trt = layer_info_remedy("tensorrt")
+    assert "`trtexec --loadEngine=PLAN --exportLayerInfo" in trt
+    assert "--loadEngine=PLAN --exportLayerInfo=PLAN.graph.json --profilingVerbosity" not in trt
+    assert "tensorrt_rtx --onnx=MODEL --profilingVerbosity=detailed" in REBUILD_DETAILED_RTX

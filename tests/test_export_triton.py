@@ -283,3 +283,11 @@ def test_an_advice_from_a_live_run_does_not_lower_the_servers_max_batch(tmp_path
     assert res.returncode == 0, res.stderr
     assert _parse((tmp_path / "s" / "tb_linear" / "config.pbtxt").read_text()
                   ).max_batch_size == 4
+
+
+def test_export_triton_refuses_a_tensorrt_rtx_plan(tmp_path):
+    plan = tmp_path / "m.plan"
+    plan.write_bytes(b"vtrt" + b"\0" * 60)  # the TensorRT-RTX plan magic
+    res = run_cli("export", "triton", str(plan), "-o", str(tmp_path / "r"))
+    assert_one_line_error(res, 2, "TensorRT-RTX plan", "onnxruntime backend")
+    assert not (tmp_path / "r").exists()

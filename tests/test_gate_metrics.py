@@ -20,7 +20,7 @@ from trtcheck.analyze.gate.metricpath.metric_checks import (
 from trtcheck.analyze.gate.metricpath.metric_grammar import MetricMissing, MetricPathError, parse_path
 from trtcheck.analyze.gate.metricpath.metric_resolver import SampleStat, evaluate_path, list_metrics
 from trtcheck.cli import main
-from trtcheck.results import load_results
+from trtcheck.results import SCHEMA_VERSION, load_results
 from trtcheck.stats import percentile
 from trtcheck.units import UnitError, metric_unit, parse_quantity
 
@@ -334,7 +334,7 @@ def test_window_ms_filters_of_a_gate_policy_pass_on_schema_1_and_2_files(tmp_pat
                if r["window_ms"] == 2.0)
     new = tmp_path / "full-2.json"
     new.write_text(results_to_json(load_results(old)), encoding="utf-8")
-    assert json.loads(new.read_text(encoding="utf-8"))["schema_version"] == "3.0"
+    assert json.loads(new.read_text(encoding="utf-8"))["schema_version"] == SCHEMA_VERSION
     for doc in (old, new):
         res = load_results(doc)
         for path in ("advice.serve_predictions[window_ms=2].measured_p99_ms",

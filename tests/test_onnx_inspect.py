@@ -408,6 +408,9 @@ def test_integer_scalar_input_gets_an_input_value_hint(tmp_path: Path):
     [f] = [f for f in insp.lints if f.code == "onnx-integer-scalar-input"]
     assert f.severity == "warning" and f.where == "sr"
     assert "int64 scalar" in f.message and "--input-value sr=" in (f.remedy or "")
+    # given its value (--input-value sr=16000), it is fed that value: no warning
+    given = inspect_onnx(_save(m, tmp_path), given_inputs={"sr"})
+    assert not [f for f in given.lints if f.code == "onnx-integer-scalar-input"]
 
 
 def test_string_fields_that_are_not_utf8_are_shown_escaped(tmp_path: Path):
@@ -426,3 +429,20 @@ def test_string_fields_that_are_not_utf8_are_shown_escaped(tmp_path: Path):
     insp = inspect_onnx(p)
     assert insp.producer == "P\\xffODUCER" and insp.graph_name == "GRAP\\x80NAME"
     assert json.loads(insp.model_dump_json())["graph_name"] == "GRAP\\x80NAME"
+
+
+def test_op_type_that_is_not_utf8_is_counted_escaped():
+    """estimate_compute sorts op types: an op type protobuf hands over as bytes (not
+    UTF-8) is shown escaped, never compared with text."""
+    from trtcheck.inspection.onnx.onnx_compute import estimate_compute
+
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["h"]),
+                           helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [_vi("x", [1, 8])], [_vi("y", [1, 4]), _vi("h", [1, 8])],
+                          [numpy_helper.from_array(np.ones((8, 4), np.float32), "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    raw = onnx.load_from_string(m.SerializeToString().replace(b"Relu", b"R\xffl\xfe"))
+    assert isinstance(raw.graph.node[0].op_type, bytes)
+    est, why = estimate_compute(raw, {"x": [1, 8]}, "given")
+    assert why is None and est.macs == 32
+    assert "R\\xffl\\xfe" in est.uncounted_op_types

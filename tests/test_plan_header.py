@@ -57,7 +57,7 @@ def test_rtx_plan_without_rtx_runtime(rtx_conv_plan: Path):
     info = read_plan_info(rtx_conv_plan, runtimes=TRT_10_8)
     assert info.can_load is None
     assert info.problems[0].code == "plan-no-runtime"
-    assert "trtcheck-tool[rtx]" in (info.problems[0].remedy or "")
+    assert "pip install tensorrt-rtx-cu13" in (info.problems[0].remedy or "")
 
 
 def test_rtx_plan_other_version(rtx_conv_plan: Path):
@@ -380,3 +380,54 @@ def test_fifo_and_device_are_refused_before_reading(tmp_path: Path, capsys):
             main(args)
         err = capsys.readouterr().err
         assert e.value.code == 2 and needle in err, (args, err)
+
+
+def _fake_rtx_plan() -> bytes:
+    import numpy as np
+
+    body = np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+    total = 32 + len(body)
+    return b"vtrt" + b"\0" * 12 + struct.pack("<Q", total) + bytes((1, 2, 0, 5)) + b"vtrt" + body
+
+
+@pytest.mark.parametrize("runtimes", [{}, TRT_10_8, {
+    "tensorrt_rtx": Runtime("tensorrt_rtx", "1.2.0.5", "tensorrt-rtx")}])
+def test_plan_re_encoded_latin1_to_utf8_is_damaged_with_or_without_a_runtime(
+        tmp_path: Path, capsys, monkeypatch, runtimes):
+    import trtcheck.load.plan_header as PH
+    from trtcheck.cli import main
+
+    data = _fake_rtx_plan()
+    damaged = data.decode("latin-1").encode("utf-8")  # each byte >= 0x80 doubled
+    assert len(damaged) > len(data)
+    info = plan_info_from_bytes(damaged, runtimes=runtimes)
+    assert info.can_load is False and info.problems[0].code == "plan-text-reencoded"
+    assert "damaged: re-encoded as text" in info.verdict
+    assert plan_info_from_bytes(data, runtimes=runtimes).problems[:1] != info.problems[:1]
+    p = tmp_path / "reencoded.plan"
+    p.write_bytes(damaged)
+    monkeypatch.setattr(PH, "installed_runtimes", lambda: runtimes)
+    for command in ("preflight", "inspect"):
+        with pytest.raises(SystemExit) as e:
+            main([command, str(p)])
+        out = capsys.readouterr()
+        assert e.value.code == 2, (command, out)
+        assert "damaged: re-encoded as text" in out.out + out.err
+
+
+@pytest.mark.parametrize("built,here,offers", [
+    ("7.5", "8.6", False),  # a Turing plan: ampere+ cannot cover it, rebuild
+    ("8.6", "7.5", False),  # run on Turing: ampere+ does not reach it
+    ("8.0", "9.0", True),   # built and run on Ampere or later: ampere+ covers it
+])
+def test_gpu_mismatch_offers_hardware_compatibility_only_where_it_covers_both(built, here,
+                                                                              offers):
+    (d,) = explain_load_log([f"The engine plan file is generated on an incompatible device, "
+                             f"expecting compute {here} got compute {built}, please rebuild."])
+    assert d.code == "gpu-mismatch" and f"built for compute capability {built}" in d.message
+    if offers:
+        assert "--hardwareCompatibilityLevel=ampere+" in d.hint
+        assert "built and run on Ampere or later" in d.hint
+    else:
+        assert d.hint.startswith(f"rebuild the engine on a GPU of compute capability {here}")
+        assert "covers only engines built and run on Ampere (8.0) or later" in d.hint

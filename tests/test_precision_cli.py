@@ -152,7 +152,9 @@ def test_bench_and_markdown(models: dict[str, Path]) -> None:
     p = run_cli("precision", str(models["safe"]), "--samples", "1", "--bench", "--format", "md")
     assert p.returncode == 0, p.stderr
     assert "| fp32 (reference) |" in p.stdout and "| fp16 |" in p.stdout
-    assert "x the FP32 speed" in p.stdout
+    # ONNX Runtime's CPU provider has no FP16 kernels: no speed-up claimed
+    assert "x the FP32 speed" not in p.stdout
+    assert "speed-up not measurable on this backend" in p.stdout
 
 
 def test_help_lists_the_command() -> None:

@@ -183,3 +183,36 @@ def test_relative_l2_catches_scale_errors_and_ignores_all_tiny_outputs() -> None
     c = compare_output("p", [tiny], [np.zeros_like(tiny)], FP16)
     assert c.rel_l2_error == pytest.approx(1.0) and c.cosine_similarity is None
     assert c.passed
+
+
+def test_metrics_shown_but_not_judged_say_so_and_flat_outputs_get_a_finding():
+    import numpy as np
+
+    from trtcheck.measure.precision.output_compare import compare_output
+    from trtcheck.measure.precision.precision_judge import flat_output_findings
+    from trtcheck.measure.precision.precision_tolerance import tolerance_for
+
+    tol = tolerance_for("fp16")
+    rng = np.random.default_rng(0)
+    ref = rng.uniform(0, 1e-5, (1, 1, 64, 64)).astype(np.float32)  # a detector map on noise
+    cand = ref * (1 + rng.normal(0, 0.06, ref.shape)).astype(np.float32)
+    o = compare_output("out", [ref], [cand], tol)
+    assert o.passed and o.cosine_similarity < tol.min_cosine_similarity
+    assert "not judged: every |ref| <= atol" in o.not_judged["cosine_similarity"]
+    (f,) = flat_output_findings("fp16", {"out": o}, tol.atol)
+    assert f.code == "precision-inputs-not-exercising" and f.severity == "warning"
+
+
+def test_a_failure_states_the_tolerance_it_would_need():
+    import numpy as np
+
+    from trtcheck.measure.precision.output_compare import compare_output
+    from trtcheck.measure.precision.precision_tolerance import tolerance_for
+
+    tol = tolerance_for("fp16")
+    ref = np.linspace(1.0, 2.0, 1000, dtype=np.float32)
+    cand = ref + 0.05  # 0.05 absolute: over atol 0.01 and rtol 0.01 * |ref| <= 0.02
+    o = compare_output("out", [ref], [cand], tol)
+    assert not o.passed
+    assert o.required_atol is not None and abs(o.required_atol - 0.05) < 1e-3
+    assert any("it would pass with atol >= 0.05" in x for x in o.failures)

@@ -46,7 +46,9 @@ def test_section_shows_speed_and_cost_side_by_side(paths: dict[str, Path]) -> No
     for text in (sec.html, sec.markdown):
         assert "fp32 (reference)" in text
         assert "speed-up vs FP32" in text
-        assert "x the FP32 speed" in text
+        # ONNX Runtime's CPU provider has no FP16 kernels: no speed-up headline
+        assert "x the FP32 speed" not in text
+        assert "not measurable on this backend" in text
         assert "fp16-range-overflow" in text
         assert "square" in text and "Where the error starts" in text
         assert "why these bounds" in text
@@ -87,7 +89,7 @@ def test_full_report_and_json_round_trip(paths: dict[str, Path], tmp_path: Path,
             if (Path(sections.__file__).parent / f"{m}.py").is_file()]
     assert "sec_precision" in have
     monkeypatch.setattr(sections, "SECTION_MODULES", have)
-    opts = RunOptions(rule=QUICK, threads=1)
+    opts = RunOptions(rule=QUICK, backend_options={"threads": 1})
     p = precision_section_for_report(str(paths["safe"]), opts, ("fp16",), sample_count=2)
     assert p.passed and p.variants["fp16"].latency is not None
     res = _results(p)
@@ -101,3 +103,55 @@ def test_full_report_and_json_round_trip(paths: dict[str, Path], tmp_path: Path,
     back.verdict = None
     assert back == res
     assert results_to_json(back) == results_to_json(res)
+
+
+def _latency_with(samples_ms, info):
+    from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings
+    from trtcheck.results.precision import PrecisionLatency
+    from trtcheck.stats import summarize
+
+    st = summarize(samples_ms)
+    run = BenchRun(label="x", model_path="m.onnx", backend=info,
+                   settings=BenchSettings(warmup_s=0, warmup_min_iterations=0,
+                                          min_duration_s=0, min_samples=1, max_duration_s=1,
+                                          max_samples=10, batch_sizes=[1],
+                                          input_source="random-uniform"),
+                   batches=[BatchResult(batch_size=1, input_shapes={}, samples_ms=list(samples_ms),
+                                        stats=st, throughput_queries_per_s=1.0,
+                                        throughput_samples_per_s=1.0, measured_duration_s=1.0,
+                                        stopped_by="min_reached")])
+    return PrecisionLatency(median_ms=st.median_ms, p99_ms=st.p99_ms,
+                            throughput_samples_per_s=1.0, batch_size=1, bench=run)
+
+
+def test_speedup_is_shown_with_its_interval_only_where_the_backend_has_the_kernels():
+    import numpy as np
+
+    from trtcheck.measure.precision.precision import set_speedup
+    from trtcheck.measure.precision.precision_judge import speedup_findings
+    from trtcheck.report.sec_precision import speedup_text
+    from trtcheck.results.bench import BackendInfo
+
+    rng = np.random.default_rng(0)
+    ref = list(10.0 + rng.normal(0, 0.2, 200))
+    gpu = BackendInfo(name="onnxruntime", version="1", device="cuda:0",
+                      providers=["CUDAExecutionProvider"])
+    cpu = BackendInfo(name="onnxruntime", version="1", device="CPU",
+                      providers=["CPUExecutionProvider"])
+    fast = _latency_with(list(7.7 + rng.normal(0, 0.2, 200)), gpu)
+    set_speedup(fast, _latency_with(ref, gpu), "fp16", gpu)
+    lo, hi = fast.speedup_interval
+    assert lo < fast.speedup_vs_reference < hi and 1.2 < lo and hi < 1.4
+    assert speedup_text(fast).startswith("1.3") and "-" in speedup_text(fast)
+    assert speedup_findings("fp16", "fp16", fast) == []
+    # the same numbers on ONNX Runtime's CPU provider: FP32 kernels, nothing to claim
+    upcast = _latency_with(list(7.7 + rng.normal(0, 0.2, 200)), cpu)
+    set_speedup(upcast, _latency_with(ref, cpu), "fp16", cpu)
+    assert upcast.speedup_vs_reference is None and upcast.speedup_interval is None
+    assert "not measurable on this backend" in upcast.speedup_not_measurable
+    assert speedup_text(upcast) == "not measurable on this backend"
+    # requested, has the kernels, and slower: 0.92x is a finding
+    slow = _latency_with(list(10.9 + rng.normal(0, 0.1, 200)), gpu)
+    set_speedup(slow, _latency_with(ref, gpu), "fp16", gpu)
+    (f,) = speedup_findings("fp16", "fp16", slow)
+    assert f.code == "precision-no-speedup" and "0.92x" in f.message

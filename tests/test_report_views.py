@@ -22,7 +22,7 @@ import pytest
 
 from trtcheck.inspection.engine.trtexec import load_trtexec_export
 from trtcheck.report import sec_advice, sec_bench, sec_engine, sec_inspection, sec_precision
-from trtcheck.report import sec_serve, sec_summary, sec_tune, views
+from trtcheck.report import sec_imported, sec_serve, sec_summary, sec_tune, views
 from trtcheck.report.sections import SECTION_MODULES, render_partial
 from trtcheck.report.templating import render_template, templates_dir
 from trtcheck.results import Finding, Results, results_from_json
@@ -86,7 +86,12 @@ BUILDERS: dict[str, tuple[str, Callable[[Results], Any]]] = {
                lambda r: sec_advice.advice_view(r.advice, sec_advice.serve_comparison(r.advice))),
     "tune": ("Tune: calibrate, predict, confirm",
              lambda r: sec_tune.tune_view(r.tune or _tune_sample())),
+    "imported": ("Imported measurements",
+                 lambda r: sec_imported.imported_view(r.imported)),
 }
+
+#: real files of other tools (perf_analyzer 2.41, Triton 2.51 statistics)
+IMPORTS = Path(__file__).resolve().parent / "data" / "perf-analyzer"
 
 
 def _tune_sample() -> Any:
@@ -121,7 +126,21 @@ def _tune_sample() -> Any:
 
 
 def _results_for(section: str, full: Results, engine_results: Results) -> Results:
+    if section == "imported":
+        from trtcheck.results.documents import load_results_input as load_results
+
+        return load_results(IMPORTS / "request-rate.csv")
     return engine_results if section == "engine" else full
+
+
+def test_imported_statistics_render():
+    from trtcheck.results.documents import load_results_input as load_results
+
+    res = load_results(IMPORTS / "tb_linear-stats.json")
+    view = sec_imported.imported_view(res.imported)
+    _check_types(view)
+    sec = render_partial("imported", "Imported", view)
+    assert "compute ms per batch" in sec.html and "| 4 | 696 |" in sec.markdown
 
 
 def test_every_section_has_a_view_builder():

@@ -174,3 +174,37 @@ def test_cli_build_preflight_inspect(trt_rtx, tiny_onnx, tmp_path, cli):
     assert bench.returncode == 3
     assert "no CUDA GPU" in bench.stderr or "cuda-python" in bench.stderr
     assert "Traceback" not in again.stderr + wrong.stderr + onnx_as_plan.stderr + bench.stderr
+
+
+def test_every_parser_error_is_reported_with_its_op_domain(trt_rtx, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+         helper.make_node("FooOp", ["a"], ["b"], name="foo", domain="com.example"),
+         helper.make_node("BarOp", ["b"], ["y"], name="bar", domain="com.example")],
+        "g", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("com.example", 1)])
+    onnx.save(m, str(tmp_path / "custom.onnx"))
+    with pytest.raises(InputError) as exc:
+        build_engine(tmp_path / "custom.onnx", tmp_path / "c.plan", runtime="tensorrt_rtx")
+    msg = exc.value.message
+    assert "(2 error(s))" in msg  # both, not only the first
+    assert "node 1 'foo' (com.example::FooOp)" in msg and "node 2 'bar' (com.example::BarOp)" in msg
+
+
+def test_the_built_optimization_profile_is_recorded(trt_rtx, tiny_onnx, tmp_path, cli):
+    r = build_engine(tiny_onnx, tmp_path / "p.plan", runtime="tensorrt_rtx", shapes=PROFILE)
+    (prof,) = r.profiles
+    sh = prof.shapes["x"]
+    assert (sh.min, sh.opt, sh.max) == ([1, 3, 16, 16], [4, 3, 16, 16], [8, 3, 16, 16])
+    res = cli("build", str(tiny_onnx), "--runtime", "tensorrt_rtx", "-o", str(tmp_path / "o"),
+              "--min-shapes", "x:1x3x16x16", "--opt-shapes", "x:2x3x16x16",
+              "--max-shapes", "x:8x3x16x16", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    (eng,) = json.loads(res.stdout)["engines"]
+    assert eng["profiles"][0]["shapes"]["x"]["opt"] == [2, 3, 16, 16]

@@ -13,6 +13,8 @@ from trtcheck.measure.serving.batcher import (
 )
 from trtcheck.policy import BatchingPolicy
 
+from tests.conftest import returns_before_hang_limit
+
 
 def run(coro):
     return asyncio.run(coro)
@@ -307,7 +309,6 @@ def test_batch_raising_cancelled_error_fails_that_batch_only():
 
 def test_hung_sync_batch_is_abandoned_by_aclose_and_its_pool_never_joined():
     import threading
-    import time
 
     from trtcheck.measure.serving.batcher import DaemonThreadPool
 
@@ -321,19 +322,18 @@ def test_hung_sync_batch_is_abandoned_by_aclose_and_its_pool_never_joined():
         b = DynamicBatcher(fn, BatchingPolicy(4, 0))
         fut = b.enqueue(1).future
         await asyncio.sleep(0.05)
-        t0 = time.perf_counter()
         await b.aclose(drain=False, timeout_s=0.2)
-        return time.perf_counter() - t0, fut, b
+        return fut, b
 
     try:
-        took, fut, b = run(main())
-        assert took < 2.0 and b.abandoned_batches == 1
+        fut, b = returns_before_hang_limit(run, main())
+        assert b.abandoned_batches == 1
         assert isinstance(fut.exception(), BatcherClosed)
         pool = DaemonThreadPool(1)
         pool.submit(release.wait)
-        t0 = time.perf_counter()
-        pool.shutdown(wait=False)
-        assert time.perf_counter() - t0 < 0.5
+        returns_before_hang_limit(pool.shutdown, wait=False)
+        # returned with its thread still blocked: nothing waited for it
+        assert any(t.is_alive() for t in pool._threads)
         assert all(t.daemon for t in pool._threads)
     finally:
         release.set()

@@ -107,14 +107,10 @@ def test_serve_report_section_renders_table_and_charts(tmp_path):
 
 
 def test_default_report_sweep_is_small():
-    import time
-
     from trtcheck.backends.synthetic import SyntheticBackend
     from trtcheck.measure.serving.serve import default_report_sweep
 
-    t0 = time.perf_counter()
     run = default_report_sweep(SyntheticBackend("1:2,8:4"))
-    assert time.perf_counter() - t0 < 30
     assert len(run.configs) == 9 and all(c.ok_share > 0.9 for c in run.configs)
     # open loops below one instance's batch-1 capacity (T(1) = 2 ms: 500 req/s), so the
     # runs can calibrate the advice's serving overheads

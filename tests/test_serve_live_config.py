@@ -10,8 +10,9 @@ from trtcheck.errors import InputError
 from trtcheck.measure.serving.live.live import (
     process_share, instances_of, override_config, request_tensors, stats_delta, window_us_of,
 )
-from trtcheck.measure.serving.live.kserve import grpc_ints, parse_url
+from trtcheck.measure.serving.live.kserve import parse_url
 from trtcheck.measure.serving.loadgen import parse_load
+from trtcheck.results.kserve_answers import check_model_stats
 
 CONFIG = {
     "name": "m", "backend": "python", "max_batch_size": 32,
@@ -59,7 +60,7 @@ def test_stats_delta_and_grpc_strings():
                                   "queue": {"count": 10, "ns": 1_000_000}},
               "batch_stats": [{"batch_size": 2, "compute_infer": {"count": 5, "ns": 5_000_000}}]}
     # gRPC JSON: int64 as strings, zero fields left out
-    after = grpc_ints({"name": "m", "version": "1", "inference_count": "40",
+    [after] = check_model_stats({"model_stats": [{"name": "m", "version": "1", "inference_count": "40",
                    "execution_count": "15",
                    "inference_stats": {"success": {"count": "40", "ns": "50000000"},
                                        "queue": {"count": "40", "ns": "9000000"}, "fail": {}},
@@ -67,8 +68,7 @@ def test_stats_delta_and_grpc_strings():
                                     "compute_infer": {"count": "10", "ns": "11000000"}},
                                    {"batch_size": "4",
                                     "compute_infer": {"count": "5", "ns": "8000000"},
-                                    "compute_input": {"count": "5", "ns": "500000"}}]},
-                  ("count", "ns", "inference_count", "execution_count", "batch_size"))
+                                    "compute_input": {"count": "5", "ns": "500000"}}]}]})
     d = stats_delta(before, after)
     assert (d.inference_count, d.execution_count) == (30, 10)
     assert d.avg_batch_size == 3.0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import HANG_LIMIT_S, REPO
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
@@ -140,20 +140,18 @@ def test_sigterm_during_the_only_run_writes_an_incomplete_file(triton, tmp_path,
     out = tmp_path / "int.json"
     since = _inferences(triton)
     url = triton.http_url if scheme == "http" else triton.grpc_url
-    proc = _start(url, out, "--load", "open:100", "--duration-s", "10")
+    # an hour of sending: a command that waited for it would run into the hang limit
+    proc = _start(url, out, "--load", "open:100", "--duration-s", "3600")
     try:
         pids = _wait_load_processes(proc)
         _wait_sending(triton, proc, since)
-        t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
-        stop_s = time.monotonic() - t0
+        stdout, stderr = proc.communicate(timeout=HANG_LIMIT_S)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr
     assert "interrupted by SIGTERM: 0 of 1 configuration(s) measured" in stderr
-    assert stop_s < 8.0  # at once, not after the 10 s of sending
     assert not [p for p in pids if _alive(p)], "a load process outlived the command"
     data = json.loads(out.read_text())
     assert data["incomplete"] == "interrupted by SIGTERM: 0 of 1 configuration(s) measured"

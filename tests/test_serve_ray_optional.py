@@ -46,7 +46,7 @@ def test_without_ray_the_option_is_one_line_with_the_install_hint():
     assert p.returncode == 3, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
     assert lines == ["error: --ray needs Ray, which is not installed; hint: pip install "
-                     "'trtcheck-tool[ray]' (on the driver and every node)"], p.stderr
+                     "'ray>=2.9' (the ray extra; on the driver and every node)"], p.stderr
     assert "Traceback" not in p.stderr
 
 

@@ -275,3 +275,19 @@ def test_values_that_do_not_survive_the_cast_are_refused(dtype, arr, needle):
 def test_shape_dims_are_bounded(spec):
     with pytest.raises(InputError, match=r"every dim must be in 1\.\.2147483647"):
         parse_shapes(spec)
+
+
+def test_a_state_whose_batch_axis_is_not_axis0_follows_the_batch_dim_name():
+    from trtcheck.load.shapes import kept_size_inputs
+
+    audio = TensorInfo(name="input", dtype="float32", shape=["batch", 512])
+    state = TensorInfo(name="state", dtype="float32", shape=[2, "batch", 128])
+    sr = TensorInfo(name="sr", dtype="int64", shape=[])
+    out = resolve_shapes([audio, state, sr], None, 4)
+    assert out == {"input": [4, 512], "state": [2, 4, 128], "sr": []}
+    assert kept_size_inputs([audio, state, sr], out, 4) == []
+    # an unnamed state axis cannot be followed: it keeps its size, and is named
+    anon = TensorInfo(name="state", dtype="float32", shape=[2, None, 128])
+    out = resolve_shapes([audio, anon], {"state": [2, 1, 128]}, 4)
+    assert out["state"] == [2, 1, 128]
+    assert kept_size_inputs([audio, anon], out, 4) == ["state 2x1x128"]

@@ -173,7 +173,7 @@ def test_missing_runtime_module_names_the_extra(plan):
     with pytest.raises(EnvironmentProblem) as ei:
         b.activate()
     assert ei.value.exit_code == 3
-    assert 'trtcheck-tool[trt-cu12]' in ei.value.hint
+    assert "pip install tensorrt-cu12" in ei.value.hint
 
 
 def test_fake_enforces_addresses_and_stream(fakes):

@@ -15,7 +15,8 @@ from trtcheck.analyze.advice.advise import AdviseRequest, advise
 from trtcheck.analyze.advice.curve import parse_curve_text
 from trtcheck.analyze.gate.gate_evaluate import evaluate
 from trtcheck.analyze.gate.gate_policy import parse_policy
-from trtcheck.analyze.derived.verdict import UNSTABLE_CV_LIMIT, judge
+from trtcheck.analyze.derived.verdict import MEDIAN_CI_LIMIT, judge
+from trtcheck.stats import CV_WARN, median_relative_halfwidth
 from trtcheck.inspection.onnx.onnx_inspect import inspect_onnx
 from trtcheck.report import build_report, render_report
 from trtcheck.report.verdict import render_verdict_text
@@ -23,7 +24,16 @@ from trtcheck.results import Finding, load_results, results_from_json, results_t
 from trtcheck.results.verdict import VERDICT_STATUSES
 
 STEADY = (1.0, 1.01, 0.99, 1.0) * 10   # CV about 0.7%
-NOISY = (1.0, 3.0, 0.5, 2.0) * 10      # CV about 65%
+NOISY = (1.0, 3.0, 0.5, 2.0) * 10      # CV about 65%, median known to +-33%
+
+
+def _noisy_but_precise():
+    """Results whose batch 1 has outliers (a noisy machine) but a median known to +-0%."""
+    r = make_results((1.0,) * 36 + (5.0,) * 4)
+    r.bench[0].batches[0].warnings.append(Finding(
+        code="outliers", where="batch 1", message="4 samples (10%) are far above the median",
+        remedy="re-measure: close other programs"))
+    return r
 
 
 def _relu_with_shared_dims(tmp_path: Path) -> Path:
@@ -50,7 +60,8 @@ def test_steady_bench_alone_is_ready():
     v = judge(_steady())
     assert v.status == "ready" and v.reasons == []
     assert v.headline.startswith("Ready:")
-    assert v.unstable_cv_limit == UNSTABLE_CV_LIMIT
+    assert v.unstable_cv_limit == CV_WARN and v.median_ci_limit == MEDIAN_CI_LIMIT
+    assert v.target == "tensorrt"
 
 
 def test_lint_error_is_not_ready_tensorrt_cannot_build(tmp_path):
@@ -75,13 +86,13 @@ def test_warnings_are_grouped_per_code_with_where():
     second = b.model_copy(update={"batch_size": 4}, deep=True)
     r.bench[0].batches.append(second)
     for batch in r.bench[0].batches:
-        batch.warnings.append(Finding(code="drift", message="median moved", where=f"batch "
-                                      f"{batch.batch_size}", remedy="raise --warmup"))
+        batch.warnings.append(Finding(code="enqueue-bound", message="host bound", where=f"batch "
+                                      f"{batch.batch_size}", remedy="use CUDA graphs"))
     batch.warnings.append(Finding(code="p99-not-certified", severity="info", message="n"))
     v = judge(r)
     assert v.status == "ready_with_warnings"
     (g,) = v.reasons
-    assert g.codes == ["drift"] and g.where == ["batch 1", "batch 4"]
+    assert g.codes == ["enqueue-bound"] and g.where == ["batch 1", "batch 4"]
     assert "(and 1 more like it)" in g.message and g.section == "bench"
 
 
@@ -98,25 +109,43 @@ def test_noise_remedy_fits_the_device():
     assert "nvidia-smi -lgc" in g.remedy
 
 
-def test_unstable_measurement_is_a_warning_naming_batches_and_what_to_do():
+def test_an_uncertain_median_cannot_tell_naming_batches_and_what_to_do():
     r = make_results(NOISY)
-    assert r.bench[0].batches[0].stats.cv > UNSTABLE_CV_LIMIT
+    assert median_relative_halfwidth(NOISY) > MEDIAN_CI_LIMIT
     v = judge(r)
-    # noise alone does not decide: the advice's replicas and the gate judge whether it
-    # changes a decision, so the status does not flip with the machine's noise level
-    assert v.status == "ready_with_warnings"
+    # the claims resting on that median (T(b), throughput, latency budgets) are undecided
+    assert v.status == "cannot_tell"
     (u,) = _reasons(v, "measurement-unstable")
-    assert u.effect == "warning" and u.where == ["batch 1"] and u.section == "bench"
+    assert u.effect == "cannot_tell" and u.where == ["batch 1"] and u.section == "bench"
+    assert "95% interval" in u.message and "+-10%" in u.message
     assert "re-measure" in u.remedy and "nvidia-smi" not in u.remedy
-    assert v.headline == ("Ready with warnings: nothing blocks it, but 1 kind of warning "
-                          "remains (the latency at batch 1 is too unstable to trust).")
+    assert v.headline.startswith("Cannot tell: the median latency at batch 1 is too uncertain")
 
 
-def test_cv_just_under_the_limit_is_not_unstable():
-    r = make_results(STEADY)
-    st = r.bench[0].batches[0].stats
-    r.bench[0].batches[0].stats = st.model_copy(update={"cv": UNSTABLE_CV_LIMIT})
-    assert judge(r).status == "ready"
+def test_a_high_cv_with_a_precise_median_is_one_noise_warning_not_cannot_tell():
+    # 8% of the samples are 5x slower: the CV is far over 20%, the median exact
+    samples = (1.0,) * 92 + (5.0,) * 8
+    r = make_results(samples)
+    assert r.bench[0].batches[0].stats.cv > 0.2
+    for code in ("unstable-cv", "outliers", "min-far-below-median"):
+        r.bench[0].batches[0].warnings.append(Finding(code=code, message=code,
+                                                      where="batch 1"))
+    v = judge(r)
+    assert v.status == "ready_with_warnings"
+    (noise,) = v.reasons  # one cause, one reason, its symptoms listed
+    assert noise.kind == "noisy-machine" and noise.effect == "warning"
+    assert noise.codes == ["unstable-cv", "outliers", "min-far-below-median"]
+    assert "outliers (batch 1)" in noise.message
+
+
+def test_more_samples_narrow_the_median_interval_below_the_limit():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    few = list(rng.lognormal(0.0, 0.6, 30))
+    many = list(rng.lognormal(0.0, 0.6, 3000))
+    assert median_relative_halfwidth(few) > 2 * median_relative_halfwidth(many)
+    assert median_relative_halfwidth(many) < MEDIAN_CI_LIMIT / 2
 
 
 def test_nothing_measured_cannot_tell():
@@ -204,14 +233,16 @@ def test_gate_failure_is_not_ready_and_verdict_rules_do_not_judge_themselves():
 
 
 def test_order_is_strongest_first_and_statuses_are_known(tmp_path):
-    r = make_results(NOISY)
+    r = _noisy_but_precise()
+    r.bench.append(make_results(NOISY).bench[0])
     r.inspection = inspect_onnx(_relu_with_shared_dims(tmp_path), {"x": [1, 3, 48, 192]})
     r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 300.0))
     r.advice.recommendation.kind = "cannot-tell"
     v = judge(r)
     assert v.status in VERDICT_STATUSES
     effects = [x.effect for x in v.reasons]
-    assert effects[:2] == ["not_ready", "cannot_tell"] and set(effects[2:]) == {"warning"}
+    assert effects[:3] == ["not_ready", "cannot_tell", "cannot_tell"]
+    assert set(effects[3:]) == {"warning"}
     assert "measurement-unstable" in [x.kind for x in v.reasons]
     assert v.headline.startswith("Not ready:")
 
@@ -224,14 +255,14 @@ def test_gate_budgets_on_verdict_status():
                                "  - verdict.status != not_ready\n"
                                "  - len(verdict.reasons[effect=not_ready]) == 0\n"), r)
     assert ok.passed, [c.message for c in ok.checks]
-    r.bench[0].batches[0].stats = r.bench[0].batches[0].stats.model_copy(update={"cv": 0.5})
+    r.bench[0].batches[0].warnings.append(Finding(code="outliers", message="o"))
     r.verdict = judge(r)
     bad = evaluate(parse_policy("version: 1\nbudgets:\n  - verdict.status == ready\n"), r)
     assert not bad.passed and bad.checks[0].value == "ready_with_warnings"
 
 
 def test_verdict_comes_first_in_html_md_and_text(tmp_path):
-    r = make_results(NOISY)
+    r = _noisy_but_precise()
     render_report(r, tmp_path / "out")
     html = (tmp_path / "out" / "report.html").read_text()
     md = (tmp_path / "out" / "report.md").read_text()
@@ -246,8 +277,9 @@ def test_verdict_comes_first_in_html_md_and_text(tmp_path):
     assert lines[0].startswith("# ") and lines[2] == "## Verdict: Ready with warnings"
     assert md.index("## Verdict") < md.index("## Summary")
     text = render_verdict_text(stored.verdict, "out/report.html")
-    assert text.startswith("Verdict: Ready with warnings (ready_with_warnings)\n")
-    assert "out/report.html#bench" in text and "what to do: re-measure" in text
+    assert text.startswith("Verdict: Ready with warnings (ready_with_warnings), judged for "
+                           "TensorRT\n")
+    assert "out/report.html#bench" in text and "what to do: close other programs" in text
 
 
 def test_verdict_escapes_untrusted_strings():
@@ -259,10 +291,11 @@ def test_verdict_escapes_untrusted_strings():
 
 
 def test_report_cli_prints_the_verdict_first_on_stdout(tmp_path, cli):
-    save_results(make_results(NOISY), tmp_path / "r.json")
+    save_results(_noisy_but_precise(), tmp_path / "r.json")
     res = cli("report", "--from", str(tmp_path / "r.json"), "-o", str(tmp_path / "a"))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("Verdict: Ready with warnings (ready_with_warnings)")
+    assert res.stdout.startswith("Verdict: Ready with warnings (ready_with_warnings), "
+                                 "judged for TensorRT")
     data = json.loads((tmp_path / "a" / "results.json").read_text())
     assert data["verdict"]["status"] == "ready_with_warnings"
 
@@ -334,3 +367,47 @@ def test_a_likely_advice_decides_like_a_stable_one():
     assert v.status != "cannot_tell" and not _reasons(v, "advice-cannot-tell")
     st.status, st.share = "cannot-tell", 0.5
     assert judge(r).status == "cannot_tell"
+
+
+def test_an_uncertain_median_under_advice_that_held_on_its_replicas_is_a_warning():
+    from trtcheck.results.advice import AdviceStability
+
+    r = make_results(NOISY)
+    r.advice = advise(AdviseRequest(parse_curve_text("1:2,4:3,16:7"), 30.0))
+    r.advice.recommendation.stability = AdviceStability(status="stable", replicas=12,
+                                                        share=1.0, kind_share=1.0)
+    v = judge(r)
+    # the decision the medians feed was made on bootstrap replicas of these samples
+    assert v.status == "ready_with_warnings"
+    (u,) = _reasons(v, "measurement-unstable")
+    assert u.effect == "warning" and "held in 100% of 12 bootstrap replicas" in u.message
+    assert "not decided" in u.message
+    r.advice.recommendation.stability = AdviceStability(status="cannot-tell", replicas=12,
+                                                        share=0.4, kind_share=0.5)
+    assert judge(r).status == "cannot_tell"
+
+
+def test_report_target_onnxruntime_judges_for_onnxruntime_with_tensorrt_as_a_note(tmp_path,
+                                                                                 cli):
+    model = _relu_with_shared_dims(tmp_path)
+    common = ("--shapes", "x:1x3x48x192", "--min-duration", "0.1", "--min-samples", "10",
+              "--max-duration", "2", "--no-serve", "--precision", "none")
+    res = cli("report", str(model), "-o", str(tmp_path / "ort"), "--target", "onnxruntime",
+              *common)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: ") and "judged for ONNX Runtime" in res.stdout
+    assert "Not ready" not in res.stdout
+    assert "[note] TensorRT could not build it (a note: the target is ONNX Runtime" \
+        in res.stdout
+    data = json.loads((tmp_path / "ort" / "results.json").read_text())
+    assert data["target"] == "onnxruntime" and data["verdict"]["target"] == "onnxruntime"
+    (note,) = [x for x in data["verdict"]["reasons"] if x["kind"] == "other-runtime"]
+    assert note["effect"] == "info" and note["codes"] == ["onnx-shared-dim-name"]
+    md = (tmp_path / "ort" / "report.md").read_text()
+    assert "**note**: TensorRT could not build it" in md
+    # the same results judged for TensorRT: it blocks
+    res = cli("report", "--from", str(tmp_path / "ort"), "-o", str(tmp_path / "trt"),
+              "--target", "tensorrt")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Verdict: Not ready (not_ready), judged for TensorRT")
+    assert "TensorRT cannot build it" in res.stdout

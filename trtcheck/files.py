@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from trtcheck.errors import InputError
@@ -254,8 +254,9 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def refuse_output_over_inputs(outputs: list[tuple[str, str | os.PathLike[str] | None]],
-                              inputs: list[tuple[str, str | os.PathLike[str] | None]]) -> None:
+def refuse_output_over_inputs(
+        outputs: Sequence[tuple[str, str | os.PathLike[str] | None]],
+        inputs: Sequence[tuple[str, str | os.PathLike[str] | None]]) -> None:
     """Before any work: no output a command writes may be one of the files it reads,
     with ``--overwrite`` or not (``bench model.onnx -o model.onnx --overwrite`` would
     replace the model with a results JSON).
@@ -283,3 +284,43 @@ def refuse_output_over_inputs(outputs: list[tuple[str, str | os.PathLike[str] | 
                         f"given as {what}",
                         f"choose another {option} path: trtcheck never writes over a file "
                         "it reads, with --overwrite or not")
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file, hex (read in 1 MiB chunks)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_sha256(path: str | os.PathLike[str], expected: str, what: str) -> None:
+    """Refuse a downloaded file whose SHA-256 is not the pinned one.
+
+    Raises:
+        RuntimeError: the hash differs (both shown), naming ``what``.
+    """
+    got = sha256_of(path)
+    if got != expected.lower():
+        raise RuntimeError(f"{what} ({Path(path).name}) has sha256 {got}, not the pinned "
+                           f"{expected}: the download is not the file trtcheck expects")
+
+
+def zip_member_target(dest: str | os.PathLike[str], name: str) -> Path:
+    """Where a zip member named ``name`` may be written under ``dest``.
+
+    Raises:
+        RuntimeError: an absolute name (``/x``, ``C:\\x``), a ``..`` component, or a
+            name that lands outside ``dest`` otherwise.
+    """
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
+        raise RuntimeError(f"refusing zip member {name!r}: an absolute name or one with '..'")
+    root = Path(dest).resolve()
+    out = (root / name).resolve()
+    if out != root and root not in out.parents:
+        raise RuntimeError(f"refusing zip member {name!r}: it lands outside {root}")
+    return root / name

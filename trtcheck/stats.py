@@ -32,7 +32,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import statistics
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +59,7 @@ PERCENTILE_METHODS = ("linear", "nearest-rank")
 ANCHOR_PERCENTILE_METHOD = "nearest-rank"
 """The method of trtexec and perf_analyzer, for numbers put next to theirs."""
 
-_NUMPY_METHOD = {"linear": "linear", "nearest-rank": "inverted_cdf"}
+_NUMPY_METHOD: dict[str, Any] = {"linear": "linear", "nearest-rank": "inverted_cdf"}
 _METHOD: contextvars.ContextVar[str] = contextvars.ContextVar("trtcheck_percentile_method",
                                                               default="linear")
 
@@ -153,7 +155,7 @@ def summarize(samples_ms: Sequence[float] | np.ndarray,
     std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
     median = float(np.median(arr))
     return LatencyStats(
-        percentile_method=method,
+        percentile_method=method,  # type: ignore[arg-type]  # checked by _check_method
         count=int(arr.size),
         mean_ms=mean,
         median_ms=median,
@@ -189,6 +191,59 @@ def min_samples_to_certify(q: float, confidence: float = 0.99) -> int:
     if not 0.0 < q < 1.0 or not 0.0 < confidence < 1.0:
         raise ValueError("q and confidence must be in (0, 1)")
     return int(math.ceil(math.log(1.0 - confidence) / math.log(q)))
+
+
+MEDIAN_CI_CONFIDENCE = 0.95
+"""Confidence of the median's interval (:func:`median_interval`)."""
+
+
+def median_interval(samples_ms: Sequence[float] | np.ndarray,
+                    confidence: float = MEDIAN_CI_CONFIDENCE) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median, in the samples' unit (ms).
+
+    The order-statistics interval ``[x(j), x(k)]`` of the sorted samples with
+    ``j, k = n/2 -+ z sqrt(n)/2`` (1-based ranks, rounded outwards; the normal
+    approximation of the binomial ranks, Conover, *Practical Nonparametric Statistics*,
+    3rd ed., 1999, section 3.2). It assumes independent samples only, no distribution:
+    heavy tails (outliers) that inflate the coefficient of variation barely widen it,
+    and it narrows as ``1 / sqrt(n)`` with more samples, which a CV does not.
+
+    Args:
+        samples_ms: the samples (any order), at least 1.
+        confidence: in ``(0, 1)``.
+
+    Returns:
+        ``(low, high)``, or ``None`` for fewer than 6 samples (the interval would be the
+        whole range).
+
+    Raises:
+        ValueError: ``confidence`` out of range.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    arr = np.sort(np.asarray(samples_ms, dtype=np.float64))
+    n = int(arr.size)
+    if n < 6:
+        return None
+    z = statistics.NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+    half = z * math.sqrt(n) / 2.0
+    j = max(1, int(math.floor(n / 2.0 - half)))
+    k = min(n, int(math.ceil(n / 2.0 + half + 1.0)))
+    return float(arr[j - 1]), float(arr[k - 1])
+
+
+def median_relative_halfwidth(samples_ms: Sequence[float] | np.ndarray,
+                              confidence: float = MEDIAN_CI_CONFIDENCE) -> float | None:
+    """Half the width of :func:`median_interval` over the median (a ratio: 0.05 means
+    the median is known to +-5%), or ``None`` when the interval is undefined or the
+    median is not positive."""
+    ci = median_interval(samples_ms, confidence)
+    if ci is None:
+        return None
+    med = float(np.median(np.asarray(samples_ms, dtype=np.float64)))
+    if med <= 0:
+        return None
+    return (ci[1] - ci[0]) / 2.0 / med
 
 
 AUTOCORRELATION_WARN = 0.5

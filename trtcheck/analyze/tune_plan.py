@@ -319,7 +319,7 @@ def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
         # the repeat with the lower P99: a server stall in one run lands in the client's
         # tail, which the per-request delay would re-add to every configuration; the
         # other repeat's difference is in the drift term of the intervals instead
-        best = min(reps, key=lambda r: r.latency.p99_ms)  # type: ignore[union-attr]
+        best = min(reps, key=lambda r: r.latency.p99_ms)
         cfg = cfg.model_copy(update={"repeats": [best]})
     others = [c for j, r in enumerate(runs) if j != open_index and _is_open(r)
               and run_instances(r) == n for c in r.configs]

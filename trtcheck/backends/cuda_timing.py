@@ -27,8 +27,8 @@ from typing import Any
 
 from trtcheck.errors import EnvironmentProblem
 
-INSTALL_HINT = ('install cuda-python for your CUDA major: pip install "trtcheck-tool[trt-cu12]" '
-                'or "trtcheck-tool[trt-cu13]"')
+INSTALL_HINT = ('install cuda-python for your CUDA major: pip install "cuda-python>=12,<13" '
+                '(CUDA 12) or "cuda-python>=13" (CUDA 13)')
 
 
 class CudaError(EnvironmentProblem):
@@ -60,7 +60,7 @@ def cudart() -> Any:
             from cuda.bindings import runtime as mod  # cuda-python >= 12.6
         except ImportError:
             try:
-                from cuda import cudart as mod  # type: ignore[no-redef]  # older cuda-python
+                from cuda import cudart as mod  # older cuda-python
             except ImportError:
                 raise EnvironmentProblem("cuda-python is not installed (needed for CUDA "
                                          "streams, events and copies)", INSTALL_HINT) from None

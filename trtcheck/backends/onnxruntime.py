@@ -13,14 +13,23 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.backends.base import Backend, InferOutput
+from trtcheck.backends.options import BackendOption, OptionGroup
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.inspection import TensorInfo
 
-ORT_INSTALL_HINT = ('pip install "trtcheck-tool[cpu]" (the CPU onnxruntime), or '
+ORT_INSTALL_HINT = ("pip install onnxruntime (the CPU build, trtcheck's cpu extra), or "
                     "pip install onnxruntime-gpu on a GPU host")
 """What to install when neither ``onnxruntime`` nor ``onnxruntime-gpu`` is present (both
 provide the ``onnxruntime`` module; installing both makes them overwrite each other)."""
+
+OPTIONS = OptionGroup("ONNX Runtime", (
+    BackendOption("--providers", "providers", "providers", "list", metavar="LIST",
+                  help="ONNX Runtime execution providers, comma-separated."),
+    BackendOption("--threads", "threads", "intra_op_threads", "int", min=1, max=1024,
+                  help="ONNX Runtime intra-op threads (default: ORT's choice)."),
+))
+"""The command-line options of :class:`OnnxRuntimeBackend` (its constructor keywords)."""
 
 
 def import_onnxruntime() -> Any:

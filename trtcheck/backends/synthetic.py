@@ -138,8 +138,8 @@ class SyntheticBackend(Backend):
     def _rows(feed: Any) -> int:
         if isinstance(feed, dict):
             x = feed.get("x", next(iter(feed.values()), None))
-            return int(x.shape[0]) if hasattr(x, "shape") and x.ndim else 1
-        if hasattr(feed, "shape") and getattr(feed, "ndim", 0):
+            return int(x.shape[0]) if x is not None and hasattr(x, "shape") and x.ndim else 1
+        if hasattr(feed, "shape") and getattr(feed, "ndim", False):
             return int(feed.shape[0])
         if isinstance(feed, Sequence):
             return len(feed)

@@ -39,6 +39,7 @@ import numpy as np
 
 from trtcheck.backends import cuda_timing as ct
 from trtcheck.backends.base import Backend, InferOutput
+from trtcheck.backends.options import BackendOption, OptionGroup
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.results.bench import BackendInfo
 from trtcheck.results.engine import (
@@ -51,6 +52,14 @@ from trtcheck.results.inspection import TensorInfo
 
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
 NON_PLAN_KINDS = ("onnx", "text", "empty", "unknown")
+
+OPTIONS = OptionGroup("TensorRT", (
+    BackendOption("--cuda-graph", "cuda_graph", "use_cuda_graph", "flag",
+                  help="TensorRT: replay executions from a captured CUDA graph."),
+    BackendOption("--profile-index", "profile_index", "profile_index", "int", min=0, max=1023,
+                  help="TensorRT: optimization profile to run [default: 0]."),
+))
+"""The command-line options of :class:`TensorRTBackend` (``tensorrt`` and ``tensorrt_rtx``)."""
 
 _NP_NAMES = {"FLOAT": "float32", "HALF": "float16", "INT8": "int8", "INT32": "int32",
              "INT64": "int64", "BOOL": "bool", "UINT8": "uint8", "BF16": "bfloat16",
@@ -135,7 +144,7 @@ class TensorRTBackend(Backend):
     def _logger(self, trt: Any) -> Any:
         lines = self.log_lines
 
-        class _Logger(trt.ILogger):  # type: ignore[misc, name-defined]
+        class _Logger(trt.ILogger):
             def __init__(self) -> None:
                 trt.ILogger.__init__(self)
 
@@ -253,7 +262,8 @@ class TensorRTBackend(Backend):
     def _specs(self, names: list[str]) -> list[TensorInfo]:
         out = []
         for n in names:
-            shape = [d if d >= 0 else None for d in _dims(self.engine.get_tensor_shape(n))]
+            shape: list[int | str | None] = [
+                d if d >= 0 else None for d in _dims(self.engine.get_tensor_shape(n))]
             out.append(TensorInfo(name=n, dtype=self._np_dtype(n).name, shape=shape))
         return out
 
@@ -464,7 +474,7 @@ class TensorRTBackend(Backend):
         trt = self._trt
         totals: dict[str, float] = {}
 
-        class _Profiler(trt.IProfiler):  # type: ignore[misc, name-defined]
+        class _Profiler(trt.IProfiler):  # type: ignore[name-defined]
             def __init__(self) -> None:
                 trt.IProfiler.__init__(self)
 
@@ -491,7 +501,8 @@ def inspect_plan_on_gpu(plan_path: Path, runtime: str) -> EngineInspection:
     Raises:
         EnvironmentProblem / InputError: see :meth:`TensorRTBackend.activate`.
     """
-    with TensorRTBackend(plan_path, runtime=runtime) as backend:
+    backend = TensorRTBackend(plan_path, runtime=runtime)
+    with backend:
         return backend.engine_inspection()
 
 

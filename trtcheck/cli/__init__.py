@@ -55,9 +55,37 @@ class LazyGroup(click.Group):
             return None
         mod = importlib.import_module(f"trtcheck.cli.{module}")
         cmd: click.Command = mod.cli
+        if not any(p.name == "verbose" for p in cmd.params):
+            cmd.params.extend(_verbosity_options())
         if cmd.callback is not None and not getattr(cmd.callback, "_paths_checked", False):
             cmd.callback = _with_path_checks(cmd, cmd.callback)
         return cmd
+
+
+_VERBOSE_HELP = "More detail on stderr (debug lines)."
+_QUIET_HELP = ("Less on stderr (-q: no progress lines or bars, notes and warnings stay; "
+               "-qq: errors only).")
+
+
+def _set_verbosity(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    """Callback of ``-v``/``-q`` before and after the subcommand: the counts add up
+    (``trtcheck -q report -q`` is ``-qq``)."""
+    if ctx.resilient_parsing:
+        return
+    from trtcheck.cli.common import configure_logging
+
+    counts = ctx.meta.setdefault("trtcheck.verbosity", {})
+    counts[(ctx.command.name, param.name)] = value
+    configure_logging(sum(v if name == "verbose" else -v
+                          for (_cmd, name), v in counts.items()))
+
+
+def _verbosity_options() -> list[click.Option]:
+    """``-v/--verbose`` and ``-q/--quiet`` for a subcommand, as on the group."""
+    return [click.Option(["-v", "--verbose"], count=True, expose_value=False, is_eager=True,
+                         callback=_set_verbosity, help=_VERBOSE_HELP),
+            click.Option(["-q", "--quiet"], count=True, expose_value=False, is_eager=True,
+                         callback=_set_verbosity, help=_QUIET_HELP)]
 
 
 def _with_path_checks(cmd: click.Command, callback: Any) -> Any:
@@ -119,12 +147,11 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               callback=_print_version,
               help="Show the version, the runtimes found (ONNX Runtime, TensorRT, "
               "TensorRT-RTX, cuda-python) and the results schema version, then exit.")
-@click.option("-v", "--verbose", count=True,
-              help="More detail on stderr (debug lines).")
-@click.option("-q", "--quiet", count=True,
-              help="Less on stderr (-q: no progress lines, notes and warnings stay; -qq: "
-              "errors only).")
-def cli(verbose: int = 0, quiet: int = 0) -> None:
+@click.option("-v", "--verbose", count=True, expose_value=False, is_eager=True,
+              callback=_set_verbosity, help=_VERBOSE_HELP)
+@click.option("-q", "--quiet", count=True, expose_value=False, is_eager=True,
+              callback=_set_verbosity, help=_QUIET_HELP)
+def cli() -> None:
     """trtcheck: health check for TensorRT engines and ONNX models.
 
     \b
@@ -137,13 +164,12 @@ def cli(verbose: int = 0, quiet: int = 0) -> None:
       trtcheck advise --latency-curve 1:20,8:40,32:110 --arrival-rate 3000  # batch:ms pairs
       trtcheck gate results.json --policy gate.yaml --baseline prod.json
 
-    Progress lines go to stderr (terminal or not); results go to stdout or -o files.
+    Progress goes to stderr: a bar with the time left on a terminal, plain lines
+    elsewhere; -q and -v work before or after the command. Results go to stdout or -o
+    files.
     Shell completion: eval "$(_TRTCHECK_COMPLETE=bash_source trtcheck)" (zsh_source,
     fish_source for those shells).
     """
-    from trtcheck.cli.common import configure_logging
-
-    configure_logging(verbose - quiet)
 
 
 def format_error(exc: TrtcheckError) -> str:

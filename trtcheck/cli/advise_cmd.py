@@ -26,7 +26,7 @@ from trtcheck.cli.common import (
     save_results_file,
 )
 from trtcheck.cli.options import GPU_IDS
-from trtcheck.cli.serve_cmd import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
+from trtcheck.cli.options_serving import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
 from trtcheck.stats import quiet_numerics
@@ -94,7 +94,7 @@ def _check_curve_bound(curve: Any) -> None:
 @click.argument("model", required=False, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--from", "from_path", default=None, type=click.Path(dir_okay=True),
               help="Take T(b) (bench) and overheads (serve) from a results JSON (or a "
-                   "report folder).")
+                   "report folder; or T(b) from a Triton /v2/models/NAME/stats JSON).")
 @click.option("--latency-curve", default=None, metavar="B:MS,...",
               help="T(b) in ms (b <= 65536, each time > 0 and <= 1e7 ms), e.g. "
                    "1:0.29,8:1.02,16:1.73.")
@@ -269,7 +269,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
     if load is not None and load.kind == "open":
         arrival_rate = load.rate_per_s
         arrival = load.arrival
-        if any(p.isdigit() for p in load_spec.split(":")[2:]):  # an explicit COUNT
+        if any(p.isdigit() for p in str(load_spec).split(":")[2:]):  # an explicit COUNT
             if n_requests is not None:
                 raise UsageError("--load open:RATE:...:COUNT and --requests both give the "
                                  "number of simulated requests", "drop one of them")
@@ -329,7 +329,7 @@ def cli(model: str | None, from_path: str | None, latency_curve: str | None,
             from trtcheck.measure.bench import new_results
 
             results = new_results()
-        results.advice = adv  # type: ignore[attr-defined]
+        results.advice = adv
         save_results_file(results, output)  # mode as open() gives (umask), not 0600
         log(f"results with advice saved to {output}")
     if output_format == OutputFormat.JSON.value:

@@ -18,57 +18,7 @@ from trtcheck.cli.common import (
 from trtcheck.cli.options import CommaList
 from trtcheck.errors import InputError
 from trtcheck.load.model_file import check_model_path
-
-
-def _profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, ...],
-              shapes: tuple[str, ...]) -> dict[str, tuple[list[int], list[int], list[int]]]:
-    from trtcheck.load.shapes import parse_shapes
-
-    fixed = parse_shapes(list(shapes))
-    mn, op, mx = parse_shapes(list(min_s)), parse_shapes(list(opt_s)), parse_shapes(list(max_s))
-    out = {k: (v, v, v) for k, v in fixed.items()}
-    for name in set(mn) | set(op) | set(mx):
-        if not (name in mn and name in mx):
-            raise InputError(f"input {name!r} needs both --min-shapes and --max-shapes",
-                             "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
-                             "--max-shapes x:1x3x960x960")
-        out[name] = (mn[name], op.get(name, mx[name]), mx[name])
-    for name, (lo, mid, hi) in out.items():  # TensorRT would only fail after a long parse
-        if not len(lo) == len(mid) == len(hi) or not all(
-                a <= b <= c for a, b, c in zip(lo, mid, hi)):
-            raise InputError(f"profile of {name!r} is not min <= opt <= max on every axis: "
-                             f"min {'x'.join(map(str, lo))}, opt {'x'.join(map(str, mid))}, "
-                             f"max {'x'.join(map(str, hi))}",
-                             "give shapes of one rank with --min-shapes <= --opt-shapes <= "
-                             "--max-shapes")
-    return out
-
-
-def _check_profile_names(proto: object, profile: dict[str, object],
-                         **given: tuple[str, ...]) -> None:
-    """Every name in the shape options is an input of the model (before any runtime is
-    imported: TensorRT would only say that some other input lacks a profile).
-
-    Raises:
-        InputError: a name that is not a graph input; the message names the option(s)
-            and lists the model's inputs.
-    """
-    from trtcheck.load.shapes import parse_shapes
-
-    graph = proto.graph  # type: ignore[attr-defined]
-    inits = {t.name for t in graph.initializer}
-    names = [i.name for i in graph.input if i.name not in inits]
-    unknown = [n for n in profile if n not in names]
-    if not unknown:
-        return
-    options = [f"--{opt.replace('_', '-')}" for opt, specs in given.items()
-               if any(n in parse_shapes(list(specs)) for n in unknown)]
-    raise InputError(f"{'/'.join(options) or '--shapes'} name(s) unknown input(s) "
-                     f"{', '.join(map(repr, unknown))}; the model's inputs are "
-                     f"{', '.join(map(repr, names)) or '(none)'}",
-                     f"use the model's input names, e.g. --shapes "
-                     f"{names[0] if names else 'NAME'}:DIMS (`trtcheck inspect MODEL` lists "
-                     "them with their dims)")
+from trtcheck.load.shapes import build_profiles, check_profile_names
 
 
 @click.command("build", epilog="Exit codes: 0 ok; 2 bad input (or a model TensorRT cannot "
@@ -110,15 +60,15 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
     if bad or not precs:
         raise InputError(f"unknown precision {', '.join(bad) or '(none)'}",
                          f"choose from: {', '.join(PRECISIONS)}")
-    profile = _profiles(min_shapes, opt_shapes, max_shapes, shapes)
+    profile = build_profiles(min_shapes, opt_shapes, max_shapes, shapes)
     if not output_dir_text.strip():
         raise InputError("-o is empty", "pass a folder for the plans, e.g. -o engines/")
     output_dir = Path(output_dir_text)
     # the model must be an ONNX model whatever its name, before any runtime is imported
     check_model_path(str(model))
     proto = load_onnx(model, load_external_data=False)
-    _check_profile_names(proto, profile, shapes=shapes, min_shapes=min_shapes,
-                         opt_shapes=opt_shapes, max_shapes=max_shapes)
+    check_profile_names(proto, profile, shapes=shapes, min_shapes=min_shapes,
+                        opt_shapes=opt_shapes, max_shapes=max_shapes)
     if output_dir.exists() and not output_dir.is_dir():
         raise InputError(f"-o {output_dir} exists and is not a directory",
                          "pass a folder for the plans")
@@ -146,6 +96,12 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
                 echo_text(f"{out}: {r.plan_size_bytes:,} bytes, built in {r.build_s:.2f} s "
                            f"with {r.runtime} {r.runtime_version}; {len(r.network_layers)} "
                            f"network layers; {r.plan.verdict}")
+                for pr in r.profiles:
+                    for name, sh in pr.shapes.items():
+                        echo_text(f"  profile {pr.index}: {name} min "
+                                  f"{'x'.join(map(str, sh.min))} opt "
+                                  f"{'x'.join(map(str, sh.opt))} max "
+                                  f"{'x'.join(map(str, sh.max))}")
                 for n in r.notes:
                     echo_text(f"  note: {n}")
     except BaseException:
@@ -158,5 +114,7 @@ def cli(model: Path, precision: list[str], runtime: str | None, output_dir_text:
              "runtime": r.runtime, "runtime_version": r.runtime_version,
              "build_s": r.build_s, "plan_size_bytes": r.plan_size_bytes,
              "onnx_path": str(r.onnx_path), "network_layer_count": len(r.network_layers),
-             "plan": r.plan.model_dump(mode="json"), "notes": r.notes} for r in results]},
+             "plan": r.plan.model_dump(mode="json"), "notes": r.notes,
+             "profiles": [pr.model_dump(mode="json") for pr in r.profiles]}
+            for r in results]},
             "build")

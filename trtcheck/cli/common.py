@@ -6,12 +6,15 @@ import enum
 import json
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from trtcheck.backends.registry import BACKENDS
 from trtcheck.cli.options import CommaList
+from trtcheck.cli.options_backend import backend_options
 from trtcheck.files import (  # noqa: F401  (re-exported: safe writes live in trtcheck.files)
     check_output_file,
     input_files,
@@ -107,9 +110,9 @@ def format_option(*choices: OutputFormat) -> Callable[[F], F]:
                         help="Output format (machine formats print to stdout).")
 
 
-BACKEND_NAMES = ("onnxruntime", "tensorrt", "tensorrt_rtx")
+BACKEND_NAMES = tuple(sorted(BACKENDS))
 """The ``--backend`` choices of every command (the keys of
-:data:`trtcheck.backends.registry.BACKENDS`, which a test checks)."""
+:data:`trtcheck.backends.registry.BACKENDS`, sorted)."""
 
 LOGGER_NAME = "trtcheck"
 """The logger of progress lines and notes; :func:`configure_logging` sends it to stderr."""
@@ -122,7 +125,10 @@ class _StderrHandler(logging.Handler):
         from trtcheck.units import terminal_safe_lines
 
         try:
-            click.echo(terminal_safe_lines(self.format(record)), err=True)
+            text = terminal_safe_lines(self.format(record))
+            display = sys.modules.get("trtcheck.cli.progress_display")
+            if display is None or not display.write_above_bar(text):
+                click.echo(text, err=True)
         except Exception:  # a closed stderr must not end the run
             self.handleError(record)
 
@@ -291,14 +297,7 @@ def model_input_options(f: F) -> F:
                      type=click.Choice(BACKEND_NAMES),
                      help="Runtime [default: onnxruntime for .onnx, tensorrt or tensorrt_rtx "
                           "for plans by their header]."),
-        click.option("--cuda-graph", "cuda_graph", is_flag=True,
-                     help="TensorRT: replay executions from a captured CUDA graph."),
-        click.option("--profile-index", "profile_index", type=click.IntRange(min=0, max=1023),
-                     default=None, help="TensorRT: optimization profile to run [default: 0]."),
-        click.option("--providers", type=CommaList(unique=False, empty="none"), default=None,
-                     metavar="LIST", help="ONNX Runtime execution providers, comma-separated."),
-        click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
-                     help="ONNX Runtime intra-op threads (default: ORT's choice)."),
+        backend_options(),
     ])
 
 

@@ -44,6 +44,9 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
         run_b: str | None) -> None:
     """Compare results A (reference) and B side by side.
 
+    A and B: results.json files, report folders, perf_analyzer -f CSVs or Triton
+    statistics JSON (docs/imports.md).
+
     \b
     Environments, model, and per bench run (matched by label) the median, p99 and
     throughput per batch size with a bootstrap interval of the change B/A; engine
@@ -57,7 +60,7 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     from trtcheck.analyze.compare.compare import compare
     from trtcheck.cli.common import check_output_file, refuse_output_over_inputs
     from trtcheck.report import compare_render
-    from trtcheck.results import load_results
+    from trtcheck.results.documents import load_results_input as load_results
     from trtcheck.units import terminal_safe_lines
 
     a, b = _results_path(a), _results_path(b)

@@ -8,9 +8,6 @@ user_guide/model_repository.md); the repository entry is written by
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import click
 
 from trtcheck.cli.common import (
@@ -18,19 +15,10 @@ from trtcheck.cli.common import (
     FiniteFloatRange,
     log,
     overwrite_option,
-    refuse_output_over_inputs,
     refuse_results_as_model,
 )
 from trtcheck.cli.options import GPU_IDS, gpu_ids
-from trtcheck.export import (
-    live_config_from_results,
-    model_spec,
-    repository_outputs,
-    settings_from,
-    write_model_repository,
-)
-from trtcheck.load.model_file import check_model_path
-from trtcheck.results.documents import load_results_input, results_input_file
+from trtcheck.export import export_triton_entry
 from trtcheck.units import ms_to_us
 
 @click.group("export", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal.")
@@ -79,79 +67,10 @@ def triton(model: str | None, repo: str, from_path: str | None, model_name: str 
       trtcheck export triton model.onnx -o repo --from advice.json
       trtcheck export triton model.py -o repo --from live.json --window-ms 2 --max-batch 16
     """
-    from trtcheck.export import check_model_name, safe_model_name, triton_config
-    from trtcheck.errors import UsageError
-
     refuse_results_as_model(model, "export the settings in it")
-    if model is None and from_path is None:
-        raise UsageError("nothing to export", "pass MODEL (an .onnx or .plan file), e.g. "
-                         "trtcheck export triton model.onnx -o repo")
-    if model is not None:
-        check_model_path(model)
-    if model_name is not None:
-        check_model_name(model_name)
-    ids = gpu_ids(gpus)
-    if ids is not None and device_kind == "cpu":
-        raise UsageError("--gpus lists GPU ids, but --device-kind cpu puts the instances on "
-                         "CPUs", "drop one of them")
-    pref = preferred_batch
-
-    results = None
-    if from_path is not None:
-        results = load_results_input(from_path)
-    live = live_config_from_results(results)
-    if device_kind is None and results is not None and live is None:
-        from trtcheck.export import device_kind_from_results
-
-        device_kind = device_kind_from_results(results)  # where the advice's T(b) ran
-    spec = model_spec(model, device_kind=device_kind, gpus=ids, live_config=live)
-    if model is None and live is None:
-        raise UsageError("nothing to export", "pass MODEL (an .onnx or .plan file)")
-    name = model_name or (str(live.get("name")) if live and not model else None) or \
-        safe_model_name(os.path.splitext(os.path.basename(model or "model"))[0])
-    check_model_name(name)
-    model_file = spec.model_file
-    if model is not None and live is not None and \
-            os.path.splitext(model)[1].lower() != os.path.splitext(model_file)[1]:
-        raise UsageError(f"the live run's server ran a {spec.platform or spec.backend} model "
-                         f"({model_file}), but MODEL is {os.path.basename(model)}",
-                         f"pass the served model file ({model_file}), or drop --from")
-    refuse_output_over_inputs(repository_outputs(repo, name, model_file),
-                              [("MODEL", model), ("--from", results_input_file(from_path))])
-
-    pred, pref_from, co_located = settings_from(results, live)
-    explicit = any(v is not None for v in (max_batch, window_ms, instances))
-    pred = pred.model_copy(update={k: v for k, v in (
-        ("max_batch_size", max_batch if max_batch is None else max(max_batch, 1)),
-        ("window_us", None if window_ms is None else ms_to_us(window_ms)),
-        ("instances", instances)) if v is not None})
-    if max_batch and max_batch > 1 and not spec.batch_axis:
-        raise UsageError(f"--max-batch {max_batch}: the model has no batch axis Triton can "
-                         "batch on (a fixed first axis)", "export the model with a dynamic "
-                         "first axis, or drop --max-batch")
-    if max_batch == 0:
-        from dataclasses import replace
-
-        spec = replace(spec, batch_axis=False)
-    if instances is not None or co_located:
-        from dataclasses import replace
-
-        spec = replace(spec, co_located=True)
-    pref = pref if pref is not None else pref_from
-    if pref and any(b > pred.max_batch_size for b in pref):
-        raise UsageError(f"--preferred-batch {preferred_batch} has a size above max batch "
-                         f"{pred.max_batch_size}", "give sizes up to --max-batch")
-    if results is None and not explicit:
-        log("no batching settings given: max_batch_size 1, no dynamic batching (pass --from "
-            "advice.json, or --max-batch/--window-ms/--instances)")
-    if model is None:
-        log(f"no model file given: copy the served model into {Path(repo) / name / '1'} "
-            f"as {model_file}")
-    advice = getattr(results, "advice", None)
-    assessed = (max(advice.curve.points_ms, default=None)  # what the advice measured
-                if advice is not None and max_batch is None else None)
-    text = triton_config(pred, name, spec.device_kind, spec=spec, preferred_batch_sizes=pref,
-                         advised=results is not None, settings_given=explicit,
-                         assessed_max_batch_size=assessed)
-    for path in write_model_repository(repo, name, text, model, model_file, overwrite):
+    for path in export_triton_entry(
+            model, repo, from_path=from_path, model_name=model_name, max_batch=max_batch,
+            window_us=None if window_ms is None else ms_to_us(window_ms),
+            preferred_batch=preferred_batch, instances=instances, device_kind=device_kind,
+            gpus=gpu_ids(gpus), overwrite=overwrite, log=log):
         log(f"wrote {path}")

@@ -51,7 +51,10 @@ def _list(res: object, output_format: str) -> None:
     from trtcheck.analyze.gate.metricpath import list_metrics
     items = list_metrics(res)
     if output_format == OutputFormat.JSON.value:
-        echo_json({"metrics": [{"path": p, "value": v} for p, v in items]}, "gate-metrics")
+        from trtcheck.report.documents import MetricEntry, MetricListing
+
+        echo_json(MetricListing(metrics=[MetricEntry(path=p, value=v) for p, v in items]),
+                  "gate-metrics")
         return
     from trtcheck.report.gate_render import render_metric_list
 
@@ -85,6 +88,9 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
         list_metrics: bool) -> None:
     """Gate RESULTS (a trtcheck results.json) on budgets and baseline regressions.
 
+    RESULTS and --baseline may also be a perf_analyzer -f CSV or a Triton
+    /v2/models/NAME/stats JSON (docs/imports.md).
+
     \b
     Every check is evaluated and reported at once:
       trtcheck gate results.json --policy gate.yaml
@@ -97,7 +103,7 @@ def cli(results: str, policy_path: str | None, baseline_path: str | None, output
     from trtcheck.analyze.gate import evaluate
     from trtcheck.analyze.gate import load_policy
     from trtcheck.report import gate_render
-    from trtcheck.results import load_results
+    from trtcheck.results.documents import load_results_input as load_results
 
     results = _results_path(results)
     if baseline_path:

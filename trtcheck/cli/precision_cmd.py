@@ -18,6 +18,8 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
+from trtcheck.cli.options_backend import backend_options
+from trtcheck.cli.progress_display import cli_progress
 from trtcheck.load.model_file import check_model_path
 from trtcheck.report.text_tables import precision_text  # noqa: F401  (re-exported)
 
@@ -136,10 +138,7 @@ def _npz_files(folder: str | None) -> list[Path]:
               help="Skip the FP16 range check and the layer-wise localisation.")
 @click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
               help="Runtime of the FP32 reference [default by file: onnxruntime for .onnx].")
-@click.option("--providers", default=None, metavar="LIST", type=CommaList(unique=False),
-              help="ONNX Runtime execution providers, comma-separated.")
-@click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
-              help="ONNX Runtime intra-op threads.")
+@backend_options(("onnxruntime",))
 @click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
               help="Save the results JSON here.")
 @overwrite_option()
@@ -215,7 +214,7 @@ def cli(model: str, precision: list[str] | None, precisions_alias: list[str] | N
         candidates=cands, backend_name=backend_name,
         providers=providers or None, threads=threads, tolerance_overrides=overrides,
         bench_rule=rule, localize=not no_localize, keep_fp32_ops=keep_fp32_ops or [],
-        keep_fp32_nodes=keep_fp32_nodes or [], log=log)
+        keep_fp32_nodes=keep_fp32_nodes or [], log=cli_progress() or log)
     results = new_results()
     results.precision = result
     from trtcheck.report.sec_precision import precision_markdown

@@ -31,7 +31,8 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
 @click.option("--demo", is_flag=True, help="Use the built-in ResNet-18 demo model (built and "
                                            "cached on first use).")
 @click.option("--from", "from_json", default=None, type=click.Path(path_type=str),
-              help="Render from an existing results.json (or a report folder); nothing is "
+              help="Render from an existing results.json (or a report folder, a "
+                   "perf_analyzer -f CSV, a Triton /v2/models/NAME/stats JSON); nothing is "
                    "measured.")
 @click.option("-o", "--output", "output", default=DEFAULT_OUTPUT, show_default=True,
               type=click.Path(file_okay=False, path_type=str),
@@ -45,7 +46,8 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
 @click.option("--serve/--no-serve", "serve", default=None,
               help="Also measure serving through the embedded dynamic batcher: windows "
                    "0/2/10 ms at max batch 8 for a burst and open loops at 30% and 70% "
-                   "of one instance's batch-1 capacity (about 25 s; see `trtcheck serve` for full sweeps) "
+                   "of one instance's batch-1 capacity (for the demo 35 s, measured on a "
+                   "shared 2-core VM at load 6-12; see `trtcheck serve` for full sweeps) "
                    "[default: on with --demo, else off].")
 @click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
               help="Add batching advice for this arrival rate (> 0, <= 1e9 req/s), from "
@@ -59,11 +61,17 @@ DEMO_ARRIVAL_RATE = 200.0  # stands for "the demo advises" in option checks; the
               help="Also judge the budgets of this gate policy (see `trtcheck gate`); a "
                    "failed budget makes the verdict 'not ready'. Baseline rules need "
                    "`trtcheck gate --baseline`.")
+@click.option("--target", "target", default=None,
+              type=click.Choice(["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"]),
+              help="The runtime you deploy on: the verdict and every finding are judged for "
+                   "it, findings about another runtime become notes (e.g. 'TensorRT could "
+                   "not build it' for --target onnxruntime). Recorded in results.json "
+                   "(`target`). Default: tensorrt, or the target a --from file recorded.")
 @measurement_options
 def cli(model: str | None, demo: bool, from_json: str | None, output: str, overwrite: bool,
         no_bench: bool, precisions: list[str] | None, serve: bool | None,
         arrival_rate: float | None, slo_p99_ms: float | None, policy_path: str | None,
-        **measure: Any) -> None:
+        target: str | None, **measure: Any) -> None:
     """Write a health report for MODEL (or --demo, or --from results.json).
 
     Runs inspection and a batch-size sweep, then renders report.html (self-contained,
@@ -77,9 +85,10 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     stored in results.json (`verdict.status`, gateable). Rules: docs/verdict.md.
 
     \b
-    --demo runs everything on the built-in ResNet-18 (22-34 s measured on 2 cores):
-    inspection, batch sweep 1..16, serving sweep, FP16 comparison and batching advice
-    at 200 req/s. Turn parts off with --no-serve and --precision none.
+    --demo runs everything on the built-in ResNet-18 (144 s measured on a shared 2-core
+    VM at load 6-12): inspection, batch sweep 1..16, serving sweep, FP16 comparison and
+    batching advice at 10% of one instance's measured batch-1 capacity (0.84 req/s in
+    that run). Turn parts off with --no-serve and --precision none.
     """
     import os
 
@@ -111,6 +120,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              "`trtcheck report MODEL ...` to measure again")
 
         results = load_results_input(from_json)  # a report folder: its results.json
+        if target is not None:
+            results.target = target
         from trtcheck.measure.interrupt import sigterm_as_interrupt
 
         with sigterm_as_interrupt():
@@ -125,7 +136,8 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
     from trtcheck.measure.bench import StopRule
 
     base_rule = StopRule(warmup_s=0.3, warmup_min_iterations=3, min_duration_s=1.0,
-                         min_samples=30, max_duration_s=10.0) if demo else None
+                         min_samples=30, max_duration_s=10.0,
+                         precision_bound_s=5.0) if demo else None
     opts = run_options_from_cli(**measure, base_rule=base_rule)
     explicit_rate = arrival_rate  # the demo's default rate is not the user's request
     if demo:
@@ -181,7 +193,7 @@ def cli(model: str | None, demo: bool, from_json: str | None, output: str, overw
                              engine_input=engine_input,
                              arrival_rate_per_s=None if demo_advice else arrival_rate,
                              demo_advice=demo_advice, slo_p99_ms=slo_p99_ms, policy=policy,
-                             log=log)
+                             target=target, log=log)
     results, written, stopped = run.results, run.written, run.stopped
     precision_error, advice_error = run.precision_error, run.advice_error
     _announce(written)

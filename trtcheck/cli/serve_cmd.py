@@ -24,36 +24,23 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
 )
 from trtcheck.cli.options import CommaList
+from trtcheck.cli.options_backend import backend_options
+from trtcheck.cli.options_serving import (
+    INSTANCES_LIST,
+    MAX_BATCH_LIST,
+    PREFERRED_BATCH_LIST,
+    WINDOW_MS_LIST,
+)
 from trtcheck.cli.ray_options import check_ray_options, ray_load, ray_options
-from trtcheck.measure.serving import throttled
+from trtcheck.measure.serving.live import TARGETS
+from trtcheck.cli.progress_display import cli_progress
 from trtcheck.report.text_tables import serve_table_text
 from trtcheck.units import ms_to_us
 
-MAX_SERVE_BATCH = 65536
-"""Largest ``--max-batch`` / ``--preferred-batch`` (the batch a request queue can fill;
-``advise`` and ``--latency-curve`` use the same bound)."""
 
-
-WINDOW_MS_LIST = CommaList(float, min=0.0, max=MAX_DURATION_MS, empty="refuse",
-                           example="0,20,50,100")
-"""Batching windows in ms (``--window-ms 0,20``): finite, 0 to
-:data:`~trtcheck.cli.common.MAX_DURATION_MS`, each once."""
-
-MAX_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="refuse", example="1,8,32")
-"""Max batch sizes (``--max-batch 1,8``): integers in 1..:data:`MAX_SERVE_BATCH`, each
-once."""
-
-INSTANCES_LIST = CommaList(int, min=1, max=MAX_INSTANCES, empty="refuse", example="1,2",
-                           noun="instance counts")
-"""Execution instance counts (``--instances 2``, a live sweep ``--instances 1,2``):
-integers in 1..:data:`~trtcheck.cli.common.MAX_INSTANCES`, each once."""
-
-PREFERRED_BATCH_LIST = CommaList(int, min=1, max=MAX_SERVE_BATCH, empty="none", example="4,8")
-"""Triton preferred batch sizes (``--preferred-batch 4,8``), as :data:`MAX_BATCH_LIST`;
-an empty value is none."""
-
-
-@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment; 4 internal; "
+@click.command("serve", epilog="Exit codes: 0 ok; 2 bad input; 3 environment (with --url, "
+                               "a run broken by a server fault: the finished configurations "
+                               "are written first, marked invalid); 4 internal; "
                                "130 interrupted (Ctrl-C/SIGTERM: the finished configurations "
                                "are written, marked incomplete).")
 @model_path_argument(required=False)
@@ -77,6 +64,9 @@ an empty value is none."""
                    "model once per configuration (tritonserver "
                    "--model-control-mode=explicit); without them the model is measured "
                    "as loaded.")
+@click.option("--protocol", default=None, type=click.Choice(list(TARGETS)),
+              help="With --url: the live target's protocol [default: by the URL's scheme]; "
+                   "with it, --url may be HOST:PORT.")
 @click.option("--model", "live_model", default=None, metavar="NAME",
               help="With --url: the model's name on the server.")
 @click.option("--model-version", default="", metavar="V",
@@ -127,11 +117,7 @@ an empty value is none."""
 @click.option("--backend", "backend_name", default=None, type=click.Choice(BACKEND_NAMES),
               help="Runtime for MODEL [default: onnxruntime for .onnx, tensorrt or "
               "tensorrt_rtx for plans by their header].")
-@click.option("--providers", default=None, metavar="LIST",
-              type=CommaList(unique=False, empty="none"),
-              help="ONNX Runtime execution providers, comma-separated.")
-@click.option("--threads", type=click.IntRange(min=1, max=1024), default=None,
-              help="ONNX Runtime intra-op threads.")
+@backend_options(("onnxruntime",))
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="Input shapes of one request, e.g. x:1x3x224x224. A request is one "
               "sample: axis 0 of a batched input must be 1 (batch sizes, --max-batch and "
@@ -145,9 +131,9 @@ an empty value is none."""
 @percentile_method_option
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic_mode: str,
-        per_request_overhead_ms: float, url: str | None, live_model: str | None,
-        model_version: str, inputs_npz: str | None, client_processes: int,
-        ray_address: str | None, ray_actors: int | None,
+        per_request_overhead_ms: float, url: str | None, protocol: str | None,
+        live_model: str | None, model_version: str, inputs_npz: str | None,
+        client_processes: int, ray_address: str | None, ray_actors: int | None,
         window_ms: list[float] | None, max_batch: list[int] | None,
         preferred_batch: list[int] | None, loads: list[str], repeats: int,
         instances: list[int] | None,
@@ -184,7 +170,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
     from trtcheck.measure.serving import measure_serving
 
     if url is not None or live_model is not None:
-        return _live(url=url, live_model=live_model, model=model,
+        return _live(url=url, protocol=protocol, live_model=live_model, model=model,
                      synthetic_curve=synthetic_curve, model_version=model_version,
                      inputs_npz=inputs_npz, client_processes=client_processes,
                      ray_address=ray_address, ray_actors=ray_actors,
@@ -195,6 +181,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                      warmup_requests=warmup_requests, shapes=shapes, seed=seed,
                      output=output, overwrite=overwrite, output_format=output_format)
     for opt, given in (("--model-version", model_version), ("--inputs", inputs_npz),
+                       ("--protocol", protocol),
                        ("--client-processes", _given("client_processes")),
                        ("--ray", ray_address), ("--ray-actors", ray_actors)):
         if given:
@@ -207,7 +194,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop"
+                                     "pip install uvloop or drop --uvloop"
                                      ) from None
     if (model is None) == (synthetic_curve is None):
         raise UsageError("give either MODEL or --synthetic-curve (exactly one)",
@@ -255,15 +242,12 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
                                         mode=synthetic_mode)
         target_desc = f"synthetic T(b) {synthetic_curve}"
     else:
-        from trtcheck.backends.registry import open_backend
+        from trtcheck.backends.registry import backend_kwargs, open_backend
 
         assert model is not None
         check_model_path(model)
-        kwargs: dict[str, Any] = {}
-        if providers:
-            kwargs["providers"] = providers
-        if threads:
-            kwargs["intra_op_threads"] = threads
+        kwargs = backend_kwargs(model, backend_name, {"providers": providers,
+                                                      "threads": threads})
         backend = open_backend(model, backend_name, **kwargs)
         target_desc = model
     activated_here = False
@@ -291,7 +275,7 @@ def cli(model: str | None, synthetic_curve: str | None, spread: float, synthetic
             per_request_overhead_ms=per_request_overhead_ms, http=http,
             max_duration_s=duration_s, drain_timeout_s=drain_timeout_s,
             late_threshold_ms=late_threshold_ms, warmup_requests=warmup_requests, seed=seed,
-            shapes=shape_map, model_path=target_desc, progress=throttled(log))
+            shapes=shape_map, model_path=target_desc, progress=cli_progress())
     finally:
         if activated_here:
             backend.deactivate()
@@ -325,7 +309,8 @@ _EMBEDDED_ONLY = (("spread", "--spread"), ("synthetic_mode", "--synthetic-mode")
                   ("providers", "--providers"), ("threads", "--threads"))
 
 
-def _live(*, url: str | None, live_model: str | None, model: str | None,
+def _live(*, url: str | None, protocol: str | None, live_model: str | None,
+          model: str | None,
           synthetic_curve: str | None, model_version: str, inputs_npz: str | None,
           client_processes: int, ray_address: str | None, ray_actors: int | None,
           window_ms: list[float] | None, max_batch: list[int] | None,
@@ -348,9 +333,9 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
         if _given(param):
             raise UsageError(f"{opt} applies to the embedded batcher, not to a live server "
                              "(the server decides it)", f"drop {opt} with --url")
-    from trtcheck.measure.serving.live import parse_url
+    from trtcheck.measure.serving.live import parse_endpoint
 
-    parse_url(url)  # a bad URL is one line before anything else
+    endpoint = parse_endpoint(url, protocol)  # the one parse: a bad URL is one line first
     check_ray_options(ray_address, ray_actors, live=True,
                       client_processes_given=_given("client_processes"))
     windows, mbs, pref = window_ms, max_batch, preferred_batch or None
@@ -386,10 +371,9 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
         arrays = load_npz(inputs_npz)
         check_finite_data(arrays, inputs_npz)
-    from trtcheck.measure.serving.live import import_client
-    from trtcheck.measure.serving.live import parse_url as _pu
+    from trtcheck.measure.serving.live import check_target_client
 
-    import_client(_pu(url).protocol)  # tritonclient present, before any work
+    check_target_client(endpoint)  # the client library present, before any work
     from trtcheck.measure.serving.live import measure_live
     from trtcheck.measure.bench import new_results
 
@@ -398,14 +382,15 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
     log(f"serving {live_model} at {url}: {len(load_list)} load shape(s) x {repeats} "
         f"repeat(s) ...")
     with ray_load(ray_address, ray_actors, log) as distributed:
-        run = measure_live(url, live_model, model_version=model_version,
+        run = measure_live(endpoint, live_model, model_version=model_version,
                            windows_us=windows_us, max_batch_sizes=mbs,
                            instances=instance_list, preferred_batch_sizes=pref,
                            loads=load_list, repeats=repeats, max_duration_s=duration_s,
                            drain_timeout_s=drain_timeout_s,
                            late_threshold_ms=late_threshold_ms,
                            warmup_requests=warmup_requests, seed=seed, shapes=shape_map,
-                           arrays=arrays, client_processes=client_processes, progress=log,
+                           arrays=arrays, client_processes=client_processes,
+                           progress=cli_progress(),
                            distributed=distributed)
     results = new_results()
     results.serve = run
@@ -415,6 +400,15 @@ def _live(*, url: str | None, live_model: str | None, model: str | None,
 
     emit_results(results, output, output_format, lambda: serve_table_text(run),
                  lambda: serve_markdown(results))
+    from trtcheck.measure.serving.live import run_fault
+
+    if (fault := run_fault(run)) is not None:
+        from trtcheck.errors import EnvironmentProblem
+
+        kept = (f"{len(run.configs)} finished configuration(s) written to {output}"
+                if output else f"{len(run.configs)} finished configuration(s) printed")
+        raise EnvironmentProblem(f"the run broke: {fault}",
+                                 f"{kept}, marked invalid; check the server, then run again")
     if run.incomplete:
         log(f"{run.incomplete}; the results are marked incomplete")
         raise click.exceptions.Exit(130)

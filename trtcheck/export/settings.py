@@ -27,8 +27,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
+from trtcheck.export.export_plan import ExportPlan, plan_export
 from trtcheck.errors import InputError
 from trtcheck.results.advice import ExportedSettings, SimPrediction
 from trtcheck.units import ms_to_us, us_to_ms, us_to_s
@@ -321,7 +323,8 @@ def triton_config(p: SimPrediction, model_name: str = "model",
     live server's own) when the advice assessed no larger size
     (``assessed_max_batch_size``, the largest batch of its T(b), at most ``p``'s max
     batch): those sizes were not found worse, only not measured. The server's value is
-    kept with a comment saying why.
+    kept with a comment saying why (:func:`~trtcheck.export.export_plan.plan_export`,
+    the rule every target's export follows).
 
     * GPU (``device_kind`` ``"gpu"`` or ``None``), one instance per GPU: without GPU ids
       (``spec.gpus`` ``None``) ``{ count: 1, kind: KIND_GPU }``, which Triton places on
@@ -342,6 +345,11 @@ def triton_config(p: SimPrediction, model_name: str = "model",
     """
     spec = spec or TritonModelSpec(device_kind=device_kind)
     kind = _check_kind(device_kind if device_kind is not None else spec.device_kind)
+    plan = plan_export(p, batch_axis=spec.batch_axis,
+                       configured_max_batch_size=spec.configured_max_batch_size,
+                       assessed_max_batch_size=assessed_max_batch_size,
+                       preferred_batch_sizes=tuple(preferred_batch_sizes))
+    p = plan.prediction
     batching = spec.batch_axis and p.max_batch_size > 1
     mbs = p.max_batch_size if spec.batch_axis else 0
     lines = [f"name: {pbtxt_string(model_name)}"]
@@ -349,18 +357,8 @@ def triton_config(p: SimPrediction, model_name: str = "model",
         lines.append(f"platform: {pbtxt_string(spec.platform)}")
     if spec.backend:
         lines.append(f"backend: {pbtxt_string(spec.backend)}")
-    kept_note = None
-    conf = spec.configured_max_batch_size
-    if (batching and conf is not None and assessed_max_batch_size is not None
-            and mbs < conf and assessed_max_batch_size <= mbs):
-        kept_note = (f"# max_batch_size {conf}: the server's own, kept; the advice "
-                     f"recommends {mbs}, but assessed no batch above {assessed_max_batch_size} "
-                     "(the largest its calibration measured), so larger sizes are unknown, not "
-                     "worse; calibrate at a higher rate or a longer window to assess them")
-        mbs = conf
     lines.append(f"max_batch_size: {mbs}")
-    if kept_note:
-        lines.append(kept_note)
+    lines += [f"# {n}" for n in plan.notes_for("triton") if spec.batch_axis]
     lines += _tensor_lines("input", spec.inputs)
     lines += _tensor_lines("output", spec.outputs)
     if batching:
@@ -426,18 +424,24 @@ serve/advanced-guides/performance "max_ongoing_requests") caps every batch at 5 
 whatever ``@serve.batch`` allows."""
 
 
-def ray_serve_code(p: SimPrediction, device_kind: str | None = None) -> str:
+def ray_serve_code(p: SimPrediction, device_kind: str | None = None, *,
+                   plan: ExportPlan | None = None, advised: bool = True) -> str:
     """Python snippet for Ray Serve: replicas, ``max_ongoing_requests`` and
     ``@serve.batch`` (one GPU per replica; on a CPU curve no GPU is requested).
 
     ``max_ongoing_requests`` is :data:`RAY_ONGOING_BATCHES` x ``max_batch_size`` (at least
     ``max_batch_size``, so a replica can be sent a whole batch); without batching Ray's
-    default is left alone.
+    default is left alone. ``plan`` (:func:`~trtcheck.export.export_plan.plan_export`)
+    settles the max batch all targets deploy and adds its notes (default: ``p`` as it
+    is); ``advised`` false (settings given, nothing analysed) says so instead of "batching
+    does not pay here".
 
     Raises:
         ValueError: ``device_kind`` is not ``"gpu"``, ``"cpu"`` or ``None``.
     """
     kind = _check_kind(device_kind)
+    plan = plan or plan_export(p)
+    p = plan.prediction
     args = [f"num_replicas={p.instances}"]
     if p.max_batch_size > 1:
         args.append(f"max_ongoing_requests={RAY_ONGOING_BATCHES * p.max_batch_size}")
@@ -446,12 +450,14 @@ def ray_serve_code(p: SimPrediction, device_kind: str | None = None) -> str:
                 "    async def __call__(self, requests):\n"
                 "        return self.run_batch(requests)  # one result per request\n")
     else:
-        body = ("    async def __call__(self, request):  # no @serve.batch: batching "
-                "does not pay here\n"
+        why = ("batching does not pay here" if advised and plan.batch_axis else
+               "the model has no batch axis" if not plan.batch_axis else "max batch 1")
+        body = ("    async def __call__(self, request):  # no @serve.batch: "
+                f"{why}\n"
                 "        return self.run_one(request)\n")
-    note = ""
+    note = "".join(f"# {n}\n" for n in plan.notes_for("ray"))
     if p.max_batch_size > 1:
-        note = (f"# max_ongoing_requests {RAY_ONGOING_BATCHES * p.max_batch_size}: one batch "
+        note += (f"# max_ongoing_requests {RAY_ONGOING_BATCHES * p.max_batch_size}: one batch "
                 f"of {p.max_batch_size} running and one forming (Ray's default of 5 would cap "
                 "every batch at 5)\n")
     if kind == "cpu":
@@ -471,7 +477,8 @@ TORCHSERVE_DEFAULT_VERSION = "1.0"
 
 def torchserve_config(p: SimPrediction, model_name: str = "model", *,
                       version: str = TORCHSERVE_DEFAULT_VERSION,
-                      servers: Sequence[int] | None = None) -> str:
+                      servers: Sequence[int] | None = None,
+                      plan: ExportPlan | None = None) -> str:
     """``config.properties`` ``models=`` entry and the equivalent management-API call.
 
     Args:
@@ -481,11 +488,15 @@ def torchserve_config(p: SimPrediction, model_name: str = "model", *,
         servers: workers per server, as the Triton export splits the instances (see
             :func:`instances_per_server`); ``None``: all on one server. The entry gets
             the first server's count; a comment lists the others.
+        plan: the settings all targets deploy and their notes
+            (:func:`~trtcheck.export.export_plan.plan_export`; default: ``p`` as it is).
     """
+    plan = plan or plan_export(p)
+    p = plan.prediction
     delay_ms = int(math.ceil(us_to_ms(p.window_us) - 1e-9))
-    note = ""
+    note = "".join(f"# {n}\n" for n in plan.notes_for("torchserve"))
     if p.window_us > 0 and abs(ms_to_us(delay_ms, None) - p.window_us) > 1e-6:
-        note = (f"# max_batch_delay is whole ms: {us_to_ms(p.window_us):g} ms rounded up "
+        note += (f"# max_batch_delay is whole ms: {us_to_ms(p.window_us):g} ms rounded up "
                 f"to {delay_ms} ms\n")
     split = list(servers) if servers else [p.instances]
     workers = split[0]
@@ -527,30 +538,23 @@ def export_settings(p: SimPrediction, model_name: str = "model",
         ValueError: ``device_kind`` is not one of those.
     """
     kind = device_kind if device_kind is not None else (spec.device_kind if spec else None)
-    conf = spec.configured_max_batch_size if spec is not None else None
-    limit = ""
-    if (conf is not None and assessed_max_batch_size is not None
-            and 1 < p.max_batch_size < conf and assessed_max_batch_size <= p.max_batch_size):
-        limit = (f"# max batch {p.max_batch_size}: the largest batch size the calibration "
-                 f"run measured; sizes up to {conf} (the measured Triton server's) were not "
-                 "assessed, so a larger max batch may do better\n")
-    ray = ray_serve_code(p, kind)
-    if limit:
-        head, _, rest = ray.partition("\n\n\n")
-        ray = head + "\n\n\n" + limit + rest
+    pref = p.preferred_batch_sizes if preferred_batch_sizes is None else preferred_batch_sizes
+    plan = plan_export(p, batch_axis=spec.batch_axis if spec is not None else True,
+                       configured_max_batch_size=(spec.configured_max_batch_size
+                                                  if spec is not None else None),
+                       assessed_max_batch_size=assessed_max_batch_size,
+                       preferred_batch_sizes=tuple(pref or ()))
     return ExportedSettings(
         triton_config_pbtxt=triton_config(
-            p, model_name, kind, spec=spec,
-            preferred_batch_sizes=(p.preferred_batch_sizes if preferred_batch_sizes is None
-                                   else preferred_batch_sizes),
+            p, model_name, kind, spec=spec, preferred_batch_sizes=pref or (),
             assessed_max_batch_size=assessed_max_batch_size),
-        ray_serve_python=ray,
-        torchserve_config=limit + torchserve_config(
+        ray_serve_python=ray_serve_code(p, kind, plan=plan),
+        torchserve_config=torchserve_config(
             p, model_name, version=torchserve_version,
-            servers=instances_per_server(p, kind, spec)))
+            servers=instances_per_server(plan.prediction, kind, spec), plan=plan))
 
 
-def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
+def spec_from_triton_config(config: dict[str, Any]) -> TritonModelSpec:
     """The repository entry of the model a live Triton served, from the configuration the
     server reported (``GET /v2/models/NAME/config``: Triton's ``ModelConfig`` as JSON,
     int64 fields as numbers or strings).
@@ -561,9 +565,18 @@ def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
     one server (``co_located``), as the measured server ran them.
 
     Raises:
-        InputError: the configuration names neither a platform nor a backend, or a
-            tensor without a name or type.
+        InputError: the configuration fails its check
+            (:func:`trtcheck.results.kserve_answers.check_model_config`), names neither a
+            platform nor a backend, or has a tensor without a name or type.
     """
+    from trtcheck.results.kserve_answers import BadAnswer, check_model_config
+
+    try:
+        config = check_model_config(config)
+    except BadAnswer as exc:
+        raise InputError(f"the recorded Triton model configuration has a bad "
+                         f"{exc.field or 'value'}: {exc.reason}",
+                         "record the run again against the server") from None
     platform = str(config.get("platform") or "")
     backend = str(config.get("backend") or "")
     if not platform and not backend:
@@ -577,7 +590,7 @@ def spec_from_triton_config(config: dict[str, object]) -> TritonModelSpec:
 
     def tensors(key: str) -> tuple[TritonTensor, ...]:
         out = []
-        for t in config.get(key) or []:  # type: ignore[union-attr]
+        for t in config.get(key) or []:
             if not isinstance(t, dict) or not t.get("name") or not t.get("data_type"):
                 raise InputError(f"a recorded {key} tensor has no name or data_type",
                                  "record the run again")

@@ -6,6 +6,7 @@ user_guide/model_repository.md), for ``trtcheck export triton`` and ``advise --e
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -16,6 +17,10 @@ from trtcheck.files import made_folders_removed_on_failure, replace_atomically, 
 PLAN_SUFFIXES = (".plan", ".engine", ".trt")
 """File endings taken as TensorRT plans (Triton platform ``tensorrt_plan``)."""
 
+
+
+def _copy_to(src: str | os.PathLike[str], tmp: str | os.PathLike[str]) -> None:
+    shutil.copyfile(src, tmp)
 
 def _onnx_spec(model: str, device_kind: str | None, gpus: tuple[int, ...] | None) -> Any:
     """The ONNX Runtime backend entry: tensors from the graph; the batch axis is the first
@@ -52,6 +57,26 @@ def _external_data_files(model: str) -> list[str]:
     return out
 
 
+def _refuse_rtx_plan(model: str) -> None:
+    """Refuse a TensorRT-RTX plan (magic ``vtrt``): Triton's ``tensorrt_plan`` platform
+    deserializes with TensorRT, which cannot load a TensorRT-RTX plan."""
+    from trtcheck.errors import InputError
+    from trtcheck.load.plan_header import MAGIC_RTX
+
+    try:
+        with open(model, "rb") as fh:
+            magic = fh.read(4)
+    except OSError:
+        return  # the copy step reports an unreadable file
+    if magic == MAGIC_RTX:
+        raise InputError(
+            f"{model} is a TensorRT-RTX plan: Triton's tensorrt_plan platform loads it with "
+            "TensorRT, which cannot deserialize TensorRT-RTX plans",
+            "export the ONNX model instead (Triton's onnxruntime backend, or build a "
+            "TensorRT plan with trtexec on the serving GPU), or serve the RTX plan from a "
+            "python-backend model that loads it with tensorrt_rtx")
+
+
 def model_spec(model: str | None, *, device_kind: str | None, gpus: tuple[int, ...] | None,
                live_config: dict[str, Any] | None = None) -> Any:
     """The :class:`~trtcheck.export.settings.TritonModelSpec` for a model file, or for the
@@ -64,8 +89,9 @@ def model_spec(model: str | None, *, device_kind: str | None, gpus: tuple[int, .
     * ``.py``: the python backend; its tensors must come from ``live_config``.
 
     Raises:
-        InputError: a plan with ``--device-kind cpu``, a python model without a live
-            run's configuration, a file of another kind.
+        InputError: a plan with ``--device-kind cpu``, a TensorRT-RTX plan (Triton's
+            ``tensorrt_plan`` platform loads TensorRT plans only), a python model without
+            a live run's configuration, a file of another kind.
     """
     from trtcheck.export.settings import TritonModelSpec, spec_from_triton_config
     from trtcheck.errors import InputError
@@ -89,6 +115,7 @@ def model_spec(model: str | None, *, device_kind: str | None, gpus: tuple[int, .
             raise InputError("a TensorRT plan runs on a GPU only; --device-kind cpu cannot "
                              "serve it", "drop --device-kind cpu, or export the ONNX model "
                              "for the onnxruntime backend")
+        _refuse_rtx_plan(model)
         return TritonModelSpec(platform="tensorrt_plan", device_kind="gpu", gpus=gpus)
     if low.endswith(".py"):
         raise InputError(f"{model} is a python-backend model: its inputs and outputs are "
@@ -148,7 +175,7 @@ def write_model_repository(repo: str, name: str, config_text: str, model: str | 
             for src, dst in pairs:
                 try:
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                    replace_atomically(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
+                    replace_atomically(dst, functools.partial(_copy_to, src))
                 except OSError as exc:
                     raise InputError(f"cannot copy {src} to {dst}: {exc.strerror or exc}",
                                      "check the model file and the repository folder") \

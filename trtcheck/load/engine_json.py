@@ -99,6 +99,20 @@ def _int(value: Any, what: str, low: int = -1) -> int:
     return value
 
 
+def _dim(value: Any, what: str) -> int:
+    """A dimension: an integer (:func:`_int`), or a named dynamic dimension written as
+    text (``"N"``, ``"batch"``, as exporters and the TensorRT-RTX inspector write a
+    dynamic axis), read as ``-1`` like trtexec's own ``-1``; a numeric string is its
+    number. Only that one field is tolerated this way: other text still is malformed."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return _int(int(text), what)
+        if text and len(text) <= 64 and text.replace("_", "").replace(" ", "").isalnum():
+            return -1
+    return _int(value, what)
+
+
 def _list(value: Any, what: str) -> list[Any]:
     """A list field (``None`` or missing is empty)."""
     if value is None:
@@ -137,7 +151,7 @@ def _tensor(d: Any, mode: str | None = None) -> EngineTensor:
         fmt = _text(d.get("Format"), f"{where} Format")
     dims = _list(d.get("Dimensions") or d.get("Shape"), f"{where} Dimensions")
     m = mode or (_text(d.get("Mode"), f"{where} Mode") or "").lower() or None
-    return EngineTensor(name=name, dims=[_int(x, f"{where} dimension") for x in dims],
+    return EngineTensor(name=name, dims=[_dim(x, f"{where} dimension") for x in dims],
                         dtype=dtype, format=fmt,
                         location=_text(d.get("Location"), f"{where} Location"), mode=m)
 
@@ -149,7 +163,7 @@ def _fused_ops(layer: dict[str, Any], name: str) -> list[str]:
         if ops:
             return ops
     parts = [p.strip() for p in name.split(" + ")]
-    out = []
+    out: list[str] = []
     for p in parts:
         m = re.fullmatch(r"PWN\((.*)\)", p)
         if m:

@@ -27,7 +27,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trtcheck.errors import InputError
 
@@ -264,6 +264,51 @@ def _structure_problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
+def pb_text(value: str | bytes) -> str:
+    """A protobuf string field as text: protobuf hands over ``bytes`` when a field is not
+    valid UTF-8; each bad byte is then shown as ``\\xNN``."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return value
+
+
+def escape_text_fields(message: Any) -> int:
+    """Replace, in place, every string field of a protobuf message (recursively: the graph,
+    its nodes, attributes, subgraphs, value infos, metadata) that holds ``bytes`` (not
+    valid UTF-8) by its escaped text (:func:`pb_text`). Equal names stay equal, so the
+    graph keeps its meaning; every later reader sees text.
+
+    Returns:
+        how many fields were replaced.
+    """
+    from google.protobuf.descriptor import FieldDescriptor
+
+    n = 0
+    stack = [message]
+    while stack:
+        msg = stack.pop()
+        for fd, value in msg.ListFields():
+            repeated = (fd.is_repeated if hasattr(fd, "is_repeated")
+                        else fd.label == FieldDescriptor.LABEL_REPEATED)
+            if callable(repeated):
+                repeated = repeated()
+            if fd.type == FieldDescriptor.TYPE_MESSAGE:
+                if repeated:
+                    stack.extend(value)
+                else:
+                    stack.append(value)
+            elif fd.type == FieldDescriptor.TYPE_STRING:
+                if repeated:
+                    for i, v in enumerate(value):
+                        if isinstance(v, bytes):
+                            value[i] = pb_text(v)
+                            n += 1
+                elif isinstance(value, bytes):
+                    setattr(msg, fd.name, pb_text(value))
+                    n += 1
+    return n
+
+
 def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
     """``(what, hint)`` for a well-formed model that cannot be measured, or ``None``.
 
@@ -290,8 +335,8 @@ def _usability_problem(model: onnx.ModelProto) -> tuple[str, str] | None:
             continue
         dims = tt.shape.dim
         shown = ", ".join(str(d.dim_value) if d.HasField("dim_value")
-                          else (d.dim_param or "?") for d in dims)
-        name = ascii(vi.name)[1:-1]
+                          else (pb_text(d.dim_param) or "?") for d in dims)
+        name = ascii(pb_text(vi.name))[1:-1]
         fixed = [(i, int(d.dim_value)) for i, d in enumerate(dims) if d.HasField("dim_value")]
         # -1 marks a dynamic axis in many exports (PaddlePaddle's): read as dynamic; any
         # other negative size is no shape at all
@@ -348,6 +393,7 @@ def load_onnx(path: str | os.PathLike[str], load_external_data: bool = True) -> 
                          "re-export or re-download the model") from None
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {p} as ONNX: {exc}", "re-export the model") from None
+    escape_text_fields(model)  # names that are not UTF-8: escaped text from here on
     problem = _structure_problem(model)
     if problem is not None:
         raise InputError(f"{p} is not a valid ONNX model: {problem} "

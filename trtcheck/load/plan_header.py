@@ -50,6 +50,8 @@ hardware-compatible (Ampere+). TensorRT and TensorRT-RTX plans are not interchan
 
 from __future__ import annotations
 
+from typing import Any
+
 import importlib.metadata as md
 import re
 import struct
@@ -81,9 +83,10 @@ RTX_DISTRIBUTIONS = ("tensorrt-rtx-cu13", "tensorrt-rtx-cu12", "tensorrt-rtx",
                      "tensorrt_rtx")
 
 INSTALL_HINTS = {
-    "tensorrt": 'pip install "trtcheck-tool[trt-cu12]" (CUDA 12) or '
-                '"trtcheck-tool[trt-cu13]" (CUDA 13) on the GPU machine',
-    "tensorrt_rtx": 'pip install "trtcheck-tool[rtx]" on the GPU machine',
+    "tensorrt": 'pip install tensorrt-cu12 "cuda-python>=12,<13" (CUDA 12, the trt-cu12 '
+                'extra) or tensorrt-cu13 "cuda-python>=13" (CUDA 13) on the GPU machine',
+    "tensorrt_rtx": 'pip install tensorrt-rtx-cu13 "cuda-python>=13" (the rtx extra) on the '
+                    'GPU machine',
 }
 
 
@@ -92,7 +95,7 @@ INSTALL_HINTS = {
 UNUSABLE_CODES = frozenset({
     "plan-empty", "plan-is-onnx", "plan-is-text", "plan-lfs-pointer", "plan-unknown-format",
     "plan-legacy", "plan-prefix", "plan-truncated", "plan-text-mode", "plan-text-decoded",
-    "plan-bad-header"})
+    "plan-text-reencoded", "plan-bad-header"})
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,33 @@ ZERO_FILLED_MIN_BYTES = 256
 judged by its header alone)."""
 
 
+REENCODED_MIN_PAIRS = 16
+"""Bytes >= 0x80 that must all be Latin-1-as-UTF-8 pairs before a plan counts as
+re-encoded (a real plan's weights and kernels hold high bytes of every value)."""
+
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+_LATIN1_PAIR = re.compile(rb"[\xc2\xc3][\x80-\xbf]")
+
+
+def latin1_reencoded_pairs(data: bytes) -> int:
+    """How many Latin-1-as-UTF-8 pairs ``data`` holds when it went through a Latin-1
+    decode and a UTF-8 encode (every byte >= 0x80 became 0xC2/0xC3 followed by one
+    continuation byte, so every high byte of the file is part of such a pair), else 0.
+    A binary plan's high bytes take every value; after that round trip no byte above
+    0xC3 and no lone continuation byte is left."""
+    high = len(_HIGH_BYTE.findall(data))
+    if high < 2 * REENCODED_MIN_PAIRS or high % 2:
+        return 0
+    pairs = len(_LATIN1_PAIR.findall(data))
+    if 2 * pairs != high:
+        return 0
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return pairs
+
+
 def _zero_fraction(body: bytes) -> float:
     """Share of zero bytes in ``body`` (0.0 for no bytes)."""
     return body.count(0) / len(body) if body else 0.0
@@ -258,7 +288,7 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
     size = len(data)
     head = data[:4096]
     problems: list[Finding] = []
-    base = {"path": path, "file_size_bytes": size, "magic": _magic_text(data[:4])}
+    base: dict[str, Any] = {"path": path, "file_size_bytes": size, "magic": _magic_text(data[:4])}
 
     def bad(kind: str, code: str, why: str, remedy: str, **kw: object) -> PlanInfo:
         problems.append(_problem(code, why, remedy))
@@ -333,9 +363,17 @@ def plan_info_from_bytes(data: bytes, path: str = "<bytes>",
                    f"the plan is truncated: {len(plan)} bytes, shorter than its header",
                    "copy or rebuild the engine again; the file was cut short",
                    plan_offset_bytes=offset)
+    reencoded = latin1_reencoded_pairs(plan)
+    if reencoded:
+        return bad(kind, "plan-text-reencoded",
+                   f"the plan is damaged: re-encoded as text (read as Latin-1 and written "
+                   f"as UTF-8: each of its {reencoded} bytes >= 0x80 became two bytes, "
+                   "0xC2/0xC3 + one)",
+                   "copy the original binary again; the bytes can also be recovered "
+                   "exactly with data.decode('utf-8').encode('latin-1')", plan_offset_bytes=offset)
     built = ".".join(str(b) for b in plan[24:28])
     header_size = struct.unpack_from("<Q", plan, 16)[0]
-    extra = {"plan_offset_bytes": offset, "built_with_version": built,
+    extra: dict[str, Any] = {"plan_offset_bytes": offset, "built_with_version": built,
              "header_size_bytes": header_size}
     zero_fraction = _zero_fraction(plan[HEADER_BYTES:])
     if (header_size < HEADER_BYTES and len(plan) - HEADER_BYTES >= ZERO_FILLED_MIN_BYTES
@@ -514,12 +552,7 @@ _PATTERNS: list[tuple[re.Pattern[str], object]] = [
          f"{m.group(1)} (built by another TensorRT version)",
          "rebuild the engine with the TensorRT installed here")),
     (re.compile(r"expecting compute ([\d.]+) got compute ([\d.]+)"),
-     lambda m: LoadDiagnosis(
-         "gpu-mismatch",
-         f"the plan was built for compute capability {m.group(2)}; this GPU is "
-         f"{m.group(1)}",
-         "rebuild the engine on this GPU (or build with hardware compatibility "
-         "--hardwareCompatibilityLevel=ampere+ for Ampere and newer)")),
+     lambda m: _gpu_mismatch_diagnosis(built=m.group(2), here=m.group(1))),
     (re.compile(r"across different models of devices is not recommended"),
      lambda m: LoadDiagnosis(
          "cross-device",
@@ -528,6 +561,35 @@ _PATTERNS: list[tuple[re.Pattern[str], object]] = [
     (re.compile(r"magicTag.*\((\d+) != (\d+)\)|Magic tag does not match"),
      lambda m: _magic_diagnosis(m)),
 ]
+
+
+AMPERE_COMPUTE_CAPABILITY = (8, 0)
+"""The first compute capability of NVIDIA Ampere: hardware compatibility
+(``--hardwareCompatibilityLevel=ampere+``, ``HardwareCompatibilityLevel.AMPERE_PLUS``)
+is supported only for engines built on Ampere or later and covers only GPUs of Ampere or
+later (TensorRT developer guide, "Hardware Compatibility"; ``nvinfer1::
+HardwareCompatibilityLevel::kAMPERE_PLUS``: "only supported for engines built on NVIDIA
+Ampere and later GPUs")."""
+
+
+def _gpu_mismatch_diagnosis(built: str, here: str) -> LoadDiagnosis:
+    """A plan built for compute capability ``built`` loaded on a GPU of ``here``. The
+    remedy names hardware compatibility only where it can help: both GPUs Ampere (8.0)
+    or later; otherwise the engine must be rebuilt on (a GPU like) the target."""
+    def cc(text: str) -> tuple[int, ...]:
+        return _version_tuple(text)[:2] or (0,)
+
+    message = f"the plan was built for compute capability {built}; this GPU is {here}"
+    if cc(built) >= AMPERE_COMPUTE_CAPABILITY and cc(here) >= AMPERE_COMPUTE_CAPABILITY:
+        hint = ("rebuild the engine on this GPU, or build it once with hardware "
+                "compatibility (trtexec --hardwareCompatibilityLevel=ampere+; it covers "
+                "engines built and run on Ampere or later GPUs, at some speed cost)")
+    else:
+        older = built if cc(built) < AMPERE_COMPUTE_CAPABILITY else here
+        hint = (f"rebuild the engine on a GPU of compute capability {here} (on this one): "
+                f"hardware compatibility (--hardwareCompatibilityLevel=ampere+) covers only "
+                f"engines built and run on Ampere (8.0) or later, and {older} is older")
+    return LoadDiagnosis("gpu-mismatch", message, hint)
 
 
 def _library_version_diagnosis(runtime_version: str, plan_version: str) -> LoadDiagnosis:

@@ -11,7 +11,7 @@ Input names may contain ``:``; the last ``:`` separates name and dims.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trtcheck.errors import InputError
@@ -73,6 +73,21 @@ def _example(inputs: Sequence[TensorInfo]) -> str:
     return "--shapes " + ",".join(parts)
 
 
+def kept_size_inputs(inputs: Sequence[TensorInfo], shapes: dict[str, list[int]],
+                     batch_size: int) -> list[str]:
+    """Inputs that keep their size at ``batch_size`` in ``shapes`` (from
+    :func:`resolve_shapes`): no axis of theirs was set to the batch size, although other
+    inputs were batched. Named in a failed batch's message: a state tensor whose batch
+    axis is not axis 0 and not named like the batch axis keeps batch 1 and fails at any
+    other batch size."""
+    out = []
+    for t in inputs:
+        dims = shapes.get(t.name) or []
+        if dims and batch_size not in dims and batch_size != 1:
+            out.append(f"{t.name} {'x'.join(map(str, dims))}")
+    return out
+
+
 def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | None,
                    batch_size: int | None = None) -> dict[str, list[int]]:
     """Concrete shape of every input for one execution.
@@ -80,9 +95,12 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     Rules: a user-given shape wins (its rank must match the model and fixed dims must
     agree); then, when ``batch_size`` is given, axis 0 of every input is set to it if
     that axis is dynamic in the model; an input with a fixed axis 0 keeps it when some
-    other input is batched (a fixed-size parameter input), and otherwise (a model with a
-    fixed batch) that axis must equal ``batch_size``; every other dynamic dim must come
-    from ``given``.
+    other input is batched (a fixed-size parameter input), except an axis that carries
+    the dim name of the batched inputs' axis 0 (a recurrent state ``[2, batch, 128]``
+    beside ``input [batch, 512]``): that axis is set to ``batch_size``; otherwise (a
+    model with a fixed batch) axis 0 must equal ``batch_size``; every other dynamic dim
+    must come from ``given``. :func:`kept_size_inputs` names the inputs that keep their
+    size at a batch size.
 
     Args:
         inputs: the model's inputs (from inspection or the backend).
@@ -107,6 +125,7 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
     # (e.g. a [1] scale factor beside a batched image) keep it, unless no input is batched
     batched = [t for t in inputs if t.shape and not (isinstance(t.shape[0], int)
                                                      and t.shape[0] > 0)]
+    batch_names = {t.shape[0] for t in batched if isinstance(t.shape[0], str) and t.shape[0]}
     for t in inputs:
         if t.name in given:
             dims = list(given[t.name])
@@ -129,6 +148,12 @@ def resolve_shapes(inputs: Sequence[TensorInfo], given: dict[str, list[int]] | N
                                  "or use --batch " + str(model_axis0))
             if not (fixed0 and batched):  # a fixed-size input beside batched ones keeps it
                 dims[0] = batch_size
+            else:
+                # a state tensor whose batch axis is not axis 0 ([2, batch, 128]): follow
+                # the dim name the batched inputs give their axis 0
+                for i, m in enumerate(t.shape):
+                    if i > 0 and isinstance(m, str) and m in batch_names:
+                        dims[i] = batch_size
         unset = [i for i, d in enumerate(dims) if d < 1]
         for i in unset:
             label = t.shape[i] if isinstance(t.shape[i], str) else "?"
@@ -200,3 +225,58 @@ def shapes_with_data(inputs: Sequence[TensorInfo], given: dict[str, list[int]] |
                                  f"{t.name} of shape {_example([t]).split(':')[-1]}")
         out[t.name] = dims
     return out
+
+
+def build_profiles(min_s: tuple[str, ...], opt_s: tuple[str, ...], max_s: tuple[str, ...],
+                   shapes: tuple[str, ...]) -> dict[str, tuple[list[int], list[int], list[int]]]:
+    """The optimization profile of ``trtcheck build``: input name -> (min, opt, max) dims,
+    from ``--shapes`` (fixed: all three equal) and ``--min-shapes``/``--opt-shapes``/
+    ``--max-shapes`` (opt defaults to max).
+
+    Raises:
+        InputError: an input with only one of min/max, or dims not min <= opt <= max of
+            one rank.
+    """
+    fixed = parse_shapes(list(shapes))
+    mn, op, mx = parse_shapes(list(min_s)), parse_shapes(list(opt_s)), parse_shapes(list(max_s))
+    out = {k: (v, v, v) for k, v in fixed.items()}
+    for name in set(mn) | set(op) | set(mx):
+        if not (name in mn and name in mx):
+            raise InputError(f"input {name!r} needs both --min-shapes and --max-shapes",
+                             "e.g. --min-shapes x:1x3x320x320 --opt-shapes x:1x3x640x640 "
+                             "--max-shapes x:1x3x960x960")
+        out[name] = (mn[name], op.get(name, mx[name]), mx[name])
+    for name, (lo, mid, hi) in out.items():  # TensorRT would only fail after a long parse
+        if not len(lo) == len(mid) == len(hi) or not all(
+                a <= b <= c for a, b, c in zip(lo, mid, hi)):
+            raise InputError(f"profile of {name!r} is not min <= opt <= max on every axis: "
+                             f"min {'x'.join(map(str, lo))}, opt {'x'.join(map(str, mid))}, "
+                             f"max {'x'.join(map(str, hi))}",
+                             "give shapes of one rank with --min-shapes <= --opt-shapes <= "
+                             "--max-shapes")
+    return out
+
+
+def check_profile_names(proto: object, profile: Mapping[str, object],
+                        **given: tuple[str, ...]) -> None:
+    """Every name in the shape options is an input of the model (before any runtime is
+    imported: TensorRT would only say that some other input lacks a profile).
+
+    Raises:
+        InputError: a name that is not a graph input; the message names the option(s)
+            and lists the model's inputs.
+    """
+    graph = proto.graph  # type: ignore[attr-defined]
+    inits = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input if i.name not in inits]
+    unknown = [n for n in profile if n not in names]
+    if not unknown:
+        return
+    options = [f"--{opt.replace('_', '-')}" for opt, specs in given.items()
+               if any(n in parse_shapes(list(specs)) for n in unknown)]
+    raise InputError(f"{'/'.join(options) or '--shapes'} name(s) unknown input(s) "
+                     f"{', '.join(map(repr, unknown))}; the model's inputs are "
+                     f"{', '.join(map(repr, names)) or '(none)'}",
+                     f"use the model's input names, e.g. --shapes "
+                     f"{names[0] if names else 'NAME'}:DIMS (`trtcheck inspect MODEL` lists "
+                     "them with their dims)")

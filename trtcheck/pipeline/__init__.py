@@ -147,6 +147,7 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
             seed=s.seed)
         req.device = s.device_kind or (device_kind_from_results(results)
                                        if results is not None else None)
+        req.target = getattr(results, "target", None) if results is not None else None
         req.what_if = list(s.what_if)
         req.replicas = s.replicas
         req.burst_size = s.burst_size
@@ -276,13 +277,15 @@ def advice_from_results(results: Any, rate_per_s: float | None = None,
     return adv
 
 
-ADVISE_BENCH_RULE = dict(warmup_s=0.2, warmup_min_iterations=2, min_duration_s=0.5,
-                         min_samples=20, max_duration_s=5.0)
+ADVISE_BENCH_RULE: dict[str, Any] = dict(warmup_s=0.2, warmup_min_iterations=2,
+                                         min_duration_s=0.5, min_samples=20,
+                                         max_duration_s=5.0)
 """The short bench ``trtcheck advise MODEL`` measures T(b) with
 (:class:`~trtcheck.measure.bench.bench.StopRule` fields: seconds and counts)."""
 
-ADVISE_RETRY_RULE = dict(warmup_s=1.0, warmup_min_iterations=5, min_duration_s=1.0,
-                         min_samples=20, max_duration_s=10.0)
+ADVISE_RETRY_RULE: dict[str, Any] = dict(warmup_s=1.0, warmup_min_iterations=5,
+                                         min_duration_s=1.0,
+                                         min_samples=20, max_duration_s=10.0)
 """The longer bench measured once more when the short one gives no usable T(b)."""
 
 
@@ -477,7 +480,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
                    precisions: Sequence[str] = (), engine_input: bool = False,
                    arrival_rate_per_s: float | None = None, demo_advice: bool = False,
                    slo_p99_ms: float | None = None, policy: Any = None,
-                   log: Log = _log_info) -> ReportRun:
+                   target: str | None = None, log: Log = _log_info) -> ReportRun:
     """Inspect and measure ``model``, then write its report into the folder ``output``.
 
     In order: inspection (ONNX graph, or engine/trtexec exports when ``engine_input``),
@@ -497,6 +500,8 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
         run_options: a :class:`~trtcheck.measure.bench.runner.RunOptions` (batch sizes, shapes,
             inputs, runtime, stopping rule); its ``batch_sizes`` may be filled in.
         output: the report folder.
+        target: the deployment target recorded and judged for (``tensorrt``,
+            ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``None``: TensorRT).
 
     Raises:
         InputError: the folder cannot take a report, the model cannot be inspected or
@@ -509,6 +514,7 @@ def measure_report(model: str, run_options: Any, output: str, *, overwrite: bool
     with made_folders_removed_on_failure(output):
         check_output_dir(output, overwrite)  # fail before measuring anything
         results = _measure(model, run_options, no_bench, engine_input, log)
+        results.target = target
         stopped = next((r.incomplete for r in results.bench if r.incomplete), None)
         if serve and stopped is None:
             results.serve = _serve(model, run_options, log)
@@ -561,7 +567,9 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
 
         log(f"inspecting {model} ...")
         first_shapes = {k: [1, *v[1:]] if opts.batch_sizes else v for k, v in opts.shapes.items()}
-        results.inspection = inspect_onnx(model, shapes=first_shapes or None)
+        given = frozenset(opts.values or {}) | frozenset(getattr(opts, "arrays", None) or {})
+        results.inspection = inspect_onnx(model, shapes=first_shapes or None,
+                                          given_inputs=given)
         if opts.batch_sizes is None and _batch_axis_dynamic(results.inspection):
             opts.batch_sizes = list(DEFAULT_BATCHES)
         if opts.batch_sizes and any(f.code == "onnx-dynamic-input-no-shape"
@@ -574,7 +582,7 @@ def _measure(model: str, opts: Any, no_bench: bool, engine_input: bool, log: Log
             except InputError:
                 at_one = None  # the bench reports the missing dims in one line
             if at_one:
-                results.inspection = inspect_onnx(model, shapes=at_one)
+                results.inspection = inspect_onnx(model, shapes=at_one, given_inputs=given)
         if opts.batch_sizes and len(opts.batch_sizes) > 1:
             from trtcheck.load.shapes import runnable_batch_sizes
 
@@ -601,10 +609,11 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
     from trtcheck.measure.serving import throttled
     from trtcheck.measure.serving import default_report_sweep
 
-    log("measuring serving through the embedded dynamic batcher (about 25 s) ...")
+    log("measuring serving through the embedded dynamic batcher ...")
     backend = open_backend(model, opts.backend_name, **backend_kwargs(model, opts))
     with backend:
-        progress = throttled(log) if opts.progress else None
+        progress = (opts.progress if callable(opts.progress)
+                    else throttled(log) if opts.progress else None)
         return default_report_sweep(backend, progress=progress,
                                     shapes=opts.shapes or None, seed=opts.seed or 0)
 
@@ -620,7 +629,8 @@ def _precision(model: str, opts: Any, precisions: Sequence[str], engine_input: b
                          "for engines")
     precs = tuple(precisions)
     log(f"comparing precisions {', '.join(precs)} against fp32 ...")
-    return precision_section_for_report(model, opts, precs, log=log)
+    progress = opts.progress if callable(getattr(opts, "progress", None)) else log
+    return precision_section_for_report(model, opts, precs, log=progress)
 
 
 def _batch_axis_dynamic(inspection: Any) -> bool:

@@ -109,7 +109,8 @@ def with_verdict(results: Results) -> Results:
     results hold none). The input is not changed."""
     from trtcheck.analyze.derived import complete
 
-    return complete(results)
+    completed: Results = complete(results)
+    return completed
 
 
 def _title(results: Results) -> str:

@@ -5,6 +5,8 @@ report section (:mod:`trtcheck.report.sec_advice`), which shares the row helpers
 
 from __future__ import annotations
 
+from typing import Any
+
 from trtcheck.results.advice import Advice, SimPrediction
 from trtcheck.units import us_to_ms
 
@@ -76,9 +78,14 @@ def stability_lines(adv: Advice) -> list[str]:
     st = adv.recommendation.stability
     if st is None:
         return []
-    lines = [f"Stability: {st.status} - the recommendation holds in {st.share:.0%} of "
-             f"{st.replicas} bootstrap replicas (P99 as good as each replica's own choice); "
-             f"chosen outright in {st.chosen_share:.0%}"]
+    if any(r.startswith("simulation only") for r in st.resampled):
+        lines = [f"Stability: {st.status} - exact input: chosen on the median P99 of "
+                 f"{st.replicas} simulation replicas (they differ only in the simulation "
+                 f"seed); chosen outright in {st.chosen_share:.0%}"]
+    else:
+        lines = [f"Stability: {st.status} - the recommendation holds in {st.share:.0%} of "
+                 f"{st.replicas} bootstrap replicas (P99 as good as each replica's own "
+                 f"choice); chosen outright in {st.chosen_share:.0%}"]
     alts = ", ".join(f"{_choice(ch)} {ch.share:.0%}" for ch in st.choices[:4])
     if alts:
         lines.append(f"  replicas chose: {alts}")

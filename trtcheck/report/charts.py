@@ -82,7 +82,7 @@ def _literal_formatter(inner: Any) -> Any:
     ``matplotlib.ticker.Formatter``; the result is one as well)."""
     from matplotlib.ticker import Formatter
 
-    class _Literal(Formatter):  # type: ignore[misc]
+    class _Literal(Formatter):
         def __init__(self) -> None:
             self.inner = inner
 

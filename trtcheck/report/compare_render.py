@@ -116,9 +116,12 @@ def view(c: Comparison, max_layers: int | None = None) -> CompareView:
     def _ms(x: float | None) -> str:
         return f"{x:.3f}" if x is not None else "-"
 
-    serve = [CompareServeRow(config=d.config, qps=f"{d.qps_a:.1f} / {d.qps_b:.1f}",
+    def _n(x: float | None, digits: int) -> str:
+        return f"{x:.{digits}f}" if x is not None else "-"
+
+    serve = [CompareServeRow(config=d.config, qps=f"{_n(d.qps_a, 1)} / {_n(d.qps_b, 1)}",
                              qps_change=_pct(d.qps_a, d.qps_b),
-                             batch=f"{d.batch_a:.2f} / {d.batch_b:.2f}",
+                             batch=f"{_n(d.batch_a, 2)} / {_n(d.batch_b, 2)}",
                              p50=f"{_ms(d.p50_a_ms)} / {_ms(d.p50_b_ms)}",
                              p50_change=_pct(d.p50_a_ms, d.p50_b_ms),
                              p99=f"{_ms(d.p99_a_ms)} / {_ms(d.p99_b_ms)}",

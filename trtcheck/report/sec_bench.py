@@ -13,6 +13,30 @@ from trtcheck.results.bench import BenchRun
 _COMPONENT_ORDER = ("host_enqueue_ms", "h2d_ms", "gpu_compute_ms", "d2h_ms")
 
 
+def _pm_pct(samples_ms: list[float]) -> float | None:
+    from trtcheck.stats import median_relative_halfwidth
+
+    hw = median_relative_halfwidth(samples_ms) if samples_ms else None
+    return None if hw is None else hw * 100.0
+
+
+def _stopping_rule(st: Any) -> str:
+    text = (f"warm-up {st.warmup_s:g} s (>= {st.warmup_min_iterations} runs), "
+            f"then until >= {st.min_duration_s:g} s and >= {st.min_samples} "
+            f"samples (max {st.max_duration_s:g} s / {st.max_samples} samples)")
+    if st.median_precision:
+        text += (f", then until the median is known to +-{st.median_precision:.0%} (95% "
+                 f"interval) or {min(st.precision_bound_s or 0.0, st.max_duration_s):g} s "
+                 "in all")
+    return text + f"; inputs: {st.input_source}, seed {st.seed}"
+
+
+def _failed_rows(run: BenchRun) -> list[str]:
+    return [f"batch {f.batch_size} ({' '.join(k + ':' + 'x'.join(map(str, v)) for k, v in f.input_shapes.items())}): "
+            f"{'out of memory' if f.reason == 'out-of-memory' else 'failed'}: {f.message}"
+            for f in run.failed_batches]
+
+
 def _run_view(run: BenchRun) -> BenchRunView:
     from trtcheck.analyze.derived import bench_findings
     from trtcheck.report.findings_view import device_is_gpu, group_findings
@@ -27,7 +51,8 @@ def _run_view(run: BenchRun) -> BenchRunView:
             queries_per_s=b.throughput_queries_per_s,
             samples_per_s=b.throughput_samples_per_s,
             gain_vs_batch1=b.throughput_gain_vs_batch1,
-            scaling_efficiency=b.scaling_efficiency, sample_count=s.count))
+            scaling_efficiency=b.scaling_efficiency, sample_count=s.count,
+            median_pm_pct=_pm_pct(b.samples_ms)))
     comp_rows = []
     for b in run.batches:
         for key in _COMPONENT_ORDER + tuple(k for k in b.component_stats
@@ -45,14 +70,12 @@ def _run_view(run: BenchRun) -> BenchRunView:
         model_path=run.model_path,
         backend=run.backend,
         providers=", ".join(run.backend.providers) or "-",
-        stopping_rule=(f"warm-up {st.warmup_s:g} s (>= {st.warmup_min_iterations} runs), "
-                       f"then until >= {st.min_duration_s:g} s and >= {st.min_samples} "
-                       f"samples (max {st.max_duration_s:g} s / {st.max_samples} samples); "
-                       f"inputs: {st.input_source}, seed {st.seed}"),
+        stopping_rule=_stopping_rule(st),
         rows=rows,
         components=comp_rows,
         warnings=group_findings([w for w in findings if w.severity != "info"], gpu),
         infos=group_findings([w for w in findings if w.severity == "info"], gpu),
+        failed=_failed_rows(run),
     )
 
 
@@ -94,16 +117,27 @@ def _charts(results: Results, charts: ChartSink) -> list[Any]:
     out.append(charts.add("bench-latency", "Latency percentiles vs batch size", fig))
 
     fig, ax = new_figure()
+    top = 0.0
     for run in results.bench:
         bs = [b.batch_size for b in run.batches]
         sps = [b.throughput_samples_per_s for b in run.batches]
+        top = max([top, *sps])
         ax.plot(bs, sps, marker="o", label=f"{run.label} measured")
+    # the y axis scales to the measured data: the ideal-scaling reference is clipped
+    # at 1.3x the highest measured throughput (it would otherwise flatten the data)
+    ceiling = 1.3 * top if top > 0 else None
+    for run in results.bench:
         base = run.batch(1)
-        if base is not None:
-            ax.plot(bs, [base.throughput_samples_per_s * b for b in bs], linestyle=":",
-                    color="gray", label=f"{run.label} linear scaling from batch 1")
+        if base is None:
+            continue
+        bs = [b.batch_size for b in run.batches]
+        ideal = [base.throughput_samples_per_s * b for b in bs]
+        clipped = ceiling is not None and max(ideal) > ceiling
+        ax.plot(bs, ideal, linestyle=":", color="gray",
+                label=f"{run.label} linear scaling from batch 1"
+                      + (" (clipped: off the chart)" if clipped else ""))
     _batch_axis(ax, results)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0, top=ceiling)
     ax.set_ylabel("throughput (samples/s)")
     ax.set_title("Throughput vs batch size")
     ax.legend(fontsize="small")

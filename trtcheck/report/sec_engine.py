@@ -106,7 +106,7 @@ def _charts(insp: EngineInspection, charts: ChartSink) -> list[Any]:
         out.append(charts.add("engine-precision-mix", "Engine precision mix", fig))
     timed = [la for la in insp.layers if la.avg_time_ms is not None]
     if timed:
-        top = sorted(timed, key=lambda la: -la.avg_time_ms)[:TOP_LAYERS][::-1]
+        top = sorted(timed, key=lambda la: -(la.avg_time_ms or 0.0))[:TOP_LAYERS][::-1]
         fig, ax = new_figure(7.0, 0.3 * len(top) + 1.2)
         ax.barh([la.name[:40] for la in top], [la.avg_time_ms for la in top], color="#dd8452")
         ax.set_xlabel("average time per inference (ms)")

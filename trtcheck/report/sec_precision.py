@@ -30,10 +30,53 @@ def _cost_sentence(label: str, v: Any) -> str:
     if v.min_top1_agreement is not None:
         acc += f", top-1 agreement {v.min_top1_agreement:.0%}"
     verdict = "within tolerance" if v.passed else "NOT within tolerance"
-    if v.latency is not None and v.latency.speedup_vs_reference is not None:
-        return (f"{label}: {v.latency.speedup_vs_reference:.2f}x the FP32 speed "
-                f"({v.latency.median_ms:.3f} ms median) for {acc}; {verdict}.")
+    lat = v.latency
+    if lat is not None and lat.speedup_not_measurable:
+        return (f"{label}: speed-up {lat.speedup_not_measurable} ({lat.median_ms:.3f} ms "
+                f"median as run here); {acc}; {verdict}.")
+    if lat is not None and lat.speedup_vs_reference is not None:
+        ci = lat.speedup_interval
+        span = f", 95% interval {ci[0]:.2f}-{ci[1]:.2f}x" if ci else ""
+        return (f"{label}: {lat.speedup_vs_reference:.2f}x the FP32 speed{span} "
+                f"({lat.median_ms:.3f} ms median) for {acc}; {verdict}.")
     return f"{label}: {acc}; {verdict} (latency not measured)."
+
+
+_METRIC_WORDS = {"cosine_similarity": ("cosine", "{:.6f}"), "rel_l2_error": ("rel L2", "{:.3g}")}
+
+
+def _not_judged(o: Any) -> list[str]:
+    out = []
+    for key, why in o.not_judged.items():
+        word, fmt = _METRIC_WORDS.get(key, (key, "{}"))
+        value = getattr(o, key, None)
+        out.append(f"{word} {fmt.format(value) if value is not None else '-'}: {why}")
+    return out
+
+
+def _row_verdict(v: Any) -> str:
+    """``pass``/``FAIL``, with the metrics shown in the row that did not judge it."""
+    word = "pass" if v.passed else "FAIL"
+    skipped = sorted({_METRIC_WORDS.get(k, (k, ""))[0] for o in v.outputs.values()
+                      for k in o.not_judged})
+    if skipped:
+        word += f" ({', '.join(skipped)} not judged: every |ref| <= atol)"
+    return word
+
+
+def speedup_text(lat: Any) -> str:
+    """A variant's speed-up as the report shows it: ``1.30 (1.21-1.40)`` with its 95%
+    interval, ``not measurable on this backend``, or ``-`` (``lat``: its
+    :class:`~trtcheck.results.precision.PrecisionLatency` or ``None``)."""
+    if lat is None:
+        return "-"
+    if lat.speedup_not_measurable:
+        return "not measurable on this backend"
+    if lat.speedup_vs_reference is None:
+        return "-"
+    ci = lat.speedup_interval
+    return (f"{lat.speedup_vs_reference:.2f}"
+            + (f" ({ci[0]:.2f}-{ci[1]:.2f})" if ci else ""))
 
 
 def precision_view(p: PrecisionResult) -> PrecisionView:
@@ -46,7 +89,8 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
         samples_per_s=rl.throughput_samples_per_s if rl else None,
         speedup_vs_fp32=1.0 if rl else None, min_cosine_similarity=None,
         max_rel_l2_error=None, max_abs_error=None, outside_pct=None, nonfinite_count=None,
-        min_top1_agreement=None, verdict="reference")]
+        min_top1_agreement=None, verdict="reference",
+        speedup_text="1.00" if rl else "-")]
     variants = []
     for label, v in p.variants.items():
         lat = v.latency
@@ -59,7 +103,7 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
             max_rel_l2_error=v.max_rel_l2_error, max_abs_error=v.max_abs_error,
             outside_pct=v.max_outside_tolerance_fraction * 100.0,
             nonfinite_count=v.nonfinite_count, min_top1_agreement=v.min_top1_agreement,
-            verdict="pass" if v.passed else "FAIL"))
+            verdict=_row_verdict(v), speedup_text=speedup_text(lat)))
         variants.append(PrecisionVariantView(
             label=label, built_by=v.built_by, model_path=v.model_path,
             passed=v.passed, tolerance=v.tolerance,
@@ -78,7 +122,7 @@ def precision_view(p: PrecisionResult) -> PrecisionView:
                 top5_pct=None if o.top5_agreement is None else o.top5_agreement * 100.0,
                 polygraphy="-" if o.polygraphy_elemwise_passed is None else
                 ("pass" if o.polygraphy_elemwise_passed else "fail"),
-                passed=o.passed,
+                passed=o.passed, not_judged=_not_judged(o),
             ) for o in v.outputs.values()],
             findings=[f for f in v.findings if f.severity != "info"],
             infos=[f for f in v.findings if f.severity == "info"],
@@ -107,8 +151,19 @@ def precision_chart(p: PrecisionResult, charts: ChartSink) -> list[Any]:
     speed = [(v.latency.speedup_vs_reference or 0.0) if v.latency else 0.0
              for v in p.variants.values()]
     colors = ["tab:green" if v.passed else "tab:red" for v in p.variants.values()]
-    ax1.bar(["fp32"] + labels, [1.0 if p.reference_latency else 0.0] + speed,
-            color=["tab:gray"] + colors)
+    bars = ax1.bar(["fp32"] + labels, [1.0 if p.reference_latency else 0.0] + speed,
+                   color=["tab:gray"] + colors)
+    for bar, v in zip(bars[1:], p.variants.values()):
+        ci = v.latency.speedup_interval if v.latency else None
+        if ci and v.latency and v.latency.speedup_vs_reference:
+            x = bar.get_x() + bar.get_width() / 2
+            ax1.errorbar([x], [v.latency.speedup_vs_reference],
+                         yerr=[[v.latency.speedup_vs_reference - ci[0]],
+                               [ci[1] - v.latency.speedup_vs_reference]],
+                         color="black", capsize=4)
+        elif v.latency is not None and v.latency.speedup_not_measurable:
+            ax1.text(bar.get_x() + bar.get_width() / 2, 0.05, "not measurable\non this backend",
+                     ha="center", va="bottom", fontsize="small")
     ax1.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax1.set_ylabel("speed-up vs FP32 (median latency)")
     ax1.set_title("What it buys" + ("" if p.reference_latency else " (not measured)"))

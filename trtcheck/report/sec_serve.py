@@ -101,7 +101,7 @@ def live_view(run: ServeRun) -> LiveServeView:
         db = cfg.get("dynamic_batching") if isinstance(cfg.get("dynamic_batching"),
                                                        dict) else None
         window_ms = us_to_ms(c.window_us)
-        key = {"load": c.load.label, "window_ms": window_ms,
+        key: dict[str, Any] = {"load": c.load.label, "window_ms": window_ms,
                "max_batch_size": c.max_batch_size, "instances": c.instances}
         pref = c.preferred_batch_sizes if c.preferred_batch_sizes is not None else [
             int(p) for p in (db or {}).get("preferred_batch_size", [])]

@@ -31,6 +31,7 @@ SECTION_MODULES: list[str] = [
     "sec_serve",
     "sec_advice",
     "sec_tune",
+    "sec_imported",
 ]
 
 

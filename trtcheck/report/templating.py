@@ -44,7 +44,7 @@ def templates_dir() -> Path:
         if (cand / "report.html.j2").is_file():
             return cand
     raise TrtcheckError("report templates not found (broken installation)",
-                        "reinstall trtcheck-tool")
+                        "reinstall trtcheck from its checkout or wheel")
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

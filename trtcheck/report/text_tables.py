@@ -185,10 +185,18 @@ def precision_text(result: Any) -> str:
                      + f"; built: {v.built_by})")
         if v.latency is not None:
             rl = result.reference_latency
-            lines.append(f"  latency: {v.latency.median_ms:.3f} ms median (FP32 "
-                         f"{rl.median_ms:.3f} ms), speed-up "
-                         f"{_num(v.latency.speedup_vs_reference, '.2f')}x" if rl else
-                         f"  latency: {v.latency.median_ms:.3f} ms median")
+            lat = v.latency
+            ci = lat.speedup_interval
+            speed = (f"speed-up {lat.speedup_not_measurable}" if lat.speedup_not_measurable
+                     else f"speed-up {_num(lat.speedup_vs_reference, '.2f')}x"
+                     + (f" (95% interval {ci[0]:.2f}-{ci[1]:.2f}x)" if ci else ""))
+            lines.append(f"  latency: {lat.median_ms:.3f} ms median (FP32 "
+                         f"{rl.median_ms:.3f} ms), {speed}" if rl else
+                         f"  latency: {lat.median_ms:.3f} ms median")
+        for key_out in v.outputs.values():
+            for key, why in key_out.not_judged.items():
+                lines.append(f"  {key_out.name}: {key.replace('_', ' ')} "
+                             f"{_num(getattr(key_out, key, None), '.6g')}: {why}")
         for f in v.findings:
             lines.append(f"  {f.severity}: {f.message}" + (f"; {f.remedy}" if f.remedy else ""))
         loc = v.localization

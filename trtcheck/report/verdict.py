@@ -46,7 +46,9 @@ class ReasonView:
 class VerdictView:
     """The verdict block: status (machine value and words), headline, the deciding
     reasons (at most :data:`MAX_REASONS_SHOWN`), how many more were left out, and the
-    serving advice headline (an ``info`` reason) when there is one."""
+    serving advice headline (an ``info`` reason) when there is one; ``notes``: the other
+    ``info`` reasons (findings about a runtime that is not the target), and ``target``:
+    the deployment target judged for, in words."""
 
     status: str
     status_words: str
@@ -55,7 +57,12 @@ class VerdictView:
     more: int = 0
     advice: ReasonView | None = None
     gate_policy: str | None = None
+    notes: list[ReasonView] = field(default_factory=list)
+    target: str | None = None
 
+
+_TARGET_WORDS = {"tensorrt": "TensorRT", "tensorrt_rtx": "TensorRT-RTX",
+                 "onnxruntime": "ONNX Runtime", "triton": "Triton Inference Server"}
 
 _EFFECT_LABELS = {"not_ready": "blocks", "cannot_tell": "undecided", "warning": "warning",
                   "info": "note"}
@@ -91,7 +98,9 @@ def verdict_view(verdict: Verdict) -> VerdictView:
                        reasons=[_reason(r) for r in deciding[:MAX_REASONS_SHOWN]],
                        more=max(0, len(deciding) - MAX_REASONS_SHOWN),
                        advice=_sentence(_reason(advice)) if advice is not None else None,
-                       gate_policy=verdict.gate_policy)
+                       gate_policy=verdict.gate_policy,
+                       notes=[_sentence(_reason(r)) for r in infos if r.kind != "advice"],
+                       target=_TARGET_WORDS.get(verdict.target or "", verdict.target))
 
 
 def render_verdict_text(verdict: Verdict, report_html: str | None = None) -> str:
@@ -103,7 +112,8 @@ def render_verdict_text(verdict: Verdict, report_html: str | None = None) -> str
         report_html: path of the report.html the sections are in (``None``: anchors only).
     """
     v = verdict_view(verdict)
-    lines = [f"Verdict: {v.status_words} ({v.status})", f"  {v.headline}"]
+    lines = [f"Verdict: {v.status_words} ({v.status})"
+             + (f", judged for {v.target}" if v.target else ""), f"  {v.headline}"]
     target = report_html or ""
     for r in v.reasons:
         lines.append(f"  - [{r.label}] {r.message}")
@@ -114,6 +124,10 @@ def render_verdict_text(verdict: Verdict, report_html: str | None = None) -> str
         lines.append(f"      details: {target}#{r.section} ({r.section_title})")
     if v.more:
         lines.append(f"  ... and {v.more} more reason(s) in the report")
+    for r in v.notes:
+        lines.append(f"  - [note] {r.message}")
+        if r.remedy:
+            lines.append(f"      what to do: {r.remedy}")
     if v.advice is not None:
         lines.append(f"  {v.advice.message}")
         lines.append(f"      details: {target}#{v.advice.section} ({v.advice.section_title})")

@@ -28,6 +28,7 @@ from trtcheck.report.sections import Section
 from trtcheck.report.verdict import VerdictView
 from trtcheck.results import BackendInfo, Environment, Finding, Results
 from trtcheck.results.advice import Advice
+from trtcheck.results.imported import ImportedRun
 from trtcheck.results.precision import Localization, PrecisionTolerance
 
 # ----------------------------------------------------------------------------- report
@@ -214,6 +215,8 @@ class BenchRow:
         gain_vs_batch1: samples/s over samples/s at batch 1 (``None`` without batch 1).
         scaling_efficiency: ``gain_vs_batch1 / batch_size``.
         sample_count: timed executions.
+        median_pm_pct: half the width of the median's 95% interval over the median,
+            percent (``None`` below 6 samples): how well the median is known.
     """
 
     batch_size: int
@@ -232,6 +235,7 @@ class BenchRow:
     gain_vs_batch1: float | None
     scaling_efficiency: float | None
     sample_count: int
+    median_pm_pct: float | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,7 @@ class BenchRunView:
         components: timed parts per batch size (empty when none were timed).
         warnings: warnings and errors, grouped per code.
         infos: notes, grouped per code.
+        failed: the batch sizes that could not run, one line each (batch, why, message).
     """
 
     label: str
@@ -271,6 +276,7 @@ class BenchRunView:
     components: list[ComponentRow]
     warnings: list[FindingGroup]
     infos: list[FindingGroup]
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -404,6 +410,8 @@ class PrecisionRow:
         nonfinite_count: NaN/Inf the candidate produced where the reference did not.
         min_top1_agreement: worst top-1 agreement (0..1).
         verdict: ``reference``, ``pass`` or ``FAIL``.
+        speedup_text: the speed-up as shown: ``1.30 (1.21-1.40)`` with its 95%
+            interval, ``not measurable on this backend``, or ``-``.
     """
 
     label: str
@@ -419,6 +427,7 @@ class PrecisionRow:
     nonfinite_count: int | None
     min_top1_agreement: float | None
     verdict: str
+    speedup_text: str = "-"
 
 
 @dataclass(frozen=True)
@@ -439,6 +448,8 @@ class PrecisionOutputRow:
         top1_pct, top5_pct: top-k agreement, percent (``None`` for non-class outputs).
         polygraphy: Polygraphy's elementwise check: ``pass``, ``fail`` or ``-``.
         passed: within tolerance.
+        not_judged: each metric shown that did not judge this output, with why
+            (``cosine 0.998700: not judged: every |ref| <= atol 0.01 ...``).
     """
 
     name: str
@@ -459,6 +470,7 @@ class PrecisionOutputRow:
     top5_pct: float | None
     polygraphy: str
     passed: bool
+    not_judged: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -880,6 +892,24 @@ class AdviceView:
     points: list[tuple[int, float]]
     comparison: list[ComparisonRow] = field(default_factory=list)
     predicted_dash: bool = False
+
+
+@dataclass(frozen=True)
+class ImportedView:
+    """Measurements read from another tool's file (a perf_analyzer CSV, a Triton
+    statistics dump).
+
+    Attributes:
+        run: the imported record (source, file, perf_analyzer levels, Triton models,
+            what the source lacks).
+        source_label: the source in words (``"perf_analyzer CSV"``).
+        load_column: the heading of the load column (``"concurrency"`` or
+            ``"request rate req/s"``; empty for statistics).
+    """
+
+    run: ImportedRun
+    source_label: str
+    load_column: str
 
 
 # ---------------------------------------------------------------------------- compare

@@ -37,7 +37,10 @@ class BenchSettings(Record):
 
     Per batch size: warm up for ``warmup_s`` seconds (and at least ``warmup_min_iterations``
     runs), then measure until **both** ``min_duration_s`` and ``min_samples`` are
-    reached, or until ``max_duration_s`` / ``max_samples`` stop it first.
+    reached, or until ``max_duration_s`` / ``max_samples`` stop it first. Then, while
+    the 95% interval of the median is wider than ``median_precision`` of the median
+    (a ratio; 0: off), go on measuring, for ``precision_bound_s`` seconds in all at most.
+    Files written before these two fields existed read ``None`` (no adaptive part).
     """
 
     warmup_s: float
@@ -46,6 +49,8 @@ class BenchSettings(Record):
     min_samples: int
     max_duration_s: float
     max_samples: int
+    median_precision: float | None = None
+    precision_bound_s: float | None = None
     batch_sizes: list[int]
     input_source: str
     seed: int | None = None
@@ -76,7 +81,8 @@ class BatchResult(Record):
             scaling (a batch costs no more than one sample), ``1/b`` means batching gave
             nothing.
         measured_duration_s: wall time spent in the measured executions.
-        stopped_by: which rule ended measurement (``"min_reached"``, ``"max_duration"``,
+        stopped_by: which rule ended measurement (``"min_reached"``,
+            ``"precision_reached"``, ``"precision_bound"``, ``"max_duration"``,
             ``"max_samples"``).
         warnings: stability warnings (pyperf-style) with a remedy each.
         first_call_ms: latency of the first execution at this batch size (the first
@@ -132,12 +138,15 @@ class FailedBatch(Record):
         reason: ``"out-of-memory"`` (an allocation failed: host or device memory) or
             ``"failed"`` (the runtime refused or failed the execution).
         message: the runtime's message, one line.
+        requested_bytes: the allocation that failed, bytes, when the runtime's message
+            names it (``None`` otherwise).
     """
 
     batch_size: int
     input_shapes: dict[str, list[int]]
     reason: str
     message: str
+    requested_bytes: int | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> FailedBatch:

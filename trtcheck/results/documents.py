@@ -31,7 +31,9 @@ def results_input_kind(path: str) -> str | None:
 
 def load_results_input(path: str, option: str = "--from") -> Any:
     """Read a results document the user named: a results JSON or a report folder (its
-    ``results.json``), with one clear line for what is not one.
+    ``results.json``), or another tool's measurements (a perf_analyzer CSV, a Triton
+    statistics dump: :mod:`trtcheck.results.import_files`), with one clear line for what
+    is not one.
 
     Raises:
         InputError: missing, a folder without results.json, unreadable, not UTF-8 text
@@ -55,7 +57,10 @@ def load_results_input(path: str, option: str = "--from") -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{p} is not a results JSON (binary, not UTF-8 text)",
                          RESULTS_HINT) from None
-    return results_from_json(text, source=str(p))
+    from trtcheck.results.import_files import imported_results
+
+    imported = imported_results(text, str(p))  # a perf_analyzer CSV, Triton statistics
+    return imported if imported is not None else results_from_json(text, source=str(p))
 
 
 def results_input_file(path: str | None) -> str | None:

@@ -116,4 +116,5 @@ def migrate_section(name: str, record: dict[str, Any], major: int,
     ``major``.x to ``current_major``.x, in place (also returned). A record already in the
     current form is left as it is (a field is renamed only where the new one is absent).
     """
-    return migrate({name: record}, major, current_major)[name]
+    migrated: dict[str, Any] = migrate({name: record}, major, current_major)[name]
+    return migrated

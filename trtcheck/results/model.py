@@ -36,6 +36,7 @@ from trtcheck.results.base import Record
 from trtcheck.results.bench import BenchRun
 from trtcheck.results.engine import EngineInspection
 from trtcheck.results.environment import Environment
+from trtcheck.results.imported import ImportedRun
 from trtcheck.results.inspection import ModelInspection
 from trtcheck.results.migrate import can_migrate, migrate
 from trtcheck.results.precision import PrecisionResult
@@ -43,7 +44,7 @@ from trtcheck.results.serve import ServeRun
 from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.2"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 
@@ -55,7 +56,7 @@ SCHEMA_HISTORY: dict[str, str] = {
 }
 """Short history per version; the full one is docs/results-schema.md."""
 
-RESULTS_KIND = "results"
+RESULTS_KIND: Literal["results"] = "results"
 TUNE_KIND = "tune"
 """The ``kind`` of a ``trtcheck tune -o`` document: a results document whose ``tune``
 section holds the search (read wherever a results file is)."""
@@ -96,6 +97,11 @@ class Results(Record):
     Sections are ``None`` (or empty) when the stage that fills them did not run.
     ``incomplete`` says why the run stopped before the end (SIGINT/SIGTERM: what was
     finished is kept, what was running is dropped), ``None`` for a complete run.
+    ``target`` is the deployment target the verdict and findings are judged for
+    (``tensorrt``, ``tensorrt_rtx``, ``onnxruntime``, ``triton``; ``trtcheck report
+    --target``), ``None`` when not given (judged for TensorRT).
+    ``imported`` holds measurements read from another tool's file (a perf_analyzer CSV,
+    a Triton statistics dump), its source named.
     """
 
     schema_version: str = Field(default_factory=lambda: SCHEMA_VERSION,
@@ -110,7 +116,9 @@ class Results(Record):
     precision: PrecisionResult | None = None
     serve: ServeRun | None = None
     advice: Advice | None = None
+    imported: ImportedRun | None = None
     incomplete: str | None = None
+    target: Literal["tensorrt", "tensorrt_rtx", "onnxruntime", "triton"] | None = None
     verdict: Verdict | None = None
     tune: TuneResult | None = None
 
@@ -217,7 +225,7 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             f"{source} has results schema {major}.{minor}, "
             f"{'newer than' if newer else 'older than'} this trtcheck reads "
             f"({SCHEMA_VERSION}; major versions {ours[0]}.x)",
-            "upgrade trtcheck (pip install -U trtcheck-tool)" if newer else
+            "upgrade trtcheck (install a newer checkout or wheel)" if newer else
             "re-measure with this trtcheck, or read it with an older trtcheck")
     try:
         results = Results.model_validate(data)
@@ -246,15 +254,16 @@ def results_from_json(text: str, source: str = "<string>") -> Results:
             results.schema_version = SCHEMA_VERSION
             return results
     err = others[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    where = ".".join(str(p) for p in err["loc"])
     msg = str(err["msg"]).removeprefix("Value error, ")  # a consistency check's text
-    raise SchemaError(f"{source}: {loc}: {msg} "
+    raise SchemaError(f"{source}: {where}: {msg} "
                       f"({len(errors)} problem(s) in all)",
                       "the file was edited by hand or written by another tool") from None
 
 
 def load_results(path: str | os.PathLike[str]) -> Results:
-    """Read a results JSON file.
+    """Read a results JSON file (:func:`trtcheck.results.documents.load_results_input`
+    also reads a report folder, a perf_analyzer CSV and a Triton statistics dump).
 
     Raises:
         InputError: missing file, a directory, unreadable, not a results file.

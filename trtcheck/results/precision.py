@@ -89,6 +89,11 @@ class OutputComparison(Record):
             (``max_abs_error`` of a few times this is healthy); ``None`` for INT8/FP8.
         passed: this output's verdict under the variant's :class:`PrecisionTolerance`.
         failures: why it failed (one sentence each with the numbers), empty when passed.
+        not_judged: metrics whose number is shown but did not judge this output, each
+            with why (``{"cosine_similarity": "not judged: every |ref| <= atol 0.01 ..."}``).
+        required_atol: the smallest ``atol`` (at the same ``rtol`` and allowed share
+            outside) with which the elementwise rule would pass, output units: the
+            tolerance this output needs, shown beside a failure.
     """
 
     name: str
@@ -117,6 +122,8 @@ class OutputComparison(Record):
     rounding_floor_max_abs_error: float | None = None
     passed: bool
     failures: list[str] = []
+    not_judged: dict[str, str] = {}
+    required_atol: float | None = None
 
 
 class LayerError(Record):
@@ -207,7 +214,14 @@ class PrecisionLatency(Record):
         throughput_samples_per_s: samples per second at the measured batch.
         batch_size: samples per execution.
         speedup_vs_reference: ``reference median_ms / this median_ms`` (> 1 is faster);
-            ``None`` for the reference itself or when it was not measured.
+            ``None`` for the reference itself, when it was not measured, or when the
+            backend cannot measure it (``speedup_not_measurable``).
+        speedup_interval: ``[low, high]``, a 95% interval of the speed-up (the two
+            medians' 95% intervals divided crosswise: ``ref_low / this_high`` to
+            ``ref_high / this_low``), or ``None``.
+        speedup_not_measurable: why this backend cannot measure the precision's speed-up
+            (it has no kernels for it: ONNX Runtime's CPU provider runs FP16 graphs with
+            FP32 kernels), or ``None``.
         bench: the full bench run (raw samples and statistics).
     """
 
@@ -216,6 +230,8 @@ class PrecisionLatency(Record):
     throughput_samples_per_s: float
     batch_size: int
     speedup_vs_reference: float | None = None
+    speedup_interval: list[float] | None = None
+    speedup_not_measurable: str | None = None
     bench: BenchRun
 
 

@@ -39,7 +39,8 @@ requests went).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import model_validator
 
@@ -269,8 +270,8 @@ class LiveTarget(Record):
     server_version: str = ""
     server_extensions: list[str] = []
     model_platform: str = ""
-    model_metadata: dict = {}
-    model_config_json: dict = {}
+    model_metadata: dict[str, Any] = {}
+    model_config_json: dict[str, Any] = {}
     explicit_model_control: bool = False
     client_processes: int = 1
     ray_address: str | None = None
@@ -316,10 +317,12 @@ class ServeRepeat(Record):
         counters: server-side counters.
         ok_count: ok requests (every statistic above is computed over all of them).
         raw_stride: the per-request lists keep every ``raw_stride``-th ok request (1:
-            all). Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS` ok requests per
-            repeat the lists are thinned evenly, in request order, to bound memory and
-            file size; ``latency``, ``waterfall`` and the send-lag statistics still
-            describe every request.
+            all), in request order. Beyond :data:`trtcheck.measure.serving.serve.MAX_RAW_REQUESTS`
+            ok requests per repeat the stride doubles each time the kept requests fill
+            up (a power of two), to bound memory and file size; ``latency``,
+            ``waterfall`` and the send-lag statistics still describe every request
+            (their percentiles then from a histogram within 0.05 %:
+            :mod:`trtcheck.measure.serving.request_record`).
         server_stats: live target: the server's statistics delta of this run.
         live_split: live target: the mean latency split (client+network, queue, compute).
         distributed: live target with ``--ray``: every actor's share (node, sends, lag,
@@ -360,7 +363,8 @@ class ServeRepeat(Record):
         C.check_times_ms(self.latencies_ms, "latencies_ms")
         for name, values in self.parts_ms.items():
             C.check_times_ms(values, f"parts_ms.{name}")
-        aligned = {f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
+        aligned: dict[str, Sequence[object]] = {
+            f"parts_ms.{k}": v for k, v in self.parts_ms.items()}
         if self.server_stats is None or self.batch_sizes:
             # a live server does not say which batch a request ran in: empty there
             aligned["batch_sizes"] = self.batch_sizes
@@ -416,7 +420,7 @@ class ServeConfigResult(Record):
     send_lag_p99_ms: float | None = None
     warnings: list[Finding] = []
     validity: list[Finding] = []
-    server_model_config: dict | None = None
+    server_model_config: dict[str, Any] | None = None
     instances: int | None = None
     preferred_batch_sizes: list[int] | None = None
 
@@ -451,6 +455,13 @@ class ServeRun(Record):
             finished are kept, the one running is dropped), or ``None``.
         live: the live server measured (``trtcheck serve --url``); ``None`` for the
             embedded batcher.
+
+    A live run broken by a server fault (the server stopped answering or restarted, the
+    model was unloaded or loaded again by someone else, an answer failed its check) keeps
+    the configurations finished before it; ``incomplete`` then reads ``"invalid: ..."``
+    (which configuration broke and what happened, one line) and ``warnings`` holds a
+    ``server-fault`` finding (severity ``error``) with the same reason
+    (:func:`trtcheck.measure.serving.live.live_faults.run_fault` reads it back).
     """
 
     label: str

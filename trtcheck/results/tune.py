@@ -8,7 +8,7 @@ what was measured, the runner-up and the objective.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from trtcheck.results.base import Record
 from trtcheck.results.serve import ServeRun
@@ -205,7 +205,7 @@ class TuneResult(Record):
     max_instances: int = 1
     max_batch_size: int = 1
     max_batch_source: str = "server"
-    original_config: dict = {}
+    original_config: dict[str, Any] = {}
     runs: list[ServeRun] = []
     run_purposes: list[str] = []
     calibration: TuneCalibration | None = None

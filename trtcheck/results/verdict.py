@@ -12,6 +12,9 @@ from trtcheck.results.base import Record
 VERDICT_STATUSES: tuple[str, ...] = ("ready", "ready_with_warnings", "cannot_tell", "not_ready")
 """Machine values of :attr:`Verdict.status`, from best to worst."""
 
+DEPLOYMENT_TARGETS: tuple[str, ...] = ("tensorrt", "tensorrt_rtx", "onnxruntime", "triton")
+"""Runtimes a verdict can be judged for (``Results.target``, ``trtcheck report --target``)."""
+
 REASON_EFFECTS: tuple[str, ...] = ("not_ready", "cannot_tell", "warning", "info")
 """Machine values of :attr:`VerdictReason.effect`, from the strongest."""
 
@@ -56,8 +59,12 @@ class Verdict(Record):
         reasons: the reasons, strongest effect first.
         gate_policy: the policy file whose budgets were judged (``report --policy``),
             or ``None``.
-        unstable_cv_limit: coefficient of variation (std / mean, a ratio) above which a
-            timed measurement is named too unstable to trust (a warning).
+        unstable_cv_limit: the coefficient of variation (std / mean, a ratio) above which
+            a timed batch size is a symptom of a noisy machine (part of the
+            ``noisy-machine`` warning; it decides nothing by itself).
+        median_ci_limit: half the width of a median's 95% interval over the median (a
+            ratio) above which the claims resting on it are undecided (*cannot tell*).
+        target: the deployment target judged for (:data:`DEPLOYMENT_TARGETS`).
     """
 
     status: str
@@ -65,3 +72,5 @@ class Verdict(Record):
     reasons: list[VerdictReason] = []
     gate_policy: str | None = None
     unstable_cv_limit: float
+    median_ci_limit: float | None = None
+    target: str | None = None

@@ -425,6 +425,123 @@ def _finite(x: float) -> bool:
     return math.isfinite(x)
 
 
+# --- live answers (KServe v2 / Triton 2.51) -------------------------------------------
+
+TRITON_ANSWERS = REPO / "tests" / "data" / "triton-2.51"
+LIVE_KEYS = ["name", "version", "versions", "platform", "backend", "max_batch_size",
+             "input", "output", "inputs", "outputs", "dims", "shape", "data_type",
+             "datatype", "dynamic_batching", "max_queue_delay_microseconds",
+             "preferred_batch_size", "default_queue_policy", "max_queue_size",
+             "instance_group", "count", "kind", "gpus", "parameters", "string_value",
+             "model_stats", "inference_count", "execution_count", "inference_stats",
+             "success", "fail", "queue", "compute_input", "compute_infer", "compute_output",
+             "batch_stats", "batch_size", "ns", "last_inference", "extensions", "config",
+             "model_name", "model_version", "binary_data_size", "KIND_CPU", "KIND_GPU",
+             "TYPE_FP32", "FP32", "BYTES", "INT64", "-1", "4"]
+
+
+def _answer(name: str) -> Any:
+    return json.loads((TRITON_ANSWERS / f"{name}.json").read_text())
+
+
+def _live_errors() -> tuple[type[BaseException], ...]:
+    from trtcheck.results.kserve_answers import BadAnswer, BadResponse
+
+    return (TrtcheckError, BadAnswer, BadResponse)
+
+
+def _live_config_call(doc: Any) -> Any:
+    """Every reader of a model configuration: the boundary check, then what the live
+    measurement and the exports read from it (each also checks a raw one itself)."""
+    from trtcheck.export.settings import spec_from_triton_config
+    from trtcheck.measure.serving.live.live import instances_of, override_config, window_us_of
+    from trtcheck.results.kserve_answers import check_model_config
+
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+        doc = doc["config"]  # gRPC's wrapper
+    try:
+        window_us_of(doc)  # raw: checks it first
+    except TrtcheckError:
+        pass
+    cfg = check_model_config(doc)
+    window_us_of(cfg)
+    instances_of(cfg)
+    mb = int(cfg.get("max_batch_size", 0))
+    override_config(cfg, window_us=500.0, max_batch=max(1, mb // 2), instances=2,
+                    preferred=[1, 2, 64])
+    try:
+        spec_from_triton_config(cfg)
+    except TrtcheckError:
+        pass
+    return json.dumps(cfg)
+
+
+def _live_metadata_call(doc: Any) -> Any:
+    from trtcheck.measure.serving.live.live import request_tensors
+    from trtcheck.results.kserve_answers import check_model_metadata
+
+    md = check_model_metadata(doc)
+    return request_tensors(md, _answer("model_config"), seed=0)[2]
+
+
+def _live_stats_call(doc: Any) -> Any:
+    """A statistics answer against the real one read before it, both ways round."""
+    from trtcheck.measure.serving.live.live import stats_delta
+    from trtcheck.results.kserve_answers import BadAnswer, check_model_stats
+
+    entries = check_model_stats(doc)
+    [real] = check_model_stats(_answer("model_stats"))
+    out = []
+    for e in entries[:2]:
+        for before, after in ((real, e), (e, real), ({}, e)):
+            try:
+                out.append(stats_delta(before, after).model_dump_json())
+            except BadAnswer:
+                pass
+    return out
+
+
+def _live_server_call(doc: Any) -> Any:
+    from trtcheck.measure.serving.live.live_faults import missing_extension
+    from trtcheck.results.kserve_answers import check_server_metadata
+
+    md = check_server_metadata(doc)
+    return missing_extension(md, "http://h:1", sweep=True)
+
+
+def _infer_body(doc: Any) -> tuple[bytes, int | None]:
+    if isinstance(doc, (bytes, bytearray)):  # a mutated binary answer
+        hl = int((TRITON_ANSWERS / "infer_binary.header_length").read_text())
+        return bytes(doc), hl if len(doc) >= hl else len(doc) // 2
+    return json.dumps(doc, allow_nan=True).encode("utf-8", "surrogatepass"), None
+
+
+def _live_infer_call(doc: Any) -> Any:
+    """An inference answer through the HTTP load path's parser and the output check."""
+    from trtcheck.measure.serving.live.kserve_http import InferHttpError, parse_infer_response
+    from trtcheck.measure.serving.live.live import TensorSpec, check_outputs
+
+    body, hl = _infer_body(doc)
+    try:
+        result = parse_infer_response(200, body, hl)
+    except InferHttpError:  # pragma: no cover - 200 never is
+        raise
+    check_outputs(result, [TensorSpec("OUTPUT0", "FP32", (1, 4))])
+    return result.get_response()
+
+
+def _binary_mutations() -> st.SearchStrategy[bytes]:
+    real = (TRITON_ANSWERS / "infer_binary.bin").read_bytes()
+
+    def mutate(args: tuple[int, int, bytes]) -> bytes:
+        at, cut, data = args
+        at %= len(real) + 1
+        return real[:at] + data + real[at + cut:]
+
+    return st.tuples(st.integers(0, len(real)), st.integers(0, 40),
+                     st.binary(max_size=24)).map(mutate)
+
+
 def targets() -> list[Target]:
     """Every fuzzed parser."""
     graph, profile, timing, results = (_small_graph_doc(), _profile_doc(), _timing_doc(),
@@ -449,4 +566,18 @@ def targets() -> list[Target]:
         Target("load-spec", LOAD_TEXT, _load_call),
         Target("metric-path", METRIC_TEXT, _metric_call, _metric_errors()),
         Target("batch-list", BATCH_TEXT, _batch_call, (TrtcheckError, click.UsageError)),
+        Target("live-config", mutations(_answer("model_config"), LIVE_KEYS)
+               | mutations(_answer("grpc_model_config"), LIVE_KEYS)
+               | json_values(LIVE_KEYS), _live_config_call, _live_errors()),
+        Target("live-metadata", mutations(_answer("model_metadata"), LIVE_KEYS)
+               | mutations(_answer("grpc_model_metadata"), LIVE_KEYS)
+               | json_values(LIVE_KEYS), _live_metadata_call, _live_errors()),
+        Target("live-stats", mutations(_answer("model_stats"), LIVE_KEYS)
+               | mutations(_answer("grpc_model_stats"), LIVE_KEYS)
+               | json_values(LIVE_KEYS), _live_stats_call, _live_errors()),
+        Target("live-server", mutations(_answer("server_metadata"), LIVE_KEYS)
+               | json_values(LIVE_KEYS), _live_server_call, _live_errors()),
+        Target("live-infer", mutations(_answer("infer_json"), LIVE_KEYS)
+               | _binary_mutations() | json_values(LIVE_KEYS), _live_infer_call,
+               _live_errors()),
     ]

@@ -17,6 +17,8 @@ All draws come from ``numpy.random.default_rng(seed)``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 import numpy as np
@@ -120,7 +122,7 @@ def inspection(parameter_bytes: int = 46_800_000) -> ModelInspection:
 def results(medians_ms: dict[int, float] | None = None, n: int = 1000, seed: int = 0,
             label: str = "onnxruntime-fp32", extra_runs: list[BenchRun] | None = None,
             env: Environment | None = None, parameter_bytes: int = 46_800_000,
-            **noise: float) -> Results:
+            **noise: Any) -> Results:
     """A complete results document with one (or more) bench runs."""
     medians_ms = medians_ms or {1: 2.0, 8: 9.0}
     runs = [bench_run(label, medians_ms, n, seed, **noise)] + list(extra_runs or [])

@@ -37,6 +37,7 @@ import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 
 class TritonPythonModel:
     """Busy-waits T(b) = a_ms + b_ms * b per execution of b requests (scripted)."""
@@ -76,10 +77,15 @@ class TritonPythonModel:
             if self.mode == "numpy_tensor":  # the numpy-2 trap, on purpose
                 out.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", y)]))
                 continue
-            # from_dlpack: numpy 2 arrays reach the stub intact (its pybind11 numpy path
-            # reads numpy 1 array descriptors and miscounts numpy 2 array sizes)
-            out.append(pb_utils.InferenceResponse(
-                [pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))]))
+            # numpy 2: from_dlpack, so the arrays reach the stub intact (its pybind11 numpy
+            # path reads numpy 1 array descriptors and miscounts numpy 2 array sizes);
+            # numpy 1: that pybind11 path (its DLPack capsules have the name the stub
+            # refuses)
+            if NUMPY_2:
+                tensor = pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))
+            else:
+                tensor = pb_utils.Tensor("OUTPUT0", np.ascontiguousarray(y))
+            out.append(pb_utils.InferenceResponse([tensor]))
         return out
 '''
 
@@ -126,9 +132,18 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
     return d
 
 
+#: starts of a server whose port another process took in between (see TritonServer.start)
+PORT_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The server exited because one of its ports was taken."""
+
+
 def free_ports(n: int) -> list[int]:
     """``n`` distinct free TCP ports on 127.0.0.1 (bound then released)."""
-    socks, ports = [], []
+    socks: list[socket.socket] = []
+    ports: list[int] = []
     try:
         while len(ports) < n:
             s = socket.socket()
@@ -210,14 +225,38 @@ class TritonServer:
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
 
-    def start(self, timeout_s: float = 60.0) -> TritonServer:
-        """Start the server and wait until ``/v2/health/ready`` answers 200.
+    def start(self, timeout_s: float = 60.0, keep_ports: bool = False) -> TritonServer:
+        """Start the server and wait until ``/v2/health/ready`` answers 200 (on new free
+        ports, or the ones it had with ``keep_ports``).
+
+        Safe with several processes starting servers at once (``pytest -n auto``): the
+        ports are picked and held bound by the server under one inter-process file lock
+        (``filelock``, in the ``test`` extra) in the cache folder, so no two servers get
+        the same port and no health probe reaches another process's server; a start whose
+        port was taken meanwhile by anything else is retried on new ports (3 times).
 
         Raises:
             RuntimeError: the server exited or was not ready in time (log tail included).
         """
+        from filelock import FileLock
+
+        from trtcheck.load.cache import cache_dir
+
         inst = load_fetch_triton().fetch()
-        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        with FileLock(str(cache_dir("triton") / "ports.lock")):
+            for attempt in range(PORT_ATTEMPTS):
+                try:
+                    return self._start_once(inst, timeout_s, keep_ports and attempt == 0)
+                except _PortTaken:
+                    if attempt == PORT_ATTEMPTS - 1:
+                        raise RuntimeError("tritonserver could not bind its ports "
+                                           f"{PORT_ATTEMPTS} times:\n" + self.log_tail()
+                                           ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _start_once(self, inst, timeout_s: float, keep_ports: bool) -> TritonServer:
+        if not (keep_ports and self.http_port):
+            self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         extra = tuple(f"--load-model={m}" for m in self.load_models) + self.extra_args
         cmd = inst.server_command(self.repo, self.http_port, self.grpc_port,
                                   self.metrics_port, explicit=self.explicit, extra=extra)
@@ -231,6 +270,9 @@ class TritonServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "already in use" in self.log_tail(200).lower():
+                    self.proc = None
+                    raise _PortTaken
                 raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:
@@ -241,6 +283,26 @@ class TritonServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"tritonserver not ready after {timeout_s:g} s:\n" + self.log_tail())
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self, timeout_s: float = 60.0) -> TritonServer:
+        """Stop the server (SIGKILL) and start it again on the same ports, with the models
+        of ``load_models`` loaded (their own configurations) and statistics from zero.
+        Call it from a thread that lives as long as the server: Linux ends the server
+        when the thread that started it exits (``PR_SET_PDEATHSIG``, see
+        :func:`_die_with_parent`).
+
+        Raises:
+            RuntimeError: it did not come back in time (log tail included).
+        """
+        self.kill()
+        return self.start(timeout_s, keep_ports=True)
 
     def log_tail(self, n: int = 40) -> str:
         """The last ``n`` lines of the server log."""
@@ -306,7 +368,8 @@ def make_repository(root: Path) -> Path:
     window), ``tb_fail`` (every request errors), ``tb_badshape`` (answers 3 columns),
     ``tb_every2`` (every second request errors), ``tb_picky`` (fails to load with a max
     batch above 8), ``tb_slow`` (T(b) = 400 ms: requests
-    outlive short bounds). Only ``tb_linear`` is meant to load at start; tests load the
+    outlive short bounds), ``tb_numpy2`` (outputs built from numpy arrays: empty under
+    numpy 2). Only ``tb_linear`` is meant to load at start; tests load the
     others when they need them."""
     repo = root / "models"
     if repo.exists():
@@ -318,6 +381,7 @@ def make_repository(root: Path) -> Path:
     write_model(repo, "tb_every2", mode="every2")
     write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
     write_model(repo, "tb_slow", a_ms=400.0, b_ms=0.0, max_batch_size=4)
+    write_model(repo, "tb_numpy2", mode="numpy_tensor")
     return repo
 
 
@@ -336,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m trtcheck.testing.triton_server",
         description="Start a real Triton server over the test model repository "
-                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow) on free "
+                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow, tb_numpy2) on free "
                     "loopback ports, print its URLs at once, and serve until Ctrl-C.")
     ap.add_argument("--load-model", action="append", metavar="NAME", default=None,
                     help="model to load at start (repeatable; default: tb_linear)")

@@ -81,14 +81,12 @@ MAX_AUTO_INSTANCES = 1024
 SLO_SCREEN_REQUESTS = 1000
 """Simulated requests per candidate when screening instance counts for a P99 objective."""
 
-SLO_SWEEP_TIME_BUDGET_S = 2.0
-"""Search time allowed when a P99 objective may need more instances than capacity does
-(instance counts probed by doubling, then bisected; our choice)."""
-
-SWEEP_TIME_BUDGET_S = 1.0
-"""Instance counts are searched in increasing order until one has a feasible candidate;
-the search stops (and says so) once it has spent this long without finding one, so
-``advise`` answers in about a second even when the objective cannot be met."""
+MAX_SEARCH_PROBES = 32
+"""Instance counts simulated by one search, at most (our choice). A P99 objective probes
+counts by doubling (at most 11 steps to :data:`MAX_AUTO_INSTANCES`), bisects (at most 10)
+and simulates up to 4 counts in full; without one, counts are searched in increasing
+order. The bound is on work, not on wall-clock time, so the same inputs give the same
+answer on any machine; when it is reached the search stops and says so."""
 
 
 @dataclass
@@ -131,6 +129,9 @@ class AdviseRequest:
             arrival rate; ``None``: open loop.
         what_if: configurations to predict as given, next to the recommendation
             (:func:`what_if`); empty: none.
+        target: the deployment target the advice is for (``"triton"``,
+            ``"onnxruntime"``, ``"tensorrt"``, ``"tensorrt_rtx"``; ``None``: not said):
+            the text names its parallel executions (Triton model instances for Triton).
         device: ``"gpu"``, ``"cpu"`` or ``None`` (unknown): where T(b) was measured,
             for the wording (GPUs vs CPU hosts and processes).
         replicas: bootstrap replicas of the measurements the choice is rerun on
@@ -180,6 +181,7 @@ class AdviseRequest:
     closed_loop: ClosedLoop | None = None
     what_if: list[Candidate] = field(default_factory=list)
     device: str | None = None
+    target: str | None = None
     replicas: int = 12
     server_max_batch_size: int | None = None
     calibration_command: str | None = None
@@ -539,7 +541,6 @@ def advise(req: AdviseRequest) -> Advice:
     feasible_at: list[SimPrediction] = []
     searched: list[int] = []
     stopped = ""
-    budget_s = SLO_SWEEP_TIME_BUDGET_S if slo_search else SWEEP_TIME_BUDGET_S
 
     def probe(n: int, screen: bool = False) -> list[SimPrediction]:
         """Simulate every candidate at ``n`` instances; the feasible ones. A screen runs
@@ -555,7 +556,7 @@ def advise(req: AdviseRequest) -> Advice:
                  > rate]
         if not cands:
             return []
-        arr = arrivals[:max(SLO_SCREEN_REQUESTS, len(arrivals) // 3)] if screen else arrivals
+        arr = load.head(max(SLO_SCREEN_REQUESTS, len(load) // 3)) if screen else arrivals
         res = sweep(cands, sv, arr, seed=req.seed, rate_per_s=rate)
         if not screen:
             preds.extend(res)
@@ -564,8 +565,9 @@ def advise(req: AdviseRequest) -> Advice:
 
     def out_of_time() -> bool:
         nonlocal stopped
-        if searched and time.perf_counter() - t_start > budget_s:
-            stopped = f"search stopped after {budget_s:g} s at {searched[-1]} instances"
+        if len(searched) >= MAX_SEARCH_PROBES:
+            stopped = (f"search stopped after {MAX_SEARCH_PROBES} instance counts, "
+                       f"at {searched[-1]} instances")
             req.notes.append(stopped)
             return True
         return False
@@ -923,9 +925,17 @@ def _formulas(rate: float, curve: LatencyCurve, eff: EffectiveService,
         per_instance_rate_per_s=lam_inst, s1_ms=eff.s1_ms, s_tau0_ms=eff.tau0_ms)
 
 
-def _unit_words(device: str | None) -> tuple[str, str]:
+def _unit_words(device: str | None, serving: str | None = None) -> tuple[str, str]:
     """(what one instance runs on, in plural, e.g. "GPUs"), (the context noun); the
-    singular of the first is :data:`_UNIT_SINGULAR`."""
+    singular of the first is :data:`_UNIT_SINGULAR`. ``serving``: the serving layer the
+    advice is for (``"triton"``: parallel executions are Triton model instances, the
+    ``instance_group`` count, whatever backend runs inside)."""
+    if serving == "triton":
+        where = "per GPU" if device == "gpu" else "per host" if device == "cpu" else \
+            "per device"
+        return (("GPUs" if device == "gpu" else "processes on CPU hosts" if device == "cpu"
+                 else "GPUs or processes"),
+                f"Triton model instances {where} (instance_group count)")
     if device == "cpu":
         return "processes on CPU hosts", "ONNX Runtime sessions (or intra-op threads) per host"
     if device == "gpu":
@@ -982,7 +992,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     overhead in all (given + measured), ms."""
     t1 = curve.t1_ms
     s1 = eff.s1_ms
-    units, contexts = _unit_words(req.device)
+    units, contexts = _unit_words(req.device, "triton" if req.batcher == "triton"
+                                  or req.target == "triton" else None)
     measured = c_req > req.per_request_overhead_ms
     c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
              else "given plus measured" if measured else "given")
@@ -1134,8 +1145,7 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     else:
         concl = f"{_cfg(chosen)}: {_pred_text(chosen, load.finite)}"
         if stability is not None:
-            concl += (f" (holds in {stability.share:.0%} of {stability.replicas} bootstrap "
-                      "replicas of the measurements; chosen outright in "
+            concl += (f" ({_holds_words(stability)}; chosen outright in "
                       f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
@@ -1173,11 +1183,24 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                     "each), " + _headroom_text(
                         req, chosen, rate, cap1)
                     if yes else f"one instance carries {rate:g} req/s at utilisation "
-                    f"{chosen.utilisation:.2f} (capacity {cap1:.0f} req/s "
-                    f"{_cap_batch(req, cap_b, 'at ')})"
+                    f"{chosen.utilisation:.2f} ({_config_capacity_text(req, chosen, rate, cap1, cap_b)})"
                     + ("" if chosen.utilisation <= req.max_utilisation + 1e-12 else
                        f", above the {req.max_utilisation:.0%} utilisation target"))))
     return nodes
+
+
+def _config_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
+                          cap1: float, cap_b: int) -> str:
+    """The recommended configuration's own capacity (the one its utilisation is quoted
+    against: per-instance rate / utilisation, at its max batch), and the best batch's
+    when that is a different batch size."""
+    if chosen.utilisation > 0 and math.isfinite(chosen.utilisation):
+        own = rate / max(chosen.instances, 1) / chosen.utilisation
+        text = f"capacity {own:.0f} req/s at its max batch {chosen.max_batch_size}"
+        if cap_b != chosen.max_batch_size and abs(own - cap1) > 0.5:
+            text += f"; {cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')}"
+        return text
+    return f"capacity {cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')}"
 
 
 def _cap_batch(req: AdviseRequest, cap_b: int, prefix: str = "") -> str:
@@ -1193,6 +1216,22 @@ def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
     """The simulated mean execution time of a batch of ``b`` on the rules' line, ms."""
     return eff.tau0_ms + eff.alpha_ms_per_sample * b if curve.batch_sizes.size > 1 \
         else eff.s1_ms
+
+
+def _exact(stability: Any) -> bool:
+    """Whether the replicas resampled the simulation alone (exact, given input)."""
+    return any(r.startswith("simulation only") for r in getattr(stability, "resampled", []))
+
+
+def _holds_words(stability: Any) -> str:
+    """How the recommendation held, for the advice text: on bootstrap replicas of the
+    measurements (its share), or, for exact (given) input, chosen on the median P99 of
+    the simulation replicas (their disagreement is the simulation's own noise)."""
+    if _exact(stability):
+        return (f"chosen on the median P99 of {stability.replicas} simulation replicas "
+                "(exact input: they differ only in the simulation seed)")
+    return (f"holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
+            "the measurements")
 
 
 def _cfg_short(c: Any) -> str:
@@ -1266,10 +1305,10 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
                 f"chose {alts}. Re-measure " + "; ".join(stability.remeasure) + ". Until then "
                 f"the replicas' most frequent choice is the best guess: {_cfg_short(chosen)}.")
     pred = _pred_text(chosen, load.finite)
-    stab = (f" Holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
-            f"the measurements (as good as each replica's own choice, within "
-            f"{_material():.0%} on P99)."
-            if stability is not None else "")
+    stab = ((" " + _holds_words(stability)[:1].upper() + _holds_words(stability)[1:]
+             + ("" if _exact(stability) else
+                f" (as good as each replica's own choice, within {_material():.0%} on P99)")
+             + ".") if stability is not None else "")
     if kind == "no-batching":
         reasons = []
         if load.finite:

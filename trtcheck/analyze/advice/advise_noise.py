@@ -16,7 +16,11 @@ simulation's own. One replica draws every input again from its raw samples:
   (:data:`RUN_TO_RUN_CV`), the run-to-run drift one bench cannot see in its own samples;
 - the arrival times and the simulator's own draws: a new seed.
 
-A hand-given curve has no raw samples: its replicas vary the simulation only.
+A hand-given curve has no raw samples: its replicas vary the simulation only. Such
+input is exact: replicas that disagree disagree within the simulation's own noise, a
+tie. The choice is then made on each candidate's median P99 over the replicas (the
+same arrival times for every candidate in a replica) by the same tie-break, and the advice is decided (``stable``): an
+exact input never reads *cannot tell* (:func:`exact_choice`).
 
 The recommendation starts from the simplest shortlisted configuration (simpler: no
 window before a window, then fewer instances, then a smaller max batch, then a shorter
@@ -292,13 +296,18 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
         return float(np.mean(ok))
 
     share = holds(cur)
-    if share < DECIDED_SHARE and picks:
+    exact = not req.curve.samples_ms and not (req.batch_excess_ms or req.request_delay_ms)
+    if exact and replicas > 0:
+        cur = exact_choice(p99)
+        rec = short[cur]
+        share = holds(cur)
+    elif share < DECIDED_SHARE and picks:
         # the simpler choice does not hold up: the replicas' most frequent choice (ties:
         # the simpler) is the answer if it holds, else the best guess of a "cannot tell"
         cur = min(picks, key=lambda j: (-picks[j], simplicity(short[j])))
         rec = short[cur]
         share = holds(cur)
-    decided = share >= DECIDED_SHARE
+    decided = share >= DECIDED_SHARE or (exact and replicas > 0)
     kind = _kind_of(rec)
     kind_share = (sum(n for j, n in picks.items() if _kind_of(short[j]) == kind) / replicas
                   if replicas else 1.0)
@@ -313,8 +322,13 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
         sources.insert(0, "T(b) medians and spread (raw bench samples)")
     if req.batch_excess_ms or req.request_delay_ms:
         sources.insert(1, "serving overheads (raw serve samples)")
+    if exact:
+        sources = ["simulation only (arrivals and draws, a new seed per replica): the "
+                   "inputs were given, exact; the choice is made on the median P99 over "
+                   "the replicas"]
     stab = AdviceStability(
-        status=stability_status(share), replicas=replicas, share=share,
+        status="stable" if exact and replicas > 0 else stability_status(share),
+        replicas=replicas, share=share,
         chosen_share=picks.get(cur, 0) / replicas if replicas else 1.0,
         kind_share=kind_share, choices=choices,
         p50_ms_range=[float(np.percentile(col50, 10)), float(np.percentile(col50, 90))]
@@ -324,6 +338,16 @@ def stabilise(req: Any, service_of: Any, load: Any, nominal: list[SimPrediction]
         resampled=sources, remeasure=[] if decided else _remeasure(req, req.seed),
         tie_break=TIE_BREAK)
     return rec, stab
+
+
+def exact_choice(p99: np.ndarray) -> int:
+    """The choice for exact input (no raw samples): the tie-break rule
+    (:func:`choose_sequential`) applied once to each candidate's median P99 over the
+    replicas (rows; columns in simplicity order). With the same arrival times for every
+    candidate in a replica, the median is a steadier estimate than any one seed; a
+    candidate infeasible (``inf``) in most replicas has an infinite median."""
+    pooled = np.median(p99, axis=0)
+    return choose_sequential(pooled, list(range(pooled.size)))
 
 
 def _kind_of(p: SimPrediction | Candidate) -> str:

@@ -73,11 +73,19 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
     """T(b) and the measured inputs of ``advise`` from any results file: a live server's
     run without a bench run is calibrated from the server's own statistics
     (:func:`trtcheck.analyze.advice.live_calibration.inputs_from_live`, ``seed`` seeds its
-    simulations); everything else as :func:`inputs_from_results`.
+    simulations); imported measurements (a Triton statistics dump) by
+    :func:`trtcheck.analyze.advice.inputs_imported.inputs_from_imported`; everything else
+    as :func:`inputs_from_results`.
 
     Raises:
         InputError: as those two functions.
     """
+    imported = getattr(results, "imported", None)
+    if imported is not None and results.primary_bench is None and \
+            getattr(results, "serve", None) is None:
+        from trtcheck.analyze.advice.inputs_imported import inputs_from_imported
+
+        return inputs_from_imported(imported, source, MIN_SERVE_CURVE_EXECUTIONS)
     if getattr(getattr(results, "serve", None), "live", None) is not None \
             and results.primary_bench is None:
         from trtcheck.analyze.advice.live_calibration import inputs_from_live

@@ -45,7 +45,8 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
     interpreter-lock contention; :func:`trtcheck.analyze.advice.inputs.inputs_from_results`)
     and :func:`trtcheck.analyze.advice.advise.service_model` rebuild it, so the report's
     predicted-vs-measured table and the advice's candidates come from one model.
-    Otherwise (given overheads) :func:`service_from_advice`. Timer slack and per-item
+    Otherwise (given overheads, or a bench too disturbed to rebuild its T(b) from)
+    :func:`service_from_advice`. Timer slack and per-item
     overhead come from the advice's inputs.
     """
     from trtcheck.analyze.advice.advise import service_model
@@ -53,7 +54,14 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
 
     if adv.inputs.overheads_source == "given" or getattr(results, "serve", None) is None:
         return service_from_advice(adv)
-    curve, measured = advice_inputs(results)  # a live run: its server's statistics
+    from trtcheck.errors import InputError
+
+    try:
+        curve, measured = advice_inputs(results)  # a live run: its server's statistics
+    except InputError:
+        # T(b) too disturbed to rebuild (the demo flattened it to advise at all): the
+        # advice's own recorded overheads are the model it simulated
+        return service_from_advice(adv)
     if not measured.get("batch_excess_ms"):
         return service_from_advice(adv)
     i = adv.inputs

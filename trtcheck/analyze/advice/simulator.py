@@ -30,6 +30,8 @@ few milliseconds, so ``advise`` sweeps hundreds of candidates in well under a se
 
 from __future__ import annotations
 
+from typing import Any
+
 import bisect
 import heapq
 import math
@@ -490,7 +492,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
         cap_inst, _ = service.capacity_per_instance_per_s(big_b, rate)
         cap = min(cap_inst * instances, service.ingress_capacity_per_s())
         rho = rate / cap if cap > 0 else math.inf
-    base = dict(window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
+    base: dict[str, Any] = dict(window_us=float(policy.max_queue_delay_us), max_batch_size=big_b,
                 instances=instances, arrival_rate_per_s=float(rate), utilisation=float(rho),
                 preferred_batch_sizes=list(policy.preferred_batch_sizes))
     if not finite and rho >= 1.0:

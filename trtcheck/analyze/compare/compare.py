@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from trtcheck.analyze.compare.compare_imported import compare_imported
 from trtcheck.analyze.gate import regression as R
 from trtcheck.analyze.gate.metricpath import HIGHER, LOWER, infer_direction
 from trtcheck.analyze.gate.metricpath import MetricPath, parse_path
@@ -137,14 +138,15 @@ class ServeConfigDelta(BaseModel):
     Values are the configurations' headline medians over repeats (``trtcheck serve``);
     ratios are B/A. No interval: a serving run stores too few repeats per configuration
     for one, so these are point comparisons (``gate`` treats them as inconclusive past a
-    limit).
+    limit). Imported measurements (perf_analyzer load levels, Triton statistics) are rows
+    too (:mod:`trtcheck.analyze.compare.compare_imported`); a value the source lacks is ``None``.
     """
 
     config: str
-    qps_a: float
-    qps_b: float
-    batch_a: float
-    batch_b: float
+    qps_a: float | None = None
+    qps_b: float | None = None
+    batch_a: float | None = None
+    batch_b: float | None = None
     p50_a_ms: float | None = None
     p50_b_ms: float | None = None
     p99_a_ms: float | None = None
@@ -441,6 +443,9 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                        "inference: compare them with each other, not with bench latency")
     serve_rows, serve_a, serve_b = compare_serve(a, b)
     serve_rows += compare_tune(a, b)
+    imp_rows, imp_a, imp_b = compare_imported(a, b)
+    serve_rows = serve_rows + [ServeConfigDelta(**r) for r in imp_rows]
+    serve_a, serve_b = serve_a + imp_a, serve_b + imp_b
     prec_setup, prec_rows, prec_a, prec_b = compare_precision(a, b)
     return Comparison(name_a=name_a, name_b=name_b,
                       serve=serve_rows, serve_only_in_a=serve_a, serve_only_in_b=serve_b,

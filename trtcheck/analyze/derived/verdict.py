@@ -2,32 +2,35 @@
 
 :func:`judge` reads every section of a :class:`~trtcheck.results.Results` (and, when a
 policy was given, the gate's checks) and returns a :class:`~trtcheck.results.verdict.Verdict`:
-``ready``, ``ready_with_warnings``, ``cannot_tell`` or ``not_ready``, with the reasons that
-decided it. The rules, strongest first (docs/verdict.md states them for users):
+``ready``, ``ready_with_warnings``, ``cannot_tell`` or ``not_ready``, judged for the
+deployment target ``results.target`` (``tensorrt`` by default), with the reasons that
+decided it. docs/verdict.md states the rules for users; in short, strongest first:
 
 ``not_ready`` when any of
-  * the model or engine has a lint of severity ``error`` (``lint-error``; e.g. TensorRT
-    cannot build the given shapes: ``onnx-shared-dim-name``);
+  * the model or engine has a lint of severity ``error`` for the target (``lint-error``;
+    e.g. TensorRT cannot build the given shapes: ``onnx-shared-dim-name``). For a target
+    that does not build TensorRT engines (``onnxruntime``, ``triton`` with an ONNX) those
+    findings are notes (``other-runtime``, ``info``);
   * a reduced-precision variant failed its tolerance (``precision-failed``);
   * a gate budget failed (``gate-failed``; only with a policy);
   * the serving advice found no configuration that carries the arrival rate
     (``advice-unstable``) or none that meets the P99 objective (``advice-slo``).
 
-``cannot_tell`` (when not ``not_ready``) when any of
-  * the advice says its measurements cannot decide (``advice-cannot-tell``): its
-    bootstrap replicas of the measured T(b) chose different configurations, i.e. the
-    noise is large enough to change the decision;
+``cannot_tell`` (when not ``not_ready``): measurement validity decides first
+  * an invalid measurement (``measurement-invalid``): an implausible timing, or serving
+    runs limited by the load generator with no valid open-loop run left;
+  * a median known only to worse than +-:data:`MEDIAN_CI_LIMIT` (its 95% interval) that a
+    claim rests on (``measurement-unstable``; a warning when the decision it feeds was
+    made on bootstrap replicas of the same samples and held);
+  * the advice says its measurements cannot decide (``advice-cannot-tell``);
   * the run, a bench sweep or a serving sweep stopped before its end (``incomplete``);
   * the results hold nothing inspected or measured (``nothing-measured``).
 
 ``ready_with_warnings`` when any of
-  * a timed batch size has a coefficient of variation above :data:`UNSTABLE_CV_LIMIT`
-    (``measurement-unstable``: which batch sizes, and what to do). Noise alone is a
-    warning: whether it changes a decision is judged where a decision is made (the
-    advice's replicas, the gate's certification), so the verdict does not flip with the
-    noise level of the machine;
-  * findings of severity ``warning`` remain (one reason per finding code, listing where
-    it applies: ``findings``; the advice's pitfalls stay in the advice);
+  * the machine was noisy (``noisy-machine``: one reason listing every symptom);
+  * batch sizes could not run (``failed-batches``);
+  * other findings of severity ``warning`` remain (one reason per finding code, listing
+    where it applies: ``findings``; the advice's pitfalls stay in the advice);
   * a gate check warned.
 
 ``ready`` otherwise. The serving advice headline is added as an ``info`` reason
@@ -41,14 +44,28 @@ from typing import Any
 
 from trtcheck.results.stats import Finding
 from trtcheck.stats import CV_WARN
-from trtcheck.results.verdict import REASON_EFFECTS, Verdict, VerdictReason
+from trtcheck.results.verdict import DEPLOYMENT_TARGETS, REASON_EFFECTS, Verdict, VerdictReason
 
-UNSTABLE_CV_LIMIT = 0.20
-"""A timed batch size whose coefficient of variation (std / mean) exceeds this is named
-too unstable to trust, with what to do (our threshold: twice the 10% level at which
-:func:`trtcheck.stats.stability_findings` warns. Measured: a quiet GPU run stays under a
-few percent, while demo runs on a 2-core host shared with other jobs read 6-16%,
-21-44% and 40-65%, with batch-1 medians of 263, 118 and 58 ms across three runs)."""
+MEDIAN_CI_LIMIT = 0.10
+"""A timed batch size whose median is known only to worse than +-10% (half the width of
+its 95% interval, :func:`trtcheck.stats.median_interval`, over the median) cannot support
+a claim: the verdict says *cannot tell*. The bench measures adaptively until +-5%
+(:attr:`trtcheck.measure.bench.StopRule.median_precision`) within its time bound, so a
+run reaches this limit only when the bound stopped it with the median still that
+uncertain. Twice the adaptive target: a run that met the target is not judged on the
+noise of the interval's own estimate."""
+
+TARGETS = DEPLOYMENT_TARGETS
+"""Deployment targets a verdict is judged for (``trtcheck report --target``)."""
+
+TARGET_WORDS = {"tensorrt": "TensorRT", "tensorrt_rtx": "TensorRT-RTX",
+                "onnxruntime": "ONNX Runtime", "triton": "Triton Inference Server"}
+"""Each target in words."""
+
+NOISE_CODES = ("unstable-cv", "outliers", "min-far-below-median", "too-few-samples", "drift",
+               "late-sends", "unstable-repeats")
+"""Finding codes whose one cause is a noisy or loaded machine: they make one verdict
+reason (``noisy-machine``) that lists them as its symptoms."""
 
 STATUS_WORDS = {"ready": "Ready", "ready_with_warnings": "Ready with warnings",
                 "cannot_tell": "Cannot tell", "not_ready": "Not ready"}
@@ -132,7 +149,22 @@ def _where_list(items: list[str | None]) -> list[str]:
     return seen
 
 
-def _lint_reasons(results: Any) -> list[VerdictReason]:
+def results_target(results: Any) -> str:
+    """The deployment target the results are judged for: ``results.target`` when
+    recorded, else ``tensorrt`` (the runtime trtcheck checks a model for by default)."""
+    target = getattr(results, "target", None)
+    return target if target in TARGETS else "tensorrt"
+
+
+def _tensorrt_blocks(target: str) -> bool:
+    """Whether a TensorRT build or engine problem blocks deployment on ``target``:
+    TensorRT and TensorRT-RTX build engines from the ONNX; ONNX Runtime runs the ONNX
+    itself; Triton serves an ONNX with its onnxruntime backend (a plan only when one is
+    given, which then has an engine section)."""
+    return target in ("tensorrt", "tensorrt_rtx")
+
+
+def _lint_reasons(results: Any, target: str = "tensorrt") -> list[VerdictReason]:
     out = []
     groups: dict[tuple[str, str], list[Finding]] = {}
     if results.inspection is not None:
@@ -144,18 +176,33 @@ def _lint_reasons(results: Any) -> list[VerdictReason]:
         for f in engine.lints:
             if f.severity == "error":
                 groups.setdefault(("engine", f.code), []).append(f)
+    engine_is_target = engine is not None and target != "onnxruntime"
     for (section, code), fs in groups.items():
+        more = f" (and {len(fs) - 1} more like it)" if len(fs) > 1 else ""
+        where = _where_list([f.where for f in fs])
+        other_runtime = (code in TENSORRT_BUILD_CODES and not _tensorrt_blocks(target)
+                         and not engine_is_target) or \
+            (section == "engine" and target == "onnxruntime")
+        if other_runtime:
+            lead = ("TensorRT could not build it" if code in TENSORRT_BUILD_CODES
+                    else "the TensorRT engine cannot be used")
+            out.append(VerdictReason(
+                kind="other-runtime", effect="info", section=section, title=lead,
+                message=(f"{lead} (a note: the target is {TARGET_WORDS[target]}, which "
+                         f"{'serves the ONNX with its onnxruntime backend' if target == 'triton' else 'runs the ONNX itself'}"
+                         f"): {fs[0].message}{more}"),
+                remedy=fs[0].remedy, codes=[code], where=where))
+            continue
         if code in TENSORRT_BUILD_CODES:
-            lead = "TensorRT cannot build it"
+            lead = ("TensorRT-RTX cannot build it" if target == "tensorrt_rtx"
+                    else "TensorRT cannot build it")
         elif section == "engine":
             lead = "the engine cannot be used"
         else:
             lead = "the model has an error"
-        more = f" (and {len(fs) - 1} more like it)" if len(fs) > 1 else ""
         out.append(VerdictReason(kind="lint-error", effect="not_ready", section=section,
                                  title=lead, message=f"{lead}: {fs[0].message}{more}",
-                                 remedy=fs[0].remedy, codes=[code],
-                                 where=_where_list([f.where for f in fs])))
+                                 remedy=fs[0].remedy, codes=[code], where=where))
     return out
 
 
@@ -276,28 +323,149 @@ def _advice_reasons(results: Any) -> list[VerdictReason]:
     return out
 
 
+def _remeasure_remedy(gpu: bool) -> str:
+    return ("re-measure on a quiet machine: close other programs, pin the process "
+            "(taskset) and the CPU frequency "
+            + ("(cpupower / nvidia-smi -lgc)" if gpu else "(cpupower frequency-set)")
+            + ", and raise --max-duration so the bench can sample until the median is "
+            f"known to +-{UNSTABLE_TARGET:.0%}")
+
+
+UNSTABLE_TARGET = 0.05
+"""The bench's adaptive target for the median (mirrors
+:attr:`trtcheck.measure.bench.StopRule.median_precision`; analysis imports no stage)."""
+
+
+def _advice_decided_on_replicas(results: Any) -> str | None:
+    """When the serving advice made its decision on bootstrap replicas of these very
+    samples (so the medians' uncertainty is already inside it) and it held: how it held,
+    in words; else ``None``."""
+    adv = getattr(results, "advice", None)
+    if adv is None or advice_cannot_tell(adv) is not None:
+        return None
+    st = getattr(adv.recommendation, "stability", None)
+    if st is None or not getattr(st, "replicas", 0):
+        return None
+    return (f"the serving advice's choice held in {st.share:.0%} of {st.replicas} bootstrap "
+            "replicas of these samples, so the decision stands")
+
+
 def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
+    """``measurement-unstable``: batch sizes whose median's 95% interval is wider than
+    +-:data:`MEDIAN_CI_LIMIT` of the median. The claims resting on those medians
+    (throughput, T(b), latency budgets) are undecided: *cannot tell*, unless the
+    decision they feed was made on bootstrap replicas of the same samples and held
+    (the serving advice's stability check): then the decision stands and the reason is
+    a warning that says which numbers are not decided."""
+    from trtcheck.stats import median_interval
+
     out = []
     for run in results.bench:
-        bad = [b for b in run.batches if b.stats.cv > UNSTABLE_CV_LIMIT]
+        bad = []
+        for b in run.batches:
+            ci = median_interval(b.samples_ms) if b.samples_ms else None
+            med = b.stats.median_ms
+            if ci is None or med <= 0:
+                continue
+            hw = (ci[1] - ci[0]) / 2.0 / med
+            if hw > MEDIAN_CI_LIMIT:
+                bad.append((b, hw, ci))
         if not bad:
             continue
-        worst = max(bad, key=lambda b: b.stats.cv)
-        sizes = ", ".join(str(b.batch_size) for b in bad)
-        remedy = ("re-measure on a quiet machine: close other programs, pin the process "
-                  "(taskset) and the CPU frequency "
-                  + ("(cpupower / nvidia-smi -lgc)" if gpu else "(cpupower frequency-set)")
-                  + ", and raise --min-duration; decide on numbers whose CV stays under "
-                  f"{UNSTABLE_CV_LIMIT:.0%}")
+        worst, hw, ci = max(bad, key=lambda x: x[1])
+        sizes = ", ".join(str(b.batch_size) for b, _, _ in bad)
+        head = (f"the median latency of {run.label} at batch {worst.batch_size} is "
+                f"{worst.stats.median_ms:.3g} ms with a 95% interval of "
+                f"{ci[0]:.3g}-{ci[1]:.3g} ms (+-{hw:.0%}, the limit is "
+                f"+-{MEDIAN_CI_LIMIT:.0%}) after {worst.stats.count} runs in "
+                f"{worst.measured_duration_s:.1f} s")
+        held = _advice_decided_on_replicas(results)
+        if held is not None:
+            out.append(VerdictReason(
+                kind="measurement-unstable", effect="warning", section="bench",
+                title=f"the throughput at batch {sizes} is not decided",
+                message=(f"{head}: the throughput and latency numbers at batch {sizes} are "
+                         f"not decided, but {held}"),
+                remedy=_remeasure_remedy(gpu), codes=["median-uncertain"],
+                where=[f"batch {b.batch_size}" for b, _, _ in bad]))
+            continue
         out.append(VerdictReason(
-            kind="measurement-unstable", effect="warning", section="bench",
-            title=f"the latency at batch {sizes} is too unstable to trust",
-            message=(f"latency of {run.label} varies too much to trust: coefficient of "
-                     f"variation up to {worst.stats.cv:.0%} at batch {worst.batch_size} "
-                     f"(the verdict's limit is {UNSTABLE_CV_LIMIT:.0%}; the bench section "
-                     f"already flags a CV over {CV_WARN:.0%})"),
-            remedy=remedy, codes=["unstable-cv"],
-            where=[f"batch {b.batch_size}" for b in bad]))
+            kind="measurement-unstable", effect="cannot_tell", section="bench",
+            title=f"the median latency at batch {sizes} is too uncertain to decide on",
+            message=(f"{head}: the claims resting on it (throughput, T(b) for the advice, "
+                     "latency budgets) cannot be decided"),
+            remedy=_remeasure_remedy(gpu), codes=["median-uncertain"],
+            where=[f"batch {b.batch_size}" for b, _, _ in bad]))
+    return out
+
+
+IMPLAUSIBLE_CODES = ("implausible-latency",)
+"""Bench validity codes meaning a timing the work cannot be done in."""
+
+
+def _validity_reasons(results: Any) -> list[VerdictReason]:
+    """Invalid measurements (rule table in docs/verdict.md): implausible timings of a
+    bench batch size (cannot tell), generator-limited serving configurations (cannot
+    tell when nothing valid is left to rest the serving claims on, a warning naming
+    them otherwise)."""
+    out: list[VerdictReason] = []
+    for run in results.bench:
+        bad = [(b, f) for b in run.batches for f in getattr(b, "validity", [])
+               if f.code in IMPLAUSIBLE_CODES]
+        if bad:
+            b, f = bad[0]
+            out.append(VerdictReason(
+                kind="measurement-invalid", effect="cannot_tell", section="bench",
+                title="the timing is implausible",
+                message=(f"the timing of {run.label} is implausible: {f.message}"
+                         + (f" (and {len(bad) - 1} more like it)" if len(bad) > 1 else "")),
+                remedy=f.remedy, codes=["implausible-latency"],
+                where=_where_list([f"batch {x.batch_size}" for x, _ in bad])))
+    serve = getattr(results, "serve", None)
+    if serve is None:
+        return out
+    limited = [c for c in serve.configs
+               if any(f.code == "generator-limited" for f in c.validity)]
+    if not limited:
+        return out
+    open_loop = [c for c in serve.configs if c.load.kind == "open"]
+    names = [f"{c.load.label} window {c.window_us / 1000:g} ms max batch {c.max_batch_size}"
+             for c in limited]
+    first = next(f for f in limited[0].validity if f.code == "generator-limited")
+    nothing_left = len(limited) >= len(open_loop) or not results.bench
+    out.append(VerdictReason(
+        kind="measurement-invalid", effect="cannot_tell" if nothing_left else "warning",
+        section="serve", title="the load generator limited the serving runs",
+        message=(f"the load generator limited {len(limited)} of {len(serve.configs)} serving "
+                 f"configuration(s): {first.message}"
+                 + ("; no valid open-loop configuration is left, so the serving numbers "
+                    "cannot be decided on" if nothing_left else
+                    "; those rows decide nothing (the advice's calibration and the gate "
+                    "leave them out)")),
+        remedy=first.remedy, codes=["generator-limited"], where=names))
+    return out
+
+
+def _failed_parts_reasons(results: Any) -> list[VerdictReason]:
+    """Batch sizes that could not run (``failed-batches``, a warning naming them and
+    why) and a precision variant that could not be run or built."""
+    out = []
+    for run in results.bench:
+        failed = list(getattr(run, "failed_batches", []) or [])
+        if not failed:
+            continue
+        oom = [f for f in failed if f.reason == "out-of-memory"]
+        words = ", ".join(f"{f.batch_size} ({'out of memory' if f.reason == 'out-of-memory' else 'failed'})"
+                          for f in failed)
+        out.append(VerdictReason(
+            kind="failed-batches", effect="warning", section="bench",
+            title=f"batch {', '.join(str(f.batch_size) for f in failed)} could not run",
+            message=(f"{len(failed)} batch size(s) of {run.label} could not run: {words}; "
+                     f"first: {failed[0].message}"),
+            remedy=("use smaller --batch values or --shapes that fit the device" if oom
+                    else "see the bench section's failed batches for each error"),
+            codes=["out-of-memory" if oom else "batch-failed"],
+            where=[f"batch {f.batch_size}" for f in failed]))
     return out
 
 
@@ -326,22 +494,44 @@ def _nothing_reasons(results: Any) -> list[VerdictReason]:
              getattr(results, "advice", None))
     if any(p for p in parts):
         return []
+    imported = getattr(results, "imported", None)
+    if imported is not None:
+        tool = ("perf_analyzer" if imported.source == "perf_analyzer-csv"
+                else "Triton's statistics")
+        return [VerdictReason(kind="nothing-measured", effect="cannot_tell", section="summary",
+                              title=f"measured by {tool}, not judged",
+                              message=f"the results hold {tool}'s numbers read from "
+                                      f"{imported.file}; the verdict needs trtcheck's own "
+                                      "inspection and measurements (gate the imported "
+                                      "numbers with a policy)",
+                              remedy="gate them with `trtcheck gate FILE --policy P`, or run "
+                                     "`trtcheck report MODEL`")]
     return [VerdictReason(kind="nothing-measured", effect="cannot_tell", section="summary",
                           title="nothing was inspected or measured",
                           message="the results hold nothing inspected or measured",
                           remedy="run `trtcheck report MODEL`")]
 
 
-def _finding_reasons(results: Any, gpu: bool,
-                     covered: set[str]) -> list[VerdictReason]:
+def _finding_reasons(results: Any, gpu: bool, covered: set[str],
+                     target: str = "tensorrt",
+                     medians_precise: bool = True) -> list[VerdictReason]:
     groups: dict[str, list[ShownFinding]] = {}
+    noise: list[ShownFinding] = []
+    notes: dict[str, list[ShownFinding]] = {}
     for sf in collect_findings(results):
         # the advice's pitfalls are part of its answer (serving traps), not of the model
         if sf.finding.severity != "warning" or sf.finding.code in covered \
                 or sf.section == "advice":
             continue
-        groups.setdefault(sf.finding.code, []).append(sf)
+        if sf.finding.code in NOISE_CODES:
+            noise.append(sf)
+        elif sf.section == "engine" and target == "onnxruntime":
+            notes.setdefault(sf.finding.code, []).append(sf)
+        else:
+            groups.setdefault(sf.finding.code, []).append(sf)
     out = []
+    if noise:
+        out.append(_noise_reason(noise, gpu, medians_precise))
     for code, sfs in groups.items():
         first = sfs[0].finding
         where = _where_list([s.finding.where for s in sfs])
@@ -352,7 +542,57 @@ def _finding_reasons(results: Any, gpu: bool,
                                  message=f"{code}: {message}",
                                  remedy=fit_remedy(first.remedy, gpu), codes=[code],
                                  where=where))
+    for code, sfs in notes.items():
+        out.append(VerdictReason(
+            kind="other-runtime", effect="info", section=sfs[0].section, title=code,
+            message=(f"{code} (a note: the target is {TARGET_WORDS[target]}, not the "
+                     f"TensorRT engine): {sfs[0].finding.message}"),
+            remedy=sfs[0].finding.remedy, codes=[code],
+            where=_where_list([x.finding.where for x in sfs])))
     return out
+
+
+_NOISE_WORDS = {"unstable-cv": "a coefficient of variation over 10%",
+                "outliers": "outliers", "min-far-below-median": "a minimum far below the median",
+                "too-few-samples": "too few samples", "drift": "a drifting median",
+                "late-sends": "late sends of the load generator",
+                "unstable-repeats": "throughput varying across repeats"}
+
+
+def _noise_reason(noise: list[ShownFinding], gpu: bool,
+                  medians_precise: bool = True) -> VerdictReason:
+    """One ``noisy-machine`` warning for every finding whose cause is a noisy machine,
+    its symptoms listed (code, where, the first message of each)."""
+    codes = _where_list([sf.finding.code for sf in noise])
+    symptoms = []
+    for code in codes:
+        of = [sf for sf in noise if sf.finding.code == code]
+        where = compact_places([sf.finding.where for sf in of])
+        symptoms.append(f"{_NOISE_WORDS.get(code, code)} ({where})" if where
+                        else _NOISE_WORDS.get(code, code))
+    sections = _where_list([sf.section for sf in noise])
+    return VerdictReason(
+        kind="noisy-machine", effect="warning", section=sections[0],
+        title="the machine was noisy",
+        message=("the machine was noisy while measuring: " + "; ".join(symptoms)
+                 + (f". The medians are still known to +-{MEDIAN_CI_LIMIT:.0%} or better"
+                    if medians_precise else "")),
+        remedy=fit_remedy("close other programs, pin the process (taskset) and CPU "
+                          "frequency (cpupower / nvidia-smi -lgc), and raise --min-duration",
+                          gpu),
+        codes=codes, where=_where_list([sf.finding.where for sf in noise]))
+
+
+def compact_places(places: list[str | None]) -> str:
+    """``batch 1, batch 8`` -> ``batch 1, 8``; other places joined, at most 4 shown."""
+    items = _where_list(places)
+    batches = [p.split(" ", 1)[1] for p in items if p.startswith("batch ")]
+    others = [p for p in items if not p.startswith("batch ")]
+    parts = (["batch " + ", ".join(batches)] if batches else [])
+    if others:
+        parts.append(f"{len(others)} serving configuration(s)" if len(others) > 2
+                     else "; ".join(others))
+    return "; ".join(parts)
 
 
 def judge(results: Any, gate_report: Any = None, policy_name: str | None = None) -> Verdict:
@@ -370,19 +610,20 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
         (``not_ready``, ``cannot_tell``, ``warning``, ``info``), then by rule order.
     """
     gpu = on_gpu(results)
+    target = results_target(results)
     reasons: list[VerdictReason] = []
-    reasons += _lint_reasons(results)
+    reasons += _lint_reasons(results, target)
     reasons += _precision_reasons(results)
     reasons += _gate_reasons(gate_report)
     advice = _advice_reasons(results)
     reasons += [r for r in advice if r.effect != "info"]
+    reasons += _validity_reasons(results)
     unstable = _unstable_reasons(results, gpu)
-    reasons += unstable  # warnings: sorted after every stronger reason below
+    reasons += unstable
     reasons += _incomplete_reasons(results)
     reasons += _nothing_reasons(results)
-    # a warning already behind a stronger reason is not repeated
-    covered = {"unstable-cv"} if unstable else set()
-    reasons += _finding_reasons(results, gpu, covered)
+    reasons += _failed_parts_reasons(results)
+    reasons += _finding_reasons(results, gpu, set(), target, medians_precise=not unstable)
     reasons += [r for r in advice if r.effect == "info"]
     order = {e: i for i, e in enumerate(REASON_EFFECTS)}
     reasons.sort(key=lambda r: order[r.effect])  # stable: rule order within an effect
@@ -396,7 +637,8 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     else:
         status = "ready"
     return Verdict(status=status, headline=_headline(status, reasons), reasons=reasons,
-                   gate_policy=policy_name, unstable_cv_limit=UNSTABLE_CV_LIMIT)
+                   gate_policy=policy_name, unstable_cv_limit=CV_WARN,
+                   median_ci_limit=MEDIAN_CI_LIMIT, target=target)
 
 
 def _headline(status: str, reasons: list[VerdictReason]) -> str:

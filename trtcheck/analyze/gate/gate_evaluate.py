@@ -150,7 +150,7 @@ def _outcome(verdict: str, policy_choice: str) -> str:
 
 
 def _budget_checks(rule: Rule, results: Any, st: Settings, src: str) -> list[Check]:
-    base = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
+    base: dict[str, Any] = {"kind": "budget", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
     try:
         vals = evaluate_path(rule.path, results)
@@ -211,8 +211,8 @@ def _aggregate_check(rule: Rule, results: Any, st: Settings, base: dict[str, Any
         limits = [(">=", lo), ("<=", hi)]
         ok = lo <= agg <= hi
     else:
-        limits = [(rule.op, rule.bound)]
-        ok = bool(OPS[rule.op](agg, rule.bound))
+        limits = [(str(rule.op), rule.bound)]
+        ok = bool(OPS[str(rule.op)](agg, rule.bound))
     common = {"metric": text, "value": _plain(agg), "element": pick.path}
     if not ok:
         return Check(**base, **common, verdict="fail", outcome="fail",
@@ -275,8 +275,8 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
         ok = lo <= val <= hi
         limits = [(">=", lo), ("<=", hi)]
     else:
-        ok = bool(OPS[rule.op](val, rule.bound))
-        limits = [(rule.op, rule.bound)]
+        ok = bool(OPS[str(rule.op)](val, rule.bound))
+        limits = [(str(rule.op), rule.bound)]
     if not ok:
         return Check(**base, metric=v.path, verdict="fail", outcome="fail", value=_plain(val),
                      message=f"{v.path} = {shown}, budget {rule.bound_text}")
@@ -327,7 +327,7 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
                 worst_best = best
         if worst is not None:
             qname = f"p{stat.q * 100:g}"
-            cert_fields = {"samples": worst.n, "over_bound": worst.over,
+            cert_fields: dict[str, Any] = {"samples": worst.n, "over_bound": worst.over,
                            "max_over_allowed": worst.max_over_allowed,
                            "min_samples_zero_over": worst.min_samples_zero_over,
                            "certified": worst.certified, "certified_bound": worst_best}
@@ -362,7 +362,7 @@ def _plain(v: Any) -> Any:
 
 def _baseline_checks(rule: Rule, results: Any, baseline: Any, st: Settings,
                      src: str) -> list[Check]:
-    base = {"kind": "baseline", "source": src, "line": rule.line, "rule": rule.text,
+    base: dict[str, Any] = {"kind": "baseline", "source": src, "line": rule.line, "rule": rule.text,
             "name": rule.name}
     try:
         new_vals = evaluate_path(rule.path, results)

@@ -26,7 +26,7 @@ NON_PLAN_KINDS = ("onnx", "text", "empty", "unknown")
 #: pre-flight problems that make the file itself unusable (bad input, exit 2); a plan
 #: for another TensorRT version or runtime is still inspected from its header
 DAMAGED_PLAN_CODES = ("plan-bad-header", "plan-truncated", "plan-prefix", "plan-text-mode",
-                      "plan-text-decoded")
+                      "plan-text-decoded", "plan-text-reencoded")
 
 
 def is_engine_input(path: str | Path) -> bool:
@@ -56,6 +56,23 @@ def is_engine_input(path: str | Path) -> bool:
             return fh.read(4) in (b"ftrt", b"vtrt", b"ptrt")
     except OSError:
         return False
+
+
+def layer_info_remedy(kind: str | None) -> str:
+    """How to get a plan's layer information on the machine that can load it, in the
+    runtime's own CLI: ``tensorrt_rtx`` for a TensorRT-RTX plan (TensorRT-RTX ships its
+    own command-line tool, not trtexec), ``trtexec`` otherwise. Layer detail (types,
+    precisions, tactics) is fixed when the engine is built (the builder's profiling
+    verbosity; TensorRT ``IEngineInspector`` docs), so a plan built without detailed
+    verbosity must be rebuilt with it; loading it with the flag adds nothing."""
+    cli = "tensorrt_rtx" if kind == "tensorrt_rtx" else "trtexec"
+    gpu = "an RTX GPU machine" if kind == "tensorrt_rtx" else "the GPU machine"
+    return (f"on {gpu} run `{cli} --loadEngine=PLAN --exportLayerInfo=PLAN.graph.json "
+            f"--exportProfile=PLAN.profile.json --exportTimes=PLAN.timing.json` and "
+            f"inspect those files here, or run trtcheck there; layer types and precisions "
+            f"are there only if the plan was built with `{cli} --onnx=MODEL "
+            f"--profilingVerbosity=detailed --saveEngine=PLAN` (the detail is fixed at "
+            "build time)")
 
 
 def inspect_engine_path(path: str | Path | list[str | Path], runtime: str | None = None,
@@ -116,8 +133,5 @@ def inspect_engine_path(path: str | Path | list[str | Path], runtime: str | None
     lints.append(Finding(
         code="engine-not-loaded", severity="info",
         message=f"layer information needs the engine deserialized ({why})",
-        remedy="on the GPU machine run `trtexec --loadEngine=PLAN --exportLayerInfo="
-               "PLAN.graph.json --profilingVerbosity=detailed --exportProfile="
-               "PLAN.profile.json --exportTimes=PLAN.timing.json` and inspect those "
-               "files here, or run trtcheck there"))
+        remedy=layer_info_remedy(plan.kind)))
     return base.model_copy(update={"lints": lints})

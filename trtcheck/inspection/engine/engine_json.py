@@ -28,6 +28,17 @@ REBUILD_DETAILED = ("rebuild with detailed profiling verbosity: trtexec "
                     "trt.ProfilingVerbosity.DETAILED (Polygraphy: "
                     "CreateConfig(profiling_verbosity=...))")
 
+REBUILD_DETAILED_RTX = ("rebuild with detailed profiling verbosity (fixed at build time): "
+                        "tensorrt_rtx --onnx=MODEL --profilingVerbosity=detailed "
+                        "--saveEngine=PLAN (TensorRT-RTX's own CLI), or "
+                        "config.profiling_verbosity = tensorrt_rtx.ProfilingVerbosity.DETAILED")
+
+
+def _is_rtx(insp: EngineInspection) -> bool:
+    plan = getattr(insp, "plan", None)
+    return insp.runtime_name == "tensorrt_rtx" or getattr(plan, "kind", None) == "tensorrt_rtx"
+
+
 #: reduced-precision types: FP32 compute layers beside these are worth a finding
 REDUCED = {"fp16", "bf16", "int8", "fp8", "int4", "fp4"}
 _QDQ_NAME = re.compile(r"(?i)(quantize|dequantize)(linear)?")
@@ -54,7 +65,7 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
             message=f"the engine lists {len(insp.layers)} layers by name only: it was built "
                     "without detailed profiling verbosity, so types, precisions, tactics and "
                     "formats are unknown",
-            remedy=REBUILD_DETAILED))
+            remedy=REBUILD_DETAILED_RTX if _is_rtx(insp) else REBUILD_DETAILED))
         return out
     reformats = [layer for layer in insp.layers if is_reformat(layer)]
     if reformats:
@@ -114,7 +125,7 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
             desc = ", ".join(f"{k} channels {c}" for k, c in bad)
             out.append(Finding(
                 code="engine-channel-alignment", severity="info",
-                message=f"{layer.name}: {desc} not a multiple of {need} ({prec.upper()} "
+                message=f"{layer.name}: {desc} not a multiple of {need} ({str(prec).upper()} "
                         "tensor cores); TensorRT pads, wasting compute",
                 remedy=f"use channel counts that are multiples of {need}"
                        + (" (32 preferred on Ampere+)" if prec == "int8" else ""),

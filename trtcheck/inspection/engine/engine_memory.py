@@ -189,7 +189,8 @@ def memory_summary(insp: EngineInspection, *, plan_size_bytes: int | None = None
     if insp.profiles and profile_index < len(insp.profiles):
         maxes = [s.max[0] for s in insp.profiles[profile_index].shapes.values() if s.max]
         max_batch = min(maxes) if maxes else None
-    if None not in (dev, base.gpu_free_bytes, weights, io, max_batch):
+    if (dev is not None and base.gpu_free_bytes is not None and weights is not None
+            and io is not None and max_batch is not None):
         fit = largest_batch_that_fits(base.gpu_free_bytes, weights=weights,
                                       device_memory_at_max=dev, max_batch=max_batch,
                                       io_per_sample=io)

@@ -21,8 +21,12 @@ COUNTED_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 
 
 def _op_key(node: Any) -> str:
-    """Op type, prefixed with its domain when not the default ONNX domain."""
-    return node.op_type if node.domain in trt.DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
+    """Op type, prefixed with its domain when not the default ONNX domain (bytes that are
+    not UTF-8 shown escaped)."""
+    from trtcheck.load.onnx_model import pb_text
+
+    op, domain = pb_text(node.op_type), pb_text(node.domain)
+    return op if domain in trt.DEFAULT_DOMAINS else f"{domain}:{op}"
 
 
 # --------------------------------------------------------------------------- compute
@@ -279,9 +283,9 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
     for node in counted_nodes:
         macs = _node_macs(node, shape)
         if macs is None:
-            unresolved[node.op_type] += 1
+            unresolved[_op_key(node)] += 1
         else:
-            by_op[node.op_type] += macs
+            by_op[_op_key(node)] += macs
             counted += 1
     total = int(sum(by_op.values()))
     shapes_txt = ", ".join(f"{n}:{fmt_shape(d)}" for n, d in input_shapes.items())

@@ -106,7 +106,8 @@ def _parameter_stats(model: onnx.ModelProto) -> dict[str, Any]:
 
 
 def inspect_onnx(path: str | os.PathLike[str],
-                 shapes: dict[str, list[int]] | None = None) -> ModelInspection:
+                 shapes: dict[str, list[int]] | None = None,
+                 given_inputs: set[str] | frozenset[str] = frozenset()) -> ModelInspection:
     """Inspect an ONNX model file.
 
     Args:
@@ -114,6 +115,8 @@ def inspect_onnx(path: str | os.PathLike[str],
             (they are checked, not read).
         shapes: optional ``{input name: dims}`` (each dim >= 1) for dynamic inputs, as
             parsed from ``--shapes``; used by the compute estimate and the lints.
+        given_inputs: inputs whose values the run is given (``--input-value``,
+            ``--inputs``): the lints that warn about generated data skip them.
 
     Returns:
         a :class:`ModelInspection`: I/O with dtypes and shapes (named dynamic dims as
@@ -150,7 +153,7 @@ def inspect_onnx(path: str | os.PathLike[str],
     ext = sorted(external_data_refs(model))
 
     lints = lint_model(model, inputs, outputs, opset, shapes)
-    lints += lint_integer_scalars(inputs)
+    lints += lint_integer_scalars(inputs, given_inputs)
     lints += lint_checker(model, p)
 
     fixed, how = concrete_shapes(inputs, shapes)

@@ -178,14 +178,18 @@ def pb_text(value: str | bytes) -> str:
     return value
 
 
-def lint_integer_scalars(inputs: list[TensorInfo]) -> list[Finding]:
+def lint_integer_scalars(inputs: list[TensorInfo],
+                         given: set[str] | frozenset[str] = frozenset()) -> list[Finding]:
     """Integer inputs of one element (a scalar, ``[1]``): a sample rate, a length, a
     count or a flag. Generated data fills integers with 0 or 1
     (:func:`trtcheck.load.inputs.make_feed`), which for a sample rate or a length is a
     degenerate run (a 0-length sequence, a 1 Hz signal), so the user is told to give the
-    real value."""
+    real value. ``given``: inputs whose value was given (``--input-value``, ``--inputs``):
+    they are fed that value, so they get no finding."""
     out: list[Finding] = []
     for t in inputs:
+        if t.name in given:
+            continue
         if not t.rank_known or not t.dtype.startswith(("int", "uint")):
             continue
         if not all(isinstance(d, int) and d == 1 for d in t.shape):

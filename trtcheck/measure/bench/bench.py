@@ -22,11 +22,12 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import InputError, TrtcheckError
 from trtcheck.load.inputs import make_feed
-from trtcheck.load.shapes import resolve_shapes, shapes_with_data
+from trtcheck.load.shapes import kept_size_inputs, resolve_shapes, shapes_with_data
 from trtcheck.measure.interrupt import interrupt_name
+from trtcheck.measure.progress import ProgressCallback, begin_steps, step_done
 from trtcheck.results.bench import BatchResult, BenchRun, BenchSettings, FailedBatch
 from trtcheck.results.stats import Finding, LatencyStats
-from trtcheck.stats import stability_findings, summarize
+from trtcheck.stats import median_relative_halfwidth, stability_findings, summarize
 
 #: Largest input read rate any single device reaches, bytes/s: twice the HBM bandwidth of
 #: the fastest current accelerators (NVIDIA H200 4.8 TB/s, B200 8 TB/s). An execution
@@ -57,6 +58,11 @@ class StopRule:
         max_duration_s: stop after this long even if ``min_samples`` is not reached
             (seconds, > 0; at least one sample is always taken).
         max_samples: stop after this many executions (>= min_samples).
+        median_precision: once both minimums are reached, go on measuring until the
+            95% interval of the median (:func:`trtcheck.stats.median_interval`) is within
+            this share of the median (0.05: +-5%; 0 turns it off) ...
+        precision_bound_s: ... but for at most this long in all (seconds, never beyond
+            ``max_duration_s``): the stated time bound of the adaptive part.
 
     Raises:
         InputError: values out of range.
@@ -68,6 +74,8 @@ class StopRule:
     min_samples: int = 50
     max_duration_s: float = 30.0
     max_samples: int = 100_000
+    median_precision: float = 0.05
+    precision_bound_s: float = 10.0
 
     def __post_init__(self) -> None:
         for flag, value in (("--warmup", self.warmup_s), ("--min-duration", self.min_duration_s),
@@ -83,13 +91,28 @@ class StopRule:
             raise InputError("--max-duration must be > 0")
         if self.max_samples < self.min_samples:
             raise InputError("--max-samples must be >= --min-samples")
+        if not (math.isfinite(self.median_precision) and 0 <= self.median_precision < 1) \
+                or not (math.isfinite(self.precision_bound_s) and self.precision_bound_s >= 0):
+            raise InputError("the median precision must be in [0, 1) and its time bound "
+                             ">= 0 seconds")
 
 
 _log = logging.getLogger("trtcheck.bench")
 
 
+def _precise_enough(samples: list[float], target: float) -> bool:
+    hw = median_relative_halfwidth(samples)
+    return hw is not None and hw <= target
+
+
 def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
                ) -> tuple[list[float], dict[str, list[float]], float, str]:
+    """Time executions until the rule stops: both minimums reached and, when
+    ``rule.median_precision > 0``, the median's interval that narrow, or the time bound
+    of that adaptive part (``precision_bound_s``, at most ``max_duration_s``), or a
+    maximum. ``stopped`` is ``min_reached``, ``precision_reached`` (extra samples made
+    the median precise enough), ``precision_bound`` (the bound stopped it first),
+    ``max_duration`` or ``max_samples``."""
     samples: list[float] = []
     components: dict[str, list[float]] = {}
     infer = backend.infer
@@ -97,7 +120,10 @@ def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
     start = clock()
     min_ns = int(rule.min_duration_s * 1e9)
     max_ns = int(rule.max_duration_s * 1e9)
+    bound_ns = min(max_ns, int(max(rule.precision_bound_s, rule.min_duration_s) * 1e9))
     stopped = "min_reached"
+    adaptive = False
+    next_check = 0
     while True:
         t0 = clock()
         out = infer(feed)
@@ -109,7 +135,19 @@ def _time_loop(backend: Backend, feed: dict[str, Any], rule: StopRule
         elapsed = t1 - start
         n = len(samples)
         if n >= rule.min_samples and elapsed >= min_ns:
-            break
+            if rule.median_precision <= 0:
+                break
+            if n >= next_check:  # re-check every ~5% more samples: O(n log n) in all
+                if _precise_enough(samples, rule.median_precision):
+                    stopped = "precision_reached" if adaptive else "min_reached"
+                    break
+                adaptive = True
+                next_check = n + max(1, n // 20)
+            if elapsed >= bound_ns:
+                stopped = ("precision_reached"
+                           if _precise_enough(samples, rule.median_precision)
+                           else "precision_bound")
+                break
         if n >= rule.max_samples:
             stopped = "max_samples"
             break
@@ -173,22 +211,62 @@ def plausibility_findings(stats: LatencyStats, input_bytes: int,
     return out
 
 
+_BYTES_RE = re.compile(r"(?<![\d.])(\d{4,})(?:\s*bytes)?(?![\d.])")
+#: Failure messages are kept to this many characters (one line in a table).
+FAILURE_MESSAGE_CHARS = 300
+
+
 def _failure_row(b: int, shp: dict[str, list[int]], exc: BaseException) -> FailedBatch:
-    msg = (exc.message if isinstance(exc, TrtcheckError) else
-           str(exc) or type(exc).__name__)
-    msg = " ".join(msg.split())[:300]
-    oom = isinstance(exc, MemoryError) or _OOM_RE.search(msg) is not None
+    """The row of a batch size that could not run. The whole message is searched for an
+    allocation failure (:data:`_OOM_RE`) and for the byte count it asked for before it is
+    cut to :data:`FAILURE_MESSAGE_CHARS` (ONNX Runtime's "Failed to allocate memory for
+    requested buffer of size 68719476736" comes after a long stack of context); the
+    byte count is kept in ``requested_bytes`` and in the message."""
+    full = (exc.message if isinstance(exc, TrtcheckError) else
+            str(exc) or type(exc).__name__)
+    full = " ".join(full.split())
+    oom = isinstance(exc, MemoryError) or _OOM_RE.search(full) is not None
+    requested = None
+    if oom:
+        m = _OOM_RE.search(full)
+        tail = full[m.start():] if m else full
+        sizes = [int(x) for x in _BYTES_RE.findall(tail)]
+        requested = max(sizes) if sizes else None
+    msg = full[:FAILURE_MESSAGE_CHARS]
+    if requested is not None and str(requested) not in msg:
+        msg = (f"{msg[:FAILURE_MESSAGE_CHARS - 60]} ... requested {requested:,} bytes "
+               f"({requested / 2**30:.3g} GiB)")
     if isinstance(exc, MemoryError):
         msg = "host memory allocation failed (MemoryError)" + (f": {msg}" if str(exc) else "")
     return FailedBatch(batch_size=b, input_shapes=shp,
-                       reason="out-of-memory" if oom else "failed", message=msg)
+                       reason="out-of-memory" if oom else "failed", message=msg,
+                       requested_bytes=requested)
+
+
+def random_control_inputs(inputs: Sequence[Any], values: dict[str, Any] | None,
+                          arrays: dict[str, Any] | None) -> list[str]:
+    """Integer inputs of one element (rank 0 or all dims 1: a sample rate, a length, a
+    flag) that neither ``values`` (``--input-value``) nor ``arrays`` (``--inputs``) feed:
+    generated data gives them 0 or 1 at random."""
+    out = []
+    for t in inputs:
+        if t.name in (values or {}) or t.name in (arrays or {}):
+            continue
+        shape = list(getattr(t, "shape", []) or [])
+        if not str(getattr(t, "dtype", "")).startswith(("int", "uint")):
+            continue
+        if getattr(t, "rank_known", True) and all(isinstance(d, int) and d == 1
+                                                   for d in shape):
+            out.append(t.name)
+    return out
 
 
 def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | None,
               shapes: dict[str, list[int]] | None = None, rule: StopRule | None = None,
               seed: int | None = 0, arrays: dict[str, np.ndarray] | None = None,
               values: dict[str, float | int | bool] | None = None, label: str | None = None,
-              progress: bool = False, data_source: str = "--inputs data") -> BenchRun:
+              progress: bool | ProgressCallback | None = False,
+              data_source: str = "--inputs data") -> BenchRun:
     """Measure ``backend`` at each batch size.
 
     Args:
@@ -204,8 +282,9 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             (:func:`trtcheck.load.input_checks.check_data_fits`).
         data_source: how messages name ``arrays``, e.g. the ``.npz`` file name.
         label: run label in the results (default ``"<backend>-<precision>"``).
-        progress: log one line per batch size (its median, p99 and run count) on the
-            ``trtcheck.bench`` logger, which the CLI sends to stderr.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`: one step per
+            batch size, its line the median, p99 and run count), or ``True`` to log those
+            lines on the ``trtcheck.bench`` logger, which the CLI sends to stderr.
 
     Returns:
         a :class:`~trtcheck.results.BenchRun`. A batch size that runs out of memory or
@@ -241,10 +320,15 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         first = next(iter(resolved.values()), [1])
         plan.append((int(first[0]) if first else 1, resolved))
 
+    control = random_control_inputs(inputs, values, arrays)
     results: list[BatchResult] = []
     failed: list[FailedBatch] = []
     first_error: BaseException | None = None
     incomplete: str | None = None
+    emit: ProgressCallback | None = (
+        progress if callable(progress)
+        else (lambda line: _log.info("%s", line)) if progress else None)
+    begin_steps(emit, len(plan), "batch size", "bench")
     try:
         for i, (b, shp) in enumerate(plan, 1):
             if progress:
@@ -256,16 +340,30 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
             except (MemoryError, TrtcheckError) as exc:
                 first_error = first_error or exc
                 row = _failure_row(b, shp, exc)
+                kept = kept_size_inputs(inputs, shp, b)
+                if kept and row.reason == "failed":
+                    row.message = (f"{row.message[:FAILURE_MESSAGE_CHARS - 80]} (inputs that "
+                                   f"kept their size at batch {b}: {', '.join(kept[:4])}; a "
+                                   "state's batch axis may not be axis 0: give its shape "
+                                   "per batch with --shapes)")
                 failed.append(row)
                 _log.warning("warning: batch %d %s, the sweep goes on: %s", b,
                              "ran out of memory" if row.reason == "out-of-memory"
                              else "could not run", row.message)
+                step_done(emit, f"bench: batch {b} ({i}/{len(plan)}): failed")
                 continue
             st = summarize(samples)
             qps = 1000.0 / st.median_ms if st.median_ms > 0 else float("inf")
             nbytes = int(sum(getattr(a, "nbytes", 0) for a in feed.values()))
             comp_stats = {k: summarize(v) for k, v in comps.items() if v}
             warnings = stability_findings(samples, st, where=f"batch {b}")
+            warnings += [Finding(
+                code="random-control-input", severity="warning", where=f"batch {b}",
+                message=f"input {name!r} is an integer scalar (a rate, length, count or flag?) "
+                        "fed a random 0 or 1: these timings may measure a degenerate run",
+                remedy=f"give its real value: --input-value {name}=VALUE (e.g. "
+                       f"{name}=16000 for a sample rate), or --inputs data.npz")
+                for name in control]
             validity = plausibility_findings(st, nbytes, comp_stats, f"batch {b}")
             unstable = [w for w in warnings if w.code in _UNSTABLE_CODES]
             if unstable:
@@ -281,10 +379,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 measured_duration_s=duration, stopped_by=stopped,
                 warnings=warnings, first_call_ms=warm[0] if warm else None,
                 input_bytes=nbytes, validity=validity))
-            if progress:
-                _log.info("bench: batch %d (%d/%d): median %.3f ms, p99 %.3f ms, %d runs "
-                          "in %.1f s", b, i, len(plan), st.median_ms, st.p99_ms, st.count,
-                          duration)
+            step_done(emit, f"bench: batch {b} ({i}/{len(plan)}): median {st.median_ms:.3f} "
+                            f"ms, p99 {st.p99_ms:.3f} ms, {st.count} runs in {duration:.1f} s")
     except KeyboardInterrupt as exc:
         done = len(results) + len(failed)
         incomplete = (f"interrupted by {interrupt_name(exc)} at batch {plan[done][0]}: "
@@ -310,6 +406,7 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
         warmup_s=rule.warmup_s, warmup_min_iterations=rule.warmup_min_iterations,
         min_duration_s=rule.min_duration_s, min_samples=rule.min_samples,
         max_duration_s=rule.max_duration_s, max_samples=rule.max_samples,
+        median_precision=rule.median_precision, precision_bound_s=rule.precision_bound_s,
         batch_sizes=[b for b, _ in plan],
         input_source=("npz" if arrays else "values+random" if values else "random-uniform"),
         seed=seed, shapes=dict(shapes or {}))

@@ -36,13 +36,16 @@ from typing import Any
 
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.files import replace_atomically
-from trtcheck.results.engine import EngineLayer, EngineTensor, PlanInfo
+from trtcheck.results.engine import (
+    EngineLayer, EngineTensor, OptimizationProfile, PlanInfo, ProfileShape,
+)
 
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8")
 RUNTIMES = ("tensorrt", "tensorrt_rtx")
 INSTALL = {
-    "tensorrt": 'pip install "trtcheck-tool[trt-cu12]" or "trtcheck-tool[trt-cu13]"',
-    "tensorrt_rtx": 'pip install "trtcheck-tool[rtx]"',
+    "tensorrt": 'pip install tensorrt-cu12 "cuda-python>=12,<13" (CUDA 12) or tensorrt-cu13 '
+                '"cuda-python>=13" (CUDA 13)',
+    "tensorrt_rtx": 'pip install tensorrt-rtx-cu13 "cuda-python>=13"',
 }
 
 _DTYPE_NAMES = {"FLOAT": "fp32", "HALF": "fp16", "BF16": "bf16", "INT8": "int8",
@@ -72,6 +75,43 @@ def dtype_name(dt: Any) -> str:
     return _DTYPE_NAMES.get(raw, raw.lower())
 
 
+def parser_errors(parser: Any, model_path: str | Path) -> list[str]:
+    """Every error of a failed TensorRT (or TensorRT-RTX) ONNX parse, one line each, with
+    the node, its op and the op's domain (``ai.onnx`` for the default one; read from the
+    model, since the parser's error names the op only), e.g. ``node 3 'q' (com.example::Foo):
+    No importer registered for op: Foo``. Never raises: a model that cannot be read
+    again gives the errors without domains."""
+    domains: dict[str, str] = {}
+    by_index: list[str] = []
+    try:
+        import onnx
+
+        m = onnx.load(str(model_path), load_external_data=False)
+        for n in m.graph.node:
+            d = n.domain or "ai.onnx"
+            by_index.append(d)
+            if n.name:
+                domains[n.name] = d
+    except Exception:  # noqa: BLE001 - the parse error is the message; domains are extra
+        pass
+    out = []
+    for i in range(int(parser.num_errors)):
+        e = parser.get_error(i)
+        try:
+            node = int(e.node())
+            name = str(e.node_name())
+            op = str(e.node_operator())
+            desc = " ".join(str(e.desc()).split())
+        except Exception:  # noqa: BLE001 - an older parser: its text as it is
+            out.append(" ".join(str(e).split())[:300])
+            continue
+        domain = domains.get(name) or (by_index[node] if 0 <= node < len(by_index) else None)
+        where = f"node {node}" + (f" {name!r}" if name else "")
+        what = f"{domain}::{op}" if domain and op else op or "?"
+        out.append(f"{where} ({what}): {desc}"[:300])
+    return out
+
+
 @dataclass
 class BuildResult:
     """One built engine.
@@ -87,6 +127,9 @@ class BuildResult:
         inputs / outputs: network I/O.
         plan: pre-flight of the written plan.
         notes: what was done to get this precision.
+        profiles: the optimization profile(s) the builder was given and built with, as
+            TensorRT holds them (read back from the ``IOptimizationProfile``: min/opt/max
+            per dynamic input); empty for a model with static shapes.
     """
 
     plan_path: Path
@@ -101,12 +144,13 @@ class BuildResult:
     outputs: list[EngineTensor]
     plan: PlanInfo
     notes: list[str] = field(default_factory=list)
+    profiles: list[OptimizationProfile] = field(default_factory=list)
 
 
 def _capture_logger(trt: Any) -> tuple[Any, list[str]]:
     lines: list[str] = []
 
-    class _Logger(trt.ILogger):  # type: ignore[misc, name-defined]
+    class _Logger(trt.ILogger):
         def __init__(self) -> None:
             trt.ILogger.__init__(self)
 
@@ -238,9 +282,11 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
     network = builder.create_network(flags)
     parser = trt.OnnxParser(network, logger)
     if not parser.parse_from_file(str(model_path)):
-        errs = [str(parser.get_error(i)) for i in range(parser.num_errors)]
-        raise InputError(f"{runtime} could not parse {model_path.name}: "
-                         f"{(errs or log_lines or ['no reason given'])[0][:300]}",
+        errs = parser_errors(parser, model_path)
+        shown = "; ".join(errs[:5]) + (f"; and {len(errs) - 5} more" if len(errs) > 5 else "")
+        raise InputError(f"{runtime} could not parse {model_path.name} "
+                         f"({len(errs)} error(s)): "
+                         f"{shown if errs else (log_lines or ['no reason given'])[0][:300]}",
                          "check the model with `trtcheck inspect`; the opset or an op may "
                          "be unsupported by this TensorRT")
     config = builder.create_builder_config()
@@ -274,8 +320,14 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
     if unknown:
         raise InputError(f"shapes given for unknown input(s): {', '.join(sorted(unknown))}",
                          f"inputs are: {', '.join(t.name for t in inputs)}")
+    built_profiles: list[OptimizationProfile] = []
     if need_profile:
         config.add_optimization_profile(profile)
+        built_profiles.append(OptimizationProfile(index=0, shapes={
+            t.name: ProfileShape(**dict(zip(("min", "opt", "max"),
+                                            ([int(d) for d in v]
+                                             for v in profile.get_shape(t.name)))))
+            for t in inputs if any(d < 0 for d in t.dims)}))
     for i in range(network.num_outputs):
         t = network.get_output(i)
         outputs.append(EngineTensor(name=t.name, dims=[int(d) for d in t.shape],
@@ -300,7 +352,7 @@ def _build_engine(onnx_path: str | Path, plan_path: str | Path, *, runtime: str 
                        runtime_version=str(trt.__version__), build_s=build_s,
                        plan_size_bytes=len(data), onnx_path=model_path,
                        network_layers=layers, inputs=inputs, outputs=outputs, plan=plan,
-                       notes=notes)
+                       notes=notes, profiles=built_profiles)
 
 
 def write_plan_atomic(path: str | Path, data: bytes) -> Path:

@@ -16,7 +16,8 @@ from trtcheck.results.bench import BenchRun
 
 @dataclass
 class RunOptions:
-    """Everything a measured run needs from the command line."""
+    """Everything a measured run needs from the command line (``progress``: a progress
+    callback of :mod:`trtcheck.measure.progress`, ``True`` for log lines, or ``False``)."""
 
     batch_sizes: list[int] | None = None
     shapes: dict[str, list[int]] = field(default_factory=dict)
@@ -24,13 +25,26 @@ class RunOptions:
     arrays_source: str = "--inputs data"
     values: dict[str, float | int | bool] | None = None
     backend_name: str | None = None
-    providers: list[str] | None = None
-    threads: int | None = None
+    #: the backend options as the command received them (``dest -> value``, e.g.
+    #: ``{"cuda_graph": True, "threads": None}``), declared by the backends
+    #: (:mod:`trtcheck.backends.options`); checked against the chosen backend by
+    #: :func:`backend_kwargs`
+    backend_options: dict[str, Any] = field(default_factory=dict)
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = 0
-    progress: bool = False
-    cuda_graph: bool = False
-    profile_index: int | None = None
+    progress: Any = False
+
+    @property
+    def providers(self) -> list[str] | None:
+        """``--providers`` (ONNX Runtime execution providers), or ``None``."""
+        value: list[str] | None = self.backend_options.get("providers") or None
+        return value
+
+    @property
+    def threads(self) -> int | None:
+        """``--threads`` (ONNX Runtime intra-op threads), or ``None``."""
+        value: int | None = self.backend_options.get("threads")
+        return value
 
 
 def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
@@ -46,7 +60,7 @@ def rule_from_options(warmup_s: float | None, min_duration_s: float | None,
             value :class:`StopRule` rejects (negative, NaN, infinite).
     """
     rule = base or StopRule()
-    changes = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
+    changes: dict[str, Any] = {k: v for k, v in dict(warmup_s=warmup_s, min_duration_s=min_duration_s,
                                      min_samples=min_samples,
                                      max_duration_s=max_duration_s).items() if v is not None}
     if "min_samples" in changes and changes["min_samples"] > rule.max_samples:
@@ -73,30 +87,12 @@ def new_results(argv: list[str] | None = None) -> Results:
 
 
 def backend_kwargs(model_path: str, opts: RunOptions) -> dict[str, Any]:
-    """Backend constructor options from ``opts``; options that do not apply to the
-    chosen runtime are an :class:`~trtcheck.errors.InputError`, not silently dropped."""
-    from trtcheck.errors import InputError
+    """Backend constructor options from ``opts``; an option the chosen backend does not
+    declare is an :class:`~trtcheck.errors.InputError`, not silently dropped
+    (:func:`trtcheck.backends.registry.backend_kwargs`)."""
+    from trtcheck.backends.registry import backend_kwargs as registry_kwargs
 
-    onnx = (opts.backend_name or ("onnxruntime" if str(model_path).lower().endswith(".onnx")
-                                  else "tensorrt")) == "onnxruntime"
-    kwargs: dict[str, Any] = {}
-    if opts.providers or opts.threads:
-        if not onnx:
-            raise InputError("--providers/--threads apply to ONNX Runtime only",
-                             "drop them for TensorRT plans")
-        if opts.providers:
-            kwargs["providers"] = opts.providers
-        if opts.threads:
-            kwargs["intra_op_threads"] = opts.threads
-    if opts.cuda_graph or opts.profile_index is not None:
-        if onnx:
-            raise InputError("--cuda-graph/--profile-index apply to TensorRT plans only",
-                             "drop them for ONNX models, or pass a .plan")
-        if opts.cuda_graph:
-            kwargs["use_cuda_graph"] = True
-        if opts.profile_index is not None:
-            kwargs["profile_index"] = opts.profile_index
-    return kwargs
+    return registry_kwargs(model_path, opts.backend_name, opts.backend_options)
 
 
 def bench_model(model_path: str, opts: RunOptions) -> BenchRun:

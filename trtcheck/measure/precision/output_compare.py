@@ -182,6 +182,20 @@ def _judge_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndar
     # atol: an output entirely within atol of zero (e.g. a sigmoid map of ~1e-8 that FP16
     # flushes to 0) is judged by the elementwise rule alone
     meaningful = bool(rb.size) and float(np.max(np.abs(rb))) > tol.atol
+    not_judged: dict[str, str] = {}
+    if not meaningful and rb.size:
+        why = (f"not judged: every |ref| <= atol {tol.atol:g} (max "
+               f"{float(np.max(np.abs(rb))):.3g}), so the elementwise rule alone judges this "
+               "output")
+        if cos is not None and cos < tol.min_cosine_similarity:
+            not_judged["cosine_similarity"] = why
+        if rel_l2 is not None and rel_l2 > tol.max_rel_l2_error:
+            not_judged["rel_l2_error"] = why
+    required_atol = _required_atol(d, rb, tol.rtol, tol.max_outside_fraction) \
+        if d.size else None
+    if frac > tol.max_outside_fraction and required_atol is not None:
+        failures[-1] += (f"; it would pass with atol >= {required_atol:.3g} at rtol "
+                         f"{tol.rtol:g}")
     if meaningful and cos is not None and cos < tol.min_cosine_similarity:
         failures.append(f"cosine similarity {cos:.6f} < {tol.min_cosine_similarity:g}")
     if meaningful and rel_l2 is not None and rel_l2 > tol.max_rel_l2_error:
@@ -207,6 +221,19 @@ def _judge_output(name: str, refs: Sequence[np.ndarray], cands: Sequence[np.ndar
         top1_agreement=top1, top5_agreement=top5, rows_compared=rows,
         polygraphy_elemwise_passed=polygraphy_passed,
         rounding_floor_max_abs_error=rounding_floor(r, precision) if precision else None,
-        passed=not failures, failures=failures)
+        passed=not failures, failures=failures, not_judged=not_judged,
+        required_atol=required_atol)
+
+
+def _required_atol(d: np.ndarray, r: np.ndarray, rtol: float, allowed_share: float) -> float:
+    """The smallest ``atol`` with which at most ``allowed_share`` of the elements are
+    outside tolerance at ``rtol`` (``d``: absolute errors, ``r``: the reference, finite
+    elements only): the ``1 - allowed_share`` quantile of the errors that ``rtol`` alone
+    does not cover (0 for those it covers)."""
+    need = np.where(d > rtol * np.abs(r), d, 0.0)
+    allowed = int(np.floor(allowed_share * need.size))
+    if allowed >= need.size:
+        return 0.0
+    return float(np.sort(need)[need.size - 1 - allowed])
 
 

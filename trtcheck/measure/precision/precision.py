@@ -47,6 +47,7 @@ import numpy as np
 from trtcheck.backends.base import Backend
 from trtcheck.errors import EnvironmentProblem, InputError
 from trtcheck.load.inputs import make_feed
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.bench import FP16_WEIGHT_MAX, FP16_WEIGHT_MIN
 from trtcheck.load.shapes import resolve_shapes, shapes_with_data
 from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of this module's API
@@ -56,12 +57,14 @@ from trtcheck.measure.precision.output_compare import (  # noqa: F401 - part of 
 )
 from trtcheck.measure.precision.precision_judge import (  # noqa: F401 - part of this module's API
     compare_outputs,
+    flat_output_findings,
     ort_cpu_upcast_finding,
     output_findings,
     outputs_summary,
     polygraphy_elemwise_verdicts,
     precision_absent_finding,
     range_overflow_finding,
+    speedup_findings,
     variant_passed,
 )
 from trtcheck.measure.precision.precision_tolerance import (  # noqa: F401 - part of this module's API
@@ -306,6 +309,27 @@ def _latency(backend: Backend, model_path: str, feed: dict[str, np.ndarray], rul
                             batch_size=b.batch_size, bench=run)
 
 
+def set_speedup(latency: PrecisionLatency, ref_latency: PrecisionLatency, precision: str,
+                backend: Any) -> None:
+    """Fill ``latency``'s speed-up against ``ref_latency``: the ratio of medians and its
+    95% interval (:func:`trtcheck.stats.median_interval` of each run, divided crosswise),
+    or, when ``backend`` has no kernels for ``precision`` (ONNX Runtime's CPU provider
+    for FP16: FP32 kernels around casts), no ratio and why it is not measurable."""
+    from trtcheck.measure.precision.precision_judge import speedup_not_measurable
+    from trtcheck.stats import median_interval
+
+    why = speedup_not_measurable(precision, backend)
+    if why is not None:
+        latency.speedup_not_measurable = why
+        latency.speedup_vs_reference = None
+        return
+    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+    ref_ci = median_interval(ref_latency.bench.batches[0].samples_ms)
+    ci = median_interval(latency.bench.batches[0].samples_ms)
+    if ref_ci is not None and ci is not None and ci[0] > 0:
+        latency.speedup_interval = [ref_ci[0] / ci[1], ref_ci[1] / ci[0]]
+
+
 @dataclass
 class CompareSettings:
     """Knobs of :func:`compare_variants`.
@@ -359,6 +383,7 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
     tols = {v.label: tolerance_for(v.precision, st.tolerance_overrides) for v in variants}
     notes = ["The reference is always FP32; each variant is judged against it, never "
              "against another reduced-precision run."]
+    begin_steps(st.log, 1 + len(variants), "model", "precision")
     with reference.backend as ref_be:
         ref_in, ref_out = ref_be.input_specs(), ref_be.output_specs()
         log(f"running the FP32 reference on {len(feeds)} sample(s) ...")
@@ -374,6 +399,7 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
             log("measuring FP32 reference latency ...")
             ref_latency = _latency(ref_be, reference.model_path, feeds[0], st.bench_rule,
                                    f"{reference.label}-reference")
+    step_done(st.log, f"precision: FP32 reference done ({len(feeds)} sample(s))")
     tmp = tempfile.TemporaryDirectory(prefix="trtcheck-localize-")
     cache: dict[str, Any] = {}
 
@@ -395,6 +421,8 @@ def compare_variants(reference: Variant, variants: Sequence[Variant], model_path
         for v in variants:
             results[v.label] = _judge_variant(v, ref_in, ref_out, ref_runs, feeds, tols[v.label],
                                               st, ref_acts, ref_latency, tmp.name, log)
+            step_done(st.log, f"precision: {v.label} "
+                              f"{'within' if results[v.label].passed else 'outside'} tolerance")
     finally:
         tmp.cleanup()
     if noise > 0:
@@ -425,7 +453,7 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
                 log(f"measuring {v.label} latency ...")
                 latency = _latency(be, v.model_path, feeds[0], st.bench_rule, v.label)
                 if ref_latency is not None and latency.median_ms > 0:
-                    latency.speedup_vs_reference = ref_latency.median_ms / latency.median_ms
+                    set_speedup(latency, ref_latency, v.precision, be.info)
     except InputError as exc:
         if not v.built_by_trtcheck:
             raise
@@ -439,9 +467,12 @@ def _judge_variant(v: Variant, ref_in: list[TensorInfo], ref_out: list[TensorInf
         findings.append(precision_absent_finding(v.label, v.precision))
     outputs = compare_outputs(v.label, v.precision, ref_runs, cand_runs, tol)
     findings += output_findings(v.label, outputs)
+    findings += flat_output_findings(v.label, outputs, tol.atol)
     upcast = ort_cpu_upcast_finding(v.label, v.precision, info)
     if upcast is not None:
         findings.append(upcast)
+    slower = speedup_findings(v.label, v.precision, latency)
+    findings += slower
     localization = None
     acts = ref_acts() if v.precision == "fp16" else None
     if acts is not None:

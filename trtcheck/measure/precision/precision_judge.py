@@ -106,6 +106,27 @@ def precision_absent_finding(label: str, precision: str) -> Finding:
                + ("; calibrated or with Q/DQ nodes)" if precision == "int8" else ")"))
 
 
+def flat_output_findings(label: str, outputs: dict[str, OutputComparison],
+                         atol: float) -> list[Finding]:
+    """``precision-inputs-not-exercising`` (warning) per output whose FP32 reference is
+    within ``atol`` of zero everywhere on the inputs used (e.g. a detector's probability
+    map of ~1e-5 on random inputs): cosine and relative L2 are not judged there and the
+    elementwise rule passes almost anything, so the comparison proves little."""
+    out = []
+    for o in outputs.values():
+        if o.element_count and o.reference_max_abs <= atol:
+            out.append(Finding(
+                code="precision-inputs-not-exercising", severity="warning",
+                where=f"{label}:{o.name}",
+                message=f"on these inputs the FP32 output {o.name!r} stays within atol "
+                        f"{atol:g} of zero everywhere (max |ref| {o.reference_max_abs:.3g}): "
+                        "the inputs do not exercise the model, so this PASS proves little "
+                        "(cosine and relative L2 are not judged)",
+                remedy="compare on real inputs (--inputs FILE.npz or --inputs-dir) that make "
+                       "the model produce its normal outputs"))
+    return out
+
+
 def output_findings(label: str, outputs: dict[str, OutputComparison]) -> list[Finding]:
     """Error findings per output: NaN/Inf the reference does not have, and outputs out of
     tolerance (in output order, the NaN/Inf finding of an output first)."""
@@ -139,11 +160,54 @@ _ORT_CPU_NOTE = (
 def ort_cpu_upcast_finding(label: str, precision: str, backend: Any) -> Finding | None:
     """The info finding for an FP16 variant run by ONNX Runtime without a GPU provider
     (``backend``: the run's :class:`~trtcheck.results.bench.BackendInfo`), else ``None``."""
-    if backend.name == "onnxruntime" and precision == "fp16" and not any(
-            "CUDA" in p or "Tensorrt" in p for p in backend.providers):
+    if precision == "fp16" and _ort_cpu_only(backend):
         return Finding(code="ort-cpu-fp16-upcast", severity="info", where=label,
                        message=_ORT_CPU_NOTE)
     return None
+
+
+def _ort_cpu_only(backend: Any) -> bool:
+    return backend.name == "onnxruntime" and not any(
+        "CUDA" in p or "Tensorrt" in p for p in backend.providers)
+
+
+def speedup_not_measurable(precision: str, backend: Any) -> str | None:
+    """Why ``backend`` (a :class:`~trtcheck.results.bench.BackendInfo`) cannot measure the
+    speed-up of ``precision``, or ``None`` when it can: ONNX Runtime without a GPU
+    provider computes FP16 and BF16 graphs with FP32 kernels (casts around each op), so
+    their timing measures the casts, not reduced-precision arithmetic."""
+    if precision in ("fp16", "bf16") and _ort_cpu_only(backend):
+        return (f"not measurable on this backend: ONNX Runtime's CPU provider runs "
+                f"{precision.upper()} graphs with FP32 kernels, so its timing measures the "
+                "casts, not the precision; measure on the target's GPU (TensorRT, or ONNX "
+                "Runtime's CUDA provider)")
+    return None
+
+
+SPEEDUP_ABSENT_MAX = 1.0
+"""A reduced-precision variant whose whole 95% speed-up interval is at or below this
+(not faster than FP32) gets a ``precision-no-speedup`` warning."""
+
+
+def speedup_findings(label: str, precision: str, latency: Any) -> list[Finding]:
+    """``precision-no-speedup`` (warning): the variant's speed-up interval lies at or
+    below :data:`SPEEDUP_ABSENT_MAX` on a backend that has the kernels, e.g. 0.92x: the
+    reduced precision was requested but buys nothing (layers left in FP32, reformats
+    around them, or a memory-bound model)."""
+    if latency is None or latency.speedup_vs_reference is None:
+        return []
+    ci = latency.speedup_interval
+    high = ci[1] if ci else latency.speedup_vs_reference
+    if high > SPEEDUP_ABSENT_MAX:
+        return []
+    span = f" (95% interval {ci[0]:.2f}-{ci[1]:.2f}x)" if ci else ""
+    return [Finding(
+        code="precision-no-speedup", severity="warning", where=label,
+        message=f"{precision.upper()} was requested but is not faster: "
+                f"{latency.speedup_vs_reference:.2f}x the FP32 speed{span}",
+        remedy="check how many layers run in the reduced precision (`trtcheck inspect` of "
+               "the engine: layer precisions, reformats); a model bound by memory or "
+               "host overhead gains nothing from it")]
 
 
 def range_overflow_finding(label: str, overflows: Sequence[RangeOverflow], total: int,

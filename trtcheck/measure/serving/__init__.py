@@ -1,7 +1,7 @@
 """Serving measurement: the dynamic batcher (``batcher``), the open/closed-loop load
 generator (``loadgen``), the embedded serving target (``serve``, with the optional loopback
-HTTP front ``http_front``) and throttled progress lines (``progress``). A live server
-(KServe v2, Triton) is the subpackage :mod:`trtcheck.measure.serving.live`.
+HTTP front ``http_front``); progress lines come from :mod:`trtcheck.measure.progress`,
+shared with bench and precision. A live server (KServe v2, Triton) is the subpackage :mod:`trtcheck.measure.serving.live`.
 
 The names below are the subsystem's public face; the rest of its modules is private.
 """
@@ -18,7 +18,7 @@ from trtcheck.measure.serving.loadgen import (
     parse_load,
     run_load,
 )
-from trtcheck.measure.serving.progress import throttled
+from trtcheck.measure.progress import throttled
 from trtcheck.measure.serving.serve import (
     MAX_RAW_REQUESTS,
     default_report_sweep,

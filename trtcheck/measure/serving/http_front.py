@@ -57,7 +57,7 @@ class HttpFront:
             from aiohttp import web  # noqa: F401
         except ImportError:
             raise EnvironmentProblem("the HTTP front needs aiohttp",
-                                     "pip install 'trtcheck-tool[http]' (or drop --http)") from None
+                                     "pip install aiohttp (or drop --http)") from None
         self.template = template
         self.max_connections = max_connections
         self.batcher: DynamicBatcher | None = None
@@ -127,7 +127,8 @@ class HttpFront:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # aiohttp exposes no public getter
+        server: Any = site._server  # aiohttp exposes no public getter
+        port = server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
         conn = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=300,
                                     force_close=False)

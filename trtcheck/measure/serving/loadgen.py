@@ -32,6 +32,7 @@ CPU it leaves free is the server's, when both share a small machine.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -200,7 +201,11 @@ class LoadRecord:
         return [i for i, o in enumerate(self.outcome) if o == outcome]
 
     def outcome_counts(self) -> dict[str, int]:
-        """Outcome -> count (every outcome present, possibly 0)."""
+        """Outcome -> count (every outcome present, possibly 0); a streamed record (its
+        per-request lists empty: :func:`run_load` with ``on_end``) keeps the counts in
+        ``extra["outcomes"]``."""
+        if "outcomes" in self.extra:
+            return dict(self.extra["outcomes"])
         out = {o: 0 for o in OUTCOMES}
         for o in self.outcome:
             out[o] += 1
@@ -209,6 +214,8 @@ class LoadRecord:
 
 # A start function starts request i and returns an awaitable future of its result.
 StartFn = Callable[[int], "asyncio.Future[Any]"]
+# Called once per request as it ends: (i, t_sched, t_send, t_end, outcome, error type).
+EndFn = Callable[[int, float, float, float, str, str], None]
 
 
 def precise_loop() -> asyncio.AbstractEventLoop:
@@ -226,7 +233,8 @@ def precise_loop() -> asyncio.AbstractEventLoop:
 async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 10.0,
                    drain_timeout_s: float = 10.0, seed: int = 0,
                    rejected_types: Sequence[type[BaseException]] = (),
-                   keep_results: bool = False, spin_s: float = _SPIN_S) -> LoadRecord:
+                   keep_results: bool = False, spin_s: float = _SPIN_S,
+                   on_end: EndFn | None = None) -> LoadRecord:
     """Drive ``start`` with ``shape`` and record every request's times and outcome.
 
     Args:
@@ -243,10 +251,20 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         spin_s: open loop: seconds before a send during which the scheduler yields
             instead of sleeping on a timer (>= 0; :data:`PRECISE_SPIN_S` on a
             :func:`precise_loop`).
+        on_end: stream the run instead of recording it: called once per sent request as
+            it ends (``i, t_sched, t_send, t_end, outcome, error``; a request not sent
+            is not reported), while the record keeps only the counts
+            (``extra["outcomes"]``, per-request lists empty). Memory then stays flat
+            however many requests the run sends (the requests in flight are held).
 
     Returns:
         the :class:`LoadRecord`.
     """
+    if on_end is not None:
+        return await _run_load_streamed(shape, start, on_end, max_duration_s=max_duration_s,
+                                        drain_timeout_s=drain_timeout_s, seed=seed,
+                                        rejected_types=tuple(rejected_types),
+                                        spin_s=spin_s)
     n = shape.count if shape.kind != "closed" else min(shape.count, MAX_SCHEDULED_REQUESTS)
     if shape.kind == "closed" and shape.count >= 10**9:
         n = 0  # grows as sent
@@ -287,7 +305,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
             return None
         outcome[i] = TIMEOUT  # until done
         pending[i] = fut
-        fut.add_done_callback(lambda f, i=i: on_done(i, f))
+        fut.add_done_callback(functools.partial(on_done, i))
         return fut
 
     t0 = _clock()
@@ -329,9 +347,12 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                     return
                 counter[0] += 1
                 if unbounded:
-                    for lst, v in ((t_sched, 0.0), (t_send, 0.0), (t_end, 0.0),
-                                   (outcome, NOT_SENT), (error, ""), (results, None)):
-                        lst.append(v)
+                    t_sched.append(0.0)
+                    t_send.append(0.0)
+                    t_end.append(0.0)
+                    outcome.append(NOT_SENT)
+                    error.append("")
+                    results.append(None)
                 fut = fire(i, _clock())
                 if fut is None:  # rejected or failed at once: let the server make progress
                     await asyncio.sleep(0)
@@ -362,8 +383,133 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         if not pending:
             break
         await asyncio.sleep(0)
-    for i in list(pending):  # a future that ignored cancel: count as timeout, stop waiting
-        outcome[i] = TIMEOUT
-        t_end[i] = _clock()
+    for i in list(pending):  # its callback has not run yet: classify by its state
+        fut = pending[i]
+        if fut.done():
+            on_done(i, fut)
+        else:  # a future that ignored cancel: a timeout, stop waiting
+            pending.pop(i, None)
+            outcome[i] = TIMEOUT
+            t_end[i] = _clock()
+    rec.t_done = _clock()
+    return rec
+
+
+async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
+                             max_duration_s: float, drain_timeout_s: float, seed: int,
+                             rejected_types: tuple[type[BaseException], ...],
+                             spin_s: float) -> LoadRecord:
+    """:func:`run_load` reporting each request to ``on_end`` as it ends, keeping only
+    the requests in flight and the counts (same schedule, bounds and outcomes)."""
+    n = shape.count if shape.kind != "closed" else min(shape.count, MAX_SCHEDULED_REQUESTS)
+    unbounded = shape.kind == "closed" and shape.count >= 10**9
+    rec = LoadRecord(shape, [], [], [], [], [], [])
+    counts = {o: 0 for o in OUTCOMES}
+    pending: dict[int, tuple[asyncio.Future[Any], float, float]] = {}
+    fired = [0]
+
+    def end(i: int, sched: float, send: float, outcome: str, err: str) -> None:
+        counts[outcome] += 1
+        on_end(i, sched, send, _clock(), outcome, err)
+
+    def on_done(i: int, fut: asyncio.Future[Any]) -> None:
+        entry = pending.pop(i, None)
+        if entry is None:  # already counted (a future that ignored its cancel)
+            return
+        _, sched, send = entry
+        if fut.cancelled():
+            end(i, sched, send, TIMEOUT, "")
+            return
+        exc = fut.exception()
+        if exc is None:
+            end(i, sched, send, OK, "")
+        else:
+            end(i, sched, send, REJECTED if isinstance(exc, rejected_types) else ERROR,
+                type(exc).__name__)
+
+    def fire(i: int, sched: float) -> asyncio.Future[Any] | None:
+        fired[0] += 1
+        send = _clock()
+        try:
+            fut = start(i)
+        except BaseException as exc:  # noqa: BLE001 - the request's outcome
+            end(i, sched, send, REJECTED if isinstance(exc, rejected_types) else ERROR,
+                type(exc).__name__)
+            return None
+        pending[i] = (fut, sched, send)
+        fut.add_done_callback(functools.partial(on_done, i))
+        return fut
+
+    t0 = _clock()
+    rec.t_start = t0
+    stop_at = t0 + max_duration_s
+    if shape.kind == "burst":
+        for i in range(n):
+            fire(i, _clock())
+    elif shape.kind == "open":
+        offs = shape.schedule_s(seed)
+        base = t0 + 0.001
+        i = 0
+        while i < n:
+            now = _clock()
+            if now >= stop_at:
+                break
+            while i < n and base + offs[i] <= now:
+                fire(i, base + float(offs[i]))
+                i += 1
+            if i >= n:
+                break
+            dt = base + offs[i] - _clock()
+            if dt > spin_s:
+                await asyncio.sleep(max(0.0, min(dt - spin_s, stop_at - _clock())))
+            else:
+                await asyncio.sleep(0)
+    elif shape.kind == "closed":
+        counter = [0]
+
+        async def client() -> None:
+            while True:
+                i = counter[0]
+                if (not unbounded and i >= n) or i >= MAX_SCHEDULED_REQUESTS \
+                        or _clock() >= stop_at:
+                    return
+                counter[0] += 1
+                fut = fire(i, _clock())
+                if fut is None:
+                    await asyncio.sleep(0)
+                else:
+                    try:
+                        await asyncio.shield(fut)
+                    except BaseException:  # noqa: BLE001 - recorded by on_done
+                        pass
+                    if not fut.done():  # pragma: no cover - shield cancelled from outside
+                        return
+                    if i in pending:
+                        await asyncio.sleep(0)
+
+        await asyncio.gather(*[client() for _ in range(shape.concurrency)])
+    else:  # pragma: no cover - LoadShape is built by parse_load
+        raise InputError(f"unknown load kind {shape.kind!r}")
+    rec.t_stop_sending = _clock()
+    if pending:
+        waiting = [f for f, _, _ in pending.values()]
+        _, not_done = await asyncio.wait(waiting, timeout=drain_timeout_s)
+        for f in not_done:
+            f.cancel()
+        if not_done:
+            await asyncio.wait(not_done, timeout=1.0)
+    for _ in range(3):
+        if not pending:
+            break
+        await asyncio.sleep(0)
+    for i in list(pending):  # its callback has not run yet: classify by its state
+        fut, _, _ = pending[i]
+        if fut.done():
+            on_done(i, fut)
+        if i in pending:  # a future that ignored cancel: a timeout, stop waiting
+            _, sched, send = pending.pop(i)
+            end(i, sched, send, TIMEOUT, "")
+    counts[NOT_SENT] = 0 if unbounded else n - fired[0]
+    rec.extra["outcomes"] = counts
     rec.t_done = _clock()
     return rec

@@ -22,6 +22,7 @@ Inside a running event loop use ``await ameasure_serving(...)`` instead.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import concurrent.futures
 import time
@@ -36,6 +37,7 @@ from trtcheck.errors import InputError, UsageError
 from trtcheck.measure.serving.batcher import (
     BatcherCounters, DaemonThreadPool, DynamicBatcher, QueueFull, Ticket, is_async_callable,
 )
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.loadgen import OK, LoadRecord, LoadShape, parse_load, run_load
 from trtcheck.policy import BatchingPolicy
 from trtcheck.results.serve import (
@@ -55,6 +57,10 @@ MAX_RAW_REQUESTS = 100_000
 #: Open loop: more than this share of late sends marks a configuration generator-limited
 #: (the arrival process the server saw is the sender's catch-up, not the schedule).
 GENERATOR_LIMITED_LATE_SHARE = 0.10
+#: ... when those late sends matter: their p99 lag is over this share of the p99 latency
+#: measured (latencies count from the scheduled time, so a lag moves a claimed
+#: percentile by at most itself: a lag under 10% of the p99 leaves it within 10%).
+GENERATOR_LIMITED_LAG_SHARE = 0.10
 #: ... as does an achieved send rate below this share of the target rate.
 GENERATOR_LIMITED_RATE_SHARE = 0.90
 #: ``trtcheck report --serve``: open-loop rates as shares of one instance's batch-1
@@ -259,7 +265,7 @@ class _InProcessTarget:
         if self.front is None and b.on_full == "reject":
             t = b.enqueue(self.payload_for(i))
             self.tickets[i] = t
-            t.future.add_done_callback(lambda _f, t=t: _release(t))
+            t.future.add_done_callback(functools.partial(_release_when_done, t))
             return t.future
         return self._loop.create_task(self._go(i))
 
@@ -271,7 +277,7 @@ class _InProcessTarget:
         t = await b.submit_ticket(self.payload_for(i))
         self.tickets[i] = t
         fut = t.future
-        fut.add_done_callback(lambda _f, t=t: _release(t))
+        fut.add_done_callback(functools.partial(_release_when_done, t))
         return await fut
 
 
@@ -332,6 +338,11 @@ def _quiet_aiohttp() -> Callable[[], None]:
             lg.setLevel(level)
 
     return restore
+
+
+def _release_when_done(t: Ticket, _future: asyncio.Future[Any]) -> None:
+    """A done-callback: :func:`_release` ``t``."""
+    _release(t)
 
 
 def _release(t: Ticket) -> None:
@@ -396,97 +407,149 @@ def _r(x: float) -> float:
     return round(x, 4)
 
 
+class RepeatAccumulator:
+    """One load run's per-request values, folded in as each request ends (bounded
+    memory: :class:`trtcheck.measure.serving.request_record.RequestReservoir`), then one
+    :class:`ServeRepeat` (:meth:`repeat`).
+
+    Give :meth:`on_end` to :func:`trtcheck.measure.serving.loadgen.run_load` as ``on_end``: an
+    ``ok`` request's ticket (and HTTP handler times) are taken out of ``tickets`` /
+    ``handler_times`` and turned into its latency and waterfall parts at once; any other
+    request's are dropped. Accounting is exact whatever the run's length: every sent
+    request is counted once under its outcome.
+
+    Args:
+        open_loop: latencies from the scheduled send (else from the actual send).
+        http: the waterfall has ``http_ms``.
+        tickets, handler_times: the target's (filled by it as requests start).
+        late_threshold_ms: open loop: a send later than this counts as late.
+        capacity: requests whose values the results keep (every stride-th beyond;
+            default :data:`MAX_RAW_REQUESTS`).
+    """
+
+    def __init__(self, open_loop: bool, http: bool, tickets: dict[int, Ticket],
+                 handler_times: dict[int, tuple[float, float]], late_threshold_ms: float,
+                 capacity: int | None = None) -> None:
+        from trtcheck.measure.serving.request_record import RequestReservoir
+
+        capacity = MAX_RAW_REQUESTS if capacity is None else capacity
+        self.open_loop = open_loop
+        self.http = http
+        self.tickets = tickets
+        self.handler_times = handler_times
+        self.late_threshold_ms = late_threshold_ms
+        parts = [k for k in WATERFALL_PARTS if (open_loop or k != "send_lag_ms")
+                 and (http or k != "http_ms")]
+        self.parts = parts
+        # per ok request: index, latency, parts, residual, batch size, enqueue time (s)
+        self.ok = RequestReservoir(["index", "latency_ms", *parts, "residual_ms",
+                                    "batch_size", "t_enqueue_s"], capacity)
+        self.lags = RequestReservoir(["index", "send_lag_ms"], capacity)
+        self.sent = 0
+        self.late = 0
+        self.first = math.inf  # earliest (scheduled, for open loop) send
+        self.send_lo = math.inf
+        self.send_hi = -math.inf
+        self.last_ok_end = -math.inf
+        self.errors: dict[str, int] = {}
+
+    def on_end(self, i: int, t_sched: float, t_send: float, t_end: float, outcome: str,
+               error: str) -> None:
+        """One request ended (the signature of ``run_load``'s ``on_end``)."""
+        ticket = self.tickets.pop(i, None)
+        handler = self.handler_times.pop(i, None)
+        if outcome == "not_sent":
+            return
+        self.sent += 1
+        start = t_sched if self.open_loop else t_send
+        self.first = min(self.first, start)
+        self.send_lo = min(self.send_lo, t_send)
+        self.send_hi = max(self.send_hi, t_send)
+        if error:
+            self.errors[error] = self.errors.get(error, 0) + 1
+        if self.open_loop:
+            lag = (t_send - t_sched) * 1e3
+            self.lags.add((float(i), lag))
+            self.late += lag > self.late_threshold_ms
+        if outcome != OK or ticket is None or ticket.t_delivered == 0.0:
+            return
+        self.last_ok_end = max(self.last_ok_end, t_end)
+        e2e = (t_end - start) * 1e3
+        p = ticket.parts_s()
+        vals: list[float] = []
+        if self.open_loop:
+            vals.append((t_send - t_sched) * 1e3)
+        if self.http:
+            h0, h1 = handler or (t_send, t_end)
+            vals.append(((h0 - t_send) + (t_end - h1)) * 1e3)
+            vals.append((ticket.t_enqueue - h0) * 1e3)
+        else:
+            vals.append((ticket.t_enqueue - t_send) * 1e3)
+        vals += [p["queue_wait"] * 1e3, p["window_wait"] * 1e3, p["assembly"] * 1e3,
+                 p["executor_hop"] * 1e3, p["compute"] * 1e3, p["result_dispatch"] * 1e3]
+        self.ok.add((float(i), e2e, *vals, e2e - sum(vals), float(ticket.batch_size),
+                     ticket.t_enqueue))
+
+    def repeat(self, repeat: int, rec: LoadRecord, counters: BatcherCounters) -> ServeRepeat:
+        """The :class:`ServeRepeat` of the run (``rec``: its record, for the outcome
+        counts)."""
+        counts = rec.outcome_counts()
+        ok_count = self.ok.count
+        first = self.first if self.sent else 0.0
+        last = max(self.last_ok_end, first) if ok_count else first
+        duration = max(last - first, 1e-9)
+        rows = self.ok.kept_rows(order_by="index")  # request order
+        col = {n: rows[:, j] for j, n in enumerate(self.ok.names)}
+
+        def ms(name: str) -> list[float]:  # rounded as every per-request value (0.1 us)
+            return np.round(col[name], 4).tolist()
+
+        rep = ServeRepeat(
+            repeat=repeat, latencies_ms=ms("latency_ms"),
+            parts_ms={k: ms(k) for k in self.parts},
+            batch_sizes=col["batch_size"].astype(np.int64).tolist(),
+            enqueue_offsets_ms=np.round((col["t_enqueue_s"] - first) * 1e3, 4).tolist(),
+            ok_count=ok_count, raw_stride=self.ok.stride,
+            outcomes=counts, errors=dict(self.errors),
+            latency=self.ok.summarize("latency_ms") if ok_count else None,
+            duration_s=duration,
+            throughput_queries_per_s=counts[OK] / duration if counts[OK] else 0.0,
+            mean_batch_size=counters.avg_batch_size,
+            max_batch_size=counters.max_batch_size_seen,
+            counters=_counters_record(counters))
+        if ok_count:
+            rep.waterfall = [WaterfallPart(name=k, median_ms=self.ok.percentile(k, 0.5),
+                                           p99_ms=self.ok.percentile(k, 0.99),
+                                           mean_ms=self.ok.mean(k)) for k in self.parts]
+            rep.residual_median_ms = self.ok.percentile("residual_ms", 0.5)
+            rep.residual_p99_ms = self.ok.percentile("residual_ms", 0.99)
+        del rows, col
+        if self.open_loop and self.sent:
+            rep.send_lag_ms = np.round(self.lags.kept_rows(order_by="index")[:, 1],
+                                       4).tolist()
+            rep.send_lag_p50_ms = self.lags.percentile("send_lag_ms", 0.5)
+            rep.send_lag_p99_ms = self.lags.percentile("send_lag_ms", 0.99)
+            rep.late_send_share = self.late / self.sent
+            if self.sent > 1:
+                span = self.send_hi - self.send_lo
+                rep.achieved_send_rate_per_s = (self.sent - 1) / span if span > 0 else None
+        return rep
+
+
 def build_repeat(repeat: int, rec: LoadRecord, tickets: dict[int, Ticket],
                  handler_times: dict[int, tuple[float, float]], http: bool,
                  counters: BatcherCounters, late_threshold_ms: float) -> ServeRepeat:
-    """Turn one load run's raw records into a :class:`ServeRepeat` (waterfall included).
+    """Turn one recorded load run into a :class:`ServeRepeat` (waterfall included): its
+    requests go through :class:`RepeatAccumulator` in request order, as a streamed run's
+    do as they end.
 
     ``handler_times`` are the HTTP server's ``(start, end)`` per request (``http=True``).
     """
-    open_loop = rec.shape.kind == "open"
-    lat: list[float] = []
-    parts: dict[str, list[float]] = {k: [] for k in WATERFALL_PARTS}
-    if not open_loop:
-        del parts["send_lag_ms"]
-    if not http:
-        del parts["http_ms"]
-    batch_sizes: list[int] = []
-    enq: list[float] = []
-    residual: list[float] = []
-    sent_idx = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
-    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent_idx) \
-        if sent_idx else 0.0
-    for i in rec.indices(OK):
-        t = tickets.get(i)
-        if t is None or t.t_delivered == 0.0:
-            continue
-        t_send, t_end = rec.t_send[i], rec.t_end[i]
-        start = rec.t_sched[i] if open_loop else t_send
-        e2e = (t_end - start) * 1e3
-        p = t.parts_s()
-        vals: dict[str, float] = {}
-        if open_loop:
-            vals["send_lag_ms"] = (t_send - rec.t_sched[i]) * 1e3
-        if http:
-            h0, h1 = handler_times.get(i, (t_send, t_end))
-            vals["http_ms"] = ((h0 - t_send) + (t_end - h1)) * 1e3
-            vals["front_ms"] = (t.t_enqueue - h0) * 1e3
-        else:
-            vals["front_ms"] = (t.t_enqueue - t_send) * 1e3
-        vals["queue_wait_ms"] = p["queue_wait"] * 1e3
-        vals["window_wait_ms"] = p["window_wait"] * 1e3
-        vals["assembly_ms"] = p["assembly"] * 1e3
-        vals["executor_hop_ms"] = p["executor_hop"] * 1e3
-        vals["compute_ms"] = p["compute"] * 1e3
-        vals["result_dispatch_ms"] = p["result_dispatch"] * 1e3
-        lat.append(_r(e2e))
-        for k, v in vals.items():
-            parts[k].append(_r(v))
-        residual.append(e2e - sum(vals.values()))
-        batch_sizes.append(t.batch_size)
-        enq.append(_r((t.t_enqueue - t_first) * 1e3))
-    ok_count = len(lat)
-    stride = max(1, -(-ok_count // MAX_RAW_REQUESTS))
-    stats_lat = lat
-    stats_parts = parts
-    counts = rec.outcome_counts()
-    errors: dict[str, int] = {}
+    acc = RepeatAccumulator(rec.shape.kind == "open", http, dict(tickets),
+                            dict(handler_times), late_threshold_ms)
     for i, o in enumerate(rec.outcome):
-        if rec.error[i]:
-            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
-    sent = [i for i, o in enumerate(rec.outcome) if o != "not_sent"]
-    first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) if sent else 0.0
-    oks = rec.indices(OK)
-    last = max((rec.t_end[i] for i in oks), default=first)
-    duration = max(last - first, 1e-9)
-    rep = ServeRepeat(
-        repeat=repeat, latencies_ms=lat[::stride],
-        parts_ms={k: v[::stride] for k, v in parts.items()},
-        batch_sizes=batch_sizes[::stride], enqueue_offsets_ms=enq[::stride],
-        ok_count=ok_count, raw_stride=stride,
-        outcomes=counts, errors=errors,
-        latency=tstats.summarize(stats_lat) if stats_lat else None,
-        duration_s=duration, throughput_queries_per_s=len(oks) / duration if oks else 0.0,
-        mean_batch_size=counters.avg_batch_size,
-        max_batch_size=counters.max_batch_size_seen,
-        counters=_counters_record(counters))
-    if lat:
-        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
-                                       p99_ms=tstats.percentile(v, 0.99),
-                                       mean_ms=float(np.mean(v)))
-                         for k, v in stats_parts.items() if v]
-        rep.residual_median_ms = tstats.percentile(residual, 0.5)
-        rep.residual_p99_ms = tstats.percentile(residual, 0.99)
-    if open_loop and sent:
-        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
-        rep.send_lag_ms = [_r(v) for v in lags[::max(1, -(-len(lags) // MAX_RAW_REQUESTS))]]
-        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
-        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
-        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
-        if len(sent) > 1:
-            span = max(rec.t_send[i] for i in sent) - min(rec.t_send[i] for i in sent)
-            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
-    return rep
+        acc.on_end(i, rec.t_sched[i], rec.t_send[i], rec.t_end[i], o, rec.error[i])
+    return acc.repeat(repeat, rec, counters)
 
 
 def _med(vals: Sequence[float]) -> float:
@@ -573,7 +636,9 @@ def _rate_floor(shape: LoadShape, reps: Sequence[ServeRepeat]) -> float:
 def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
                        ) -> list[Finding]:
     """``generator-limited`` marks of an open-loop configuration: in the median repeat,
-    more than :data:`GENERATOR_LIMITED_LATE_SHARE` of the sends were late, or the sender
+    more than :data:`GENERATOR_LIMITED_LATE_SHARE` of the sends were late with a p99 send
+    lag over :data:`GENERATOR_LIMITED_LAG_SHARE` of the p99 latency (a smaller lag moves
+    the claimed latencies by less than that share: a ``late-sends`` warning only), or the sender
     achieved less than :data:`GENERATOR_LIMITED_RATE_SHARE` of the target rate (less the
     schedule's own sampling error, :func:`_rate_floor`). Then the
     arrivals the server saw were the sender's catch-up bursts, not the schedule, and the
@@ -582,9 +647,14 @@ def generator_validity(shape: LoadShape, reps: Sequence[ServeRepeat], where: str
         return []
     late = _median([r.late_send_share for r in reps])
     rate = _median([r.achieved_send_rate_per_s for r in reps])
+    lag = _median([r.send_lag_p99_ms for r in reps])
+    p99 = _median([r.latency.p99_ms for r in reps if r.latency is not None])
     why: list[str] = []
-    if late is not None and late > GENERATOR_LIMITED_LATE_SHARE:
-        why.append(f"{late:.1%} of sends were late")
+    material = lag is None or p99 is None or p99 <= 0 or lag > GENERATOR_LIMITED_LAG_SHARE * p99
+    if late is not None and late > GENERATOR_LIMITED_LATE_SHARE and material:
+        why.append(f"{late:.1%} of sends were late"
+                   + (f" (p99 send lag {lag:.3g} ms against a p99 latency of {p99:.3g} ms)"
+                      if lag is not None and p99 is not None else ""))
     if rate is not None and shape.rate_per_s > 0 and shape.arrival != "trace" \
             and rate < _rate_floor(shape, reps):
         why.append(f"the sender reached {rate:.1f} of {shape.rate_per_s:g} requests/s")
@@ -708,6 +778,7 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
             tgt = _InProcessTarget(payload_for, front)
         total = len(shapes_) * len(windows_us) * len(max_batch_sizes)
         k = 0
+        begin_steps(progress, total * repeats, "run", "serve")
 
         async def _sweep() -> None:
             nonlocal own_pool, executor, k
@@ -735,9 +806,14 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                     tgt.reset(b)
                                     if front is not None:
                                         front.reset()
+                                # streamed: each request is folded in as it ends
+                                acc = RepeatAccumulator(shape.kind == "open", http,
+                                                        tgt.tickets, tgt.handler_times,
+                                                        late_threshold_ms)
                                 rec = await run_load(shape, tgt.start, max_duration_s=max_duration_s,
                                                      drain_timeout_s=drain_timeout_s, seed=seed + r,
-                                                     rejected_types=(QueueFull,))
+                                                     rejected_types=(QueueFull,),
+                                                     on_end=acc.on_end)
                             finally:
                                 await b.aclose(drain=False, timeout_s=drain_timeout_s)
                                 if b.abandoned_batches and own_pool is not None:
@@ -747,17 +823,16 @@ async def ameasure_serving(target: Backend | Callable[[Any], Any], *,
                                     own_pool = DaemonThreadPool(
                                         instances, thread_name_prefix="trtcheck-serve")
                                     executor = own_pool
-                            rep = build_repeat(r, rec, tgt.tickets, tgt.handler_times, http,
-                                               b.counters, late_threshold_ms)
+                            rep = acc.repeat(r, rec, b.counters)
                             reps.append(rep)
                             if progress:
                                 lat = rep.latency
-                                progress(f"[{k}/{total}] {shape.label} window "
-                                         f"{us_to_ms(w):g} ms max batch "
-                                         f"{mb} repeat {r + 1}/{repeats}: "
-                                         f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
-                                         f"{rep.mean_batch_size:.2f}, p50 "
-                                         f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                                step_done(progress, f"[{k}/{total}] {shape.label} window "
+                                          f"{us_to_ms(w):g} ms max batch "
+                                          f"{mb} repeat {r + 1}/{repeats}: "
+                                          f"{rep.throughput_queries_per_s:.1f} q/s, mean batch "
+                                          f"{rep.mean_batch_size:.2f}, p50 "
+                                          f"{lat.median_ms if lat else float('nan'):.2f} ms")
                         configs.append(config_result(w, int(mb), shape, reps))
         try:
             await _sweep()
@@ -803,7 +878,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             (dict of arrays stacked on axis 0, an array, or a list of payloads); outputs
             must be a list of one result per request, an array or a dict of arrays with
             one row per request.
-        use_uvloop: run on uvloop (``pip install trtcheck-tool[fast]``).
+        use_uvloop: run on uvloop (``pip install uvloop``, the ``fast`` extra).
         windows_us: batching windows, microseconds, each >= 0 (Triton
             ``max_queue_delay_microseconds``).
         max_batch_sizes: Triton ``max_batch_size`` values, each >= 1.
@@ -833,7 +908,8 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             per-thread state first (e.g. cuDNN autotuning, which PyTorch caches per
             thread: a fresh thread re-tunes every new batch shape, measured at 160-360 ms
             per first batch of 32 on an H200).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run.
 
     Returns:
         a :class:`~trtcheck.results.serve.ServeRun` (put it in ``Results.serve``).
@@ -856,7 +932,7 @@ def measure_serving(target: Backend | Callable[[Any], Any], *, use_uvloop: bool 
             from trtcheck.errors import EnvironmentProblem
 
             raise EnvironmentProblem("uvloop is not installed",
-                                     "pip install 'trtcheck-tool[fast]' or drop --uvloop") from None
+                                     "pip install uvloop or drop --uvloop") from None
         # the coroutine is made only once it will be run: none is left never awaited
         return uvloop.run(ameasure_serving(target, **kwargs))
     return asyncio.run(ameasure_serving(target, **kwargs))

@@ -9,9 +9,20 @@ docs/results-schema.md; ``--check`` says whether they are up to date (the test s
 runs the same check).
 
 The schema is JSON Schema draft 2020-12 as pydantic writes it
-(``Results.model_json_schema(mode="validation")``), with one change: every number may also
-be one of the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``, which is how results
-files keep non-finite floats in strict JSON.
+(``Results.model_json_schema(mode="validation")``, :func:`model_schema`), with two changes
+(:func:`open_schema`) so that it accepts what the reader accepts:
+
+* every number may also be one of the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``,
+  which is how results files keep non-finite floats in strict JSON;
+* records are open objects: a newer MINOR version only adds fields, and the reader
+  ignores fields it does not know (with a note), so the schema allows them
+  (``additionalProperties`` is left out where the model forbids extra keys). What the
+  reader refuses stays closed: a known field of the wrong type, a map whose values have
+  the wrong type (``environment.packages``: name -> version text), another ``kind``, and a
+  ``schema_version`` of another MAJOR version (``^3\\.[0-9]+$`` for 3.x), or none.
+
+The version digest (``versions.json``) is taken over the model's own schema (what this
+trtcheck writes, extra keys forbidden), which the published one is derived from.
 """
 
 from __future__ import annotations
@@ -44,17 +55,90 @@ class _ResultsSchemaGenerator(GenerateJsonSchema):
         return {"anyOf": [number, {"type": "string", "enum": list(NON_FINITE)}]}
 
 
-def generate_schema() -> dict[str, Any]:
-    """The JSON Schema of results.json for this trtcheck's model (a new dict each call)."""
-    core = Results.model_json_schema(mode="validation",
-                                     schema_generator=_ResultsSchemaGenerator)
+class _PublishedSchemaGenerator(_ResultsSchemaGenerator):
+    """The published schema's generator: maps with integer keys (``points_ms``: batch
+    size -> ms) also say their keys are integers (JSON keys are text; the reader parses
+    them and refuses any other key)."""
+
+    def dict_schema(self, schema: Any) -> dict[str, Any]:  # noqa: D102 (pydantic hook)
+        out = super().dict_schema(schema)
+        keys = schema.get("keys_schema", {})
+        if keys.get("type") == "int":
+            out["propertyNames"] = {"pattern": "^[+-]?[0-9]+$"}
+        return out
+
+
+def model_json_schema(model: Any, published: bool = False) -> dict[str, Any]:
+    """Pydantic's validation JSON Schema of a model class (or a ``TypeAdapter``-able
+    type), with numbers that may be written as the non-finite strings :data:`NON_FINITE`.
+    Records forbid extra keys here (``additionalProperties: false``): this is what a
+    writer of this version writes; :func:`open_schema` gives what a reader accepts.
+    ``published``: also name the key type of integer-keyed maps (``propertyNames``),
+    as the published schemas do."""
+    gen = _PublishedSchemaGenerator if published else _ResultsSchemaGenerator
+    if hasattr(model, "model_json_schema"):
+        schema: dict[str, Any] = model.model_json_schema(mode="validation",
+                                                         schema_generator=gen)
+        return schema
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(model).json_schema(mode="validation", schema_generator=gen)
+
+
+def model_schema(published: bool = False) -> dict[str, Any]:
+    """The results model's own schema (extra keys forbidden): the digest of a version is
+    taken over it (a new dict each call; ``published``: see :func:`model_json_schema`)."""
+    core = model_json_schema(Results, published)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             # read at call time: --write bumps the version and generates again
             "$comment": f"trtcheck results.json, schema version {_model.SCHEMA_VERSION}; "
                         "generated "
                         "from the results model by `python -m trtcheck.results.schema "
-                        "--write`",
+                        "--write`; objects are open within a major version",
             **core}
+
+
+def major_version_pattern(version: str | None = None) -> str:
+    """The ``schema_version`` pattern of one MAJOR version: ``"2.0"`` -> ``^2\\.[0-9]+$``
+    (every minor version the reader of ``version`` reads without migration)."""
+    major = (version or _model.SCHEMA_VERSION).split(".")[0]
+    return rf"^{major}\.[0-9]+$"
+
+
+def open_schema(schema: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    """What a reader of ``version`` (default: this trtcheck's) accepts, from a model's
+    schema: a copy where no object forbids extra keys (``additionalProperties: false``
+    removed; typed maps keep their value schema) and where ``schema_version``, wherever
+    a document declares it, matches only that MAJOR version (:func:`major_version_pattern`).
+    """
+    pattern = major_version_pattern(version)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()
+               if not (k == "additionalProperties" and v is False)}
+        props = out.get("properties")
+        if isinstance(props, dict) and isinstance(props.get("schema_version"), dict) \
+                and props["schema_version"].get("type") == "string":
+            props["schema_version"] = {**props["schema_version"], "pattern": pattern}
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+def generate_schema() -> dict[str, Any]:
+    """The published JSON Schema of results.json (what ``trtcheck schema`` prints and the
+    package ships): :func:`open_schema` of :func:`model_schema`, so it accepts every file
+    of this MAJOR version the reader accepts (a new dict each call)."""
+    schema = open_schema(model_schema(published=True))
+    # the reader refuses a document without one (the model's default is for writing)
+    schema["required"] = ["schema_version", *[r for r in schema.get("required", [])
+                                              if r != "schema_version"]]
+    return schema
 
 
 def _strip_docs(node: Any, in_properties: bool = False) -> Any:
@@ -81,18 +165,21 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 def shipped_schema() -> dict[str, Any]:
     """The JSON Schema shipped in the package (what ``trtcheck schema`` prints)."""
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return schema
 
 
 def recorded_digests() -> dict[str, str]:
     """Version -> digest of every released schema version (``versions.json``)."""
-    return json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    digests: dict[str, str] = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    return digests
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return defs.get(ref[len("#/$defs/"):], {})
+        target: dict[str, Any] = defs.get(ref[len("#/$defs/"):], {})
+        return target
     return node
 
 

@@ -24,6 +24,7 @@ from trtcheck.results.schema import (
     VERSIONS_FILE,
     describe_change,
     generate_schema,
+    model_schema,
     next_version,
     recorded_digests,
     schema_digest,
@@ -63,7 +64,7 @@ def problems() -> list[tuple[str, str]]:
     """What is out of date: ``(problem, what to do)`` each (empty: all agree)."""
     version = model_module.SCHEMA_VERSION
     schema = generate_schema()
-    digest = schema_digest(schema)
+    digest = schema_digest(model_schema())
     out: list[tuple[str, str]] = []
     regenerate = "run python -m trtcheck.results.schema --write"
     recorded = recorded_digests().get(version)
@@ -88,7 +89,7 @@ def write(force_major: bool = False) -> str:
 
     version = model_module.SCHEMA_VERSION
     schema = generate_schema()
-    digest = schema_digest(schema)
+    digest = schema_digest(model_schema())
     digests = recorded_digests()
     notes: list[str] = []
     if digests.get(version, digest) != digest:

@@ -37,7 +37,7 @@ class TypeInfo:
     """Static shape of a model field: ``kind`` is record, list, dict or scalar."""
 
     kind: str
-    cls: type | None = None
+    cls: type[BaseModel] | None = None
     item: TypeInfo | None = None
     scalars: tuple[type, ...] = ()
 
@@ -79,25 +79,25 @@ def type_info(annotation: Any) -> TypeInfo:
     return TypeInfo("scalar", scalars=(object,))
 
 
-def model_field_types(cls: type) -> dict[str, TypeInfo]:
+def model_field_types(cls: type[BaseModel]) -> dict[str, TypeInfo]:
     """The fields of the results record class ``cls``: name -> :class:`TypeInfo`."""
-    fields = cls.model_fields  # type: ignore[attr-defined]
+    fields = cls.model_fields
     return {n: type_info(f.annotation) for n, f in fields.items()}
 
 
-def key_field(cls: type | None) -> str | None:
+def key_field(cls: type[BaseModel] | None) -> str | None:
     """The field that names the items of a list of ``cls`` records (the first of
     :data:`KEY_FIELDS` it has), or ``None``."""
     if cls is None:
         return None
-    names = cls.model_fields  # type: ignore[attr-defined]
+    names = cls.model_fields
     for k in KEY_FIELDS:
         if k in names:
             return k
     return None
 
 
-def _samples_field(cls: type | None) -> str | None:
+def _samples_field(cls: type[BaseModel] | None) -> str | None:
     """The raw-samples field of a record class (``samples_ms``, ``latencies_ms``), if any."""
     if cls is None:
         return None
@@ -116,7 +116,7 @@ def own_samples(obj: Any) -> list[float] | None:
     return val if isinstance(val, list) else None
 
 
-def stats_field(cls: type | None) -> str | None:
+def stats_field(cls: type[BaseModel] | None) -> str | None:
     """The latency-statistics sub-record whose fields are reachable directly: ``stats``,
     or else the first record field that has ``median_ms`` and ``p99_ms`` (``latency``)."""
     if cls is None:

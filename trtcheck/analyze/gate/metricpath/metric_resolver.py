@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,8 @@ class SampleStat:
         if self.kind == "mean":
             return np.mean(samples, axis=axis)
         if self.kind == "quantile":
-            return np.quantile(samples, self.q, axis=axis,
-                               method=numpy_quantile_method(self.method))
+            method: Any = numpy_quantile_method(self.method)  # a NumPy method name
+            return np.quantile(samples, self.q, axis=axis, method=method)
         return self.scale / np.quantile(samples, 0.5, axis=axis, method="linear")
 
 
@@ -387,7 +388,8 @@ def evaluate_path(path: MetricPath, results: Any) -> list[Value]:
             not isinstance(v.value, bool)]
     if not nums:
         raise MetricMissing(f"{path.text}: no values to reduce")
-    red = {"min": min, "max": max, "sum": sum}[path.func](nums)
+    reduce: dict[str, Callable[[list[float]], float]] = {"min": min, "max": max, "sum": sum}
+    red = reduce[str(path.func)](nums)
     return [Value(path.text, (), red)]
 
 

@@ -45,7 +45,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from trtcheck import stats as tstats
 from trtcheck.errors import EnvironmentProblem, UsageError
 from trtcheck.measure.serving.live.live import (
     START_TIMEOUT_S, LoadJob, LoadResult, request_failure, run_job,
@@ -55,7 +54,7 @@ from trtcheck.results.load_nodes import DistributedLoad, LoadNodeShare
 from trtcheck.results.stats import Finding
 
 #: The install hint of the optional dependency.
-RAY_HINT = "pip install 'trtcheck-tool[ray]' (on the driver and every node)"
+RAY_HINT = "pip install 'ray>=2.9' (the ray extra; on the driver and every node)"
 #: Seconds the cluster may take to reserve the actors' CPUs (the placement group).
 PLACEMENT_TIMEOUT_S = 60.0
 #: Round trips per node for its clock offset (the shortest one is used).
@@ -232,13 +231,12 @@ def measure_clock_offset(clock: Callable[[], float], samples: int = CLOCK_SAMPLE
 
 
 def _shift(res: LoadResult, by_s: float) -> LoadResult:
-    """``res`` with every time of a sent request moved by ``-by_s`` (onto the epoch)."""
-    def mv(ts: list[float]) -> list[float]:
-        return [t - by_s if o != NOT_SENT else t for t, o in zip(ts, res.outcome)]
+    """``res`` with every time of its record moved by ``-by_s`` (onto the epoch)."""
+    import copy
 
-    return replace(res, t_sched=mv(res.t_sched), t_send=mv(res.t_send), t_end=mv(res.t_end),
-                   t_start=res.t_start - by_s, t_stop_sending=res.t_stop_sending - by_s,
-                   t_done=res.t_done - by_s)
+    rec = copy.deepcopy(res.record)
+    rec.shift(by_s)
+    return replace(res, record=rec)
 
 
 def node_share(actor: int, info: dict[str, Any], job: LoadJob, res: LoadResult | None, *,
@@ -259,29 +257,26 @@ def node_share(actor: int, info: dict[str, Any], job: LoadJob, res: LoadResult |
         scheduled = shape.count if bounded else 0
         return LoadNodeShare(**base, scheduled_requests=scheduled, lost=True,
                              lost_requests=scheduled, lost_reason=lost_reason)
+    rec = res.record
     open_loop = shape.kind == "open"
-    sent = [i for i, o in enumerate(res.outcome) if o != NOT_SENT]
-    oks = [i for i, o in enumerate(res.outcome) if o == OK]
-    lat = [(res.t_end[i] - (res.t_sched[i] if open_loop else res.t_send[i])) * 1e3
-           for i in oks]
+    o = rec.outcomes
     fig: dict[str, Any] = {}
-    if open_loop and sent:
-        lags = [(res.t_send[i] - res.t_sched[i]) * 1e3 for i in sent]
-        fig.update(late_sends=int(sum(v > late_threshold_ms for v in lags)),
-                   send_lag_p50_ms=tstats.percentile(lags, 0.5),
-                   send_lag_p99_ms=tstats.percentile(lags, 0.99))
-        if len(sent) > 1:
-            ts = [res.t_send[i] for i in sent]
-            span = max(ts) - min(ts)
-            fig["achieved_send_rate_per_s"] = (len(sent) - 1) / span if span > 0 else None
-    if lat:
-        fig.update(p50_ms=tstats.percentile(lat, 0.5), p99_ms=tstats.percentile(lat, 0.99))
+    if open_loop and rec.sent:
+        fig.update(late_sends=int(rec.late),
+                   send_lag_p50_ms=rec.lags.percentile("send_lag_ms", 0.5),
+                   send_lag_p99_ms=rec.lags.percentile("send_lag_ms", 0.99))
+        if rec.sent > 1:
+            span = rec.send_hi - rec.send_lo
+            fig["achieved_send_rate_per_s"] = (rec.sent - 1) / span if span > 0 else None
+    if rec.ok.count:
+        fig.update(p50_ms=rec.ok.percentile("latency_ms", 0.5),
+                   p99_ms=rec.ok.percentile("latency_ms", 0.99))
+    total = sum(o.values())
     return LoadNodeShare(
-        **base, scheduled_requests=len(res.outcome) if bounded else len(sent),
-        sent_requests=len(sent), ok_requests=len(oks),
-        error_requests=sum(o == ERROR for o in res.outcome),
-        timeout_requests=sum(o == TIMEOUT for o in res.outcome),
-        not_sent_requests=len(res.outcome) - len(sent), load_cpu_share=cpu_share,
+        **base, scheduled_requests=total if bounded else rec.sent,
+        sent_requests=rec.sent, ok_requests=o.get(OK, 0),
+        error_requests=o.get(ERROR, 0), timeout_requests=o.get(TIMEOUT, 0),
+        not_sent_requests=o.get(NOT_SENT, 0), load_cpu_share=cpu_share,
         start_skew_ms=None if start_skew_s is None else start_skew_s * 1e3, **fig)
 
 
@@ -544,7 +539,7 @@ class RayLoad:
                 out_records.append(shifted)
                 shares.append(node_share(
                     s, info, jobs[k], shifted, late_threshold_ms=late_threshold_ms,
-                    clock=clocks.get(k), start_skew_s=res.t_start - target,
+                    clock=clocks.get(k), start_skew_s=res.record.t_start - target,
                     cpu_share=cpu_s / wall_s if wall_s > 0 else None))
             else:
                 shares.append(node_share(s, info, jobs[k], None,

@@ -1,7 +1,7 @@
 """A KServe v2 (Triton) control-plane client for live targets, over HTTP or gRPC.
 
 Wraps ``tritonclient`` (``tritonclient.http.aio`` / ``tritonclient.grpc.aio``; install
-``trtcheck-tool[triton]``) and turns every answer into plain JSON of one shape whatever
+the ``triton`` extra) and turns every answer into plain JSON of one shape whatever
 the protocol (gRPC's int64 fields arrive as strings and are turned into ints where read),
 and every failure into one trtcheck error:
 
@@ -34,6 +34,10 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from trtcheck.errors import EnvironmentProblem, InputError
+from trtcheck.results.kserve_answers import (
+    BadAnswer, check_model_config, check_model_metadata, check_model_stats,
+    check_server_metadata,
+)
 
 T = TypeVar("T")
 
@@ -106,7 +110,8 @@ def import_client(protocol: str) -> Any:
             import tritonclient.http.aio as mod
     except ImportError as exc:
         raise EnvironmentProblem(f"live targets need tritonclient ({exc})",
-                                 "pip install 'trtcheck-tool[triton]'") from None
+                                 "pip install 'tritonclient[http,grpc]' httptools (the triton "
+                                 "extra)") from None
     return mod
 
 
@@ -118,25 +123,27 @@ def make_client(ep: Endpoint) -> Any:
     return mod.InferenceServerClient(ep.address, conn_limit=1024, conn_timeout=60.0)
 
 
-def grpc_ints(obj: Any, keys: tuple[str, ...]) -> Any:
-    """Turn gRPC JSON's stringified int64 fields named in ``keys`` into ints, recursively."""
-    if isinstance(obj, dict):
-        return {k: (int(v) if k in keys and isinstance(v, str) and v.lstrip("-").isdigit()
-                    else [int(x) if isinstance(x, str) and x.lstrip("-").isdigit() else x
-                          for x in v] if k in keys and isinstance(v, list)
-                    else grpc_ints(v, keys)) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [grpc_ints(x, keys) for x in obj]
-    return obj
+def bad_answer(url: str, endpoint: str, exc: BadAnswer) -> EnvironmentProblem:
+    """The one-line error of an answer that failed its check
+    (:mod:`trtcheck.results.kserve_answers`), naming the endpoint and the field."""
+    return EnvironmentProblem(
+        f"the server at {url} answered {endpoint} with a bad "
+        f"{exc.field or 'answer'}: {exc.reason}",
+        "trtcheck reads KServe v2 answers as Triton 2.x gives them; check the server (or a "
+        "proxy in front of it) and its version")
 
 
-_STAT_INT_KEYS = ("count", "ns", "inference_count", "execution_count", "batch_size",
-                  "last_inference", "shape", "dims")
+def _model_path(name: str, version: str) -> str:
+    from urllib.parse import quote
+
+    return (f"/v2/models/{quote(name, safe='')}"
+            + (f"/versions/{quote(version, safe='')}" if version else ""))
 
 
 def error_text(exc: BaseException) -> str:
     """The message of a tritonclient/network exception, one line."""
-    msg = exc.message() if callable(getattr(exc, "message", None)) else str(exc)
+    message = getattr(exc, "message", None)  # tritonclient's exceptions: a method
+    msg = message() if callable(message) else str(exc)
     msg = " ".join(str(msg or type(exc).__name__).split())
     return msg[:300]
 
@@ -148,7 +155,8 @@ def is_unreachable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name.startswith("Client") and "Connector" in name:  # aiohttp
         return True
-    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    status_of = getattr(exc, "status", None)  # tritonclient's exceptions: a method
+    status = status_of() if callable(status_of) else None
     if status and str(status).isdigit():  # an HTTP answer: the server was reached
         return False
     text = error_text(exc).lower()
@@ -219,7 +227,11 @@ class KServeClient:
         ready = await self._call("the readiness check", self._c.is_server_ready())
         kw = {"as_json": True} if self.grpc else {}
         md = await self._call("its metadata", self._c.get_server_metadata(**kw))
-        return {**dict(md), "ready": bool(ready)}
+        try:
+            md = check_server_metadata(md)
+        except BadAnswer as exc:
+            raise bad_answer(self.ep.url, "GET /v2", exc) from None
+        return {**md, "ready": bool(ready)}
 
     async def _model_call(self, what: str, name: str, version: str, coro: Awaitable[T]) -> T:
         try:
@@ -258,8 +270,14 @@ class KServeClient:
             if self.grpc:
                 idx = await asyncio.wait_for(
                     self._c.get_model_repository_index(as_json=True), 3.0)
-                return list(idx.get("models", []))
-            return list(await asyncio.wait_for(self._c.get_model_repository_index(), 3.0))
+                models = idx.get("models", []) if isinstance(idx, dict) else []
+            else:
+                models = await asyncio.wait_for(self._c.get_model_repository_index(), 3.0)
+            # an index entry trtcheck reads is an object with text fields
+            return [m for m in (models if isinstance(models, list) else [])
+                    if isinstance(m, dict) and all(isinstance(m.get(k, ""), str)
+                                                   for k in ("name", "version", "state",
+                                                             "reason"))][:4096]
         except Exception:  # noqa: BLE001 - best effort (an optional extension)
             return []
 
@@ -280,9 +298,11 @@ class KServeClient:
         ``unloaded``) names the server's reason; otherwise it says how to load it."""
         ver = f" version {version}" if version else ""
         reason = str(entry.get("reason", "") or "").strip()
-        how = (f"gRPC RepositoryModelLoad, or POST /v2/repository/models/{name}/load on its "
-               "HTTP port" if self.grpc else
-               f"POST {self.ep.url.rstrip('/')}/v2/repository/models/{name}/load")
+        from urllib.parse import quote
+
+        path = f"/v2/repository/models/{quote(name, safe='')}/load"
+        how = (f"gRPC RepositoryModelLoad, or POST {path} on its HTTP port" if self.grpc
+               else f"POST {self.ep.url.rstrip('/')}{path}")
         load_hint = (f"load it ({how}) or start the server with it "
                      f"(tritonserver --load-model={name})")
         if reason and reason.lower() != "unloaded":
@@ -334,7 +354,10 @@ class KServeClient:
         kw = {"as_json": True} if self.grpc else {}
         md = await self._model_call("the metadata", name, version,
                                     self._c.get_model_metadata(name, version, **kw))
-        return grpc_ints(dict(md), ("shape",))
+        try:
+            return check_model_metadata(md)
+        except BadAnswer as exc:
+            raise bad_answer(self.ep.url, f"GET {_model_path(name, version)}", exc) from None
 
     async def model_config(self, name: str, version: str = "") -> dict[str, Any]:
         """Triton's model configuration as JSON (``/v2/models/NAME/config``); ``{}`` from
@@ -347,11 +370,13 @@ class KServeClient:
             if "refused" in str(exc):
                 return {}
             raise
-        cfg = dict(cfg)
-        if self.grpc:
+        if self.grpc and isinstance(cfg, dict):
             cfg = cfg.get("config", cfg)
-        return grpc_ints(cfg, ("max_batch_size", "max_queue_delay_microseconds", "count",
-                           "preferred_batch_size", "dims"))
+        try:
+            return check_model_config(cfg)
+        except BadAnswer as exc:
+            raise bad_answer(self.ep.url, f"GET {_model_path(name, version)}/config",
+                             exc) from None
 
     async def statistics(self, name: str, version: str = "") -> dict[str, Any]:
         """Triton's statistics of the model (``/v2/models/NAME/stats``): the first entry of
@@ -363,7 +388,11 @@ class KServeClient:
         kw = {"as_json": True} if self.grpc else {}
         st = await self._model_call("the statistics", name, version,
                                     self._c.get_inference_statistics(name, version, **kw))
-        entries = grpc_ints(dict(st), _STAT_INT_KEYS).get("model_stats", [])
+        try:
+            entries = check_model_stats(st)
+        except BadAnswer as exc:
+            raise bad_answer(self.ep.url, f"GET {_model_path(name, version)}/stats",
+                             exc) from None
         if not entries:
             raise EnvironmentProblem(f"the server at {self.ep.url} returned no statistics "
                                      f"for {name!r}", "trtcheck reads Triton's statistics "

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trtcheck.errors import EnvironmentProblem
+from trtcheck.results.kserve_answers import BadResponse
 
 #: Connections one pool opens at most. A load process waits in ``select()``
 #: (:func:`trtcheck.measure.serving.loadgen.precise_loop`), which takes file descriptors below
@@ -63,7 +64,8 @@ def _import_httptools() -> Any:
         import httptools
     except ImportError as exc:
         raise EnvironmentProblem(f"live targets over HTTP need httptools ({exc})",
-                                 "pip install 'trtcheck-tool[triton]'") from None
+                                 "pip install 'tritonclient[http,grpc]' httptools (the triton "
+                                 "extra)") from None
     return httptools
 
 
@@ -103,6 +105,8 @@ def parse_infer_response(status: int, body: bytes, header_length: int | None) ->
     Raises:
         InferHttpError: ``status`` is not 200 (the message is Triton's ``error`` field
             when the body is that JSON, else the body's first 300 characters).
+        BadResponse: a 200 answer tritonclient cannot read (not JSON, a header length
+            beyond the body, outputs that are not a list of objects).
     """
     if status != 200:
         text = body.decode("utf-8", "replace")
@@ -113,7 +117,19 @@ def parse_infer_response(status: int, body: bytes, header_length: int | None) ->
         raise InferHttpError(status, " ".join(text.split())[:300] or f"status {status}")
     import tritonclient.http as th
 
-    return th.InferResult.from_response_body(body, False, header_length)
+    if header_length is not None and not 0 <= header_length <= len(body):
+        raise BadResponse(f"the answer's Inference-Header-Content-Length {header_length} "
+                          f"does not fit its {len(body)}-byte body")
+    try:
+        result = th.InferResult.from_response_body(body, False, header_length)
+        outputs = result.get_response().get("outputs", [])
+    except Exception as exc:  # noqa: BLE001 - tritonclient on a malformed answer
+        raise BadResponse(f"unreadable inference answer ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:200]})") from None
+    if not isinstance(outputs, list) or not all(
+            isinstance(o, dict) and isinstance(o.get("name"), str) for o in outputs):
+        raise BadResponse("the inference answer's outputs are not a list of named tensors")
+    return result
 
 
 class _Connection(asyncio.Protocol):
@@ -148,7 +164,10 @@ class _Connection(asyncio.Protocol):
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
         if name.lower() == b"inference-header-content-length":
-            self.header_length = int(value)
+            try:
+                self.header_length = int(value)
+            except ValueError:  # checked against the body in parse_infer_response
+                self.header_length = -1
 
     def on_body(self, chunk: bytes) -> None:
         self.body.append(chunk)

@@ -34,6 +34,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,12 +47,19 @@ from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
+from trtcheck.measure.serving.live.live_record import LiveRunRecord
+from trtcheck.measure.serving.live.target import open_target, parse_endpoint, target_kind
 from trtcheck.measure.serving.loadgen import (
     ERROR, NOT_SENT, OK, PRECISE_SPIN_S, LoadRecord, LoadShape, parse_load, precise_loop,
     run_load,
 )
 from trtcheck.results.bench import BackendInfo
+from trtcheck.results.kserve_answers import (
+    BadAnswer, BadResponse, check_model_config, check_model_metadata, check_model_stats,
+    check_stats_pair,
+)
 from trtcheck.results.serve import (
     LiveSplit, LiveTarget, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
     ServeSettings, TritonBatchStat, TritonDuration, TritonStatsDelta, WaterfallPart,
@@ -76,6 +84,8 @@ STATS_SETTLE_S = 2.0
 RESTORE_TIMEOUT_S = 30.0
 #: Seconds a stopped load process may take to exit before it is killed.
 STOP_TIMEOUT_S = 2.0
+#: Most bytes of one input tensor trtcheck generates for a request.
+MAX_REQUEST_BYTES = 256 * 2**20
 
 
 # --------------------------------------------------------------------------- payload
@@ -116,10 +126,14 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
     Raises:
         InputError: an unknown ``--shapes``/``--inputs`` name, a variable dimension
             without a shape, a batch other than 1 on a batching model, an array of the
-            wrong shape, or an unsupported datatype.
+            wrong shape, an unsupported datatype, or an input over
+            :data:`MAX_REQUEST_BYTES`.
+        EnvironmentProblem: the metadata or configuration fails its check.
     """
     from trtcheck.load.shapes import format_shape
 
+    metadata = _checked(check_model_metadata, metadata, "model metadata")
+    config = _checked(check_model_config, config, "model configuration")
     batching = int(config.get("max_batch_size", 0) or 0) > 0
     shapes = dict(shapes or {})
     arrays = dict(arrays or {})
@@ -171,6 +185,12 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
                                  f"give them with --shapes {name}:"
                                  + format_shape([1 if d < 0 else d for d in want]))
             np_dt = KSERVE_DTYPES[dt]
+            nbytes = math.prod(want) * (8 if dt == "BYTES" else np.dtype(np_dt).itemsize)
+            if nbytes > MAX_REQUEST_BYTES:
+                raise InputError(f"input {name!r} of shape {format_shape(want)} would be "
+                                 f"{nbytes:,} bytes per request; trtcheck sends at most "
+                                 f"{MAX_REQUEST_BYTES:,}", "give smaller dimensions with "
+                                 f"--shapes {name}:DIMS (or check the model's metadata)")
             if dt == "BYTES":
                 feed[name] = np.full(want, b"trtcheck", dtype=np.object_)
             elif dt == "BOOL":
@@ -189,16 +209,23 @@ def request_tensors(metadata: dict[str, Any], config: dict[str, Any],
     return feed, in_specs, outs
 
 
+def _checked(check: Callable[[Any], dict[str, Any]], doc: Any, what: str) -> dict[str, Any]:
+    """``check(doc)`` (:mod:`trtcheck.results.kserve_answers`); a bad answer is one
+    :class:`EnvironmentProblem` naming the field."""
+    try:
+        return check(doc)
+    except BadAnswer as exc:
+        raise EnvironmentProblem(f"the server's {what} has a bad {exc.field or 'answer'}: "
+                                 f"{exc.reason}", "check the server (trtcheck reads "
+                                 "Triton 2.x answers)") from None
+
+
 def describe_payload(feed: dict[str, np.ndarray]) -> str:
     """``"NAME dtype [dims], ..."`` of one request."""
     return ", ".join(f"{k} {v.dtype} {list(v.shape)}" for k, v in feed.items())
 
 
 # --------------------------------------------------------------------------- load process
-
-
-class BadResponse(Exception):
-    """A response whose outputs do not match the model's metadata."""
 
 
 @dataclass
@@ -218,29 +245,25 @@ class LoadJob:
     drain_timeout_s: float
     warmup_requests: int
     prewarm_connections: int
+    late_threshold_ms: float = 1.0
 
 
 @dataclass
 class LoadResult:
-    """What one load process sends back: the raw per-request record (perf_counter
-    seconds, system-wide monotonic clock) and the first message per error kind."""
+    """What one load process sends back: its run's record, bounded whatever the count
+    (:class:`trtcheck.measure.serving.live.live_record.LiveRunRecord`; perf_counter seconds, the
+    system-wide monotonic clock) and the first message per error kind."""
 
-    t_sched: list[float]
-    t_send: list[float]
-    t_end: list[float]
-    outcome: list[str]
-    error: list[str]
+    record: LiveRunRecord
     messages: dict[str, str]
-    t_start: float
-    t_stop_sending: float
-    t_done: float
     warmup_errors: dict[str, str] = field(default_factory=dict)
 
 
 def _error_kind(exc: BaseException) -> str:
     if isinstance(exc, BadResponse):
         return "BadResponse"
-    status = exc.status() if callable(getattr(exc, "status", None)) else None
+    status_of = getattr(exc, "status", None)  # tritonclient's exceptions: a method
+    status = status_of() if callable(status_of) else None
     if status:
         s = str(status)
         return f"HTTP {s}" if s.isdigit() else f"gRPC {s.replace('StatusCode.', '')}"
@@ -249,9 +272,26 @@ def _error_kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
+def check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
+    """Check one inference answer (a tritonclient ``InferResult``) against the expected
+    outputs: each present, readable, and of the metadata's shape (``-1``: any size).
+
+    Raises:
+        BadResponse: naming the output (an empty one says so: the numpy 2 trap of the
+            python backend, :data:`NUMPY2_EMPTY_OUTPUT_HINT`).
+    """
     for o in outputs:
-        arr = result.as_numpy(o.name)
+        try:
+            with warnings.catch_warnings():  # a value out of the dtype's range: inf
+                warnings.simplefilter("ignore")
+                arr = result.as_numpy(o.name)
+        except Exception as exc:  # noqa: BLE001 - tritonclient decoding a bad answer
+            text = error_text(exc)
+            if "size 0" in text:
+                raise BadResponse(f"output {o.name!r} arrived empty (0 elements) though "
+                                  f"the model's metadata says {list(o.shape)}: {text}"
+                                  ) from None
+            raise BadResponse(f"output {o.name!r} is unreadable: {text}") from None
         if arr is None:
             raise BadResponse(f"the response has no output {o.name!r}")
         shp = tuple(int(d) for d in arr.shape)
@@ -296,13 +336,20 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         host, _, port = job.address.rpartition(":")
         pool = HttpInferPool(host, int(port), encode_infer_request(
             job.address, job.model, job.version, inputs, outs),
-            check=lambda r: _check_outputs(r, job.outputs))
+            check=lambda r: check_outputs(r, job.outputs))
         client: Any = None
 
+        http_pool = pool
+
         def send(i: int) -> asyncio.Future[Any]:
-            fut = pool.start()
-            fut.add_done_callback(lambda f: (None if f.cancelled() or f.exception() is None
-                                             else failed(i, f.exception())))
+            fut = http_pool.start()
+
+            def done(f: asyncio.Future[Any]) -> None:
+                exc = None if f.cancelled() else f.exception()
+                if exc is not None:
+                    failed(i, exc)
+
+            fut.add_done_callback(done)
             return fut
     else:
         pool = None
@@ -312,7 +359,7 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
             try:
                 r = await client.infer(job.model, inputs, model_version=job.version,
                                        outputs=outs or None)
-                _check_outputs(r, job.outputs)
+                check_outputs(r, job.outputs)
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:
@@ -346,9 +393,16 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
         ready(warm_errors)
         if warm_errors or not wait_go():
             return None
+        record = LiveRunRecord(open_loop=job.shape.kind == "open",
+                               late_threshold_ms=job.late_threshold_ms)
+
+        def on_end(i: int, sched: float, send: float, end: float, outcome: str,
+                   err: str) -> None:  # streamed: the error's kind as classified
+            record.on_end(i, sched, send, end, outcome, kinds.pop(i, err))
+
         rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
                                          drain_timeout_s=job.drain_timeout_s, seed=job.seed,
-                                         spin_s=PRECISE_SPIN_S)
+                                         spin_s=PRECISE_SPIN_S, on_end=on_end)
     finally:
         if pool is not None:
             pool.close()
@@ -357,12 +411,10 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
                 await asyncio.wait_for(client.close(), 5.0)
             except BaseException:  # noqa: BLE001 - closing is best effort
                 pass
-    errors = list(rec.error)
-    for i, k in kinds.items():
-        if i < len(errors) and rec.outcome[i] == ERROR:
-            errors[i] = k
-    return LoadResult(rec.t_sched, rec.t_send, rec.t_end, rec.outcome, errors, messages,
-                      rec.t_start, rec.t_stop_sending, rec.t_done)
+    record.outcomes[NOT_SENT] = rec.outcome_counts()[NOT_SENT]
+    record.t_start, record.t_stop_sending, record.t_done = (rec.t_start, rec.t_stop_sending,
+                                                            rec.t_done)
+    return LoadResult(record, messages)
 
 
 def _datatype(arr: np.ndarray) -> str:
@@ -410,9 +462,10 @@ def _worker(conn: Any, job: LoadJob) -> None:
         return msg == "go"
 
     try:
+        send = target_kind(job.protocol).resolve("send")  # run_job for KServe v2
         loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
         try:
-            res = loop.run_until_complete(run_job(job, ready, wait_go))
+            res = loop.run_until_complete(send(job, ready, wait_go))
         finally:
             loop.close()
         conn.send(("done", res))
@@ -550,6 +603,9 @@ def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exce
     if kind.startswith("HTTP 4") or kind in ("gRPC INVALID_ARGUMENT", "gRPC NOT_FOUND"):
         return InputError(msg, "check the request tensors (--shapes, --inputs) against the "
                                "model's metadata")
+    if kind == "BadResponse" and "arrived empty" in text or \
+            "does not match size of output" in text:
+        return EnvironmentProblem(msg, NUMPY2_EMPTY_OUTPUT_HINT)
     if kind == "BadResponse":
         return EnvironmentProblem(msg, "the model answers outputs that do not match its "
                                        "own metadata; fix the model or its config.pbtxt")
@@ -558,22 +614,27 @@ def request_failure(kind: str, text: str, job: LoadJob, *, warmup: bool) -> Exce
     return EnvironmentProblem(msg, "the server or the model failed; see the server log")
 
 
-def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LoadRecord,
+#: The hint for a python-backend model whose outputs arrive empty (or refused by the stub).
+NUMPY2_EMPTY_OUTPUT_HINT = (
+    "a python-backend model under numpy 2 that builds outputs with pb_utils.Tensor(name, "
+    "numpy_array) answers empty tensors (the backend stub reads numpy 1 array descriptors "
+    "and miscounts numpy 2 arrays); build them with pb_utils.Tensor.from_dlpack(name, "
+    "numpy.ascontiguousarray(array)), or run the stub with numpy < 2")
+
+
+def merge_results(shape: LoadShape, parts: list[LoadResult]) -> tuple[LiveRunRecord,
                                                                         dict[str, str]]:
-    """One :class:`LoadRecord` of all processes' requests (sorted by scheduled time)."""
-    rows = []
+    """One :class:`LiveRunRecord` of all processes' requests, and the first message per
+    error kind."""
     msgs: dict[str, str] = {}
-    for p in parts:
-        rows += list(zip(p.t_sched, p.t_send, p.t_end, p.outcome, p.error))
+    whole = parts[0].record
+    for k, v in parts[0].messages.items():
+        msgs.setdefault(k, v)
+    for p in parts[1:]:
+        whole.merge(p.record)
         for k, v in p.messages.items():
             msgs.setdefault(k, v)
-    rows.sort(key=lambda r: (r[3] == NOT_SENT, r[0] or r[1]))
-    cols = [list(c) for c in zip(*rows)] if rows else [[], [], [], [], []]
-    rec = LoadRecord(shape, cols[0], cols[1], cols[2], cols[3], cols[4], [None] * len(rows))
-    rec.t_start = min(p.t_start for p in parts)
-    rec.t_stop_sending = max(p.t_stop_sending for p in parts)
-    rec.t_done = max(p.t_done for p in parts)
-    return rec, msgs
+    return whole, msgs
 
 
 # --------------------------------------------------------------------------- statistics
@@ -586,7 +647,16 @@ def _dur(d: dict[str, Any] | None) -> tuple[int, int]:
 
 def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDelta:
     """The server's statistics of one run: ``after - before`` of one ``model_stats``
-    entry (Triton's statistics extension; missing fields count 0)."""
+    entry (Triton's statistics extension; missing fields count 0).
+
+    Raises:
+        BadAnswer: either entry fails its check, a counter went backwards (the server
+            restarted or the model was loaded again) or the run's executions do not add
+            up (:func:`trtcheck.results.kserve_answers.check_stats_pair`).
+    """
+    before, after = check_model_stats({"model_stats": [before, after]})
+    check_stats_pair(before, after)
+
     def d(key: str) -> TritonDuration:
         c1, n1 = _dur(after.get("inference_stats", {}).get(key))
         c0, n0 = _dur(before.get("inference_stats", {}).get(key))
@@ -617,15 +687,13 @@ def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDel
         compute_output=d("compute_output"), batch_stats=batches)
 
 
-def live_split(rec: LoadRecord, delta: TritonStatsDelta) -> LiveSplit | None:
+def live_split(rec: LiveRunRecord, delta: TritonStatsDelta) -> LiveSplit | None:
     """The mean latency split of one run (see :class:`LiveSplit`); ``None`` without an
     ok request or a successful server request."""
-    oks = rec.indices(OK)
-    if not oks or not delta.success.count:
+    if not rec.ok.count or not delta.success.count:
         return None
-    client = float(np.mean([(rec.t_end[i] - rec.t_send[i]) * 1e3 for i in oks]))
-    lag = (float(np.mean([(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in oks]))
-           if rec.shape.kind == "open" else 0.0)
+    client = rec.ok.mean("client_ms")
+    lag = rec.ok.mean("send_lag_ms") if rec.open_loop else 0.0
     server = delta.success.total_ms / delta.success.count
     queue = delta.queue.mean_ms or 0.0
     n = delta.compute_infer.count or 1
@@ -637,61 +705,53 @@ def live_split(rec: LoadRecord, delta: TritonStatsDelta) -> LiveSplit | None:
                      server_other_mean_ms=server - queue - compute)
 
 
-def _r(x: float) -> float:
-    return round(x, 4)
-
-
-def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
+def build_live_repeat(repeat: int, rec: LiveRunRecord, delta: TritonStatsDelta,
                       late_threshold_ms: float) -> ServeRepeat:
-    """One live run's :class:`ServeRepeat`: client latencies and send lags per request,
-    the server's statistics delta as counters, the mean latency split."""
-    open_loop = rec.shape.kind == "open"
-    oks = rec.indices(OK)
-    sent = [i for i, o in enumerate(rec.outcome) if o != NOT_SENT]
-    t_first = min((rec.t_sched[i] if open_loop else rec.t_send[i]) for i in sent) \
-        if sent else 0.0
-    lat = [_r((rec.t_end[i] - (rec.t_sched[i] if open_loop else rec.t_send[i])) * 1e3)
-           for i in oks]
+    """One live run's :class:`ServeRepeat`: client latencies and send lags (every
+    request in the statistics; every ``raw_stride``-th kept in the lists, in request
+    order), the server's statistics delta as counters, the mean latency split."""
+    open_loop = rec.open_loop
+    counts = dict(rec.outcomes)
+    n_ok = rec.ok.count
+    t_first = rec.first if rec.sent else 0.0
+    last = max(rec.last_ok_end, t_first) if n_ok else t_first
+    duration = max(last - t_first, 1e-9)
+    rows = rec.ok.kept_rows(order_by="index")
+    col = {name: rows[:, j] for j, name in enumerate(rec.ok.names)}
+    lat = np.round(col["latency_ms"], 4).tolist()
     parts: dict[str, list[float]] = {}
     if open_loop:
-        parts["send_lag_ms"] = [_r((rec.t_send[i] - rec.t_sched[i]) * 1e3) for i in oks]
-    counts = rec.outcome_counts()
-    errors: dict[str, int] = {}
-    for i, o in enumerate(rec.outcome):
-        if rec.error[i]:
-            errors[rec.error[i]] = errors.get(rec.error[i], 0) + 1
-    last = max((rec.t_end[i] for i in oks), default=t_first)
-    duration = max(last - t_first, 1e-9)
+        parts["send_lag_ms"] = np.round(col["send_lag_ms"], 4).tolist()
     hist = {str(b.batch_size): b.execution_count for b in delta.batch_stats}
     counters = ServeCounters(
-        submitted=len(sent), accepted=delta.success.count + delta.fail.count, rejected=0,
+        submitted=rec.sent, accepted=delta.success.count + delta.fail.count, rejected=0,
         execution_count=delta.execution_count, inference_count=delta.inference_count,
         avg_batch_size=delta.avg_batch_size, batch_size_histogram=hist,
         completed=counts[OK], failed=counts[ERROR], cancelled_queued=0,
         cancelled_in_flight=counts["timeout"], batch_errors=0)
     rep = ServeRepeat(
         repeat=repeat, latencies_ms=lat, parts_ms=parts, batch_sizes=[],
-        enqueue_offsets_ms=[_r((rec.t_send[i] - t_first) * 1e3) for i in oks],
-        outcomes=counts, errors=errors,
-        latency=tstats.summarize(lat) if lat else None, duration_s=duration,
-        throughput_queries_per_s=len(oks) / duration if oks else 0.0,
+        enqueue_offsets_ms=np.round((col["t_send_s"] - t_first) * 1e3, 4).tolist(),
+        outcomes=counts, errors=dict(rec.errors), ok_count=n_ok, raw_stride=rec.ok.stride,
+        latency=rec.ok.summarize("latency_ms") if n_ok else None, duration_s=duration,
+        throughput_queries_per_s=n_ok / duration if n_ok else 0.0,
         mean_batch_size=delta.avg_batch_size,
         max_batch_size=max((b.batch_size for b in delta.batch_stats), default=0),
         counters=counters, server_stats=delta, live_split=live_split(rec, delta))
-    if lat and parts:
-        rep.waterfall = [WaterfallPart(name=k, median_ms=tstats.percentile(v, 0.5),
-                                       p99_ms=tstats.percentile(v, 0.99),
-                                       mean_ms=float(np.mean(v))) for k, v in parts.items()]
-    if open_loop and sent:
-        lags = [(rec.t_send[i] - rec.t_sched[i]) * 1e3 for i in sent]
-        rep.send_lag_ms = [_r(v) for v in lags]
-        rep.send_lag_p50_ms = tstats.percentile(lags, 0.5)
-        rep.send_lag_p99_ms = tstats.percentile(lags, 0.99)
-        rep.late_send_share = sum(v > late_threshold_ms for v in lags) / len(lags)
-        if len(sent) > 1:
-            ts = [rec.t_send[i] for i in sent]
-            span = max(ts) - min(ts)
-            rep.achieved_send_rate_per_s = (len(sent) - 1) / span if span > 0 else None
+    del rows, col
+    if n_ok and open_loop:
+        rep.waterfall = [WaterfallPart(name="send_lag_ms",
+                                       median_ms=rec.ok.percentile("send_lag_ms", 0.5),
+                                       p99_ms=rec.ok.percentile("send_lag_ms", 0.99),
+                                       mean_ms=rec.ok.mean("send_lag_ms"))]
+    if open_loop and rec.sent:
+        rep.send_lag_ms = np.round(rec.lags.kept_rows(order_by="index")[:, 1], 4).tolist()
+        rep.send_lag_p50_ms = rec.lags.percentile("send_lag_ms", 0.5)
+        rep.send_lag_p99_ms = rec.lags.percentile("send_lag_ms", 0.99)
+        rep.late_send_share = rec.late / rec.sent
+        if rec.sent > 1:
+            span = rec.send_hi - rec.send_lo
+            rep.achieved_send_rate_per_s = (rec.sent - 1) / span if span > 0 else None
     return rep
 
 
@@ -700,7 +760,12 @@ def build_live_repeat(repeat: int, rec: LoadRecord, delta: TritonStatsDelta,
 
 def window_us_of(config: dict[str, Any]) -> float:
     """The dynamic batching window of a Triton config, microseconds (its
-    ``max_queue_delay_microseconds``; 0 without dynamic batching)."""
+    ``max_queue_delay_microseconds``; 0 without dynamic batching).
+
+    Raises:
+        EnvironmentProblem: the configuration fails its check.
+    """
+    config = _checked(check_model_config, config, "model configuration")
     db = config.get("dynamic_batching")
     if not isinstance(db, dict):
         return 0.0
@@ -709,7 +774,12 @@ def window_us_of(config: dict[str, Any]) -> float:
 
 def instances_of(config: dict[str, Any]) -> int:
     """Execution instances of a Triton config (sum of ``instance_group`` counts, each
-    times its GPUs when it names several; 1 when none is given)."""
+    times its GPUs when it names several; 1 when none is given).
+
+    Raises:
+        EnvironmentProblem: the configuration fails its check.
+    """
+    config = _checked(check_model_config, config, "model configuration")
     groups = config.get("instance_group") or []
     n = 0
     for g in groups:
@@ -730,7 +800,7 @@ def override_config(base: dict[str, Any], *, window_us: float | None, max_batch:
     """
     import copy
 
-    cfg = copy.deepcopy(base)
+    cfg = copy.deepcopy(_checked(check_model_config, base, "model configuration"))
     mb = int(cfg.get("max_batch_size", 0) or 0) if max_batch is None else int(max_batch)
     if max_batch is not None:
         cfg["max_batch_size"] = mb
@@ -756,6 +826,7 @@ def override_config(base: dict[str, Any], *, window_us: float | None, max_batch:
 
 
 def _device_of(config: dict[str, Any]) -> str:
+    config = _checked(check_model_config, config, "model configuration")
     kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in config.get("instance_group", [])})
     return ", ".join(kinds) or "KIND_AUTO"
 
@@ -764,7 +835,7 @@ def _device_of(config: dict[str, Any]) -> str:
 
 
 @sigterm_as_interrupt()
-def measure_live(url: str, model: str, *, model_version: str = "",
+def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                  windows_us: Sequence[float] | None = None,
                  max_batch_sizes: Sequence[int] | None = None,
                  instances: int | Sequence[int] | None = None,
@@ -779,7 +850,9 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
-        url: ``http://HOST:PORT`` or ``grpc://HOST:PORT``.
+        url: the target's endpoint, parsed once (:func:`~trtcheck.measure.serving.live.
+            target.parse_endpoint`), or a URL (``http://HOST:PORT``, ``grpc://HOST:PORT``)
+            parsed here.
         model, model_version: the model (version ``""``: the server's choice).
         windows_us, max_batch_sizes, instances, preferred_batch_sizes: sweep values
             (windows in microseconds; ``None``: as the model is loaded); ``instances``
@@ -795,7 +868,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
         seed: Poisson seed (repeat r uses ``seed + r``) and generated inputs.
         shapes, arrays: one request's shapes (``--shapes``) / data (``--inputs``).
         client_processes: load generator processes (>= 1).
-        progress: called with one line per run.
+        progress: a progress callback (:mod:`trtcheck.measure.progress`): one step
+            and one line per run, status lines between.
         distributed: a connected :class:`trtcheck.measure.serving.live.distributed.RayLoad`: every
             run's load is split across its Ray actors instead of local processes
             (``client_processes`` must then be 1); each repeat records every actor's
@@ -821,15 +895,20 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     if distributed is not None and client_processes != 1:
         raise UsageError("with a Ray load the actors are the senders: client_processes "
                          "must be 1", "give the number of actors to RayLoad instead")
-    ep = parse_url(url)
+    ep = url if isinstance(url, Endpoint) else parse_endpoint(url)
     shapes_ = [ld if isinstance(ld, LoadShape) else parse_load(ld, max_duration_s)
                for ld in loads]
     sweep = any(v is not None for v in (windows_us, max_batch_sizes, instances,
                                         preferred_batch_sizes))
 
-    async def inspect() -> tuple[dict, dict, dict]:
-        async with KServeClient(ep) as c:
+    from trtcheck.measure.serving.live import live_faults as lf
+
+    async def inspect() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any],
+                                 dict[str, Any]]:
+        async with open_target(ep) as c:
             smd = await c.server_metadata()
+            if (missing := lf.missing_extension(smd, ep.url, sweep=sweep)) is not None:
+                raise missing
             await c.model_ready(model, model_version)
             md = await c.model_metadata(model, model_version)
             cfg = await c.model_config(model, model_version)
@@ -837,6 +916,13 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             return smd, md, cfg, st
 
     smd, md, base_cfg, first_stats = asyncio.run(inspect())
+    if windows_us is not None and any(w > 0 for w in windows_us) \
+            and int(base_cfg.get("max_batch_size", 0) or 0) == 0 \
+            and not any(m > 0 for m in (max_batch_sizes or [])):
+        raise InputError(f"model {model!r} has max_batch_size 0 (no batch axis): Triton "
+                         "does not batch it, so a batching window would change nothing",
+                         "give --max-batch N for a model whose inputs take a batch axis, "
+                         "or drop --window-ms")
     feed, _in_specs, out_specs = request_tensors(md, base_cfg, shapes, arrays, seed)
     live = LiveTarget(url=ep.url, protocol=ep.protocol, model_name=model,
                       model_version=model_version, server_name=str(smd.get("name", "")),
@@ -856,14 +942,21 @@ def measure_live(url: str, model: str, *, model_version: str = "",
     configs: list[ServeConfigResult] = []
     total = len(shapes_) * len(wins) * len(mbs) * len(insts)
     k = 0
+    begin_steps(progress, total * repeats, "run", "serve")
     loaded: dict[str, Any] | None = None
     skipped: list[tuple[dict[str, Any], InputError]] = []
     incomplete: str | None = None
+    fault: lf.Fault | None = None
+    invalid: str | None = None
+    where = "before the first run"
+    expected: dict[str, Any] = base_cfg
     try:
         try:
             # one configuration per window x max batch x instance count
             for w, mb, n_inst in ((w, mb, n) for w in wins for mb in mbs for n in insts):
                 cfg = base_cfg
+                where = (f"window {us_to_ms(window_us_of(base_cfg) if w is None else w):g} "
+                         f"ms max batch {base_mb if mb is None else mb}")
                 if sweep:
                     cfg = override_config(base_cfg, window_us=w, max_batch=mb,
                                           instances=n_inst, preferred=pref)
@@ -881,28 +974,40 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                         if "refuses to load models" in str(exc):
                             raise
                         skipped.append((cfg, exc))
-                        if progress:
-                            progress(f"warning: {exc}; skipping this configuration")
+                        step_done(progress, f"warning: {exc}; skipping this configuration",
+                                  steps=len(shapes_) * repeats)
                         k += len(shapes_)
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
+                window_note = lf.window_not_applied(w, cfg)
+                if window_note and progress:
+                    progress(f"warning: {window_note.message}")
+                expected = cfg
                 for shape in shapes_:
                     k += 1
+                    where = (f"{shape.label} window {us_to_ms(window_us_of(cfg)):g} ms max "
+                             f"batch {cfg.get('max_batch_size', base_mb)} instances "
+                             f"{instances_of(cfg)}")
                     reps = []
                     for r in range(repeats):
                         rep = _one_run(ep, model, model_version, feed, out_specs, shape,
                                        seed + r, r, max_duration_s, drain_timeout_s,
                                        late_threshold_ms, warmup_requests, client_processes,
                                        distributed)
+                        now_cfg = _current_config(ep, model, model_version)
+                        if now_cfg and (d := lf.config_difference(cfg, now_cfg)):
+                            raise EnvironmentProblem(
+                                f"model {model!r} was loaded again with another "
+                                f"configuration during the run ({d})")
                         reps.append(rep)
                         if progress:
                             lat = rep.latency
-                            progress(f"[{k}/{total}] {shape.label} window "
-                                     f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
-                                     f"{cfg.get('max_batch_size', base_mb)} repeat "
-                                     f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
-                                     f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
-                                     f"{lat.median_ms if lat else float('nan'):.2f} ms")
+                            step_done(progress, f"[{k}/{total}] {shape.label} window "
+                                      f"{us_to_ms(window_us_of(cfg)):g} ms max batch "
+                                      f"{cfg.get('max_batch_size', base_mb)} repeat "
+                                      f"{r + 1}/{repeats}: {rep.throughput_queries_per_s:.1f} "
+                                      f"q/s, server mean batch {rep.mean_batch_size:.2f}, p50 "
+                                      f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serving.serve import config_result
 
                     # Triton's max_batch_size 0 (no batch axis: one request per
@@ -916,6 +1021,8 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                                         else "lower the rate, or add Ray nodes and "
                                         "--ray-actors (see each node's late sends and cpu)")
                     c.server_model_config = cfg
+                    if window_note is not None:
+                        c.warnings.append(window_note)
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
                                                                 or {}).get(
@@ -926,8 +1033,31 @@ def measure_live(url: str, model: str, *, model_version: str = "",
             # finished
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
+        except (EnvironmentProblem, InputError, BadAnswer) as broke:
+            # a run broke: find out what happened to the server, keep what finished
+            if isinstance(broke, InputError) and "refuses to load models" in str(broke):
+                raise
+            fault = lf.diagnose_fault(ep, model, model_version, expected, broke)
+            if not configs:  # nothing measured to keep: the one line now
+                if fault.kind == "run-failed":
+                    raise
+                raise EnvironmentProblem(f"{where}: {fault.reason}",
+                                         "check the server, then run again") from None
+            invalid = f"{where}: {fault.reason}"
+            incomplete = (f"invalid: {invalid} ({len(configs)} of {total} "
+                          "configuration(s) measured)")
+            if progress:
+                progress(f"warning: {invalid}")
     finally:
+        skip = None
         if loaded is not None:
+            skip = (fault.reason if fault is not None and fault.kind in (
+                "server-gone", "model-unloaded", "config-changed")
+                else lf.restore_skip_reason(ep, model, model_version, expected))
+            if skip and progress:
+                progress(f"warning: not loading {model} with its original configuration "
+                         f"again: {skip}")
+        if loaded is not None and not skip:
             late = _restore(ep, model, base_cfg, progress,
                             interrupted=incomplete is not None)
             if late and incomplete is None:  # every run finished; the restore did not
@@ -974,13 +1104,27 @@ def measure_live(url: str, model: str, *, model_version: str = "",
                     "ready and was measured: under strict readiness another model that "
                     "failed to load does this",
             remedy="check the server log for the model that failed to load"))
-    if not sweep and incomplete is None:
+    if not sweep and incomplete is None and run.live is not None:
         try:
             run.live.command_stats = stats_delta(first_stats,
                                                  _stats(ep, model, model_version))
         except KeyboardInterrupt as exc:  # every run finished: keep them
             incomplete = (f"interrupted by {interrupt_name(exc)}: {len(configs)} of "
                           f"{total} configuration(s) measured")
+        except (EnvironmentProblem, BadAnswer) as broke:  # every run finished: keep them
+            fault = lf.diagnose_fault(ep, model, model_version, base_cfg, broke)
+            invalid = f"the command's statistics: {fault.reason}"
+            incomplete = (f"invalid: {invalid} ({len(configs)} of {total} "
+                          "configuration(s) measured)")
+    if fault is not None and invalid is not None:
+        run.warnings.append(Finding(
+            code=lf.SERVER_FAULT, severity="error", where=where, message=invalid,
+            remedy="measure again on a server nobody else changes during the run"))
+    if loaded is not None and skip:
+        run.warnings.append(Finding(
+            code="config-not-restored", where=ep.url,
+            message=f"the model's original configuration was not loaded again: {skip}",
+            remedy="check the model's configuration on the server"))
     run.incomplete = incomplete
     _run_findings(run)
     if distributed is not None:
@@ -1037,7 +1181,7 @@ def _run_findings(run: ServeRun) -> None:
 def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
           timeout_s: float | None = None) -> None:
     async def go() -> None:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             if timeout_s is None:
                 await c.load_model(model, cfg)
             else:
@@ -1048,7 +1192,7 @@ def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
 
 def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.model_config(model, version)
 
     return asyncio.run(go())
@@ -1056,7 +1200,7 @@ def _current_config(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
 
 def _stats(ep: Endpoint, model: str, version: str) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with KServeClient(ep) as c:
+        async with open_target(ep) as c:
             return await c.statistics(model, version)
 
     return asyncio.run(go())
@@ -1080,7 +1224,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         jobs.append(LoadJob(ep.url, ep.protocol, ep.address, model, version, feed, outs,
                             part, seed, max_duration_s, drain_timeout_s,
                             max(1, warmup_requests // n) if warmup_requests else 0,
-                            min(conns, MAX_CONNECTIONS)))
+                            min(conns, MAX_CONNECTIONS), late_threshold_ms))
     before: dict[str, Any] = {}
 
     def read_before() -> None:
@@ -1105,7 +1249,7 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
                                   timeout_s=max_duration_s + drain_timeout_s + 30.0,
                                   late_threshold_ms=late_threshold_ms)
     rec, msgs = merge_results(shape, results)
-    oks = len(rec.indices(OK))
+    oks = rec.outcomes[OK]
     # the server counts a request when it has answered it: wait until it has all
     deadline = time.monotonic() + STATS_SETTLE_S
     after = _stats(ep, model, version)
@@ -1116,10 +1260,9 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
         time.sleep(0.05)
         after = _stats(ep, model, version)
     delta = stats_delta(before, after)
-    if not oks and any(o != NOT_SENT for o in rec.outcome):
-        kinds = [e for e in rec.error if e]
-        if kinds:
-            kind = max(set(kinds), key=kinds.count)
+    if not oks and rec.sent:
+        if rec.errors:
+            kind = max(sorted(rec.errors), key=rec.errors.__getitem__)
             raise request_failure(kind, msgs.get(kind, ""), jobs[0], warmup=False)
         raise EnvironmentProblem(f"no request to {model!r} at {ep.url} finished within "
                                  f"--drain-timeout-s ({drain_timeout_s:g} s)",
