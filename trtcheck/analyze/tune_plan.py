@@ -459,9 +459,9 @@ class Drift:
     def t_quantile(self) -> float:
         """Student's t quantile of the two-sided 95% level at :attr:`dof` (the
         small-sample inflation of an estimated spread; 1.96 as ``dof`` grows)."""
-        from scipy.stats import t as student_t  # type: ignore[import-untyped]
+        from trtcheck.analyze.gate.regression import t_quantile
 
-        return float(student_t.ppf(0.975, max(1, self.dof)))
+        return t_quantile(0.975, float(max(1, self.dof)))
 
     @property
     def half_width_log(self) -> float:
