@@ -99,6 +99,8 @@ DIFFERENT_ON_PURPOSE = {
     "--instances": "serve runs N instances; advise searches N or a range LO..HI",
     "--per-request-overhead-ms": "advise leaves it unset to take it from the results",
     "--load": "serve measures a list of load shapes; advise simulates one",
+    "--max-batch": "serve and advise take a list to measure or predict; tune the largest it "
+                   "searches",
 }
 
 

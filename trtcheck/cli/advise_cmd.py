@@ -25,7 +25,7 @@ from trtcheck.cli.common import (
     refuse_results_as_model,
     save_results_file,
 )
-from trtcheck.cli.options import GPU_IDS
+from trtcheck.cli.options import GPU_IDS, objective_option
 from trtcheck.cli.options_serving import MAX_BATCH_LIST, PREFERRED_BATCH_LIST, WINDOW_MS_LIST
 from trtcheck.load.model_file import check_model_path
 from trtcheck.results.documents import load_results_input, results_input_file
@@ -173,12 +173,7 @@ def _check_curve_bound(curve: Any) -> None:
               help="Save a results JSON with the advice section here.")
 @overwrite_option("Replace an existing --output file (and the "
                   "files --export-dir writes).")
-@click.option("--objective", default="fewest-instances", show_default=True,
-              type=click.Choice(["fewest-instances", "p99", "throughput"]),
-              help="How the recommendation is chosen: fewest-instances (the fewest meeting "
-                   "the P99 objective, then the bootstrap tie-break), p99 (the lowest P99 "
-                   "over the instance counts searched), throughput (the highest capacity "
-                   "under the P99 objective).")
+@objective_option("the recommendation")
 @format_option(OutputFormat.TEXT, OutputFormat.JSON, OutputFormat.MD)
 def cli(model: str | None, from_path: str | None, latency_curve: str | None,
         arrival_rate: float | None, arrival: str, slo_p99_ms: float | None,

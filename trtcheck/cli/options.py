@@ -156,3 +156,17 @@ def gpu_ids(ids: list[int] | None) -> tuple[int, ...] | None:
         raise UsageError(f"--gpus {','.join(map(str, ids))!r} must list distinct GPU ids >= 0",
                          "e.g. --gpus 0,1")
     return tuple(ids)
+
+
+def objective_option(what: str) -> Any:
+    """The ``--objective NAME`` option of ``tune`` and ``advise``: its choices and help
+    come from the objective registry (:data:`trtcheck.analyze.objectives.OBJECTIVES`), so
+    a registered objective appears in both commands with no edit here. ``what`` names
+    what is chosen ("the configuration", "the recommendation")."""
+    from trtcheck.analyze.objectives import OBJECTIVES
+
+    names = list(OBJECTIVES)
+    rules = "; ".join(f"{name}: {obj.summary}" for name, obj in OBJECTIVES.items())
+    return click.option("--objective", default=names[0], show_default=True,
+                        type=click.Choice(names),
+                        help=f"How {what} is chosen ({rules}).")

@@ -6,11 +6,13 @@ from __future__ import annotations
 import click
 
 from trtcheck.cli.common import (
+    MAX_ARRIVAL_RATE_PER_S,
+    MAX_DURATION_MS,
     MAX_DURATION_S,
-    MAX_INSTANCES,
     MAX_SEED,
     FiniteFloatRange,
     OutputFormat,
+    check_number,
     check_output_file,
     echo_json,
     echo_text,
@@ -20,6 +22,7 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
     save_results_file,
 )
+from trtcheck.cli.options import objective_option
 
 MAX_TUNE_INSTANCES = 16
 """Largest ``--max-instances`` (each count is a candidate; the calibration measures 1 and
@@ -41,15 +44,11 @@ def _objective_names() -> list[str]:
                    "must run with --model-control-mode=explicit.")
 @click.option("--model", "model", required=True, metavar="NAME", help="The model's name.")
 @click.option("--model-version", default="", help="Model version (default: the server's).")
-@click.option("--arrival-rate", type=FiniteFloatRange(min=1e-3, max=1e9), required=True,
+@click.option("--arrival-rate", type=float, required=True,
               metavar="REQ_PER_S", help="Target Poisson rate, requests per second.")
-@click.option("--slo-p99-ms", type=FiniteFloatRange(min=1e-3, max=1e7), default=None,
+@click.option("--slo-p99-ms", type=float, default=None,
               help="P99 latency objective, ms.")
-@click.option("--objective", default="fewest-instances", show_default=True,
-              type=click.Choice(["fewest-instances", "p99", "throughput"]),
-              help="How the configuration is chosen: fewest-instances (the fewest meeting "
-                   "the P99 objective), p99 (the lowest P99 within --max-instances), "
-                   "throughput (the highest capacity under the P99 objective).")
+@objective_option("the configuration")
 @click.option("--max-instances", type=click.IntRange(1, MAX_TUNE_INSTANCES), default=2,
               show_default=True, help="Largest instance count searched.")
 @click.option("--max-batch", type=click.IntRange(1, 65536), default=None,
@@ -83,6 +82,10 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     from trtcheck.errors import InputError
     from trtcheck.measure.serving.live.kserve import import_client, parse_url
 
+    check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
+                 high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
+    check_number("--slo-p99-ms", slo_p99_ms, low=0.0, low_open=True, high=MAX_DURATION_MS,
+                 unit=" ms", example="50")
     ep = parse_url(url)
     import_client(ep.protocol)
     refuse_output_over_inputs([("-o", output)], [])
