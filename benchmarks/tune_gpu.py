@@ -796,10 +796,8 @@ def _tune_design_predictor(rec: dict, work: Path):
         reps += list(serve_of(rep).configs[0].repeats)
     low = base.model_copy(update={"configs": [base.configs[0].model_copy(
         update={"repeats": reps})]})
-    d50 = d99 = tp.DRIFT_FLOOR_REL
-    if len(reps) >= 2 and reps[0].latency and reps[1].latency:
-        d50 = max(d50, tp.relative_spread(reps[0].latency.median_ms, reps[1].latency.median_ms))
-        d99 = max(d99, tp.relative_spread(reps[0].latency.p99_ms, reps[1].latency.p99_ms))
+    dr50, dr99 = tp.repeat_drifts(reps)
+    d50, d99 = dr50.sd_log, dr99.sd_log
     searches = {}
     for design in ("open", "open-high"):
         e = _calibration(rec, 1, design)
@@ -811,13 +809,14 @@ def _tune_design_predictor(rec: dict, work: Path):
         if top is not None:  # the target rate at the largest instance count
             runs.append(serve_of(top))
         rate = float(e["load"].split(":")[1])
-        searches[rate] = (tp.instance_curves(runs, 4), tp.calibrate_queueing(runs, open_idx))
+        searches[rate] = (tp.instance_curves(runs, 4), *tp.queueing_and_stalls(runs, open_idx))
 
     def predict(row: dict):
         rate = float(row.get("achieved_rate_per_s") or row["rate_per_s"])
         cal_rate = min(searches, key=lambda r: abs(math.log(r / rate)))
-        curves, q = searches[cal_rate]
-        srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4)
+        curves, q, stall = searches[cal_rate]
+        srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4,
+                         drift_dof=dr99.dof, stall=stall)
         return tp.predict_one(srch, Candidate(float(row["window_us"]),
                                               int(row["max_batch_size"]),
                                               int(row["instances"])))
@@ -828,7 +827,11 @@ def _tune_design_predictor(rec: dict, work: Path):
             "curve_ms": [[int(b), round(float(t), 4)] for b, t in any_curves.curve_1.points()],
             "per_batch_overhead_ms": None, "contention_factors": {
                 str(k): round(v, 4) for k, v in any_curves.factors.items()},
-            "drift_p50_rel": d50, "drift_p99_rel": d99}
+            "drift_p50_rel": d50, "drift_p99_rel": d99, "drift_dof": dr99.dof,
+            "stalls": {f"open:{r:g}": {"per_execution": round(v[2].per_execution, 5),
+                                       "size_ms": round(v[2].size_ms, 3),
+                                       "measured_share": round(v[2].measured_share, 4)}
+                       for r, v in searches.items()}}
     return predict, info
 
 
@@ -967,7 +970,7 @@ def _mean(xs: list[float]) -> float | None:
     return float(np.mean(xs)) if xs else None
 
 
-def evaluate_tune(tr: dict, truth: dict | None) -> dict:
+def evaluate_tune(tr: dict, truth: dict | None, work: Path | None = None) -> dict:
     """A ``tune-record`` file: per rate, tune's pick against the best reference measured
     in the same run (perf_analyzer, mean over the A/B repeats), the live runs and the wall
     time; and tune's predictions of every configuration that the ground-truth record
@@ -1039,6 +1042,13 @@ def evaluate_tune(tr: dict, truth: dict | None) -> dict:
                           "inside": bool(iv and iv["lo_ms"] <= m[k] <= iv["hi_ms"])}
             same_run.append(row)
         entry["same_run_predictions"] = same_run
+        if t.get("tune_json") and work is not None:
+            rp = repredict_tune(t["tune_json"], meas, rate, tr.get("objective") or "p99",
+                                tr.get("slo_p99_ms") or None, work)
+            if rp is not None and rp["pick"] is not None and best is not None:
+                mp = rp["pick"]["measured_p99_ms"]
+                rp["pick_p99_vs_best"] = None if mp is None else mp / best["p99_ms"] - 1.0
+            entry["repredicted"] = rp
         for r in gt_at:
             p = preds.get((r["window_us"], r["max_batch_size"], r["instances"]))
             if p is None:
@@ -1067,6 +1077,59 @@ def evaluate_tune(tr: dict, truth: dict | None) -> dict:
                 "inside_interval": inside,
                 "contention_source": p.get("contention_source")})
     return out
+
+
+def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: str,
+                   slo_p99_ms: float | None, work: Path) -> dict | None:
+    """tune's first round again, offline, with the predictor of this checkout: the
+    calibration runs of a recorded ``tune.json`` (every run but the confirming ones)
+    through :mod:`trtcheck.analyze.tune_plan` (the same calls as
+    :func:`trtcheck.pipeline.tune.run_tune`), its pick, and its predictions of the
+    configurations perf_analyzer measured in the same run (``measured``)."""
+    from trtcheck.analyze import tune_plan as tp
+    from trtcheck.analyze.objectives import get_objective
+    from trtcheck.results import load_results
+
+    path = work / f"tune-{rate:g}.json"
+    path.write_text(json.dumps(tj_doc))
+    res = load_results(path).tune
+    if res is None or not res.runs:
+        return None
+    keep = [i for i, pu in enumerate(res.run_purposes) if pu != "confirm"]
+    runs = [res.runs[i] for i in keep]
+    open_idx = next(j for j, i in enumerate(keep)
+                    if res.run_purposes[i].startswith("calibration at the rate"))
+    N, B = res.max_instances, res.max_batch_size
+    dr50, dr99 = tp.repeat_drifts(runs[open_idx].configs[0].repeats)
+    queueing, stall = tp.queueing_and_stalls(runs, open_idx)
+    n_req = max(50, int(rate * 3.0))
+    search = tp.Search(queueing, tp.instance_curves(runs, N), dr50.sd_log, dr99.sd_log, rate,
+                       n_req, B, N, drift_dof=dr99.dof, stall=stall)
+    preds = tp.predict_all(search)
+    pick, _ = tp.choose(preds, get_objective(objective), slo_p99_ms)
+    by = {(round(p.window_us), p.max_batch_size, p.instances): p for p in preds}
+    rows = []
+    for m in measured:
+        p = by.get((round(m["window_us"]), m["max_batch_size"], m["instances"]))
+        if p is None or not p.stable or p.p50 is None or p.p99 is None:
+            continue
+        rows.append({"role": m["role"], "config": m["config"], **{
+            k: {"measured": m[k], "predicted": getattr(p, k),
+                "rel_error": getattr(p, k) / m[k] - 1.0,
+                "interval": [iv.lo_ms, iv.hi_ms], "inside": bool(iv.lo_ms <= m[k] <= iv.hi_ms)}
+            for k, iv in (("p50_ms", p.p50), ("p99_ms", p.p99))}})
+    pk = None
+    if pick is not None and pick.p99 is not None:
+        key = (round(pick.window_us), pick.max_batch_size, pick.instances)
+        pm = next((m for m in measured if (round(m["window_us"]), m["max_batch_size"],
+                                           m["instances"]) == key), None)
+        pk = {"config": f"w{pick.window_us / 1000:g}ms b{pick.max_batch_size} x{pick.instances}",
+              "predicted_p99_ms": pick.p99_ms,
+              "predicted_p99_interval_ms": [pick.p99.lo_ms, pick.p99.hi_ms],
+              "measured_p99_ms": pm["p99_ms"] if pm else None}
+    return {"pick": pk, "rows": rows, "drift_p99_log_sd": dr99.sd_log, "drift_dof": dr99.dof,
+            "stall": {"per_execution": stall.per_execution, "size_ms": stall.size_ms,
+                      "measured_share": stall.measured_share}}
 
 
 def print_tune(ev: dict) -> None:
@@ -1110,6 +1173,41 @@ def print_tune(ev: dict) -> None:
                              ("config", "configuration", ""),
                              ("p50", "P50 meas / pred [interval]", ""),
                              ("p99", "P99 meas / pred [interval]", "")]))
+    rep = [(e["rate_per_s"], e["repredicted"]) for e in ev["rates"] if e.get("repredicted")]
+    if rep:
+        print("\ntune's first round again offline with this checkout's predictor (its "
+              "calibration runs; pick and the same-run perf_analyzer configurations):")
+        for rate, rp in rep:
+            pk = rp["pick"]
+            vs = rp.get("pick_p99_vs_best")
+            print(f"  {rate:.0f} req/s: pick {pk['config'] if pk else 'none'}"
+                  + (f", predicted P99 {pk['predicted_p99_ms']:.2f} "
+                     f"[{pk['predicted_p99_interval_ms'][0]:.1f}, "
+                     f"{pk['predicted_p99_interval_ms'][1]:.1f}]" if pk else "")
+                  + (f", measured {pk['measured_p99_ms']:.2f} ({vs:+.0%} vs best)"
+                     if pk and pk["measured_p99_ms"] is not None and vs is not None else
+                     ", not among the configurations measured in that run")
+                  + f"; drift P99 sd(log) {rp['drift_p99_log_sd']:.3f} ({rp['drift_dof']} dof)"
+                  + f", stalls {rp['stall']['per_execution']:.4f}/execution of "
+                    f"{rp['stall']['size_ms']:.1f} ms")
+        rows_all = [x for _, rp in rep for x in rp["rows"]]
+        print(format_table([{
+            "config": x["config"], "role": x["role"],
+            **{k[:3]: f"{x[k]['measured']:.2f} / {x[k]['predicted']:.2f} "
+                      f"({x[k]['rel_error']:+.0%}) [{x[k]['interval'][0]:.1f}, "
+                      f"{x[k]['interval'][1]:.1f}] {'in' if x[k]['inside'] else 'OUT'}"
+               for k in ("p50_ms", "p99_ms")}} for x in rows_all],
+            [("config", "configuration", ""), ("role", "role", ""),
+             ("p50", "P50 meas / pred [interval]", ""),
+             ("p99", "P99 meas / pred [interval]", "")]))
+        n = len(rows_all)
+        ev["repredicted_summary"] = {
+            "configurations": n,
+            "p50_within_10pct": sum(abs(x["p50_ms"]["rel_error"]) <= 0.10 for x in rows_all),
+            "p99_within_20pct": sum(abs(x["p99_ms"]["rel_error"]) <= 0.20 for x in rows_all),
+            "inside_both": sum(x["p50_ms"]["inside"] and x["p99_ms"]["inside"]
+                               for x in rows_all)}
+        print(f"  {ev['repredicted_summary']}")
     preds = ev["predictions"]
     if preds:
         table = []
@@ -1212,7 +1310,7 @@ def evaluate(args: argparse.Namespace) -> int:
         tr = load_record(args.tune)
         truth = next((load_record(p) for p in args.records
                       if load_record(p)["arch"] == tr["arch"]), None)
-        tune_ev = evaluate_tune(tr, truth)
+        tune_ev = evaluate_tune(tr, truth, work)
         tune_ev["record"] = str(args.tune)
         print_tune(tune_ev)
     goals = []

@@ -3,6 +3,8 @@ runs, contention factors per instance count, and the prediction interval formula
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trtcheck.analyze import tune_plan as tp
@@ -48,10 +50,50 @@ def test_interval_covers_the_p99_of_runs_drawn_from_the_predicted_distribution()
     assert inside / 200 >= 0.9
 
 
-def test_drift_pools_the_repeat_pair_and_each_miss():
-    assert tp.pooled_drift(0.0, []) == tp.DRIFT_FLOOR_REL
-    assert abs(tp.pooled_drift(0.1, [0.3]) - np.sqrt((0.01 + 0.09) / 2)) < 1e-12
+def test_drift_is_a_robust_log_spread_with_a_floor_and_its_dof():
+    assert tp.drift_from_pairs([]) == tp.Drift(tp.DRIFT_FLOOR_REL, 1)
     assert tp.relative_spread(10.0, 10.0) == 0.0
+    # a pair 20% apart: |ln 1.2| / sqrt(2) / 0.6745 (median of one deviation)
+    d = tp.drift_from_pairs([math.log(1.2)])
+    assert abs(d.sd_log - math.log(1.2) / math.sqrt(2) / tp.MAD_NORMAL) < 1e-12 and d.dof == 1
+    # one start-of-run transient among three pairs does not set the spread
+    calm = tp.drift_from_pairs([0.02, 0.03, math.log(7.0)])
+    assert calm.sd_log < 0.06 and calm.dof == 3
+    # a confirming run's miss counts as one more deviation
+    assert tp.drift_from_pairs([0.02], [0.5]).dof == 2
+    # small samples inflate the interval: t(1) > t(3) > z
+    assert tp.Drift(0.1, 1).t_quantile > tp.Drift(0.1, 3).t_quantile > tp.Z_INTERVAL
+
+
+def test_interval_is_positive_however_large_the_drift():
+    lat = np.random.default_rng(0).lognormal(1.5, 0.3, 5000)
+    for sd in (0.05, 0.6, 1.2):
+        iv = tp.interval(lat, 0.99, 500, sd, dof=1)
+        assert 0 < iv.lo_ms < iv.point_ms < iv.hi_ms
+        assert abs(math.log(iv.point_ms / iv.lo_ms) - math.log(iv.hi_ms / iv.point_ms)) < 1.0
+
+
+def test_clustered_tail_widens_the_band():
+    rng = np.random.default_rng(2)
+    iid = rng.lognormal(1.0, 0.2, 10000)
+    clustered = iid.copy()
+    for start in rng.choice(9900, 5, replace=False):  # 5 stalls of 30 requests each
+        clustered[start:start + 30] += 40.0
+    assert tp.cluster_factor(iid, 0.99) < 1.5
+    assert tp.cluster_factor(clustered, 0.99) > 10
+
+
+def test_repeat_drifts_take_the_level_from_the_p50_pairs():
+    class Rep:
+        def __init__(self, lat):
+            self.latencies_ms = lat
+
+    rng = np.random.default_rng(3)
+    a = list(rng.lognormal(1.8, 0.1, 1000))
+    b = list(rng.lognormal(1.8, 0.1, 1000))
+    b[500:] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(b[500:])]  # P99 only
+    d50, d99 = tp.repeat_drifts([Rep(a), Rep(b)])
+    assert d50 == d99 and d50.dof == 3 and d50.sd_log < 0.06
 
 
 def test_the_grid_searches_up_to_the_max_batch_at_every_instance_count():
@@ -75,3 +117,34 @@ def test_a_size_a_stall_made_slow_is_dropped():
     assert 3 not in kept and set(kept) == {1, 2, 4, 5}
     steady = {b: (50, 50 * (6.0 + 0.5 * b)) for b in range(1, 6)}
     assert tp.drop_stalled_sizes(steady) == steady
+
+
+def test_stalls_leave_the_delay_body_and_are_drawn_per_execution():
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+
+    rng = np.random.default_rng(4)
+    client = rng.normal(6.0, 0.4, 3000)
+    for start in rng.choice(2900, 4, replace=False):  # 4 stalls of ~40 requests
+        client[start:start + 40] += 40.0
+    delay = np.concatenate([rng.normal(1.0, 0.2, 194), np.full(6, 41.0)])
+    obs = LiveObservation(window_us=1000.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=300.0, batch_stats={1: (1000, 3000.0)},
+                          queue_mean_ms=0.5, compute_mean_ms=3.0, server_request_mean_ms=4.0,
+                          mean_batch=1.3, client_latencies_ms=client)
+    cal = LiveCalibration(curve=make_curve([(1, 3.0), (8, 5.0)], source="test"),
+                          request_delay_ms=tuple(rng.permutation(delay).tolist()),
+                          per_batch_overhead_ms=0.0, observation=obs)
+    body, stall = tp.split_stalls(cal)
+    assert max(body.request_delay_ms) <= stall.fence_ms < 41.0  # the body has no stall
+    assert 30.0 < stall.size_ms < 45.0
+    assert 0.0 < stall.per_execution < 0.05
+    assert 0.04 < stall.measured_share < 0.07  # 160 of 3000 requests
+    series = stall.excess_series_ms()
+    assert len(series) == tp.STALL_SERIES
+    assert sum(x > 0 for x in series) == round(stall.per_execution * tp.STALL_SERIES)
+    # without a tail there is nothing to split
+    calm = LiveCalibration(curve=cal.curve, request_delay_ms=tuple(delay[:194].tolist()),
+                           per_batch_overhead_ms=0.0, observation=obs)
+    same, none = tp.split_stalls(calm)
+    assert none.per_execution == 0.0 and same.request_delay_ms == calm.request_delay_ms

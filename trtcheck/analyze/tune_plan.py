@@ -327,36 +327,258 @@ def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
     return calibrate(observation_from_serve(serve, "the calibration run"), seed=seed)
 
 
+STALL_FENCE_IQR = 3.0
+"""The per-request delay's body ends at Tukey's far-out fence, ``Q3 + 3 IQR`` of its
+quantiles; samples above it are stalls."""
+
+STALL_SERIES = 2000
+"""Length of the per-execution stall series the simulator resamples."""
+
+
+@dataclass(frozen=True)
+class StallFit:
+    """Rare long server stalls, separated from the per-request delay's body.
+
+    A stall holds one execution (and so every request of its batch and every request
+    queued behind it on that instance); the simulator adds :attr:`size_ms` to an
+    execution with probability :attr:`per_execution`, so its effect on P99 follows the
+    queueing of each candidate (absorbed by idle instances, piled up near capacity),
+    while P50 follows the body.
+
+    Attributes:
+        per_execution: probability that an execution stalls, 0-1 (0: none found).
+        size_ms: extra time of a stalled execution, ms.
+        fence_ms: the body's upper fence on the per-request delay, ms.
+        measured_share: share of the calibration run's requests later than its median
+            by more than the fence's excess or half a stall (what the fit reproduces), 0-1.
+    """
+
+    per_execution: float = 0.0
+    size_ms: float = 0.0
+    fence_ms: float = 0.0
+    measured_share: float = 0.0
+
+    def excess_series_ms(self, seed: int = 0) -> tuple[float, ...]:
+        """The per-execution extra time series for
+        :attr:`~trtcheck.analyze.advice.simulator.ServiceModel.batch_excess_ms`
+        (:data:`STALL_SERIES` samples, ``round(p x n)`` of them stalled, at random
+        places; empty without stalls)."""
+        k = int(round(self.per_execution * STALL_SERIES))
+        if k <= 0 or self.size_ms <= 0:
+            return ()
+        out = np.zeros(STALL_SERIES)
+        out[np.random.default_rng(seed + 29).choice(STALL_SERIES, k, replace=False)] = \
+            self.size_ms
+        return tuple(out.tolist())
+
+
+def _share_above(lat_ms: Sequence[float] | np.ndarray, threshold_ms: float) -> float:
+    arr = np.asarray(lat_ms, dtype=np.float64)
+    return float(np.mean(arr > threshold_ms)) if arr.size else 0.0
+
+
+def split_stalls(cal: LiveCalibration, seed: int = 0) -> tuple[LiveCalibration, StallFit]:
+    """The calibration with its per-request delay cut to the body, and the stalls.
+
+    Body: the delay quantiles at most the fence ``F = max(Q3 + 3 IQR, median +
+    T(1))`` (of the delay's quantiles, ms: a stall is longer than one batch-1
+    execution; shorter excesses are the body's spread). Stalls: the size ``S`` is the
+    median excess of the delay quantiles above ``F`` over the delay's median; the
+    per-execution rate ``p`` is fitted by bisection so
+    the simulated calibration run (body delay + stalls) has as many requests later than
+    ``median(client) + max(F - median(delay), S / 2)`` as the measured run. ``p`` and ``S`` are
+    the measured frequency and size; they hold across candidates because a stall is a
+    per-execution event, not a per-request one."""
+    d = np.asarray(cal.request_delay_ms, dtype=np.float64)
+    obs = cal.observation
+    if d.size < 20 or obs.client_latencies_ms.size < 20:
+        return cal, StallFit()
+    q25, med, q75 = (float(np.percentile(d, x)) for x in (25, 50, 75))
+    # a stall is longer than one batch-1 execution: the fence is at least that far
+    # above the median (the delay's quartiles can coincide, e.g. all 0)
+    fence = max(q75 + STALL_FENCE_IQR * (q75 - q25), med + float(cal.curve.t1_ms))
+    tail = d[d > fence]
+    if not tail.size:
+        return cal, StallFit(fence_ms=fence)
+    size = float(np.median(tail)) - med
+    # the requests a stall clearly delayed: later than the median by half a stall
+    thr = float(np.median(obs.client_latencies_ms)) + max(fence - med, 0.5 * size)
+    measured = _share_above(obs.client_latencies_ms, thr)
+    body = replace(cal, request_delay_ms=tuple(np.minimum(d, fence).tolist()))
+    arrivals = make_arrivals("poisson", obs.rate_per_s,
+                             max(PREDICTION_REQUESTS // 2, obs.client_latencies_ms.size), seed)
+
+    def share(p: float) -> float:
+        st = StallFit(p, size, fence, measured)
+        sv = replace(body.service(), batch_excess_ms=st.excess_series_ms(seed))
+        lat: list[float] = []
+        r = simulate(obs.policy(), obs.instances, sv, arrivals, seed=seed,
+                     warmup_fraction=0.1, rate_per_s=obs.rate_per_s, latencies_out=lat)
+        return _share_above(lat, thr) if r.stable and lat else 1.0
+
+    if share(0.0) >= measured:
+        return body, StallFit(0.0, size, fence, measured)
+    lo, hi = 0.0, 0.5
+    if share(hi) < measured:
+        return body, StallFit(hi, size, fence, measured)
+    for _ in range(9):
+        mid = 0.5 * (lo + hi)
+        if share(mid) < measured:
+            lo = mid
+        else:
+            hi = mid
+    return body, StallFit(0.5 * (lo + hi), size, fence, measured)
+
+
+def log_ratio(a: float, b: float) -> float:
+    """``ln(a / b)`` of two positive measurements of one quantity (0 when either is not
+    positive)."""
+    return math.log(a / b) if a > 0 and b > 0 else 0.0
+
+
 def relative_spread(a: float, b: float) -> float:
-    """Relative standard deviation estimated from two runs: ``|a - b| / sqrt(2)`` over
-    their mean."""
-    m = 0.5 * (a + b)
-    return abs(a - b) / math.sqrt(2.0) / m if m > 0 else 0.0
+    """Run-to-run standard deviation of ``ln(value)`` estimated from two runs:
+    ``|ln(a / b)| / sqrt(2)`` (the difference of two runs has twice one run's
+    variance)."""
+    return abs(log_ratio(a, b)) / math.sqrt(2.0)
 
 
-def pooled_drift(repeat_rel: float, residuals_rel: Sequence[float]) -> float:
-    """Run-to-run relative standard deviation after confirming runs: the root mean
-    square of the repeat pair's estimate and each confirming run's relative miss
-    (``measured / predicted - 1``), at least :data:`DRIFT_FLOOR_REL`."""
-    vals = [repeat_rel ** 2] + [float(r) ** 2 for r in residuals_rel]
-    return max(DRIFT_FLOOR_REL, math.sqrt(sum(vals) / len(vals)))
+@dataclass(frozen=True)
+class Drift:
+    """Run-to-run spread of one quantity (P50 or P99) on the log scale.
+
+    Attributes:
+        sd_log: standard deviation of ``ln(value)`` between runs (>= :data:`DRIFT_FLOOR_REL`).
+        dof: degrees of freedom of the estimate (pairs compared), >= 1.
+    """
+
+    sd_log: float
+    dof: int = 1
+
+    @property
+    def t_quantile(self) -> float:
+        """Student's t quantile of the two-sided 95% level at :attr:`dof` (the
+        small-sample inflation of an estimated spread; 1.96 as ``dof`` grows)."""
+        from trtcheck.analyze.gate.regression import t_quantile
+
+        return t_quantile(0.975, float(max(1, self.dof)))
+
+    @property
+    def half_width_log(self) -> float:
+        """``t x sd_log``: the interval's half width on the log scale."""
+        return self.t_quantile * self.sd_log
 
 
-def interval(latencies_ms: np.ndarray, q: float, n_measured: int, rel_sd: float
-             ) -> TuneInterval:
+MAD_NORMAL = 0.6745
+"""Median of ``|X|`` for a standard normal ``X`` (the median absolute deviation's
+consistency constant)."""
+
+
+def drift_from_pairs(log_ratios: Sequence[float], residuals_log: Sequence[float] = ()
+                     ) -> Drift:
+    """The drift of the serving level from ``k`` pairs of runs of one configuration
+    (``r_i = ln(a_i / b_i)``, one run's deviation ``|r_i| / sqrt(2)``) and ``m``
+    confirming runs (``r_j = ln(measured / predicted)``, deviation ``|r_j|``), by the
+    median absolute deviation (robust: a start-of-run transient in one half does not
+    set the spread)::
+
+        sd = max(floor, median(deviations) / 0.6745),  dof = k + m
+
+    ``floor`` = :data:`DRIFT_FLOOR_REL`; the interval multiplies it by Student's t at
+    ``dof`` (:attr:`Drift.t_quantile`)."""
+    devs = [abs(float(r)) / math.sqrt(2.0) for r in log_ratios] + [
+        abs(float(r)) for r in residuals_log]
+    if not devs:
+        return Drift(DRIFT_FLOOR_REL, 1)
+    return Drift(max(DRIFT_FLOOR_REL, float(np.median(devs)) / MAD_NORMAL), len(devs))
+
+
+def half_pairs(latency_series_ms: Sequence[Sequence[float]], q: float) -> list[float]:
+    """``ln(L_first / L_second)`` of the ``q`` quantile of the first and second half (in
+    send order) of each series: the drift inside a run, one more pair per run."""
+    out = []
+    for s in latency_series_ms:
+        if len(s) >= 10:
+            h = len(s) // 2
+            out.append(log_ratio(percentile(s[:h], q), percentile(s[h:], q)))
+    return out
+
+
+def repeat_log_ratios(repeats: Sequence[Any], q: float = 0.5) -> list[float]:
+    """The pairs of a repeated calibration run (its repeats, each with ``latencies_ms``
+    in send order) at quantile ``q``: consecutive repeats, and the two halves of each
+    repeat (three pairs from two repeats)."""
+    series = [list(r.latencies_ms) for r in repeats if len(r.latencies_ms) >= 10]
+    pairs = [log_ratio(percentile(series[i], q), percentile(series[i + 1], q))
+             for i in range(len(series) - 1)]
+    return pairs + half_pairs(series, q)
+
+
+def repeat_drifts(repeats: Sequence[Any], residuals_log: Sequence[float] = ()
+                  ) -> tuple[Drift, Drift]:
+    """``(P50 drift, P99 drift)`` of a repeated calibration run: both are the serving
+    level's drift, :func:`drift_from_pairs` of the P50 pairs
+    (:func:`repeat_log_ratios`) and the confirming runs' P50 log misses. The P99 of a
+    few seconds is set by whether a stall fell into it; that part of its spread comes
+    from the simulated stalls (:class:`StallFit`) and the order-statistic band of the
+    interval, not from a pair of P99s (a one-pair estimate of it was 0.8-1.1 on an
+    H200, i.e. no interval at all)."""
+    level = drift_from_pairs(repeat_log_ratios(repeats, 0.5), residuals_log)
+    return level, level
+
+
+def queueing_and_stalls(runs: Sequence[Any], open_index: int, seed: int = 0
+                        ) -> tuple[LiveCalibration, StallFit]:
+    """:func:`calibrate_queueing` from ``runs[open_index]`` (the repeated target-rate
+    run), then :func:`split_stalls`: the per-request delay's body and the stalls."""
+    return split_stalls(calibrate_queueing(runs, open_index, seed=seed), seed=seed)
+
+
+CLUSTER_LAGS = 64
+"""Lags summed in :func:`cluster_factor` (requests; the simulator's resample block)."""
+
+
+def cluster_factor(latencies_ms: np.ndarray, q: float) -> float:
+    """Kish's design effect of the ``q`` quantile of a series of latencies (arrival
+    order), >= 1: ``1 + 2 sum_{k=1..K} rho_k`` with ``rho_k`` the lag-``k``
+    autocorrelation of the indicator ``latency > L(q)`` and ``K`` =
+    :data:`CLUSTER_LAGS` (negative sums clipped to 1). A stall that delays 30 requests
+    in a row makes a few seconds' P99 hinge on whether one more stall falls into the
+    run; the effective sample size is ``n / cluster_factor``."""
+    arr = np.asarray(latencies_ms, dtype=np.float64)
+    if arr.size < 4:
+        return 1.0
+    x = (arr > percentile(arr, q)).astype(np.float64)
+    x -= x.mean()
+    var = float(np.dot(x, x))
+    if var <= 0:
+        return 1.0
+    lags = range(1, min(CLUSTER_LAGS, arr.size - 1) + 1)
+    rho = sum(float(np.dot(x[:-k], x[k:])) for k in lags) / var
+    return max(1.0, 1.0 + 2.0 * rho)
+
+
+def interval(latencies_ms: np.ndarray, q: float, n_measured: int, rel_sd: float,
+             dof: int | None = None) -> TuneInterval:
     """The prediction interval of the ``q`` quantile of a run of ``n_measured``
     requests (see docs/advise.md, "Prediction intervals")::
 
-        lo = L(q - z sqrt(q(1-q)/n)) x (1 - z s),  hi = L(q + z sqrt(q(1-q)/n)) x (1 + z s)
+        h = z sqrt(q (1 - q) c / n)
+        lo = L(q - h) x exp(-t s),  hi = L(q + h) x exp(t s)
 
-    ``L`` the simulated latency quantile function, ``z`` :data:`Z_INTERVAL`, ``s`` the
-    relative standard deviation of run-to-run drift (and any assumed contention or
-    extrapolation, in quadrature)."""
-    half = Z_INTERVAL * math.sqrt(q * (1 - q) / max(n_measured, 1))
+    ``L`` the simulated latency quantile function (arrival order), ``c``
+    :func:`cluster_factor` of the simulated latencies at ``q``, ``z``
+    :data:`Z_INTERVAL`, ``s`` the log-scale standard deviation of run-to-run drift (and
+    any assumed contention or extrapolation, in quadrature), ``t`` Student's 97.5%
+    quantile at ``dof`` degrees of freedom (``None``: ``z``). The interval is positive
+    wherever the point is."""
+    c = cluster_factor(latencies_ms, q)
+    half = Z_INTERVAL * math.sqrt(q * (1 - q) * c / max(n_measured, 1))
     q_lo, q_hi = max(0.0, q - half), min(1.0, q + half)
     point = percentile(latencies_ms, q)
-    lo = percentile(latencies_ms, q_lo) * max(0.0, 1 - Z_INTERVAL * rel_sd)
-    hi = percentile(latencies_ms, q_hi) * (1 + Z_INTERVAL * rel_sd)
+    t = Z_INTERVAL if dof is None else Drift(rel_sd, dof).t_quantile
+    lo = percentile(latencies_ms, q_lo) * math.exp(-t * rel_sd)
+    hi = percentile(latencies_ms, q_hi) * math.exp(t * rel_sd)
     return TuneInterval(point_ms=float(point), lo_ms=float(lo), hi_ms=float(hi))
 
 
@@ -367,10 +589,12 @@ class Search:
     Attributes:
         queueing: the calibrated delay/overhead (its curve is replaced per count).
         curves: T(b) per instance count.
-        drift_p50_rel, drift_p99_rel: run-to-run relative standard deviations.
+        drift_p50_rel, drift_p99_rel: run-to-run log-scale standard deviations.
         rate_per_s: target rate; run_requests: requests a confirming run measures.
         max_batch: the search's max batch; max_instances: the largest count.
         windows_us: windows searched.
+        drift_dof: degrees of freedom of the drift estimates (the t quantile).
+        stall: the server stalls (:func:`split_stalls`), drawn per execution.
     """
 
     queueing: LiveCalibration
@@ -382,6 +606,8 @@ class Search:
     max_batch: int
     max_instances: int
     windows_us: tuple[float, ...] = SEARCH_WINDOWS_US
+    drift_dof: int = 1
+    stall: StallFit = field(default_factory=StallFit)
 
 
 def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
@@ -406,7 +632,8 @@ def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
 def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
     """One candidate with intervals (Triton's batcher, T(b) at its instance count)."""
     curve = s.curves.curve(c.instances)
-    service = replace(s.queueing.service(), curve=curve)
+    service = replace(s.queueing.service(), curve=curve,
+                      batch_excess_ms=s.stall.excess_series_ms(seed))
     arrivals = make_arrivals("poisson", s.rate_per_s, PREDICTION_REQUESTS, seed)
     lat: list[float] = []
     p = simulate(c.policy(), c.instances, service, arrivals, seed=seed, warmup_fraction=0.1,
@@ -431,9 +658,10 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
         extrapolated_above=int(top) if extrap else None)
     if p.stable and lat:
         arr = np.asarray(lat, dtype=np.float64)
-        pred.p50 = interval(arr, 0.5, s.run_requests, math.sqrt(s.drift_p50_rel ** 2 + extra))
+        pred.p50 = interval(arr, 0.5, s.run_requests, math.sqrt(s.drift_p50_rel ** 2 + extra),
+                            s.drift_dof)
         pred.p99 = interval(arr, 0.99, s.run_requests,
-                            math.sqrt(s.drift_p99_rel ** 2 + extra))
+                            math.sqrt(s.drift_p99_rel ** 2 + extra), s.drift_dof)
         pred.p50_ms, pred.p99_ms = pred.p50.point_ms, pred.p99.point_ms
     return pred
 

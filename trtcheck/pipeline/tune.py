@@ -233,21 +233,17 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             live("contention at the rate", window_us=w_cal, mb=B, instances=[N],
                  load=f"open:{s.rate_per_s:g}", seed_off=3)
         reps = res.runs[open_idx].configs[0].repeats
-        d50 = d99 = tp.DRIFT_FLOOR_REL
-        if len(reps) >= 2 and reps[0].latency and reps[1].latency:
-            a, b = reps[0].latency, reps[1].latency
-            d50 = max(d50, tp.relative_spread(a.median_ms, b.median_ms))
-            d99 = max(d99, tp.relative_spread(a.p99_ms, b.p99_ms))
-        d50_rep, d99_rep = d50, d99
-        resid50: list[float] = []
-        resid99: list[float] = []
+        dr50, dr99 = tp.repeat_drifts(reps)
+        d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
+        resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * s.duration_s))
         # 2. predict and pick; 3. confirm
         excluded: list[tuple[float, int, int]] = []
         for rnd in range(1, s.max_rounds + 1):
             curves = tp.instance_curves(res.runs, N)
-            search = tp.Search(tp.calibrate_queueing(res.runs, open_idx, seed=s.seed), curves,
-                               d50, d99, s.rate_per_s, n_req, B, N)
+            queueing, stall = tp.queueing_and_stalls(res.runs, open_idx, seed=s.seed)
+            search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
+                               drift_dof=dof, stall=stall)
             res.calibration = tp.calibration_record(search, device, devices)
             preds = tp.predict_all(search, seed=s.seed)
             res.predictions = preds
@@ -313,10 +309,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             # instance count (instance_curves reads every run), and its miss is a drift
             # sample, pooled with the repeat pair's estimate; the queueing calibration
             # stays the repeated run's (one run's mean queue time carries its stalls)
-            resid50.append(m["p50_ms"] / pick.p50_ms - 1.0)
-            resid99.append(m["p99_ms"] / pick.p99_ms - 1.0)
-            d50 = tp.pooled_drift(d50_rep, resid50)
-            d99 = tp.pooled_drift(d99_rep, resid99)
+            resid_log.append(tp.log_ratio(m["p50_ms"], pick.p50_ms))
+            dr50, dr99 = tp.repeat_drifts(reps, resid_log)
+            d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
     except KeyboardInterrupt as exc:
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
