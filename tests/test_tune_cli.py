@@ -122,6 +122,11 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     assert rep.returncode == 0, rep.stderr
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Tune" in md and "pick" in md
+    verdict = json.loads((tmp_path / "rep" / "results.json").read_text())["verdict"]
+    kinds = {r["kind"] for r in verdict["reasons"]}
+    assert "nothing-measured" not in kinds and verdict["target"] == "triton"
+    m0 = pick["measured"]
+    assert ("tune-outside-interval" in kinds) == (not (m0["p50_inside"] and m0["p99_inside"]))
     pol = tmp_path / "gate.yaml"
     pol.write_text("settings:\n  on_uncertified: warn\nbudgets:\n"
                    "  - tune.pick.measured.p99_ms < 100000\n"

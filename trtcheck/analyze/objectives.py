@@ -139,7 +139,7 @@ class LowestP99(Objective):
     """The lowest P99 within the instance limit."""
 
     name = "p99"
-    summary = "lowest P99 within --max-instances"
+    summary = "lowest P99 within the instance counts searched"
 
     def rank(self, feasible: Sequence[Any]) -> list[Any]:  # noqa: D102
         return _p99_ties_ranked(feasible, key=lambda p: (p.instances, *_simpler_key(p)))

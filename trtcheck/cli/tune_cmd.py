@@ -56,7 +56,7 @@ def _objective_names() -> list[str]:
 @click.option("--duration-s", type=FiniteFloatRange(min=0.5, max=MAX_DURATION_S), default=3.0,
               show_default=True, help="Sending time of each live run, s.")
 @click.option("--max-runs", type=click.IntRange(3, 50), default=6, show_default=True,
-              help="Live runs the search may use (a repeat counts).")
+              help="Live runs the search may use (a repeat counts; at least 4, 5 with more than one instance).")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="One request's input shapes, e.g. x:1x3x224x224 (as serve --url).")
 @click.option("--client-processes", type=click.IntRange(min=1, max=64), default=1,
@@ -69,7 +69,7 @@ def _objective_names() -> list[str]:
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Write the search as a tune document (kind tune; every live run, the "
                    "pick predicted and measured).")
-@overwrite_option("the -o file and the --export-dir entry")
+@overwrite_option("Replace an existing -o file and --export-dir entry.")
 @format_option()
 def cli(url: str, model: str, model_version: str, arrival_rate: float,
         slo_p99_ms: float | None, objective: str, max_instances: int, max_batch: int | None,

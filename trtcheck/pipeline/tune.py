@@ -208,6 +208,14 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             raise KeyboardInterrupt(run.incomplete)
         return idx
 
+    needed = 4 + (1 if N > 1 else 0)  # closed loop, repeat pair, contention, confirm
+    if s.max_runs < needed:
+        raise InputError(
+            f"--max-runs {s.max_runs} is below the {needed} live runs a search needs "
+            f"(calibration: a closed loop and a repeated run at the rate"
+            + (", a run at the largest instance count" if N > 1 else "")
+            + "; one confirming run of the pick)",
+            f"use --max-runs {needed} or more" + (", or --max-instances 1" if N > 1 else ""))
     try:
         # 1. calibrate: T(b) up to B at 1 instance (closed loop of B clients)
         live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],

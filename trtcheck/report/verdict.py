@@ -23,7 +23,7 @@ STATUS_WORDS = {"ready": "Ready", "ready_with_warnings": "Ready with warnings",
 SECTION_TITLES = {"summary": "Summary", "inspection": "Model inspection",
                   "bench": "Latency and throughput", "engine": "Engine",
                   "precision": "Precision", "serve": "Serving", "advice": "Batching advice",
-                  "verdict": "Verdict"}
+                  "tune": "Tune", "verdict": "Verdict"}
 """Link text for each section anchor a reason may point to."""
 
 

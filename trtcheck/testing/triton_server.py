@@ -162,8 +162,11 @@ def load_fetch_triton():
 
     if "fetch_triton" in sys.modules:
         return sys.modules["fetch_triton"]
-    spec = importlib.util.spec_from_file_location("fetch_triton",
-                                                  REPO / "engines" / "fetch_triton.py")
+    script = REPO / "engines" / "fetch_triton.py"
+    if not script.is_file():
+        raise RuntimeError(f"{script} is not here: the test Triton server runs from a "
+                           "checkout of trtcheck (pip install -e \".[test]\" in it)")
+    spec = importlib.util.spec_from_file_location("fetch_triton", script)
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     sys.modules["fetch_triton"] = mod
@@ -417,6 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         srv.start()
+    except ImportError as exc:
+        print(f"error: the test server needs {exc.name or 'a test dependency'}; hint: in a "
+              "checkout of trtcheck, pip install -e \".[test]\"", file=sys.stderr, flush=True)
+        return 3
     except (RuntimeError, OSError) as exc:
         print(f"error: the test server did not start: {exc}", file=sys.stderr, flush=True)
         return 3

@@ -153,7 +153,12 @@ def results_target(results: Any) -> str:
     """The deployment target the results are judged for: ``results.target`` when
     recorded, else ``tensorrt`` (the runtime trtcheck checks a model for by default)."""
     target = getattr(results, "target", None)
-    return target if target in TARGETS else "tensorrt"
+    if target in TARGETS:
+        return target
+    serve = getattr(results, "serve", None)
+    if getattr(results, "tune", None) is not None or getattr(serve, "live", None) is not None:
+        return "triton"  # measured on a live Triton (KServe v2) server
+    return "tensorrt"
 
 
 def _tensorrt_blocks(target: str) -> bool:
@@ -488,10 +493,44 @@ def _incomplete_reasons(results: Any) -> list[VerdictReason]:
                           where=[sec for sec, _ in stopped])]
 
 
+def _tune_reasons(results: Any) -> list[VerdictReason]:
+    """A ``trtcheck tune`` document: no pick (nothing met the objective) is *not ready*;
+    a pick that was not measured is *cannot tell*; a pick measured outside its predicted
+    interval is a warning (the prediction did not hold for it)."""
+    tune = getattr(results, "tune", None)
+    if tune is None:
+        return []
+    remedy = "run `trtcheck tune` again (a longer --duration-s, or more --max-runs)"
+    pick = tune.pick
+    if pick is None:
+        return [VerdictReason(kind="tune-no-pick", effect="not_ready", section="tune",
+                              title="no configuration met the objective",
+                              message=f"tune found no configuration for: {tune.objective_rule}",
+                              remedy="raise --slo-p99-ms, allow more --max-instances, or "
+                                     "lower the rate")]
+    if pick.measured is None:
+        return [VerdictReason(kind="tune-not-confirmed", effect="cannot_tell", section="tune",
+                              title="the pick was not measured",
+                              message="tune's pick rests on its prediction alone",
+                              remedy=remedy)]
+    m = pick.measured
+    if not (m.p50_inside and m.p99_inside):
+        off = " and ".join(q for q, ok in (("P50", m.p50_inside), ("P99", m.p99_inside))
+                           if not ok)
+        return [VerdictReason(kind="tune-outside-interval", effect="warning", section="tune",
+                              title=f"the pick's measured {off} fell outside its prediction "
+                                    "interval",
+                              message=f"measured P50 {m.p50_ms:.3g} ms, P99 {m.p99_ms:.3g} ms "
+                                      "against the predicted intervals: the measurement, "
+                                      "not the prediction, is what the pick is known by",
+                              remedy=remedy)]
+    return []
+
+
 def _nothing_reasons(results: Any) -> list[VerdictReason]:
     parts = (results.inspection, getattr(results, "engine", None), results.bench,
              getattr(results, "precision", None), getattr(results, "serve", None),
-             getattr(results, "advice", None))
+             getattr(results, "advice", None), getattr(results, "tune", None))
     if any(p for p in parts):
         return []
     imported = getattr(results, "imported", None)
@@ -621,6 +660,7 @@ def judge(results: Any, gate_report: Any = None, policy_name: str | None = None)
     unstable = _unstable_reasons(results, gpu)
     reasons += unstable
     reasons += _incomplete_reasons(results)
+    reasons += _tune_reasons(results)
     reasons += _nothing_reasons(results)
     reasons += _failed_parts_reasons(results)
     reasons += _finding_reasons(results, gpu, set(), target, medians_precise=not unstable)
