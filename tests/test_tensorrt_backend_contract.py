@@ -265,7 +265,7 @@ def test_missing_cuda_python(monkeypatch):
     try:
         with pytest.raises(EnvironmentProblem, match="cuda-python is not installed") as ei:
             ct.cudart()
-        assert "trt-cu12" in ei.value.hint
+        assert "cuda-python>=12,<13" in ei.value.hint
     finally:
         monkeypatch.setattr(builtins, "__import__", real_import)
         ct.set_cudart(None)

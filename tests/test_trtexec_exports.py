@@ -104,7 +104,7 @@ def _graph_file(folder: Path) -> Path:
     return next(folder.glob("*.graph.json"))
 
 
-@pytest.mark.parametrize("bad_dim", ["3.5", '"N"', "null", "true", "[1]", "1e400",
+@pytest.mark.parametrize("bad_dim", ["3.5", "null", "true", "[1]", "1e400",
                                      "99999999999999999999999"])
 def test_non_integer_dimension_is_one_input_error(trtexec_exports: Path, tmp_path: Path,
                                                   bad_dim: str):

@@ -106,9 +106,9 @@ def _dim(value: Any, what: str) -> int:
     number. Only that one field is tolerated this way: other text still is malformed."""
     if isinstance(value, str):
         text = value.strip()
-        if text.lstrip("-").isdigit():
+        if re.fullmatch(r"-?[0-9]+", text):  # ASCII digits only ("²" is not a number)
             return _int(int(text), what)
-        if text and len(text) <= 64 and text.replace("_", "").replace(" ", "").isalnum():
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ ]{0,63}", text):
             return -1
     return _int(value, what)
 

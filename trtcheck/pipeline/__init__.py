@@ -606,7 +606,7 @@ def _serve(model: str, opts: Any, log: Log) -> Any:
     """The report's serving sweep through the embedded dynamic batcher."""
     from trtcheck.backends.registry import open_backend
     from trtcheck.measure.bench import backend_kwargs
-    from trtcheck.measure.serving import throttled
+    from trtcheck.measure.progress import throttled
     from trtcheck.measure.serving import default_report_sweep
 
     log("measuring serving through the embedded dynamic batcher ...")

@@ -1229,7 +1229,7 @@ def _holds_words(stability: Any) -> str:
     the simulation replicas (their disagreement is the simulation's own noise)."""
     if _exact(stability):
         return (f"chosen on the median P99 of {stability.replicas} simulation replicas "
-                "(exact input: they differ only in the simulation seed)")
+                "(exact input: they differ only in the simulated arrivals)")
     return (f"holds in {stability.share:.0%} of {stability.replicas} bootstrap replicas of "
             "the measurements")
 

@@ -18,7 +18,6 @@ from trtcheck.measure.serving.loadgen import (
     parse_load,
     run_load,
 )
-from trtcheck.measure.progress import throttled
 from trtcheck.measure.serving.serve import (
     MAX_RAW_REQUESTS,
     default_report_sweep,
@@ -37,5 +36,4 @@ __all__ = [
     "parse_load",
     "request_shapes",
     "run_load",
-    "throttled",
 ]
