@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from trtcheck.errors import InputError
 
@@ -41,7 +42,7 @@ def check_rate(rate_per_s: float) -> None:
 
 
 def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator, *,
-                     first_at_zero: bool = False) -> np.ndarray:
+                     first_at_zero: bool = False) -> npt.NDArray[np.float64]:
     """``n`` Poisson arrival times in seconds: exponential gaps with mean ``1/rate``
     drawn from ``rng``, summed. The first arrival is at its first gap after 0, or at 0
     with ``first_at_zero`` (its gap is drawn and replaced by 0, so later gaps are the same
@@ -58,7 +59,7 @@ def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator, *,
 
 
 def constant_arrivals(rate_per_s: float, n: int, *, first_at_zero: bool = False
-                      ) -> np.ndarray:
+                      ) -> npt.NDArray[np.float64]:
     """``n`` evenly spaced arrivals, ``1/rate`` seconds apart, starting at ``1/rate``
     (or at 0 with ``first_at_zero``). Shape ``[n]``, float64.
 
@@ -70,7 +71,7 @@ def constant_arrivals(rate_per_s: float, n: int, *, first_at_zero: bool = False
     return np.arange(start, n + start, dtype=np.float64) / rate_per_s
 
 
-def read_trace(path: str | Path, min_arrivals: int = 2) -> np.ndarray:
+def read_trace(path: str | Path, min_arrivals: int = 2) -> npt.NDArray[np.float64]:
     """Arrival times (s) of a trace file (:func:`trtcheck.traces.read_arrival_times`),
     sorted and shifted to start at 0. With ``min_arrivals >= 2`` the trace must also
     span time (a rate is taken from it).
@@ -88,13 +89,13 @@ def read_trace(path: str | Path, min_arrivals: int = 2) -> np.ndarray:
     return arr
 
 
-def trace_rate_per_s(arrivals_s: np.ndarray) -> float:
+def trace_rate_per_s(arrivals_s: npt.NDArray[np.float64]) -> float:
     """Mean arrival rate of arrival times: ``(n - 1) / (last - first)``."""
     return (len(arrivals_s) - 1) / float(arrivals_s[-1] - arrivals_s[0])
 
 
 def make_arrivals(process: str, rate_per_s: float | None, n: int, seed: int = 0,
-                  ) -> np.ndarray:
+                  ) -> npt.NDArray[np.float64]:
     """Arrival times (s) for ``process`` = ``poisson``, ``constant`` or ``trace:FILE``,
     the first one gap after 0 (the stationary process ``advise`` simulates).
 
@@ -121,7 +122,7 @@ def make_arrivals(process: str, rate_per_s: float | None, n: int, seed: int = 0,
 
 
 def open_loop_offsets_s(arrival: str, rate_per_s: float, count: int, seed: int,
-                        trace_s: Sequence[float] = ()) -> np.ndarray:
+                        trace_s: Sequence[float] = ()) -> npt.NDArray[np.float64]:
     """The load generator's open-loop send offsets (s from the start), shape ``[count]``:
     for ``"poisson"`` the draws of :func:`make_arrivals` with the same seed, the first
     sent at 0; for ``"constant"`` ``1/rate`` apart from 0; for ``"trace"`` the first

@@ -233,7 +233,7 @@ class PinnedBuffer:
         if count * dt.itemsize > self.nbytes:
             raise ValueError(f"array of {count * dt.itemsize} bytes does not fit in "
                              f"{self.nbytes} pinned bytes")
-        raw = (ctypes.c_byte * max(1, count * dt.itemsize)).from_address(self.ptr)
+        raw: Any = (ctypes.c_byte * max(1, count * dt.itemsize)).from_address(self.ptr)
         return np.frombuffer(raw, dtype=dt, count=count).reshape(shape)
 
     def free(self) -> None:

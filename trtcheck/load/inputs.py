@@ -138,8 +138,9 @@ def _check_npz_members(p: Path) -> None:
             name = info.filename[:-4]
             with zf.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
-                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                               else np.lib.format.read_array_header_2_0)
+                read_header: Any = (np.lib.format.read_array_header_1_0
+                                    if version == (1, 0)
+                                    else np.lib.format.read_array_header_2_0)
                 shape, _fortran, dtype = read_header(fh, max_header_size=10000)
                 header_bytes = fh.tell()
             if dtype.kind not in _NPZ_KINDS:

@@ -102,9 +102,10 @@ def _plan_preflight() -> Any:
     (``kind`` names the document)."""
     from trtcheck.results.engine import PlanInfo
 
+    plan_fields: dict[str, Any] = getattr(PlanInfo, "model_fields")
     fields: dict[str, Any] = {name: (f.annotation, f) for name, f in
-                              PlanInfo.model_fields.items() if name != "kind"}
-    fields["plan_kind"] = (str, PlanInfo.model_fields["kind"])
+                              plan_fields.items() if name != "kind"}
+    fields["plan_kind"] = (str, plan_fields["kind"])
     return create_model("PlanPreflight", __config__=ConfigDict(ser_json_inf_nan="strings"),
                         **fields)
 

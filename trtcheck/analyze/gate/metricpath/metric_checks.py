@@ -79,9 +79,16 @@ def type_info(annotation: Any) -> TypeInfo:
     return TypeInfo("scalar", scalars=(object,))
 
 
+def record_fields(cls: type[BaseModel]) -> dict[str, Any]:
+    """The pydantic fields of record class ``cls`` (name -> ``FieldInfo``), typed the same
+    under every pydantic 2 release this package allows."""
+    fields: dict[str, Any] = getattr(cls, "model_fields")
+    return fields
+
+
 def model_field_types(cls: type[BaseModel]) -> dict[str, TypeInfo]:
     """The fields of the results record class ``cls``: name -> :class:`TypeInfo`."""
-    fields = cls.model_fields
+    fields = record_fields(cls)
     return {n: type_info(f.annotation) for n, f in fields.items()}
 
 
@@ -90,7 +97,7 @@ def key_field(cls: type[BaseModel] | None) -> str | None:
     :data:`KEY_FIELDS` it has), or ``None``."""
     if cls is None:
         return None
-    names = cls.model_fields
+    names = record_fields(cls)
     for k in KEY_FIELDS:
         if k in names:
             return k
@@ -123,7 +130,7 @@ def stats_field(cls: type[BaseModel] | None) -> str | None:
         return None
     flds = model_field_types(cls)
     cands = [n for n, t in flds.items() if t.kind == "record" and t.cls is not None
-             and {"median_ms", "p99_ms"} <= set(t.cls.model_fields)]
+             and {"median_ms", "p99_ms"} <= set(record_fields(t.cls))]
     if "stats" in cands:
         return "stats"
     return cands[0] if cands else None
@@ -325,7 +332,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
                 elif item.kind == "record" and item.cls is not None and sel.key:
                     cm = COMPARISON_RE.match(sel.key)
                     field = cm.group("field").split(".")[0] if cm else ""
-                    if field in item.cls.model_fields or field in LEGACY_FILTER_FIELDS:
+                    if field in record_fields(item.cls) or field in LEGACY_FILTER_FIELDS:
                         raise comparison_error(sel.key, path.text)
                 info = item
                 if info.kind == "record" and info.cls is not None:
@@ -374,7 +381,7 @@ def check_path(path: MetricPath, root: type | None = None) -> PathInfo:
         raise MetricPathError(f"{path.text} is a {cur.describe()}, not a single value",
                               f"count it with len({path.text}) or select one item with [KEY]")
     if cur.kind == "record":
-        names = sorted(cur.cls.model_fields) if cur.cls is not None else []
+        names = sorted(record_fields(cur.cls)) if cur.cls is not None else []
         extra = (" (or a stats field: median_ms, p99_ms, ...)" if stats_field(cur.cls) else "")
         raise MetricPathError(f"{path.text} is a record ({cur.describe()}), not a value",
                               "name one of its fields: " + ", ".join(names[:14]) + extra)
@@ -411,7 +418,7 @@ def _check_filter(sel: Selector, item: TypeInfo, where: str, container: TypeInfo
         assert t is not None
         if t.kind != "scalar":
             hint = ("filter on one of its fields: " + ", ".join(
-                f"{fpath}.{n}" for n in list(t.cls.model_fields)[:6])
+                f"{fpath}.{n}" for n in list(record_fields(t.cls))[:6])
                 if t.kind == "record" and t.cls is not None else None)
             raise MetricPathError(f"filter [{fpath}={value}] compares one value, but {fpath} "
                                   f"is a {t.describe()}", hint)
