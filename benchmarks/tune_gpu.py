@@ -187,6 +187,24 @@ GRID_SMALL: list[tuple[Variant, tuple[float, ...]]] = [
 AA = [(CAL[1].name, 1.0), (CAL[2].name, 1.5), (CAL[4].name, 1.5), ("x1_w0_b8", 1.0),
       ("x1_w5000_b64", 0.6), ("x2_w0_b32", 1.0)]
 AA_SMALL = [(CAL[1].name, 1.6), (CAL[2].name, 1.6), ("x1_w0_b8", 1.6)]
+#: ``--grid holdout``: configurations no predictor was developed on (3 instances, windows
+#: 1 and 3 ms, max batch 4/16/32 with other windows), for a model none was developed on
+GRID_HOLDOUT: list[tuple[Variant, tuple[float, ...]]] = [
+    (CAL[1], (0.3, 0.8, 1.3, 2.0)),
+    (CAL[2], (1.0, 2.0)),
+    (CAL[4], (1.3,)),
+    (Variant(1, 1000, 32), (0.5, 1.2, 2.0)),
+    (Variant(3, 1000, 32), (0.8, 2.0)),
+    (Variant(2, 500, 64), (0.5, 1.3, 2.4)),
+    (Variant(1, 3000, 16), (0.4, 1.3)),
+    (Variant(3, 0, 16), (1.0, 2.4)),
+    (Variant(2, 2000, 4), (0.8, 1.6)),
+    (Variant(1, 0, 64), (0.5, 1.0, 1.8)),
+]
+AA_HOLDOUT = [(CAL[1].name, 1.3), (CAL[2].name, 2.0), (CAL[4].name, 1.3),
+              ("x1_w1000_b32", 1.2), ("x2_w500_b64", 1.3)]
+GRIDS = {"full": (GRID, AA), "small": (GRID_SMALL, AA_SMALL),
+         "holdout": (GRID_HOLDOUT, AA_HOLDOUT)}
 
 
 # ----------------------------------------------------------------------------- record
@@ -246,7 +264,7 @@ class Recorder:
         self.deadline = self.t0 + args.budget_s
         self.out = Path(args.out)
         self.work = Path(tempfile.mkdtemp(prefix="tune-gpu-"))
-        self.grid, self.aa = (GRID, AA) if args.grid == "full" else (GRID_SMALL, AA_SMALL)
+        self.grid, self.aa = GRIDS[args.grid]
         self.doc: dict[str, Any] = {
             "kind": "tune_gpu_record", "complete": False, "arch": args.arch,
             "host": platform.node(), "cpus": os.cpu_count(),
@@ -254,7 +272,7 @@ class Recorder:
             "grid": [
                 {"variant": v.name, "instances": v.instances, "window_us": v.window_us,
                  "max_batch_size": v.max_batch_size, "rate_fractions": list(fr)}
-                for v, fr in (GRID if args.grid == "full" else GRID_SMALL)],
+                for v, fr in self.grid],
             "gpu": [], "events": [], "idle_gap": None, "calibrations": [], "rows": []}
         self.srv = None
         self.t1_ms = None
@@ -719,9 +737,11 @@ def main() -> int:
     r.add_argument("--instance-kind", choices=["KIND_GPU", "KIND_CPU"], default="KIND_GPU",
                    help="Triton instance kind [KIND_GPU, gpus [0]]; KIND_CPU with --arch sleep "
                    "tries the script out on a machine without a GPU")
-    r.add_argument("--grid", choices=["full", "small"], default="full",
+    r.add_argument("--grid", choices=sorted(GRIDS), default="full",
                    help="full: 11 configurations, 32 rates; small: 8 configurations, 17 rates, "
-                   "for a model with a T(1) two to three times longer [full]")
+                   "for a model with a T(1) two to three times longer; holdout: 10 "
+                   "configurations, 24 rates, none of them in the other grids but the "
+                   "calibration ones [full]")
     r.add_argument("--out", required=True, help="the record file (JSON)")
     r.add_argument("--budget-s", type=float, default=520.0,
                    help="wall-clock bound of the whole run, s [520]")
