@@ -575,7 +575,8 @@ class TuneRecorder(Recorder):
         from trtcheck.testing.triton_server import TritonServer
 
         a = self.args
-        refs = [v for v, _ in GRID if v.name in a.references.split(",")]
+        known = {v.name: v for grid, _ in GRIDS.values() for v, _ in grid}
+        refs = [known[n] for n in dict.fromkeys(a.references.split(",")) if n in known]
         self.doc.update(kind="tune_gpu_tune_record", rates=[float(r) for r in
                                                              a.rates.split(",")],
                         slo_p99_ms=a.slo_p99_ms, objective=a.objective,
@@ -756,8 +757,8 @@ def main() -> int:
     t.add_argument("--objective", default="p99", help="trtcheck tune --objective [p99]")
     t.add_argument("--max-instances", type=int, default=4, help="[4]")
     t.add_argument("--references", default="x4_w2000_b64,x2_w2000_b64,x4_w500_b16",
-                   help="grid variants measured beside each pick (the best of an earlier "
-                   "record)")
+                   help="grid variants (of any --grid) measured beside each pick (the best "
+                   "of an earlier record)")
     t.add_argument("--tune-timeout-s", type=float, default=170.0,
                    help="bound of one trtcheck tune, s [170]")
     t.add_argument("--instance-kind", choices=["KIND_GPU", "KIND_CPU"], default="KIND_GPU")
