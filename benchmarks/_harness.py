@@ -34,6 +34,7 @@ RESULTS_DIR = BENCHMARKS_DIR / "results"
 MACHINES = {
     "dev-cpu": "the 2-core x86-64 development VM (AMD EPYC), no GPU",
     "h200-host": "the lent GPU machine: one NVIDIA H200, 16-core Xeon",
+    "h100-host": "the other lent GPU machine: one NVIDIA H100, 16 CPU cores",
 }
 DEFAULT_MACHINE = "dev-cpu"
 _SETUP_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
