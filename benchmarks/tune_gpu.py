@@ -438,9 +438,10 @@ class Recorder:
         return row
 
     def idle_gap(self) -> None:
-        """Closed loop at concurrency 1 and 2 on the no-window configuration: batch-1
-        compute per execution in each (an execution after an idle gap runs slower)."""
-        name = "x1_w0_b8"
+        """Closed loop at concurrency 1, 2 and 4 on the grid's one-instance no-window
+        configuration: batch-1 compute per execution in each (an execution after an idle
+        gap runs slower)."""
+        name = next(v.name for v, _ in self.grid if v.instances == 1 and v.window_us == 0)
         out = {}
         for c in (1, 2, 4):
             res = self.perf_analyzer(name, ["--concurrency-range", str(c)], 300, timeout_s=60)
