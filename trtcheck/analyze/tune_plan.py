@@ -134,7 +134,13 @@ def scaled_curve(curve: LatencyCurve, factor: float, source: str) -> LatencyCurv
 
 @dataclass
 class InstanceCurves:
-    """T(b) per instance count and how each was obtained."""
+    """T(b) per instance count and how each was obtained.
+
+    ``idle_slowdown`` (:attr:`~trtcheck.analyze.advice.simulator.ServiceModel.idle_slowdown`,
+    time constant :data:`IDLE_TAU_MS`) is the fitted slowdown of an execution on an
+    instance that was idle; with it, ``curve_1`` is T(b) of a busy instance and the
+    target-rate runs' T(b) were divided by their simulated idle factors
+    (:func:`fit_idle_slowdown`)."""
 
     curve_1: LatencyCurve
     factors: dict[int, float]
@@ -143,6 +149,8 @@ class InstanceCurves:
     k_source: str
     runs_at: dict[int, list[int]] = field(default_factory=dict)
     open_top: int = 0
+    idle_slowdown: float = 0.0
+    idle_source: str = "none"
 
     def curve(self, n: int) -> LatencyCurve:
         """T_n(b)."""
@@ -240,6 +248,105 @@ def blended_curve(open_stats: dict[int, tuple[int, float]],
     return make_curve(pts, source=source), top
 
 
+IDLE_TAU_MS = 3.0
+"""Time constant of the idle slowdown, ms (not fitted: the runs of a search hold one
+idle share each; 1-10 ms fitted the T(b) of 37 configurations of eager ResNet-18 on an
+H200 about equally, 3 ms best)."""
+
+IDLE_SLOWDOWN_MAX = 2.0
+"""Upper end of the fitted idle slowdown (an idle instance runs at most 3x slower); a
+ratio it cannot explain stays a contention factor."""
+
+IDLE_FIT_REQUESTS = 4000
+"""Poisson arrivals per simulated run while fitting the idle slowdown."""
+
+
+def _open_observation(run: Any) -> Any:
+    """The :class:`~trtcheck.analyze.advice.live_calibration.LiveObservation` of an
+    open-loop run (repeats pooled)."""
+    return observation_from_serve(run, "a calibration run")
+
+
+def idle_factors(obs: Any, curve: LatencyCurve, idle_slowdown: float, seed: int = 0
+                 ) -> dict[int, float]:
+    """Mean simulated idle factor per batch size of the configuration and rate of
+    ``obs`` (Triton's batcher, T(b) ``curve`` of a busy instance, Poisson arrivals at
+    its rate); sizes it did not form get the mean over all executions; ``{}`` when the
+    rate is past the capacity."""
+    from trtcheck.analyze.advice.simulator import ServiceModel
+
+    sv = ServiceModel(curve, spread="none", batcher="triton", idle_slowdown=idle_slowdown,
+                      idle_tau_ms=IDLE_TAU_MS)
+    ex: list[tuple[int, float]] = []
+    arrivals = make_arrivals("poisson", obs.rate_per_s, IDLE_FIT_REQUESTS, seed)
+    p = simulate(obs.policy(), obs.instances, sv, arrivals, seed=seed, warmup_fraction=0.1,
+                 rate_per_s=obs.rate_per_s, executions_out=ex)
+    if not p.stable or not ex:
+        return {}
+    acc: dict[int, list[float]] = {}
+    for b, f in ex:
+        acc.setdefault(b, []).append(f)
+    mean_all = float(np.mean([f for _, f in ex]))
+    out = {b: float(np.mean(v)) for b, v in acc.items()}
+    return {b: out.get(b, mean_all) for b in obs.batch_stats} | out
+
+
+def busy_stats(stats: dict[int, tuple[int, float]], factors: dict[int, float]
+               ) -> dict[int, tuple[int, float]]:
+    """``stats`` (``{b: (executions, total ms)}``) with each size's total divided by its
+    idle factor (1 where ``factors`` has none): what a busy instance would have taken."""
+    return {b: (n, ms / factors.get(b, 1.0)) for b, (n, ms) in stats.items()}
+
+
+def _weighted_time_ms(stats: dict[int, tuple[int, float]]) -> float:
+    return float(sum(ms for _, ms in stats.values()))
+
+
+def fit_idle_slowdown(obs_low: Any, obs_high: Any, seed: int = 0) -> tuple[float, float]:
+    """The idle slowdown ``a`` that explains why the same load ran each execution slower
+    at ``obs_high.instances`` than at ``obs_low.instances`` (two target-rate runs:
+    instances that share a load each idle longer between executions), and the ratio
+    left over at ``a``: ``(a, residual)``.
+
+    For a trial ``a``: T(b) of a busy instance is the low run's T(b) divided by its
+    simulated idle factors (twice: the factors depend on T(b)); the high run is then
+    simulated with it, and ``R(a)`` = the high run's measured compute time over the
+    simulated one (its own executions per batch size, stalled sizes dropped:
+    :func:`drop_stalled_sizes`). ``R`` falls as ``a`` grows; ``a`` is found by
+    bisection on ``[0, IDLE_SLOWDOWN_MAX]`` where ``R(a) = 1``; ``(0, R(0))`` when the
+    high run was not slower, ``(IDLE_SLOWDOWN_MAX, R(max))`` when even that does not
+    explain it (the rest is contention on the device)."""
+    low = drop_stalled_sizes(obs_low.batch_stats)
+    high = drop_stalled_sizes(obs_high.batch_stats)
+    if not low or not high:
+        return 0.0, 1.0
+
+    def ratio(a: float) -> float:
+        curve = curve_from_batch_stats(low)
+        for _ in range(2):
+            f = idle_factors(obs_low, curve, a, seed) if a > 0 else {}
+            curve = curve_from_batch_stats(busy_stats(low, f))
+        fh = idle_factors(obs_high, curve, a, seed) if a > 0 else {}
+        sim_ms = sum(n * float(curve.t_ms(b)) * fh.get(b, 1.0) for b, (n, _) in high.items())
+        return _weighted_time_ms(high) / sim_ms if sim_ms > 0 else 1.0
+
+    r0 = ratio(0.0)
+    if r0 <= 1.0:
+        return 0.0, r0
+    r_max = ratio(IDLE_SLOWDOWN_MAX)
+    if r_max >= 1.0:
+        return IDLE_SLOWDOWN_MAX, r_max
+    lo, hi = 0.0, IDLE_SLOWDOWN_MAX
+    for _ in range(8):
+        mid = 0.5 * (lo + hi)
+        if ratio(mid) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    a = 0.5 * (lo + hi)
+    return a, ratio(a)
+
+
 def contention_interp(f_top: float, n: int, n_top: int) -> float:
     """The contention factor at ``n`` instances from the one measured at ``n_top``:
     ``1 + (f_top - 1) log(n) / log(n_top)`` (concave in ``n``: on an H200, 4 instances of
@@ -257,13 +364,20 @@ def assumed_contention(n: int) -> float:
     return 1.0 + ASSUMED_CONTENTION_PER_INSTANCE * math.log2(max(n, 1))
 
 
-def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
+def instance_curves(runs: Sequence[Any], max_instances: int, seed: int = 0
+                    ) -> InstanceCurves:
     """T(b) at every instance count 1..``max_instances`` from the live runs (see the
     module text): T_1(b) blended from the one-instance target-rate and closed-loop runs
     (:func:`blended_curve`); contention factors from target-rate runs at ``n`` against
     the one-instance target-rate T(b) (the same load on both sides: how often instances
     overlap depends on it), else from closed loops at ``n`` against the one-instance
     closed loop.
+
+    With target-rate runs at two instance counts, the idle slowdown is fitted first
+    (:func:`fit_idle_slowdown`, from the first target-rate run at the fewest instances
+    and the one at the most): every target-rate run's T(b) is divided by its own
+    simulated idle factors (a busy instance's T(b)), and what the slowdown does not
+    explain stays a contention factor.
 
     Raises:
         InputError: no one-instance run with executions.
@@ -272,26 +386,64 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
     for i, r in enumerate(runs):
         if r.configs:
             by_n.setdefault(run_instances(r), []).append(i)
-    ones = [runs[i] for i in by_n.get(1, [])]
+    open_ns = sorted(n for n, idx in by_n.items() if any(_is_open(runs[i]) for i in idx))
+    idle, idle_source = 0.0, "none"
+    obs_of: dict[int, Any] = {}
+    if len(open_ns) >= 2:
+        for i, r in enumerate(runs):
+            if _is_open(r):
+                obs_of[i] = _open_observation(r)
+        first = {n: next(i for i in by_n[n] if _is_open(runs[i])) for n in open_ns}
+        idle, _ = fit_idle_slowdown(obs_of[first[open_ns[0]]], obs_of[first[open_ns[-1]]],
+                                    seed)
+        idle_source = "fitted"
+
+    def stats_of(group: list[Any], idx: list[int]) -> dict[int, tuple[int, float]]:
+        """Pooled batch stats; target-rate runs as a busy instance's (idle factors out)."""
+        if idle <= 0:
+            return pooled_batch_stats(group)
+        acc: dict[int, list[float]] = {}
+        for i, r in zip(idx, group):
+            st = pooled_batch_stats([r])
+            if i in obs_of:
+                base = curve_from_batch_stats(drop_stalled_sizes(st) or st)
+                f = idle_factors(obs_of[i], base, idle, seed)
+                st = busy_stats(st, f)
+                f = idle_factors(obs_of[i], curve_from_batch_stats(
+                    drop_stalled_sizes(st) or st), idle, seed)
+                st = busy_stats(pooled_batch_stats([r]), f)
+            for b, (n, ms) in st.items():
+                a = acc.setdefault(b, [0.0, 0.0])
+                a[0] += n
+                a[1] += ms
+        return {b: (int(v[0]), float(v[1])) for b, v in acc.items() if v[0] > 0}
+
+    ones_idx = by_n.get(1, [])
+    ones = [runs[i] for i in ones_idx]
     closed_1 = pooled_batch_stats([r for r in ones if not _is_open(r)])
-    curve_1, open_top = blended_curve(pooled_batch_stats([r for r in ones if _is_open(r)]),
-                                      closed_1, "Triton batch_stats, 1 instance")
+    open_1_idx = [i for i in ones_idx if _is_open(runs[i])]
+    curve_1, open_top = blended_curve(stats_of([runs[i] for i in open_1_idx], open_1_idx),
+                                      closed_1, "Triton batch_stats, 1 instance"
+                                      + (", busy" if idle > 0 else ""))
     ref = curve_from_batch_stats(closed_1) if closed_1 else curve_1
     factors: dict[int, float] = {1: 1.0}
     sources: dict[int, str] = {1: "none"}
     measured = {}
     for n, idx in by_n.items():
         if n > 1:
-            open_n = [runs[i] for i in idx if _is_open(runs[i])]
+            open_idx = [i for i in idx if _is_open(runs[i])]
+            open_n = [runs[i] for i in open_idx]
             closed_n = [runs[i] for i in idx if not _is_open(runs[i])]
             if open_n and open_top:
                 # target-rate runs on both sides: the contention at that load
-                pool, base = open_n, curve_1
+                stats_n, base = stats_of(open_n, open_idx), curve_1
             elif closed_n and closed_1:
-                pool, base = closed_n, ref
+                stats_n, base = pooled_batch_stats(closed_n), ref
             else:
-                pool, base = open_n or closed_n, curve_1
-            measured[n] = max(1.0, contention_ratio(base, pooled_batch_stats(pool)))
+                stats_n = (stats_of(open_n, open_idx) if open_n
+                           else pooled_batch_stats(closed_n))
+                base = curve_1
+            measured[n] = max(1.0, contention_ratio(base, stats_n))
     top = max(measured) if measured else 0
     k = (measured[top] - 1.0) / math.log2(top) if measured else ASSUMED_CONTENTION_PER_INSTANCE
     k_source = "measured" if measured else "assumed"
@@ -302,7 +454,8 @@ def instance_curves(runs: Sequence[Any], max_instances: int) -> InstanceCurves:
             factors[n], sources[n] = contention_interp(measured[top], n, top), "fitted"
         else:
             factors[n], sources[n] = assumed_contention(n), "assumed"
-    return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top)
+    return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top,
+                          idle_slowdown=idle, idle_source=idle_source)
 
 
 def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
@@ -633,7 +786,8 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
     """One candidate with intervals (Triton's batcher, T(b) at its instance count)."""
     curve = s.curves.curve(c.instances)
     service = replace(s.queueing.service(), curve=curve,
-                      batch_excess_ms=s.stall.excess_series_ms(seed))
+                      batch_excess_ms=s.stall.excess_series_ms(seed),
+                      idle_slowdown=s.curves.idle_slowdown, idle_tau_ms=IDLE_TAU_MS)
     arrivals = make_arrivals("poisson", s.rate_per_s, PREDICTION_REQUESTS, seed)
     lat: list[float] = []
     p = simulate(c.policy(), c.instances, service, arrivals, seed=seed, warmup_fraction=0.1,
@@ -723,6 +877,8 @@ def calibration_record(s: Search, device: str, devices: int) -> TuneCalibration:
         drift_p50_rel=float(s.drift_p50_rel), drift_p99_rel=float(s.drift_p99_rel),
         contention_per_instance=float(s.curves.k_per_instance),
         contention_source=s.curves.k_source,
+        idle_slowdown=round(float(s.curves.idle_slowdown), 4),
+        idle_tau_ms=IDLE_TAU_MS, idle_source=s.curves.idle_source,
         largest_batch_measured=int(s.curves.curve_1.max_batch_measured),
         device=device, devices=devices)
 

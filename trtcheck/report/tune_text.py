@@ -59,6 +59,11 @@ def tune_lines(t: Any) -> list[str]:
                    f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
                    f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute, "
                    f"per-request delay median {c.request_delay_median_ms:.3g} ms")
+        if c.idle_source == "fitted":
+            out.append(f"  idle slowdown {c.idle_slowdown:.3g} (fitted): an execution on an "
+                       f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
+                       f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
+                       "instance's")
         for ic in c.per_instances:
             pts = ", ".join(f"{b}:{v:.3g}" for b, v in zip(ic.batch_sizes, ic.t_ms))
             out.append(f"  {ic.instances} instance(s): T(b) ms {pts} (x{ic.contention_factor:.3g}"

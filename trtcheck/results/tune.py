@@ -152,6 +152,11 @@ class TuneCalibration(Record):
         contention_per_instance: the fitted (or assumed) extra T(b) share per doubling
             of the instance count: ``T_n(b) = T_1(b) x (1 + k log2(n))``.
         contention_source: ``"measured"`` or ``"assumed"``.
+        idle_slowdown: relative extra time of an execution on an instance idle for long
+            (``1 + a (1 - exp(-g / tau))`` after ``g`` ms idle), >= 0; 0 when not fitted.
+        idle_tau_ms: its time constant, ms.
+        idle_source: ``"fitted"`` (from target-rate runs at two instance counts) or
+            ``"none"``.
         largest_batch_measured: largest batch size with a T(b) point.
         device: ``"GPU"`` or ``"CPU"``: where the instances run (from instance_group).
         devices: how many devices the instances share (``gpus`` of ``KIND_GPU``; 1 on CPU).
@@ -164,6 +169,9 @@ class TuneCalibration(Record):
     drift_p99_rel: float = 0.0
     contention_per_instance: float = 0.0
     contention_source: str = "assumed"
+    idle_slowdown: float = 0.0
+    idle_tau_ms: float = 0.0
+    idle_source: str = "none"
     largest_batch_measured: int = 1
     device: str = "CPU"
     devices: int = 1

@@ -1,0 +1,112 @@
+"""The idle slowdown: an execution on an instance that was idle runs slower (simulated in
+Triton's batcher, fitted by ``trtcheck tune`` from target-rate runs at two instance
+counts)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from trtcheck.analyze import tune_plan as tp
+from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.advice.live_calibration import LiveObservation
+from trtcheck.analyze.advice.simulator import ServiceModel, make_arrivals, simulate
+from trtcheck.errors import InputError
+from trtcheck.policy import BatchingPolicy
+
+
+def _service(t_ms: float, a: float, tau_ms: float = 3.0) -> ServiceModel:
+    return ServiceModel(make_curve([(1, t_ms), (8, t_ms)]), spread="none", batcher="triton",
+                        idle_slowdown=a, idle_tau_ms=tau_ms)
+
+
+def test_sparse_requests_run_slow_and_a_backlog_runs_at_busy_speed():
+    policy = BatchingPolicy(max_batch_size=1, max_queue_delay_us=0.0)
+    # 100 ms apart: every execution follows a long idle gap -> (1 + a) x T
+    ex: list[tuple[int, float]] = []
+    p = simulate(policy, 1, _service(2.0, 0.5), np.arange(50) * 0.1, executions_out=ex)
+    assert all(abs(f - 1.5) < 1e-9 for _, f in ex)
+    assert abs(p.p50_ms - 3.0) < 1e-6
+    # 1 ms apart with T = 2 ms: a queue forms, each execution starts as the last ends
+    ex = []
+    simulate(policy, 1, _service(2.0, 0.5), np.arange(200) * 0.001, executions_out=ex,
+             warmup_fraction=0.1)
+    assert all(f == 1.0 for _, f in ex)
+
+
+def test_the_instance_idle_longest_takes_the_next_batch():
+    # 2 instances, a request every 3 ms, T = 2 ms: the instances take turns, so each is
+    # idle 6 ms - its own execution; the factor solves f = 1 + a (1 - exp(-(6 - 2f)/tau))
+    a, tau = 0.4, 3.0
+    policy = BatchingPolicy(max_batch_size=1, max_queue_delay_us=0.0)
+    ex: list[tuple[int, float]] = []
+    simulate(policy, 2, _service(2.0, a, tau), np.arange(400) * 0.003, executions_out=ex,
+             warmup_fraction=0.1)
+    f = 1.0
+    for _ in range(100):
+        f = 1.0 + a * (1.0 - math.exp(-(6.0 - 2.0 * f) / tau))
+    assert all(abs(g - f) < 1e-9 for _, g in ex)
+
+
+def test_without_the_slowdown_nothing_changes():
+    policy = BatchingPolicy(max_batch_size=8, max_queue_delay_us=1000.0)
+    arr = make_arrivals("poisson", 300.0, 3000, 0)
+    p0 = simulate(policy, 2, _service(2.0, 0.0), arr)
+    p1 = simulate(policy, 2, ServiceModel(make_curve([(1, 2.0), (8, 2.0)]), spread="none",
+                                          batcher="triton"), arr)
+    assert (p0.p50_ms, p0.p99_ms, p0.mean_batch) == (p1.p50_ms, p1.p99_ms, p1.mean_batch)
+
+
+def test_bad_idle_parameters_are_refused():
+    curve = make_curve([(1, 2.0), (8, 3.0)])
+    with pytest.raises(InputError, match="idle slowdown"):
+        ServiceModel(curve, batcher="triton", idle_slowdown=-0.1)
+    with pytest.raises(InputError, match="time constant"):
+        ServiceModel(curve, batcher="triton", idle_slowdown=0.2, idle_tau_ms=0.0)
+    with pytest.raises(InputError, match="Triton's batcher only"):
+        ServiceModel(curve, idle_slowdown=0.2)
+
+
+def _observed(instances: int, a: float, rate: float, seed: int) -> LiveObservation:
+    """A target-rate run as Triton's statistics would show it, simulated with a known
+    slowdown: ``batch_stats`` sums each execution's T(b) x its idle factor."""
+    curve = make_curve([(1, 2.0), (8, 4.1)])
+    policy = BatchingPolicy(max_batch_size=8, max_queue_delay_us=1000.0)
+    ex: list[tuple[int, float]] = []
+    lat: list[float] = []
+    p = simulate(policy, instances, ServiceModel(curve, spread="none", batcher="triton",
+                                                 idle_slowdown=a,
+                                                 idle_tau_ms=tp.IDLE_TAU_MS),
+                 make_arrivals("poisson", rate, 6000, seed), seed=seed, warmup_fraction=0.1,
+                 rate_per_s=rate, executions_out=ex, latencies_out=lat)
+    stats: dict[int, list[float]] = {}
+    for b, f in ex:
+        s = stats.setdefault(b, [0, 0.0])
+        s[0] += 1
+        s[1] += float(curve.t_ms(b)) * f
+    return LiveObservation(
+        window_us=1000.0, max_batch_size=8, preferred_batch_sizes=(), instances=instances,
+        rate_per_s=rate, batch_stats={b: (int(n), ms) for b, (n, ms) in stats.items()},
+        queue_mean_ms=0.0, compute_mean_ms=0.0, server_request_mean_ms=0.0,
+        mean_batch=float(p.mean_batch or 1.0), client_latencies_ms=np.asarray(lat))
+
+
+@pytest.mark.parametrize("true_a", [0.0, 0.3, 0.8])
+def test_the_fit_recovers_the_slowdown_from_runs_at_two_instance_counts(true_a):
+    low, high = _observed(1, true_a, 250.0, 3), _observed(4, true_a, 250.0, 4)
+    a, residual = tp.fit_idle_slowdown(low, high, seed=0)
+    assert abs(a - true_a) < 0.12
+    assert abs(residual - 1.0) < 0.03 or (true_a == 0.0 and residual <= 1.03)
+
+
+def test_a_slowdown_the_runs_cannot_show_stays_contention():
+    # the high run 2.5x slower at every size than any idle share explains: the fit
+    # stops at its bound and leaves the rest as a ratio above 1
+    low = _observed(1, 0.0, 250.0, 3)
+    high = _observed(4, 0.0, 250.0, 4)
+    slow = {b: (n, ms * 5.0) for b, (n, ms) in high.batch_stats.items()}
+    a, residual = tp.fit_idle_slowdown(low, LiveObservation(**{**high.__dict__,
+                                                               "batch_stats": slow}))
+    assert a == tp.IDLE_SLOWDOWN_MAX and residual > 1.0
