@@ -44,7 +44,8 @@ runs and not in others (a tail effect, not the lesson)."""
 
 DEMO_BUSY_SHARE = 9.0
 """The demo's second rate, in units of :data:`DEMO_LOAD_SHARE` (0.9 of one instance's
-batch-1 capacity: a queue forms), to show where batching starts to matter."""
+batch-1 capacity: no queue forms by itself, but about 4 requests wait on average at batch 1,
+M/D/1), to show where batching starts to matter."""
 
 
 def _log_info(message: str) -> None:
@@ -176,11 +177,18 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
         b_head = b_adv.recommendation.summary.split(" Predicted:")[0]
     except InputError as exc:
         b_head = exc.message
+    rho_busy = busy * s1 / 1000.0  # queue-formation ratio lambda x S(1) at the busy rate
+    if rho_busy >= 1.0:
+        busy_queue = f"lambda x S(1) = {rho_busy:.2g}: a queue forms by itself"
+    else:  # M/D/1 mean queue at batch 1 (Pollaczek-Khinchine), as the decision path says
+        busy_queue = (f"lambda x S(1) = {rho_busy:.2g}: no queue forms by itself, but about "
+                      f"{rho_busy * rho_busy / (2.0 * (1.0 - rho_busy)):.2g} requests wait on "
+                      "average at batch 1")
     lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
               f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
-              f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
+              f"per-request cost matters more. At {busy:g} req/s ({busy_queue}) the "
               f"advice would be: {b_head} (`trtcheck advise --from REPORT_DIR "
               f"--arrival-rate {busy:g}` shows why)")
     return rate_per_s, lesson

@@ -73,6 +73,22 @@ def _interval_lines(p: Any) -> list[str]:
             f"{_ms(p.p99_interval_ms[1])} ms{extra}"]
 
 
+def _waiting_words(adv: Advice) -> str:
+    """What the waiting-pays index says, beside it: an average estimate, which the
+    recommendation may overrule (a recommended window that pays in the simulated tail
+    is never called a window that does not pay)."""
+    f, p = adv.formulas, adv.recommendation.prediction
+    window = p.window_us > 0 and p.max_batch_size > 1
+    if f.waiting_pays_index > 1:
+        return (" (> 1: a window pays)" if window else
+                " (> 1: on average a window would pay; the simulation finds none better "
+                "by more than the noise, see the decision path)")
+    if window:
+        return (" (<= 1: on average a window collects too few requests to save its wait; "
+                "the recommended window pays in the simulated tail, see the decision path)")
+    return " (<= 1: by this estimate a window does not pay)"
+
+
 def stability_lines(adv: Advice) -> list[str]:
     """The recommendation's stability under the measurement noise, in lines of text."""
     st = adv.recommendation.stability
@@ -194,8 +210,7 @@ def advice_text(adv: Advice) -> str:
               + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
                  if f.s1_ms is not None else ""),
               f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
-              + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
-                 " (<= 1: by this estimate a window does not pay)"),
+              + _waiting_words(adv),
               f"  longest paying window at max batch (b-1) x tau0 = "
               f"{us_to_ms(f.break_even_window_us_at_max_batch):.4g} ms"]
     if f.single_request_batch_share_at_window is not None:
