@@ -385,6 +385,14 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
         curve, results = measure_latency_curve(model, run_options, log=log)
         name = safe_model_name(os.path.splitext(os.path.basename(model))[0])
     adv = advise_curve(curve, measured, settings, results)
+    if results is not None and getattr(results, "serve", None) is not None \
+            and model is None and not adv.serve_predictions:
+        # the file's own serving run, predicted with the calibrated model beside what it
+        # measured (a burst sweep included)
+        from trtcheck.analyze.advice.serve_compare import predict_serve_configs
+
+        with quiet_numerics():
+            adv.serve_predictions = predict_serve_configs(results, adv)
     return AdviseOutcome(advice=adv, results=results, model_name=name)
 
 

@@ -73,6 +73,33 @@ def _interval_lines(p: Any) -> list[str]:
             f"{_ms(p.p99_interval_ms[1])} ms{extra}"]
 
 
+def serve_prediction_lines(adv: Advice) -> list[str]:
+    """The predicted-vs-measured lines of the serving configurations in the file the
+    advice was made from (``advice.serve_predictions``; empty without them): each
+    configuration as measured and as the advice's model predicts it."""
+    if not adv.serve_predictions:
+        return []
+    lw = max([14] + [len(p.load) for p in adv.serve_predictions])
+    out = ["", "Predicted vs measured (the serving run in the same file, simulated with "
+           "the calibrated model):",
+           f"  {'config':22} {'load':{lw}} {'q/s meas/pred':>17} {'batch meas/pred':>15} "
+           f"{'P50 ms meas/pred':>17} {'P99 ms meas/pred':>17}"]
+    for p in adv.serve_predictions:
+        def pair(a: float | None, b: float | None, fmt: str = "ms") -> str:
+            if fmt == "ms":
+                return f"{_ms(a)} / {_ms(b)}"
+            return (f"{a or 0:.{fmt}f} / " + ("-" if b is None else f"{b:.{fmt}f}"))
+        out.append(f"  {p.config:22} {p.load:{lw}} "
+                   f"{pair(p.measured_throughput_queries_per_s, p.predicted_throughput_queries_per_s, '1'):>17} "
+                   f"{pair(p.measured_mean_batch, p.predicted_mean_batch, '2'):>15} "
+                   f"{pair(p.measured_p50_ms, p.predicted_p50_ms):>17} "
+                   f"{pair(p.measured_p99_ms, p.predicted_p99_ms):>17}")
+    if any(p.predicted_p50_ms is None for p in adv.serve_predictions):
+        out.append("  - (predicted): over the capacity the calibrated model gives that "
+                   "configuration, so nothing was simulated")
+    return out
+
+
 def _waiting_words(adv: Advice) -> str:
     """What the waiting-pays index says, beside it: an average estimate, which the
     recommendation may overrule (a recommended window that pays in the simulated tail
@@ -183,6 +210,7 @@ def advice_text(adv: Advice) -> str:
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
     lines.append(f"  {RUN_QPS_NOTE}")
+    lines += serve_prediction_lines(adv)
     if adv.what_if:
         lines += ["", f"What-if (simulated at {load_label(adv)}, the configurations asked for):",
                   f"  {'config':30} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} {'run q/s':>8} "

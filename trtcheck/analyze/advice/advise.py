@@ -155,6 +155,8 @@ class AdviseRequest:
             ``fewest-instances`` (the default: the fewest instances with a feasible
             configuration, then the bootstrap tie-break), ``p99`` or ``throughput``
             (every searched instance count, picked by that objective; no tie-break).
+        per_request_overhead_recorded: ``per_request_overhead_ms`` is the serial front
+            stage a serving run recorded in its settings (not given by the user).
     """
 
     curve: LatencyCurve
@@ -189,6 +191,7 @@ class AdviseRequest:
     objective: str = "fewest-instances"
     calibrated_instances: int | None = None
     run_to_run_rel: float | None = None
+    per_request_overhead_recorded: bool = False
 
     @property
     def unassessed_above(self) -> int | None:
@@ -995,8 +998,10 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     units, contexts = _unit_words(req.device, "triton" if req.batcher == "triton"
                                   or req.target == "triton" else None)
     measured = c_req > req.per_request_overhead_ms
+    given = ("recorded by the serving run (its serial front)"
+             if req.per_request_overhead_recorded else "given")
     c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
-             else "given plus measured" if measured else "given")
+             else f"{given} plus measured" if measured else given)
     nodes: list[DecisionNode] = []
     lw = _load_words(req, rate)
     # step 1: thin the HTTP layer
@@ -1017,6 +1022,12 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                            "keep-alive, gRPC); no batching setting recovers this" if yes else
                            "the model dominates; the client and network path is not the "
                            "first thing to fix"))))
+    elif c_req <= 0 and req.overheads_source.startswith("calibrated"):
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=0.0, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="no", conclusion="the serving run measured no per-request cost outside "
+            f"the model ({req.overheads_source}): the model dominates"))
     elif c_req <= 0:
         nodes.append(DecisionNode(
             step="thin-http", question="Is the serving overhead per request at least the "
