@@ -34,6 +34,7 @@ from trtcheck.analyze.advice import queueing as qf
 from trtcheck.analyze.advice.curve import (
     LatencyCurve,
     LinearFit,
+    fit_knee,
     fit_linear,
     make_curve,
 )
@@ -827,6 +828,12 @@ def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit
     s1 = service.batch_time_ms(1, r)
     if len(set(bs)) >= 2:
         alpha, tau0 = np.polyfit(np.asarray(bs, dtype=np.float64), np.asarray(ts), 1)
+        if fit.knee is not None:  # a knee: the segment below it, where batches form
+            line = np.asarray(alpha * np.asarray(bs, dtype=np.float64) + tau0)
+            rel = float(np.max(np.abs(line - np.asarray(ts)) / np.asarray(ts)))
+            knee = fit_knee(np.asarray(bs, dtype=np.float64), np.asarray(ts), rel)
+            if knee is not None:
+                alpha, tau0 = knee.alpha_ms_per_sample, knee.tau0_ms
     else:
         alpha, tau0 = 0.0, s1
     alpha = max(float(alpha), 0.0)
