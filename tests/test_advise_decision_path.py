@@ -179,3 +179,39 @@ def test_path_and_pitfalls_speak_in_field_terms(rate, overhead_ms):
     words += list(adv.inputs.notes) if getattr(adv.inputs, "notes", None) else []
     words.append(adv.recommendation.summary)
     assert words and not [w for w in words if "seed" in w.lower()]
+
+
+def test_a_recommended_window_is_never_called_a_window_that_does_not_pay():
+    """`advise --latency-curve 1:20,8:40,32:110 --arrival-rate 100 --slo-p99-ms 30`
+    (a fresh-user trial): step 4 said "a window waits longer than it saves" beside a
+    recommended 2 ms window, and the runner-up without waiting, which misses the
+    objective, was called "within the noise"."""
+    from trtcheck.report.advise_text import advice_text
+
+    curve = make_curve([(1, 20.0), (8, 40.0), (32, 110.0)], source="typed")
+    adv = advise(AdviseRequest(curve=curve, rate_per_s=100.0, slo_p99_ms=30.0))
+    p, run = adv.recommendation.prediction, adv.recommendation.runner_up
+    assert p.window_us > 0 and p.max_batch_size > 1
+    text = advice_text(adv)
+    assert "waits longer than it saves" not in text and "a window does not pay" not in text
+    wait = next(n for n in adv.path if n.question.startswith("Does waiting for a batch pay"))
+    assert wait.answer == "not on average" and "pays in the tail" in wait.conclusion
+    last = [n for n in adv.path if n.step == "batching"][-1]
+    assert run is not None and run.p99_ms > 30.0
+    assert "within the noise" not in last.conclusion
+    assert f"the runner-up misses the objective (P99 {run.p99_ms:.0f} ms > 30 ms)" \
+        in last.conclusion
+    assert "so the simpler one is recommended" not in last.conclusion
+
+
+def test_one_instance_that_batches_is_not_told_to_try_more_contexts():
+    """At 60 req/s on T(1) = 20 ms one context at batch 1 cannot keep up, but batching
+    lets one instance carry it: the step says so instead of "try up to 4 contexts"."""
+    curve = make_curve([(1, 20.0), (8, 40.0), (32, 110.0)], source="typed")
+    adv = advise(AdviseRequest(curve=curve, rate_per_s=60.0))
+    p = adv.recommendation.prediction
+    assert p.instances == 1 and p.max_batch_size > 1
+    ctx = next(n for n in adv.path if n.step == "execution-contexts")
+    assert ctx.answer == "yes"
+    assert "try up to" not in ctx.conclusion
+    assert f"batching up to {p.max_batch_size} lets one instance carry it" in ctx.conclusion

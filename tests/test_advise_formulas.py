@@ -157,3 +157,33 @@ def test_per_sample_time_rise_is_reported():
     assert per_sample_findings(make_curve([(1, 1.0), (8, 4.0)])) == []
     msgs = per_sample_findings(make_curve([(1, 1.0), (8, 4.0), (16, 12.0)]))
     assert len(msgs) == 1 and "b=16" in msgs[0]
+
+
+def test_a_curve_with_a_knee_gets_a_piecewise_fit():
+    """A launch-bound GPU curve, flat to b=8 and linear beyond: one straight line puts the
+    fixed cost at 0 (clamped), so the break-even step said "no" at every rate. The hinge
+    fit finds the knee at 8 and the fixed cost of ~1 ms below it, by hand: T(1) = 1,
+    T(8) = 1.07 -> slope 0.01, intercept 0.99."""
+    from trtcheck.analyze.advice.advise import AdviseRequest, advise
+
+    c = make_curve([(1, 1.0), (8, 1.07), (32, 7.07), (64, 15.07)])  # 0.25 ms/sample above 8
+    fit = fit_linear(c)
+    assert fit.tau0_ms == 0.0  # the straight line across the knee
+    assert fit.knee is not None and fit.knee.knee_batch == 8
+    assert fit.knee.tau0_ms == pytest.approx(0.99, abs=1e-9)
+    assert fit.knee.alpha_ms_per_sample == pytest.approx(0.01, abs=1e-9)
+    assert fit.knee.max_rel_residual < 1e-9
+    assert any("knee at b=8" in n for n in fit.notes)
+    # the break-even step now answers "yes" at a rate where a window does fill
+    adv = advise(AdviseRequest(curve=c, rate_per_s=1500.0, requests=1000, replicas=0))
+    wait = next(n for n in adv.path if n.question.startswith("Does waiting for a batch pay"))
+    assert adv.formulas.s_tau0_ms == pytest.approx(0.99, rel=1e-6)
+    assert wait.value == pytest.approx(1500.0 * 0.99 / 1000.0, rel=1e-6)
+    assert wait.answer == "yes"
+
+
+def test_a_straight_curve_gets_no_knee():
+    """A curve one line fits (or nearly: noise of a few percent) keeps the line."""
+    assert fit_linear(make_curve([(1, 20.0), (8, 40.0), (32, 110.0)])).knee is None
+    assert fit_linear(make_curve([(1, 2.0), (2, 2.3), (4, 2.9), (8, 4.1),
+                                  (16, 6.6)])).knee is None

@@ -107,3 +107,50 @@ def test_no_bench_and_no_serve_is_one_line(cli, tmp_path):
     save_results(r, tmp_path / "empty.json")
     res = cli("advise", "--from", str(tmp_path / "empty.json"), "--arrival-rate", "10")
     assert_one_line_error(res, 2, "no bench run and no serving run")
+
+
+@pytest.fixture(scope="module")
+def burst_only(tmp_path_factory):
+    """A burst sweep behind a serial 12 ms front (the embedded batcher), as the issue's
+    fresh-user trial ran it: `trtcheck serve --load burst:64` and nothing else."""
+    from tests.conftest import run_cli
+
+    out = tmp_path_factory.mktemp("burst") / "burst.json"
+    res = run_cli("serve", "--synthetic-curve", "1:0.29,8:0.4,32:1.0",
+                  "--per-request-overhead-ms", "12", "--window-ms", "0,20",
+                  "--max-batch", "32", "--load", "burst:64", "--repeats", "1", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_advise_from_a_burst_run_uses_its_recorded_overheads(burst_only):
+    """`advise --from` a burst-only serve run: the overheads are the run's own (the
+    recorded serial 12 ms front and the measured costs), not "per request 0 ms
+    (given)"; the path does not say there is no serving measurement; and the file's own
+    configurations are predicted beside what it measured (P50 390 ms measured on the dev
+    CPU, where the advice had predicted 1.54 ms)."""
+    from tests.conftest import run_cli
+    from trtcheck.analyze.advice.inputs import inputs_from_results
+    from trtcheck.results import load_results
+
+    curve, measured = inputs_from_results(load_results(burst_only))
+    assert measured["serial_front_ms"] == 12.0 and measured["batch_excess_ms"]
+    assert "burst configuration" in measured["source"]
+    res = run_cli("advise", "--from", str(burst_only), "--load", "burst:64",
+                  "--format", "json")
+    assert res.returncode == 0, res.stderr
+    adv = json.loads(res.stdout)
+    i = adv["inputs"]
+    assert i["overheads_source"].startswith("calibrated on a serving measurement (2 burst")
+    assert i["per_request_overhead_ms"] >= 12.0 and i["ingress_per_request_us"] == 12000.0
+    step1 = adv["path"][0]
+    assert step1["step"] == "thin-http" and step1["answer"] == "yes"
+    assert "no per-request overhead was given or measured" not in step1["conclusion"]
+    assert "recorded by the serving run" in step1["conclusion"]
+    rows = adv["serve_predictions"]
+    assert [r["load"] for r in rows] == ["burst:64", "burst:64"]
+    for r in rows:  # the serial front sets the pace: 83 req/s, P50 ~390 ms, both sides
+        assert r["predicted_p50_ms"] == pytest.approx(r["measured_p50_ms"], rel=0.2), r
+        assert r["predicted_mean_batch"] == pytest.approx(r["measured_mean_batch"], rel=0.2)
+    text = run_cli("advise", "--from", str(burst_only), "--load", "burst:64").stdout
+    assert "overheads (given)" not in text and "Predicted vs measured" in text

@@ -145,7 +145,12 @@ def test_the_demo_headline_at_the_busy_rate_is_the_checked_advice():
     results = load_results(REPO / "tests" / "gold" / "inputs" / "full.json")
     adv = advice_from_results(results, None, None, demo=True)
     note = next(n for n in adv.curve.notes if n.startswith("demo: the arrival rate"))
-    busy = float(re.search(r"At ([0-9.]+) req/s \(a queue forms\)", note).group(1))
+    m = re.search(r"At ([0-9.]+) req/s \(lambda x S\(1\) = ([0-9.]+): ", note)
+    busy, ratio = float(m.group(1)), float(m.group(2))
+    # at 0.9 of one instance's batch-1 capacity no queue forms by itself: the lesson
+    # must not say one does (a fresh-user trial read "a queue forms" at 0.90)
+    assert ratio == pytest.approx(0.9, abs=0.06)
+    assert "a queue forms" not in note and "no queue forms by itself, but about" in note
     assert f"`trtcheck advise --from REPORT_DIR --arrival-rate {busy:g}`" in note
     curve, measured = advice_inputs(results, source="this run")
     checked = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy,

@@ -323,3 +323,29 @@ def test_a_random_rank0_control_input_is_warned_and_a_given_value_is_not():
     assert "'sr'" in w.message and "--input-value sr=VALUE" in w.remedy
     run = run_bench(WithRate(), "m", [1], rule=QUICK, values={"sr": 16000})
     assert not [f for f in run.batches[0].warnings if f.code == "random-control-input"]
+
+
+def test_a_gpu_timing_below_one_round_trip_is_implausible():
+    """An unsynchronised GPU runner timing 0.0033 ms (the issue's case) with tiny inputs
+    passes the bandwidth rule, but no GPU launches and synchronises a kernel that fast:
+    on a GPU it is implausible; the same number on a CPU backend is not judged by it."""
+    from trtcheck.measure.bench.bench import (
+        MIN_GPU_ROUND_TRIP_MS,
+        plausibility_findings,
+        runs_on_gpu,
+    )
+    from trtcheck.results.bench import BackendInfo
+    from trtcheck.stats import summarize
+
+    st = summarize([0.0033] * 50)
+    (f,) = plausibility_findings(st, 16, {}, "batch 1", gpu=True)
+    assert f.code == "implausible-latency" and f.severity == "error"
+    assert "0.0033 ms on a GPU" in f.message and f"{MIN_GPU_ROUND_TRIP_MS:g} ms" in f.message
+    assert plausibility_findings(st, 16, {}, "batch 1", gpu=False) == []
+    assert plausibility_findings(summarize([0.02] * 50), 16, {}, "batch 1", gpu=True) == []
+    gpu = BackendInfo(name="tensorrt", version="10", device="NVIDIA H100", precision="fp16")
+    ort_cuda = BackendInfo(name="onnxruntime", version="1", device="CUDA",
+                           precision="fp32", providers=["CUDAExecutionProvider"])
+    cpu = BackendInfo(name="onnxruntime", version="1", device="CPU (AMD EPYC)",
+                      precision="fp32", providers=["CPUExecutionProvider"])
+    assert runs_on_gpu(gpu) and runs_on_gpu(ort_cuda) and not runs_on_gpu(cpu)

@@ -77,7 +77,7 @@ def test_advice_notes_are_shown_in_html_and_markdown(results):
     Markdown export and the advise text."""
     from trtcheck.report.advise_text import advice_text
 
-    lesson = "demo: at 9.1 req/s (a queue forms) the advice would be: window 2 ms"
+    lesson = "demo: at 9.1 req/s (lambda x S(1) = 1.1: a queue forms by itself) the advice would be: window 2 ms"
     results.advice.curve.notes.append(lesson)
     sec = sec_advice.build(results, ChartSink())
     assert "<h4>Notes</h4>" in sec.html and lesson in sec.html

@@ -197,3 +197,32 @@ def test_odd_metadata_sections_are_ignored(tmp_path: Path, kind: str, doc: str):
     (tmp_path / f"e.{kind}.json").write_text(doc)
     insp = load_trtexec_export(tmp_path)
     assert [la.name for la in insp.layers] == ["a"]
+
+
+@pytest.mark.parametrize("precision", ["FP32+FP16", "FP32+INT8", "FP32+FP16+INT8"])
+def test_reduced_precision_requested_but_not_applied(trtexec_exports: Path, tmp_path: Path,
+                                                     precision: str):
+    """The real FP32 export with its build options saying a reduced precision was
+    requested: every layer is FP32, so each requested precision gets
+    ``engine-precision-not-applied``; the real FP16 and QAT exports, which run what they
+    asked for, get none."""
+    import json
+    import shutil
+
+    src = trtexec_exports / "resnet18-a100-fp32"
+    dst = tmp_path / "export"
+    shutil.copytree(src, dst)
+    meta = next(dst.glob("*build.metadata.json"))
+    doc = json.loads(meta.read_text())
+    doc["build_options"]["Precision"] = precision
+    meta.write_text(json.dumps(doc))
+    insp = load_trtexec_export(dst)
+    found = [f for f in insp.lints if f.code == "engine-precision-not-applied"]
+    asked = [p.lower() for p in precision.split("+") if p != "FP32"]
+    assert len(found) == len(asked)
+    for f, p in zip(found, asked):
+        assert f.severity == "warning"
+        assert f"{p.upper()} was requested at build" in f.message and "no layer runs" in f.message
+    for name in ("resnet18-a100-fp16", "resnet18-a100-qat", "resnet18-a100-fp32"):
+        real = load_trtexec_export(trtexec_exports / name)
+        assert "engine-precision-not-applied" not in {f.code for f in real.lints}, name

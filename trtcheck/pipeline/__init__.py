@@ -44,7 +44,8 @@ runs and not in others (a tail effect, not the lesson)."""
 
 DEMO_BUSY_SHARE = 9.0
 """The demo's second rate, in units of :data:`DEMO_LOAD_SHARE` (0.9 of one instance's
-batch-1 capacity: a queue forms), to show where batching starts to matter."""
+batch-1 capacity: no queue forms by itself, but about 4 requests wait on average at batch 1,
+M/D/1), to show where batching starts to matter."""
 
 
 def _log_info(message: str) -> None:
@@ -176,11 +177,18 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
         b_head = b_adv.recommendation.summary.split(" Predicted:")[0]
     except InputError as exc:
         b_head = exc.message
+    rho_busy = busy * s1 / 1000.0  # queue-formation ratio lambda x S(1) at the busy rate
+    if rho_busy >= 1.0:
+        busy_queue = f"lambda x S(1) = {rho_busy:.2g}: a queue forms by itself"
+    else:  # M/D/1 mean queue at batch 1 (Pollaczek-Khinchine), as the decision path says
+        busy_queue = (f"lambda x S(1) = {rho_busy:.2g}: no queue forms by itself, but about "
+                      f"{rho_busy * rho_busy / (2.0 * (1.0 - rho_busy)):.2g} requests wait on "
+                      "average at batch 1")
     lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
               f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
-              f"per-request cost matters more. At {busy:g} req/s (a queue forms) the "
+              f"per-request cost matters more. At {busy:g} req/s ({busy_queue}) the "
               f"advice would be: {b_head} (`trtcheck advise --from REPORT_DIR "
               f"--arrival-rate {busy:g}` shows why)")
     return rate_per_s, lesson
@@ -377,6 +385,14 @@ def advise_from_source(settings: AdviseSettings, *, curve: Any = None, results: 
         curve, results = measure_latency_curve(model, run_options, log=log)
         name = safe_model_name(os.path.splitext(os.path.basename(model))[0])
     adv = advise_curve(curve, measured, settings, results)
+    if results is not None and getattr(results, "serve", None) is not None \
+            and model is None and not adv.serve_predictions:
+        # the file's own serving run, predicted with the calibrated model beside what it
+        # measured (a burst sweep included)
+        from trtcheck.analyze.advice.serve_compare import predict_serve_configs
+
+        with quiet_numerics():
+            adv.serve_predictions = predict_serve_configs(results, adv)
     return AdviseOutcome(advice=adv, results=results, model_name=name)
 
 

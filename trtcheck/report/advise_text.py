@@ -73,6 +73,49 @@ def _interval_lines(p: Any) -> list[str]:
             f"{_ms(p.p99_interval_ms[1])} ms{extra}"]
 
 
+def serve_prediction_lines(adv: Advice) -> list[str]:
+    """The predicted-vs-measured lines of the serving configurations in the file the
+    advice was made from (``advice.serve_predictions``; empty without them): each
+    configuration as measured and as the advice's model predicts it."""
+    if not adv.serve_predictions:
+        return []
+    lw = max([14] + [len(p.load) for p in adv.serve_predictions])
+    out = ["", "Predicted vs measured (the serving run in the same file, simulated with "
+           "the calibrated model):",
+           f"  {'config':22} {'load':{lw}} {'q/s meas/pred':>17} {'batch meas/pred':>15} "
+           f"{'P50 ms meas/pred':>17} {'P99 ms meas/pred':>17}"]
+    for p in adv.serve_predictions:
+        def pair(a: float | None, b: float | None, fmt: str = "ms") -> str:
+            if fmt == "ms":
+                return f"{_ms(a)} / {_ms(b)}"
+            return (f"{a or 0:.{fmt}f} / " + ("-" if b is None else f"{b:.{fmt}f}"))
+        out.append(f"  {p.config:22} {p.load:{lw}} "
+                   f"{pair(p.measured_throughput_queries_per_s, p.predicted_throughput_queries_per_s, '1'):>17} "
+                   f"{pair(p.measured_mean_batch, p.predicted_mean_batch, '2'):>15} "
+                   f"{pair(p.measured_p50_ms, p.predicted_p50_ms):>17} "
+                   f"{pair(p.measured_p99_ms, p.predicted_p99_ms):>17}")
+    if any(p.predicted_p50_ms is None for p in adv.serve_predictions):
+        out.append("  - (predicted): over the capacity the calibrated model gives that "
+                   "configuration, so nothing was simulated")
+    return out
+
+
+def _waiting_words(adv: Advice) -> str:
+    """What the waiting-pays index says, beside it: an average estimate, which the
+    recommendation may overrule (a recommended window that pays in the simulated tail
+    is never called a window that does not pay)."""
+    f, p = adv.formulas, adv.recommendation.prediction
+    window = p.window_us > 0 and p.max_batch_size > 1
+    if f.waiting_pays_index > 1:
+        return (" (> 1: a window pays)" if window else
+                " (> 1: on average a window would pay; the simulation finds none better "
+                "by more than the noise, see the decision path)")
+    if window:
+        return (" (<= 1: on average a window collects too few requests to save its wait; "
+                "the recommended window pays in the simulated tail, see the decision path)")
+    return " (<= 1: by this estimate a window does not pay)"
+
+
 def stability_lines(adv: Advice) -> list[str]:
     """The recommendation's stability under the measurement noise, in lines of text."""
     st = adv.recommendation.stability
@@ -167,6 +210,7 @@ def advice_text(adv: Advice) -> str:
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
     lines.append(f"  {RUN_QPS_NOTE}")
+    lines += serve_prediction_lines(adv)
     if adv.what_if:
         lines += ["", f"What-if (simulated at {load_label(adv)}, the configurations asked for):",
                   f"  {'config':30} {'P50 ms':>8} {'P95 ms':>8} {'P99 ms':>8} {'run q/s':>8} "
@@ -194,8 +238,7 @@ def advice_text(adv: Advice) -> str:
               + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
                  if f.s1_ms is not None else ""),
               f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
-              + (" (> 1: a window pays)" if f.waiting_pays_index > 1 else
-                 " (<= 1: by this estimate a window does not pay)"),
+              + _waiting_words(adv),
               f"  longest paying window at max batch (b-1) x tau0 = "
               f"{us_to_ms(f.break_even_window_us_at_max_batch):.4g} ms"]
     if f.single_request_batch_share_at_window is not None:

@@ -34,6 +34,7 @@ from trtcheck.analyze.advice import queueing as qf
 from trtcheck.analyze.advice.curve import (
     LatencyCurve,
     LinearFit,
+    fit_knee,
     fit_linear,
     make_curve,
 )
@@ -155,6 +156,8 @@ class AdviseRequest:
             ``fewest-instances`` (the default: the fewest instances with a feasible
             configuration, then the bootstrap tie-break), ``p99`` or ``throughput``
             (every searched instance count, picked by that objective; no tie-break).
+        per_request_overhead_recorded: ``per_request_overhead_ms`` is the serial front
+            stage a serving run recorded in its settings (not given by the user).
     """
 
     curve: LatencyCurve
@@ -189,6 +192,7 @@ class AdviseRequest:
     objective: str = "fewest-instances"
     calibrated_instances: int | None = None
     run_to_run_rel: float | None = None
+    per_request_overhead_recorded: bool = False
 
     @property
     def unassessed_above(self) -> int | None:
@@ -824,6 +828,12 @@ def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit
     s1 = service.batch_time_ms(1, r)
     if len(set(bs)) >= 2:
         alpha, tau0 = np.polyfit(np.asarray(bs, dtype=np.float64), np.asarray(ts), 1)
+        if fit.knee is not None:  # a knee: the segment below it, where batches form
+            line = np.asarray(alpha * np.asarray(bs, dtype=np.float64) + tau0)
+            rel = float(np.max(np.abs(line - np.asarray(ts)) / np.asarray(ts)))
+            knee = fit_knee(np.asarray(bs, dtype=np.float64), np.asarray(ts), rel)
+            if knee is not None:
+                alpha, tau0 = knee.alpha_ms_per_sample, knee.tau0_ms
     else:
         alpha, tau0 = 0.0, s1
     alpha = max(float(alpha), 0.0)
@@ -995,8 +1005,10 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     units, contexts = _unit_words(req.device, "triton" if req.batcher == "triton"
                                   or req.target == "triton" else None)
     measured = c_req > req.per_request_overhead_ms
+    given = ("recorded by the serving run (its serial front)"
+             if req.per_request_overhead_recorded else "given")
     c_src = ("measured by the serving run" if measured and req.per_request_overhead_ms <= 0
-             else "given plus measured" if measured else "given")
+             else f"{given} plus measured" if measured else given)
     nodes: list[DecisionNode] = []
     lw = _load_words(req, rate)
     # step 1: thin the HTTP layer
@@ -1017,6 +1029,12 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                            "keep-alive, gRPC); no batching setting recovers this" if yes else
                            "the model dominates; the client and network path is not the "
                            "first thing to fix"))))
+    elif c_req <= 0 and req.overheads_source.startswith("calibrated"):
+        nodes.append(DecisionNode(
+            step="thin-http", question="Is the serving overhead per request at least the "
+            "inference time T(1)?", value=0.0, threshold=OVERHEAD_DOMINATES_RATIO,
+            answer="no", conclusion="the serving run measured no per-request cost outside "
+            f"the model ({req.overheads_source}): the model dominates"))
     elif c_req <= 0:
         nodes.append(DecisionNode(
             step="thin-http", question="Is the serving overhead per request at least the "
@@ -1071,10 +1089,16 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                        if yes else "more contexts add nothing")
                     if load.finite else
                     f"{lw} x S(1) {s1:.3g} ms = {rho_all:.2f} ({eff.parts}): one context "
-                    f"serving one request at a time cannot keep up; try up to {CONTEXTS_KNEE} "
-                    f"{contexts} (throughput usually stops growing there) - their overlap is not "
-                    "in the "
-                    "single-stream curve, so measure it - and batch"
+                    "serving one request at a time cannot keep up; " + (
+                        f"batching up to {chosen.max_batch_size} lets one instance carry it "
+                        "(the recommendation below), so no more contexts are needed for this "
+                        "load" if chosen.instances == 1 and chosen.max_batch_size > 1 else
+                        "the one instance recommended runs above the utilisation target "
+                        "(scale-out below says how many keep it below)"
+                        if chosen.instances == 1 else
+                        f"try up to {CONTEXTS_KNEE} {contexts} (throughput usually stops "
+                        "growing there) - their overlap is not in the single-stream curve, "
+                        "so measure it - and batch")
                     if yes else f"{lw} x S(1) {s1:.3g} ms = {rho_all:.3f} ({eff.parts}): one "
                     f"context is busy {rho_all:.1%} of the time at batch 1; more contexts "
                     "add nothing")))
@@ -1113,20 +1137,42 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     w_probe_ms = 1.0
     b_probe = qf.expected_window_batch(lam_inst, w_probe_ms, max(curve.max_batch_measured, 2))
     be = qf.break_even_optimistic(b_probe, t1, w_probe_ms, eff.per_batch_ms)
+    kind = _kind(chosen)
+    probe_words = (
+        f"; break-even rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
+        f"{be.saved_ms:.3g} ms saved vs {be.added_ms:.3g} ms added (window + "
+        f"per-batch overhead {eff.per_batch_ms:.3g} ms; cost/gain {be.ratio:.2g})"
+        if b_probe >= 1.5 else
+        f"; a 1 ms window would collect {b_probe:.2f} requests on average: nearly "
+        "every batch would be a single request")
+    if lam_tau > 1:
+        w_answer = "yes"
+        w_concl = ("a window fills fast enough to save more fixed cost than it waits"
+                   if kind == "window" else
+                   "on average a window would fill fast enough to save more fixed cost "
+                   "than it waits; " + (
+                       "the queue already forms batches without one, and the simulation "
+                       "(next step) finds no window better by more than the noise"
+                       if kind == "batch-without-waiting" else
+                       "the simulation (next step), with the measured spread, finds no "
+                       "batching setting better by more than the noise"))
+    elif kind == "window":
+        # the recommended window pays in the simulated tail, not by the average estimate:
+        # say that, never that the recommended window waits longer than it saves
+        w_answer = "not on average"
+        w_concl = (f"on average a window collects too few requests to save its wait"
+                   f"{probe_words}; the recommended {us_to_ms(chosen.window_us):g} ms window "
+                   "pays in the tail instead: the simulation (next step), with the measured "
+                   "spread and the queue that builds up in bursts, finds it gives the lowest "
+                   "P99")
+    else:
+        w_answer = "no"
+        w_concl = "by this estimate a window waits longer than it saves" + probe_words
     nodes.append(DecisionNode(
         step="batching", question="Does waiting for a batch pay (sharp break-even: "
         "lambda x tau0 > 1, tau0 the fixed cost of one simulated execution)?", value=lam_tau,
-        threshold=1.0, answer="yes" if lam_tau > 1 else "no",
-        conclusion=(f"{per} x tau0 {eff.tau0_ms:.3g} ms = {lam_tau:.3g}: " + (
-            "a window fills fast enough to save more fixed cost than it waits"
-            if lam_tau > 1 else
-            "by this estimate a window waits longer than it saves" + (
-                f"; break-even rule at a 1 ms window: batch {b_probe:.2f} x T(1) {t1:.3g} ms = "
-                f"{be.saved_ms:.3g} ms saved vs {be.added_ms:.3g} ms added (window + "
-                f"per-batch overhead {eff.per_batch_ms:.3g} ms; cost/gain {be.ratio:.2g})"
-                if b_probe >= 1.5 else
-                f"; a 1 ms window would collect {b_probe:.2f} requests on average: nearly "
-                "every batch would be a single request")))))
+        threshold=1.0, answer=w_answer,
+        conclusion=f"{per} x tau0 {eff.tau0_ms:.3g} ms = {lam_tau:.3g}: {w_concl}"))
     if single_point:
         nodes.append(DecisionNode(
             step="batching", question="Is T(b) known beyond one batch size?", value=1.0,
@@ -1134,7 +1180,6 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
             conclusion="only T(1) was given; the simulation assumed T(b) = T(1) for every b "
             "(the best case for batching), so a 'no batching' answer is conclusive and a "
             "'batch' answer needs a measured curve"))
-    kind = _kind(chosen)
     undecided = stability is not None and stability.status == "cannot-tell"
     if undecided:
         alts = "; ".join(f"{_cfg_short(c)} in {c.share:.0%}" for c in stability.choices[:3])
@@ -1149,14 +1194,10 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                       f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
-            concl += _tie_break_text(chosen, runner)
+            concl += _runner_up_text(chosen, runner, req, load.finite)
         if kind == "window" and lam_tau <= 1:
-            concl += ("; the simulation (queueing with the measured spread) finds this window "
-                      "better by more than the noise, although the break-even estimate above "
-                      "says a window does not pay on average")
-        elif kind == "no-batching" and lam_tau > 1:
-            concl += ("; the simulation finds no batching setting better by more than the "
-                      "noise, although the break-even estimate above says a window pays")
+            concl += ("; the window's gain is in the tail (P99), which the average estimate "
+                      "above does not see")
     nodes.append(DecisionNode(
         step="batching", question="Which batching configuration gives the lowest simulated "
         "P99 at the fewest instances, beyond the noise?", value=None if undecided
@@ -1249,16 +1290,47 @@ def _material() -> float:
     return MATERIAL_GAIN
 
 
-def _tie_break_text(chosen: SimPrediction, runner: SimPrediction) -> str:
-    """Why the recommendation is kept when the runner-up reads better on a number."""
+def runner_up_shortfall(runner: SimPrediction, req: AdviseRequest,
+                        finite: bool = False) -> str | None:
+    """Why the runner-up is not a feasible choice, in words, or ``None`` when it is one:
+    it cannot carry the load, runs above the utilisation target (open loads only), or
+    misses the P99 objective (``req.slo_p99_ms``, ms)."""
+    if not runner.stable:
+        return f"cannot carry the load (utilisation {runner.utilisation:.2f})"
+    if not finite and runner.utilisation > req.max_utilisation + 1e-12:
+        return (f"runs above the utilisation target ({runner.utilisation:.2f} > "
+                f"{req.max_utilisation:g})")
+    if req.slo_p99_ms is not None and (runner.p99_ms or math.inf) > req.slo_p99_ms:
+        return f"misses the objective (P99 {_fmt_ms(runner.p99_ms)} > {req.slo_p99_ms:g} ms)"
+    return None
+
+
+def _runner_up_text(chosen: SimPrediction, runner: SimPrediction, req: AdviseRequest,
+                    finite: bool) -> str:
+    """Why the recommendation is kept over the runner-up: the runner-up is not feasible
+    (never "within the noise" then), or it reads better on a number within the noise
+    (a more complex runner-up), or the recommendation's lower P99 beat it beyond the
+    noise (a simpler runner-up)."""
+    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN, simplicity
+
     better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
                                       ("P99", runner.p99_ms, chosen.p99_ms))
               if a is not None and b is not None and a < b]
+    short = runner_up_shortfall(runner, req, finite)
+    if short is not None:
+        return (f"; the runner-up {short}, so it is no choice"
+                + (f" (its lower {' and '.join(better)} does not count)" if better else ""))
     if not better:
         return ""
-    from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN
-
     verb = "are" if len(better) > 1 else "is"
+    if simplicity(runner) < simplicity(chosen):
+        if "P99" in better:  # the replicas decided, not this one simulated run
+            return (f"; the runner-up's lower {' and '.join(better)} in this one simulated "
+                    f"run {verb} within the simulation's noise (the choice rests on the "
+                    "replicas or the objective's rule, stated above)")
+        return ("; the runner-up is simpler and its P50 is lower, but the recommendation's "
+                "P99 is lower by more than the tie-break allows, so the more complex one "
+                "is recommended")
     return (f"; the runner-up's lower {' and '.join(better)} {verb} within the noise (a more "
             f"complex configuration must lower P99 by more than {MATERIAL_GAIN:.0%} in most "
             "replicas), so the simpler one is recommended")

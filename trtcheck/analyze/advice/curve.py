@@ -54,7 +54,10 @@ class LinearFit:
             than 3 points (a line through 2 points is exact, through 1 undetermined).
         max_rel_residual: largest ``|T_fit(b) - T(b)| / T(b)`` over the points.
         n_points: number of batch sizes fitted.
-        notes: what was assumed (single point, clamping).
+        notes: what was assumed (single point, clamping, a knee).
+        knee: the two-segment fit when the curve has a knee the line misses
+            (:func:`fit_knee`), else ``None``; the closed-form rules then use its
+            segment below the knee.
     """
 
     tau0_ms: float
@@ -63,6 +66,7 @@ class LinearFit:
     max_rel_residual: float
     n_points: int
     notes: tuple[str, ...] = ()
+    knee: KneeFit | None = None
 
     def t_ms(self, b: float) -> float:
         """Fitted T(b) in ms."""
@@ -315,6 +319,87 @@ def curve_from_bench(run: object, noise_tolerance: float | None = None) -> Laten
                                        else noise_tolerance))
 
 
+KNEE_MIN_POINTS = 4
+"""Batch sizes needed to fit a knee: two lines joined at a measured batch size have 3
+free parameters, so 4 points leave one degree of freedom."""
+
+KNEE_LINEAR_RESIDUAL = 0.10
+"""A knee is looked for only when one straight line misses some point by more than this
+share of T(b) (our threshold: timing noise of a median is a few percent)."""
+
+KNEE_GAIN = 0.5
+"""A knee is kept only when it at least halves the largest relative residual of the
+straight line (our threshold: a real knee fits far better, noise does not)."""
+
+
+@dataclass(frozen=True)
+class KneeFit:
+    """Two least-squares lines joined at a knee ``b_k`` (a measured batch size):
+    ``T(b) = tau0_ms + alpha_ms_per_sample * b`` up to ``b_k`` and a steeper
+    ``alpha_above_ms_per_sample`` beyond (a GPU that is launch-bound below the knee and
+    compute-bound above it).
+
+    Attributes:
+        knee_batch: the batch size where the slope changes.
+        tau0_ms: fixed cost per execution of the segment below the knee, ms (>= 0).
+        alpha_ms_per_sample: per-sample cost below the knee, ms (>= 0).
+        alpha_above_ms_per_sample: per-sample cost above the knee, ms.
+        max_rel_residual: largest ``|T_fit(b) - T(b)| / T(b)`` over the points.
+    """
+
+    knee_batch: int
+    tau0_ms: float
+    alpha_ms_per_sample: float
+    alpha_above_ms_per_sample: float
+    max_rel_residual: float
+
+    def t_ms(self, b: float) -> float:
+        """Fitted T(b) in ms."""
+        return (self.tau0_ms + self.alpha_ms_per_sample * b
+                + (self.alpha_above_ms_per_sample - self.alpha_ms_per_sample)
+                * max(0.0, b - self.knee_batch))
+
+
+def fit_knee(batch_sizes: np.ndarray, times_ms: np.ndarray,
+             linear_max_rel_residual: float) -> KneeFit | None:
+    """The two-segment (hinge) least-squares fit of T(b) with its knee at a measured
+    batch size, or ``None`` when the curve has no knee a straight line misses.
+
+    For each interior batch size ``k`` (at least two points up to it, one beyond), the
+    continuous hinge ``T(b) = c + a1 b + d max(0, b - k)`` is fitted by ordinary least
+    squares (``numpy.linalg.lstsq``); the ``k`` with the smallest squared error wins. It
+    is kept only when the straight line misses some point by more than
+    :data:`KNEE_LINEAR_RESIDUAL`, the hinge at least halves that largest relative
+    residual (:data:`KNEE_GAIN`), the slope rises at the knee (``d > 0``) and the lower
+    segment's fixed cost and slope are not negative.
+
+    Args:
+        batch_sizes: batch sizes, increasing, shape ``[n]``.
+        times_ms: T(b) at them, ms, shape ``[n]``.
+        linear_max_rel_residual: the straight line's largest relative residual.
+    """
+    b = np.asarray(batch_sizes, dtype=np.float64)
+    t = np.asarray(times_ms, dtype=np.float64)
+    if b.size < KNEE_MIN_POINTS or linear_max_rel_residual <= KNEE_LINEAR_RESIDUAL:
+        return None
+    best: tuple[float, KneeFit] | None = None
+    for i in range(1, b.size - 1):
+        k = b[i]
+        basis = np.column_stack([np.ones_like(b), b, np.maximum(0.0, b - k)])
+        (c, a1, d), *_ = np.linalg.lstsq(basis, t, rcond=None)
+        if d <= 0 or c < 0 or a1 < 0:
+            continue
+        pred = basis @ np.array([c, a1, d])
+        sse = float(np.sum((pred - t) ** 2))
+        fit = KneeFit(int(k), float(c), float(a1), float(a1 + d),
+                      float(np.max(np.abs(pred - t) / t)))
+        if best is None or sse < best[0]:
+            best = (sse, fit)
+    if best is None or best[1].max_rel_residual > KNEE_GAIN * linear_max_rel_residual:
+        return None
+    return best[1]
+
+
 def fit_linear(curve: LatencyCurve) -> LinearFit:
     """Least-squares fit ``T(b) = tau0 + alpha * b`` over the curve's medians.
 
@@ -350,7 +435,15 @@ def fit_linear(curve: LatencyCurve) -> LinearFit:
     ss_tot = float(np.sum((t - t.mean()) ** 2))
     r2 = (1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0) if b.size >= 3 else math.nan
     rel = float(np.max(np.abs(pred - t) / t))
-    return LinearFit(float(tau0), float(alpha), r2, rel, int(b.size), tuple(notes))
+    knee = fit_knee(b, t, rel)
+    if knee is not None:
+        notes.append(
+            f"T(b) has a knee at b={knee.knee_batch}: up to it T(b) = {knee.tau0_ms:.4g} ms + "
+            f"{knee.alpha_ms_per_sample:.4g} ms x b, beyond it {knee.alpha_above_ms_per_sample:.4g} "
+            f"ms per sample (largest residual {knee.max_rel_residual:.1%}, against "
+            f"{rel:.1%} for one line, whose fixed cost is {float(tau0):.4g} ms); the rules use "
+            "the segment below the knee, where batches form")
+    return LinearFit(float(tau0), float(alpha), r2, rel, int(b.size), tuple(notes), knee)
 
 
 def per_sample_findings(curve: LatencyCurve) -> list[str]:

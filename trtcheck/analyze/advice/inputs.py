@@ -297,7 +297,8 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
                            screen: bool = True) -> dict[str, Any]:
     """Measured distributions of the serving overheads, for the simulator.
 
-    From every open-loop configuration's median repeat of a serve run (raw per-request
+    From every open-loop configuration's median repeat (every burst configuration's when
+    the run has no open-loop one) of a serve run (raw per-request
     waterfall parts, see :mod:`trtcheck.results.serve`):
 
     * ``batch_excess_ms``: per execution, ``compute + assembly + executor_hop`` minus the
@@ -335,10 +336,16 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
     serial_front = float(getattr(getattr(serve, "settings", None),
                                  "per_request_overhead_ms", 0.0) or 0.0) > 0
     skipped: list[str] = []
-    for cfg in getattr(serve, "configs", []):
-        if getattr(cfg.load, "kind", "") != "open":
+    configs = list(getattr(serve, "configs", []))
+    # open-loop runs calibrate; a file with none (a burst sweep) calibrates from its
+    # bursts: their executions and per-request costs are measured the same way (no
+    # capacity screen: a burst is a queue on purpose; no contention fit: every request
+    # arrives at once, so arrivals during an execution say nothing about its cost)
+    kind = "open" if any(getattr(c.load, "kind", "") == "open" for c in configs) else "burst"
+    for cfg in configs:
+        if getattr(cfg.load, "kind", "") != kind:
             continue
-        why = calibration_exclusion(cfg, curve) if screen else None
+        why = calibration_exclusion(cfg, curve) if screen and kind == "open" else None
         if why is not None:
             skipped.append(why)
             continue
@@ -354,7 +361,8 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
         asm = parts.get("assembly_ms", [0.0] * len(comp))
         hop = parts.get("executor_hop_ms", [0.0] * len(comp))
         bs = rep.batch_sizes
-        enq = rep.enqueue_offsets_ms if len(rep.enqueue_offsets_ms) == len(comp) else None
+        enq = (rep.enqueue_offsets_ms if kind == "open"
+               and len(rep.enqueue_offsets_ms) == len(comp) else None)
         if enq is not None:
             enq_sorted = np.sort(np.asarray(enq, dtype=np.float64))
             qw = parts.get("queue_wait_ms", [0.0] * len(comp))
@@ -389,7 +397,8 @@ def calibration_from_serve(serve: Any, curve: LatencyCurve, *,
         "contention_per_arrival_ms": contention,
         "batch_excess_ms": thin_samples(excess), "request_delay_ms": thin_samples(delay),
         "send_lag_ms": thin_samples(lag), "skipped": skipped,
-        "source": f"calibrated on a serving measurement ({n_cfg} open-loop configuration(s))"}
+        "source": f"calibrated on a serving measurement ({n_cfg} "
+                  f"{'open-loop' if kind == 'open' else 'burst'} configuration(s))"}
     if excess:
         out["per_batch_overhead_ms"] = float(np.median(excess))
     if delay:
@@ -528,4 +537,7 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         client_network_ms=measured.get("client_network_ms"),
         calibrated_instances=measured.get("calibrated_instances"),
         run_to_run_rel=measured.get("run_to_run_rel"),
+        per_request_overhead_recorded=(per_request_overhead_ms is None
+                                       and bool(measured.get("serial_overhead"))
+                                       and c_req > 0),
         notes=list(measured.get("calibration_notes", [])) + notes)

@@ -3,8 +3,9 @@
 For every open-loop configuration in the results' serve section, the simulator runs the
 same window, max batch, instance count and arrival process (the same Poisson seed as
 the load generator, so the very same arrival times) with the advice's service model,
-and the two are put side by side (stored as ``advice.serve_predictions``). Burst and
-closed-loop configurations are skipped (the simulator is open loop).
+and the two are put side by side (stored as ``advice.serve_predictions``). Burst
+configurations are simulated as a burst (every request at t=0); closed-loop ones are
+skipped.
 """
 
 from __future__ import annotations
@@ -78,10 +79,11 @@ def open_loop_schedule(rate_per_s: float, count: int, arrival: str, seed: int) -
 
 
 def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
-    """One :class:`~trtcheck.results.advice.ServePrediction` per open-loop serve
+    """One :class:`~trtcheck.results.advice.ServePrediction` per open-loop or burst serve
     configuration of ``results``: measured and predicted QPS, mean batch, P50 and P99
-    (ms), the prediction simulated with the arrival times the load generator used.
-    Burst and closed-loop configurations are skipped. ``[]`` without a serve section."""
+    (ms), the prediction simulated with the arrival times the load generator used (a
+    burst: every request at t=0, behind the run's serial front when it had one).
+    Closed-loop configurations are skipped. ``[]`` without a serve section."""
     serve = getattr(results, "serve", None)
     if serve is None or not serve.configs:
         return []
@@ -91,20 +93,22 @@ def predict_serve_configs(results: Any, adv: Advice) -> list[ServePrediction]:
     rows = []
     for cfg in serve.configs:
         load = cfg.load
-        if load.kind != "open" or load.arrival not in ("poisson", "constant"):
+        burst = load.kind == "burst" and load.count >= 2
+        if not burst and (load.kind != "open" or load.arrival not in ("poisson", "constant")):
             continue
         # a live sweep records each configuration's instance count
         inst = cfg.instances if cfg.instances is not None else run_inst
-        arr = open_loop_schedule(load.rate_per_s, load.count, load.arrival,
-                                 seed + cfg.median_repeat)
+        arr = (np.zeros(load.count) if burst else  # a burst: every request at t=0
+               open_loop_schedule(load.rate_per_s, load.count, load.arrival,
+                                  seed + cfg.median_repeat))
         # a live run records the preferred sizes its server used per configuration
         pol = BatchingPolicy(max_batch_size=cfg.max_batch_size,
                              max_queue_delay_us=cfg.window_us,
                              preferred_batch_sizes=tuple(
                                  p for p in (cfg.preferred_batch_sizes or ())
                                  if p <= cfg.max_batch_size))
-        p = simulate(pol, inst, service, arr, rate_per_s=load.rate_per_s,
-                     seed=seed + cfg.median_repeat)
+        p = simulate(pol, inst, service, arr, rate_per_s=None if burst else load.rate_per_s,
+                     seed=seed + cfg.median_repeat, finite=burst)
         rows.append(ServePrediction(
             config=f"W={us_to_ms(cfg.window_us):g} ms B={cfg.max_batch_size}"
                    + (f" I={cfg.instances}" if cfg.instances is not None else ""),

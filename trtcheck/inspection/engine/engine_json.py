@@ -79,6 +79,7 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
             remedy="feed inputs in the format the first layer wants (trtexec --inputIOFormats) "
                    "and keep precision uniform across neighbouring layers",
             where=reformats[0].name))
+    out += precision_not_applied(insp)
     reduced = {p for p, n in insp.precision_mix.items() if p in REDUCED and n > 0}
     if reduced:
         fp32 = [layer for layer in insp.layers
@@ -130,6 +131,44 @@ def lint_engine(insp: EngineInspection) -> list[Finding]:
                 remedy=f"use channel counts that are multiples of {need}"
                        + (" (32 preferred on Ampere+)" if prec == "int8" else ""),
                 where=layer.name))
+    return out
+
+
+def requested_precisions(insp: EngineInspection) -> list[str]:
+    """The reduced precisions the build asked for, lower case (``["fp16", "int8"]``),
+    from trtexec's recorded build option ``Precision`` (``"FP32+FP16+INT8"``); empty
+    when the build options do not say."""
+    text = insp.build_options.get("Precision", "")
+    return [p for p in (t.strip().lower() for t in re.split(r"[+,\s]+", text))
+            if p in REDUCED]
+
+
+def precision_not_applied(insp: EngineInspection) -> list[Finding]:
+    """``engine-precision-not-applied`` (warning): the build asked for a reduced
+    precision (FP16, INT8, ...) and not one layer of the engine runs in it, e.g. FP16
+    requested on a network TensorRT kept in FP32, or INT8 without calibration or Q/DQ
+    (TensorRT then falls back to the other precisions allowed). Judged only on detailed
+    layer information (the per-layer precisions of the engine inspector)."""
+    if not insp.detailed or not insp.precision_mix:
+        return []
+    out = []
+    for prec in requested_precisions(insp):
+        if insp.precision_mix.get(prec, 0) > 0:
+            continue
+        mix = ", ".join(f"{n} {p.upper()}" for p, n in sorted(insp.precision_mix.items()))
+        out.append(Finding(
+            code="engine-precision-not-applied", severity="warning",
+            message=f"{prec.upper()} was requested at build (Precision: "
+                    f"{insp.build_options.get('Precision')}) but no layer runs in "
+                    f"{prec.upper()} (layers: {mix}): the engine is not the {prec.upper()} "
+                    "engine it was meant to be",
+            remedy=("INT8 needs a calibrator or Q/DQ nodes in the ONNX (explicit "
+                    "quantization); without them TensorRT keeps the layers in the other "
+                    "precisions allowed" if prec == "int8" else
+                    f"TensorRT chose faster {'/'.join(sorted(insp.precision_mix)).upper()} "
+                    f"tactics or could not run these layers in {prec.upper()}: check the "
+                    "build log (--verbose), and in strongly typed builds cast the ONNX "
+                    "graph itself")))
     return out
 
 

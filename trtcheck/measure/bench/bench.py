@@ -36,6 +36,14 @@ from trtcheck.stats import median_relative_halfwidth, stability_findings, summar
 #: a synchronisation).
 MAX_PLAUSIBLE_INPUT_BYTES_PER_S = 1.6e13
 
+MIN_GPU_ROUND_TRIP_MS = 0.005
+"""The shortest end-to-end execution a GPU run can time, ms (5 us): launching one kernel
+and synchronising on its completion costs a few microseconds of driver and PCIe latency
+each (NVIDIA documents kernel launch overheads of about 2-5 us, and a synchronisation
+waits for the device to signal the host), so a median below it (the issue's 0.0033 ms)
+timed an enqueue that returned before the work, not the work. Our floor, below every
+real single-kernel round trip."""
+
 #: Stability warnings that make a batch's numbers unfit to certify a budget.
 _UNSTABLE_CODES = ("unstable-cv", "drift")
 
@@ -170,15 +178,29 @@ def _warmup(backend: Backend, feed: dict[str, Any], rule: StopRule) -> list[floa
     return out
 
 
+def runs_on_gpu(info: Any) -> bool:
+    """Whether a backend's :class:`~trtcheck.results.bench.BackendInfo` says it executes on
+    a GPU: a TensorRT or TensorRT-RTX backend, a device named ``GPU ...``/``NVIDIA ...``,
+    or a CUDA/TensorRT execution provider (ONNX Runtime)."""
+    name = str(getattr(info, "name", "")).lower()
+    device = str(getattr(info, "device", "")).strip().lower()
+    providers = [str(p).lower() for p in (getattr(info, "providers", None) or [])]
+    return (name in ("tensorrt", "tensorrt_rtx") or device.startswith(("gpu", "nvidia"))
+            or any(p.startswith(("cudaexecution", "tensorrtexecution")) for p in providers[:1]))
+
+
 def plausibility_findings(stats: LatencyStats, input_bytes: int,
-                          component_stats: dict[str, LatencyStats], where: str) -> list[Finding]:
+                          component_stats: dict[str, LatencyStats], where: str,
+                          gpu: bool = False) -> list[Finding]:
     """Validity marks of one batch size: latencies the work cannot be done in.
 
-    Two rules, each needing no model knowledge: (1) the inputs must be read at least
+    Three rules, each needing no model knowledge: (1) the inputs must be read at least
     once, so ``input_bytes / median`` may not exceed
     :data:`MAX_PLAUSIBLE_INPUT_BYTES_PER_S`; (2) an execution timed end to end includes
     its GPU work, so its median may not be shorter than the median ``gpu_compute_ms`` the
-    backend measured with CUDA events (10% + 0.01 ms margin for timer granularity).
+    backend measured with CUDA events (10% + 0.01 ms margin for timer granularity);
+    (3) on a GPU (``gpu``) the median may not be shorter than one kernel launch and
+    synchronisation, :data:`MIN_GPU_ROUND_TRIP_MS` (ms).
     A zero median is implausible by either rule.
 
     Returns:
@@ -201,12 +223,19 @@ def plausibility_findings(stats: LatencyStats, input_bytes: int,
                     f"{rate / 1e12:.3g} TB/s, beyond any device's memory "
                     f"({MAX_PLAUSIBLE_INPUT_BYTES_PER_S / 1e12:g} TB/s is twice the fastest)",
             remedy=remedy))
-    gpu = component_stats.get("gpu_compute_ms")
-    if gpu is not None and gpu.median_ms > med * 1.1 + 0.01:
+    if gpu and med < MIN_GPU_ROUND_TRIP_MS:
+        out.append(Finding(
+            code="implausible-latency", severity="error", where=where,
+            message=f"median {med:.4g} ms on a GPU is shorter than one kernel launch and "
+                    f"synchronisation ({MIN_GPU_ROUND_TRIP_MS:g} ms, the fastest physically "
+                    "possible GPU round trip)",
+            remedy=remedy))
+    gpu_compute = component_stats.get("gpu_compute_ms")
+    if gpu_compute is not None and gpu_compute.median_ms > med * 1.1 + 0.01:
         out.append(Finding(
             code="implausible-latency", severity="error", where=where,
             message=f"median end-to-end latency {med:.4g} ms is shorter than the GPU compute "
-                    f"time {gpu.median_ms:.4g} ms the same executions took",
+                    f"time {gpu_compute.median_ms:.4g} ms the same executions took",
             remedy=remedy))
     return out
 
@@ -364,7 +393,8 @@ def run_bench(backend: Backend, model_path: str, batch_sizes: Sequence[int] | No
                 remedy=f"give its real value: --input-value {name}=VALUE (e.g. "
                        f"{name}=16000 for a sample rate), or --inputs data.npz")
                 for name in control]
-            validity = plausibility_findings(st, nbytes, comp_stats, f"batch {b}")
+            validity = plausibility_findings(st, nbytes, comp_stats, f"batch {b}",
+                                             gpu=runs_on_gpu(backend.info))
             unstable = [w for w in warnings if w.code in _UNSTABLE_CODES]
             if unstable:
                 validity.append(Finding(
