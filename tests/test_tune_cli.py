@@ -136,6 +136,10 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     c = run_cli("compare", str(out), str(out), "--format", "json")
     assert c.returncode == 0, c.stderr
     assert "tune" in c.stdout
+    # advise calibrates from the search's run at the target rate
+    a = run_cli("advise", "--from", str(out), "--arrival-rate", "4", "--format", "json")
+    assert a.returncode == 0, a.stderr
+    assert "tune run" in a.stdout and "calibration at the rate" in a.stdout
 
 
 def test_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):

@@ -80,6 +80,19 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
     Raises:
         InputError: as those two functions.
     """
+    tune = getattr(results, "tune", None)
+    if tune is not None and getattr(results, "serve", None) is None \
+            and results.primary_bench is None:
+        i = tune_calibration_run(tune)
+        if i is None:
+            raise InputError(f"{source} is a tune search without a finished run at the "
+                             "target rate, so there is nothing to calibrate from",
+                             "run trtcheck tune again until its calibration finishes")
+        from trtcheck.analyze.advice.live_calibration import inputs_from_live
+
+        return inputs_from_live(results.model_copy(update={"serve": tune.runs[i]}),
+                                source=f"{source}, tune run {i} ({tune.run_purposes[i]})",
+                                seed=seed)
     imported = getattr(results, "imported", None)
     if imported is not None and results.primary_bench is None and \
             getattr(results, "serve", None) is None:
@@ -92,6 +105,26 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
 
         return inputs_from_live(results, source=source, seed=seed)
     return inputs_from_results(results, source=source)
+
+
+def tune_calibration_run(tune: Any) -> int | None:
+    """Index into ``tune.runs`` of the run ``advise --from tune.json`` calibrates from:
+    the repeated run at the target rate (its purpose starts with "calibration at the
+    rate"), else the last open-loop run that finished with a live record; ``None`` when
+    there is none (``tune``: a :class:`~trtcheck.results.tune.TuneResult`)."""
+    runs = list(getattr(tune, "runs", []) or [])
+    purposes = list(getattr(tune, "run_purposes", []) or [])
+
+    def usable(i: int) -> bool:
+        r = runs[i]
+        return (getattr(r, "live", None) is not None and bool(r.configs)
+                and r.configs[0].load.kind == "open" and bool(r.configs[0].repeats))
+
+    for i, why in enumerate(purposes[:len(runs)]):
+        if why.startswith("calibration at the rate") and usable(i):
+            return i
+    opened = [i for i in range(len(runs)) if usable(i)]
+    return opened[-1] if opened else None
 
 
 def curve_from_serve(serve: Any) -> LatencyCurve:
