@@ -171,8 +171,18 @@ class Hostile:
         async def model_md(_):
             return web.json_response(self.mutate("metadata", copy.deepcopy(md), 0))
 
+        def answer(doc):  # bytes: sent as they are (a body that is not JSON)
+            if isinstance(doc, bytes):
+                return web.Response(body=doc, content_type="application/json")
+            return web.json_response(doc)
+
         async def config(_):
-            return web.json_response(self.mutate("config", copy.deepcopy(cfg), 0))
+            return answer(self.mutate("config", copy.deepcopy(cfg), 0))
+
+        async def load(request):  # a model load (tune, sweeps): the override is taken
+            body = json.loads(await request.read() or b"{}")
+            cfg.update(json.loads(body.get("parameters", {}).get("config", "{}")))
+            return web.Response(text="")
 
         async def stats(_):
             self.stats_reads += 1
@@ -188,7 +198,7 @@ class Hostile:
                                                                     "compute_output")}}]
                      if n else []}
             doc = {"model_stats": [entry]}
-            return web.json_response(self.mutate("stats", doc, self.stats_reads))
+            return answer(self.mutate("stats", doc, self.stats_reads))
 
         async def infer(request):
             body = await request.read()
@@ -213,6 +223,7 @@ class Hostile:
         app.router.add_get("/v2/models/m/config", config)
         app.router.add_get("/v2/models/m/stats", stats)
         app.router.add_post("/v2/models/m/infer", infer)
+        app.router.add_post("/v2/repository/models/m/load", load)
         return app
 
     def _run(self) -> None:
@@ -348,3 +359,135 @@ def test_a_window_the_server_does_not_run_is_a_finding():
     assert f.code == "window-not-applied" and "no dynamic batching" in f.message
     f = window_not_applied(500.0, cfg)
     assert "2000 us" in f.message
+
+
+class RawAnswers:
+    """A loopback server that answers every request with the same bytes (an answer that
+    is not HTTP, a redirect to itself) and closes the connection."""
+
+    def __init__(self, answer: bytes) -> None:
+        import socket
+
+        self.answer = answer
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def __enter__(self) -> RawAnswers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.mark.parametrize("answer, words", [
+    (b"SSH-2.0-OpenSSH_9.0\r\n\x00\x01", "not an HTTP answer"),
+    (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 100_000 + b"\r\nContent-Length: 0\r\n\r\n",
+     "not an HTTP answer"),
+    (b"HTTP/1.1 302 Found\r\nLocation: /v2/health/live\r\nConnection: close\r\n"
+     b"Content-Length: 0\r\n\r\n",
+     "redirects without end"),
+])
+def test_an_answer_that_is_not_http_is_one_line(tmp_path, answer, words):
+    """Before: aiohttp's ClientResponseError / TooManyRedirects ended in exit 4."""
+    out = tmp_path / "live.json"
+    with RawAnswers(answer) as srv:
+        res = run_cli("serve", "--url", srv.url, "--model", "m", "-o", str(out), timeout=60)
+    line = assert_one_line_error(res, 3, "answered the liveness check with a bad answer",
+                                 words)
+    assert "Traceback" not in res.stderr and srv.url in line
+    assert not out.exists()
+
+
+def test_a_configuration_that_is_not_json_is_a_bad_answer(tmp_path):
+    """Before: a truncated configuration read as "no configuration extension" ({}), and
+    the run failed later with a misleading exit 2 about variable dimensions."""
+    out = tmp_path / "live.json"
+    with Hostile(lambda kind, doc, reads: b'{"name": "m", "max_batch' if kind == "config"
+                 else doc) as h:
+        res = _serve(h, out)
+    assert_one_line_error(res, 3, "answered the configuration with a bad answer", "not JSON")
+    assert not out.exists()
+
+
+def _bad_numbers(doc, path="$"):
+    if isinstance(doc, dict):
+        return [x for k, v in doc.items() if k not in ("shape", "dims")
+                for x in _bad_numbers(v, f"{path}.{k}")]
+    if isinstance(doc, list):
+        return [x for i, v in enumerate(doc) for x in _bad_numbers(v, f"{path}[{i}]")]
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return [(path, doc)]
+    if isinstance(doc, (int, float)) and not isinstance(doc, bool) and doc < 0:
+        return [(path, doc)]
+    return []
+
+
+@pytest.mark.parametrize("inference_stat, ns_per_request", [
+    ("success", 50_000_000),  # 50 ms in the server per request: more than the client saw
+    ("queue", 10**12),  # queued longer than the whole request took
+])
+def test_a_split_the_statistics_contradict_is_left_out_not_negative(
+        tmp_path, inference_stat, ns_per_request):
+    """Before: live.json held client_network_mean_ms or server_other_mean_ms below zero
+    and the report showed the negative cells."""
+    def mutate(kind, doc, reads):
+        if kind == "stats":
+            e = doc["model_stats"][0]
+            e["inference_stats"][inference_stat]["ns"] = (
+                e["inference_stats"][inference_stat]["count"] * ns_per_request)
+            if inference_stat == "queue":  # a request: at least its queue time
+                e["inference_stats"]["success"]["ns"] = e["inference_stats"]["queue"]["ns"]
+        return doc
+
+    out = tmp_path / "live.json"
+    with Hostile(mutate) as h:
+        res = _serve(h, out)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    assert _bad_numbers(doc) == []
+    c = doc["serve"]["configs"][0]
+    assert c["repeats"][0]["live_split"] is None
+    [w] = [w for w in c["warnings"] if w["code"] == "live-split-inconsistent"]
+    assert "negative part" in w["message"]
+    rep = run_cli("report", "--from", str(out), "-o", str(tmp_path / "rep"))
+    assert rep.returncode == 0, rep.stderr
+    assert _bad_numbers(json.loads((tmp_path / "rep" / "results.json").read_text())) == []
+
+
+def test_statistics_that_count_fewer_requests_than_answered_are_a_finding(tmp_path):
+    """A server whose statistics never move (it counts nothing) while every request was
+    answered: the run stands, with a finding that its statistics are not this load's."""
+    def mutate(kind, doc, reads):
+        if kind == "stats":
+            e = doc["model_stats"][0]
+            e["inference_count"] = e["execution_count"] = 0
+            for d in e["inference_stats"].values():
+                d["count"] = d["ns"] = 0
+            e["batch_stats"] = []
+        return doc
+
+    out = tmp_path / "live.json"
+    with Hostile(mutate) as h:
+        res = _serve(h, out)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())["serve"]
+    [w] = [w for w in doc["warnings"] if w["code"] == "server-stats-short"]
+    assert "counted 0 successful requests" in w["message"]

@@ -202,3 +202,110 @@ def test_unknown_objective_is_refused_before_any_work(server):
     res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear",
                   "--arrival-rate", "100", "--objective", "cheapest")
     assert res.returncode == 2 and "cheapest" in res.stderr
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    """A tritonserver of this test alone (the test breaks it), serving ``tb_linear``."""
+    from trtcheck.testing.triton_server import TritonServer, make_repository
+
+    srv = TritonServer(make_repository(tmp_path / "repo"), explicit=True,
+                       load_models=("tb_linear",))
+    try:
+        srv.start()
+    except Exception as exc:  # noqa: BLE001 - a clear failure, never a skip
+        pytest.fail(f"cannot start tritonserver (engines/fetch_triton.py): {exc}")
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.parametrize("fault, words, restored", [
+    ("kill", "stopped answering", False),
+    ("restart", None, None),  # went backwards, or still starting when probed
+    ("unload", "unloaded", False),
+])
+def test_a_server_fault_mid_search_keeps_the_finished_runs_marked(own_server, tmp_path,
+                                                                   fault, words, restored):
+    """The server killed, restarted, or the model unloaded while tune's second live run
+    runs: exit 3 with one line, the first run written and the document marked invalid
+    with what happened; nothing is loaded on a server that is gone or a model someone
+    else unloaded. Before: exit 3, but tune.json carried no mark of the broken run."""
+    import threading
+
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    done = threading.Event()
+
+    def act() -> None:
+        time.sleep(1.5)
+        if fault == "kill":
+            own_server.kill()
+        elif fault == "restart":  # the thread that starts the server must outlive it
+            own_server.restart()
+            done.wait(300)
+        else:
+            own_server.unload("tb_linear")
+
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
+                             own_server.http_url, "--model", "tb_linear", "--arrival-rate",
+                             "50", "--duration-s", "3", "-o", str(out)],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    seen = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        seen.append(line)
+        if "tune: run 2/" in line:
+            threading.Thread(target=act, daemon=True).start()
+            break
+    try:
+        _stdout, rest = proc.communicate(timeout=300)
+    finally:
+        done.set()
+    assert time.monotonic() - t0 < 300
+
+    class R:
+        returncode = proc.returncode
+        stdout = _stdout
+        stderr = "".join(seen) + rest
+
+    line = assert_one_line_error(R, 3, "the search broke", "run(s) written to", "marked invalid")
+    doc = json.loads(out.read_text())
+    t = doc["tune"]
+    assert t["live_runs"] == 1 and t["run_purposes"] == ["calibration"]  # the closed loop
+    assert t["runs"][0]["configs"][0]["repeats"][0]["outcomes"]["ok"] > 0
+    assert doc["incomplete"].startswith("invalid: open:50 ")
+    assert "1 live run(s) finished and kept" in doc["incomplete"]
+    if words:
+        assert words in doc["incomplete"] and words in line
+    else:
+        assert any(w in doc["incomplete"] for w in ("went backwards", "stopped answering",
+                                                     "loaded again", "restarted"))
+    if restored is not None:
+        assert t["restored"] is restored
+        assert "was not loaded again" in line
+
+
+def test_statistics_that_count_nothing_are_the_servers_problem(tmp_path):
+    """A server whose statistics never count an execution cannot calibrate tune: exit 3
+    (the server), not exit 2 (bad input), with the runs kept and marked. Before: exit 2,
+    "... holds no execution, so T(b) is unknown"."""
+    from test_serve_live_answers import Hostile
+
+    def mutate(kind, doc, reads):
+        if kind == "stats":
+            e = doc["model_stats"][0]
+            e["inference_count"] = e["execution_count"] = 0
+            for d in e["inference_stats"].values():
+                d["count"] = d["ns"] = 0
+            e["batch_stats"] = []
+        return doc
+
+    out = tmp_path / "t.json"
+    with Hostile(mutate) as h:
+        res = run_cli("tune", "--url", h.url, "--model", "m", "--arrival-rate", "50",
+                      "--duration-s", "1", "-o", str(out), timeout=300)
+    assert_one_line_error(res, 3, "cannot calibrate tune", "marked invalid")
+    doc = json.loads(out.read_text())
+    assert doc["incomplete"].startswith("invalid: ") and doc["tune"]["live_runs"] >= 1

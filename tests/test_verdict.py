@@ -411,3 +411,26 @@ def test_report_target_onnxruntime_judges_for_onnxruntime_with_tensorrt_as_a_not
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("Verdict: Not ready (not_ready), judged for TensorRT")
     assert "TensorRT cannot build it" in res.stdout
+
+
+def test_a_tune_search_stopped_before_predicting_is_not_a_missed_objective():
+    """A tune document a server fault broke after its first run (no prediction, no pick)
+    cannot tell; it is not "no configuration met the objective". Before: not ready."""
+    from trtcheck.results.tune import TuneResult
+
+    res = make_results()
+    res.kind = "tune"
+    res.bench = []
+    res.tune = TuneResult(url="http://127.0.0.1:8000", model="m", arrival_rate_per_s=50.0,
+                          slo_p99_ms=None, objective="fewest-instances",
+                          objective_rule="the fewest instances", max_instances=2,
+                          max_batch_size=8, max_batch_source="server", original_config={})
+    res.incomplete = ("invalid: open:50 window 2 ms max batch 8 instances 1: the server at "
+                      "http://127.0.0.1:8000 stopped answering during the run (1 live run(s) "
+                      "finished and kept)")
+    v = judge(res)
+    assert not _reasons(v, "tune-no-pick")
+    assert v.status == "cannot_tell", v
+    res.incomplete = None  # a search that predicted and found nothing is still not ready
+    res.tune.predictions = []
+    assert _reasons(judge(res), "tune-no-pick")

@@ -36,7 +36,9 @@ def _objective_names() -> list[str]:
 
 
 @click.command("tune", epilog="Exit codes: 0 ok; 2 bad input (including an objective no "
-               "configuration meets, a configuration the server refuses); 3 environment; "
+               "configuration meets, a configuration the server refuses); 3 environment (a "
+               "live run broken by a server fault: every finished run is written first, "
+               "marked invalid); "
                "4 internal; 130 interrupted (Ctrl-C/SIGTERM: the original configuration is "
                "loaded again and every finished run is written).")
 @click.option("--url", required=True, metavar="URL",
@@ -110,7 +112,9 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     results = new_results()
     results.kind = "tune"
     results.tune = res
-    results.incomplete = outcome.incomplete
+    results.incomplete = outcome.incomplete or (
+        f"invalid: {outcome.invalid} ({res.live_runs} live run(s) finished and kept)"
+        if outcome.invalid else None)
     if output:
         save_results_file(results, output)
         log(f"tune results saved to {output} ({res.live_runs} live run(s))")
@@ -118,6 +122,17 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
         log(outcome.incomplete + ("; the original configuration is loaded again"
                                   if res.restored else ""))
         raise click.exceptions.Exit(130)
+    if outcome.invalid is not None:
+        from trtcheck.errors import EnvironmentProblem
+
+        kept = (f"{res.live_runs} finished live run(s) written to {output}" if output else
+                f"{res.live_runs} finished live run(s) not written (no -o)")
+        restored = ("" if res.restored else "; the model's original configuration was not "
+                    "loaded again (the server is gone, or someone else unloaded or changed "
+                    "the model): check it on the server")
+        raise EnvironmentProblem(f"the search broke: {outcome.invalid}",
+                                 f"{kept}, marked invalid{restored}; check the server, then "
+                                 "run again")
     if outcome.error is not None:
         raise outcome.error
     if export_dir is not None and res.pick is not None:

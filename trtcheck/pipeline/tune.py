@@ -28,14 +28,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from trtcheck.analyze import tune_plan as tp
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
-from trtcheck.errors import InputError, TrtcheckError
+from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
 from trtcheck.results.tune import TuneChoice, TuneMeasured, TunePrediction, TuneResult
 from trtcheck.units import us_to_ms
+
+T = TypeVar("T")
 
 DEFAULT_MAX_RUNS = 6
 """Live runs a search may use (a repeat counts as a run)."""
@@ -97,11 +99,16 @@ class TuneOutcome:
         error: the search's failure (no configuration meets the objective, a
             configuration the server refused, the server gone), raised by the caller
             after writing ``result``; ``None`` when it picked.
+        invalid: a live run broken by a server fault after at least one run finished
+            (the server killed or restarted, the model unloaded or loaded again by
+            someone else): which run and what happened. ``error`` then holds the
+            fault (exit 3) and every finished run is kept in ``result``.
     """
 
     result: TuneResult
     incomplete: str | None = None
     error: Exception | None = None
+    invalid: str | None = None
 
 
 def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, dict]:
@@ -204,9 +211,24 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         for w in run.warnings:
             if w.code == "config-not-loaded":
                 raise InputError(f"{w.message} ({w.where})", w.remedy)
+        if run.incomplete and run.incomplete.startswith("invalid: "):
+            raise EnvironmentProblem(run.incomplete.removeprefix("invalid: "),
+                                     "check the server, then run again")
         if run.incomplete:
             raise KeyboardInterrupt(run.incomplete)
         return idx
+
+    def calibrated(step: Callable[[], T]) -> T:
+        """A calibration step on the live runs: the server's statistics that cannot
+        calibrate (no execution counted) are the server's problem (exit 3), not bad
+        input."""
+        try:
+            return step()
+        except InputError as exc:
+            raise EnvironmentProblem(
+                f"the live runs cannot calibrate tune: {exc.message}",
+                "check that the server's statistics (GET /v2/models/NAME/stats) count "
+                "the model's requests and executions") from None
 
     needed = 4 + (1 if N > 1 else 0)  # closed loop, repeat pair, contention, confirm
     if s.max_runs < needed:
@@ -220,7 +242,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         # 1. calibrate: T(b) up to B at 1 instance (closed loop of B clients)
         live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],
              load=f"closed:{tp.closed_loop_clients(B)}")
-        curves = tp.instance_curves(res.runs, N)
+        curves = calibrated(lambda: tp.instance_curves(res.runs, N))
         # the fewest instances whose capacity at B carries the rate with headroom
         n0 = N
         for n in range(1, N + 1):
@@ -241,15 +263,16 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             live("contention at the rate", window_us=w_cal, mb=B, instances=[N],
                  load=f"open:{s.rate_per_s:g}", seed_off=3)
         reps = res.runs[open_idx].configs[0].repeats
-        dr50, dr99 = tp.repeat_drifts(reps)
+        dr50, dr99 = calibrated(lambda: tp.repeat_drifts(reps))
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
         resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * s.duration_s))
         # 2. predict and pick; 3. confirm
         excluded: list[tuple[float, int, int]] = []
         for rnd in range(1, s.max_rounds + 1):
-            curves = tp.instance_curves(res.runs, N)
-            queueing, stall = tp.queueing_and_stalls(res.runs, open_idx, seed=s.seed)
+            curves = calibrated(lambda: tp.instance_curves(res.runs, N))
+            queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
+                res.runs, open_idx, seed=s.seed))
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall)
             res.calibration = tp.calibration_record(search, device, devices)
@@ -326,6 +349,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         out.incomplete = f"{why}; {res.live_runs} live run(s) finished and kept"
     except TrtcheckError as exc:  # bad input or the environment: keep what finished
         out.error = exc
+        if isinstance(exc, EnvironmentProblem) and res.runs:
+            # a fault broke a run after others finished: they are kept, the document
+            # says which run broke and why
+            out.invalid = exc.message
     finally:
         res.wall_s = round(time.monotonic() - t0, 3)
         try:

@@ -494,7 +494,8 @@ def _incomplete_reasons(results: Any) -> list[VerdictReason]:
 
 
 def _tune_reasons(results: Any) -> list[VerdictReason]:
-    """A ``trtcheck tune`` document: no pick (nothing met the objective) is *not ready*;
+    """A ``trtcheck tune`` document: no pick (nothing met the objective) is *not ready*
+    (a search stopped before it predicted anything is judged by its ``incomplete``);
     a pick that was not measured is *cannot tell*; a pick measured outside its predicted
     interval is a warning (the prediction did not hold for it)."""
     tune = getattr(results, "tune", None)
@@ -502,6 +503,10 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
         return []
     remedy = "run `trtcheck tune` again (a longer --duration-s, or more --max-runs)"
     pick = tune.pick
+    if pick is None and results.incomplete and not tune.predictions:
+        # stopped (interrupted, or a server fault) before anything was predicted: the
+        # incomplete reason says why; nothing was judged against the objective
+        return []
     if pick is None:
         return [VerdictReason(kind="tune-no-pick", effect="not_ready", section="tune",
                               title="no configuration met the objective",

@@ -167,6 +167,26 @@ def is_unreachable(exc: BaseException) -> bool:
                                    "server disconnected", "connection reset"))
 
 
+def unreadable_answer(exc: BaseException) -> str | None:
+    """What is wrong with an answer the client could not read, or ``None`` when ``exc``
+    is not that: a body that is not JSON (``ValueError`` from the JSON parser, bytes that
+    are not UTF-8), or an answer that is not HTTP the client can follow (aiohttp: a bad
+    status line, a header over its limit, a body shorter than its ``Content-Length``,
+    redirects without end). An answer with an error status (tritonclient's
+    ``InferenceServerException``, which has ``status()``) is not unreadable: the callers
+    read its text."""
+    if callable(getattr(exc, "status", None)):
+        return None
+    if isinstance(exc, (ValueError, RecursionError)):  # RecursionError: nested too deeply
+        return f"not JSON ({error_text(exc)})"
+    if type(exc).__module__.split(".")[0] == "aiohttp":
+        text = error_text(exc)
+        if type(exc).__name__ == "TooManyRedirects":
+            return f"redirects without end ({text})"
+        return f"not an HTTP answer the client can read ({type(exc).__name__}: {text})"
+    return None
+
+
 class KServeClient:
     """Control-plane calls to one KServe v2 server, each bounded by a timeout.
 
@@ -207,6 +227,12 @@ class KServeClient:
                     f"cannot reach a KServe v2 server at {self.ep.url} ({error_text(exc)})",
                     "start the server or correct --url (Triton's HTTP port is 8000, gRPC "
                     "8001 by default)") from None
+            if (unreadable := unreadable_answer(exc)) is not None:
+                raise EnvironmentProblem(
+                    f"the server at {self.ep.url} answered {what} with a bad answer: "
+                    f"{unreadable}", "trtcheck reads KServe v2 answers as Triton 2.x gives "
+                    "them; check the server (or a proxy in front of it) and its "
+                    "version") from None
             raise
 
     async def server_metadata(self) -> dict[str, Any]:
@@ -367,7 +393,9 @@ class KServeClient:
             cfg = await self._model_call("the configuration", name, version,
                                          self._c.get_model_config(name, version, **kw))
         except EnvironmentProblem as exc:
-            if "refused" in str(exc):
+            # an error status: no configuration extension (KServe without Triton's)
+            if exc.message.startswith(f"the server at {self.ep.url} refused the "
+                                      "configuration"):
                 return {}
             raise
         if self.grpc and isinstance(cfg, dict):

@@ -705,6 +705,24 @@ def live_split(rec: LiveRunRecord, delta: TritonStatsDelta) -> LiveSplit | None:
                      server_other_mean_ms=server - queue - compute)
 
 
+def split_problem(split: LiveSplit) -> str | None:
+    """Why a live run's latency split cannot be right, or ``None``: a part below zero
+    (the server's mean request time above the client's mean latency, or its queue and
+    compute means above its request mean) means the server's statistics do not describe
+    the requests the client timed (a server that counts otherwise, or statistics that
+    are not this run's)."""
+    parts = {"client + network": split.client_network_mean_ms,
+             "server other": split.server_other_mean_ms}
+    neg = [f"{name} {v:.3g} ms" for name, v in parts.items() if v < 0]
+    if not neg:
+        return None
+    return (f"the split of the mean latency has a negative part ({', '.join(neg)}): the "
+            f"server says a request took {split.server_request_mean_ms:.3g} ms on average "
+            f"(queue {split.server_queue_mean_ms:.3g} ms, compute "
+            f"{split.server_compute_mean_ms:.3g} ms), the client measured "
+            f"{split.client_mean_ms:.3g} ms")
+
+
 def build_live_repeat(repeat: int, rec: LiveRunRecord, delta: TritonStatsDelta,
                       late_threshold_ms: float) -> ServeRepeat:
     """One live run's :class:`ServeRepeat`: client latencies and send lags (every
@@ -1010,6 +1028,19 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                                       f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serving.serve import config_result
 
+                    split_notes = []
+                    for rep in reps:  # a split with a negative part is not kept
+                        if rep.live_split is not None and (
+                                why := split_problem(rep.live_split)):
+                            rep.live_split = None
+                            split_notes.append(Finding(
+                                code="live-split-inconsistent", severity="warning",
+                                where=f"{shape.label} repeat {rep.repeat + 1}",
+                                message=f"{why}; the split is left out",
+                                remedy="check that nothing else uses the model and that "
+                                       "the server's statistics count this model's "
+                                       "requests"))
+
                     # Triton's max_batch_size 0 (no batch axis: one request per
                     # execution) is max batch 1 for the batching quantities
                     c = config_result(window_us_of(cfg), max(1, int(cfg.get(
@@ -1023,6 +1054,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     c.server_model_config = cfg
                     if window_note is not None:
                         c.warnings.append(window_note)
+                    c.warnings += split_notes
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
                                                                 or {}).get(
@@ -1169,6 +1201,17 @@ def _run_findings(run: ServeRun) -> None:
                 continue
             sent = rep.counters.submitted
             seen = st.success.count + st.fail.count
+            ok = rep.outcomes.get(OK, 0)
+            if st.success.count < ok:
+                run.warnings.append(Finding(
+                    code="server-stats-short", where=f"{c.load.label} repeat {rep.repeat + 1}",
+                    message=f"the server counted {st.success.count} successful requests "
+                            f"for the model while trtcheck received {ok} answers: its "
+                            "statistics (mean batch, queue and compute times) do not "
+                            "describe this load",
+                    remedy="check that the server counts this model's requests (Triton's "
+                           "statistics extension) and that no version or proxy in between "
+                           "answers for it"))
             if seen > sent:
                 run.warnings.append(Finding(
                     code="foreign-requests", where=f"{c.load.label} repeat {rep.repeat + 1}",
