@@ -163,8 +163,8 @@ def test_live_json_round_trips_through_the_report_folder(live_report):
 
 def test_report_advice_from_a_live_sweep(live_report, tmp_path):
     """``report --from live.json --arrival-rate R``: T(b) calibrated from the server's
-    statistics, and a predicted-vs-measured row per open-loop configuration with its own
-    instance count and preferred sizes."""
+    statistics, and a predicted-vs-measured row per open-loop and burst configuration
+    with its own instance count and preferred sizes."""
     results, out = live_report
     res = run_cli("report", "--from", str(out.parent / "live.json"), "--arrival-rate", "80",
                   "-o", str(tmp_path / "advised"))
@@ -172,9 +172,9 @@ def test_report_advice_from_a_live_sweep(live_report, tmp_path):
     adv = json.loads((tmp_path / "advised" / "results.json").read_text())["advice"]
     assert "Triton batch_stats" in adv["curve"]["source"]
     rows = adv["serve_predictions"]
-    opens = [c for c in results.serve.configs if c.load.kind == "open"]
-    assert [(r["config"], r["instances"]) for r in rows] == [
-        (f"W=2 ms B=8 I={c.instances}", c.instances) for c in opens]
+    opens = [c for c in results.serve.configs if c.load.kind in ("open", "burst")]
+    assert [(r["config"], r["load"], r["instances"]) for r in rows] == [
+        (f"W=2 ms B=8 I={c.instances}", c.load.label, c.instances) for c in opens]
     for r, c in zip(rows, opens):
         assert r["measured_mean_batch"] == c.mean_batch_size
         assert r["predicted_mean_batch"] >= 1.0 and r["predicted_p50_ms"] > 0
