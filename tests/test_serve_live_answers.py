@@ -293,16 +293,22 @@ def test_a_bad_answer_is_one_line_naming_endpoint_and_field(tmp_path, path, valu
     assert not out.exists()  # nothing was measured
 
 
+def zero_statistics(doc: dict) -> dict:
+    """A statistics answer counting nothing (every counter and time 0, no batch sizes)."""
+    e = doc["model_stats"][0]
+    e["inference_count"] = e["execution_count"] = 0
+    for d in e["inference_stats"].values():
+        d["count"] = d["ns"] = 0
+    e["batch_stats"] = []
+    return doc
+
+
 def test_counters_going_backwards_during_the_run_keep_the_data(tmp_path):
     """The statistics read after the first run counts less than the one before it (the
     first run is kept, the second is marked): nothing negative is written."""
     def mutate(kind, doc, reads):
         if kind == "stats" and reads >= 6:  # reads 1-5: the start and the first run
-            e = doc["model_stats"][0]
-            e["inference_count"] = e["execution_count"] = 0
-            for d in e["inference_stats"].values():
-                d["count"] = d["ns"] = 0
-            e["batch_stats"] = []
+            return zero_statistics(doc)
         return doc
 
     out = tmp_path / "live.json"
@@ -476,13 +482,7 @@ def test_statistics_that_count_fewer_requests_than_answered_are_a_finding(tmp_pa
     """A server whose statistics never move (it counts nothing) while every request was
     answered: the run stands, with a finding that its statistics are not this load's."""
     def mutate(kind, doc, reads):
-        if kind == "stats":
-            e = doc["model_stats"][0]
-            e["inference_count"] = e["execution_count"] = 0
-            for d in e["inference_stats"].values():
-                d["count"] = d["ns"] = 0
-            e["batch_stats"] = []
-        return doc
+        return zero_statistics(doc) if kind == "stats" else doc
 
     out = tmp_path / "live.json"
     with Hostile(mutate) as h:

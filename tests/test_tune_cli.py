@@ -291,16 +291,10 @@ def test_statistics_that_count_nothing_are_the_servers_problem(tmp_path):
     """A server whose statistics never count an execution cannot calibrate tune: exit 3
     (the server), not exit 2 (bad input), with the runs kept and marked. Before: exit 2,
     "... holds no execution, so T(b) is unknown"."""
-    from test_serve_live_answers import Hostile
+    from test_serve_live_answers import Hostile, zero_statistics
 
     def mutate(kind, doc, reads):
-        if kind == "stats":
-            e = doc["model_stats"][0]
-            e["inference_count"] = e["execution_count"] = 0
-            for d in e["inference_stats"].values():
-                d["count"] = d["ns"] = 0
-            e["batch_stats"] = []
-        return doc
+        return zero_statistics(doc) if kind == "stats" else doc
 
     out = tmp_path / "t.json"
     with Hostile(mutate) as h:
