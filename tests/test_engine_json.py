@@ -125,3 +125,35 @@ def test_layer_detail_remedies_name_the_runtimes_own_cli():
     assert "`trtexec --loadEngine=PLAN --exportLayerInfo" in trt
     assert "--loadEngine=PLAN --exportLayerInfo=PLAN.graph.json --profilingVerbosity" not in trt
     assert "tensorrt_rtx --onnx=MODEL --profilingVerbosity=detailed" in REBUILD_DETAILED_RTX
+
+
+def test_a_descriptive_field_of_the_wrong_type_is_unknown_not_a_refusal(tmp_path: Path):
+    """One odd descriptive field (a layer type, tactic or format that is a record) is read
+    as unknown and named in one finding; the rest of the file is kept. A name or a
+    dimension of the wrong type still refuses the file (the report rests on them)."""
+    doc = {"Layers": [
+        {"Name": "conv", "LayerType": {"kind": "conv"}, "TacticName": ["a", "b"],
+         "Inputs": [{"Name": "x", "Dimensions": [1, 3, 8, 8], "Format/Datatype": [7],
+                     "Location": {"gpu": True}}],
+         "Outputs": [{"Name": "y", "Dimensions": [1, 8, 8, 8],
+                      "Format/Datatype": "Row major linear FP16 format"}]},
+        {"Name": "relu", "LayerType": "PointWiseV2",
+         "Inputs": [{"Name": "y", "Dimensions": [1, 8, 8, 8],
+                     "Format/Datatype": "Row major linear FP16 format"}],
+         "Outputs": [{"Name": "z", "Dimensions": [1, 8, 8, 8],
+                      "Format/Datatype": "Row major linear FP16 format"}]}],
+        "Bindings": ["x", "z"]}
+    p = tmp_path / "e.graph.json"
+    p.write_text(json.dumps(doc))
+    insp = load_layer_info(p)
+    conv, relu = insp.layers
+    assert conv.layer_type is None and conv.tactic is None
+    assert conv.inputs[0].location is None and conv.inputs[0].dims == [1, 3, 8, 8]
+    assert relu.layer_type == "PointWiseV2" and relu.outputs[0].dtype == "fp16"
+    [f] = [f for f in insp.lints if f.code == "engine-json-field-ignored"]
+    assert f.message.startswith("4 descriptive field(s)") and "TacticName" in f.message
+    assert "(and 1 more)" in f.message
+    doc["Layers"][1]["Name"] = {"x": 1}
+    p.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="Name"):
+        load_layer_info(p)

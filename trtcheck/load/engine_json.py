@@ -21,6 +21,7 @@ module, and the lints stay in inspection.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from trtcheck.results.engine import (
     EngineTensor,
     layer_is_reformat,
 )
+from trtcheck.results.stats import Finding
 from trtcheck.safe_io import escape_surrogates
 
 #: datatype words as they appear in TensorRT's format strings -> our names
@@ -85,6 +87,29 @@ def _text(value: Any, what: str) -> str | None:
     raise MalformedField(f"{what} is a {type(value).__name__}, not text")
 
 
+IGNORED_FIELD_CODE = "engine-json-field-ignored"
+"""Finding code of descriptive inspector fields of the wrong type, read as unknown."""
+
+#: while :func:`parse_layer_info` runs: the descriptive fields read as unknown
+_IGNORED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "trtcheck_engine_json_ignored", default=None)
+
+
+def _label(value: Any, what: str) -> str | None:
+    """A descriptive text field (a layer type, a tactic, a format, a location, a mode,
+    a data type): as :func:`_text`, but a value of the wrong type is read as unknown
+    (``None``) and noted, so one odd field does not refuse the whole file; names,
+    lists, dimensions and weight counts stay strict (what the report rests on)."""
+    try:
+        return _text(value, what)
+    except MalformedField as exc:
+        seen = _IGNORED.get()
+        if seen is None:
+            raise
+        seen.append(str(exc))
+        return None
+
+
 def _int(value: Any, what: str, low: int = -1) -> int:
     """An integer field (a dimension, a count): ``int`` or an integral ``float`` within
     ``[low, 2**63 - 1]``; anything else is malformed."""
@@ -127,8 +152,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _dtype(value: Any) -> str | None:
-    v = _text(value, "a Datatype")
+def _dtype(value: Any, what: str = "a Datatype") -> str | None:
+    v = _label(value, what)
     if v is None:
         return None
     v = v.strip()
@@ -144,16 +169,16 @@ def _tensor(d: Any, mode: str | None = None) -> EngineTensor:
     name = _text(d.get("Name", ""), "a tensor Name") or ""
     where = f"tensor {name!r}"
     if "Format/Datatype" in d:
-        dtype, fmt = split_format_datatype(_text(d.get("Format/Datatype"),
-                                                 f"{where} Format/Datatype"))
+        dtype, fmt = split_format_datatype(_label(d.get("Format/Datatype"),
+                                                  f"{where} Format/Datatype"))
     else:
-        dtype = _dtype(d.get("Datatype") or d.get("DataType"))
-        fmt = _text(d.get("Format"), f"{where} Format")
+        dtype = _dtype(d.get("Datatype") or d.get("DataType"), f"{where} Datatype")
+        fmt = _label(d.get("Format"), f"{where} Format")
     dims = _list(d.get("Dimensions") or d.get("Shape"), f"{where} Dimensions")
-    m = mode or (_text(d.get("Mode"), f"{where} Mode") or "").lower() or None
+    m = mode or (_label(d.get("Mode"), f"{where} Mode") or "").lower() or None
     return EngineTensor(name=name, dims=[_dim(x, f"{where} dimension") for x in dims],
                         dtype=dtype, format=fmt,
-                        location=_text(d.get("Location"), f"{where} Location"), mode=m)
+                        location=_label(d.get("Location"), f"{where} Location"), mode=m)
 
 
 def _fused_ops(layer: dict[str, Any], name: str) -> list[str]:
@@ -183,7 +208,7 @@ def _weights(layer: dict[str, Any], where: str) -> tuple[int | None, int | None]
             seen = True
             c = _int(w["Count"], f"{where} {key} Count", low=0)
             count += c
-            per = WEIGHT_TYPE_BYTES.get((_text(w.get("Type", ""), f"{where} {key} Type")
+            per = WEIGHT_TYPE_BYTES.get((_label(w.get("Type", ""), f"{where} {key} Type")
                                          or "").lower())
             nbytes = None if (per is None or nbytes is None) else nbytes + per * c
     if not seen:
@@ -197,7 +222,7 @@ def _compute_precision(d: dict[str, Any], inputs: list[EngineTensor],
     reads INT8 and may write FP32), else the first output's type (reformats, pooling)."""
     w = d.get("Weights")
     if isinstance(w, dict) and w.get("Type"):
-        t = _dtype(w["Type"])
+        t = _dtype(w["Type"], "a Weights Type")
         if t:
             return t
     if outputs and outputs[0].dtype:
@@ -213,13 +238,13 @@ def _layer(d: Any) -> EngineLayer:
     inputs = [_tensor(t) for t in _list(d.get("Inputs"), f"{where} Inputs")]
     outputs = [_tensor(t) for t in _list(d.get("Outputs"), f"{where} Outputs")]
     count, nbytes = _weights(d, where)
-    tactic = _text(d.get("TacticName") or d.get("Tactic Name"), f"{where} TacticName")
+    tactic = _label(d.get("TacticName") or d.get("Tactic Name"), f"{where} TacticName")
     value = d.get("TacticValue")
     if not tactic and value not in (None, "0x0000000000000000"):
-        tactic = _text(value, f"{where} TacticValue")
-    return EngineLayer(name=name, layer_type=_text(d.get("LayerType"), f"{where} LayerType"),
+        tactic = _label(value, f"{where} TacticValue")
+    return EngineLayer(name=name, layer_type=_label(d.get("LayerType"), f"{where} LayerType"),
                        precision=_compute_precision(d, inputs, outputs), tactic=tactic,
-                       origin=_text(d.get("Origin"), f"{where} Origin"),
+                       origin=_label(d.get("Origin"), f"{where} Origin"),
                        fused_ops=_fused_ops(d, name), inputs=inputs, outputs=outputs,
                        weights_count=count, weights_bytes=nbytes)
 
@@ -237,9 +262,15 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
         doc: the parsed JSON (a dict with ``Layers``; a bare list of layers is accepted).
         path: shown in messages.
 
+    A descriptive field of the wrong type (a layer type, tactic, origin, format,
+    location, mode or data type that is a list or a record) is read as unknown and named
+    in one ``engine-json-field-ignored`` finding (:data:`IGNORED_FIELD_CODE`) instead of
+    refusing the file.
+
     Raises:
-        InputError: not an engine-inspector document, or a field of the wrong type (the
-            message names the layer or tensor and the field).
+        InputError: not an engine-inspector document, or a name, list, dimension or
+            weight count of the wrong type (the message names the layer or tensor and
+            the field).
     """
     if isinstance(doc, list):
         doc = {"Layers": doc}
@@ -256,6 +287,8 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                          "record or a name)",
                          "pass the file written by trtexec --exportLayerInfo or by "
                          "IEngineInspector.get_engine_information(LayerInformationFormat.JSON)")
+    ignored: list[str] = []
+    token = _IGNORED.set(ignored)
     try:
         if "I/O Tensors" in doc:
             schema = "11.x"
@@ -268,6 +301,8 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
         raise InputError(f"{path} is malformed layer information: {exc}",
                          "re-export it with trtexec --exportLayerInfo "
                          "--profilingVerbosity=detailed") from None
+    finally:
+        _IGNORED.reset(token)
     detailed = bool(raw_layers) and all(isinstance(x, dict) for x in raw_layers)
     if not detailed and raw_layers and all(isinstance(x, dict) and set(x) <= {"Name"}
                                            for x in raw_layers):
@@ -286,8 +321,17 @@ def parse_layer_info(doc: Any, path: str = "<json>") -> EngineInspection:
                                      "location": t.location or src.location})
         filled.append(t)
     filled = _io_modes(filled, layers)
+    lints = []
+    if ignored:
+        more = f" (and {len(ignored) - 3} more)" if len(ignored) > 3 else ""
+        lints.append(Finding(
+            code=IGNORED_FIELD_CODE, severity="warning",
+            message=f"{len(ignored)} descriptive field(s) of {path} have the wrong type and "
+                    f"are read as unknown: {'; '.join(ignored[:3])}{more}",
+            remedy="re-export it with trtexec --exportLayerInfo --profilingVerbosity="
+                   "detailed; the findings that rest on those fields are incomplete"))
     insp = EngineInspection(source="plan", path=path, inspector_schema=schema,
-                            detailed=detailed, layers=layers, io_tensors=filled)
+                            detailed=detailed, layers=layers, io_tensors=filled, lints=lints)
     return summarize(insp)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trtcheck.load.engine_json import is_reformat, read_layer_info
+from trtcheck.load.engine_json import IGNORED_FIELD_CODE, is_reformat, read_layer_info
 from trtcheck.results.engine import EngineInspection, EngineLayer
 from trtcheck.results.stats import Finding
 
@@ -58,7 +58,8 @@ def _is_qdq_only(layer: EngineLayer) -> bool:
 def lint_engine(insp: EngineInspection) -> list[Finding]:
     """TREx-style findings for an engine (codes ``engine-*``); see the module docstring
     for the sources of each rule and threshold."""
-    out: list[Finding] = []
+    # what reading the inspector JSON found (fields read as unknown) stays
+    out: list[Finding] = [f for f in insp.lints if f.code == IGNORED_FIELD_CODE]
     if insp.layers and not insp.detailed:
         out.append(Finding(
             code="engine-not-detailed", severity="warning",
