@@ -142,7 +142,8 @@ def test_live_helpers_take_only_checked_answers():
 class Hostile:
     """A KServe v2 server on loopback that answers the captured Triton 2.51 answers, with
     ``mutate(kind, doc) -> doc`` changing one (kinds: ``config``, ``metadata``,
-    ``stats``); inference answers ``2 * INPUT0`` and the statistics count them."""
+    ``stats``; ``infer`` gets ``None`` and may return the answer's body as bytes);
+    inference answers ``2 * INPUT0`` and the statistics count them."""
 
     def __init__(self, mutate=lambda kind, doc, reads: doc) -> None:
         self.mutate = mutate
@@ -210,6 +211,9 @@ class Hostile:
             else:
                 x = np.asarray(json.loads(body)["inputs"][0]["data"], dtype=np.float32)
             self.served += 1
+            raw = self.mutate("infer", None, self.served)
+            if isinstance(raw, bytes):  # the answer's body as it is
+                return web.Response(body=raw, content_type="application/json")
             return web.json_response({"model_name": "m", "model_version": "1", "outputs": [
                 {"name": "OUTPUT0", "datatype": "FP32", "shape": [1, 4],
                  "data": (2 * x).tolist()}]})
@@ -491,3 +495,19 @@ def test_statistics_that_count_fewer_requests_than_answered_are_a_finding(tmp_pa
     doc = json.loads(out.read_text())["serve"]
     [w] = [w for w in doc["warnings"] if w["code"] == "server-stats-short"]
     assert "counted 0 successful requests" in w["message"]
+
+
+def test_an_inference_answer_larger_than_the_limit_fails_its_request(tmp_path):
+    """A server that answers an inference with more than 64 MiB: the request fails (a bad
+    answer) and its connection is closed, so the load process's memory stays bounded;
+    every warm-up request failing that way is one line, exit 3."""
+    from trtcheck.measure.serving.live.kserve_http import MAX_ANSWER_BYTES
+
+    huge = b"[" + b" " * (MAX_ANSWER_BYTES + 1024) + b"]"
+
+    def mutate(kind, doc, reads):
+        return huge if kind == "infer" else doc
+
+    with Hostile(mutate) as h:
+        res = _serve(h, tmp_path / "live.json")
+    assert_one_line_error(res, 3, "larger than 64 MiB")

@@ -132,6 +132,12 @@ def parse_infer_response(status: int, body: bytes, header_length: int | None) ->
     return result
 
 
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""Largest inference answer read (bytes): one request's outputs are far smaller; a
+server that sends more fails that request (and its connection is closed) instead of
+growing the load process's memory without bound."""
+
+
 class _Connection(asyncio.Protocol):
     """One keep-alive connection; at most one request in flight on it."""
 
@@ -141,6 +147,7 @@ class _Connection(asyncio.Protocol):
         self.parser = pool.httptools.HttpResponseParser(self)
         self.fut: asyncio.Future[Any] | None = None
         self.body: list[bytes] = []
+        self.body_bytes = 0
         self.header_length: int | None = None
         self.closed = False
 
@@ -170,12 +177,19 @@ class _Connection(asyncio.Protocol):
                 self.header_length = -1
 
     def on_body(self, chunk: bytes) -> None:
+        self.body_bytes += len(chunk)
+        if self.body_bytes > MAX_ANSWER_BYTES:
+            self.body = []
+            self._fail(ConnectionError(f"the answer is larger than {MAX_ANSWER_BYTES >> 20} "
+                                       "MiB (bad answer)"))
+            self.close()
+            return
         self.body.append(chunk)
 
     def on_message_complete(self) -> None:
         fut, self.fut = self.fut, None
         status = self.parser.get_status_code()
-        body, self.body = b"".join(self.body), []
+        body, self.body, self.body_bytes = b"".join(self.body), [], 0
         hl, self.header_length = self.header_length, None
         keep = self.parser.should_keep_alive()
         if keep and not self.closed:
