@@ -511,3 +511,22 @@ def test_an_inference_answer_larger_than_the_limit_fails_its_request(tmp_path):
     with Hostile(mutate) as h:
         res = _serve(h, tmp_path / "live.json")
     assert_one_line_error(res, 3, "larger than 64 MiB")
+
+
+def test_a_configuration_the_server_does_not_apply_is_a_finding(tmp_path):
+    """The server takes the load but keeps running its own max batch (a repository agent
+    that rewrites configurations): the run measures what the server runs, and says so."""
+    def mutate(kind, doc, reads):
+        if kind == "config":
+            doc["max_batch_size"] = 4
+            doc["dynamic_batching"]["preferred_batch_size"] = [4]
+        return doc
+
+    out = tmp_path / "live.json"
+    with Hostile(mutate) as h:
+        res = _serve(h, out, "--max-batch", "8")
+    assert res.returncode == 0, res.stderr
+    [c] = json.loads(out.read_text())["serve"]["configs"]
+    assert c["max_batch_size"] == 4
+    [w] = [w for w in c["warnings"] if w["code"] == "config-not-applied"]
+    assert "max batch 4 (asked 8)" in w["message"]

@@ -172,6 +172,9 @@ def test_report_advice_from_a_live_sweep(live_report, tmp_path):
     adv = json.loads((tmp_path / "advised" / "results.json").read_text())["advice"]
     assert "Triton batch_stats" in adv["curve"]["source"]
     rows = adv["serve_predictions"]
+    # the real server applies every swept configuration: no false alarm
+    assert not [w for c in results.serve.configs for w in c.warnings
+                if w.code == "config-not-applied"]
     opens = [c for c in results.serve.configs if c.load.kind in ("open", "burst")]
     assert [(r["config"], r["load"], r["instances"]) for r in rows] == [
         (f"W=2 ms B=8 I={c.instances}", c.load.label, c.instances) for c in opens]

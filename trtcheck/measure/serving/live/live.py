@@ -998,8 +998,11 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
                 window_note = lf.window_not_applied(w, cfg)
-                if window_note and progress:
-                    progress(f"warning: {window_note.message}")
+                applied_note = (lf.settings_not_applied(mb, n_inst, cfg) if sweep
+                                else None)
+                for note in (window_note, applied_note):
+                    if note and progress:
+                        progress(f"warning: {note.message}")
                 expected = cfg
                 for shape in shapes_:
                     k += 1
@@ -1054,6 +1057,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     c.server_model_config = cfg
                     if window_note is not None:
                         c.warnings.append(window_note)
+                    if applied_note is not None:
+                        c.warnings.append(applied_note)
                     c.warnings += split_notes
                     c.instances = instances_of(cfg)
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")

@@ -200,6 +200,37 @@ def window_not_applied(window_us: float | None, loaded: dict[str, Any]) -> Findi
                "that does not support dynamic batching ignores the window")
 
 
+def settings_not_applied(max_batch: int | None, instances: int | None,
+                         loaded: dict[str, Any]) -> Finding | None:
+    """A ``config-not-applied`` finding when the server loaded the model but reports a
+    ``max_batch_size`` or an instance count other than the one asked for (a server or
+    repository agent that rewrites configurations; the run measures what the server
+    runs, and its record says so). ``None`` when both apply or neither was asked.
+
+    Args:
+        max_batch, instances: what was asked (``None``: not swept).
+        loaded: the configuration the server reports after loading (checked JSON).
+    """
+    from trtcheck.measure.serving.live.live import instances_of
+
+    diffs = []
+    got_mb = int(loaded.get("max_batch_size", 0) or 0)
+    if max_batch is not None and got_mb != int(max_batch):
+        diffs.append(f"max batch {got_mb} (asked {int(max_batch)})")
+    if instances is not None:
+        got_n = instances_of(loaded)
+        if got_n != int(instances):
+            diffs.append(f"{got_n} instance(s) (asked {int(instances)})")
+    if not diffs:
+        return None
+    return Finding(
+        code="config-not-applied", severity="warning",
+        where=f"max batch {max_batch} instances {instances}",
+        message="the server loaded the model but runs it with " + " and ".join(diffs)
+                + "; this configuration's numbers are for what the server runs",
+        remedy="check the server log and any repository agent that rewrites configurations")
+
+
 def run_fault(run: Any) -> str | None:
     """The fault that broke a live run (a :class:`~trtcheck.results.serve.ServeRun`):
     its ``server-fault`` finding's message (which configuration, what happened), or
