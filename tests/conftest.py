@@ -31,6 +31,22 @@ def pytest_configure(config: pytest.Config) -> None:
         goldtest.UPDATE = True
 
 
+@pytest.fixture(autouse=True)
+def _trtcheck_logger_restored():
+    """The ``trtcheck`` logger as it was before each test. The CLI, and library calls that
+    show progress (``progress_enabled``), configure it in-process (a stderr handler,
+    ``propagate = False``); left so, a later test of the same worker would see no records
+    through ``caplog`` (and a test asserting that no note was logged could not fail)."""
+    import logging
+
+    logger = logging.getLogger("trtcheck")
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
+    logger.setLevel(level)
+
+
 #: a deadlock detector, not a timing goal: a call that must end (a bound, a timeout, an
 #: abandoned batch) and has not after this long is hung. Two orders above what any such
 #: call takes on a loaded 2-core machine; speed goals live in benchmarks/.
