@@ -33,14 +33,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _trtcheck_logger_restored():
-    """The ``trtcheck`` logger as it was before each test. The CLI, and library calls that
-    show progress (``progress_enabled``), configure it in-process (a stderr handler,
-    ``propagate = False``); left so, a later test of the same worker would see no records
-    through ``caplog`` (and a test asserting that no note was logged could not fail)."""
+    """Each test starts with the ``trtcheck`` logger unconfigured (no handler, records
+    propagate), and the logger is put back as it was afterwards. The CLI, and library calls
+    that show progress (``progress_enabled``), configure it in-process (a stderr handler,
+    ``propagate = False``), also from module-scoped fixtures set up before this one; left
+    so, a later test of the same worker would see no records through ``caplog`` (and a
+    test asserting that no note was logged could not fail). A command run in a test
+    configures it again, as it does on every run."""
     import logging
 
     logger = logging.getLogger("trtcheck")
     handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    logger.handlers[:] = []
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
     yield
     logger.handlers[:] = handlers
     logger.propagate = propagate
