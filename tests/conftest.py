@@ -31,6 +31,28 @@ def pytest_configure(config: pytest.Config) -> None:
         goldtest.UPDATE = True
 
 
+@pytest.fixture(autouse=True)
+def _trtcheck_logger_restored():
+    """Each test starts with the ``trtcheck`` logger unconfigured (no handler, records
+    propagate), and the logger is put back as it was afterwards. The CLI, and library calls
+    that show progress (``progress_enabled``), configure it in-process (a stderr handler,
+    ``propagate = False``), also from module-scoped fixtures set up before this one; left
+    so, a later test of the same worker would see no records through ``caplog`` (and a
+    test asserting that no note was logged could not fail). A command run in a test
+    configures it again, as it does on every run."""
+    import logging
+
+    logger = logging.getLogger("trtcheck")
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    logger.handlers[:] = []
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
+    logger.setLevel(level)
+
+
 #: a deadlock detector, not a timing goal: a call that must end (a bound, a timeout, an
 #: abandoned batch) and has not after this long is hung. Two orders above what any such
 #: call takes on a loaded 2-core machine; speed goals live in benchmarks/.

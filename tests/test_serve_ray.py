@@ -129,6 +129,19 @@ def test_cli_ray_run_writes_per_node_figures_and_renders_them(triton, ray_cluste
     assert "Load from the Ray cluster" in (tmp_path / "rep" / "report.html").read_text()
 
 
+def _node_id(node) -> str:
+    """A ``ray.cluster_utils.Cluster`` node's id (hex): ``Node.node_id`` where Ray has it;
+    on older Ray (2.9 has no such property), found by its raylet socket in ``ray.nodes()``
+    (this process is connected to the cluster)."""
+    node_id = getattr(node, "node_id", None)
+    if node_id:
+        return str(node_id)
+    import ray
+
+    return next(n["NodeID"] for n in ray.nodes()
+                if n.get("RayletSocketName") == node.raylet_socket_name)
+
+
 def test_a_worker_node_stopped_mid_run_loses_its_share_and_keeps_the_rest(triton):
     from trtcheck.measure.serving.live.distributed import RayLoad
     from trtcheck.measure.serving.live.live import measure_live
@@ -136,10 +149,10 @@ def test_a_worker_node_stopped_mid_run_loses_its_share_and_keeps_the_rest(triton
 
     with local_ray_cluster(3) as cluster:
         with RayLoad(cluster.address, 3) as rl:
-            head = cluster.head_node.node_id
+            head = _node_id(cluster.head_node)
             victim = next(i for i, n in enumerate(rl.actor_nodes) if n["node_id"] != head)
             node = next(n for n in cluster.worker_nodes
-                        if n.node_id == rl.actor_nodes[victim]["node_id"])
+                        if _node_id(n) == rl.actor_nodes[victim]["node_id"])
             since = _inferences(triton)
             stopped = threading.Event()
 

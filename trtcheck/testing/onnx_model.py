@@ -9,9 +9,12 @@ Runtime session per Triton instance (``intra_op_num_threads`` from the config's
 runs them as one batch and splits the outputs back per request. Instances of one model
 on one host share its CPU cores, so they contend for real.
 
-Outputs are built with ``pb_utils.Tensor.from_dlpack`` of a contiguous array: with
-numpy 2 in the stub, ``pb_utils.Tensor(name, ndarray)`` answers empty tensors (the
-stub's pybind11 numpy path miscounts numpy 2 array sizes).
+Outputs are built with ``pb_utils.Tensor.from_dlpack`` of a contiguous array under
+numpy 2 in the stub, where ``pb_utils.Tensor(name, ndarray)`` answers empty tensors (the
+stub's pybind11 numpy path miscounts numpy 2 array sizes); under numpy 1 with
+``pb_utils.Tensor(name, ndarray)``, as numpy 1's DLPack capsules have a name the stub
+refuses ("PyCapsule_GetPointer called with incorrect name"). The same choice as
+:mod:`trtcheck.testing.triton_server`'s models.
 
 Used by the ``tune`` tests and ``benchmarks/tune_cpu.py`` (the demo ResNet-18 from
 :func:`trtcheck.load.demo.demo_model_path`, the PP-OCR cls model).
@@ -28,6 +31,15 @@ import json
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
+
+NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+
+
+def _tensor(name, array):
+    array = np.ascontiguousarray(array)
+    if NUMPY_2:
+        return pb_utils.Tensor.from_dlpack(name, array)
+    return pb_utils.Tensor(name, array)
 
 
 class TritonPythonModel:
@@ -59,8 +71,7 @@ class TritonPythonModel:
         answers = []
         start = 0
         for s in sizes:
-            tensors = [pb_utils.Tensor.from_dlpack(
-                n, np.ascontiguousarray(o[start:start + s])) for n, o in zip(self.outputs, outs)]
+            tensors = [_tensor(n, o[start:start + s]) for n, o in zip(self.outputs, outs)]
             answers.append(pb_utils.InferenceResponse(tensors))
             start += s
         return answers

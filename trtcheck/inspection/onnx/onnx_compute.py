@@ -258,6 +258,14 @@ def estimate_compute(model: onnx.ModelProto, input_shapes: dict[str, list[int]],
         shp.ClearField("dim")
         for d in dims:
             shp.dim.add().dim_value = int(d)
+    # A negative dim_value (PaddlePaddle's exports write -1 for "dynamic" on their outputs)
+    # is not a valid ONNX dim; onnx 1.15's shape inference raises on it ("Inferred shape
+    # and existing shape differ ... (1) vs (-1)") even in non-strict mode. It means unknown.
+    for vi in [*model.graph.output, *model.graph.value_info]:
+        if vi.type.WhichOneof("value") == "tensor_type":
+            for dim in vi.type.tensor_type.shape.dim:
+                if dim.HasField("dim_value") and dim.dim_value < 0:
+                    dim.ClearField("dim_value")
     uncounted = sorted({_op_key(n) for n in model.graph.node
                         if not (n.domain in trt.DEFAULT_DOMAINS and n.op_type in COUNTED_OPS)})
     folded_total = 0

@@ -52,8 +52,12 @@ def polygraphy_elemwise_verdicts(ref_runs: Sequence[dict[str, np.ndarray]],
             warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NaN/Inf outputs: judged by us
         acc = Comparator.compare_accuracy(rr, comparisons=[(0, 1)], compare_func=func)
+    # Polygraphy >= 0.53 returns one AccuracyResult per compare function (AccuracyResults,
+    # a list); older Polygraphy returns the one AccuracyResult itself, keyed by runner pair
+    if not hasattr(acc, "keys"):
+        acc = acc[0]
     verdict: dict[str, bool] = {}
-    for per_iter in acc[0][("candidate", "reference")]:
+    for per_iter in acc[("candidate", "reference")]:
         for name, res in per_iter.items():
             verdict[name] = verdict.get(name, True) and bool(res)
     return verdict

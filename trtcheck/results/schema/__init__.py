@@ -47,12 +47,33 @@ NON_FINITE = ["Infinity", "-Infinity", "NaN"]
 _DOC_KEYS = frozenset({"title", "description", "examples", "$comment"})
 
 
+#: numeric bounds of a number's schema
+_BOUND_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+
+
 class _ResultsSchemaGenerator(GenerateJsonSchema):
-    """Pydantic's generator, with numbers that may be written as non-finite strings."""
+    """Pydantic's generator, with numbers that may be written as non-finite strings.
+
+    It writes one form wherever pydantic versions differ in form only, so that the
+    shipped schema and its digest do not depend on the pydantic installed: a float
+    field's integral bound is an integer (``"minimum": 0``; pydantic 2.10 writes ``0.0``)
+    and a map of any values says ``"additionalProperties": true`` (pydantic 2.10 leaves
+    the default out)."""
 
     def float_schema(self, schema: Any) -> dict[str, Any]:  # noqa: D102 (pydantic hook)
         number = super().float_schema(schema)
+        for key in _BOUND_KEYS:
+            bound = number.get(key)
+            if isinstance(bound, float) and bound.is_integer():
+                number[key] = int(bound)
         return {"anyOf": [number, {"type": "string", "enum": list(NON_FINITE)}]}
+
+    def dict_schema(self, schema: Any) -> dict[str, Any]:  # noqa: D102 (pydantic hook)
+        out = super().dict_schema(schema)
+        if out.get("type") == "object" and "additionalProperties" not in out \
+                and "patternProperties" not in out:
+            out["additionalProperties"] = True
+        return out
 
 
 class _PublishedSchemaGenerator(_ResultsSchemaGenerator):
