@@ -98,7 +98,8 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
         from trtcheck.load.shapes import parse_shapes
 
         shape_map = parse_shapes(list(shapes))
-    from trtcheck.pipeline.tune import TuneSettings, export_config_text, run_tune
+    from trtcheck.pipeline.tune import (TuneSettings, broken_search_error,
+                                        export_config_text, run_tune)
 
     settings = TuneSettings(url=url, model=model, model_version=model_version,
                             rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms,
@@ -123,16 +124,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
                                   if res.restored else ""))
         raise click.exceptions.Exit(130)
     if outcome.invalid is not None:
-        from trtcheck.errors import EnvironmentProblem
-
-        kept = (f"{res.live_runs} finished live run(s) written to {output}" if output else
-                f"{res.live_runs} finished live run(s) not written (no -o)")
-        restored = ("" if res.restored else "; the model's original configuration was not "
-                    "loaded again (the server is gone, or someone else unloaded or changed "
-                    "the model): check it on the server")
-        raise EnvironmentProblem(f"the search broke: {outcome.invalid}",
-                                 f"{kept}, marked invalid{restored}; check the server, then "
-                                 "run again")
+        raise broken_search_error(outcome, output)
     if outcome.error is not None:
         raise outcome.error
     if export_dir is not None and res.pick is not None:

@@ -365,6 +365,23 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     return out
 
 
+def broken_search_error(outcome: TuneOutcome, output: str | None) -> Exception:
+    """The one-line error of a search a server fault broke (``outcome.invalid`` set):
+    what broke, where the finished runs went (``output``: the ``-o`` file or ``None``)
+    and whether the model's original configuration is back."""
+    from trtcheck.errors import EnvironmentProblem
+
+    res = outcome.result
+    kept = (f"{res.live_runs} finished live run(s) written to {output}" if output else
+            f"{res.live_runs} finished live run(s) not written (no -o)")
+    restored = ("" if res.restored else "; the model's original configuration was not "
+                "loaded again (the server is gone, or someone else unloaded or changed "
+                "the model): check it on the server")
+    return EnvironmentProblem(f"the search broke: {outcome.invalid}",
+                              f"{kept}, marked invalid{restored}; check the server, then "
+                              "run again")
+
+
 def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
     """The reasons for the pick, in words."""
     p = res.pick.predicted  # type: ignore[union-attr]

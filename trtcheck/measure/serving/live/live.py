@@ -998,8 +998,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         continue
                     cfg = _current_config(ep, model, model_version) or cfg
                 window_note = lf.window_not_applied(w, cfg)
-                applied_note = (lf.settings_not_applied(mb, n_inst, cfg) if sweep
-                                else None)
+                applied_note = (lf.settings_not_applied(mb, n_inst, cfg, instances_of(cfg))
+                                if sweep else None)
                 for note in (window_note, applied_note):
                     if note and progress:
                         progress(f"warning: {note.message}")

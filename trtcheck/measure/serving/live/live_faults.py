@@ -201,7 +201,7 @@ def window_not_applied(window_us: float | None, loaded: dict[str, Any]) -> Findi
 
 
 def settings_not_applied(max_batch: int | None, instances: int | None,
-                         loaded: dict[str, Any]) -> Finding | None:
+                         loaded: dict[str, Any], loaded_instances: int) -> Finding | None:
     """A ``config-not-applied`` finding when the server loaded the model but reports a
     ``max_batch_size`` or an instance count other than the one asked for (a server or
     repository agent that rewrites configurations; the run measures what the server
@@ -210,15 +210,14 @@ def settings_not_applied(max_batch: int | None, instances: int | None,
     Args:
         max_batch, instances: what was asked (``None``: not swept).
         loaded: the configuration the server reports after loading (checked JSON).
+        loaded_instances: its instance count (the sum of its instance groups).
     """
-    from trtcheck.measure.serving.live.live import instances_of
-
     diffs = []
     got_mb = int(loaded.get("max_batch_size", 0) or 0)
     if max_batch is not None and got_mb != int(max_batch):
         diffs.append(f"max batch {got_mb} (asked {int(max_batch)})")
     if instances is not None:
-        got_n = instances_of(loaded)
+        got_n = int(loaded_instances)
         if got_n != int(instances):
             diffs.append(f"{got_n} instance(s) (asked {int(instances)})")
     if not diffs:
