@@ -61,6 +61,25 @@ def _inferences(triton) -> int:
     return int(triton.stats("tb_linear")["model_stats"][0]["inference_count"])
 
 
+class _Counted:
+    """Inferences the server ran since construction, across model reloads.
+
+    Triton resets a model's statistics when it loads the model again, so a drop in the
+    count is a reload: what was counted after it is new work.
+    """
+
+    def __init__(self, triton) -> None:
+        self.triton = triton
+        self.last = _inferences(triton)
+        self.total = 0
+
+    def __call__(self) -> int:
+        now = _inferences(self.triton)
+        self.total += now - self.last if now >= self.last else now
+        self.last = now
+        return self.total
+
+
 def test_three_actors_account_for_every_request_as_one_process_does(triton, ray_cluster):
     from trtcheck.measure.serving.live.distributed import RayLoad
     from trtcheck.measure.serving.live.live import measure_live
@@ -153,12 +172,12 @@ def test_a_worker_node_stopped_mid_run_loses_its_share_and_keeps_the_rest(triton
             victim = next(i for i, n in enumerate(rl.actor_nodes) if n["node_id"] != head)
             node = next(n for n in cluster.worker_nodes
                         if _node_id(n) == rl.actor_nodes[victim]["node_id"])
-            since = _inferences(triton)
+            sent = _Counted(triton)
             stopped = threading.Event()
 
             def stop_when_sending() -> None:
                 deadline = time.monotonic() + 120
-                while _inferences(triton) - since < 60 and time.monotonic() < deadline:
+                while sent() < 60 and time.monotonic() < deadline:
                     time.sleep(0.05)
                 cluster.remove_node(node, allow_graceful=False)  # kills its raylet
                 stopped.set()
@@ -202,9 +221,9 @@ def test_ctrl_c_stops_every_actor_and_restores_the_model(triton, ray_cluster, tm
          "0,5", "--max-batch", "8", "--load", "open:60", "--duration-s", "20", "-o",
          str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        since = _inferences(triton)
+        sent = _Counted(triton)
         deadline = time.monotonic() + 120
-        while _inferences(triton) - since < 60:  # the split run is sending
+        while sent() < 60:  # the split run is sending
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "the run did not start sending"
             time.sleep(0.05)
