@@ -29,12 +29,6 @@ MAX_TUNE_INSTANCES = 16
 the largest)."""
 
 
-def _objective_names() -> list[str]:
-    from trtcheck.analyze.objectives import OBJECTIVES
-
-    return list(OBJECTIVES)
-
-
 @click.command("tune", epilog="Exit codes: 0 ok; 2 bad input (including an objective no "
                "configuration meets, a configuration the server refuses); 3 environment (a "
                "live run broken by a server fault: every finished run is written first, "
@@ -65,6 +59,9 @@ def _objective_names() -> list[str]:
               show_default=True, help="Load generator processes.")
 @click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of Poisson arrivals, generated inputs and the simulation.")
+@click.option("--warm-batch-sizes/--no-warm-batch-sizes", default=True, show_default=True,
+              help="Load each configuration with Triton's model_warmup at every batch size up "
+                   "to its max batch, so one-time costs of new shapes stay out of the runs.")
 @click.option("--export-dir", default=None, type=click.Path(file_okay=False),
               help="Also write the pick as a Triton model repository entry "
                    "(DIR/NAME/config.pbtxt).")
@@ -76,8 +73,8 @@ def _objective_names() -> list[str]:
 def cli(url: str, model: str, model_version: str, arrival_rate: float,
         slo_p99_ms: float | None, objective: str, max_instances: int, max_batch: int | None,
         duration_s: float, max_runs: int, shapes: tuple[str, ...], client_processes: int,
-        seed: int, export_dir: str | None, output: str | None, overwrite: bool,
-        output_format: str) -> None:
+        seed: int, warm_batch_sizes: bool, export_dir: str | None, output: str | None,
+        overwrite: bool, output_format: str) -> None:
     """Find a serving configuration for a live Triton model in a few live runs: calibrate
     T(b) at each instance count and the run-to-run drift, predict every window x max
     batch x instance count with an interval, pick by the objective, measure the pick."""
@@ -105,7 +102,8 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
                             rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms,
                             objective=objective, max_instances=max_instances,
                             max_batch=max_batch, duration_s=duration_s, max_runs=max_runs,
-                            seed=seed, shapes=shape_map, client_processes=client_processes)
+                            seed=seed, shapes=shape_map, client_processes=client_processes,
+                            warm_batch_sizes=warm_batch_sizes)
     outcome = run_tune(settings, progress=log)
     res = outcome.result
     from trtcheck.measure.bench import new_results

@@ -67,6 +67,9 @@ class TuneSettings:
         seed: Poisson seed (each run its own offset) and request data.
         shapes, arrays: one request's shapes / data (as ``serve --url``).
         client_processes, warmup_requests, drain_timeout_s: as ``serve --url``.
+        warm_batch_sizes: load each configuration with Triton's model warm-up at every
+            batch size up to its max batch
+            (:func:`trtcheck.measure.serving.live.live.with_batch_warmup`).
     """
 
     url: str
@@ -87,6 +90,7 @@ class TuneSettings:
     client_processes: int = 1
     warmup_requests: int = 8
     drain_timeout_s: float = 5.0
+    warm_batch_sizes: bool = True
 
 
 @dataclass
@@ -201,7 +205,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                            max_duration_s=s.duration_s, drain_timeout_s=s.drain_timeout_s,
                            warmup_requests=s.warmup_requests, seed=s.seed + seed_off,
                            shapes=s.shapes, arrays=s.arrays,
-                           client_processes=s.client_processes)
+                           client_processes=s.client_processes,
+                           warm_batch_sizes=s.warm_batch_sizes)
         idx = []
         for c in run.configs:
             res.runs.append(run.model_copy(update={"configs": [c], "incomplete": None}))
@@ -211,6 +216,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         for w in run.warnings:
             if w.code == "config-not-loaded":
                 raise InputError(f"{w.message} ({w.where})", w.remedy)
+            if w.code in ("cold-batch-sizes", "warmup-not-possible"):  # the user should know
+                say(f"{w.severity}: {purpose}: {w.message}; {w.remedy}")
         if run.incomplete and run.incomplete.startswith("invalid: "):
             raise EnvironmentProblem(run.incomplete.removeprefix("invalid: "),
                                      "check the server, then run again")

@@ -183,6 +183,51 @@ class TritonBatchStat(Record):
     compute_input_ms: float
     compute_infer_ms: float
     compute_output_ms: float
+    first_since_load: bool = False
+    """The model had not executed this batch size since it was loaded, before this run
+    (its first executions, and any one-time cost per new shape, fall in this run)."""
+
+    @property
+    def mean_compute_ms(self) -> float:
+        """Mean server compute time of one execution (input + infer + output), ms."""
+        return ((self.compute_input_ms + self.compute_infer_ms + self.compute_output_ms)
+                / max(1, self.execution_count))
+
+
+#: A batch size new to the model runs cold when its mean compute time exceeds the most a
+#: warm T(b) can be (:func:`cold_batch_sizes`) by this factor.
+COLD_RATIO = 1.5
+
+
+def cold_batch_sizes(stats: list[TritonBatchStat]) -> list[tuple[int, float]]:
+    """Batch sizes that ran for the first time since the model was loaded and paid a
+    one-time cost (an eager framework's or a cuDNN algorithm search per new shape):
+    ``[(batch size, estimated one-time cost ms)]``, ascending.
+
+    The bound: from the sizes the model had run before the run (warm), a warm T(b) is
+    at most the mean time of any warm larger size (T(b) does not decrease with b) and at
+    most ``T(c) * b / c`` for any warm smaller size ``c`` (batching never costs more per
+    item). A first-time size whose mean compute time is over :data:`COLD_RATIO` times
+    that bound is cold; its one-time cost is ``executions * (mean - bound)``. Without a
+    warm size there is no bound and nothing is named.
+
+    Args:
+        stats: one run's ``batch_stats`` (:attr:`TritonStatsDelta.batch_stats`).
+    """
+    warm = [(s.batch_size, s.mean_compute_ms) for s in stats
+            if not s.first_since_load and s.execution_count > 0 and s.batch_size >= 1]
+    if not warm:
+        return []
+    out: list[tuple[int, float]] = []
+    for s in stats:
+        if not s.first_since_load or s.execution_count <= 0 or s.batch_size < 1:
+            continue
+        b = s.batch_size
+        bound = min([m for c, m in warm if c >= b]
+                    + [m * b / c for c, m in warm if c < b])
+        if bound > 0 and s.mean_compute_ms > COLD_RATIO * bound:
+            out.append((b, s.execution_count * (s.mean_compute_ms - bound)))
+    return sorted(out)
 
 
 class TritonStatsDelta(Record):

@@ -6,7 +6,8 @@ default, over a model repository of python-backend models whose batch time is sc
 each execution of ``b`` requests busy-waits ``T(b) = a_ms + b_ms * b`` milliseconds
 (:func:`write_model`). Models take ``INPUT0`` FP32 ``[-1, 4]`` and answer ``OUTPUT0`` =
 ``2 * INPUT0``; ``mode`` scripts failures (``"fail"``: every request errors;
-``"every2"``: every second request errors; ``"badshape"``: ``OUTPUT0`` has 3 columns
+``"every2"``: every second request errors; ``first_ms`` scripts a one-time cost of each
+new batch size; ``"badshape"``: ``OUTPUT0`` has 3 columns
 instead of 4; ``"numpy_tensor"``: outputs built with ``pb_utils.Tensor(name, ndarray)``,
 which the stub answers empty under numpy 2).
 
@@ -51,6 +52,8 @@ class TritonPythonModel:
         self.a_s = float(get("a_ms", "1")) / 1e3
         self.b_s = float(get("b_ms", "0")) / 1e3
         self.mode = get("mode", "ok")
+        self.first_s = float(get("first_ms", "0")) / 1e3
+        self.seen = set()
         self.served = 0
         cfg_mb = json.loads(args["model_config"]).get("max_batch_size", 0)
         limit = int(get("refuse_max_batch_above", "0"))
@@ -62,6 +65,9 @@ class TritonPythonModel:
         xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
         b = sum(int(x.shape[0]) if x.ndim else 1 for x in xs)
         end = time.perf_counter() + self.a_s + self.b_s * b
+        if b not in self.seen:  # a one-time cost per new batch size (a cold shape)
+            self.seen.add(b)
+            end += self.first_s
         while time.perf_counter() < end:
             pass
         out = []
@@ -94,7 +100,7 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
                 max_batch_size: int = 32, max_queue_delay_us: int = 2000,
                 instances: int = 1, preferred_batch_sizes: tuple[int, ...] = (),
                 mode: str = "ok", dynamic_batching: bool = True,
-                refuse_max_batch_above: int = 0) -> Path:
+                refuse_max_batch_above: int = 0, first_ms: float = 0.0) -> Path:
     """Write ``repo/name/config.pbtxt`` and ``repo/name/1/model.py`` (python backend).
 
     Args:
@@ -108,6 +114,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         dynamic_batching: write a ``dynamic_batching`` block.
         refuse_max_batch_above: the model fails to load with a larger
             ``max_batch_size`` (0: never), to script a refused configuration.
+        first_ms: extra busy wait of the first execution of each batch size in an
+            instance, ms (a cold shape: what eager frameworks pay per new shape).
 
     Returns:
         the model's folder.
@@ -123,7 +131,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
         db = f"dynamic_batching {{\n{pref}  max_queue_delay_microseconds: {max_queue_delay_us}\n}}\n"
     params = "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
                      for k, v in (("a_ms", a_ms), ("b_ms", b_ms), ("mode", mode),
-                                  ("refuse_max_batch_above", refuse_max_batch_above)))
+                                  ("refuse_max_batch_above", refuse_max_batch_above),
+                                  ("first_ms", first_ms)))
     (d / "config.pbtxt").write_text(
         f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
         f'input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'

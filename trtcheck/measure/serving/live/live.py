@@ -63,6 +63,7 @@ from trtcheck.results.kserve_answers import (
 from trtcheck.results.serve import (
     LiveSplit, LiveTarget, ServeConfigResult, ServeCounters, ServeRepeat, ServeRun,
     ServeSettings, TritonBatchStat, TritonDuration, TritonStatsDelta, WaterfallPart,
+    cold_batch_sizes,
 )
 from trtcheck.results.stats import Finding
 from trtcheck.units import us_to_ms
@@ -677,7 +678,9 @@ def stats_delta(before: dict[str, Any], after: dict[str, Any]) -> TritonStatsDel
         batches.append(TritonBatchStat(batch_size=bs, execution_count=cnt,
                                        compute_input_ms=tot["compute_input"],
                                        compute_infer_ms=tot["compute_infer"],
-                                       compute_output_ms=tot["compute_output"]))
+                                       compute_output_ms=tot["compute_output"],
+                                       first_since_load=_dur(prev.get("compute_infer"))[0]
+                                       == 0))
     return TritonStatsDelta(
         model_name=str(after.get("name", "")), model_version=str(after.get("version", "")),
         inference_count=inf, execution_count=exe,
@@ -843,6 +846,46 @@ def override_config(base: dict[str, Any], *, window_us: float | None, max_batch:
     return cfg
 
 
+#: Name prefix of the ``model_warmup`` entries :func:`with_batch_warmup` adds.
+WARMUP_PREFIX = "trtcheck_warmup_b"
+
+
+def with_batch_warmup(cfg: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A copy of Triton config ``cfg`` whose ``model_warmup`` runs one request of every
+    batch size 1..``max_batch_size`` with random data on every instance when the model
+    loads (Triton's model warm-up), so one-time costs of new shapes (eager frameworks,
+    cuDNN algorithm searches) fall before a run. The model's own warm-up entries are
+    kept; earlier ``trtcheck_warmup_b*`` entries are replaced.
+
+    Returns:
+        ``(config, None)``, or ``(cfg unchanged, why)`` when the inputs cannot be
+        generated: no batching dimension, an input with a variable dimension, or a
+        string input.
+    """
+    import copy
+
+    mb = int(cfg.get("max_batch_size", 0) or 0)
+    if mb < 1:
+        return cfg, "the model has no batching dimension (max_batch_size 0)"
+    inputs: dict[str, Any] = {}
+    for inp in cfg.get("input") or []:
+        dims = [int(d) for d in (inp.get("dims") or [])]
+        name, dtype = str(inp.get("name", "")), str(inp.get("data_type", ""))
+        if any(d < 0 for d in dims):
+            return cfg, f"input {name!r} has a variable dimension ({dims})"
+        if dtype in ("TYPE_STRING", "TYPE_BYTES", ""):
+            return cfg, f"input {name!r} is {dtype or 'untyped'}"
+        inputs[name] = {"data_type": dtype, "dims": dims, "random_data": True}
+    if not inputs:
+        return cfg, "the configuration lists no inputs"
+    out = copy.deepcopy(cfg)
+    own = [w for w in out.get("model_warmup") or []
+           if not str(w.get("name", "")).startswith(WARMUP_PREFIX)]
+    out["model_warmup"] = own + [{"name": f"{WARMUP_PREFIX}{b}", "batch_size": b,
+                                  "count": 1, "inputs": inputs} for b in range(1, mb + 1)]
+    return out, None
+
+
 def _device_of(config: dict[str, Any]) -> str:
     config = _checked(check_model_config, config, "model configuration")
     kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in config.get("instance_group", [])})
@@ -864,7 +907,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                  shapes: dict[str, list[int]] | None = None,
                  arrays: dict[str, np.ndarray] | None = None, client_processes: int = 1,
                  progress: Callable[[str], None] | None = None,
-                 distributed: Any = None) -> ServeRun:
+                 distributed: Any = None, warm_batch_sizes: bool = False) -> ServeRun:
     """Measure a model on a live KServe v2 server (Triton) under generated load.
 
     Args:
@@ -892,6 +935,9 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
             run's load is split across its Ray actors instead of local processes
             (``client_processes`` must then be 1); each repeat records every actor's
             share in ``distributed``.
+        warm_batch_sizes: a sweep loads each configuration with Triton's model warm-up
+            at every batch size up to its max batch (:func:`with_batch_warmup`; a
+            ``warmup-not-possible`` note says why when it cannot).
 
     Ctrl-C or SIGTERM (in the main thread) stops the load processes at once, loads the
     original configuration again (at most :data:`RESTORE_TIMEOUT_S`; a second interrupt
@@ -951,6 +997,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                       explicit_model_control=sweep, client_processes=client_processes,
                       ray_address=None if distributed is None else distributed.address,
                       ray_actors=0 if distributed is None else distributed.actors)
+    warmup_note: Finding | None = None
     wins = list(windows_us) if windows_us is not None else [None]
     mbs = list(max_batch_sizes) if max_batch_sizes is not None else [None]
     insts: list[int | None] = ([None] if instances is None else [int(instances)]
@@ -978,6 +1025,15 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                 if sweep:
                     cfg = override_config(base_cfg, window_us=w, max_batch=mb,
                                           instances=n_inst, preferred=pref)
+                    if warm_batch_sizes:
+                        cfg, why = with_batch_warmup(cfg)
+                        if why and warmup_note is None:
+                            warmup_note = Finding(
+                                code="warmup-not-possible", severity="info",
+                                message=f"batch sizes were not warmed before the runs: "
+                                        f"{why}",
+                                remedy="add a model_warmup to the model's configuration "
+                                       "yourself, or read cold-batch-sizes warnings")
                     if progress:
                         progress(f"loading {model} with window "
                                  f"{us_to_ms(window_us_of(cfg)):g} ms, max "
@@ -1126,6 +1182,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                    model_path=f"{ep.url}/v2/models/{model}"
                    + (f"/versions/{model_version}" if model_version else ""),
                    backend=backend, settings=settings, configs=configs, live=live)
+    if warmup_note is not None:
+        run.warnings.append(warmup_note)
     for cfg, exc in skipped:
         run.warnings.append(Finding(
             code="config-not-loaded",
@@ -1217,6 +1275,10 @@ def _run_findings(run: ServeRun) -> None:
                     remedy="check that the server counts this model's requests (Triton's "
                            "statistics extension) and that no version or proxy in between "
                            "answers for it"))
+            cold = cold_batch_sizes(st.batch_stats)
+            if cold:
+                run.warnings.append(cold_sizes_finding(
+                    cold, f"{c.load.label} repeat {rep.repeat + 1}"))
             if seen > sent:
                 run.warnings.append(Finding(
                     code="foreign-requests", where=f"{c.load.label} repeat {rep.repeat + 1}",
@@ -1224,6 +1286,23 @@ def _run_findings(run: ServeRun) -> None:
                             f"trtcheck sent {sent}: another client used it during the run, "
                             "so its statistics are not this load's alone",
                     remedy="measure on a server (or model) nobody else uses"))
+
+
+def cold_sizes_finding(cold: list[tuple[int, float]], where: str) -> Finding:
+    """The ``cold-batch-sizes`` warning of one run: ``cold`` is
+    :func:`~trtcheck.results.serve.cold_batch_sizes` (batch size, one-time cost ms)."""
+    sizes = ", ".join(str(b) for b, _ in cold)
+    cost_ms = sum(ms for _, ms in cold)
+    return Finding(
+        code="cold-batch-sizes", where=where,
+        message=f"batch size{'s' if len(cold) > 1 else ''} {sizes} ran for the first time "
+                f"since the model was loaded and took longer than any warm T(b) allows: "
+                f"about {cost_ms:.0f} ms of one-time cost (a framework that compiles or "
+                "searches algorithms per new shape, e.g. eager PyTorch or ONNX Runtime "
+                "with cuDNN), which this run's latencies and batching include",
+        remedy="warm every batch size the server can form before measuring (Triton's "
+               "model_warmup, one entry per batch size up to max_batch_size, or a first "
+               "run whose results you discard), then measure again")
 
 
 def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
