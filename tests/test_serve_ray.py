@@ -43,6 +43,22 @@ def _procs(word: str) -> list[int]:
     return out
 
 
+def _cluster_actors(address: str) -> list[int]:
+    """Pids of the load actors of the Ray cluster at ``address`` (an actor's parent is
+    its node's raylet, whose command line names the cluster's GCS address): other
+    clusters' actors (another xdist worker's tests) are not counted."""
+    out = []
+    for pid in _procs("ray::LoadActor"):
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+            parent = Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except (OSError, ValueError, IndexError):
+            continue
+        if f"={address} ".encode() in parent + b" ":  # the whole address, not a prefix
+            out.append(pid)
+    return out
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     """Three Ray nodes on this host (head + 2 workers, 1 CPU each), shut down after."""
@@ -126,6 +142,42 @@ def test_three_actors_account_for_every_request_as_one_process_does(triton, ray_
     assert "3 Ray load actor(s)" in text and "ray load: 3 actor(s)" in text
     for n in d.nodes:
         assert n.node_id[:8] in text
+
+
+def test_every_share_is_anchored_to_the_common_epoch(triton, ray_cluster):
+    """Each actor's schedule starts at the epoch itself, not when its loop got going: once
+    moved onto the epoch, share k's first arrival is scheduled at exactly 1 ms + offset
+    k of the one schedule, whatever the actor's start skew (which is still recorded:
+    how late its loop began)."""
+    from trtcheck.measure.serving.live.distributed import RayLoad
+    from trtcheck.measure.serving.live.kserve import parse_url
+    from trtcheck.measure.serving.live.live import LoadJob, process_share, request_tensors
+    from trtcheck.measure.serving.loadgen import parse_load
+
+    def get(path: str) -> dict:
+        with urllib.request.urlopen(triton.http_url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    feed, _, outs = request_tensors(get("/v2/models/tb_linear"),
+                                    get("/v2/models/tb_linear/config"))
+    ep = parse_url(triton.http_url)
+    shape, seed = parse_load("open:100:poisson:60"), 5
+    jobs = [LoadJob(ep.url, ep.protocol, ep.address, "tb_linear", "", feed, outs,
+                    process_share(shape, seed, k, 3), seed, 5.0, 5.0, 2, 4)
+            for k in range(3)]
+    with RayLoad(ray_cluster.address, 3) as rl:
+        parts = rl.run(jobs, lambda: None, timeout_s=30.0, late_threshold_ms=1.0)
+        d = rl.last_load
+    assert d is not None and d.lost_requests == 0 and len(parts) == 3
+    offs = shape.schedule_s(seed)
+    for k, (part, node) in enumerate(zip(parts, d.nodes)):
+        rec = part.record
+        assert rec.sent == 20 and rec.outcomes["ok"] == 20
+        assert rec.t_start == 0.0  # the epoch, exactly
+        # its earliest scheduled send: arrival k of the schedule, from the epoch (the
+        # tolerance is the rounding of perf_counter times, far below any start skew)
+        assert rec.first == pytest.approx(0.001 + float(offs[k]), abs=1e-9)
+        assert rec.t_began >= 0.0 and node.start_skew_ms == pytest.approx(rec.t_began * 1e3)
 
 
 def test_cli_ray_run_writes_per_node_figures_and_renders_them(triton, ray_cluster,
@@ -227,7 +279,7 @@ def test_ctrl_c_stops_every_actor_and_restores_the_model(triton, ray_cluster, tm
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "the run did not start sending"
             time.sleep(0.05)
-        actors = _procs("ray::LoadActor")
+        actors = _cluster_actors(ray_cluster.address)
         assert len(actors) == 3, actors
         proc.send_signal(signal.SIGINT)
         _stdout, stderr = proc.communicate(timeout=120)

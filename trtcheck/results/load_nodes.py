@@ -12,7 +12,8 @@ over Ray round trips (the sample with the shortest round trip; ``clock_offset_er
 is half that round trip, the bound of the estimate). Every actor starts sending at one
 common epoch (the driver's clock, converted to each node's with its offset);
 ``start_skew_ms`` is how late the actor's own load run began after that epoch on its
-clock.
+clock; its schedule is anchored to the epoch all the same, so a late start shows as
+late sends of its first arrivals, not as a shifted share.
 """
 
 from __future__ import annotations

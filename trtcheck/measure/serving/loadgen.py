@@ -181,7 +181,10 @@ class LoadRecord:
 
     Times are :func:`time.perf_counter` seconds. For burst and closed loops
     ``t_sched == t_send``. ``outcome[i]`` is one of :data:`OUTCOMES`; ``error[i]`` the
-    exception's type name for ``error``/``rejected``.
+    exception's type name for ``error``/``rejected``. ``t_start`` is the time the run's
+    schedule is anchored to (an open loop's offsets count from ``t_start + 0.001``);
+    ``t_began`` is when :func:`run_load` began: the same time unless it was given an
+    explicit start (``t0_s``), so ``t_began - t_start`` is how late it began (s).
     """
 
     shape: LoadShape
@@ -194,6 +197,7 @@ class LoadRecord:
     t_start: float = 0.0
     t_stop_sending: float = 0.0
     t_done: float = 0.0
+    t_began: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def indices(self, outcome: str = OK) -> list[int]:
@@ -234,7 +238,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
                    drain_timeout_s: float = 10.0, seed: int = 0,
                    rejected_types: Sequence[type[BaseException]] = (),
                    keep_results: bool = False, spin_s: float = _SPIN_S,
-                   on_end: EndFn | None = None) -> LoadRecord:
+                   on_end: EndFn | None = None, t0_s: float | None = None) -> LoadRecord:
     """Drive ``start`` with ``shape`` and record every request's times and outcome.
 
     Args:
@@ -256,15 +260,28 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
             is not reported), while the record keeps only the counts
             (``extra["outcomes"]``, per-request lists empty). Memory then stays flat
             however many requests the run sends (the requests in flight are held).
+        t0_s: the run's start, :func:`time.perf_counter` seconds (``None``: now, when
+            the call begins). An open loop's sends are scheduled at ``t0_s + 0.001 +``
+            its offsets and the sending bound is ``t0_s + max_duration_s``: a start
+            already past shows as late sends (caught up back to back), latencies still
+            count from each scheduled time. A burst or closed loop waits until
+            ``t0_s`` if it is ahead, else starts at once. Several senders given one
+            ``t0_s`` run one schedule (the common epoch of a distributed run).
 
     Returns:
-        the :class:`LoadRecord`.
+        the :class:`LoadRecord` (``t_start``: ``t0_s`` or the time the call began;
+        ``t_began``: the time it began).
+
+    Raises:
+        ValueError: ``t0_s`` is not a finite number.
     """
+    if t0_s is not None and not math.isfinite(t0_s):
+        raise ValueError(f"t0_s must be a finite perf_counter time, got {t0_s!r}")
     if on_end is not None:
         return await _run_load_streamed(shape, start, on_end, max_duration_s=max_duration_s,
                                         drain_timeout_s=drain_timeout_s, seed=seed,
                                         rejected_types=tuple(rejected_types),
-                                        spin_s=spin_s)
+                                        spin_s=spin_s, t0_s=t0_s)
     n = shape.count if shape.kind != "closed" else min(shape.count, MAX_SCHEDULED_REQUESTS)
     if shape.kind == "closed" and shape.count >= 10**9:
         n = 0  # grows as sent
@@ -308,8 +325,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         fut.add_done_callback(functools.partial(on_done, i))
         return fut
 
-    t0 = _clock()
-    rec.t_start = t0
+    t0 = await _start_at(rec, t0_s, shape.kind != "open", spin_s)
     stop_at = t0 + max_duration_s
     if shape.kind == "burst":
         for i in range(n):
@@ -395,10 +411,23 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
     return rec
 
 
+async def _start_at(rec: LoadRecord, t0_s: float | None, wait: bool, spin_s: float) -> float:
+    """Set ``rec.t_began`` (now) and ``rec.t_start`` (``t0_s``, or now) and return the
+    start; with ``wait``, first wait until a ``t0_s`` still ahead (timer up to ``spin_s``
+    before it, then yielding to the loop)."""
+    began = _clock()
+    t0 = began if t0_s is None else float(t0_s)
+    rec.t_began, rec.t_start = began, t0
+    if wait:
+        while (left := t0 - _clock()) > 0:
+            await asyncio.sleep(left - spin_s if left > spin_s else 0)
+    return t0
+
+
 async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
                              max_duration_s: float, drain_timeout_s: float, seed: int,
                              rejected_types: tuple[type[BaseException], ...],
-                             spin_s: float) -> LoadRecord:
+                             spin_s: float, t0_s: float | None) -> LoadRecord:
     """:func:`run_load` reporting each request to ``on_end`` as it ends, keeping only
     the requests in flight and the counts (same schedule, bounds and outcomes)."""
     n = shape.count if shape.kind != "closed" else min(shape.count, MAX_SCHEDULED_REQUESTS)
@@ -440,8 +469,7 @@ async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
         fut.add_done_callback(functools.partial(on_done, i))
         return fut
 
-    t0 = _clock()
-    rec.t_start = t0
+    t0 = await _start_at(rec, t0_s, shape.kind != "open", spin_s)
     stop_at = t0 + max_duration_s
     if shape.kind == "burst":
         for i in range(n):

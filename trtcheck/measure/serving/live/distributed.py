@@ -17,11 +17,15 @@ nodes enough) and starts one :class:`LoadActor` in each bundle. For every run of
    measures each node's clock offset (:data:`CLOCK_SAMPLES` Ray round trips; the one
    with the shortest round trip: offset = node wall time - the driver's midpoint, error
    bound = half that round trip), picks a common epoch (:data:`START_LEAD_S` or more
-   ahead) and tells every actor that epoch on its own clock; each sleeps until it and
-   starts its run then, so the shares' schedules line up to within the clock bounds;
+   ahead) and tells every actor that epoch on its own clock; each waits until it and
+   runs its share's schedule **anchored to the epoch** (``run_load``'s ``t0_s``), not to
+   whenever its loop got going: the shares' schedules line up to within the clock
+   bounds, and an actor whose loop began late (``start_skew_ms``) sends its first
+   arrivals late (counted as late sends) instead of shifting its whole share;
 4. every actor's per-request record comes back (latencies still count from each
    request's scheduled time, on the actor's own clock), is moved onto the common epoch
-   and merged (:func:`~trtcheck.measure.serving.live.live.merge_results`) into the one
+   (its start is the epoch exactly, so after the move every share starts at 0) and
+   merged (:func:`~trtcheck.measure.serving.live.live.merge_results`) into the one
    :class:`~trtcheck.measure.serving.loadgen.LoadRecord` the results are built from, so the
    statistics are exactly those of the union of the requests.
 
@@ -157,7 +161,9 @@ class LoadActor:
         loop = precise_loop()
         self._loop = loop
         try:
-            self._task = loop.create_task(run_job(job, ready, wait_go))
+            # the schedule starts at the epoch, however late this loop gets going
+            self._task = loop.create_task(run_job(job, ready, wait_go,
+                                                  start_at=lambda: self._target_perf_s))
             res = loop.run_until_complete(self._task)
             self._cpu_s = time.thread_time() - self._cpu_s
             self._wall_s = time.perf_counter() - self._wall_s
@@ -245,7 +251,8 @@ def node_share(actor: int, info: dict[str, Any], job: LoadJob, res: LoadResult |
                cpu_share: float | None = None) -> LoadNodeShare:
     """One actor's :class:`LoadNodeShare` from its record (``None``: lost, with
     ``lost_reason``). Latencies as the merged results count them (open loop: from the
-    scheduled time)."""
+    scheduled time); ``start_skew_s``: seconds its load loop began after the epoch (its
+    schedule is anchored to the epoch either way)."""
     shape = job.shape
     base: dict[str, Any] = dict(actor=actor, node_id=str(info.get("node_id", "")),
                 node_ip=str(info.get("node_ip", "")), hostname=str(info.get("hostname", "")),
@@ -539,7 +546,7 @@ class RayLoad:
                 out_records.append(shifted)
                 shares.append(node_share(
                     s, info, jobs[k], shifted, late_threshold_ms=late_threshold_ms,
-                    clock=clocks.get(k), start_skew_s=res.record.t_start - target,
+                    clock=clocks.get(k), start_skew_s=res.record.t_began - target,
                     cpu_share=cpu_s / wall_s if wall_s > 0 else None))
             else:
                 shares.append(node_share(s, info, jobs[k], None,

@@ -302,10 +302,19 @@ def check_outputs(result: Any, outputs: list[TensorSpec]) -> None:
 
 
 async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
-                  wait_go: Callable[[], bool]) -> LoadResult | None:
+                  wait_go: Callable[[], bool],
+                  start_at: Callable[[], float | None] | None = None
+                  ) -> LoadResult | None:
     """The load process's work: open and warm the connections, send the warm-up burst,
     call ``ready(warm-up errors by kind)``, then ``wait_go()`` (blocking; ``False``:
     stop without running), then run ``job.shape`` on the running loop.
+
+    ``start_at``, called once ``wait_go()`` said go, gives the run's start
+    (:func:`time.perf_counter` seconds; ``None`` or no ``start_at``: when the run
+    begins, as a local load process does): the run's schedule is anchored to it
+    (:func:`~trtcheck.measure.serving.loadgen.run_load`'s ``t0_s``), so shares given one
+    common epoch send one schedule; the record's ``t_began - t_start`` is how late the
+    run began.
 
     Returns:
         the :class:`LoadResult`, or ``None`` when it stopped before the run (warm-up
@@ -403,7 +412,8 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
 
         rec: LoadRecord = await run_load(job.shape, start, max_duration_s=job.max_duration_s,
                                          drain_timeout_s=job.drain_timeout_s, seed=job.seed,
-                                         spin_s=PRECISE_SPIN_S, on_end=on_end)
+                                         spin_s=PRECISE_SPIN_S, on_end=on_end,
+                                         t0_s=None if start_at is None else start_at())
     finally:
         if pool is not None:
             pool.close()
@@ -415,6 +425,7 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     record.outcomes[NOT_SENT] = rec.outcome_counts()[NOT_SENT]
     record.t_start, record.t_stop_sending, record.t_done = (rec.t_start, rec.t_stop_sending,
                                                             rec.t_done)
+    record.t_began = rec.t_began
     return LoadResult(record, messages)
 
 

@@ -33,7 +33,11 @@ class LiveRunRecord:
         sent, late: requests sent; open loop: sent later than the threshold.
         first: earliest start (scheduled send for an open loop, else send), perf_counter s.
         send_lo, send_hi: first and last actual send; last_ok_end: last ok answer.
-        t_start, t_stop_sending, t_done: the run's own times (perf_counter s).
+        t_start, t_stop_sending, t_done: the run's own times (perf_counter s;
+            ``t_start`` is the start its schedule is anchored to).
+        t_began: when its load loop began (perf_counter s): ``t_start`` unless the run
+            was given a start (a distributed run's common epoch), then
+            ``t_began - t_start`` is how late it began.
     """
 
     open_loop: bool
@@ -52,6 +56,7 @@ class LiveRunRecord:
     t_start: float = 0.0
     t_stop_sending: float = 0.0
     t_done: float = 0.0
+    t_began: float = 0.0
 
     def __post_init__(self) -> None:
         from trtcheck.measure.serving.serve import MAX_RAW_REQUESTS
@@ -97,6 +102,7 @@ class LiveRunRecord:
         self.send_hi = max(self.send_hi, other.send_hi)
         self.last_ok_end = max(self.last_ok_end, other.last_ok_end)
         self.t_start = min(self.t_start, other.t_start)
+        self.t_began = min(self.t_began, other.t_began)
         self.t_stop_sending = max(self.t_stop_sending, other.t_stop_sending)
         self.t_done = max(self.t_done, other.t_done)
 
@@ -104,7 +110,7 @@ class LiveRunRecord:
         """Move every time of the record by ``-by_s`` (a load node's clock onto the
         driver's epoch); latencies and lags are durations and stay as they are."""
         for attr in ("first", "send_lo", "send_hi", "last_ok_end", "t_start",
-                     "t_stop_sending", "t_done"):
+                     "t_stop_sending", "t_done", "t_began"):
             v = getattr(self, attr)
             if math.isfinite(v):
                 setattr(self, attr, v - by_s)
