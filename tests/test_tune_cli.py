@@ -137,9 +137,26 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     assert c.returncode == 0, c.stderr
     assert "tune" in c.stdout
     # advise calibrates from the search's run at the target rate
-    a = run_cli("advise", "--from", str(out), "--arrival-rate", "4", "--format", "json")
+    a = run_cli("advise", "--from", str(out), "--arrival-rate", "4", "--format", "json",
+                "--export-dir", str(tmp_path / "adv"))
     assert a.returncode == 0, a.stderr
     assert "tune run" in a.stdout and "calibration at the rate" in a.stdout
+    # its export keeps the served model's backend, tensors and instance kind, and loads
+    adv = (tmp_path / "adv" / RESNET / "config.pbtxt").read_text()
+    assert 'backend: "python"' in adv and "KIND_CPU" in adv and "input" in adv, adv
+    (entry / "config.pbtxt").write_text(re.sub(r'^name: "[^"]*"', 'name: "resnet18_export"',
+                                               adv, flags=re.M))
+    server.load("resnet18_export")
+    server.unload("resnet18_export")
+
+
+def test_a_rate_too_low_for_the_run_length_is_refused_before_any_run(tmp_path):
+    # 2 req/s for 3 s: 6 requests a run, fewer than a calibration needs; nothing listens
+    # at the URL, so any live run would fail differently
+    res = run_cli("tune", "--url", "http://127.0.0.1:9", "--model", "m", "--arrival-rate",
+                  "2", "-o", str(tmp_path / "t.json"))
+    assert_one_line_error(res, 2, "about 6 requests per run", "--duration-s to 5")
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):

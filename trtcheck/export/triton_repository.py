@@ -195,8 +195,13 @@ def repository_outputs(repo: str, name: str, model_file: str) -> list[tuple[str,
 
 def live_config_from_results(results: Any) -> dict[str, Any] | None:
     """The Triton model configuration a live serving run recorded (the server's
-    ``/v2/models/NAME/config`` answer), or ``None``."""
+    ``/v2/models/NAME/config`` answer), or a tune document's original configuration,
+    or ``None``."""
     serve = getattr(results, "serve", None)
+    tune = getattr(results, "tune", None)
+    if serve is None and tune is not None:
+        original = getattr(tune, "original_config", None)
+        return original if isinstance(original, dict) and original else None
     live = getattr(serve, "live", None) if serve is not None else None
     cfg = getattr(live, "model_config_json", None) if live is not None else None
     if serve is not None and live is not None:  # the calibration config's own, when swept

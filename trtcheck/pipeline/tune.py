@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trtcheck.analyze import tune_plan as tp
+from trtcheck.analyze.advice import MIN_CALIBRATION_OK
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
@@ -161,6 +162,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     if s.rate_per_s <= 0 or not math.isfinite(s.rate_per_s):
         raise InputError(f"--arrival-rate {s.rate_per_s:g} is not a positive rate",
                          "give the target rate in requests per second")
+    need = MIN_CALIBRATION_OK
+    if s.rate_per_s * s.duration_s < need:
+        raise InputError(
+            f"--arrival-rate {s.rate_per_s:g} req/s for --duration-s {s.duration_s:g} sends "
+            f"about {s.rate_per_s * s.duration_s:.0f} requests per run, too few to calibrate "
+            f"from (at least {need})",
+            f"raise --duration-s to {math.ceil(need / s.rate_per_s)} or more")
     t0 = time.monotonic()
     smd, base = read_model_config(s.url, s.model, s.model_version)
     exts = [str(x) for x in smd.get("extensions", [])]

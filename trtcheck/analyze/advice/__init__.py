@@ -35,6 +35,7 @@ from trtcheck.analyze.advice.live_calibration import (
     CALIBRATION_REQUESTS,
     LiveObservation,
     MAX_PER_BATCH_OVERHEAD_SHARE,
+    MIN_CALIBRATION_OK,
     PREDICTION_REQUESTS,
     calibrate,
     inputs_from_live,
@@ -52,6 +53,7 @@ from trtcheck.analyze.advice.simulator import (
 __all__ = [
     "AdviseRequest",
     "CALIBRATION_REQUESTS",
+    "MIN_CALIBRATION_OK",
     "CLOSED_LOOP_DEFAULT_REQUESTS",
     "Candidate",
     "ClosedLoop",

@@ -235,6 +235,10 @@ def _quantiles(samples: Sequence[float] | np.ndarray, qs: np.ndarray) -> np.ndar
     return np.array([percentile(arr, float(q)) for q in qs])
 
 
+#: Fewest ok requests a calibration run needs.
+MIN_CALIBRATION_OK = 10
+
+
 def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     """Calibrate T(b), the per-execution overhead and the per-request delay from one
     measured configuration (see the module text for the method).
@@ -243,9 +247,12 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
         InputError: no executions, no ok request, or a rate/configuration the simulator
             refuses.
     """
-    if obs.client_latencies_ms.size < 10:
-        raise InputError("the calibration run has fewer than 10 ok requests",
-                         "calibrate from a run of a few seconds (serve --duration-s 5)")
+    if obs.client_latencies_ms.size < MIN_CALIBRATION_OK:
+        need_s = math.ceil(2 * MIN_CALIBRATION_OK / max(obs.rate_per_s, 1e-9))
+        raise InputError(f"the calibration run has fewer than {MIN_CALIBRATION_OK} ok "
+                         "requests",
+                         f"calibrate from a run of at least {2 * MIN_CALIBRATION_OK} requests "
+                         f"(at {obs.rate_per_s:.3g} req/s: serve --duration-s {need_s})")
     notes: list[str] = []
     curve = curve_from_batch_stats(obs.batch_stats)
     notes.extend(curve.notes)
