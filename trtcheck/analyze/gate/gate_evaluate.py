@@ -302,7 +302,7 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
                      message=(f"{v.path} = {shown} meets {rule.bound_text} but no raw samples "
                               f"are kept for it, so trtcheck cannot certify {qname} (MLPerf "
                               f"early stopping counts samples); {where} or set "
-                              f"on_uncertified: warn"))
+                              f"on_uncertified: warn under the policy's settings"))
     if stat is not None and v.samples is not None and func is None and \
             stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
             all(op in ("<=", "<", ">=", ">") for op, _ in limits):
