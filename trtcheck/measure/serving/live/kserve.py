@@ -46,6 +46,9 @@ T = TypeVar("T")
 CONTROL_TIMEOUT_S = 10.0
 #: Seconds a model load (config override) may take.
 LOAD_TIMEOUT_S = 120.0
+#: Seconds more a load may take per ``model_warmup`` entry of its configuration (a
+#: framework that compiles per new shape pays up to about a second per batch size).
+WARMUP_ENTRY_TIMEOUT_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -431,13 +434,19 @@ class KServeClient:
         """Load (or reload) ``name`` with this configuration override (Triton's
         model-repository extension). Blocks until the server answers.
 
+        Waits at most :data:`LOAD_TIMEOUT_S` plus :data:`WARMUP_ENTRY_TIMEOUT_S` per
+        ``model_warmup`` entry of ``config``.
+
         Raises:
             InputError: the server refuses loads (not ``--model-control-mode=explicit``)
                 or rejects the configuration.
         """
+        warmups = config.get("model_warmup") if isinstance(config, dict) else None
+        timeout_s = LOAD_TIMEOUT_S + WARMUP_ENTRY_TIMEOUT_S * (
+            len(warmups) if isinstance(warmups, list) else 0)
         try:
             await self._call("the model load", self._c.load_model(
-                name, config=json.dumps(config)), LOAD_TIMEOUT_S)
+                name, config=json.dumps(config)), timeout_s)
         except (EnvironmentProblem, InputError):
             raise
         except Exception as exc:  # noqa: BLE001
