@@ -822,9 +822,18 @@ def _tune_design_predictor(rec: dict, work: Path):
     from trtcheck.analyze.advice import Candidate
     from trtcheck.results import load_results
 
+    first = {(x["variant"], x["design"]): set(x["first_sizes"])
+             for x in cold_calibrations(rec)}
+
     def serve_of(entry: dict):
+        # the record's runs with first_since_load as the live tool records it now
+        doc = json.loads(json.dumps(entry["live"]))
+        new = first.get((entry["variant"], entry["design"]), set())
+        for rep in doc["serve"]["configs"][0]["repeats"]:
+            for b in (rep.get("server_stats") or {}).get("batch_stats") or []:
+                b["first_since_load"] = int(b["batch_size"]) in new
         path = work / f"tp-{entry['variant']}-{entry['design']}.json"
-        path.write_text(json.dumps(entry["live"]))
+        path.write_text(json.dumps(doc))
         return load_results(path).serve
 
     top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "open"))
@@ -1302,6 +1311,34 @@ def _compact(x: Any) -> Any:
     return x
 
 
+def cold_calibrations(rec: dict) -> list[dict]:
+    """Per calibration run of a record, in the order it ran: the batch sizes that ran cold
+    (:func:`trtcheck.results.serve.cold_batch_sizes`, with ``first_since_load`` set for the
+    sizes no earlier calibration of the same loaded model executed) and their one-time
+    cost against the run's compute time, ms."""
+    from trtcheck.results.serve import TritonBatchStat, cold_batch_sizes
+
+    seen: dict[str, set[int]] = {}
+    out = []
+    for c in sorted((c for c in rec["calibrations"] if "live" in c), key=lambda c: c["t_s"]):
+        before = seen.setdefault(c["variant"], set())
+        bs = c["live"]["serve"]["configs"][0]["repeats"][0]["server_stats"]["batch_stats"]
+        stats = [TritonBatchStat(batch_size=b["batch_size"], execution_count=b["execution_count"],
+                                 compute_input_ms=b["compute_input_ms"],
+                                 compute_infer_ms=b["compute_infer_ms"],
+                                 compute_output_ms=b["compute_output_ms"],
+                                 first_since_load=b["batch_size"] not in before) for b in bs]
+        cold = cold_batch_sizes(stats)
+        out.append({"variant": c["variant"], "design": c["design"], "t_s": c["t_s"],
+                    "first_sizes": sorted(int(b["batch_size"]) for b in bs
+                                          if int(b["batch_size"]) not in before),
+                    "cold_sizes": [b for b, _ in cold],
+                    "cold_cost_ms": round(sum(ms for _, ms in cold), 1),
+                    "compute_ms": round(sum(x.compute_infer_ms for x in stats), 1)})
+        before.update(int(b["batch_size"]) for b in bs)
+    return out
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """The ``evaluate`` mode (see the module text)."""
     work = Path(tempfile.mkdtemp(prefix="tune-gpu-eval-"))
@@ -1310,7 +1347,17 @@ def evaluate(args: argparse.Namespace) -> int:
         rec = load_record(path)
         ev = evaluate_record(rec, work)
         ev["record"] = str(path)
+        ev["cold_calibrations"] = cold_calibrations(rec)
         models.append(ev)
+        print(f"\n{rec['arch']}: calibration runs whose new batch sizes ran cold (new: "
+              "sizes no earlier calibration of the loaded model executed)")
+        print(format_table([{**x, "cold_sizes": ",".join(map(str, x["cold_sizes"])) or "-",
+                             "share": f"{x['cold_cost_ms'] / max(x['compute_ms'], 1e-9):.0%}"}
+                            for x in ev["cold_calibrations"]],
+                           [("variant", "variant", ""), ("design", "run", ""),
+                            ("cold_sizes", "cold sizes", ""),
+                            ("cold_cost_ms", "one-time cost ms", ""),
+                            ("share", "of compute", "")]))
         for name, desc in PREDICTORS:
             pr = ev["predictors"][name]
             print(f"\n{rec['arch']} / {name}: {desc}")

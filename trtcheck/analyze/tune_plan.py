@@ -38,7 +38,6 @@ from trtcheck.analyze.advice.live_calibration import (
 )
 from trtcheck.analyze.objectives import Objective
 from trtcheck.analyze.advice.simulator import Candidate, make_arrivals, simulate
-from trtcheck.results.serve import cold_batch_sizes
 from trtcheck.results.tune import (
     TuneCalibration,
     TuneInstanceCalibration,
@@ -94,18 +93,16 @@ def calibration_window_us(rate_per_s: float, max_batch: int) -> float:
 
 def pooled_batch_stats(runs: Sequence[Any]) -> dict[int, tuple[int, float]]:
     """``{b: (executions, total compute ms)}`` over every repeat of every configuration
-    of ``runs`` (:class:`~trtcheck.results.serve.ServeRun`), without the sizes a repeat
-    ran cold (:func:`~trtcheck.results.serve.cold_batch_sizes`: their means hold a
-    one-time cost, not T(b))."""
+    of ``runs`` (:class:`~trtcheck.results.serve.ServeRun`). Sizes a repeat ran cold
+    (:func:`~trtcheck.results.serve.cold_batch_sizes`) stay in, as measured: the backlog
+    their one-time cost built is in the same run's latencies, and a T(b) without the cost
+    leaves that backlog to the stall and queue fits (on the H200 records this made
+    predictions worse); the run carries a ``cold-batch-sizes`` warning instead."""
     acc: dict[int, list[float]] = {}
     for run in runs:
         for c in run.configs:
             for r in c.repeats:
-                stats = r.server_stats.batch_stats if r.server_stats is not None else []
-                cold = {b for b, _ in cold_batch_sizes(stats)}
-                for s in stats:
-                    if s.batch_size in cold:
-                        continue
+                for s in (r.server_stats.batch_stats if r.server_stats is not None else []):
                     a = acc.setdefault(int(s.batch_size), [0.0, 0.0])
                     a[0] += s.execution_count
                     a[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms

@@ -55,7 +55,6 @@ from trtcheck.analyze.advice.curve import LatencyCurve, isotonic_fit, make_curve
 from trtcheck.analyze.advice.simulator import ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
-from trtcheck.results.serve import cold_batch_sizes
 from trtcheck.stats import percentile
 from trtcheck.units import us_to_ms
 
@@ -395,11 +394,7 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
         if _server_settings(other, live, serve.settings)[3] != inst:
             continue
         for r in other.repeats:
-            stats = r.server_stats.batch_stats if r.server_stats is not None else []
-            cold = {b for b, _ in cold_batch_sizes(stats)}  # a one-time cost, not T(b)
-            for s in stats:
-                if s.batch_size in cold:
-                    continue
+            for s in (r.server_stats.batch_stats if r.server_stats is not None else []):
                 acc = bstats.setdefault(int(s.batch_size), [0.0, 0.0])
                 acc[0] += s.execution_count
                 acc[1] += s.compute_input_ms + s.compute_infer_ms + s.compute_output_ms
