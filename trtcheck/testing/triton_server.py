@@ -297,9 +297,17 @@ class TritonServer:
         raise RuntimeError(f"tritonserver not ready after {timeout_s:g} s:\n" + self.log_tail())
 
     def kill(self) -> None:
-        """Kill the server at once (SIGKILL), as a crash would."""
+        """Kill the server at once (SIGKILL), as a crash would, with its backend stub
+        processes (its process group: a killed server's python-backend stubs would
+        otherwise outlive it)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+            import os
+            import signal
+
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # start_new_session: its group
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
             self.proc.wait(timeout=10)
         self.proc = None
 
