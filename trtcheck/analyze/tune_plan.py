@@ -109,6 +109,30 @@ def pooled_batch_stats(runs: Sequence[Any]) -> dict[int, tuple[int, float]]:
     return {b: (int(v[0]), float(v[1])) for b, v in acc.items() if v[0] > 0}
 
 
+def latency_floor_ms(run: Any) -> tuple[float, str] | None:
+    """What one request takes at least on any configuration, from the first calibration
+    run (a closed loop at one instance): the smaller of its fastest request and
+    ``T(b) / b`` at the smallest batch size it executed (``T(1)`` itself when it ran
+    batches of one; a batch of ``b`` never takes more than ``b`` requests alone, so
+    ``T(1) >= T(b) / b``). Windows, more instances (contention) and queueing only add to
+    it, so a P99 objective below it cannot be met. ``(floor, in words)``, or ``None``
+    when the run holds neither an execution nor a request."""
+    parts: list[tuple[float, str]] = []
+    stats = pooled_batch_stats([run])
+    if stats:
+        b = min(stats)
+        n, ms = stats[b]
+        t = ms / n
+        parts.append((t / b, f"T(1) {t:.3g} ms" if b == 1 else
+                      f"T({b}) / {b} = {t / b:.3g} ms (no batch of 1 ran)"))
+    lat = [x for c in run.configs for r in c.repeats for x in r.latencies_ms]
+    if lat:
+        parts.append((float(min(lat)), f"its fastest request {min(lat):.3g} ms"))
+    if not parts:
+        return None
+    return min(p for p, _ in parts), ", ".join(w for _, w in parts)
+
+
 def run_instances(run: Any) -> int:
     """Instance count a run's (single) configuration ran with."""
     c = run.configs[0]

@@ -258,6 +258,18 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],
              load=f"closed:{tp.closed_loop_clients(B)}")
         curves = calibrated(lambda: tp.instance_curves(res.runs, N))
+        floor = tp.latency_floor_ms(res.runs[0])
+        if s.slo_p99_ms is not None and floor is not None and floor[0] > s.slo_p99_ms:
+            # no window, instance count or rate makes one request faster: stop now
+            res.notes.append(f"stopped after the first calibration run: one request takes "
+                             f"at least {floor[0]:.3g} ms ({floor[1]}), above the P99 "
+                             f"objective {s.slo_p99_ms:g} ms")
+            raise InputError(
+                f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
+                f": one request alone takes at least {floor[0]:.3g} ms (the first "
+                f"calibration run: {floor[1]})",
+                f"raise --slo-p99-ms above {floor[0]:.3g} ms, or make the model faster "
+                "(more instances or a lower rate cannot)")
         # the fewest instances whose capacity at B carries the rate with headroom
         n0 = N
         for n in range(1, N + 1):
