@@ -253,6 +253,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             + (", a run at the largest instance count" if N > 1 else "")
             + "; one confirming run of the pick)",
             f"use --max-runs {needed} or more" + (", or --max-instances 1" if N > 1 else ""))
+    clip_note: str | None = None
     try:
         # 1. calibrate: T(b) up to B at 1 instance (closed loop of B clients)
         live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],
@@ -303,6 +304,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall)
             res.calibration = tp.calibration_record(search, device, devices)
+            clip_note = tp.idle_clip_note(curves)
             preds = tp.predict_all(search, seed=s.seed)
             res.predictions = preds
             pick, runner = tp.choose(preds, objective, s.slo_p99_ms, s.max_utilisation,
@@ -381,6 +383,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             # says which run broke and why
             out.invalid = exc.message
     finally:
+        if clip_note is not None:  # the last calibration's
+            res.notes.append(clip_note)
         res.wall_s = round(time.monotonic() - t0, 3)
         try:
             res.restored = _same_config(read_model_config(s.url, s.model,
