@@ -318,7 +318,6 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                     + near, "raise --slo-p99-ms, allow more --max-instances, or lower the "
                     "rate")
                 break
-            res.runner_up = runner
             # a feasible prediction is stable, so it has its intervals
             assert pick.p50 is not None and pick.p99 is not None
             assert pick.p50_ms is not None and pick.p99_ms is not None
@@ -327,20 +326,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")
             choice = TuneChoice(window_us=pick.window_us, max_batch_size=pick.max_batch_size,
                                 instances=pick.instances, predicted=pick, round=rnd)
-            prev = res.rounds[-1] if res.rounds else None
-            res.rounds.append(choice)
-            if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
-                    pick.window_us, pick.max_batch_size, pick.instances):
-                # the pick stays the measured one, judged against the interval it was
-                # measured against (the new interval was fitted with that very run)
-                choice.measured = prev.measured
-                res.notes.append(
-                    "recalibrated with the confirming run, the search picked the same "
-                    f"configuration again (P50 {pick.p50.lo_ms:.3g}-{pick.p50.hi_ms:.3g} ms, "
-                    f"P99 {pick.p99.lo_ms:.3g}-{pick.p99.hi_ms:.3g} ms now); the pick is "
-                    "shown with the prediction it was measured against")
+            if take_round(res, choice, runner):
                 break
-            res.pick = choice
             if res.live_runs >= s.max_runs:
                 res.notes.append(f"the pick was not measured: the budget of {s.max_runs} "
                                  "live runs is spent")
@@ -396,6 +383,32 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     return out
 
 
+def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | None) -> bool:
+    """Record a round's pick (``choice``) and its runner-up in ``res``. A pick that is the
+    previous round's configuration stays the measured one, judged against the
+    prediction it was measured against, beside the runner-up of that same round (pick
+    and runner-up always come from one round's predictions); returns ``True`` then (the
+    search ends), else ``False`` (``choice`` is the new pick)."""
+    prev = res.rounds[-1] if res.rounds else None
+    res.rounds.append(choice)
+    if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
+            choice.window_us, choice.max_batch_size, choice.instances):
+        # the new interval was fitted with that very run
+        choice.measured = prev.measured
+        p = choice.predicted
+        assert p.p50 is not None and p.p99 is not None
+        res.notes.append(
+            "recalibrated with the confirming run, the search picked the same "
+            f"configuration again (P50 {p.p50.lo_ms:.3g}-{p.p50.hi_ms:.3g} ms, "
+            f"P99 {p.p99.lo_ms:.3g}-{p.p99.hi_ms:.3g} ms now); the pick is "
+            f"shown with the prediction it was measured against (round {prev.round}), "
+            "and the runner-up of that round")
+        return True
+    res.pick = choice
+    res.runner_up = runner
+    return False
+
+
 def broken_search_error(outcome: TuneOutcome, output: str | None) -> Exception:
     """The one-line error of a search a server fault broke (``outcome.invalid`` set):
     what broke, where the finished runs went (``output``: the ``-o`` file or ``None``)
@@ -427,6 +440,10 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
         why.append(f"max batch {p.max_batch_size} is above the largest calibrated batch "
                    f"size {p.extrapolated_above}: T(b) above it is extrapolated along the "
                    "fit's slope (the interval is widened)")
+    last = res.rounds[-1].round if res.rounds else 1
+    if res.pick.round != last:  # type: ignore[union-attr]
+        why[-1] += (f" (round {last}'s recalibration; the pick and runner-up are round "
+                    f"{res.pick.round}'s predictions)")  # type: ignore[union-attr]
     r = res.runner_up
     if r is not None and r.p99 is not None and p.p99 is not None:
         why.append(f"runner-up {tp.config_text(r, unit)}: P99 up to {r.p99.hi_ms:.3g} ms "
