@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from trtcheck.fingerprint import collect_environment
 from trtcheck.results import Results, ToolInfo
 from trtcheck.results.model import save_results
 from trtcheck.results.tune import TuneResult
 
 from cli_helper import invoke
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, run_cli
 
 
 def test_a_search_with_no_run_at_the_rate_is_one_line(tmp_path):
@@ -20,3 +24,36 @@ def test_a_search_with_no_run_at_the_rate_is_one_line(tmp_path):
     path = save_results(doc, tmp_path / "tune.json")
     res = invoke("advise", "--from", path, "--arrival-rate", "10")
     assert_one_line_error(res, 2, "without a finished run at the target rate")
+
+
+def test_without_arrival_rate_a_tune_document_gives_its_recorded_rate(tmp_path):
+    # any other document keeps requiring --arrival-rate
+    doc = Results(kind="tune", tool=ToolInfo(version="0.1.0", command=["trtcheck", "tune"]),
+                  created_utc="2026-12-05T00:00:00Z", environment=collect_environment())
+    path = save_results(doc, tmp_path / "other.json")
+    res = invoke("advise", "--from", path)
+    assert_one_line_error(res, 2, "--arrival-rate is required")
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_advise_from_a_real_tune_search_defaults_to_its_target_rate(triton, tmp_path):
+    """``advise --from tune.json`` without ``--arrival-rate`` takes the rate the search
+    recorded (tune.arrival_rate_per_s) and says so. Before: exit 2, "--arrival-rate is
+    required", though the document holds the rate."""
+    out = tmp_path / "tune.json"
+    res = run_cli("tune", "--url", triton.http_url, "--model", "tb_linear", "--arrival-rate",
+                  "60", "--max-instances", "1", "--max-batch", "8", "--duration-s", "1",
+                  "-o", str(out), timeout=600)
+    assert out.exists(), res.stderr
+    a = run_cli("advise", "--from", str(out), "--format", "json")
+    assert a.returncode == 0, a.stderr
+    adv = json.loads(a.stdout)
+    text = json.dumps(adv)
+    assert "the tune search's target rate recorded in" in text, text[:2000]
+    assert adv["recommendation"]["prediction"]["arrival_rate_per_s"] == 60.0
+    # an explicit rate still wins, and then there is nothing to say about a default
+    b = run_cli("advise", "--from", str(out), "--arrival-rate", "30", "--format", "json")
+    assert b.returncode == 0, b.stderr
+    assert "the tune search's target rate" not in b.stdout
+    assert json.loads(b.stdout)["recommendation"]["prediction"]["arrival_rate_per_s"] == 30.0

@@ -31,8 +31,9 @@ RESNET = "resnet18"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A tritonserver (explicit model control) serving the demo ResNet-18 (max batch 4,
-    1 ms window, 1 instance) through the ONNX wrapper, plus ``tb_linear`` and
-    ``tb_picky`` (refuses a max batch above 8)."""
+    1 ms window, 1 instance) through the ONNX wrapper, plus ``tb_linear``, ``tb_picky``
+    (refuses a max batch above 8) and ``tb_per_item`` (T(b) = 1 + 20 b ms, max batch 4:
+    batching saves nothing)."""
     from trtcheck.load.demo import demo_model_path
     from trtcheck.testing.onnx_model import write_onnx_model
     from trtcheck.testing.triton_server import TritonServer, write_model
@@ -43,7 +44,8 @@ def server(tmp_path_factory):
                      max_queue_delay_us=1000)
     write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25, max_batch_size=8)
     write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
-    srv = TritonServer(repo, load_models=(RESNET, "tb_linear", "tb_picky"))
+    write_model(repo, "tb_per_item", a_ms=1.0, b_ms=20.0, max_batch_size=4)
+    srv = TritonServer(repo, load_models=(RESNET, "tb_linear", "tb_picky", "tb_per_item"))
     try:
         srv.start(timeout_s=120)
     except Exception as exc:  # noqa: BLE001 - a clear failure, never a skip
@@ -176,13 +178,40 @@ def test_a_configuration_the_model_refuses_is_one_line_and_restored(server, tmp_
 
 
 def test_an_objective_nothing_meets_is_one_line_and_keeps_the_runs(server, tmp_path):
+    # one request alone takes about 21 ms (at least 20.25 ms per request in any batch),
+    # below the 30 ms objective, so the search predicts; at 20 req/s on one instance
+    # every P99 holds a wait behind another execution (over 40 ms), so nothing meets it
     out = tmp_path / "t.json"
-    res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear", "--arrival-rate",
-                  "100", "--slo-p99-ms", "0.01", "--duration-s", "1", "-o", str(out))
-    assert_one_line_error(res, 2, "no configuration", "0.01 ms")
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_per_item",
+                  "--arrival-rate", "20", "--slo-p99-ms", "30", "--max-instances", "1",
+                  "--duration-s", "1.5", "-o", str(out))
+    assert_one_line_error(res, 2, "no configuration searched meets the objective", "30 ms",
+                          "the closest")
     t = json.loads(out.read_text())["tune"]
     assert t["pick"] is None and t["live_runs"] >= 3 and t["predictions"]
     assert t["restored"]
+
+
+def test_an_objective_below_one_request_stops_after_the_first_run(server, tmp_path):
+    """A P99 objective below what one request alone takes (T(1) of the first calibration
+    run, or its fastest request) stops the search after that run with the same one-line
+    error (exit 2), the run kept in -o. Before: 4 live runs (about 40 s at 8 s a run)
+    for the same error."""
+    before = _key(_config(server, RESNET))
+    out = tmp_path / "t.json"
+    res = run_cli("tune", "--url", server.http_url, "--model", RESNET, "--arrival-rate", "4",
+                  "--slo-p99-ms", "0.001", "--duration-s", "3", "-o", str(out), timeout=600)
+    line = assert_one_line_error(res, 2, "no configuration searched meets the objective",
+                                 "0.001 ms", "one request alone takes at least")
+    assert "tune: run 2/" not in res.stderr
+    t = json.loads(out.read_text())["tune"]
+    assert t["live_runs"] == 1 and t["run_purposes"] == ["calibration"], t["run_purposes"]
+    assert t["runs"][0]["configs"][0]["repeats"][0]["outcomes"]["ok"] > 0
+    assert t["pick"] is None and not t["predictions"]
+    assert any(n.startswith("stopped after the first calibration run") for n in t["notes"])
+    floor = float(re.search(r"takes at least ([0-9.e+-]+) ms", line).group(1))
+    assert floor > 0.001
+    assert t["restored"] and _key(_config(server, RESNET)) == before
 
 
 def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path):

@@ -110,3 +110,40 @@ def test_a_slowdown_the_runs_cannot_show_stays_contention():
     a, residual = tp.fit_idle_slowdown(low, LiveObservation(**{**high.__dict__,
                                                                "batch_stats": slow}))
     assert a == tp.IDLE_SLOWDOWN_MAX and residual > 1.0
+
+
+def _curves(a: float, residual: float) -> tp.InstanceCurves:
+    return tp.InstanceCurves(make_curve([(1, 2.0), (8, 4.1)]), {1: 1.0, 4: 1.3},
+                             {1: "none", 4: "measured"}, 0.15, "measured", idle_slowdown=a,
+                             idle_source="fitted", idle_residual=residual,
+                             idle_high_instances=4)
+
+
+def test_a_fit_on_its_upper_bound_is_said_in_the_notes_and_the_calibration_text():
+    """A slowdown fitted at IDLE_SLOWDOWN_MAX is clipped, and tune says so: a note in
+    tune.json (what is left is contention) and "clipped" in the calibration text.
+    Before: "idle slowdown 2 (fitted)" as if the fit had found it."""
+    from trtcheck.report.tune_text import tune_text
+    from trtcheck.results.tune import TuneCalibration, TuneResult
+
+    low = _observed(1, 0.0, 250.0, 3)
+    high = _observed(4, 0.0, 250.0, 4)
+    slow = {b: (n, ms * 5.0) for b, (n, ms) in high.batch_stats.items()}
+    a, residual = tp.fit_idle_slowdown(low, LiveObservation(**{**high.__dict__,
+                                                               "batch_stats": slow}))
+    note = tp.idle_clip_note(_curves(a, residual))
+    assert note is not None
+    assert f"clipped at its upper bound {tp.IDLE_SLOWDOWN_MAX:g}" in note
+    assert "4-instance run" in note and f"x{residual:.3g}" in note
+    assert "treated as contention between instances" in note
+    assert tp.idle_clip_note(_curves(0.8, 1.0)) is None  # inside the bound: nothing to say
+    assert tp.idle_clip_note(_curves(0.0, 1.0)) is None
+
+    def text(a: float) -> str:
+        cal = TuneCalibration(idle_slowdown=a, idle_tau_ms=tp.IDLE_TAU_MS, idle_source="fitted")
+        return tune_text(TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0,
+                                    objective="p99", calibration=cal))
+
+    assert "idle slowdown 2 (fitted, clipped at its upper bound 2: the rest is treated as " \
+           "contention, see notes)" in text(tp.IDLE_SLOWDOWN_MAX)
+    assert "idle slowdown 0.8 (fitted):" in text(0.8) and "clipped" not in text(0.8)

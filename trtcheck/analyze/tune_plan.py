@@ -109,6 +109,30 @@ def pooled_batch_stats(runs: Sequence[Any]) -> dict[int, tuple[int, float]]:
     return {b: (int(v[0]), float(v[1])) for b, v in acc.items() if v[0] > 0}
 
 
+def latency_floor_ms(run: Any) -> tuple[float, str] | None:
+    """What one request takes at least on any configuration, from the first calibration
+    run (a closed loop at one instance): the smaller of its fastest request and
+    ``T(b) / b`` at the smallest batch size it executed (``T(1)`` itself when it ran
+    batches of one; a batch of ``b`` never takes more than ``b`` requests alone, so
+    ``T(1) >= T(b) / b``). Windows, more instances (contention) and queueing only add to
+    it, so a P99 objective below it cannot be met. ``(floor, in words)``, or ``None``
+    when the run holds neither an execution nor a request."""
+    parts: list[tuple[float, str]] = []
+    stats = pooled_batch_stats([run])
+    if stats:
+        b = min(stats)
+        n, ms = stats[b]
+        t = ms / n
+        parts.append((t / b, f"T(1) {t:.3g} ms" if b == 1 else
+                      f"T({b}) / {b} = {t / b:.3g} ms (no batch of 1 ran)"))
+    lat = [x for c in run.configs for r in c.repeats for x in r.latencies_ms]
+    if lat:
+        parts.append((float(min(lat)), f"its fastest request {min(lat):.3g} ms"))
+    if not parts:
+        return None
+    return min(p for p, _ in parts), ", ".join(w for _, w in parts)
+
+
 def run_instances(run: Any) -> int:
     """Instance count a run's (single) configuration ran with."""
     c = run.configs[0]
@@ -155,6 +179,13 @@ class InstanceCurves:
     open_top: int = 0
     idle_slowdown: float = 0.0
     idle_source: str = "none"
+    idle_residual: float = 1.0
+    idle_high_instances: int = 0
+
+    @property
+    def idle_clipped(self) -> bool:
+        """The fit stopped at :data:`IDLE_SLOWDOWN_MAX` (it did not explain the ratio)."""
+        return self.idle_source == "fitted" and self.idle_slowdown >= IDLE_SLOWDOWN_MAX
 
     def curve(self, n: int) -> LatencyCurve:
         """T_n(b)."""
@@ -391,15 +422,15 @@ def instance_curves(runs: Sequence[Any], max_instances: int, seed: int = 0
         if r.configs:
             by_n.setdefault(run_instances(r), []).append(i)
     open_ns = sorted(n for n, idx in by_n.items() if any(_is_open(runs[i]) for i in idx))
-    idle, idle_source = 0.0, "none"
+    idle, idle_source, idle_residual = 0.0, "none", 1.0
     obs_of: dict[int, Any] = {}
     if len(open_ns) >= 2:
         for i, r in enumerate(runs):
             if _is_open(r):
                 obs_of[i] = _open_observation(r)
         first = {n: next(i for i in by_n[n] if _is_open(runs[i])) for n in open_ns}
-        idle, _ = fit_idle_slowdown(obs_of[first[open_ns[0]]], obs_of[first[open_ns[-1]]],
-                                    seed)
+        idle, idle_residual = fit_idle_slowdown(obs_of[first[open_ns[0]]],
+                                                obs_of[first[open_ns[-1]]], seed)
         idle_source = "fitted"
 
     def stats_of(group: list[Any], idx: list[int]) -> dict[int, tuple[int, float]]:
@@ -459,7 +490,9 @@ def instance_curves(runs: Sequence[Any], max_instances: int, seed: int = 0
         else:
             factors[n], sources[n] = assumed_contention(n), "assumed"
     return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top,
-                          idle_slowdown=idle, idle_source=idle_source)
+                          idle_slowdown=idle, idle_source=idle_source,
+                          idle_residual=idle_residual,
+                          idle_high_instances=open_ns[-1] if len(open_ns) >= 2 else 0)
 
 
 def calibrate_queueing(runs: Sequence[Any], open_index: int, seed: int = 0
@@ -885,6 +918,19 @@ def calibration_record(s: Search, device: str, devices: int) -> TuneCalibration:
         idle_tau_ms=IDLE_TAU_MS, idle_source=s.curves.idle_source,
         largest_batch_measured=int(s.curves.curve_1.max_batch_measured),
         device=device, devices=devices)
+
+
+def idle_clip_note(curves: InstanceCurves) -> str | None:
+    """The note a tune document carries when the idle slowdown's fit landed on its
+    upper bound (:data:`IDLE_SLOWDOWN_MAX`), else ``None``."""
+    if not curves.idle_clipped:
+        return None
+    n = curves.idle_high_instances
+    return (f"the idle slowdown fit is clipped at its upper bound {IDLE_SLOWDOWN_MAX:g} (an "
+            f"idle instance at most {1 + IDLE_SLOWDOWN_MAX:g}x slower): the {n}-instance "
+            f"run at the rate was still x{curves.idle_residual:.3g} slower per execution "
+            "than that explains; the rest is treated as contention between instances, and "
+            "T(b) is a busy instance's under the clipped slowdown (it may be too low)")
 
 
 def device_of(config: dict[str, Any]) -> tuple[str, int]:

@@ -58,10 +58,19 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
     """
     from trtcheck.analyze.advice import parse_curve_text
     from trtcheck.pipeline import advise_from_source
-    from trtcheck.pipeline.advice_request import advise_settings, export_advice
+    from trtcheck.pipeline.advice_request import (advise_settings, export_advice,
+                                                  recorded_arrival_rate)
 
     measure = model_input_values(o)
     gpu_list = check_advise_options(model, {**o, "output": output}, measure)
+    results_in, notes = None, []
+    if o["from_path"] is not None and o["arrival_rate"] is None and o["load_spec"] is None \
+            and not o["arrival"].startswith("trace:"):  # a tune document knows its rate
+        results_in = load_results_input(o["from_path"])
+        recorded = recorded_arrival_rate(results_in, str(o["from_path"]))
+        if recorded is not None:
+            o["arrival_rate"] = recorded[0]
+            notes.append(recorded[1])
     instances = parse_instances(o["instances_text"])
     load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
     arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],
@@ -75,14 +84,17 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
         serial_overhead=o["serial_overhead"], per_batch_overhead_ms=o["per_batch_overhead_ms"],
         per_item_overhead_ms=o["per_item_overhead_ms"], timer_slack_us=o["timer_slack_us"],
         max_utilisation=o["max_utilisation"], seed=o["seed"], replicas=o["replicas"],
-        device_kind=o["device_kind"], objective=o.get("objective", "fewest-instances"))
+        device_kind=o["device_kind"], objective=o.get("objective", "fewest-instances"),
+        notes=notes)
     if o["latency_curve"] is not None:
         with quiet_numerics():
             curve = parse_curve_text(o["latency_curve"])
         check_curve_bound(curve)
         outcome = advise_from_source(settings, curve=curve)
     elif o["from_path"] is not None:
-        outcome = advise_from_source(settings, results=load_results_input(o["from_path"]),
+        if results_in is None:
+            results_in = load_results_input(o["from_path"])
+        outcome = advise_from_source(settings, results=results_in,
                                      results_source=str(o["from_path"]))
     else:
         assert model is not None

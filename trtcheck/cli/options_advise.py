@@ -34,8 +34,8 @@ def advise_options(f: F) -> F:
                      help="T(b) in ms (b <= 65536, each time > 0 and <= 1e7 ms), e.g. "
                           "1:0.29,8:1.02,16:1.73."),
         click.option("--arrival-rate", type=float, default=None, metavar="REQ_PER_S",
-                     help="Arrival rate in requests per second, > 0 and <= 1e9 (a trace: its own "
-                          "rate if omitted)."),
+                     help="Arrival rate in requests per second, > 0 and <= 1e9 (if omitted: "
+                          "a trace's own rate, or the target rate --from tune.json recorded)."),
         click.option("--arrival", default="poisson", show_default=True,
                      metavar="poisson|constant|trace:FILE",
                      help="Arrival process; a trace file holds one arrival time (s) per line."),

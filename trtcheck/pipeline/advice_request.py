@@ -36,6 +36,23 @@ def advise_settings(*, load: Any, instances: list[int] | None, what_if: list[Any
                           burst_size=burst_size, closed_loop=closed_loop, **settings)
 
 
+def recorded_arrival_rate(results: Any, source: str) -> tuple[float, str] | None:
+    """``(rate, note)``: the target rate a tune document recorded
+    (``tune.arrival_rate_per_s``), the default of ``advise --from tune.json`` without
+    ``--arrival-rate``, and the note the advice carries about it; ``None`` for any other
+    document (its rate stays required)."""
+    import math
+
+    tune = getattr(results, "tune", None)
+    if getattr(results, "kind", None) != "tune" or tune is None:
+        return None
+    rate = float(getattr(tune, "arrival_rate_per_s", 0.0) or 0.0)
+    if not (math.isfinite(rate) and rate > 0):
+        return None
+    return rate, (f"arrival rate {rate:g} req/s: the tune search's target rate recorded in "
+                  f"{source} (tune.arrival_rate_per_s), as no --arrival-rate was given")
+
+
 def export_advice(adv: Any, results: Any, *, model: str | None, model_file: str | None,
                   name: str, device_kind: str | None, gpus: tuple[int, ...] | None,
                   torchserve_version: str, export_dir: str | None, overwrite: bool,

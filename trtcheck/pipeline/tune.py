@@ -253,11 +253,24 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             + (", a run at the largest instance count" if N > 1 else "")
             + "; one confirming run of the pick)",
             f"use --max-runs {needed} or more" + (", or --max-instances 1" if N > 1 else ""))
+    clip_note: str | None = None
     try:
         # 1. calibrate: T(b) up to B at 1 instance (closed loop of B clients)
         live("calibration", window_us=CLOSED_WINDOW_US, mb=B, instances=[1],
              load=f"closed:{tp.closed_loop_clients(B)}")
         curves = calibrated(lambda: tp.instance_curves(res.runs, N))
+        floor = tp.latency_floor_ms(res.runs[0])
+        if s.slo_p99_ms is not None and floor is not None and floor[0] > s.slo_p99_ms:
+            # no window, instance count or rate makes one request faster: stop now
+            res.notes.append(f"stopped after the first calibration run: one request takes "
+                             f"at least {floor[0]:.3g} ms ({floor[1]}), above the P99 "
+                             f"objective {s.slo_p99_ms:g} ms")
+            raise InputError(
+                f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
+                f": one request alone takes at least {floor[0]:.3g} ms (the first "
+                f"calibration run: {floor[1]})",
+                f"raise --slo-p99-ms above {floor[0]:.3g} ms, or make the model faster "
+                "(more instances or a lower rate cannot)")
         # the fewest instances whose capacity at B carries the rate with headroom
         n0 = N
         for n in range(1, N + 1):
@@ -291,6 +304,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall)
             res.calibration = tp.calibration_record(search, device, devices)
+            clip_note = tp.idle_clip_note(curves)
             preds = tp.predict_all(search, seed=s.seed)
             res.predictions = preds
             pick, runner = tp.choose(preds, objective, s.slo_p99_ms, s.max_utilisation,
@@ -304,7 +318,6 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                     + near, "raise --slo-p99-ms, allow more --max-instances, or lower the "
                     "rate")
                 break
-            res.runner_up = runner
             # a feasible prediction is stable, so it has its intervals
             assert pick.p50 is not None and pick.p99 is not None
             assert pick.p50_ms is not None and pick.p99_ms is not None
@@ -313,20 +326,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")
             choice = TuneChoice(window_us=pick.window_us, max_batch_size=pick.max_batch_size,
                                 instances=pick.instances, predicted=pick, round=rnd)
-            prev = res.rounds[-1] if res.rounds else None
-            res.rounds.append(choice)
-            if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
-                    pick.window_us, pick.max_batch_size, pick.instances):
-                # the pick stays the measured one, judged against the interval it was
-                # measured against (the new interval was fitted with that very run)
-                choice.measured = prev.measured
-                res.notes.append(
-                    "recalibrated with the confirming run, the search picked the same "
-                    f"configuration again (P50 {pick.p50.lo_ms:.3g}-{pick.p50.hi_ms:.3g} ms, "
-                    f"P99 {pick.p99.lo_ms:.3g}-{pick.p99.hi_ms:.3g} ms now); the pick is "
-                    "shown with the prediction it was measured against")
+            if take_round(res, choice, runner):
                 break
-            res.pick = choice
             if res.live_runs >= s.max_runs:
                 res.notes.append(f"the pick was not measured: the budget of {s.max_runs} "
                                  "live runs is spent")
@@ -369,6 +370,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             # says which run broke and why
             out.invalid = exc.message
     finally:
+        if clip_note is not None:  # the last calibration's
+            res.notes.append(clip_note)
         res.wall_s = round(time.monotonic() - t0, 3)
         try:
             res.restored = _same_config(read_model_config(s.url, s.model,
@@ -378,6 +381,32 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     if res.pick is not None:
         res.why = _why(res, objective, unit)
     return out
+
+
+def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | None) -> bool:
+    """Record a round's pick (``choice``) and its runner-up in ``res``. A pick that is the
+    previous round's configuration stays the measured one, judged against the
+    prediction it was measured against, beside the runner-up of that same round (pick
+    and runner-up always come from one round's predictions); returns ``True`` then (the
+    search ends), else ``False`` (``choice`` is the new pick)."""
+    prev = res.rounds[-1] if res.rounds else None
+    res.rounds.append(choice)
+    if prev is not None and (prev.window_us, prev.max_batch_size, prev.instances) == (
+            choice.window_us, choice.max_batch_size, choice.instances):
+        # the new interval was fitted with that very run
+        choice.measured = prev.measured
+        p = choice.predicted
+        assert p.p50 is not None and p.p99 is not None
+        res.notes.append(
+            "recalibrated with the confirming run, the search picked the same "
+            f"configuration again (P50 {p.p50.lo_ms:.3g}-{p.p50.hi_ms:.3g} ms, "
+            f"P99 {p.p99.lo_ms:.3g}-{p.p99.hi_ms:.3g} ms now); the pick is "
+            f"shown with the prediction it was measured against (round {prev.round}), "
+            "and the runner-up of that round")
+        return True
+    res.pick = choice
+    res.runner_up = runner
+    return False
 
 
 def broken_search_error(outcome: TuneOutcome, output: str | None) -> Exception:
@@ -411,6 +440,10 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
         why.append(f"max batch {p.max_batch_size} is above the largest calibrated batch "
                    f"size {p.extrapolated_above}: T(b) above it is extrapolated along the "
                    "fit's slope (the interval is widened)")
+    last = res.rounds[-1].round if res.rounds else 1
+    if res.pick.round != last:  # type: ignore[union-attr]
+        why[-1] += (f" (round {last}'s recalibration; the pick and runner-up are round "
+                    f"{res.pick.round}'s predictions)")  # type: ignore[union-attr]
     r = res.runner_up
     if r is not None and r.p99 is not None and p.p99 is not None:
         why.append(f"runner-up {tp.config_text(r, unit)}: P99 up to {r.p99.hi_ms:.3g} ms "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trtcheck.analyze.tune_plan import IDLE_SLOWDOWN_MAX
 from trtcheck.units import us_to_ms
 
 
@@ -60,7 +61,10 @@ def tune_lines(t: Any) -> list[str]:
                    f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute, "
                    f"per-request delay median {c.request_delay_median_ms:.3g} ms")
         if c.idle_source == "fitted":
-            out.append(f"  idle slowdown {c.idle_slowdown:.3g} (fitted): an execution on an "
+            clipped = c.idle_slowdown >= IDLE_SLOWDOWN_MAX
+            how = (f"fitted, clipped at its upper bound {IDLE_SLOWDOWN_MAX:g}: the rest is "
+                   "treated as contention, see notes" if clipped else "fitted")
+            out.append(f"  idle slowdown {c.idle_slowdown:.3g} ({how}): an execution on an "
                        f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
                        f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                        "instance's")

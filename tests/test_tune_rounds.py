@@ -1,0 +1,60 @@
+"""The rounds of ``trtcheck tune`` (:func:`trtcheck.pipeline.tune.take_round`): a pick
+measured outside its interval recalibrates and picks again; what the document shows
+side by side (the pick and its runner-up, the why) comes from one round's predictions.
+The live loop against a real tritonserver is in tests/test_tune_cli.py."""
+
+from __future__ import annotations
+
+from trtcheck.analyze.objectives import get_objective
+from trtcheck.pipeline.tune import _why, take_round
+from trtcheck.results.tune import (TuneChoice, TuneInterval, TuneMeasured, TunePrediction,
+                                   TuneResult)
+
+
+def _pred(mb: int, capacity: float, p99_hi: float) -> TunePrediction:
+    iv = TuneInterval(point_ms=p99_hi * 0.8, lo_ms=p99_hi * 0.6, hi_ms=p99_hi)
+    return TunePrediction(window_us=1000.0, max_batch_size=mb, instances=1, stable=True,
+                          utilisation=0.1, p50_ms=iv.point_ms, p99_ms=iv.point_ms, p50=iv,
+                          p99=iv, throughput_queries_per_s=2.0, mean_batch=1.0,
+                          capacity_queries_per_s=capacity, feasible=True)
+
+
+def _choice(p: TunePrediction, rnd: int) -> TuneChoice:
+    return TuneChoice(window_us=p.window_us, max_batch_size=p.max_batch_size,
+                      instances=p.instances, predicted=p, round=rnd)
+
+
+def test_the_same_pick_again_keeps_the_runner_up_of_its_own_round():
+    """Round 2 recalibrated (T(b) grew) and picked the measured configuration again: the
+    pick stays round 1's prediction, so the runner-up must be round 1's too. Before:
+    "runner-up window 1 ms, max batch 2: ... capacity 46.28 against 66.74 req/s", round
+    2's runner-up against round 1's pick (max batch 1 above max batch 2 in capacity)."""
+    res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0, slo_p99_ms=1000.0,
+                     objective="fewest-instances", objective_rule="rule")
+    pick1, runner1 = _pred(1, 66.74, 120.0), _pred(2, 80.12, 130.0)
+    assert take_round(res, _choice(pick1, 1), runner1) is False
+    res.pick.measured = TuneMeasured(  # type: ignore[union-attr]
+        p50_ms=60.0, p99_ms=200.0, throughput_queries_per_s=2.0, mean_batch=1.0,
+        requests=16, run=3, p50_inside=True, p99_inside=False)
+    pick2, runner2 = _pred(1, 38.9, 180.0), _pred(2, 46.28, 190.0)
+    res.predictions = [pick2, runner2]
+    assert take_round(res, _choice(pick2, 2), runner2) is True
+    assert res.pick is not None and res.pick.round == 1 and res.pick.predicted == pick1
+    assert res.runner_up == runner1
+    assert res.rounds[-1].measured == res.pick.measured  # judged as measured
+    why = _why(res, get_objective("fewest-instances"), "instance")
+    line = next(w for w in why if w.startswith("runner-up"))
+    assert "capacity 80.12 against 66.74 req/s" in line, line
+    assert any("round 2's recalibration" in w and "round 1's predictions" in w for w in why)
+    assert "runner-up of that round" in res.notes[-1]
+
+
+def test_a_new_pick_brings_its_own_runner_up():
+    res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0,
+                     objective="fewest-instances")
+    a, b, c = _pred(1, 60.0, 100.0), _pred(2, 70.0, 110.0), _pred(4, 90.0, 95.0)
+    take_round(res, _choice(a, 1), b)
+    assert take_round(res, _choice(c, 2), a) is False
+    assert res.pick is not None and res.pick.predicted == c and res.runner_up == a
+    why = _why(res, get_objective("fewest-instances"), "instance")
+    assert not any("recalibration" in w for w in why)
