@@ -25,11 +25,14 @@ from that Python; ``PYTHONPATH`` adds this interpreter's site-packages, so a vir
 environment's numpy is found too).
 
 Usage: ``python engines/fetch_triton.py [--force] [--perf-analyzer]`` prints the paths of
-``tritonserver`` (and ``perf_analyzer``), one per line. Nothing is committed.
+``tritonserver`` (and ``perf_analyzer``), one per line. Nothing is committed. Without
+the ``test`` extra (``filelock``) it prints one line ``error: ...; hint: ...`` on stderr and
+exits with trtcheck's environment code, 3.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import site
@@ -54,6 +57,8 @@ PERF_WHEEL_SHA256 = "cf4ed5df836fa99937678a9fd852f86ba05c7b83656dd0a540e20afdb9a
 PERF_BINARY_SHA256 = "f1e1becf820f0b116d8d1745c50569e30d42ddace5a8bccf610914738bdacc8c"
 _SERVER_PREFIXES = ("pytriton/tritonserver/", "nvidia_pytriton.libs/")
 _PERF_MEMBER = "tritonclient-2.41.0.data/data/bin/perf_analyzer"
+#: The modules this script imports that only the ``test`` extra installs (pyproject.toml).
+_TEST_EXTRA_MODULES = ("filelock",)
 
 
 def _repo_on_path() -> None:
@@ -297,7 +302,32 @@ def perf_analyzer_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _missing_test_extra() -> list[str]:
+    """The modules of :data:`_TEST_EXTRA_MODULES` that cannot be imported."""
+    missing = []
+    for name in _TEST_EXTRA_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def main(argv: list[str]) -> int:
+    """The script: print the paths; a missing ``test`` extra is one line, exit code 3."""
+    _repo_on_path()
+    from trtcheck.errors import EXIT_ENVIRONMENT, EXIT_OK
+
+    missing = _missing_test_extra()
+    if missing:
+        print(f"error: engines/fetch_triton.py needs {', '.join(missing)} (the test extra); "
+              'hint: pip install -e ".[test]"', file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    print(fetch(force="--force" in argv).server)
+    if "--perf-analyzer" in argv:
+        print(fetch_perf_analyzer(force="--force" in argv))
+    return EXIT_OK
+
+
 if __name__ == "__main__":
-    print(fetch(force="--force" in sys.argv).server)
-    if "--perf-analyzer" in sys.argv:
-        print(fetch_perf_analyzer(force="--force" in sys.argv))
+    sys.exit(main(sys.argv[1:]))

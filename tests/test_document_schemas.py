@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 from pathlib import Path
 
 import jsonschema
@@ -83,6 +84,15 @@ def test_every_kind_has_a_schema_and_list_names_them():
     assert bad.returncode == 2 and bad.stderr.startswith("error: ")
     assert len(bad.stderr.strip().splitlines()) == 1 and "gate-metrics" in bad.stderr
 
+
+
+def test_schema_help_names_the_kinds_list_names():
+    res = invoke("schema", "--help")
+    assert res.returncode == 0
+    text = re.sub(r"-\s+", "-", " ".join(res.stdout.split()))  # undo click's wrapping
+    found = re.search(r"JSON document of KIND \((.*?): `trtcheck schema --list`\)", text)
+    assert found, text
+    assert found.group(1).split(", ") == list(DOCUMENT_KINDS)
 
 def test_a_future_minor_file_with_unknown_fields_validates_and_reads(tmp_path):
     data = _current("full.json")

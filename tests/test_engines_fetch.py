@@ -1,10 +1,13 @@
 """The download helpers (``engines/fetch_triton.py``, ``engines/fetch_ppocr.py``): every
 downloaded file is checked against its pinned SHA-256, and zip members with ``..`` or an
-absolute name are refused."""
+absolute name are refused; without the ``test`` extra ``fetch_triton.py`` says so in one line."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -73,3 +76,18 @@ def test_extract_refuses_a_traversing_member_and_writes_nothing_outside(tmp_path
     assert (dest / "pytriton" / "tritonserver" / "ok.txt").read_bytes() == b"ok"
     assert not (tmp_path / "escaped.txt").exists()
     assert zip_member_target(dest, "a/b.txt") == dest.resolve() / "a" / "b.txt"
+
+
+def test_fetch_triton_without_filelock_is_one_line_naming_the_test_extra(tmp_path):
+    # as after `pip install ".[cpu]"`: filelock (test extra only) cannot be imported
+    code = ("import runpy, sys; sys.modules['filelock'] = None; "
+            "sys.argv = ['engines/fetch_triton.py']; "
+            "runpy.run_path('engines/fetch_triton.py', run_name='__main__')")
+    env = {**os.environ, "TRTCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        'error: engines/fetch_triton.py needs filelock (the test extra); '
+        'hint: pip install -e ".[test]"']

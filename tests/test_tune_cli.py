@@ -161,6 +161,16 @@ def test_a_rate_too_low_for_the_run_length_is_refused_before_any_run(tmp_path):
     assert not (tmp_path / "t.json").exists()
 
 
+
+def test_max_runs_below_four_is_refused_by_the_option_as_its_help_says():
+    # the help says "at least 4": the option's range says the same and refuses 3 itself,
+    # before any live run (nothing listens at the URL)
+    assert "4<=x<=50" in " ".join(run_cli("tune", "--help").stdout.split())
+    res = run_cli("tune", "--url", "http://127.0.0.1:9", "--model", "m", "--arrival-rate",
+                  "100", "--max-runs", "3")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "--max-runs" in res.stderr and "4<=x<=50" in res.stderr
+
 def test_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):
     res = run_cli("tune", "--url", triton_no_control.http_url, "--model", "tb_linear",
                   "--arrival-rate", "100", "-o", str(tmp_path / "t.json"))

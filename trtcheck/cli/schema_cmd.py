@@ -7,8 +7,25 @@ import click
 
 from trtcheck.cli.common import overwrite_option
 
+_KINDS = "{kinds}"
 
-@click.command("schema", epilog="Exit codes: 0 printed or written; 2 unknown KIND or bad "
+
+class _SchemaCommand(click.Command):
+    """Fills the help's list of document kinds from the registry ``--list`` prints
+    (:data:`trtcheck.report.documents.DOCUMENT_KINDS`) when the help is shown."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from trtcheck.report.documents import DOCUMENT_KINDS
+
+        text = self.help
+        self.help = (text or "").replace(_KINDS, ", ".join(DOCUMENT_KINDS))
+        try:
+            super().format_help_text(ctx, formatter)
+        finally:
+            self.help = text
+
+
+@click.command("schema", cls=_SchemaCommand, epilog="Exit codes: 0 printed or written; 2 unknown KIND or bad "
                "output path. Versions and history: docs/results-schema.md.")
 @click.argument("kind", required=False, default="results", metavar="[KIND]")
 @click.option("--list", "list_kinds", is_flag=True,
@@ -19,8 +36,7 @@ from trtcheck.cli.common import overwrite_option
 @overwrite_option()
 def cli(kind: str, list_kinds: bool, output: str | None, overwrite: bool) -> None:
     """Print the JSON Schema (draft 2020-12) of the results.json this trtcheck writes,
-    or of the JSON document of KIND (results, advise, inspect, gate, gate-metrics,
-    compare, preflight, build: `trtcheck schema --list`).
+    or of the JSON document of KIND ({kinds}: `trtcheck schema --list`).
 
     \b
     It is generated from the results model; the one of results.json is the file shipped

@@ -51,7 +51,7 @@ the largest)."""
               help="Largest max batch searched [default: the server's max_batch_size].")
 @click.option("--duration-s", type=FiniteFloatRange(min=0.5, max=MAX_DURATION_S), default=3.0,
               show_default=True, help="Sending time of each live run, s.")
-@click.option("--max-runs", type=click.IntRange(3, 50), default=6, show_default=True,
+@click.option("--max-runs", type=click.IntRange(4, 50), default=6, show_default=True,
               help="Live runs the search may use (a repeat counts; at least 4, 5 with more than one instance).")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
               help="One request's input shapes, e.g. x:1x3x224x224 (as serve --url).")
