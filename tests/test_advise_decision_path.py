@@ -215,3 +215,68 @@ def test_one_instance_that_batches_is_not_told_to_try_more_contexts():
     assert ctx.answer == "yes"
     assert "try up to" not in ctx.conclusion
     assert f"batching up to {p.max_batch_size} lets one instance carry it" in ctx.conclusion
+
+
+def _one_size_live(rate: float, instances=None):
+    """A live calibration that formed batches of 1 only on a server allowing 8 (the
+    demo ResNet-18 at 2 req/s behind the ONNX wrapper: T(1) 27 ms + 27 ms outside)."""
+    curve = make_curve([(1, 27.0)], source="Triton batch_stats")
+    return AdviseRequest(curve=curve, rate_per_s=rate, per_batch_overhead_ms=27.0,
+                         requests=1000, replicas=4, device="cpu", batcher="triton",
+                         server_max_batch_size=8, instances=instances,
+                         calibrated_instances=1)
+
+
+def test_capacity_beyond_the_measured_sizes_is_called_extrapolated():
+    """`advise --from tune.json` quoted "222 req/s at the largest calibrated batch, 8"
+    where only batch 1 was measured: the capacity is the simulation's (T(8) = T(1)
+    assumed) and says so, in the path and in the formulas."""
+    from trtcheck.report.advise_text import advice_text
+
+    adv = advise(_one_size_live(2.0))
+    text = advice_text(adv)
+    assert "largest calibrated batch, 8" not in text
+    want = ("148 req/s at batch 8, extrapolated as T(8) = T(1), the best case for "
+            "batching: only batch 1 was measured")
+    scale = next(n for n in adv.path if n.step == "scale-out")
+    assert want in scale.conclusion, scale.conclusion
+    assert f"capacity per instance = {want}" in text
+
+
+def test_instances_given_beyond_need_are_not_called_needed():
+    """`advise --from live.json --arrival-rate 2 --instances 2` labelled its pick
+    [add-instances] because "one instance serves at most 76 req/s", far above 2 req/s:
+    the count is as given, and the advice says one instance would carry the load."""
+    adv = advise(_one_size_live(2.0, instances=[2]))
+    rec = adv.recommendation
+    assert rec.prediction.instances == 2 and rec.kind == "no-batching"
+    assert "serves at most" not in rec.summary
+    assert "2 instances as given (--instances): one instance would carry 2 req/s" \
+        in rec.summary
+    scale = next(n for n in adv.path if n.step == "scale-out")
+    assert scale.answer == "given", scale.answer
+    assert "one instance of the recommended configuration would carry 2 req/s" \
+        in scale.conclusion
+    # needed instances still say so: 1 instance cannot carry 30 req/s at max batch 1
+    need = advise(AdviseRequest(curve=make_curve([(1, 50.0), (2, 100.0)], source="g"),
+                                rate_per_s=30.0, requests=1000, replicas=0,
+                                instances=[2]))
+    assert need.recommendation.kind == "add-instances"
+    assert next(n for n in need.path if n.step == "scale-out").answer == "yes"
+
+
+def test_a_max_batch_beyond_the_measured_sizes_says_it_extrapolates():
+    """At 25 req/s the one-size calibration recommends max batch 4, and the summary said
+    in the same breath that max batch 1 is the largest measured: now it says the
+    recommendation extrapolates, by T(b) = T(1)."""
+    from trtcheck.report.advise_text import advice_text
+
+    adv = advise(_one_size_live(25.0))
+    rec = adv.recommendation
+    b = rec.prediction.max_batch_size
+    assert b > 1
+    assert "Max batch 1 is the largest batch size" not in rec.summary
+    assert (f"Max batch {b} extrapolates beyond the measured batch sizes: only T(1) is "
+            "known, so this assumes T(b) = T(1)") in rec.summary
+    assert "Only T(1) is known" not in rec.summary  # said once
+    assert "max batch 1 is a limit of the data" not in advice_text(adv)

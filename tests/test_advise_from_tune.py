@@ -57,3 +57,24 @@ def test_advise_from_a_real_tune_search_defaults_to_its_target_rate(triton, tmp_
     assert b.returncode == 0, b.stderr
     assert "the tune search's target rate" not in b.stdout
     assert json.loads(b.stdout)["recommendation"]["prediction"]["arrival_rate_per_s"] == 30.0
+
+
+def test_sizes_the_search_measured_but_the_rate_run_did_not_are_noted():
+    """tune.json held a measured T(7) from its closed loop while `advise --from tune.json`
+    (calibrated from the run at the rate, batches of 1) quoted capacity at T(8) = T(1):
+    the advice says those sizes are extrapolated, and names the measured values."""
+    from types import SimpleNamespace
+
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.inputs import _tune_curve_note
+
+    tune = SimpleNamespace(calibration=SimpleNamespace(per_instances=[
+        SimpleNamespace(instances=1, batch_sizes=[1, 7], t_ms=[36.06, 159.5]),
+        SimpleNamespace(instances=2, batch_sizes=[1, 7], t_ms=[40.0, 170.0])]))
+    note = _tune_curve_note(tune, make_curve([(1, 36.06)], source="live"), "tune.json")
+    assert note is not None
+    assert note.startswith("tune.json's search also measured T(7) = 159.5 ms at 1 instance")
+    assert "sizes above 1 are extrapolated as T(b) = T(1)" in note
+    # nothing to say when the run at the rate formed those sizes itself
+    assert _tune_curve_note(tune, make_curve([(1, 36.0), (7, 160.0)], source="live"),
+                            "tune.json") is None

@@ -145,12 +145,14 @@ def test_the_demo_headline_at_the_busy_rate_is_the_checked_advice():
     results = load_results(REPO / "tests" / "gold" / "inputs" / "full.json")
     adv = advice_from_results(results, None, None, demo=True)
     note = next(n for n in adv.curve.notes if n.startswith("demo: the arrival rate"))
-    m = re.search(r"At ([0-9.]+) req/s \(lambda x S\(1\) = ([0-9.]+): ", note)
+    m = re.search(r"At ([0-9.]+) req/s \(lambda x S\(1\) = ([0-9.]+)(?: < 1)?: ", note)
     busy, ratio = float(m.group(1)), float(m.group(2))
     # at 0.9 of one instance's batch-1 capacity no queue forms by itself: the lesson
     # must not say one does (a fresh-user trial read "a queue forms" at 0.90)
     assert ratio == pytest.approx(0.9, abs=0.06)
-    assert "a queue forms" not in note and "no queue forms by itself, but about" in note
+    assert "a queue forms" not in note and "no queue forms by itself" not in note
+    assert "the server keeps up on average, yet Poisson arrivals bunch, so a queue does " \
+        "form at batch 1" in note
     assert f"`trtcheck advise --from REPORT_DIR --arrival-rate {busy:g}`" in note
     curve, measured = advice_inputs(results, source="this run")
     checked = advise_curve(curve, measured, AdviseSettings(rate_per_s=busy,
@@ -204,3 +206,16 @@ def test_exact_choice_applies_the_tie_break_to_the_median_over_replicas():
     p99[:3, 0] = np.inf  # the simpler one infeasible in most replicas
     p99[:, 0] -= 1.0
     assert exact_choice(p99) == 1
+
+
+def test_the_demo_busy_queue_says_one_thing():
+    """A fresh user read "no queue forms by itself, but about 4.5 requests wait on
+    average" at lambda x S(1) = 0.91 as a contradiction: below 1 the server keeps up on
+    average and a queue does form from Poisson bunching; the words say that, once."""
+    from trtcheck.pipeline import busy_queue_words
+
+    busy = busy_queue_words(0.91)
+    assert busy.startswith("lambda x S(1) = 0.91 < 1: the server keeps up on average")
+    assert "a queue does form at batch 1, about 4.6 requests waiting on average" in busy
+    assert "no queue forms" not in busy and ", but" not in busy
+    assert busy_queue_words(1.2) == "lambda x S(1) = 1.2: a queue forms by itself"

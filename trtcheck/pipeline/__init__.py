@@ -44,8 +44,8 @@ runs and not in others (a tail effect, not the lesson)."""
 
 DEMO_BUSY_SHARE = 9.0
 """The demo's second rate, in units of :data:`DEMO_LOAD_SHARE` (0.9 of one instance's
-batch-1 capacity: no queue forms by itself, but about 4 requests wait on average at batch 1,
-M/D/1), to show where batching starts to matter."""
+batch-1 capacity: the server keeps up on average, yet Poisson arrivals bunch, so a queue
+of about 4 requests forms at batch 1, M/D/1), to show where batching starts to matter."""
 
 
 def _log_info(message: str) -> None:
@@ -158,6 +158,20 @@ def advise_curve(curve: Any, measured: dict[str, Any], settings: AdviseSettings,
         return advise(req)
 
 
+def busy_queue_words(rho: float) -> str:
+    """The demo's words for the queue at the busy rate, from the queue-formation ratio
+    ``rho`` = lambda x S(1): at or above 1 the server falls behind and a queue forms by
+    itself; below 1 it keeps up on average, yet Poisson arrivals bunch, so a queue does
+    form, of the M/D/1 mean length at batch 1 (Pollaczek-Khinchine, as the decision path
+    says): one plain statement, not "no queue forms, but requests wait"."""
+    if rho >= 1.0:
+        return f"lambda x S(1) = {rho:.2g}: a queue forms by itself"
+    waiting = rho * rho / (2.0 * (1.0 - rho))
+    return (f"lambda x S(1) = {rho:.2g} < 1: the server keeps up on average, yet Poisson "
+            f"arrivals bunch, so a queue does form at batch 1, about {waiting:.2g} requests "
+            "waiting on average (M/D/1)")
+
+
 def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tuple[float, str]:
     """The demo's arrival rate (:data:`DEMO_LOAD_SHARE` of one instance's batch-1
     capacity) and the note with its lesson and the headline at the busy rate."""
@@ -178,12 +192,7 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
     except InputError as exc:
         b_head = exc.message
     rho_busy = busy * s1 / 1000.0  # queue-formation ratio lambda x S(1) at the busy rate
-    if rho_busy >= 1.0:
-        busy_queue = f"lambda x S(1) = {rho_busy:.2g}: a queue forms by itself"
-    else:  # M/D/1 mean queue at batch 1 (Pollaczek-Khinchine), as the decision path says
-        busy_queue = (f"lambda x S(1) = {rho_busy:.2g}: no queue forms by itself, but about "
-                      f"{rho_busy * rho_busy / (2.0 * (1.0 - rho_busy)):.2g} requests wait on "
-                      "average at batch 1")
+    busy_queue = busy_queue_words(rho_busy)
     lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
               f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "

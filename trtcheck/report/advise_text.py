@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trtcheck.analyze.advice.advise import capacity_batch_words
 from trtcheck.results.advice import Advice, SimPrediction
 from trtcheck.units import us_to_ms
 
@@ -249,11 +250,10 @@ def advice_text(adv: Advice) -> str:
         lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
                      f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
                                     if nb < 1 and f.queue_formation_ratio < 1 else ""))
-    limit = any(p.code == "uncalibrated-batch-sizes" for p in adv.pitfalls) and \
-        f.capacity_batch_size >= max(adv.curve.points_ms, default=0)
     cap = (f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
-           + ("the largest calibrated batch, " if limit else "batch ")
-           + f"{f.capacity_batch_size}")
+           + capacity_batch_words(sorted(adv.curve.points_ms), f.capacity_batch_size,
+                                  any(p.code == "uncalibrated-batch-sizes"
+                                      for p in adv.pitfalls)))
     if i.ingress_per_request_us > 0:  # a serial per-request overhead caps each process first
         serial_cap = 1e6 / i.ingress_per_request_us
         cap += (f" (execution alone); with the {i.ingress_per_request_us / 1000:.3g} ms serial "

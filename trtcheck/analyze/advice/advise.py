@@ -709,18 +709,38 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                          c_req, req.max_utilisation)
     path = _path(req, load, rate, curve, eff, formulas, chosen, runner, cap1, cap_b,
                  gpus_implied, single_point, c_req, stability)
-    kind = "add-instances" if chosen.instances > 1 else _kind(chosen)
+    extra = _instances_given_beyond_need(req, rate, chosen, cap1)
+    kind = "add-instances" if chosen.instances > 1 and extra is None else _kind(chosen)
     summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
+    if extra is not None:
+        summary += (f" {chosen.instances} instances as given (--instances): one instance "
+                    f"would carry {rate:g} req/s, so the extra instances are not needed for "
+                    "capacity; "
+                    "instances that share a device contend, so compare with --instances 1.")
     if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
         need = qf.instances_needed(rate, cap1, req.max_utilisation)
         summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
                     f"{chosen.instances} instance{'s' if chosen.instances != 1 else ''}: {need} "
                     "keep it below.")
-    if single_point and kind != "no-batching":
+    top = req.unassessed_above
+    b0 = curve.max_batch_measured
+    if single_point and chosen.max_batch_size > b0:
+        # the recommendation lies beyond the one measured size: say so, and by what
+        summary += (f" Max batch {chosen.max_batch_size} extrapolates beyond the measured "
+                    f"batch sizes: only T({b0}) is known, so this assumes T(b) = T({b0}) for "
+                    "every b (the best case for batching); measure T(b) at larger batches "
+                    "before relying on it"
+                    + (" (calibrate at a higher rate or a longer window)." if top is not None
+                       else "."))
+    elif single_point and top is not None:
+        summary += (f" Max batch {top} is the largest batch size the calibration run "
+                    f"measured; sizes up to the server's {req.server_max_batch_size} were "
+                    f"simulated only as T(b) = T({top}), the best case for batching "
+                    "(calibrate at a higher rate or a longer window to measure them).")
+    elif single_point and kind != "no-batching":
         summary += (" Only T(1) is known: this assumes T(b) = T(1) for every b (the best "
                     "case for batching); measure T(b) at larger batches before relying on it.")
-    top = req.unassessed_above
-    if top is not None and chosen.max_batch_size >= top:
+    elif top is not None and chosen.max_batch_size >= top:
         summary += (f" Max batch {top} is the largest batch size the calibration run "
                     "measured; "
                     f"sizes up to the server's {req.server_max_batch_size} were not assessed "
@@ -1205,6 +1225,25 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         answer="cannot-tell" if undecided else kind, conclusion=concl))
     # step 5: scale out
     yes = chosen.instances > 1
+    given = _instances_given_beyond_need(req, rate, chosen, cap1)
+    if given is not None:  # the count was given, and one instance carries the load
+        own1, own1_b = given
+        one = (f"one instance of the recommended configuration would carry {rate:g} req/s "
+               f"at utilisation {rate / own1:.2f} (capacity {own1:.0f} req/s at its max "
+               f"batch {own1_b})" if own1 * req.max_utilisation >= rate else
+               f"one instance would carry {rate:g} req/s at a larger max batch (capacity "
+               f"{cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')})")
+        nodes.append(DecisionNode(
+            step="scale-out", question="Does one instance fall short (capacity at its best "
+            f"batch x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
+            value=cap1, threshold=rate / req.max_utilisation, answer="given",
+            conclusion=(f"the instance count is as given ({chosen.instances}, --instances); "
+                        f"{one}, so the extra instances are not needed for capacity"
+                        + (" (one instance was not simulated against the P99 objective)"
+                           if req.slo_p99_ms is not None else "")
+                        + "; instances that share a device contend, so compare with "
+                        "--instances 1")))
+        return nodes
     if req.finite_load:
         s_concl = (f"the instance count is as given ({chosen.instances}); a {req.load_label} "
                    "load drains whatever the count, more instances only shorten it")
@@ -1244,13 +1283,43 @@ def _config_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float
     return f"capacity {cap1:.0f} req/s {_cap_batch(req, cap_b, 'at ')}"
 
 
+def _instances_given_beyond_need(req: AdviseRequest, rate: float, chosen: SimPrediction,
+                                 cap1: float) -> tuple[float, int] | None:
+    """With ``--instances`` given (one instance not among them) and a recommendation of
+    several instances that one instance could carry (open load, capacity at the best
+    batch x the utilisation target >= the rate): one instance's capacity at the
+    recommended max batch and that batch size; ``None`` otherwise (the instances are
+    needed, or were searched from one up)."""
+    if (req.instances is None or req.finite_load or chosen.instances <= 1
+            or 1 in req.instances or cap1 * req.max_utilisation < rate):
+        return None
+    own1, _ = service_model(req).capacity_per_instance_per_s(chosen.max_batch_size, rate)
+    return own1, chosen.max_batch_size
+
+
+def capacity_batch_words(sizes: list[int], b: int, unassessed: bool) -> str:
+    """The batch size ``b`` a capacity is quoted at, in words, given the measured batch
+    sizes: the largest calibrated batch when ``unassessed`` (a live server allows larger
+    sizes that were not measured); a size beyond the measured ones is called
+    extrapolated, with how the simulation extrapolated its T(b) (one measured size b0:
+    T(b) = T(b0), the best case for batching; else along the fit's slope). Shared by
+    the decision path and the rendered formulas, so both say the same."""
+    top = max(sizes) if sizes else 0
+    if sizes and b > top:
+        if len(sizes) == 1:
+            return (f"batch {b}, extrapolated as T({b}) = T({top}), the best case for "
+                    f"batching: only batch {top} was measured")
+        return (f"batch {b}, extrapolated along the fit's slope beyond the largest "
+                f"measured batch, {top}")
+    if unassessed and b == top:
+        return f"the largest calibrated batch, {b}"
+    return f"batch {b}"
+
+
 def _cap_batch(req: AdviseRequest, cap_b: int, prefix: str = "") -> str:
-    """The batch a capacity is quoted at, in words: at the largest calibrated batch when a
-    live server allows larger ones that were not assessed."""
-    top = req.unassessed_above
-    if top is not None and cap_b >= top:
-        return f"{prefix}the largest calibrated batch, {cap_b}"
-    return f"{prefix}batch {cap_b}"
+    """The batch a capacity is quoted at, in words (:func:`capacity_batch_words`)."""
+    return prefix + capacity_batch_words([int(b) for b in req.curve.batch_sizes], cap_b,
+                                         req.unassessed_above is not None)
 
 
 def chosen_time(eff: EffectiveService, b: int, curve: LatencyCurve) -> float:
@@ -1429,11 +1498,18 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
     if top is not None:
         out.append(Finding(
             code="uncalibrated-batch-sizes", severity="warning",
-            message=f"batch sizes above {top}, the largest the calibration run measured "
-            "(formed often enough to time), were not assessed (the server allows "
-            f"{req.server_max_batch_size}): this advice "
-            f"cannot say whether larger batches pay, and its max batch {top} is a limit of "
-            "the data, not of the model" + (
+            message=(f"batch sizes above {top}, the largest the calibration run measured "
+                     "(formed often enough to time), have no measured T(b) (the server "
+                     f"allows {req.server_max_batch_size}): this advice simulated them as "
+                     f"T(b) = T({top}), the best case for batching, so it cannot say by how "
+                     "much larger batches pay, and a max batch above "
+                     f"{top} rests on that assumption"
+                     if req.curve.batch_sizes.size == 1 else
+                     f"batch sizes above {top}, the largest the calibration run measured "
+                     "(formed often enough to time), were not assessed (the server allows "
+                     f"{req.server_max_batch_size}): this advice "
+                     f"cannot say whether larger batches pay, and its max batch {top} is a "
+                     "limit of the data, not of the model") + (
                 "; the what-if rows above it extrapolate T(b) along the fitted line"
                 if any(c.max_batch_size > top for c in req.what_if) else ""),
             remedy="calibrate at a higher rate or with a longer window, so that larger "

@@ -90,9 +90,11 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
                              "run trtcheck tune again until its calibration finishes")
         from trtcheck.analyze.advice.live_calibration import inputs_from_live
 
-        return inputs_from_live(results.model_copy(update={"serve": tune.runs[i]}),
-                                source=f"{source}, tune run {i} ({tune.run_purposes[i]})",
-                                seed=seed)
+        curve, measured = inputs_from_live(
+            results.model_copy(update={"serve": tune.runs[i]}),
+            source=f"{source}, tune run {i} ({tune.run_purposes[i]})", seed=seed)
+        note = _tune_curve_note(tune, curve, source)
+        return (curve.with_notes([note]) if note else curve), measured
     imported = getattr(results, "imported", None)
     if imported is not None and results.primary_bench is None and \
             getattr(results, "serve", None) is None:
@@ -105,6 +107,30 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
 
         return inputs_from_live(results, source=source, seed=seed)
     return inputs_from_results(results, source=source)
+
+
+def _tune_curve_note(tune: Any, curve: LatencyCurve, source: str) -> str | None:
+    """A note when the tune search measured T(b) at batch sizes above the ones its run at
+    the rate formed (its closed-loop calibration; ``tune.calibration``) that the advice,
+    calibrated from the run at the rate alone, does not use: those sizes are
+    extrapolated here, and the note gives the measured values to compare with."""
+    cal = getattr(tune, "calibration", None)
+    per = [p for p in (getattr(cal, "per_instances", None) or [])
+           if int(getattr(p, "instances", 0)) == 1]
+    if not per:
+        return None
+    top = curve.max_batch_measured
+    above = [(int(b), float(t)) for b, t in zip(per[0].batch_sizes, per[0].t_ms)
+             if int(b) > top]
+    if not above:
+        return None
+    pts = ", ".join(f"T({b}) = {t:.4g} ms" for b, t in above)
+    how = (f"as T(b) = T({top}), the best case for batching" if curve.batch_sizes.size == 1
+           else "along the fit's slope")
+    return (f"{source}'s search also measured {pts} at 1 instance (its closed-loop "
+            f"calibration); this advice calibrates from the run at the rate alone, which "
+            f"formed batches up to {top}, so sizes above {top} are extrapolated {how}, not "
+            "those measured values (trtcheck tune's own pick uses them)")
 
 
 def tune_calibration_run(tune: Any) -> int | None:
