@@ -78,6 +78,38 @@ def test_the_sending_bound_counts_from_the_given_start(streamed):
     assert rec.t_stop_sending >= rec.t_began > t0 + 0.5
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_backlog_stops_at_the_sending_bound(streamed):
+    """A sender far behind its schedule (a start 1.5 s ago: about 1500 sends already
+    due) whose bound is 0.1 s away: each send takes 2 ms or more (a blocking sleep), so
+    firing the whole backlog would take 3 s; the bound is checked after every send, so
+    sending stops by it plus one send (the margin allows a loaded machine)."""
+    send_s = 0.002
+    spec = "open:1000:constant:2000"
+    sent: list[float] = []
+
+    def slow_send(i: int) -> asyncio.Future:
+        time.sleep(send_s)  # at least send_s: the sends of one loop run one after another
+        sent.append(time.perf_counter())
+        return _answer_at_once(i)
+
+    async def go():
+        on_end = (lambda *a: None) if streamed else None
+        return await run_load(parse_load(spec), slow_send, t0_s=t0, max_duration_s=1.6,
+                              on_end=on_end)
+
+    t0 = time.perf_counter() - 1.5
+    stop_at = t0 + 1.6
+    rec = asyncio.run(go())
+    counts = rec.outcome_counts()
+    assert counts[OK] == len(sent) and counts["not_sent"] == 2000 - len(sent)
+    # each send began before the bound, after the one before it had taken send_s
+    assert len(sent) <= (stop_at - rec.t_began) / send_s + 1
+    assert len(sent) < 1500  # far from the whole backlog
+    assert rec.t_stop_sending < stop_at + send_s + 0.5
+    assert all(t < stop_at + send_s + 0.5 for t in sent)
+
+
 @pytest.mark.parametrize("spec", ["burst:20", "closed:4:40"])
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_burst_or_closed_loop_given_a_start_ahead_waits_for_it(spec, streamed):
