@@ -78,6 +78,38 @@ def test_the_sending_bound_counts_from_the_given_start(streamed):
     assert rec.t_stop_sending >= rec.t_began > t0 + 0.5
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_backlog_stops_at_the_sending_bound(streamed):
+    """A sender far behind its schedule (a start 1.5 s ago: about 1500 sends already
+    due) whose bound is 0.1 s away: each send takes 2 ms or more (a blocking sleep), so
+    firing the whole backlog would take 3 s; the bound is checked after every send, so
+    sending stops by it plus one send (the margin allows a loaded machine)."""
+    send_s = 0.002
+    spec = "open:1000:constant:2000"
+    sent: list[float] = []
+
+    def slow_send(i: int) -> asyncio.Future:
+        time.sleep(send_s)  # at least send_s: the sends of one loop run one after another
+        sent.append(time.perf_counter())
+        return _answer_at_once(i)
+
+    async def go():
+        on_end = (lambda *a: None) if streamed else None
+        return await run_load(parse_load(spec), slow_send, t0_s=t0, max_duration_s=1.6,
+                              on_end=on_end)
+
+    t0 = time.perf_counter() - 1.5
+    stop_at = t0 + 1.6
+    rec = asyncio.run(go())
+    counts = rec.outcome_counts()
+    assert counts[OK] == len(sent) and counts["not_sent"] == 2000 - len(sent)
+    # each send began before the bound, after the one before it had taken send_s
+    assert len(sent) <= (stop_at - rec.t_began) / send_s + 1
+    assert len(sent) < 1500  # far from the whole backlog
+    assert rec.t_stop_sending < stop_at + send_s + 0.5
+    assert all(t < stop_at + send_s + 0.5 for t in sent)
+
+
 @pytest.mark.parametrize("spec", ["burst:20", "closed:4:40"])
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_burst_or_closed_loop_given_a_start_ahead_waits_for_it(spec, streamed):
@@ -114,3 +146,91 @@ def test_a_live_record_moves_and_merges_its_start_and_when_it_began():
     assert a.t_began == pytest.approx(0.004, abs=1e-12)
     a.merge(b)
     assert a.t_start == 0.0 and a.t_began == pytest.approx(0.002, abs=1e-12)
+
+
+def _local_jobs(triton, spec: str, seed: int, n: int):
+    """Load jobs of ``spec``'s shares for ``n`` local load processes against the test
+    Triton's ``tb_linear`` (as ``_one_run`` builds them)."""
+    import json
+    import urllib.request
+
+    from trtcheck.measure.serving.live.kserve import parse_url
+    from trtcheck.measure.serving.live.live import LoadJob, process_share, request_tensors
+
+    def get(path: str) -> dict:
+        with urllib.request.urlopen(triton.http_url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    feed, _, outs = request_tensors(get("/v2/models/tb_linear"),
+                                    get("/v2/models/tb_linear/config"))
+    ep = parse_url(triton.http_url)
+    shape = parse_load(spec)
+    return shape, [LoadJob(ep.url, ep.protocol, ep.address, "tb_linear", "", feed, outs,
+                           process_share(shape, seed, k, n), seed, 5.0, 5.0, 2, 4)
+                   for k in range(n)]
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_local_load_processes_share_one_common_start(triton):
+    """Every local load process anchors its share to the one start the measuring process
+    sends with go (after the go itself), not to when its own run began: process k's
+    earliest scheduled send is exactly that start + 1 ms + offset k of the one schedule;
+    how late each run began is recorded per process."""
+    from trtcheck.measure.serving.live.live import merge_results, run_processes
+
+    seed = 5
+    shape, jobs = _local_jobs(triton, "open:100:poisson:60", seed, 3)
+    before_go: list[float] = []
+    parts = run_processes(jobs, lambda: before_go.append(time.perf_counter()),
+                          timeout_s=30.0)
+    offs = shape.schedule_s(seed)
+    assert [(p.record.sent, p.record.outcomes[OK]) for p in parts] == [(20, 20)] * 3
+    # one start for every process, exactly, chosen at go (ahead of it)
+    assert len({p.record.t_start for p in parts}) == 1
+    start = parts[0].record.t_start
+    assert start > before_go[0]
+    for k, part in enumerate(parts):
+        rec = part.record
+        assert rec.first == pytest.approx(start + 0.001 + float(offs[k]), abs=1e-9)
+    for part in parts:
+        assert part.record.start_late_s == [part.record.t_began - start]
+    whole, _ = merge_results(shape, parts)
+    assert whole.first == pytest.approx(start + 0.001 + float(offs[0]), abs=1e-9)
+    assert len(whole.start_late_s) == 3
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_one_local_load_process_starts_when_its_run_begins(triton):
+    from trtcheck.measure.serving.live.live import run_processes
+
+    shape, jobs = _local_jobs(triton, "open:100:constant:10", 0, 1)
+    (part,) = run_processes(jobs, lambda: None, timeout_s=30.0)
+    rec = part.record
+    assert rec.sent == 10 and rec.t_start == rec.t_began and rec.start_late_s == [0.0]
+    assert rec.first == pytest.approx(rec.t_start + 0.001, abs=1e-9)
+
+
+def test_go_carries_one_common_start_ahead_of_the_signal():
+    """``signal_go``: several processes get a ``"sync"`` (timing the signal) and then
+    ``("go", start)`` with one start at least the lead ahead of when it was sent; one
+    process gets a plain ``"go"`` (its run starts when it begins)."""
+    import multiprocessing as mp
+
+    from trtcheck.measure.serving.live.live import LOCAL_START_LEAD_S, signal_go
+
+    pipes = [mp.Pipe() for _ in range(3)]
+    try:
+        before = time.perf_counter()
+        start = signal_go([a for a, _ in pipes])
+        after = time.perf_counter()
+        assert start is not None and before + LOCAL_START_LEAD_S < start
+        assert start < after + LOCAL_START_LEAD_S + (after - before)
+        for _, b in pipes:
+            assert b.recv() == "sync" and b.recv() == ("go", start) and not b.poll()
+        assert signal_go([pipes[0][0]]) is None and pipes[0][1].recv() == "go"
+    finally:
+        for a, b in pipes:
+            a.close()
+            b.close()

@@ -23,7 +23,9 @@ cancelled and counted as timed out. Every request ends in exactly one outcome:
 Sending schedule precision: the default event loop's timers round up to whole
 milliseconds (epoll), so the open-loop scheduler sleeps on a timer only until ``spin_s``
 (1.5 ms) before the next send and then yields to the loop (``asyncio.sleep(0)``) until it
-is due; sends that are due are issued back to back (catch-up) rather than skipped. A
+is due; sends that are due are issued back to back (catch-up) rather than skipped, up
+to the sending bound (checked after every send, so a sender far behind its schedule
+stops at ``max_duration_s`` too; what it had not sent by then is ``not_sent``). A
 loop made by :func:`precise_loop` waits in ``select()``, whose timeouts are microseconds,
 so a load process that owns its loop spins only the last :data:`PRECISE_SPIN_S`: the
 CPU it leaves free is the server's, when both share a small machine.
@@ -246,7 +248,9 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
         start: ``start(i) -> future`` starts request ``i`` at once (must not block) and
             returns an ``asyncio.Future``/``Task``; an exception raised by ``start`` itself
             or by the future is the request's error.
-        max_duration_s: sending stops after this many seconds (> 0).
+        max_duration_s: sending stops after this many seconds (> 0); an open loop
+            checks it after every send, also while catching up on a backlog, so it sends
+            past the bound by one request's send time at most (the rest: ``not_sent``).
         drain_timeout_s: seconds allowed after sending stops for requests to finish;
             the rest are cancelled and recorded as ``timeout``.
         seed: seed of Poisson arrivals.
@@ -339,9 +343,12 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
             now = _clock()
             if now >= stop_at:
                 break
-            while i < n and base + offs[i] <= now:
+            # a backlog (sends already due) goes out back to back, but never past the
+            # bound: the stop time is checked after every send
+            while i < n and base + offs[i] <= now < stop_at:
                 fire(i, base + offs[i])
                 i += 1
+                now = _clock()
             if i >= n:
                 break
             dt = base + offs[i] - _clock()
@@ -482,9 +489,10 @@ async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
             now = _clock()
             if now >= stop_at:
                 break
-            while i < n and base + offs[i] <= now:
+            while i < n and base + offs[i] <= now < stop_at:  # the bound after each send
                 fire(i, base + float(offs[i]))
                 i += 1
+                now = _clock()
             if i >= n:
                 break
             dt = base + offs[i] - _clock()

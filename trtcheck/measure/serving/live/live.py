@@ -12,7 +12,8 @@ counted) and reads the server's own truth around every run:
 
 The load generator runs in its own processes (``client_processes``, spawned), each with
 its own event loop and pre-warmed connections, so nothing in the measuring process can
-starve it; an open-loop schedule is dealt round-robin to the processes. Over HTTP each
+starve it; an open-loop schedule is dealt round-robin to the processes, and every
+process anchors its share to one common start (:func:`signal_go`). Over HTTP each
 process encodes the request once and sends it over keep-alive connections
 (:mod:`trtcheck.measure.serving.live.kserve_http`); over gRPC it uses ``tritonclient.grpc.aio``. Every request
 ends in one outcome (``ok``, ``error``, ``timeout``, ``not_sent``); a failed request is
@@ -85,6 +86,9 @@ STATS_SETTLE_S = 2.0
 RESTORE_TIMEOUT_S = 30.0
 #: Seconds a stopped load process may take to exit before it is killed.
 STOP_TIMEOUT_S = 2.0
+#: Seconds between the go of several local load processes (after the measured time to
+#: signal them all) and the common start their shares' schedules are anchored to.
+LOCAL_START_LEAD_S = 0.005
 #: Most bytes of one input tensor trtcheck generates for a request.
 MAX_REQUEST_BYTES = 256 * 2**20
 
@@ -311,10 +315,10 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
 
     ``start_at``, called once ``wait_go()`` said go, gives the run's start
     (:func:`time.perf_counter` seconds; ``None`` or no ``start_at``: when the run
-    begins, as a local load process does): the run's schedule is anchored to it
+    begins, as a lone local load process does): the run's schedule is anchored to it
     (:func:`~trtcheck.measure.serving.loadgen.run_load`'s ``t0_s``), so shares given one
-    common epoch send one schedule; the record's ``t_began - t_start`` is how late the
-    run began.
+    common start send one schedule; the record's ``t_began - t_start`` (also its
+    ``start_late_s``) is how late the run began.
 
     Returns:
         the :class:`LoadResult`, or ``None`` when it stopped before the run (warm-up
@@ -426,6 +430,7 @@ async def run_job(job: LoadJob, ready: Callable[[dict[str, str]], None],
     record.t_start, record.t_stop_sending, record.t_done = (rec.t_start, rec.t_stop_sending,
                                                             rec.t_done)
     record.t_began = rec.t_began
+    record.start_late_s = [rec.t_began - rec.t_start]
     return LoadResult(record, messages)
 
 
@@ -469,15 +474,23 @@ def _worker(conn: Any, job: LoadJob) -> None:
     def ready(warm_errors: dict[str, str]) -> None:
         conn.send(("ready", warm_errors))
 
+    start: list[float | None] = [None]
+
     def wait_go() -> bool:
         msg = conn.recv()
+        while msg == "sync":  # the measuring process timing its signal (run_processes)
+            msg = conn.recv()
+        if isinstance(msg, tuple) and msg[0] == "go":  # with the common start
+            start[0] = float(msg[1])
+            return True
         return msg == "go"
 
     try:
         send = target_kind(job.protocol).resolve("send")  # run_job for KServe v2
         loop = precise_loop()  # timers to 0.1 ms: the scheduler need not spin for long
         try:
-            res = loop.run_until_complete(send(job, ready, wait_go))
+            res = loop.run_until_complete(send(job, ready, wait_go,
+                                               start_at=lambda: start[0]))
         finally:
             loop.close()
         conn.send(("done", res))
@@ -515,8 +528,11 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                   timeout_s: float) -> list[LoadResult]:
     """Start one spawned process per job, wait until every one is connected and warmed
     up, call ``between()`` (e.g. read the server's statistics), then let them all run.
-    On any exception (Ctrl-C/SIGTERM included) every process is stopped at once
-    (:func:`stop_processes`); none outlives the call.
+    Several processes run from one common start (:func:`signal_go`): each anchors its
+    share of the schedule to it, so the shares send one schedule however late each
+    process gets going (its record's ``start_late_s``); one process starts when its run
+    begins. On any exception (Ctrl-C/SIGTERM included) every process is stopped at
+    once (:func:`stop_processes`); none outlives the call.
 
     Raises:
         EnvironmentProblem: a process failed, warm-up requests all failed (the first
@@ -544,8 +560,7 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                 kind, text = next(iter(msg[1].items()))
                 raise request_failure(kind, text, jobs[0], warmup=True)
         between()
-        for c in conns:
-            c.send("go")
+        signal_go(conns)
         out: list[LoadResult] = []
         deadline = time.monotonic() + timeout_s
         for c in conns:
@@ -564,6 +579,28 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                 except Exception:  # noqa: BLE001 - already gone
                     pass
         stop_processes(procs, graceful_s=5.0 if finished else 0.0)
+
+
+def signal_go(conns: Sequence[Any]) -> float | None:
+    """Tell the load processes at ``conns`` to run; returns their common start.
+
+    One process is told ``"go"`` (``None``: its run starts when it begins). Several are
+    told ``("go", start)``: ``start`` is a :func:`time.perf_counter` time (the clock every
+    process of one host shares: ``CLOCK_MONOTONIC`` on Linux) :data:`LOCAL_START_LEAD_S`
+    plus the measured time to signal them all (a ``"sync"`` to each first) ahead, and
+    each process anchors its share's schedule to it (``run_load``'s ``t0_s``), as the
+    actors of a distributed run anchor theirs to the common epoch."""
+    if len(conns) == 1:
+        conns[0].send("go")
+        return None
+    t = _clock()
+    for c in conns:
+        c.send("sync")
+    now = _clock()
+    start = now + LOCAL_START_LEAD_S + (now - t)
+    for c in conns:
+        c.send(("go", start))
+    return start
 
 
 def stop_processes(procs: Sequence[Any], graceful_s: float) -> None:

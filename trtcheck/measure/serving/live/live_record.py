@@ -38,6 +38,9 @@ class LiveRunRecord:
         t_began: when its load loop began (perf_counter s): ``t_start`` unless the run
             was given a start (a distributed run's common epoch), then
             ``t_began - t_start`` is how late it began.
+        start_late_s: how late each load process's run began after the start its
+            schedule is anchored to (``t_began - t_start``, s; one per process, in merge
+            order): 0 for a run that starts when it begins (one local process).
     """
 
     open_loop: bool
@@ -57,6 +60,7 @@ class LiveRunRecord:
     t_stop_sending: float = 0.0
     t_done: float = 0.0
     t_began: float = 0.0
+    start_late_s: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         from trtcheck.measure.serving.serve import MAX_RAW_REQUESTS
@@ -103,6 +107,7 @@ class LiveRunRecord:
         self.last_ok_end = max(self.last_ok_end, other.last_ok_end)
         self.t_start = min(self.t_start, other.t_start)
         self.t_began = min(self.t_began, other.t_began)
+        self.start_late_s.extend(other.start_late_s)
         self.t_stop_sending = max(self.t_stop_sending, other.t_stop_sending)
         self.t_done = max(self.t_done, other.t_done)
 

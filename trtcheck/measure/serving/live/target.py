@@ -73,9 +73,10 @@ class TargetKind:
         description: what it speaks, for messages and ``--help``.
         parse: ``"module:function"``, ``function(url) -> Endpoint`` (raises InputError).
         control: ``"module:class"``, ``class(endpoint) -> Target``.
-        send: ``"module:function"``, ``async function(job, ready, wait_go) -> LoadResult``:
-            the requests of one load process (warm-up, then the load shape), run in each
-            load generator process.
+        send: ``"module:function"``, ``async function(job, ready, wait_go, start_at=None)
+            -> LoadResult``: the requests of one load process (warm-up, then the load
+            shape), run in each load generator process; ``start_at()`` (called after
+            go) is the common start its schedule is anchored to, or ``None``.
         check: ``"module:function"``, ``function(protocol)``: raises
             :class:`~trtcheck.errors.EnvironmentProblem` when the client library is missing.
     """
