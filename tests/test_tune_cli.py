@@ -171,6 +171,19 @@ def test_max_runs_below_four_is_refused_by_the_option_as_its_help_says():
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "--max-runs" in res.stderr and "4<=x<=50" in res.stderr
 
+def test_a_rate_above_what_the_instances_serve_is_one_line(server, tmp_path):
+    # tb_per_item serves at most 4 / 81 ms = 49 req/s on its one allowed instance: the
+    # run at 120 req/s only queues, so it calibrates nothing (before: exit 4, a traceback)
+    out = tmp_path / "t.json"
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_per_item",
+                  "--arrival-rate", "120", "--max-instances", "1", "--duration-s", "2",
+                  "-o", str(out))
+    line = assert_one_line_error(res, 2, "is more than its configuration serves",
+                                 "--arrival-rate 120", "lower --arrival-rate")
+    assert "49.4 req/s" in line or "req/s with 1 instance(s)" in line
+    assert json.loads(out.read_text())["tune"]["restored"]
+
+
 def test_without_explicit_model_control_is_one_line(triton_no_control, tmp_path):
     res = run_cli("tune", "--url", triton_no_control.http_url, "--model", "tb_linear",
                   "--arrival-rate", "100", "-o", str(tmp_path / "t.json"))

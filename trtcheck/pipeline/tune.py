@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from trtcheck.analyze import tune_plan as tp
 from trtcheck.analyze.advice import MIN_CALIBRATION_OK
+from trtcheck.analyze.advice.live_calibration import OverloadedCalibration
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
@@ -239,6 +240,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         input."""
         try:
             return step()
+        except OverloadedCalibration as exc:  # the target rate is more than it serves
+            raise InputError(
+                f"{exc.message} (--arrival-rate {s.rate_per_s:g})",
+                "lower --arrival-rate, or raise --max-instances so tune can calibrate at "
+                "an instance count that carries the rate") from None
         except InputError as exc:
             raise EnvironmentProblem(
                 f"the live runs cannot calibrate tune: {exc.message}",

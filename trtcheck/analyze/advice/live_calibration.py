@@ -234,6 +234,11 @@ def _quantiles(samples: Sequence[float] | np.ndarray, qs: np.ndarray) -> np.ndar
     return np.array([percentile(arr, float(q)) for q in qs])
 
 
+class OverloadedCalibration(InputError):
+    """A calibration run whose load exceeds what its configuration serves (the simulated
+    queue grows without bound)."""
+
+
 #: Fewest ok requests a calibration run needs.
 MIN_CALIBRATION_OK = 10
 
@@ -290,6 +295,14 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
                            batcher="triton")
     sim_lat: list[float] = []
     _simulate(obs, service, seed, sim_lat)
+    if not sim_lat:  # the simulated queue grows without bound: no steady state to match
+        cap = obs.instances * 1e3 * max(b / float(curve.t_ms(b))
+                                        for b in range(1, max(1, obs.max_batch_size) + 1))
+        raise OverloadedCalibration(
+            f"the calibration run's load ({obs.rate_per_s:.3g} req/s) is more than its "
+            f"configuration serves (at most about {cap:.3g} req/s with {obs.instances} "
+            "instance(s)): its queue only grows, so it calibrates nothing",
+            "calibrate from a run at a rate the configuration keeps up with")
 
     # per-request delay: client quantiles minus simulated server quantiles
     qs = (np.arange(DELAY_QUANTILES) + 0.5) / DELAY_QUANTILES
