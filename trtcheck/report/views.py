@@ -1053,6 +1053,8 @@ class CompareView:
         name_a, name_b: the names shown for A and B.
         comparable: the environments are comparable.
         different_models: why the two files measured different models, or ``None``.
+        nothing_paired: one line when nothing was paired (what each file holds, what
+            compare pairs), or ``None``.
         environment, inspection: fields side by side.
         runs: matched bench runs; runs_only_in_a, runs_only_in_b: unmatched labels.
         layers: engine layers, ``None`` unless both files hold an engine.
@@ -1068,6 +1070,7 @@ class CompareView:
     name_b: str
     comparable: bool
     different_models: str | None
+    nothing_paired: str | None
     environment: list[FieldPairRow]
     inspection: list[FieldPairRow]
     runs: list[CompareRunView]
