@@ -218,3 +218,24 @@ def test_different_models_get_a_banner_and_no_verdicts(pair):
     assert run_lines and not any(re.search(r"[+-]\d+(\.\d+)?%", ln) for ln in run_lines)
     assert "different models" in compare_render.render_markdown(c)
     assert "different models" in compare_render.render_html(c)
+
+
+def test_two_files_with_nothing_compare_pairs_are_one_line_exit_2(pair, tmp_path):
+    """A bench-only file and a serving-only file share no section compare can pair: one
+    line naming what each holds and what compare pairs, exit 2 (before: exit 0 and only
+    the environment table)."""
+    from tests.cli_helper import invoke
+    from tests.conftest import assert_one_line_error
+    from tests.test_compare_serve import _serve_results
+
+    a, _ = pair
+    serve_only = _serve_results("1:2,8:4")
+    c = compare(a, serve_only, "bench.json", "live.json")
+    assert c.shares_nothing and c.runs == [] and c.serve == []
+    assert c.holds_a == ["bench runs (onnxruntime-fp32)", "a model inspection"]
+    assert c.holds_b[0].startswith("a serving run (2 configuration(s): burst:32 W=0 ms B=8")
+    pa, pb = g.write(a, tmp_path / "bench.json"), g.write(serve_only, tmp_path / "live.json")
+    line = assert_one_line_error(invoke("compare", pa, pb), 2, "nothing to compare: A (",
+                                 "holds bench runs (onnxruntime-fp32) and a model inspection; B (",
+                                 "holds a serving run", "hint: compare pairs bench runs")
+    assert "tune pick with a serving run" in line

@@ -65,3 +65,86 @@ def test_loads_set_from_each_runs_own_capacity_pair_by_position(pair):
     b3.serve.configs = b3.serve.configs[:1]
     c = compare(a, b3)
     assert len(c.serve) == 1 and c.serve_only_in_a == ["burst:32 W=2 ms B=8"]
+
+
+def _tune_of(serve_res, window_us: float, max_batch: int, instances: int = 1):
+    """A ``trtcheck tune`` document whose measured pick is (window, max batch, instances),
+    measured by its one live run: ``serve_res``'s serving run (its first configuration)."""
+    from trtcheck.results.tune import (
+        TuneChoice, TuneInterval, TuneMeasured, TunePrediction, TuneResult,
+    )
+
+    pred = TunePrediction(window_us=window_us, max_batch_size=max_batch, instances=instances,
+                          stable=True, utilisation=0.5, p50_ms=5.0, p99_ms=9.0,
+                          p50=TuneInterval(point_ms=5.0, lo_ms=4.0, hi_ms=6.0),
+                          p99=TuneInterval(point_ms=9.0, lo_ms=7.0, hi_ms=12.0))
+    run = serve_res.serve.model_copy(update={"configs": serve_res.serve.configs[:1]})
+    t = serve_res.model_copy(deep=True)
+    t.kind, t.serve = "tune", None
+    t.tune = TuneResult(
+        url="http://127.0.0.1:8000", model="m", arrival_rate_per_s=100.0,
+        objective="fewest-instances", runs=[run], run_purposes=["confirm"],
+        predictions=[pred],
+        pick=TuneChoice(window_us=window_us, max_batch_size=max_batch, instances=instances,
+                        predicted=pred,
+                        measured=TuneMeasured(p50_ms=7.5, p99_ms=11.0,
+                                              throughput_queries_per_s=321.0, mean_batch=2.5,
+                                              requests=32, run=0, p50_inside=False,
+                                              p99_inside=True)))
+    return t
+
+
+def test_a_tune_pick_pairs_with_the_serving_configuration_of_its_window_batch_instances(pair):
+    """serve vs tune: the pick's measured numbers against the serving run's configuration
+    of the pick's window, max batch and instance count (before: no row, and no note)."""
+    from trtcheck.analyze.compare.compare import compare
+    from trtcheck.report.compare_render import render_text
+
+    a, _ = pair
+    tune = _tune_of(a, 2000.0, 8)
+    c = compare(a, tune, "live.json", "tune.json")
+    assert [d.config for d in c.serve] == ["burst:32 / tune pick burst:32 W=2 ms B=8 I=1"]
+    (row,) = c.serve
+    served = a.serve.configs[1]
+    assert (row.qps_a, row.p99_a_ms) == (served.throughput_queries_per_s, served.p99_ms)
+    assert (row.qps_b, row.p50_b_ms, row.p99_b_ms, row.batch_b) == (321.0, 7.5, 11.0, 2.5)
+    assert c.serve_only_in_a == ["burst:32 W=0 ms B=8"] and c.serve_only_in_b == []
+    assert c.nothing_paired is None and not c.shares_nothing
+    assert "tune pick burst:32 W=2 ms B=8 I=1" in render_text(c)
+    # tune as A: the pick's numbers are A's
+    r = compare(tune, a)
+    assert [d.config for d in r.serve] == ["tune pick burst:32 / burst:32 W=2 ms B=8 I=1"]
+    assert r.serve[0].qps_a == 321.0 and r.serve[0].qps_b == served.throughput_queries_per_s
+
+
+def test_a_tune_pick_without_its_configuration_in_the_serving_run_gets_a_note(pair, tmp_path):
+    """No serving configuration with the pick's window/max batch/instances: exit 0 and a
+    visible line naming what each file holds (before: only the environment table)."""
+    from trtcheck.analyze.compare.compare import compare
+    from trtcheck.report.compare_render import render_html, render_markdown, render_text
+    from trtcheck.results import results_to_json
+    from tests.cli_helper import invoke
+
+    a, _ = pair
+    tune = _tune_of(a, 1000.0, 2, instances=3)
+    c = compare(a, tune, "live.json", "tune.json")
+    assert c.serve == [] and not c.shares_nothing
+    assert c.serve_only_in_b == ["tune pick burst:32 W=1 ms B=2 I=3"]
+    note = c.nothing_paired
+    assert note is not None and note.startswith("nothing paired: A holds a serving run (2 ")
+    assert "B holds a tune search (measured pick W=1 ms B=2 I=3 at burst:32)" in note
+    assert "two tune searches (by pick)" in note
+    assert f"note: {note}" in render_text(c)
+    assert "**Note:** nothing paired" in render_markdown(c)
+    assert 'class="nothing-paired"' in render_html(c)
+    # another load kind is no partner either: an open pick vs a burst configuration
+    open_pick = _tune_of(a, 2000.0, 8)
+    load = open_pick.tune.runs[0].configs[0].load
+    open_pick.tune.runs[0].configs[0].load = load.model_copy(
+        update={"label": "open:478", "kind": "open"})
+    assert compare(a, open_pick).serve == []
+    (tmp_path / "live.json").write_text(results_to_json(a))
+    (tmp_path / "tune.json").write_text(results_to_json(tune))
+    res = invoke("compare", tmp_path / "live.json", tmp_path / "tune.json")
+    assert res.returncode == 0, res.stderr
+    assert "note: nothing paired: A holds a serving run" in res.stdout

@@ -67,3 +67,32 @@ def test_sentence_wording():
     assert count_sentence(f * 2 + [Finding(code="e", severity="error", message="m"),
                                    Finding(code="i", severity="info", message="m")]) == \
         "1 error, 2 warnings and 1 note in this report."
+
+
+def test_no_findings_is_never_said_under_a_verdict_with_reasons():
+    """A tune document whose pick was measured outside its interval: the verdict lists a
+    warning and no section shows a finding box. Before: "No findings in this report."
+    under "Ready with warnings"."""
+    import json
+    import lzma
+
+    from trtcheck.report import with_verdict
+    from trtcheck.results import results_from_json
+
+    record = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / \
+        "h200-host-resnet18-tune.json.xz"
+    doc = json.loads(lzma.decompress(record.read_bytes()))["tunes"][0]["tune_json"]
+    doc["tune"]["pick"]["measured"]["p99_inside"] = False
+    res = with_verdict(results_from_json(json.dumps(doc)))
+    assert res.verdict is not None and res.verdict.status == "ready_with_warnings"
+    html, md, _, _ = build_report(res)
+    assert "No findings" not in md and "No findings" not in html
+    sentence = ("The verdict above lists 1 warning (the pick's measured P99 fell outside "
+                "its prediction interval); the sections below show no other findings.")
+    assert sentence in md
+    assert md.index("## Verdict") < md.index(sentence)  # "above" holds
+    # the same document measured inside its interval: ready, and no findings to name
+    doc["tune"]["pick"]["measured"]["p99_inside"] = True
+    ready = with_verdict(results_from_json(json.dumps(doc)))
+    assert ready.verdict is not None and ready.verdict.status == "ready"
+    assert "No findings in this report." in build_report(ready)[1]

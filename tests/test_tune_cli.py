@@ -123,7 +123,7 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     rep = run_cli("report", "--from", str(out), "-o", str(tmp_path / "rep"))
     assert rep.returncode == 0, rep.stderr
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "Tune" in md and "pick" in md
+    assert "## Tune" in md and "**Pick:** window " in md
     verdict = json.loads((tmp_path / "rep" / "results.json").read_text())["verdict"]
     kinds = {r["kind"] for r in verdict["reasons"]}
     assert "nothing-measured" not in kinds and verdict["target"] == "triton"

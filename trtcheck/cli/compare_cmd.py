@@ -17,8 +17,9 @@ def _results_path(path: str) -> str:
     return path
 
 
-@click.command("compare", epilog="Exit codes: 0 compared; 2 bad input. compare never fails "
-               "on a regression: use trtcheck gate for that.")
+@click.command("compare", epilog="Exit codes: 0 compared; 2 bad input (also two files that "
+               "hold nothing compare can pair). compare never fails on a regression: use "
+               "trtcheck gate for that.")
 @click.argument("a", type=click.Path(path_type=str))
 @click.argument("b", type=click.Path(path_type=str))
 @click.option("--format", "output_format", type=click.Choice(["text", "md", "html", "json"]),
@@ -52,7 +53,8 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     throughput per batch size with a bootstrap interval of the change B/A; engine
     layers matched by name with their time deltas when both files have an engine;
     serving configurations and precision variants (accuracy metrics A vs B) present in
-    both files.
+    both files; tune picks, and a tune pick with the serving configuration of its
+    window, max batch and instances.
       trtcheck compare prod.json candidate.json
       trtcheck compare fp32.json fp16.json --format html -o compare.html
       trtcheck compare r.json r.json --run-a onnxruntime-fp32 --run-b onnxruntime-fp16
@@ -69,6 +71,12 @@ def cli(a: str, b: str, output_format: str, output: str | None, overwrite: bool,
     ra, rb = load_results(a), load_results(b)
     comp = compare(ra, rb, name_a=a, name_b=b, confidence=confidence, seed=seed,
                    run_to_run_cv=run_to_run_cv, run_a=run_a, run_b=run_b)
+    if comp.shares_nothing:
+        from trtcheck.analyze.compare.compare import PAIRS, and_join
+        from trtcheck.errors import InputError
+
+        raise InputError(f"nothing to compare: A ({a}) holds {and_join(comp.holds_a)}; "
+                         f"B ({b}) holds {and_join(comp.holds_b)}", PAIRS)
     if output_format == "json":
         from trtcheck.cli.common import json_document
 

@@ -140,7 +140,7 @@ def view(c: Comparison, max_layers: int | None = None) -> CompareView:
     ) for p in c.precision]
     return CompareView(
         name_a=c.name_a, name_b=c.name_b, comparable=c.comparable,
-        different_models=c.different_models,
+        different_models=c.different_models, nothing_paired=c.nothing_paired,
         environment=_pairs(c.environment), inspection=_pairs(c.inspection),
         runs=runs, runs_only_in_a=list(c.runs_only_in_a), runs_only_in_b=list(c.runs_only_in_b),
         layers=layers,
@@ -168,6 +168,8 @@ def render_text(c: Comparison) -> str:
     if c.different_models:
         out.append(f"WARNING: {c.different_models}; latency changes are not regressions "
                    "and are not judged")
+    if c.nothing_paired:
+        out.append(f"note: {c.nothing_paired}")
     out.append("environment: " + ("comparable" if c.comparable else
                                   "NOT comparable (differences marked *)"))
     out += _table(["field", "A", "B", ""],
@@ -244,6 +246,7 @@ def render_markdown(c: Comparison) -> str:
     out = [f"## trtcheck compare: {e(c.name_a)} (A) vs {e(c.name_b)} (B)", "",
            *([f"**Warning: {e(c.different_models)}**; latency changes are not "
               "regressions and are not judged.", ""] if c.different_models else []),
+           *([f"**Note:** {e(c.nothing_paired)}", ""] if c.nothing_paired else []),
            "Environment: " + ("comparable" if c.comparable else
                               "**not comparable** (differences in bold)"), "",
            "| field | A | B |", "|---|---|---|"]

@@ -86,6 +86,34 @@ def count_sentence(findings: list[Any]) -> str:
     return text + " in this report."
 
 
+#: a verdict reason's effect in the summary sentence (singular, plural)
+_EFFECT_WORDS = {"not_ready": ("reason it is not ready", "reasons it is not ready"),
+                 "cannot_tell": ("reason it cannot tell", "reasons it cannot tell"),
+                 "warning": ("warning", "warnings")}
+
+
+def finding_sentence(results: Results) -> str:
+    """The summary's count of findings (:func:`count_sentence` of the finding boxes the
+    sections show). When the sections show none but the verdict lists reasons that
+    decide something (not ready, cannot tell, warning: a tune pick measured outside its
+    interval has no finding box), the sentence names those instead of "No findings"."""
+    shown = shown_findings(results)
+    verdict = results.verdict
+    reasons = [r for r in (verdict.reasons if verdict is not None else [])
+               if r.effect in _EFFECT_WORDS]
+    if shown or not reasons:
+        return count_sentence(shown)
+    parts = []
+    for effect, (one, many) in _EFFECT_WORDS.items():
+        n = sum(1 for r in reasons if r.effect == effect)
+        if n:
+            parts.append(f"{n} {one if n == 1 else many}")
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    titles = "; ".join(r.title for r in reasons)
+    return (f"The verdict above lists {text} ({titles}); the sections below show no other "
+            "findings.")
+
+
 def summary_view(results: Results) -> SummaryView:
     """The view of the summary section (always present)."""
     env = results.environment
@@ -95,7 +123,7 @@ def summary_view(results: Results) -> SummaryView:
         or "none visible",
         packages=sorted(env.packages.items()),
         headlines=_headlines(results),
-        finding_sentence=count_sentence(shown_findings(results)),
+        finding_sentence=finding_sentence(results),
         command=" ".join(results.tool.command),
     )
 

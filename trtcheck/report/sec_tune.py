@@ -1,19 +1,14 @@
-"""Report section: a ``trtcheck tune`` search (``report --from tune.json``)."""
+"""Report section: a ``trtcheck tune`` search (``report --from tune.json``); its view is
+:func:`trtcheck.report.tune_text.tune_view` (shared with ``tune --format md``)."""
 
 from __future__ import annotations
 
 from trtcheck.report.charts import ChartSink
 from trtcheck.report.sections import Section, render_partial
-from trtcheck.report.tune_text import tune_lines
-from trtcheck.report.views import TuneView
+from trtcheck.report.tune_text import TITLE, tune_view
 from trtcheck.results import Results
-from trtcheck.results.tune import TuneResult
 
-
-def tune_view(t: TuneResult) -> TuneView:
-    """The view of the tune section."""
-    lines = tune_lines(t)
-    return TuneView(headline=lines[0], lines=lines[1:])
+__all__ = ["TITLE", "build", "tune_view"]
 
 
 def build(results: Results, charts: ChartSink) -> Section | None:
@@ -21,4 +16,4 @@ def build(results: Results, charts: ChartSink) -> Section | None:
     t = getattr(results, "tune", None)
     if t is None:
         return None
-    return render_partial("tune", "Tune: calibrate, predict, confirm", tune_view(t))
+    return render_partial("tune", TITLE, tune_view(t))

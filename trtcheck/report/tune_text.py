@@ -1,37 +1,49 @@
-"""Text and Markdown of a ``trtcheck tune`` search (:class:`~trtcheck.results.tune.TuneResult`):
-the pick with its measured P50/P99/throughput beside the prediction and its interval,
-the runner-up, why, the calibration and every live run."""
+"""Text, Markdown and the report view of a ``trtcheck tune`` search
+(:class:`~trtcheck.results.tune.TuneResult`): the pick with its measured
+P50/P99/throughput beside the prediction and its interval, the runner-up, why, the
+calibration and every live run."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from trtcheck.analyze.tune_plan import IDLE_SLOWDOWN_MAX
+from trtcheck.report.views import TuneCalibrationRow, TuneConfigRow, TuneRunRow, TuneView
 from trtcheck.units import us_to_ms
 
+#: the report section's title
+TITLE = "Tune: calibrate, predict, confirm"
 
-def _cfg(p: Any) -> str:
+
+def config_words(p: Any) -> str:
+    """``window 1 ms, max batch 2, 3 instances`` (a pick or a prediction)."""
     n = p.instances
     return (f"window {us_to_ms(p.window_us):g} ms, max batch {p.max_batch_size}, {n} "
             f"instance{'s' if n != 1 else ''}")
 
 
-def _iv(iv: Any) -> str:
+def interval_words(iv: Any) -> str:
+    """``6.12 ms [3.92, 8.32]`` (a prediction interval), ``n/a`` without one."""
     return "n/a" if iv is None else f"{iv.point_ms:.3g} ms [{iv.lo_ms:.3g}, {iv.hi_ms:.3g}]"
+
+
+def headline(t: Any) -> str:
+    """The search in one sentence: model, server, rate, objective, search range."""
+    slo = f", P99 objective {t.slo_p99_ms:g} ms" if t.slo_p99_ms is not None else ""
+    return (f"tune {t.model} at {t.url}: {t.arrival_rate_per_s:g} req/s{slo}, objective "
+            f"{t.objective}, up to {t.max_instances} instance(s), max batch up to "
+            f"{t.max_batch_size} ({t.max_batch_source}'s)")
 
 
 def tune_lines(t: Any) -> list[str]:
     """The search as text lines (``t``: a :class:`~trtcheck.results.tune.TuneResult`)."""
-    slo = f", P99 objective {t.slo_p99_ms:g} ms" if t.slo_p99_ms is not None else ""
-    out = [f"tune {t.model} at {t.url}: {t.arrival_rate_per_s:g} req/s{slo}, objective "
-           f"{t.objective}, up to {t.max_instances} instance(s), max batch up to "
-           f"{t.max_batch_size} ({t.max_batch_source}'s)"]
+    out = [headline(t)]
     pick = t.pick
     if pick is None:
         out.append("no configuration picked")
     else:
         p = pick.predicted
-        out.append(f"pick: {_cfg(pick)}")
+        out.append(f"pick: {config_words(pick)}")
         m = pick.measured
         if m is not None:
             def mark(ok: bool) -> str:
@@ -43,12 +55,13 @@ def tune_lines(t: Any) -> list[str]:
                        f"{mark(m.p99_inside)} the interval)")
         else:
             out.append("  measured:  not measured")
-        out.append(f"  predicted: P50 {_iv(p.p50)}, P99 {_iv(p.p99)}, "
+        out.append(f"  predicted: P50 {interval_words(p.p50)}, P99 {interval_words(p.p99)}, "
                    f"{(p.throughput_queries_per_s or 0):.4g} q/s, mean batch "
                    f"{(p.mean_batch or 0):.3g}, capacity {p.capacity_queries_per_s:.4g} req/s")
     r = t.runner_up
     if r is not None:
-        out.append(f"runner-up: {_cfg(r)}: predicted P50 {_iv(r.p50)}, P99 {_iv(r.p99)}, "
+        out.append(f"runner-up: {config_words(r)}: predicted P50 {interval_words(r.p50)}, "
+                   f"P99 {interval_words(r.p99)}, "
                    f"capacity {r.capacity_queries_per_s:.4g} req/s")
     if t.why:
         out.append("why:")
@@ -95,8 +108,95 @@ def tune_text(t: Any) -> str:
 
 
 def tune_markdown(t: Any) -> str:
-    """The search as Markdown (the same lines, as a list under a heading)."""
-    lines = tune_lines(t)
-    return "## Tune\n\n" + lines[0] + "\n\n" + "\n".join(
-        ("- " + ln.strip()) if not ln.startswith("  ") else ("  " + ln) for ln in lines[1:]
-    ) + "\n"
+    """The search as Markdown: the report's tune section (tables of the pick, the
+    runner-up, T(b) per instance count and the live runs) under a heading."""
+    from trtcheck.report.sections import render_markdown_partial
+
+    return "## Tune\n\n" + render_markdown_partial("tune", TITLE, tune_view(t)).strip() + "\n"
+
+
+
+def _n(v: float | None, fmt: str, unit: str = "") -> str:
+    return "-" if v is None else format(v, fmt) + unit
+
+
+def _pick_rows(t: Any) -> list[TuneConfigRow]:
+    rows: list[TuneConfigRow] = []
+    pick = t.pick
+    if pick is not None:
+        m, p = pick.measured, pick.predicted
+        if m is None:
+            rows.append(TuneConfigRow(what="measured", config=config_words(pick), p50="-",
+                                      p99="-", throughput="-", mean_batch="-",
+                                      detail="not measured"))
+        else:
+            def mark(ok: bool) -> str:
+                return "inside" if ok else "OUTSIDE"
+
+            rows.append(TuneConfigRow(
+                what="measured", config=config_words(pick),
+                p50=f"{m.p50_ms:.3g} ms ({mark(m.p50_inside)})",
+                p99=f"{m.p99_ms:.3g} ms ({mark(m.p99_inside)})",
+                throughput=f"{m.throughput_queries_per_s:.4g} q/s",
+                mean_batch=f"{m.mean_batch:.3g}", detail=f"{m.requests} requests"))
+        rows.append(TuneConfigRow(
+            what="predicted", config=config_words(pick), p50=interval_words(p.p50),
+            p99=interval_words(p.p99),
+            throughput=_n(p.throughput_queries_per_s, ".4g", " q/s"),
+            mean_batch=_n(p.mean_batch, ".3g"),
+            detail=f"capacity {p.capacity_queries_per_s:.4g} req/s"))
+    r = t.runner_up
+    if r is not None:
+        rows.append(TuneConfigRow(
+            what="runner-up (predicted)", config=config_words(r), p50=interval_words(r.p50),
+            p99=interval_words(r.p99),
+            throughput=_n(r.throughput_queries_per_s, ".4g", " q/s"),
+            mean_batch=_n(r.mean_batch, ".3g"),
+            detail=f"capacity {r.capacity_queries_per_s:.4g} req/s"))
+    return rows
+
+
+def _run_row(i: int, run: Any, purpose: str) -> TuneRunRow:
+    cfg = run.configs[0]
+    lat = [r.latency for r in cfg.repeats if r.latency]
+    return TuneRunRow(
+        index=i, purpose=purpose, load=cfg.load.label,
+        window_ms=f"{us_to_ms(cfg.window_us):g}", max_batch=cfg.max_batch_size,
+        instances=cfg.instances or 1,
+        p50_ms="/".join(f"{x.median_ms:.3g}" for x in lat) or "n/a",
+        p99_ms="/".join(f"{x.p99_ms:.3g}" for x in lat) or "n/a",
+        mean_batch="/".join(f"{r.mean_batch_size:.3g}" for r in cfg.repeats))
+
+
+def tune_view(t: Any) -> TuneView:
+    """The view of the tune section: tables of the pick (measured, predicted), the
+    runner-up, T(b) per instance count and the live runs; lists of reasons and notes."""
+    c = t.calibration
+    calibration = idle = None
+    cal_rows: list[TuneCalibrationRow] = []
+    if c is not None:
+        calibration = (f"{c.device}, contention per extra instance "
+                       f"{c.contention_per_instance:.3g} ({c.contention_source}), run-to-run "
+                       f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
+                       f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute, "
+                       f"per-request delay median {c.request_delay_median_ms:.3g} ms")
+        if c.idle_source == "fitted":
+            idle = (f"idle slowdown {c.idle_slowdown:.3g} (fitted): an execution on an "
+                    f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
+                    f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
+                    "instance's")
+        cal_rows = [TuneCalibrationRow(
+            instances=ic.instances,
+            points=", ".join(f"{b}: {v:.3g}" for b, v in zip(ic.batch_sizes, ic.t_ms)) or "-",
+            contention=f"x{ic.contention_factor:.3g}", source=ic.source)
+            for ic in c.per_instances]
+    return TuneView(
+        headline=headline(t),
+        pick=config_words(t.pick) if t.pick is not None else None,
+        rows=_pick_rows(t), why=list(t.why), calibration=calibration, idle=idle,
+        calibration_rows=cal_rows,
+        runs_summary=(f"{t.live_runs} live run(s) in {t.wall_s:.1f} s; original "
+                      "configuration "
+                      f"{'restored' if t.restored else 'NOT restored (check the server)'}"),
+        runs=[_run_row(i, run, why) for i, (run, why) in enumerate(zip(t.runs, t.run_purposes))],
+        notes=list(t.notes))

@@ -1053,6 +1053,8 @@ class CompareView:
         name_a, name_b: the names shown for A and B.
         comparable: the environments are comparable.
         different_models: why the two files measured different models, or ``None``.
+        nothing_paired: one line when nothing was paired (what each file holds, what
+            compare pairs), or ``None``.
         environment, inspection: fields side by side.
         runs: matched bench runs; runs_only_in_a, runs_only_in_b: unmatched labels.
         layers: engine layers, ``None`` unless both files hold an engine.
@@ -1068,6 +1070,7 @@ class CompareView:
     name_b: str
     comparable: bool
     different_models: str | None
+    nothing_paired: str | None
     environment: list[FieldPairRow]
     inspection: list[FieldPairRow]
     runs: list[CompareRunView]
@@ -1086,15 +1089,83 @@ class CompareView:
 
 
 @dataclass(frozen=True)
-class TuneView:
-    """The ``trtcheck tune`` section: the search's headline and its lines (the pick
-    measured and predicted with intervals, the runner-up, why, the calibration, the runs),
-    as :func:`trtcheck.report.tune_text.tune_lines` words them.
+class TuneConfigRow:
+    """One row of the tune pick's table: the pick measured, the pick predicted, or the
+    runner-up predicted (every value formatted, ``-`` when absent).
 
     Attributes:
-        headline: the first line (model, rate, objective, search range).
-        lines: the rest, in order.
+        what: ``measured``, ``predicted`` or ``runner-up (predicted)``.
+        config: window, max batch and instances in words.
+        p50, p99: the latency, with the predicted interval (``6.12 ms [3.92, 8.32]``) or,
+            measured, whether it fell inside it (``4.99 ms (inside)``).
+        throughput: queries per second; mean_batch: the mean batch size.
+        detail: requests measured, or the predicted capacity.
+    """
+
+    what: str
+    config: str
+    p50: str
+    p99: str
+    throughput: str
+    mean_batch: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class TuneCalibrationRow:
+    """T(b) at one instance count: ``points`` (``1: 3.95, 2: 4.21``, ms), the contention
+    factor (``x1.22``) and where it came from (``measured``, ``fitted``)."""
+
+    instances: int
+    points: str
+    contention: str
+    source: str
+
+
+@dataclass(frozen=True)
+class TuneRunRow:
+    """One live run of the search: its index, purpose (``calibration``, ``confirm``),
+    load, configuration and P50/P99/mean batch per repeat (``10.7/9.18``)."""
+
+    index: int
+    purpose: str
+    load: str
+    window_ms: str
+    max_batch: int
+    instances: int
+    p50_ms: str
+    p99_ms: str
+    mean_batch: str
+
+
+@dataclass(frozen=True)
+class TuneView:
+    """The ``trtcheck tune`` section (``report --from tune.json``, ``tune --format md``):
+    the pick measured and predicted with intervals, the runner-up, why, the calibration
+    and every live run, as tables and lists.
+
+    Attributes:
+        headline: model, server, rate, objective and search range in one sentence.
+        pick: the picked configuration in words, or ``None`` (nothing picked).
+        rows: the pick measured and predicted, and the runner-up (empty without a pick
+            and a runner-up).
+        why: the reasons, in words.
+        calibration: the calibration in one sentence, or ``None`` (it did not finish).
+        idle: the fitted idle slowdown in words, or ``None``.
+        calibration_rows: T(b) per instance count.
+        runs_summary: how many live runs, how long, and whether the original
+            configuration was restored.
+        runs: every live run.
+        notes: assumptions and what could not be measured.
     """
 
     headline: str
-    lines: list[str]
+    pick: str | None
+    rows: list[TuneConfigRow]
+    why: list[str]
+    calibration: str | None
+    idle: str | None
+    calibration_rows: list[TuneCalibrationRow]
+    runs_summary: str
+    runs: list[TuneRunRow]
+    notes: list[str]

@@ -209,6 +209,14 @@ class Comparison(BaseModel):
         different_models: why A and B are different models (their graph inputs or
             outputs differ by name), or ``None``; then no latency change is called
             better or worse (a ratio of two models' latencies is no regression).
+        holds_a, holds_b: what each file holds, in words (``a serving run (4
+            configurations: ...)``, ``a tune search (measured pick W=1 ms B=2 I=3 at
+            open:478)``).
+        shares_nothing: neither file holds a section that compare can pair with one of
+            the other's (a bench-only file and a tune document): ``trtcheck compare``
+            refuses such a pair, exit 2.
+        nothing_paired: one line when no row of any section was paired (what each file
+            holds and what compare pairs), else ``None``; shown in every format.
     """
 
     name_a: str
@@ -230,6 +238,18 @@ class Comparison(BaseModel):
     precision_only_in_a: list[str] = []
     precision_only_in_b: list[str] = []
     different_models: str | None = None
+    holds_a: list[str] = []
+    holds_b: list[str] = []
+    shares_nothing: bool = False
+    nothing_paired: str | None = None
+
+
+#: what compare pairs, in words (the nothing-paired note and the nothing-to-compare hint)
+PAIRS = ("compare pairs bench runs (by label), model inspections, engine layers, serving "
+         "runs (configurations by load, window, max batch and instances), two tune searches "
+         "(by pick), a tune pick with a serving run (the configuration of the pick's window, "
+         "max batch and instances), precision sections (variants by label) and imported "
+         "measurements (perf_analyzer levels, Triton statistics)")
 
 
 def _io_names(res: Any) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -443,11 +463,23 @@ def compare(a: Any, b: Any, name_a: str = "A", name_b: str = "B",
                        "inference: compare them with each other, not with bench latency")
     serve_rows, serve_a, serve_b = compare_serve(a, b)
     serve_rows += compare_tune(a, b)
+    ts_rows, ts_a, ts_b = compare_tune_serve(a, b)
+    serve_rows += ts_rows
+    serve_a, serve_b = serve_a + ts_a, serve_b + ts_b
     imp_rows, imp_a, imp_b = compare_imported(a, b)
     serve_rows = serve_rows + [ServeConfigDelta(**r) for r in imp_rows]
     serve_a, serve_b = serve_a + imp_a, serve_b + imp_b
     prec_setup, prec_rows, prec_a, prec_b = compare_precision(a, b)
+    kinds_a, holds_a = holdings(a)
+    kinds_b, holds_b = holdings(b)
+    paired = bool(runs or serve_rows or prec_setup or layers is not None
+                  or (a.inspection is not None and b.inspection is not None))
+    note = None if paired else (f"nothing paired: A holds {and_join(holds_a)}; B holds "
+                                f"{and_join(holds_b)}; {PAIRS}")
     return Comparison(name_a=name_a, name_b=name_b,
+                      holds_a=holds_a, holds_b=holds_b,
+                      shares_nothing=not shared_kinds(kinds_a, kinds_b),
+                      nothing_paired=note,
                       serve=serve_rows, serve_only_in_a=serve_a, serve_only_in_b=serve_b,
                       precision_setup=prec_setup, precision=prec_rows,
                       precision_only_in_a=prec_a, precision_only_in_b=prec_b,
@@ -475,18 +507,36 @@ def _serve_key(c: Any) -> tuple[str, float, int, int | None]:
     return (*c.key, c.instances)
 
 
+def _pick_label(p: Any) -> str:
+    """A tune pick's configuration: ``W=1 ms B=2 I=3``."""
+    return f"W={us_to_ms(p.window_us):g} ms B={p.max_batch_size} I={p.instances}"
+
+
+def _measured_pick(res: Any) -> Any:
+    """The tune pick of ``res`` when it was measured, else ``None``."""
+    pick = getattr(getattr(res, "tune", None), "pick", None)
+    return pick if pick is not None and pick.measured is not None else None
+
+
+def _pick_load(res: Any) -> Any:
+    """The load (:class:`~trtcheck.results.serve.LoadSpec`) of the live run that measured
+    the tune pick of ``res``, or ``None`` when that run is not in the document."""
+    tune, pick = res.tune, res.tune.pick
+    runs = tune.runs
+    i = pick.measured.run
+    if 0 <= i < len(runs) and runs[i].configs:
+        return runs[i].configs[0].load
+    return None
+
+
 def compare_tune(a: Any, b: Any) -> list[ServeConfigDelta]:
     """The measured picks of two ``trtcheck tune`` documents as one row, paired by pick
     (labelled ``tune pick W=.. B=.. I=..``, both configurations named when they
     differ); empty unless both picks were measured."""
-    ta, tb = getattr(a, "tune", None), getattr(b, "tune", None)
-    pa = getattr(ta, "pick", None)
-    pb = getattr(tb, "pick", None)
-    if pa is None or pb is None or pa.measured is None or pb.measured is None:
+    pa, pb = _measured_pick(a), _measured_pick(b)
+    if pa is None or pb is None:
         return []
-
-    def label(p: Any) -> str:
-        return f"W={us_to_ms(p.window_us):g} ms B={p.max_batch_size} I={p.instances}"
+    label = _pick_label
 
     same = (pa.window_us, pa.max_batch_size, pa.instances) == (
         pb.window_us, pb.max_batch_size, pb.instances)
@@ -496,6 +546,132 @@ def compare_tune(a: Any, b: Any) -> list[ServeConfigDelta]:
         qps_a=ma.throughput_queries_per_s, qps_b=mb.throughput_queries_per_s,
         batch_a=ma.mean_batch, batch_b=mb.mean_batch, p50_a_ms=ma.p50_ms,
         p50_b_ms=mb.p50_ms, p99_a_ms=ma.p99_ms, p99_b_ms=mb.p99_ms)]
+
+
+def compare_tune_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:
+    """A ``trtcheck tune`` document's measured pick against a serving run of the other
+    file (``serve --url``, or the embedded batcher): the serving configurations with the
+    pick's window, max batch and instance count (a configuration without its own count
+    has its run's), under the load that measured the pick when the serving run has it,
+    else under every load of the same kind (open, closed, burst), each a row naming both
+    loads (``open:100 / tune pick open:478 W=1 ms B=2 I=3``). A closed or burst load is
+    not paired with the pick's open load: their latencies answer different questions.
+
+    Returns:
+        ``(rows, labels only in a, labels only in b)``: without a partner the pick is
+        listed on its side, and every serving configuration not paired on the other;
+        all empty unless exactly one side is a tune document with a measured pick and the
+        other holds a serving run.
+    """
+    if _measured_pick(a) is not None and _measured_pick(b) is None \
+            and getattr(b, "serve", None) is not None:
+        tune_res, serve_res, tune_is_a = a, b, True
+    elif _measured_pick(b) is not None and _measured_pick(a) is None \
+            and getattr(a, "serve", None) is not None:
+        tune_res, serve_res, tune_is_a = b, a, False
+    else:
+        return [], [], []
+    pick = tune_res.tune.pick
+    m = pick.measured
+    load = _pick_load(tune_res)
+    run = serve_res.serve
+
+    def instances(c: Any) -> int:
+        return c.instances if c.instances is not None else run.settings.instances
+
+    same = [c for c in run.configs if (float(c.window_us), c.max_batch_size, instances(c))
+            == (float(pick.window_us), pick.max_batch_size, pick.instances)]
+    chosen = [c for c in same if load is not None and c.load.label == load.label] or [
+        c for c in same if load is not None and c.load.kind == load.kind]
+    tune_text = "tune pick" + (f" {load.label}" if load is not None else "")
+    rows = []
+    for c in chosen:
+        x = dict(qps=c.throughput_queries_per_s, batch=c.mean_batch_size, p50=c.p50_ms,
+                 p99=c.p99_ms)
+        y = dict(qps=m.throughput_queries_per_s, batch=m.mean_batch, p50=m.p50_ms,
+                 p99=m.p99_ms)
+        va, vb = (y, x) if tune_is_a else (x, y)
+        first, second = (tune_text, c.load.label) if tune_is_a else (c.load.label, tune_text)
+        rows.append(ServeConfigDelta(
+            config=f"{first} / {second} {_pick_label(pick)}", qps_a=va["qps"],
+            qps_b=vb["qps"], batch_a=va["batch"], batch_b=vb["batch"], p50_a_ms=va["p50"],
+            p50_b_ms=vb["p50"], p99_a_ms=va["p99"], p99_b_ms=vb["p99"]))
+    only_tune = [] if rows else [f"{tune_text} {_pick_label(pick)}"]
+    paired = {id(c) for c in chosen}
+    only_serve = [_serve_label(_serve_key(c)) for c in run.configs if id(c) not in paired]
+    return (rows, only_tune, only_serve) if tune_is_a else (rows, only_serve, only_tune)
+
+
+def _some(labels: list[str], most: int = 4) -> str:
+    """``labels`` joined, the first ``most`` of them and how many more."""
+    more = len(labels) - most
+    return ", ".join(labels[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def and_join(words: list[str]) -> str:
+    """``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def holdings(res: Any) -> tuple[set[str], list[str]]:
+    """What a results document holds that compare can pair: ``(kinds, words)``.
+
+    ``kinds`` are ``bench``, ``inspection``, ``engine`` (with layers), ``serve``,
+    ``tune`` (with a measured pick), ``precision``, ``imported``; ``words`` name every
+    section the document holds, paired or not, for the nothing-paired note.
+    """
+    kinds: set[str] = set()
+    words: list[str] = []
+    if res.bench:
+        kinds.add("bench")
+        words.append(f"bench runs ({_some([r.label for r in res.bench])})")
+    if res.inspection is not None:
+        kinds.add("inspection")
+        words.append("a model inspection")
+    eng = getattr(res, "engine", None)
+    if eng is not None:
+        layers = list(getattr(eng, "layers", None) or [])
+        if layers:
+            kinds.add("engine")
+        words.append(f"an engine ({len(layers)} layers)" if layers
+                     else "an engine without layers")
+    if res.serve is not None:
+        kinds.add("serve")
+        labels = [_serve_label(_serve_key(c)) for c in res.serve.configs]
+        words.append(f"a serving run ({len(labels)} configuration(s): {_some(labels)})"
+                     if labels else "a serving run without configurations")
+    if res.tune is not None:
+        pick = _measured_pick(res)
+        if pick is not None:
+            kinds.add("tune")
+            load = _pick_load(res)
+            words.append(f"a tune search (measured pick {_pick_label(pick)}"
+                         + (f" at {load.label})" if load is not None else ")"))
+        else:
+            words.append("a tune search without a measured pick")
+    if res.precision is not None:
+        kinds.add("precision")
+        words.append(f"a precision section ({_some(list(res.precision.variants))})")
+    if res.imported is not None:
+        kinds.add("imported")
+        words.append(f"imported measurements ({len(res.imported.levels)} level(s), "
+                     f"{len(res.imported.models)} model(s))")
+    if res.advice is not None:
+        words.append("advice (not compared)")
+    if not words:
+        words.append("nothing measured")
+    return kinds, words
+
+
+def shared_kinds(kinds_a: set[str], kinds_b: set[str]) -> set[str]:
+    """The kinds of :func:`holdings` that compare pairs between two documents: those both
+    hold, and ``tune-serve`` when one holds a measured tune pick and the other (no tune
+    pick of its own) a serving run."""
+    shared = kinds_a & kinds_b
+    for x, y in ((kinds_a, kinds_b), (kinds_b, kinds_a)):
+        if "tune" in x and "tune" not in y and "serve" in y:
+            shared.add("tune-serve")
+    return shared
 
 
 def compare_serve(a: Any, b: Any) -> tuple[list[ServeConfigDelta], list[str], list[str]]:
