@@ -139,21 +139,18 @@ def _pick_rows(t: Any) -> list[TuneConfigRow]:
                 p99=f"{m.p99_ms:.3g} ms ({mark(m.p99_inside)})",
                 throughput=f"{m.throughput_queries_per_s:.4g} q/s",
                 mean_batch=f"{m.mean_batch:.3g}", detail=f"{m.requests} requests"))
-        rows.append(TuneConfigRow(
-            what="predicted", config=config_words(pick), p50=interval_words(p.p50),
-            p99=interval_words(p.p99),
-            throughput=_n(p.throughput_queries_per_s, ".4g", " q/s"),
-            mean_batch=_n(p.mean_batch, ".3g"),
-            detail=f"capacity {p.capacity_queries_per_s:.4g} req/s"))
-    r = t.runner_up
-    if r is not None:
-        rows.append(TuneConfigRow(
-            what="runner-up (predicted)", config=config_words(r), p50=interval_words(r.p50),
-            p99=interval_words(r.p99),
-            throughput=_n(r.throughput_queries_per_s, ".4g", " q/s"),
-            mean_batch=_n(r.mean_batch, ".3g"),
-            detail=f"capacity {r.capacity_queries_per_s:.4g} req/s"))
+        rows.append(_predicted_row("predicted", p))
+    if t.runner_up is not None:
+        rows.append(_predicted_row("runner-up (predicted)", t.runner_up))
     return rows
+
+
+def _predicted_row(what: str, p: Any) -> TuneConfigRow:
+    return TuneConfigRow(
+        what=what, config=config_words(p), p50=interval_words(p.p50),
+        p99=interval_words(p.p99), throughput=_n(p.throughput_queries_per_s, ".4g", " q/s"),
+        mean_batch=_n(p.mean_batch, ".3g"),
+        detail=f"capacity {p.capacity_queries_per_s:.4g} req/s")
 
 
 def _run_row(i: int, run: Any, purpose: str) -> TuneRunRow:
