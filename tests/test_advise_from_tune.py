@@ -66,15 +66,15 @@ def test_sizes_the_search_measured_but_the_rate_run_did_not_are_noted():
     from types import SimpleNamespace
 
     from trtcheck.analyze.advice.curve import make_curve
-    from trtcheck.analyze.advice.inputs import _tune_curve_note
+    from trtcheck.analyze.advice.inputs import tune_curve_note
 
     tune = SimpleNamespace(calibration=SimpleNamespace(per_instances=[
         SimpleNamespace(instances=1, batch_sizes=[1, 7], t_ms=[36.06, 159.5]),
         SimpleNamespace(instances=2, batch_sizes=[1, 7], t_ms=[40.0, 170.0])]))
-    note = _tune_curve_note(tune, make_curve([(1, 36.06)], source="live"), "tune.json")
+    note = tune_curve_note(tune, make_curve([(1, 36.06)], source="live"), "tune.json")
     assert note is not None
     assert note.startswith("tune.json's search also measured T(7) = 159.5 ms at 1 instance")
     assert "sizes above 1 are extrapolated as T(b) = T(1)" in note
     # nothing to say when the run at the rate formed those sizes itself
-    assert _tune_curve_note(tune, make_curve([(1, 36.0), (7, 160.0)], source="live"),
+    assert tune_curve_note(tune, make_curve([(1, 36.0), (7, 160.0)], source="live"),
                             "tune.json") is None

@@ -93,7 +93,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
         curve, measured = inputs_from_live(
             results.model_copy(update={"serve": tune.runs[i]}),
             source=f"{source}, tune run {i} ({tune.run_purposes[i]})", seed=seed)
-        note = _tune_curve_note(tune, curve, source)
+        note = tune_curve_note(tune, curve, source)
         return (curve.with_notes([note]) if note else curve), measured
     imported = getattr(results, "imported", None)
     if imported is not None and results.primary_bench is None and \
@@ -109,7 +109,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
     return inputs_from_results(results, source=source)
 
 
-def _tune_curve_note(tune: Any, curve: LatencyCurve, source: str) -> str | None:
+def tune_curve_note(tune: Any, curve: LatencyCurve, source: str) -> str | None:
     """A note when the tune search measured T(b) at batch sizes above the ones its run at
     the rate formed (its closed-loop calibration; ``tune.calibration``) that the advice,
     calibrated from the run at the rate alone, does not use: those sizes are
