@@ -10,6 +10,7 @@ and the cold size is named while warm ones are not.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 
@@ -90,23 +91,30 @@ def _infer(url: str, model: str, batch: int) -> None:
         assert r.status == 200
 
 
-@pytest.mark.triton
-def test_real_triton_statistics_name_the_new_size_that_ran_cold(triton):
-    # T(b) = 1 + 0.25 b ms; the first execution of each new batch size takes 400 ms more
+@contextlib.contextmanager
+def _cold_model(triton, name: str, max_batch_size: int):
+    """``name`` loaded on the test Triton for the block: T(b) = 1 + 0.25 b ms, and the
+    first execution of each new batch size takes 400 ms more."""
     from trtcheck.testing.triton_server import write_model
 
-    write_model(triton.repo, "tb_cold400", a_ms=1.0, b_ms=0.25, max_batch_size=16,
+    write_model(triton.repo, name, a_ms=1.0, b_ms=0.25, max_batch_size=max_batch_size,
                 first_ms=400.0)
-    triton.load("tb_cold400")
+    triton.load(name)
     try:
+        yield name
+    finally:
+        triton.unload(name)
+
+
+@pytest.mark.triton
+def test_real_triton_statistics_name_the_new_size_that_ran_cold(triton):
+    with _cold_model(triton, "tb_cold400", 16):
         for b in (1, 2):  # warm: their first executions fall before the run
             _infer(triton.http_url, "tb_cold400", b)
         before = triton.stats("tb_cold400")["model_stats"][0]
         for b in (1, 2, 1, 2, 6, 6):  # one request of shape [b, 4] is one batch of b
             _infer(triton.http_url, "tb_cold400", b)
         after = triton.stats("tb_cold400")["model_stats"][0]
-    finally:
-        triton.unload("tb_cold400")
     delta = stats_delta(before, after)
     first = {s.batch_size: s.first_since_load for s in delta.batch_stats}
     assert first == {1: False, 2: False, 6: True}
@@ -146,17 +154,11 @@ def test_batch_warmup_covers_every_size_and_keeps_the_models_own():
 @pytest.mark.triton
 def test_a_sweep_with_batch_warmup_runs_no_size_cold(triton):
     from trtcheck.measure.serving.live.live import measure_live
-    from trtcheck.testing.triton_server import write_model
 
-    write_model(triton.repo, "tb_cold400w", a_ms=1.0, b_ms=0.25, max_batch_size=6,
-                first_ms=400.0)
-    triton.load("tb_cold400w")
-    try:
+    with _cold_model(triton, "tb_cold400w", 6):
         run = measure_live(triton.http_url, "tb_cold400w", windows_us=[2000.0],
                            max_batch_sizes=[6], loads=["burst:12"], max_duration_s=3.0,
                            drain_timeout_s=10.0, warmup_requests=0, warm_batch_sizes=True)
-    finally:
-        triton.unload("tb_cold400w")
     st = run.configs[0].repeats[0].server_stats
     assert st is not None and st.batch_stats
     # the configuration the server ran warms every size 1..6 when it loads the model, so

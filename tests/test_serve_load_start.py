@@ -10,6 +10,7 @@ import math
 import time
 
 import pytest
+from live_jobs import tb_linear_jobs
 
 from trtcheck.measure.serving.live.live_record import LiveRunRecord
 from trtcheck.measure.serving.loadgen import OK, parse_load, run_load
@@ -148,28 +149,6 @@ def test_a_live_record_moves_and_merges_its_start_and_when_it_began():
     assert a.t_start == 0.0 and a.t_began == pytest.approx(0.002, abs=1e-12)
 
 
-def _local_jobs(triton, spec: str, seed: int, n: int):
-    """Load jobs of ``spec``'s shares for ``n`` local load processes against the test
-    Triton's ``tb_linear`` (as ``_one_run`` builds them)."""
-    import json
-    import urllib.request
-
-    from trtcheck.measure.serving.live.kserve import parse_url
-    from trtcheck.measure.serving.live.live import LoadJob, process_share, request_tensors
-
-    def get(path: str) -> dict:
-        with urllib.request.urlopen(triton.http_url + path, timeout=10) as r:
-            return json.loads(r.read())
-
-    feed, _, outs = request_tensors(get("/v2/models/tb_linear"),
-                                    get("/v2/models/tb_linear/config"))
-    ep = parse_url(triton.http_url)
-    shape = parse_load(spec)
-    return shape, [LoadJob(ep.url, ep.protocol, ep.address, "tb_linear", "", feed, outs,
-                           process_share(shape, seed, k, n), seed, 5.0, 5.0, 2, 4)
-                   for k in range(n)]
-
-
 @pytest.mark.triton
 @pytest.mark.slow
 def test_local_load_processes_share_one_common_start(triton):
@@ -180,7 +159,7 @@ def test_local_load_processes_share_one_common_start(triton):
     from trtcheck.measure.serving.live.live import merge_results, run_processes
 
     seed = 5
-    shape, jobs = _local_jobs(triton, "open:100:poisson:60", seed, 3)
+    shape, jobs = tb_linear_jobs(triton, "open:100:poisson:60", seed, 3)
     before_go: list[float] = []
     parts = run_processes(jobs, lambda: before_go.append(time.perf_counter()),
                           timeout_s=30.0)
@@ -205,7 +184,7 @@ def test_local_load_processes_share_one_common_start(triton):
 def test_one_local_load_process_starts_when_its_run_begins(triton):
     from trtcheck.measure.serving.live.live import run_processes
 
-    shape, jobs = _local_jobs(triton, "open:100:constant:10", 0, 1)
+    shape, jobs = tb_linear_jobs(triton, "open:100:constant:10", 0, 1)
     (part,) = run_processes(jobs, lambda: None, timeout_s=30.0)
     rec = part.record
     assert rec.sent == 10 and rec.t_start == rec.t_began and rec.start_late_s == [0.0]

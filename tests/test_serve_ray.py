@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from live_jobs import tb_linear_jobs
 
 from conftest import REPO, run_cli
 
@@ -150,21 +151,9 @@ def test_every_share_is_anchored_to_the_common_epoch(triton, ray_cluster):
     k of the one schedule, whatever the actor's start skew (which is still recorded:
     how late its loop began)."""
     from trtcheck.measure.serving.live.distributed import RayLoad
-    from trtcheck.measure.serving.live.kserve import parse_url
-    from trtcheck.measure.serving.live.live import LoadJob, process_share, request_tensors
-    from trtcheck.measure.serving.loadgen import parse_load
 
-    def get(path: str) -> dict:
-        with urllib.request.urlopen(triton.http_url + path, timeout=10) as r:
-            return json.loads(r.read())
-
-    feed, _, outs = request_tensors(get("/v2/models/tb_linear"),
-                                    get("/v2/models/tb_linear/config"))
-    ep = parse_url(triton.http_url)
-    shape, seed = parse_load("open:100:poisson:60"), 5
-    jobs = [LoadJob(ep.url, ep.protocol, ep.address, "tb_linear", "", feed, outs,
-                    process_share(shape, seed, k, 3), seed, 5.0, 5.0, 2, 4)
-            for k in range(3)]
+    seed = 5
+    shape, jobs = tb_linear_jobs(triton, "open:100:poisson:60", seed, 3)
     with RayLoad(ray_cluster.address, 3) as rl:
         parts = rl.run(jobs, lambda: None, timeout_s=30.0, late_threshold_ms=1.0)
         d = rl.last_load
