@@ -609,7 +609,11 @@ class TuneRecorder(Recorder):
                 'output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] } ]\n'
                 + group + f"dynamic_batching {{ max_queue_delay_microseconds: "
                 f"{v.window_us} }}\n"
-                f'parameters {{ key: "arch" value: {{ string_value: "{a.arch}" }} }}\n')
+                f'parameters {{ key: "arch" value: {{ string_value: "{a.arch}" }} }}\n'
+                # every measured reference runs each batch size once at load (as tune's
+                # model_warmup does for the configurations it loads)
+                + ('parameters { key: "warm_sizes" value: { string_value: "all" } }\n'
+                   if name != a.model else ""))
         self.srv = TritonServer(repo, explicit=True, log_path=self.work / "server.log",
                                 extra_args=("--model-load-thread-count=8",))
         self.srv.start(timeout_s=120)
@@ -620,6 +624,16 @@ class TuneRecorder(Recorder):
                 self.log(f"{msg} loaded")
         self.check_outputs(a.model)
         self.t1_ms = 1.0  # rates are absolute here (fraction x 1000 / 1 ms = rate)
+        if a.rate_fractions:
+            # a model no record measured: rates and objective from its own T(1)
+            t1 = self.measure_t1(a.model)
+            self.doc["t1_ms_for_rates"] = t1
+            self.doc["rates"] = [float(round(float(f) * 1000.0 / t1))
+                                 for f in a.rate_fractions.split(",")]
+            if a.slo_t1_multiple:
+                self.doc["slo_p99_ms"] = round(a.slo_t1_multiple * t1, 1)
+            self.log(f"T(1) {t1:.3f} ms: rates {self.doc['rates']}, P99 objective "
+                     f"{self.doc['slo_p99_ms']} ms")
         self.save()
         for rate in self.doc["rates"]:
             self.tune_at(rate, refs)
@@ -631,6 +645,15 @@ class TuneRecorder(Recorder):
         self.save()
         self.log("done")
 
+    def measure_t1(self, name: str) -> float:
+        """Triton's mean compute time of batch 1 (ms) in a closed loop of 1 client on the
+        start configuration (every execution follows a short idle gap: an upper value)."""
+        res = self.perf_analyzer(name, ["--concurrency-range", "1"], 300, timeout_s=90)
+        bs = res["stats"]["batch_stats"]
+        if "1" not in bs:
+            raise RuntimeError(f"no batch-1 executions to measure T(1): {res.get('error')}")
+        return bs["1"][1] / bs["1"][0]
+
     def tune_at(self, rate: float, refs: list[Variant]) -> None:
         a = self.args
         if self.left() < 60:
@@ -641,8 +664,8 @@ class TuneRecorder(Recorder):
         cmd = [sys.executable, "-m", "trtcheck", "tune", "--url", self.srv.http_url,
                "--model", a.model, "--arrival-rate", f"{rate:g}", "--objective", a.objective,
                "--max-instances", str(a.max_instances), "-o", str(out)]
-        if a.slo_p99_ms:
-            cmd += ["--slo-p99-ms", f"{a.slo_p99_ms:g}"]
+        if self.doc["slo_p99_ms"]:
+            cmd += ["--slo-p99-ms", f"{self.doc['slo_p99_ms']:g}"]
         t = time.monotonic()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True,
@@ -770,6 +793,11 @@ def main() -> int:
     t.add_argument("--model", default="resnet18", help="the served model's name [resnet18]")
     t.add_argument("--rates", default="191,478,701", help="arrival rates, req/s")
     t.add_argument("--slo-p99-ms", type=float, default=20.0, help="P99 objective, ms [20]")
+    t.add_argument("--rate-fractions", default=None,
+                   help="rates as fractions of 1 / T(1), T(1) measured first on the start "
+                   "configuration (replaces --rates; for a model no record measured)")
+    t.add_argument("--slo-t1-multiple", type=float, default=None,
+                   help="with --rate-fractions: the P99 objective as this multiple of T(1)")
     t.add_argument("--objective", default="p99", help="trtcheck tune --objective [p99]")
     t.add_argument("--max-instances", type=int, default=4, help="[4]")
     t.add_argument("--references", default="x4_w2000_b64,x2_w2000_b64,x4_w500_b16",
@@ -792,7 +820,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.mode in ("record", "tune-record"):
         global WARM_SIZES
-        WARM_SIZES = getattr(args, "warm_sizes", "pow2")
+        # tune-record: the pick, like the references, runs every batch size once at load
+        WARM_SIZES = getattr(args, "warm_sizes", "all")
         return record(args)
     return evaluate(args)
 

@@ -21,8 +21,10 @@ the others wait and then find the files.
 How to start the server (see :meth:`TritonInstall.server_command` and
 :meth:`TritonInstall.server_env`): ``LD_LIBRARY_PATH=<python LIBDIR>:<libs>``,
 ``PYTHONHOME=<sys.base_prefix>`` (the stub links ``libpython3.X.so.1.0`` and imports numpy
-from that Python; ``PYTHONPATH`` adds this interpreter's site-packages, so a virtual
-environment's numpy is found too).
+from that Python). ``PYTHONPATH`` carries this interpreter's site-packages; the stub runs
+its interpreter isolated and does not read it, so a model that needs a package of a
+virtual environment adds those entries to ``sys.path`` itself (as the ONNX wrapper of
+``trtcheck/testing/onnx_model.py`` does).
 
 Usage: ``python engines/fetch_triton.py [--force] [--perf-analyzer]`` prints the paths of
 ``tritonserver`` (and ``perf_analyzer``), one per line. Nothing is committed. Without
@@ -155,7 +157,8 @@ class TritonInstall:
     def server_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """Environment for ``tritonserver``: the running Python's LIBDIR first on
         ``LD_LIBRARY_PATH`` (the stub links ``libpython3.X.so.1.0``), ``PYTHONHOME`` its
-        ``sys.base_prefix``, and ``PYTHONPATH`` this interpreter's site-packages (numpy)."""
+        ``sys.base_prefix``, and ``PYTHONPATH`` this interpreter's site-packages (the stub
+        runs isolated: a model reads it from ``os.environ`` to import from them)."""
         env = dict(os.environ if base is None else base)
         libdir = sysconfig.get_config_var("LIBDIR") or ""
         env["LD_LIBRARY_PATH"] = os.pathsep.join(

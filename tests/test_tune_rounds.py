@@ -58,3 +58,42 @@ def test_a_new_pick_brings_its_own_runner_up():
     assert res.pick is not None and res.pick.predicted == c and res.runner_up == a
     why = _why(res, get_objective("fewest-instances"), "instance")
     assert not any("recalibration" in w for w in why)
+
+
+def test_the_closest_configuration_is_probed_when_no_interval_meets_the_objective():
+    """No interval within 20 ms: the candidate to measure is the one whose upper end
+    comes closest among those whose point prediction meets the objective; a busier one
+    than the utilisation limit, an excluded one (measured above it) and one whose point
+    misses are never probed; without an objective nothing is."""
+    from trtcheck.analyze.tune_plan import probe_candidate
+
+    near = _pred(1, 60.0, 30.0)          # point 24, upper end 30
+    nearer = _pred(2, 60.0, 24.0)        # point 19.2, upper end 24
+    busy = _pred(4, 60.0, 22.0).model_copy(update={"utilisation": 0.95})
+    missing = _pred(8, 60.0, 26.0).model_copy(update={"p99_ms": 21.0})
+    preds = [near, nearer, busy, missing]
+    assert probe_candidate(preds, 20.0) is nearer
+    assert probe_candidate(preds, 20.0, exclude=[(1000.0, 2, 1)]) is None  # near: 24 > 20
+    assert probe_candidate(preds, 25.0, exclude=[(1000.0, 2, 1)]) is missing  # 21 <= 25
+    assert probe_candidate([near, missing], 22.0) is missing
+    assert probe_candidate(preds, None) is None
+    assert probe_candidate([busy], 30.0) is None
+
+
+def test_a_probed_configuration_certified_by_the_next_round_becomes_the_pick():
+    """Round 1 certified nothing and measured its closest candidate (within the
+    objective); round 2, recalibrated with that run, certifies the same configuration:
+    the measured run is the pick, now certified, with round 2's runner-up."""
+    res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0, slo_p99_ms=100.0,
+                     objective="fewest-instances", objective_rule="rule")
+    probe = _pred(1, 66.74, 120.0)
+    probed = _choice(probe, 1).model_copy(update={"certified": False})
+    probed.measured = TuneMeasured(p50_ms=50.0, p99_ms=90.0, throughput_queries_per_s=2.0,
+                                   mean_batch=1.0, requests=16, run=3, p50_inside=True,
+                                   p99_inside=True)
+    res.rounds.append(probed)
+    again, runner = _pred(1, 60.0, 98.0), _pred(2, 80.0, 99.0)
+    res.predictions = [again, runner]
+    assert take_round(res, _choice(again, 2), runner) is True
+    assert res.pick is probed and res.pick.certified and res.runner_up == runner
+    assert res.pick.measured is not None and res.pick.measured.p99_ms == 90.0

@@ -882,6 +882,27 @@ def choose(preds: Sequence[TunePrediction], objective: Objective, slo_p99_ms: fl
     return ranked[0], (ranked[1] if len(ranked) > 1 else None)
 
 
+def probe_candidate(preds: Sequence[TunePrediction], slo_p99_ms: float | None,
+                    max_utilisation: float = DEFAULT_MAX_UTILISATION,
+                    exclude: Sequence[tuple[float, int, int]] = ()
+                    ) -> TunePrediction | None:
+    """The configuration to measure when no interval is within the objective: among the
+    stable predictions at most ``max_utilisation`` busy, not in ``exclude``, whose P99
+    point prediction is at most ``slo_p99_ms`` (ms), the one whose P99 interval comes
+    closest (lowest upper end; ties to the simpler). ``None`` when there is no objective
+    or no point prediction meets it: then no measurement is likely to."""
+    if slo_p99_ms is None:
+        return None
+    cands = [p for p in preds
+             if p.stable and p.p99 is not None and p.p99_ms is not None
+             and p.utilisation <= max_utilisation and p.p99_ms <= slo_p99_ms
+             and (p.window_us, p.max_batch_size, p.instances) not in exclude]
+    if not cands:
+        return None
+    return min(cands, key=lambda p: (p.p99.hi_ms, p.instances,  # type: ignore[union-attr]
+                                     p.window_us, p.max_batch_size))
+
+
 def best_p99(preds: Sequence[TunePrediction]) -> TunePrediction | None:
     """The stable prediction with the lowest P99 upper end (what an unmet objective
     came closest to)."""

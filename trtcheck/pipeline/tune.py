@@ -302,7 +302,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * s.duration_s))
         # 2. predict and pick; 3. confirm
-        excluded: list[tuple[float, int, int]] = []
+        excluded: list[tuple[float, int, int]] = []  # measured above the objective
+        fallback: TuneChoice | None = None  # measured within it, not certified
+        fallback_note = ""
         for rnd in range(1, s.max_rounds + 1):
             curves = calibrated(lambda: tp.instance_curves(res.runs, N))
             queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
@@ -316,14 +318,68 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             pick, runner = tp.choose(preds, objective, s.slo_p99_ms, s.max_utilisation,
                                      excluded)
             if pick is None:
+                # no interval is within the objective: measure the configuration that
+                # comes closest, if its point prediction meets it (the run also narrows
+                # the drift estimate); a measurement within the objective is kept
                 best = tp.best_p99(preds)
-                near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to "
-                        f"{best.p99.hi_ms:.3g} ms" if best is not None and best.p99 else "")
-                out.error = InputError(
-                    f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
-                    + near, "raise --slo-p99-ms, allow more --max-instances, or lower the "
-                    "rate")
-                break
+                probe = (None if fallback is not None or res.live_runs >= s.max_runs
+                         else tp.probe_candidate(preds, s.slo_p99_ms, s.max_utilisation,
+                                                 excluded))
+                if probe is None:
+                    if fallback is not None:
+                        res.pick, res.runner_up = fallback, None
+                        res.notes.append(fallback_note)
+                        break
+                    near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to "
+                            f"{best.p99.hi_ms:.3g} ms" if best is not None and best.p99
+                            else "")
+                    tried = "".join(
+                        f"; measured {tp.config_text(c, unit)}: P99 "
+                        f"{c.measured.p99_ms:.3g} ms" for c in res.rounds
+                        if not c.certified and c.measured is not None)
+                    out.error = InputError(
+                        f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
+                        + (tried or near), "raise --slo-p99-ms, allow more --max-instances, "
+                        "or lower the rate")
+                    break
+                assert probe.p50 is not None and probe.p99 is not None
+                assert probe.p50_ms is not None and probe.p99_ms is not None
+                say(f"tune: round {rnd}: no configuration's P99 interval is within "
+                    f"{s.slo_p99_ms:g} ms (the closest reaches {probe.p99.hi_ms:.3g} ms); "
+                    f"measuring {tp.config_text(probe, unit)}, whose point prediction is: "
+                    f"P50 {probe.p50_ms:.3g} ms, P99 {probe.p99_ms:.3g} ms "
+                    f"[{probe.p99.lo_ms:.3g}, {probe.p99.hi_ms:.3g}]")
+                choice = TuneChoice(window_us=probe.window_us,
+                                    max_batch_size=probe.max_batch_size,
+                                    instances=probe.instances, predicted=probe, round=rnd,
+                                    certified=False)
+                res.rounds.append(choice)
+                idx = live("measure the closest", window_us=probe.window_us,
+                           mb=probe.max_batch_size, instances=[probe.instances],
+                           load=f"open:{s.rate_per_s:g}", seed_off=10 + rnd)[0]
+                m = tp.measured_of(res.runs[idx])
+                choice.measured = _measured(m, idx, probe)
+                met = m["p99_ms"] <= float(s.slo_p99_ms)  # type: ignore[arg-type]
+                say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "
+                    f"{m['throughput_queries_per_s']:.4g} q/s, mean batch "
+                    f"{m['mean_batch']:.3g}: "
+                    + ("within the objective" if met else "above the objective"))
+                if met:
+                    fallback = choice
+                    fallback_note = (
+                        f"no configuration's P99 interval was within the objective "
+                        f"{s.slo_p99_ms:g} ms (run-to-run drift {100 * d99:.2g}%); "
+                        f"{tp.config_text(probe, unit)} was measured because its point "
+                        f"prediction met it (P99 {probe.p99_ms:.3g} ms), and so did the "
+                        f"measurement: P99 {m['p99_ms']:.3g} ms in one run; not certified "
+                        "by an interval")
+                else:
+                    excluded.append((probe.window_us, probe.max_batch_size,
+                                     probe.instances))
+                resid_log.append(tp.log_ratio(m["p50_ms"], probe.p50_ms))
+                dr50, dr99 = tp.repeat_drifts(reps, resid_log)
+                d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
+                continue
             # a feasible prediction is stable, so it has its intervals
             assert pick.p50 is not None and pick.p99 is not None
             assert pick.p50_ms is not None and pick.p99_ms is not None
@@ -342,12 +398,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                        instances=[pick.instances], load=f"open:{s.rate_per_s:g}",
                        seed_off=10 + rnd)[0]
             m = tp.measured_of(res.runs[idx])
-            choice.measured = TuneMeasured(
-                p50_ms=m["p50_ms"], p99_ms=m["p99_ms"],
-                throughput_queries_per_s=m["throughput_queries_per_s"],
-                mean_batch=m["mean_batch"], requests=int(m["requests"]), run=idx,
-                p50_inside=bool(pick.p50.holds(m["p50_ms"])),
-                p99_inside=bool(pick.p99.holds(m["p99_ms"])))
+            choice.measured = _measured(m, idx, pick)
             say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "
                 f"{m['throughput_queries_per_s']:.4g} q/s, mean batch {m['mean_batch']:.3g}"
                 + ("" if choice.measured.p50_inside and choice.measured.p99_inside else
@@ -365,6 +416,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             resid_log.append(tp.log_ratio(m["p50_ms"], pick.p50_ms))
             dr50, dr99 = tp.repeat_drifts(reps, resid_log)
             d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
+        else:  # the rounds ran out after a measurement that met the objective
+            if res.pick is None and fallback is not None and out.error is None:
+                res.pick, res.runner_up = fallback, None
+                res.notes.append(fallback_note)
     except KeyboardInterrupt as exc:
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
@@ -389,6 +444,18 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     return out
 
 
+def _measured(m: dict[str, Any], run: int, pred: TunePrediction) -> TuneMeasured:
+    """The measurement of run ``run`` (``m``: :func:`tune_plan.measured_of`) against the
+    prediction ``pred`` (which has its intervals)."""
+    assert pred.p50 is not None and pred.p99 is not None
+    return TuneMeasured(
+        p50_ms=m["p50_ms"], p99_ms=m["p99_ms"],
+        throughput_queries_per_s=m["throughput_queries_per_s"],
+        mean_batch=m["mean_batch"], requests=int(m["requests"]), run=run,
+        p50_inside=bool(pred.p50.holds(m["p50_ms"])),
+        p99_inside=bool(pred.p99.holds(m["p99_ms"])))
+
+
 def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | None) -> bool:
     """Record a round's pick (``choice``) and its runner-up in ``res``. A pick that is the
     previous round's configuration stays the measured one, judged against the
@@ -401,6 +468,9 @@ def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | Non
             choice.window_us, choice.max_batch_size, choice.instances):
         # the new interval was fitted with that very run
         choice.measured = prev.measured
+        if res.pick is not prev:  # a measured configuration no interval had certified
+            prev.certified = True
+            res.pick, res.runner_up = prev, runner
         p = choice.predicted
         assert p.p50 is not None and p.p99 is not None
         res.notes.append(
@@ -439,6 +509,11 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
     feas = [q for q in res.predictions if q.feasible]
     why.append(f"{len(feas)} of {len(res.predictions)} configurations predicted feasible "
                f"at {res.arrival_rate_per_s:g} req/s")
+    m = res.pick.measured  # type: ignore[union-attr]
+    if not res.pick.certified and m is not None:  # type: ignore[union-attr]
+        why.append(f"not certified: no P99 interval was within {res.slo_p99_ms:g} ms; this "
+                   f"configuration's point prediction met it (P99 {p.p99_ms:.3g} ms), and "
+                   f"so did its measurement (P99 {m.p99_ms:.3g} ms, one run)")
     if p.contention_source in ("fitted", "assumed"):
         why.append(f"{p.instances} instances: T(b) x {p.contention_factor:.3g} "
                    f"({p.contention_source} contention; the interval is widened)")

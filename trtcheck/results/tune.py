@@ -106,6 +106,10 @@ class TuneChoice(Record):
         predicted: its prediction with intervals.
         measured: its measurement, if any.
         round: the confirmation round that picked it (1 = after the calibration).
+        certified: whether a round's prediction interval placed it within the
+            objective (its P99 upper end at most the P99 objective). ``False``: no
+            configuration's interval did, and this one was measured because its point
+            prediction did; its measurement met the objective.
     """
 
     match_fields: ClassVar[tuple[str, ...]] = ("window_us", "max_batch_size", "instances")
@@ -116,6 +120,7 @@ class TuneChoice(Record):
     predicted: TunePrediction
     measured: TuneMeasured | None = None
     round: int = 1
+    certified: bool = True
 
 
 class TuneInstanceCalibration(Record):

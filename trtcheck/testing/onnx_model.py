@@ -28,9 +28,18 @@ from pathlib import Path
 
 ONNX_MODEL_PY = '''\
 import json
+import os
+import sys
 
-import numpy as np
-import triton_python_backend_utils as pb_utils
+# The python backend stub runs its interpreter isolated (sys.flags.isolated: PYTHONPATH
+# is not read), so the server's PYTHONPATH (this checkout's virtual environment, where
+# onnxruntime is) is added here.
+for _p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    if _p and _p not in sys.path:
+        sys.path.append(_p)
+
+import numpy as np  # noqa: E402
+import triton_python_backend_utils as pb_utils  # noqa: E402
 
 NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 

@@ -497,7 +497,8 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
     """A ``trtcheck tune`` document: no pick (nothing met the objective) is *not ready*
     (a search stopped before it predicted anything is judged by its ``incomplete``);
     a pick that was not measured is *cannot tell*; a pick measured outside its predicted
-    interval is a warning (the prediction did not hold for it)."""
+    interval is a warning (the prediction did not hold for it), and so is a pick no
+    interval certified (one measurement met the objective)."""
     tune = getattr(results, "tune", None)
     if tune is None:
         return []
@@ -519,17 +520,28 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
                               message="tune's pick rests on its prediction alone",
                               remedy=remedy)]
     m = pick.measured
+    out = []
+    if not pick.certified:
+        out.append(VerdictReason(
+            kind="tune-not-certified", effect="warning", section="tune",
+            title="the pick met the objective in one measurement; no prediction interval "
+                  "certified it",
+            message=f"measured P99 {m.p99_ms:.3g} ms against the objective "
+                    f"{tune.slo_p99_ms:g} ms; the run-to-run drift left every P99 interval "
+                    "above it",
+            remedy="measure the pick again (`trtcheck serve --url ...`), or run `trtcheck "
+                   "tune` with a longer --duration-s"))
     if not (m.p50_inside and m.p99_inside):
         off = " and ".join(q for q, ok in (("P50", m.p50_inside), ("P99", m.p99_inside))
                            if not ok)
-        return [VerdictReason(kind="tune-outside-interval", effect="warning", section="tune",
+        return out + [VerdictReason(kind="tune-outside-interval", effect="warning", section="tune",
                               title=f"the pick's measured {off} fell outside its prediction "
                                     "interval",
                               message=f"measured P50 {m.p50_ms:.3g} ms, P99 {m.p99_ms:.3g} ms "
                                       "against the predicted intervals: the measurement, "
                                       "not the prediction, is what the pick is known by",
                               remedy=remedy)]
-    return []
+    return out
 
 
 def _nothing_reasons(results: Any) -> list[VerdictReason]:
