@@ -814,8 +814,8 @@ def main() -> int:
     e = sub.add_parser("evaluate", help="predictions against the record (no server)")
     e.add_argument("records", nargs="+", type=Path, help="recorded files (.json or .json.xz)")
     add_machine_argument(e, default="h200-host")
-    e.add_argument("--tune", type=Path, default=None,
-                   help="a tune-record file (.json or .json.xz): tune's picks and predictions")
+    e.add_argument("--tune", type=Path, nargs="*", default=[],
+                   help="tune-record files (.json or .json.xz): tune's picks and predictions")
     e.add_argument("--out", default=None, help="result file [default: the naming rule]")
     args = ap.parse_args()
     if args.mode in ("record", "tune-record"):
@@ -1420,14 +1420,17 @@ def evaluate(args: argparse.Namespace) -> int:
                   + ("none in these predictions" if cov is None else
                      f"coverage P50 {cov['p50_ms']}/{pr['with_interval']}, P99 "
                      f"{cov['p99_ms']}/{pr['with_interval']}"))
-    tune_ev = None
-    if args.tune:
-        tr = load_record(args.tune)
+    tune_evs = []
+    for tune_path in args.tune:
+        tr = load_record(tune_path)
         truth = next((load_record(p) for p in args.records
                       if load_record(p)["arch"] == tr["arch"]), None)
         tune_ev = evaluate_tune(tr, truth, work)
-        tune_ev["record"] = str(args.tune)
+        tune_ev["record"] = str(tune_path)
+        tune_ev["arch"] = tr["arch"]
+        print(f"\n{tr['arch']}: {tune_path}")
         print_tune(tune_ev)
+        tune_evs.append(tune_ev)
     goals = []
     for name, _ in PREDICTORS:
         n = sum(m["predictors"][name]["configurations"] for m in models)
@@ -1465,7 +1468,7 @@ def evaluate(args: argparse.Namespace) -> int:
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "goals": GOALS, "goal_share": GOAL_SHARE,
            "predictors": dict(PREDICTORS), "summary": goals, "models": models,
-           "tune": tune_ev}
+           "tune": tune_evs}
     from _harness import environment_record
 
     for m in models:  # each measurement once, not once per predictor
