@@ -228,15 +228,18 @@ def test_no_interval_within_the_objective_measures_the_closest_candidate(server,
     t = json.loads(out.read_text())["tune"]
     assert "measure the closest" in t["run_purposes"], (t["run_purposes"], res.stderr)
     assert "no configuration's P99 interval is within 45 ms" in res.stderr
-    probed = next(r for r in t["rounds"] if not r["certified"])
-    assert probed["instances"] == 2 and probed["predicted"]["p99_ms"] <= 45.0
-    assert probed["predicted"]["p99"]["hi_ms"] > 45.0
-    measured = probed["measured"]["p99_ms"]
-    if measured <= 45.0:
-        assert res.returncode == 0, res.stderr
+    probes = [r for r in t["rounds"] if r["measured"] is not None
+              and t["run_purposes"][r["measured"]["run"]] == "measure the closest"]
+    assert probes, t["rounds"]
+    for r in probes:  # measured because its point met the objective, its interval not
+        assert r["predicted"]["p99_ms"] <= 45.0 < r["predicted"]["p99"]["hi_ms"], r
+    met = [r for r in probes if r["measured"]["p99_ms"] <= 45.0]
+    if res.returncode == 0:
         pick = t["pick"]
-        assert pick is not None and pick["measured"]["p99_ms"] == measured
-        if not pick["certified"]:  # a later round may certify the measured one
+        assert pick is not None and pick["measured"] is not None
+        assert pick["certified"] or pick["measured"]["p99_ms"] <= 45.0
+        if not pick["certified"]:  # no later round certified a configuration
+            assert pick in met
             assert any("not certified by an interval" in n for n in t["notes"])
             assert any(w.startswith("not certified") for w in t["why"])
             assert "not certified" in res.stdout
@@ -244,10 +247,11 @@ def test_no_interval_within_the_objective_measures_the_closest_candidate(server,
             assert rep.returncode in (0, 1), rep.stderr
             verdict = json.loads((tmp_path / "rep" / "results.json").read_text())["verdict"]
             assert "tune-not-certified" in {r["kind"] for r in verdict["reasons"]}
-    else:
+    else:  # every measured candidate was above the objective
         line = assert_one_line_error(res, 2, "no configuration searched meets the objective")
-        assert f"P99 {measured:.3g} ms" in line
-        assert t["pick"] is None
+        assert not met and t["pick"] is None
+        for r in probes:
+            assert f"P99 {r['measured']['p99_ms']:.3g} ms" in line, line
     assert t["restored"]
 
 

@@ -329,18 +329,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                     if fallback is not None:
                         res.pick, res.runner_up = fallback, None
                         res.notes.append(fallback_note)
-                        break
-                    near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to "
-                            f"{best.p99.hi_ms:.3g} ms" if best is not None and best.p99
-                            else "")
-                    tried = "".join(
-                        f"; measured {tp.config_text(c, unit)}: P99 "
-                        f"{c.measured.p99_ms:.3g} ms" for c in res.rounds
-                        if not c.certified and c.measured is not None)
-                    out.error = InputError(
-                        f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
-                        + (tried or near), "raise --slo-p99-ms, allow more --max-instances, "
-                        "or lower the rate")
+                    else:
+                        out.error = _nothing_meets(res, objective, s.slo_p99_ms, best, unit)
                     break
                 assert probe.p50 is not None and probe.p99 is not None
                 assert probe.p50_ms is not None and probe.p99_ms is not None
@@ -416,10 +406,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             resid_log.append(tp.log_ratio(m["p50_ms"], pick.p50_ms))
             dr50, dr99 = tp.repeat_drifts(reps, resid_log)
             d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
-        else:  # the rounds ran out after a measurement that met the objective
-            if res.pick is None and fallback is not None and out.error is None:
+        else:  # the rounds ran out after measuring the closest configuration
+            if res.pick is None and fallback is not None:
                 res.pick, res.runner_up = fallback, None
                 res.notes.append(fallback_note)
+            elif res.pick is None:
+                out.error = _nothing_meets(res, objective, s.slo_p99_ms,
+                                           tp.best_p99(res.predictions), unit)
     except KeyboardInterrupt as exc:
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
@@ -442,6 +435,20 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     if res.pick is not None:
         res.why = _why(res, objective, unit)
     return out
+
+
+def _nothing_meets(res: TuneResult, objective: Any, slo_p99_ms: float | None,
+                   best: TunePrediction | None, unit: str) -> InputError:
+    """The error of a search that found nothing within the objective: the
+    configurations it measured for it and their P99, else the closest prediction."""
+    tried = "".join(f"; measured {tp.config_text(c, unit)}: P99 {c.measured.p99_ms:.3g} ms"
+                    for c in res.rounds if not c.certified and c.measured is not None)
+    near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to {best.p99.hi_ms:.3g} ms"
+            if best is not None and best.p99 else "")
+    return InputError(
+        f"no configuration searched meets the objective ({objective.describe(slo_p99_ms)})"
+        + (tried or near), "raise --slo-p99-ms, allow more --max-instances, or lower the "
+        "rate")
 
 
 def _measured(m: dict[str, Any], run: int, pred: TunePrediction) -> TuneMeasured:
