@@ -434,3 +434,37 @@ def test_a_tune_search_stopped_before_predicting_is_not_a_missed_objective():
     res.incomplete = None  # a search that predicted and found nothing is still not ready
     res.tune.predictions = []
     assert _reasons(judge(res), "tune-no-pick")
+
+
+def _tune_record_doc(name: str, rate: float):
+    """The tune document of a recorded tune-record run (tests/data/tune-gpu-raw/)."""
+    import lzma
+
+    path = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / name
+    record = json.loads(lzma.decompress(path.read_bytes()))
+    entry = next(t for t in record["tunes"] if t["rate_per_s"] == rate)
+    return results_from_json(json.dumps(entry["tune_json"]))
+
+
+def test_a_tune_pick_measured_above_the_objective_is_not_ready():
+    """ResNet-34 on an H100 at 285 req/s: the live runs were spent on a pick that
+    measured P99 61 ms against a 22.5 ms objective (outside its interval). Before: only
+    the outside-the-interval warning, "ready with warnings"."""
+    res = _tune_record_doc("h100-host-resnet34-tune.json.xz", 285.0)
+    assert res.tune.pick.measured.p99_ms > res.tune.slo_p99_ms
+    v = judge(res)
+    assert v.status == "not_ready", v
+    assert _reasons(v, "tune-pick-misses-objective")
+    assert _reasons(v, "tune-outside-interval")
+
+
+def test_an_uncertified_tune_pick_is_a_warning_and_a_certified_one_is_not():
+    """The H200 ResNet-34 search at 427 req/s: its pick measured P99 12 ms, inside its
+    interval and within the 22.5 ms objective, no reason. The same pick marked not
+    certified (no interval was within the objective) is a warning."""
+    res = _tune_record_doc("h200-host-resnet34-tune.json.xz", 427.0)
+    assert not _reasons(judge(res), "tune-not-certified")
+    assert not _reasons(judge(res), "tune-pick-misses-objective")
+    res.tune.pick.certified = False
+    v = judge(res)
+    assert _reasons(v, "tune-not-certified") and v.status == "ready_with_warnings", v

@@ -304,7 +304,6 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         # 2. predict and pick; 3. confirm
         excluded: list[tuple[float, int, int]] = []  # measured above the objective
         fallback: TuneChoice | None = None  # measured within it, not certified
-        fallback_note = ""
         for rnd in range(1, s.max_rounds + 1):
             curves = calibrated(lambda: tp.instance_curves(res.runs, N))
             queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
@@ -321,16 +320,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 # no interval is within the objective: measure the configuration that
                 # comes closest, if its point prediction meets it (the run also narrows
                 # the drift estimate); a measurement within the objective is kept
-                best = tp.best_p99(preds)
                 probe = (None if fallback is not None or res.live_runs >= s.max_runs
                          else tp.probe_candidate(preds, s.slo_p99_ms, s.max_utilisation,
                                                  excluded))
                 if probe is None:
-                    if fallback is not None:
-                        res.pick, res.runner_up = fallback, None
-                        res.notes.append(fallback_note)
-                    else:
-                        out.error = _nothing_meets(res, objective, s.slo_p99_ms, best, unit)
                     break
                 assert probe.p50 is not None and probe.p99 is not None
                 assert probe.p50_ms is not None and probe.p99_ms is not None
@@ -356,13 +349,6 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                     + ("within the objective" if met else "above the objective"))
                 if met:
                     fallback = choice
-                    fallback_note = (
-                        f"no configuration's P99 interval was within the objective "
-                        f"{s.slo_p99_ms:g} ms (run-to-run drift {100 * d99:.2g}%); "
-                        f"{tp.config_text(probe, unit)} was measured because its point "
-                        f"prediction met it (P99 {probe.p99_ms:.3g} ms), and so did the "
-                        f"measurement: P99 {m['p99_ms']:.3g} ms in one run; not certified "
-                        "by an interval")
                 else:
                     excluded.append((probe.window_us, probe.max_batch_size,
                                      probe.instances))
@@ -406,13 +392,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             resid_log.append(tp.log_ratio(m["p50_ms"], pick.p50_ms))
             dr50, dr99 = tp.repeat_drifts(reps, resid_log)
             d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
-        else:  # the rounds ran out after measuring the closest configuration
-            if res.pick is None and fallback is not None:
-                res.pick, res.runner_up = fallback, None
-                res.notes.append(fallback_note)
-            elif res.pick is None:
+        if res.pick is None:  # no round certified a configuration
+            if fallback is None:
                 out.error = _nothing_meets(res, objective, s.slo_p99_ms,
                                            tp.best_p99(res.predictions), unit)
+            else:  # one measured within the objective
+                res.pick, res.runner_up = fallback, None
+                res.notes.append(_uncertified_note(fallback, s.slo_p99_ms, d99, unit))
     except KeyboardInterrupt as exc:
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
@@ -449,6 +435,18 @@ def _nothing_meets(res: TuneResult, objective: Any, slo_p99_ms: float | None,
         f"no configuration searched meets the objective ({objective.describe(slo_p99_ms)})"
         + (tried or near), "raise --slo-p99-ms, allow more --max-instances, or lower the "
         "rate")
+
+
+def _uncertified_note(c: TuneChoice, slo_p99_ms: float | None, drift_p99: float,
+                      unit: str) -> str:
+    """The note of a pick no interval certified (``c`` measured within the objective;
+    ``drift_p99``: the run-to-run drift, sd of log)."""
+    assert c.measured is not None
+    return (f"no configuration's P99 interval was within the objective {slo_p99_ms:g} ms "
+            f"(run-to-run drift {100 * drift_p99:.2g}%); {tp.config_text(c, unit)} was "
+            f"measured because its point prediction met it (P99 {c.predicted.p99_ms:.3g} "
+            f"ms), and so did the measurement: P99 {c.measured.p99_ms:.3g} ms in one run; "
+            "not certified by an interval")
 
 
 def _measured(m: dict[str, Any], run: int, pred: TunePrediction) -> TuneMeasured:

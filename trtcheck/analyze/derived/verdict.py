@@ -498,7 +498,8 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
     (a search stopped before it predicted anything is judged by its ``incomplete``);
     a pick that was not measured is *cannot tell*; a pick measured outside its predicted
     interval is a warning (the prediction did not hold for it), and so is a pick no
-    interval certified (one measurement met the objective)."""
+    interval certified (one measurement met the objective); a pick measured above the
+    P99 objective is *not ready*."""
     tune = getattr(results, "tune", None)
     if tune is None:
         return []
@@ -521,6 +522,15 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
                               remedy=remedy)]
     m = pick.measured
     out = []
+    if tune.slo_p99_ms is not None and m.p99_ms > tune.slo_p99_ms:
+        out.append(VerdictReason(
+            kind="tune-pick-misses-objective", effect="not_ready", section="tune",
+            title="the pick measured above the P99 objective",
+            message=f"measured P99 {m.p99_ms:.3g} ms against the objective "
+                    f"{tune.slo_p99_ms:g} ms (predicted {pick.predicted.p99_ms:.3g} ms): "
+                    "the search's live runs were spent before a configuration met it",
+            remedy="run `trtcheck tune` again with more --max-runs, raise --slo-p99-ms, "
+                   "or lower the rate"))
     if not pick.certified:
         out.append(VerdictReason(
             kind="tune-not-certified", effect="warning", section="tune",
