@@ -886,7 +886,8 @@ def _tune_design_predictor(rec: dict, work: Path):
         if top is not None:  # the target rate at the largest instance count
             runs.append(serve_of(top))
         rate = float(e["load"].split(":")[1])
-        searches[rate] = (tp.instance_curves(runs, 4), *tp.queueing_and_stalls(runs, open_idx))
+        curves = tp.instance_curves(runs, 4)
+        searches[rate] = (curves, *tp.queueing_and_stalls(runs, open_idx, curves=curves))
 
     def predict(row: dict):
         rate = float(row.get("achieved_rate_per_s") or row["rate_per_s"])
@@ -1178,9 +1179,10 @@ def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: s
                     if res.run_purposes[i].startswith("calibration at the rate"))
     N, B = res.max_instances, res.max_batch_size
     dr50, dr99 = tp.repeat_drifts(runs[open_idx].configs[0].repeats)
-    queueing, stall = tp.queueing_and_stalls(runs, open_idx)
+    curves = tp.instance_curves(runs, N)
+    queueing, stall = tp.queueing_and_stalls(runs, open_idx, curves=curves)
     n_req = max(50, int(rate * 3.0))
-    search = tp.Search(queueing, tp.instance_curves(runs, N), dr50.sd_log, dr99.sd_log, rate,
+    search = tp.Search(queueing, curves, dr50.sd_log, dr99.sd_log, rate,
                        n_req, B, N, drift_dof=dr99.dof, stall=stall)
     preds = tp.predict_all(search)
     pick, _ = tp.choose(preds, get_objective(objective), slo_p99_ms)

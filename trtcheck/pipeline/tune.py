@@ -307,7 +307,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         for rnd in range(1, s.max_rounds + 1):
             curves = calibrated(lambda: tp.instance_curves(res.runs, N))
             queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
-                res.runs, open_idx, seed=s.seed))
+                res.runs, open_idx, seed=s.seed, curves=curves))
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall)
             res.calibration = tp.calibration_record(search, device, devices)
