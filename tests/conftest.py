@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,13 @@ def _trtcheck_logger_restored():
 #: abandoned batch) and has not after this long is hung. Two orders above what any such
 #: call takes on a loaded 2-core machine; speed goals live in benchmarks/.
 HANG_LIMIT_S = 300.0
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child process that a test interrupts with SIGINT: a shell that
+    ran the test session in the background hands SIGINT down ignored, and Python keeps an
+    ignored SIGINT ignored (no KeyboardInterrupt), as for a user's ``nohup ... &``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def returns_before_hang_limit(fn, *args, **kwargs):

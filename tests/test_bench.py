@@ -3,6 +3,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import interruptible
 from trtcheck.backends.base import Backend, InferOutput
 from trtcheck.errors import InputError
 from trtcheck.measure.bench.bench import StopRule, run_bench
@@ -295,7 +296,8 @@ def test_sigterm_during_the_cli_sweep_writes_results_marked_incomplete(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "bench", str(tmp_path / "t.onnx"),
                              "--batch", "1,2,4,8,16,32", "--warmup", "0", "--min-duration", "1",
                              "-o", str(out), "--format", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     line = proc.stderr.readline()  # "benchmarking ..." is logged just before measuring
     assert "benchmarking" in line
     time.sleep(2.5)

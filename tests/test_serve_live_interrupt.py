@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HANG_LIMIT_S, REPO
+from conftest import HANG_LIMIT_S, REPO, interruptible
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
@@ -59,7 +59,7 @@ def _start(url: str, out: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "trtcheck", "serve", "--url", url,
                              "--model", "tb_linear", "-o", str(out), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, preexec_fn=interruptible)
 
 
 def _wait_line(proc: subprocess.Popen, text: str) -> list[str]:

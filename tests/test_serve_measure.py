@@ -16,7 +16,7 @@ from trtcheck.measure.serving.loadgen import parse_load, run_load
 from trtcheck.measure.serving.serve import ameasure_serving, measure_serving
 from trtcheck.results import results_from_json, results_to_json
 
-from tests.conftest import returns_before_hang_limit
+from tests.conftest import interruptible, returns_before_hang_limit
 
 
 def test_seed_burst_direction_qps_falls_and_p50_rises_with_window():
@@ -456,7 +456,8 @@ def _serve_cli(tmp_path, extra, sig):
                              "1:2,8:4", "--window-ms", "0,1,2,5", "--max-batch", "8",
                              "--load", "closed:4", "--duration-s", "3", "--repeats", "2",
                              "-o", str(out), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     line = ""
     while "repeat 1/2" not in line:  # the first run finished: interrupt the next ones
         line = proc.stderr.readline()

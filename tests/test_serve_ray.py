@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from live_jobs import tb_linear_jobs
 
-from conftest import REPO, run_cli
+from conftest import REPO, interruptible, run_cli
 
 pytestmark = [pytest.mark.triton, pytest.mark.ray, pytest.mark.slow]
 
@@ -260,7 +260,8 @@ def test_ctrl_c_stops_every_actor_and_restores_the_model(triton, ray_cluster, tm
         [sys.executable, "-m", "trtcheck", "serve", "--url", triton.http_url, "--model",
          "tb_linear", "--ray", ray_cluster.address, "--ray-actors", "3", "--window-ms",
          "0,5", "--max-batch", "8", "--load", "open:60", "--duration-s", "20", "-o",
-         str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+         str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=interruptible)
     try:
         sent = _Counted(triton)
         deadline = time.monotonic() + 120

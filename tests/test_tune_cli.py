@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, assert_one_line_error, run_cli
+from conftest import REPO, assert_one_line_error, interruptible, run_cli
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
@@ -285,7 +285,8 @@ def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
                              server.http_url, "--model", "tb_linear", "--arrival-rate", "100",
                              "--duration-s", "4", "-o", str(out)], stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=interruptible)
     deadline = time.monotonic() + 300
     seen = []
     assert proc.stderr is not None
