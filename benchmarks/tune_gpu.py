@@ -909,7 +909,12 @@ def _tune_design_predictor(rec: dict, work: Path):
             "stalls": {f"open:{r:g}": {"per_execution": round(v[2].per_execution, 5),
                                        "size_ms": round(v[2].size_ms, 3),
                                        "measured_share": round(v[2].measured_share, 4)}
-                       for r, v in searches.items()}}
+                       for r, v in searches.items()},
+            # the search's model on its calibration run (after the re-match, before the
+            # stall split)
+            "self_check": {f"open:{r:g}": {k: round(float(v[1].check[k]), 3) for k in (
+                "p50_ms", "measured_p50_ms", "p99_ms", "measured_p99_ms")}
+                for r, v in searches.items()}}
     return predict, info
 
 
@@ -1396,6 +1401,11 @@ def evaluate(args: argparse.Namespace) -> int:
                 print(f"  calibration {c['variant']} {c['load']} (t={c['t_s']:.0f} s): T(b) "
                       + " ".join(f"{b}:{t:.2f}" for b, t in c["curve_ms"][:6])
                       + f"; per-execution overhead {c['per_batch_overhead_ms'] or 0:.3f} ms")
+                for load, sc in (c.get("self_check") or {}).items():
+                    print(f"    the search on its own calibration run {load}: P50 "
+                          f"{sc['p50_ms']:.2f} / {sc['measured_p50_ms']:.2f} ms, P99 "
+                          f"{sc['p99_ms']:.2f} / {sc['measured_p99_ms']:.2f} ms "
+                          "(simulated / measured)")
             table = []
             for x in pr["rows"]:
                 m, p, e = x["measured"], x["predicted"], x["rel_error"]
