@@ -327,10 +327,10 @@ def rematch_request_delay(cal: LiveCalibration,
     the delay's top quantiles moves the sum's P99 by more or less than the gap), so
     the delay kept is the one among the starting point and the ``steps`` iterates whose
     simulated P50 and P99 are nearest the client's (the sum of the two relative misses:
-    a P50 the clipped delay cannot lower does not decide among them). A predictor whose service model differs from the calibration's own
-    (another T(b), an idle slowdown, stalls) calls it with that model, so that it
-    reproduces its calibration run before it predicts anything else. ``cal.check`` is
-    recomputed under ``service_of``.
+    a P50 the clipped delay cannot lower does not decide among them). A predictor whose
+    service model differs from the calibration's own (another T(b), an idle slowdown,
+    stalls) calls it with that model, so that it reproduces its calibration run before
+    it predicts anything else. ``cal.check`` is recomputed under ``service_of``.
 
     Args:
         cal: a calibration (:func:`calibrate` with the same ``seed``); its delay, in
