@@ -82,6 +82,21 @@ QUEUE_MATCH_TOLERANCE = 0.02
 """A simulated mean queue time within 2% of Triton's needs no fitted overhead (about the
 simulation's own sampling noise at :data:`CALIBRATION_REQUESTS` requests)."""
 
+TRANSIENT_SEGMENTS = 16
+"""Consecutive segments (in request order) a repeat is cut into to find a transient."""
+
+TRANSIENT_MIN_SEGMENT = 25
+"""Fewest requests per segment (a repeat of fewer than four segments has no transient)."""
+
+TRANSIENT_FACTOR = 2.0
+"""A segment is in a transient when its median latency is above this multiple of the
+repeat's steady level (the 25th percentile of the segment medians): most requests of
+the segment waited behind something, not a tail (our threshold; the segment medians of
+steady GPU and CPU runs stayed within 1.6x of that level)."""
+
+TRANSIENT_MIN_STEADY = 200
+"""Fewest requests a repeat must keep outside its transients for them to be left out."""
+
 MAX_PER_BATCH_OVERHEAD_SHARE = 1.0
 """The fitted per-execution overhead is searched in ``[0, share x T(1)]`` (our bound: more
 than the execution itself means the calibration run is not explained by the model)."""
@@ -110,6 +125,11 @@ class LiveObservation:
             or ``None``; the calibration then simulates these arrivals rather than
             Poisson ones at ``rate_per_s`` (a client that fell behind sends in bunches,
             which batch differently).
+        transient_share: share (0..1) of the run's requests that fell in a transient
+            (:func:`transient_mask`) and are not in ``client_latencies_ms``.
+        transient_excess_ms: those requests' latency above their repeat's steady median,
+            summed and divided by all the run's requests (ms per request): the part of
+            Triton's mean queue time the transient added.
     """
 
     window_us: float
@@ -124,6 +144,13 @@ class LiveObservation:
     mean_batch: float
     client_latencies_ms: np.ndarray
     send_times_s: np.ndarray | None = None
+    transient_share: float = 0.0
+    transient_excess_ms: float = 0.0
+
+    @property
+    def steady_queue_mean_ms(self) -> float:
+        """Triton's mean queue time without the transient's excess (ms, >= 0)."""
+        return max(0.0, self.queue_mean_ms - self.transient_excess_ms)
 
     def policy(self) -> BatchingPolicy:
         """The batching policy the server ran."""
@@ -234,6 +261,41 @@ def _quantiles(samples: Sequence[float] | np.ndarray, qs: np.ndarray) -> np.ndar
     return np.array([percentile(arr, float(q)) for q in qs])
 
 
+def transient_mask(latencies_ms: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Which requests of one repeat (latencies in request order, ms) fell in a transient.
+
+    The repeat is cut into :data:`TRANSIENT_SEGMENTS` consecutive segments (at least
+    :data:`TRANSIENT_MIN_SEGMENT` requests each); a segment whose median is above
+    :data:`TRANSIENT_FACTOR` x the steady level (the 25th percentile of the segment
+    medians) is in a transient. That is a stretch where most requests waited behind
+    something: first executions of new batch sizes (a framework autotuning each new
+    shape), a stall that built a queue the server then worked off. It is only a
+    transient when the run came back: a repeat whose last segment is still above the
+    level may be a queue that grows with the load, and keeps every request. Nothing is
+    marked when fewer than :data:`TRANSIENT_MIN_STEADY` requests would stay.
+
+    Returns:
+        A boolean array of ``len(latencies_ms)``, True for a request in a transient.
+    """
+    lat = np.asarray(latencies_ms, dtype=np.float64)
+    n = lat.size
+    mask = np.zeros(n, dtype=bool)
+    k = min(TRANSIENT_SEGMENTS, n // TRANSIENT_MIN_SEGMENT)
+    if k < 4:
+        return mask
+    bounds = [i * n // k for i in range(k + 1)]
+    medians = np.array([np.median(lat[a:b]) for a, b in zip(bounds, bounds[1:])])
+    level = float(np.percentile(medians, 25))
+    hot = medians > TRANSIENT_FACTOR * level
+    if level <= 0 or hot[-1] or not hot.any():
+        return mask
+    for i in np.flatnonzero(hot):
+        mask[bounds[i]:bounds[i + 1]] = True
+    if n - int(mask.sum()) < TRANSIENT_MIN_STEADY:
+        mask[:] = False
+    return mask
+
+
 class OverloadedCalibration(InputError):
     """A calibration run whose load exceeds what its configuration serves (the simulated
     queue grows without bound)."""
@@ -261,9 +323,16 @@ def calibrate(obs: LiveObservation, *, seed: int = 0) -> LiveCalibration:
     curve = curve_from_batch_stats(obs.batch_stats)
     notes.extend(curve.notes)
 
+    if obs.transient_share > 0:
+        notes.append(f"{obs.transient_share:.0%} of the calibration run's requests fell in a "
+                     "transient (latency medians above "
+                     f"{TRANSIENT_FACTOR:g}x the run's steady level, then back to it: first "
+                     "executions of new batch sizes or a stall the server worked off); "
+                     "they are left out of the per-request delay, and their "
+                     f"{obs.transient_excess_ms:.3g} ms per request out of the queue-time fit")
     # queueing: fit the per-execution overhead to Triton's mean queue time
     hi = MAX_PER_BATCH_OVERHEAD_SHARE * curve.t1_ms
-    target = obs.queue_mean_ms
+    target = obs.steady_queue_mean_ms
 
     def queue_at(c_ms: float) -> float:
         sv = ServiceModel(curve, per_batch_overhead_ms=c_ms, spread="none", batcher="triton")
@@ -378,7 +447,7 @@ def rematch_request_delay(cal: LiveCalibration,
         "mean_batch": float(final.mean_batch or 0.0),
         "measured_mean_batch": float(obs.mean_batch),
         "queue_mean_ms": _queue_mean_ms(final),
-        "measured_queue_mean_ms": float(obs.queue_mean_ms),
+        "measured_queue_mean_ms": float(obs.steady_queue_mean_ms),
         "p50_ms": float(final.p50_ms or 0.0),
         "measured_p50_ms": percentile(obs.client_latencies_ms, 0.50),
         "p99_ms": float(final.p99_ms or 0.0),
@@ -469,6 +538,8 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
     inf = ex = q_n = 0
     q_ms = c_ms = c_n = s_ms = s_n = 0.0
     lat: list[float] = []
+    n_all = n_transient = 0
+    excess_ms = 0.0
     for r in reps:
         st = r.server_stats
         inf += st.inference_count
@@ -481,9 +552,17 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
         s_ms += st.success.total_ms
         lags = r.send_lag_ms
         if len(lags) == len(r.latencies_ms):  # open loop: latency from the actual send
-            lat.extend(float(a - b) for a, b in zip(r.latencies_ms, lags))
+            rep_lat = np.asarray(r.latencies_ms, dtype=np.float64) - np.asarray(lags)
         else:
-            lat.extend(float(a) for a in r.latencies_ms)
+            rep_lat = np.asarray(r.latencies_ms, dtype=np.float64)
+        hot = transient_mask(rep_lat)
+        n_all += rep_lat.size
+        if hot.any():
+            steady = rep_lat[~hot]
+            n_transient += int(hot.sum())
+            excess_ms += float(np.clip(rep_lat[hot] - np.median(steady), 0.0, None).sum())
+            rep_lat = steady
+        lat.extend(rep_lat.tolist())
     if not ex or not q_n:
         raise InputError(f"the server's statistics in {source} count no executed request",
                          "calibrate from a run the server answered")
@@ -500,7 +579,9 @@ def observation_from_serve(serve: Any, source: str = "results.json") -> LiveObse
         rate_per_s=rate, batch_stats={b: (int(v[0]), float(v[1])) for b, v in bstats.items()},
         queue_mean_ms=q_ms / q_n, compute_mean_ms=c_ms / max(c_n, 1),
         server_request_mean_ms=s_ms / s_n if s_n else 0.0, mean_batch=inf / ex,
-        client_latencies_ms=np.asarray(lat, dtype=np.float64), send_times_s=sends)
+        client_latencies_ms=np.asarray(lat, dtype=np.float64), send_times_s=sends,
+        transient_share=n_transient / n_all if n_all else 0.0,
+        transient_excess_ms=excess_ms / n_all if n_all else 0.0)
 
 
 def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 0
