@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -378,3 +379,33 @@ def triton_no_control(tmp_path_factory):
         pytest.fail(f"cannot start tritonserver (engines/fetch_triton.py): {exc}")
     yield srv
     srv.stop()
+
+
+def procs_named(word: str) -> list[int]:
+    """Pids whose command line contains ``word`` (read from /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (d / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if word in cmd and state != "Z":
+            out.append(int(d.name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """Three Ray nodes on this host (head + 2 workers, 1 CPU each), shut down after."""
+    from trtcheck.testing.ray_cluster import local_ray_cluster
+
+    before = set(procs_named("raylet"))
+    with local_ray_cluster(3) as cluster:
+        yield cluster
+    deadline = time.monotonic() + 30
+    while set(procs_named("raylet")) - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not set(procs_named("raylet")) - before, "a raylet outlived the cluster"

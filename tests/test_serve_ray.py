@@ -23,25 +23,9 @@ from pathlib import Path
 import pytest
 from live_jobs import tb_linear_jobs
 
-from conftest import REPO, interruptible, run_cli
+from conftest import REPO, interruptible, procs_named, run_cli
 
 pytestmark = [pytest.mark.triton, pytest.mark.ray, pytest.mark.slow]
-
-
-def _procs(word: str) -> list[int]:
-    """Pids whose command line contains ``word`` (read from /proc)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (d / "stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if word in cmd and state != "Z":
-            out.append(int(d.name))
-    return out
 
 
 def _cluster_actors(address: str) -> list[int]:
@@ -49,7 +33,7 @@ def _cluster_actors(address: str) -> list[int]:
     its node's raylet, whose command line names the cluster's GCS address): other
     clusters' actors (another xdist worker's tests) are not counted."""
     out = []
-    for pid in _procs("ray::LoadActor"):
+    for pid in procs_named("ray::LoadActor"):
         try:
             ppid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
             parent = Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ")
@@ -58,20 +42,6 @@ def _cluster_actors(address: str) -> list[int]:
         if f"={address} ".encode() in parent + b" ":  # the whole address, not a prefix
             out.append(pid)
     return out
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    """Three Ray nodes on this host (head + 2 workers, 1 CPU each), shut down after."""
-    from trtcheck.testing.ray_cluster import local_ray_cluster
-
-    before = set(_procs("raylet"))
-    with local_ray_cluster(3) as cluster:
-        yield cluster
-    deadline = time.monotonic() + 30
-    while set(_procs("raylet")) - before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not set(_procs("raylet")) - before, "a raylet outlived the cluster"
 
 
 def _inferences(triton) -> int:
@@ -280,10 +250,10 @@ def test_ctrl_c_stops_every_actor_and_restores_the_model(triton, ray_cluster, tm
     assert "Traceback" not in stderr
     assert "interrupted by SIGINT: 0 of 2 configuration(s) measured" in stderr, stderr
     deadline = time.monotonic() + 30
-    while [p for p in actors if p in _procs("ray::LoadActor")] and \
+    while [p for p in actors if p in procs_named("ray::LoadActor")] and \
             time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not [p for p in actors if p in _procs("ray::LoadActor")], "an actor outlived it"
+    assert not [p for p in actors if p in procs_named("ray::LoadActor")], "an actor outlived it"
     n = _inferences(triton)
     time.sleep(1.0)
     assert _inferences(triton) == n, "something still sends"

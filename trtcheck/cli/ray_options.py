@@ -1,6 +1,6 @@
 """``--ray ADDRESS|auto`` and ``--ray-actors N``: a live target's load from a Ray cluster.
 
-Shared by the commands that drive a live server (``serve --url``): :func:`ray_options`
+Shared by the commands that drive a live server (``serve --url``, ``tune``): :func:`ray_options`
 adds the two options, :func:`check_ray_options` refuses them where they do not apply
 and checks that Ray is installed before any work, :func:`ray_load` gives the connected
 :class:`trtcheck.measure.serving.live.distributed.RayLoad` (or ``None``) to pass to

@@ -22,7 +22,8 @@ from trtcheck.cli.common import (
     refuse_output_over_inputs,
     save_results_file,
 )
-from trtcheck.cli.options import objective_option
+from trtcheck.cli.options import objective_option, option_given
+from trtcheck.cli.ray_options import check_ray_options, ray_load, ray_options
 
 MAX_TUNE_INSTANCES = 16
 """Largest ``--max-instances`` (each count is a candidate; the calibration measures 1 and
@@ -57,6 +58,7 @@ the largest)."""
               help="One request's input shapes, e.g. x:1x3x224x224 (as serve --url).")
 @click.option("--client-processes", type=click.IntRange(min=1, max=64), default=1,
               show_default=True, help="Load generator processes.")
+@ray_options
 @click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of Poisson arrivals, generated inputs and the simulation.")
 @click.option("--warm-batch-sizes/--no-warm-batch-sizes", default=True, show_default=True,
@@ -73,8 +75,9 @@ the largest)."""
 def cli(url: str, model: str, model_version: str, arrival_rate: float,
         slo_p99_ms: float | None, objective: str, max_instances: int, max_batch: int | None,
         duration_s: float, max_runs: int, shapes: tuple[str, ...], client_processes: int,
-        seed: int, warm_batch_sizes: bool, export_dir: str | None, output: str | None,
-        overwrite: bool, output_format: str) -> None:
+        ray_address: str | None, ray_actors: int | None, seed: int, warm_batch_sizes: bool,
+        export_dir: str | None, output: str | None, overwrite: bool,
+        output_format: str) -> None:
     """Find a serving configuration for a live Triton model in a few live runs: calibrate
     T(b) at each instance count and the run-to-run drift, predict every window x max
     batch x instance count with an interval, pick by the objective, measure the pick."""
@@ -87,24 +90,24 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
                  unit=" ms", example="50")
     ep = parse_url(url)
     import_client(ep.protocol)
+    check_ray_options(ray_address, ray_actors, live=True,
+                      client_processes_given=option_given("client_processes"))
     refuse_output_over_inputs([("-o", output)], [])
     if output:
         check_output_file(output, overwrite)
-    shape_map = None
-    if shapes:
-        from trtcheck.load.shapes import parse_shapes
+    from trtcheck.load.shapes import parse_shapes
 
-        shape_map = parse_shapes(list(shapes))
+    shape_map = parse_shapes(list(shapes)) if shapes else None
     from trtcheck.pipeline.tune import (TuneSettings, broken_search_error,
                                         export_config_text, run_tune)
 
-    settings = TuneSettings(url=url, model=model, model_version=model_version,
-                            rate_per_s=arrival_rate, slo_p99_ms=slo_p99_ms,
-                            objective=objective, max_instances=max_instances,
-                            max_batch=max_batch, duration_s=duration_s, max_runs=max_runs,
-                            seed=seed, shapes=shape_map, client_processes=client_processes,
-                            warm_batch_sizes=warm_batch_sizes)
-    outcome = run_tune(settings, progress=log)
+    with ray_load(ray_address, ray_actors, log) as distributed:
+        outcome = run_tune(TuneSettings(
+            url=url, model=model, model_version=model_version, rate_per_s=arrival_rate,
+            slo_p99_ms=slo_p99_ms, objective=objective, max_instances=max_instances,
+            max_batch=max_batch, duration_s=duration_s, max_runs=max_runs, seed=seed,
+            shapes=shape_map, client_processes=client_processes,
+            warm_batch_sizes=warm_batch_sizes, distributed=distributed), progress=log)
     res = outcome.result
     from trtcheck.measure.bench import new_results
 

@@ -72,6 +72,9 @@ class TuneSettings:
         warm_batch_sizes: load each configuration with Triton's model warm-up at every
             batch size up to its max batch
             (:func:`trtcheck.measure.serving.live.live.with_batch_warmup`).
+        distributed: a connected :class:`trtcheck.measure.serving.live.distributed.RayLoad`
+            (``serve --url ... --ray``): every live run's schedule is split across its
+            actors; ``None``: the load runs on this machine.
     """
 
     url: str
@@ -93,6 +96,7 @@ class TuneSettings:
     warmup_requests: int = 8
     drain_timeout_s: float = 5.0
     warm_batch_sizes: bool = True
+    distributed: Any = None
 
 
 @dataclass
@@ -215,7 +219,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                            warmup_requests=s.warmup_requests, seed=s.seed + seed_off,
                            shapes=s.shapes, arrays=s.arrays,
                            client_processes=s.client_processes,
-                           warm_batch_sizes=s.warm_batch_sizes)
+                           distributed=s.distributed, warm_batch_sizes=s.warm_batch_sizes)
         idx = []
         for c in run.configs:
             res.runs.append(run.model_copy(update={"configs": [c], "incomplete": None}))

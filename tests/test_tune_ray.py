@@ -1,0 +1,59 @@
+"""``trtcheck tune --ray``: every live run of the search splits its arrival schedule
+across Ray actors, as ``serve --url ... --ray`` does.
+
+Against a real local multi-node Ray cluster (3 nodes on this host, the ``ray_cluster``
+fixture) and the real test tritonserver with explicit model control.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = [pytest.mark.triton, pytest.mark.ray, pytest.mark.slow]
+
+
+def _config(triton) -> dict:
+    with urllib.request.urlopen(f"{triton.http_url}/v2/models/tb_linear/config",
+                                timeout=5) as r:
+        return json.loads(r.read())
+
+
+def test_tune_over_ray_splits_every_run_and_restores_the_model(triton, ray_cluster, tmp_path):
+    before = _config(triton)
+    out = tmp_path / "tune.json"
+    res = run_cli("tune", "--url", triton.http_url, "--model", "tb_linear", "--arrival-rate",
+                  "60", "--slo-p99-ms", "200", "--max-instances", "1", "--duration-s", "2",
+                  "--ray", ray_cluster.address, "--ray-actors", "3", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "3 load actor(s) on 3 node(s)" in res.stderr
+    t = json.loads(out.read_text())["tune"]
+    assert t["restored"] and t["pick"] is not None
+    assert 1 <= t["live_runs"] <= 6
+    for run in t["runs"]:
+        assert run["live"]["ray_address"] == ray_cluster.address
+        assert run["live"]["ray_actors"] == 3
+        for rep in run["configs"][0]["repeats"]:
+            d = rep["distributed"]
+            assert d is not None and d["actors"] == 3 and d["lost_requests"] == 0
+            # every scheduled request has its one outcome, and the shares add up
+            assert d["scheduled_requests"] == sum(rep["outcomes"].values())
+            assert sum(n["scheduled_requests"] for n in d["nodes"]) == d["scheduled_requests"]
+            assert sum(n["ok_requests"] for n in d["nodes"]) == rep["outcomes"]["ok"]
+    # the model serves again under its original configuration
+    after = _config(triton)
+    for key in ("max_batch_size", "dynamic_batching", "instance_group"):
+        assert after.get(key) == before.get(key)
+
+
+def test_ray_options_are_checked_before_any_run(tmp_path):
+    res = run_cli("tune", "--url", "http://127.0.0.1:9", "--model", "m", "--arrival-rate",
+                  "60", "--ray-actors", "3")
+    assert res.returncode == 2 and "--ray-actors needs --ray" in res.stderr
+    res = run_cli("tune", "--url", "http://127.0.0.1:9", "--model", "m", "--arrival-rate",
+                  "60", "--ray", "auto", "--client-processes", "2")
+    assert res.returncode == 2 and "--client-processes is for one machine" in res.stderr
