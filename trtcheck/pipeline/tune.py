@@ -314,6 +314,12 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 res.runs, open_idx, seed=s.seed, curves=curves))
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall)
+            obs = queueing.observation
+            transient = (f"{obs.transient_share:.0%} of the calibration run's requests fell in "
+                         "a transient (a backlog the server worked off); they are left out of "
+                         "the per-request delay and the queue-time fit")
+            if obs.transient_share > 0 and transient not in res.notes:
+                res.notes.append(transient)
             res.calibration = tp.calibration_record(search, device, devices)
             clip_note = tp.idle_clip_note(curves)
             preds = tp.predict_all(search, seed=s.seed)
