@@ -58,6 +58,12 @@ def test_without_ray_the_option_is_one_line_with_the_install_hint():
       "--client-processes", "2"], "--client-processes is for one machine"),
     (["--url", "http://127.0.0.1:9", "--model", "m", "--ray", "auto", "--ray-actors", "0"],
      "--ray-actors"),
+    (["--url", "http://127.0.0.1:9", "--model", "m", "--ray", "127.0.0.1"],
+     "--ray '127.0.0.1' is neither auto nor HOST:PORT"),
+    (["--url", "http://127.0.0.1:9", "--model", "m", "--ray", "10.0.0.5:99999"],
+     "is neither auto nor HOST:PORT"),
+    (["--url", "http://127.0.0.1:9", "--model", "m", "--ray", "local"],
+     "--ray local would start a private one-node Ray"),
 ])
 def test_misplaced_ray_options_are_refused(args, text):
     res = run_cli("serve", *args)
@@ -70,6 +76,26 @@ def test_no_cluster_at_the_address_is_an_environment_error():
                   "127.0.0.1:1")
     assert res.returncode == 3, res.stderr
     assert "error: no Ray cluster at '127.0.0.1:1'" in res.stderr
+
+
+def test_another_server_at_the_address_is_one_line_not_a_hang():
+    # an HTTP/1.1 server (as a Triton HTTP port or the Ray dashboard) at --ray HOST:PORT:
+    # it accepts the connection, but it is no Ray head; ray.init would retry for minutes
+    import http.server
+    import threading
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        addr = f"127.0.0.1:{srv.server_address[1]}"
+        res = run_cli("serve", "--url", "http://127.0.0.1:9", "--model", "m", "--ray", addr)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert res.returncode == 3, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert lines and f"{addr!r} answers, but not as a Ray cluster's head" in lines[0]
+    assert "Traceback" not in res.stderr
 
 
 def test_the_cli_bound_on_actors_is_the_library_one():

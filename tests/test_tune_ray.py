@@ -57,3 +57,48 @@ def test_ray_options_are_checked_before_any_run(tmp_path):
     res = run_cli("tune", "--url", "http://127.0.0.1:9", "--model", "m", "--arrival-rate",
                   "60", "--ray", "auto", "--client-processes", "2")
     assert res.returncode == 2 and "--client-processes is for one machine" in res.stderr
+
+
+def test_a_load_share_lost_mid_search_is_named_in_the_notes(triton):
+    import threading
+    import time
+
+    from test_serve_ray import _Counted, _node_id
+
+    from trtcheck.measure.serving.live.distributed import RayLoad
+    from trtcheck.pipeline.tune import TuneSettings, run_tune
+    from trtcheck.testing.ray_cluster import local_ray_cluster
+
+    before = _config(triton)
+    with local_ray_cluster(3) as cluster:
+        with RayLoad(cluster.address, 3) as rl:
+            used = {a["node_id"] for a in rl.actor_nodes}
+            node = next(n for n in cluster.worker_nodes if _node_id(n) in used)
+            sent = _Counted(triton)
+            stopped = threading.Event()
+
+            def stop_when_sending() -> None:
+                deadline = time.monotonic() + 120
+                while sent() < 60 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                cluster.remove_node(node, allow_graceful=False)  # kills its raylet
+                stopped.set()
+
+            t = threading.Thread(target=stop_when_sending, daemon=True)
+            t.start()
+            out = run_tune(TuneSettings(url=triton.http_url, model="tb_linear",
+                                        rate_per_s=60, slo_p99_ms=200, max_instances=1,
+                                        duration_s=2, distributed=rl))
+            t.join(timeout=30)
+            assert stopped.is_set()
+    res = out.result
+    lost = [n for n in res.notes if "lost during the run" in n]
+    assert len(lost) == 1 and lost[0].startswith("run ")
+    assert "run again" in lost[0]
+    # the run that lost it is kept, with its node marked lost
+    assert any(rep.distributed is not None and any(n.lost for n in rep.distributed.nodes)
+               for r in res.runs for c in r.configs for rep in c.repeats)
+    assert res.restored
+    after = _config(triton)
+    for key in ("max_batch_size", "dynamic_batching", "instance_group"):
+        assert after.get(key) == before.get(key)

@@ -44,7 +44,9 @@ def check_ray_options(ray_address: str | None, ray_actors: int | None, *, live: 
 
     Raises:
         UsageError: ``--ray-actors`` without ``--ray``; ``--ray`` without ``--url``;
-            ``--ray`` with ``--client-processes`` (exit 2).
+            ``--ray`` with ``--client-processes``; an address that is neither ``auto``,
+            ``HOST:PORT`` nor a ``ray://`` URL (``local`` too: it joins no cluster)
+            (exit 2).
         EnvironmentProblem: Ray is not installed (exit 3).
     """
     from trtcheck.errors import UsageError
@@ -55,8 +57,19 @@ def check_ray_options(ray_address: str | None, ray_actors: int | None, *, live: 
         return
     if not live:
         raise UsageError("--ray drives a live server's load", "add --url URL --model NAME")
-    if not ray_address.strip():
+    addr = ray_address.strip()
+    if not addr:
         raise UsageError("--ray is empty", "give --ray auto or --ray HOST:PORT")
+    if addr == "local":
+        raise UsageError("--ray local would start a private one-node Ray here instead of "
+                         "joining a cluster", "give --ray auto on a node of the cluster, "
+                         "or --ray HOST:PORT of its head")
+    if addr != "auto" and "://" not in addr:
+        host, sep, port = addr.rpartition(":")
+        if not (sep and host and port.isdigit() and 0 < int(port) < 65536):
+            raise UsageError(f"--ray {addr!r} is neither auto nor HOST:PORT",
+                             "give the head's address with its port, e.g. --ray "
+                             "10.0.0.5:6379 (ray start --head prints it)")
     if client_processes_given:
         raise UsageError("--client-processes is for one machine; with --ray the load is "
                          "split across Ray actors", "give --ray-actors N instead")

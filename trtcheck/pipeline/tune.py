@@ -52,6 +52,12 @@ CLOSED_WINDOW_US = 1000.0
 partial one waits at most 1 ms."""
 
 
+LOAD_SHORTFALL_CODES = ("load-share-lost", "generator-limited")
+"""Findings of a live run whose load fell short of its schedule (a Ray actor lost, a
+generator that could not keep up): tune names them in its notes, since what it
+calibrates from such a run is another rate than the target."""
+
+
 @dataclass
 class TuneSettings:
     """Inputs of :func:`run_tune`.
@@ -231,6 +237,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 raise InputError(f"{w.message} ({w.where})", w.remedy)
             if w.code in ("cold-batch-sizes", "warmup-not-possible"):  # the user should know
                 say(f"{w.severity}: {purpose}: {w.message}; {w.remedy}")
+        # a run that did not send its schedule calibrates a rate other than the target
+        for w in [*run.warnings, *(f for c in run.configs for f in c.validity)]:
+            if w.code in LOAD_SHORTFALL_CODES:
+                note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
+                say(f"{w.severity}: {note}")
+                if note not in res.notes:
+                    res.notes.append(note)
         if run.incomplete and run.incomplete.startswith("invalid: "):
             raise EnvironmentProblem(run.incomplete.removeprefix("invalid: "),
                                      "check the server, then run again")

@@ -72,6 +72,22 @@ CONNECT_TIMEOUT_S = 10.0
 #: Most actors one run may use.
 MAX_RAY_ACTORS = 256
 
+#: The HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113 3.4).
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+#: The frame type of SETTINGS, the server's first frame on an HTTP/2 connection.
+_H2_SETTINGS = 0x04
+
+
+def _read_some(sock: socket.socket, n: int) -> bytes:
+    """Up to ``n`` bytes from ``sock`` (fewer when the peer closes first)."""
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
 
 def import_ray() -> Any:
     """The ``ray`` module.
@@ -360,24 +376,34 @@ class RayLoad:
             raise
 
     def _probe(self) -> None:
-        """For ``HOST:PORT``: one TCP connection to the head within
-        :data:`CONNECT_TIMEOUT_S` (``ray.init`` itself retries for minutes at an
-        address where nothing listens).
+        """For ``HOST:PORT``: within :data:`CONNECT_TIMEOUT_S`, a TCP connection to the
+        head, and an HTTP/2 answer there (a Ray head's GCS is a gRPC server: it answers
+        the HTTP/2 connection preface with a SETTINGS frame, RFC 9113 section 3.4).
+        ``ray.init`` itself retries for minutes at an address where nothing listens,
+        or where another server (an HTTP port, the dashboard) does.
 
         Raises:
-            EnvironmentProblem: nothing answers there.
+            EnvironmentProblem: nothing answers there, or what answers is not gRPC.
         """
         host, sep, port = self.address.rpartition(":")
         if not sep or not port.isdigit() or "://" in self.address:
             return  # "auto", or a form Ray resolves itself
         try:
-            socket.create_connection((host.strip("[]"), int(port)),
-                                     timeout=CONNECT_TIMEOUT_S).close()
+            with socket.create_connection((host.strip("[]"), int(port)),
+                                          timeout=CONNECT_TIMEOUT_S) as sock:
+                sock.sendall(_H2_PREFACE)
+                head = _read_some(sock, 9)
         except OSError as exc:
             raise EnvironmentProblem(
                 f"no Ray cluster at {self.address!r}: {exc.strerror or exc}",
                 "start one (ray start --head prints its address) or give --ray auto "
                 "on a node of the cluster") from None
+        if len(head) < 9 or head[3] != _H2_SETTINGS:
+            raise EnvironmentProblem(
+                f"{self.address!r} answers, but not as a Ray cluster's head (no gRPC "
+                "there: another server, such as an HTTP port or the Ray dashboard)",
+                "give --ray the head's GCS address (ray start --head prints it; port "
+                "6379 by default) or --ray auto on a node of the cluster")
 
     def _start_actors(self) -> None:
         ray = self._ray
