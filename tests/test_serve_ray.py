@@ -172,6 +172,25 @@ def _node_id(node) -> str:
                 if n.get("RayletSocketName") == node.raylet_socket_name)
 
 
+def _stop_node_when_served(cluster, node, triton, n: int
+                           ) -> tuple[threading.Thread, threading.Event]:
+    """A started thread that removes ``node`` from ``cluster`` (its raylet killed) once
+    the server has run ``n`` more inferences (or after 120 s); the event is set then."""
+    sent = _Counted(triton)
+    stopped = threading.Event()
+
+    def stop_when_sending() -> None:
+        deadline = time.monotonic() + 120
+        while sent() < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cluster.remove_node(node, allow_graceful=False)  # kills its raylet
+        stopped.set()
+
+    t = threading.Thread(target=stop_when_sending, daemon=True)
+    t.start()
+    return t, stopped
+
+
 def test_a_worker_node_stopped_mid_run_loses_its_share_and_keeps_the_rest(triton):
     from trtcheck.measure.serving.live.distributed import RayLoad
     from trtcheck.measure.serving.live.live import measure_live
@@ -183,18 +202,7 @@ def test_a_worker_node_stopped_mid_run_loses_its_share_and_keeps_the_rest(triton
             victim = next(i for i, n in enumerate(rl.actor_nodes) if n["node_id"] != head)
             node = next(n for n in cluster.worker_nodes
                         if _node_id(n) == rl.actor_nodes[victim]["node_id"])
-            sent = _Counted(triton)
-            stopped = threading.Event()
-
-            def stop_when_sending() -> None:
-                deadline = time.monotonic() + 120
-                while sent() < 60 and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                cluster.remove_node(node, allow_graceful=False)  # kills its raylet
-                stopped.set()
-
-            t = threading.Thread(target=stop_when_sending, daemon=True)
-            t.start()
+            t, stopped = _stop_node_when_served(cluster, node, triton, 60)
             run = measure_live(triton.http_url, "tb_linear", loads=["open:60:poisson:300"],
                                max_duration_s=6.0, drain_timeout_s=3.0, seed=5,
                                warmup_requests=6, distributed=rl)

@@ -60,10 +60,7 @@ def test_ray_options_are_checked_before_any_run(tmp_path):
 
 
 def test_a_load_share_lost_mid_search_is_named_in_the_notes(triton):
-    import threading
-    import time
-
-    from test_serve_ray import _Counted, _node_id
+    from test_serve_ray import _node_id, _stop_node_when_served
 
     from trtcheck.measure.serving.live.distributed import RayLoad
     from trtcheck.pipeline.tune import TuneSettings, run_tune
@@ -74,18 +71,7 @@ def test_a_load_share_lost_mid_search_is_named_in_the_notes(triton):
         with RayLoad(cluster.address, 3) as rl:
             used = {a["node_id"] for a in rl.actor_nodes}
             node = next(n for n in cluster.worker_nodes if _node_id(n) in used)
-            sent = _Counted(triton)
-            stopped = threading.Event()
-
-            def stop_when_sending() -> None:
-                deadline = time.monotonic() + 120
-                while sent() < 60 and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                cluster.remove_node(node, allow_graceful=False)  # kills its raylet
-                stopped.set()
-
-            t = threading.Thread(target=stop_when_sending, daemon=True)
-            t.start()
+            t, stopped = _stop_node_when_served(cluster, node, triton, 60)
             out = run_tune(TuneSettings(url=triton.http_url, model="tb_linear",
                                         rate_per_s=60, slo_p99_ms=200, max_instances=1,
                                         duration_s=2, distributed=rl))
