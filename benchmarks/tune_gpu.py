@@ -119,6 +119,9 @@ class TritonPythonModel:
                     x = torch.randn(b, 3, 224, 224, device=self.dev, dtype=torch.float16)
                     for _ in range(3):
                         self.model(x)
+        # the allocator's cache of the largest warm-up batch back to the device: 20 and
+        # more instances of a model with large activations (VGG-16) share one GPU
+        torch.cuda.empty_cache()
         torch.cuda.synchronize()
 
     def execute(self, requests):

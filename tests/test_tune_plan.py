@@ -83,17 +83,39 @@ def test_clustered_tail_widens_the_band():
     assert tp.cluster_factor(clustered, 0.99) > 10
 
 
-def test_repeat_drifts_take_the_level_from_the_p50_pairs():
-    class Rep:
-        def __init__(self, lat):
-            self.latencies_ms = lat
+class _Rep:
+    def __init__(self, lat):
+        self.latencies_ms = lat
 
+
+def test_repeat_drifts_take_the_level_from_the_p50_pairs_and_p99_from_its_own():
     rng = np.random.default_rng(3)
     a = list(rng.lognormal(1.8, 0.1, 1000))
     b = list(rng.lognormal(1.8, 0.1, 1000))
     b[500:] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(b[500:])]  # P99 only
-    d50, d99 = tp.repeat_drifts([Rep(a), Rep(b)])
-    assert d50 == d99 and d50.dof == 3 and d50.sd_log < 0.06
+    d50, d99 = tp.repeat_drifts([_Rep(a), _Rep(b)])
+    assert d50.dof == d99.dof == 3 and d50.sd_log < 0.06
+    # the stalls in the second half of b move P99 between a and b and between b's halves
+    assert 3 * d50.sd_log < d99.sd_log == tp.tail_drift([_Rep(a), _Rep(b)]).sd_log
+
+
+def test_the_p99_drift_is_capped():
+    rng = np.random.default_rng(5)
+    a, b = (list(rng.lognormal(1.8, 0.1, 1000)) for _ in range(2))
+    a[500:] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(a[500:])]
+    b[:500] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(b[:500])]
+    assert tp.tail_drift([_Rep(a), _Rep(b)]).sd_log > tp.P99_DRIFT_MAX
+    assert tp.repeat_drifts([_Rep(a), _Rep(b)])[1].sd_log == tp.P99_DRIFT_MAX
+    note = tp.p99_spread_note(tp.tail_drift([_Rep(a), _Rep(b)]), 3.0)
+    assert note is not None and "3 s run" in note and "0.35" in note
+    assert tp.p99_spread_note(tp.Drift(0.2, 3), 3.0) is None
+
+
+def test_a_calm_tail_keeps_the_p99_drift_near_the_level():
+    rng = np.random.default_rng(4)
+    a, b = (list(rng.lognormal(1.8, 0.1, 4000)) for _ in range(2))
+    d50, d99 = tp.repeat_drifts([_Rep(a), _Rep(b)])
+    assert d50.sd_log <= d99.sd_log < 0.1
 
 
 def test_the_grid_searches_up_to_the_max_batch_at_every_instance_count():

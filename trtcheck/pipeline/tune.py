@@ -241,7 +241,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         for w in [*run.warnings, *(f for c in run.configs for f in c.validity)]:
             if w.code in LOAD_SHORTFALL_CODES:
                 note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
-                say(f"{w.severity}: {note}")
+                # the search goes on with it: a warning here, whatever the run's own
+                # finding says (an error would make two error lines when a search ends)
+                say(f"warning: {note}")
                 if note not in res.notes:
                     res.notes.append(note)
         if run.incomplete and run.incomplete.startswith("invalid: "):
@@ -316,6 +318,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         reps = res.runs[open_idx].configs[0].repeats
         dr50, dr99 = calibrated(lambda: tp.repeat_drifts(reps))
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
+        spread_note = tp.p99_spread_note(tp.tail_drift(reps), s.duration_s)
+        if spread_note:
+            res.notes.append(spread_note)
         resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * s.duration_s))
         # 2. predict and pick; 3. confirm
