@@ -758,9 +758,9 @@ def repeat_drifts(repeats: Sequence[Any], residuals_log: Sequence[float] = ()
     :data:`P99_DRIFT_MAX`, with the level's degrees of freedom. The P99 of a few seconds
     hinges on how many stalls fell into it, and the simulated stalls (:class:`StallFit`)
     with the order-statistic band covered too little of it: with the level alone, the
-    P99 intervals held 146 of 163 measured configurations on the GPU records but 26 of
-    40 on VGG-16 and 20 of 37 on ResNet-18; with the P99 pairs' spread, 34 of 40 and 37
-    of 37."""
+    P99 intervals held 127 of 163 measured configurations on the GPU records (26 of 40
+    on VGG-16, 20 of 37 on ResNet-18); with the P99 pairs' spread, bounded, 149 of 163
+    (34 of 40, 30 of 37)."""
     level = drift_from_pairs(repeat_log_ratios(repeats, 0.5), residuals_log)
     tail = tail_drift(repeats)
     return level, Drift(max(level.sd_log, min(P99_DRIFT_MAX, tail.sd_log)), level.dof)
