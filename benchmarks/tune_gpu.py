@@ -1252,8 +1252,8 @@ def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: s
 
 def print_tune(ev: dict) -> None:
     """The tables of :func:`evaluate_tune`."""
-    print("\ntrtcheck tune on the H200 (pick and references measured with perf_analyzer in "
-          "the same run, mean of the A/B repeats):")
+    print(f"\ntrtcheck tune on {ev.get('gpu') or 'the GPU machine'} (pick and references "
+          "measured with perf_analyzer in the same run, mean of the A/B repeats):")
     rows = []
     for e in ev["rates"]:
         b, pm, pk = e["best_measured"], e["pick_measured"], e["pick"]
@@ -1477,6 +1477,8 @@ def evaluate(args: argparse.Namespace) -> int:
         tune_ev = evaluate_tune(tr, truth, work)
         tune_ev["record"] = str(tune_path)
         tune_ev["arch"] = tr["arch"]
+        gpu = (tr.get("gpu") or [{}])[0].get("query", "")
+        tune_ev["gpu"] = gpu.split(",")[0] or None  # nvidia-smi's name of the GPU
         print(f"\n{tr['arch']}: {tune_path}")
         print_tune(tune_ev)
         tune_evs.append(tune_ev)
