@@ -729,9 +729,10 @@ def tail_drift(repeats: Sequence[Any]) -> Drift:
     """The P99 pairs of a repeated calibration run (:func:`repeat_log_ratios` at 0.99:
     consecutive repeats and the halves of each) by :func:`drift_from_pairs`, unbounded.
     On the GPU records (ResNet-18/34/50 on an H200; MobileNetV3, Wide ResNet-50-2 and
-    VGG-16 on an H100) it was 0.17-1.58, against a P50 level of 0.05-0.07: the same
-    configuration measured twice, minutes apart, moved 10-260% in P99 and 0-35% in
-    P50."""
+    VGG-16 on an H100) it was 0.17-1.58, against a P50 level of 0.05-0.07; the same
+    configuration measured twice, minutes apart, moved up to 3.6x in P99 (VGG-16, w4ms
+    b8 x3 at 532 req/s: 35.7 and 10.0 ms) and up to 1.8x in P50 (Wide ResNet-50-2:
+    22.9 and 12.6 ms)."""
     return drift_from_pairs(repeat_log_ratios(repeats, 0.99))
 
 

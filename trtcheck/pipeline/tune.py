@@ -421,9 +421,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             dr50, dr99 = tp.repeat_drifts(reps, resid_log)
             d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
             if s.slo_p99_ms is not None and m["p99_ms"] > s.slo_p99_ms:
-                # measured above the objective: the next round picks another (VGG-16 on
-                # an H100 at 1,074 req/s: w0ms b2 x4 measured P99 27 ms against 17.9 ms
-                # and was picked again from an interval of 2-15 ms)
+                # a measurement above the objective outweighs an interval refitted with
+                # it (VGG-16 on an H100 at 1,074 req/s: w0ms b2 x4 measured P99 27 ms
+                # against 17.9 ms, and its refitted interval was 2-15 ms): the next
+                # round picks another
                 excluded.append((pick.window_us, pick.max_batch_size, pick.instances))
         above = (res.pick is not None and res.pick.measured is not None
                  and s.slo_p99_ms is not None and res.pick.measured.p99_ms > s.slo_p99_ms)
