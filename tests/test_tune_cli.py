@@ -101,6 +101,16 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     if not (first["p50_inside"] and first["p99_inside"]):
         assert len(t["rounds"]) >= 2 or t["live_runs"] >= 6, (t["rounds"], t["notes"])
     assert pred["max_batch_size"] <= 4 and pred["instances"] <= 2
+    # a run that measures a pick sends as long as the calibration's P99 spread asks
+    from trtcheck.analyze import tune_plan as tp
+    from trtcheck.results import load_results
+
+    tr = load_results(out).tune
+    cal = tr.runs[tr.run_purposes.index("calibration at the rate, with a repeat")]
+    want = tp.confirm_duration_s(tp.tail_drift(cal.configs[0].repeats), 3.0)
+    for run, purpose in zip(tr.runs, tr.run_purposes, strict=True):
+        sent = run.settings.max_duration_s
+        assert sent == pytest.approx(want if purpose == "confirm" else 3.0), purpose
     # the search range is the server's max batch, never what a short run formed
     assert t["max_batch_size"] == 4 and t["max_batch_source"] == "server"
     assert {p["max_batch_size"] for p in t["predictions"]} >= {1, 2, 4}

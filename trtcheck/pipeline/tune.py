@@ -211,17 +211,21 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         res.notes.append(f"{share} (instance_group of the model config)")
 
     def live(purpose: str, *, window_us: float, mb: int, instances: list[int], load: str,
-             repeats: int = 1, seed_off: int = 0) -> list[int]:
-        """Measure; append one run per configuration; return their indices."""
+             repeats: int = 1, seed_off: int = 0, duration_s: float | None = None
+             ) -> list[int]:
+        """Measure; append one run per configuration; return their indices
+        (``duration_s``: sending time, default ``--duration-s``)."""
         k = res.live_runs + 1
+        dur = s.duration_s if duration_s is None else duration_s
         say(f"tune: run {k}/{s.max_runs} ({purpose}): {load}, window "
             f"{us_to_ms(window_us):g} ms, max batch {mb}, "
             f"{'/'.join(map(str, instances))} instance(s)"
-            + (f", {repeats} repeats" if repeats > 1 else "") + " ...")
+            + (f", {repeats} repeats" if repeats > 1 else "")
+            + (f", {dur:.3g} s" if dur != s.duration_s else "") + " ...")
         run = measure_live(s.url, s.model, model_version=s.model_version,
                            windows_us=[window_us], max_batch_sizes=[mb],
                            instances=instances, loads=[load], repeats=repeats,
-                           max_duration_s=s.duration_s, drain_timeout_s=s.drain_timeout_s,
+                           max_duration_s=dur, drain_timeout_s=s.drain_timeout_s,
                            warmup_requests=s.warmup_requests, seed=s.seed + seed_off,
                            shapes=s.shapes, arrays=s.arrays,
                            client_processes=s.client_processes,
@@ -318,11 +322,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         reps = res.runs[open_idx].configs[0].repeats
         dr50, dr99 = calibrated(lambda: tp.repeat_drifts(reps))
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
-        spread_note = tp.p99_spread_note(tp.tail_drift(reps), s.duration_s)
+        tail = tp.tail_drift(reps)
+        spread_note = tp.p99_spread_note(tail, s.duration_s)
         if spread_note:
             res.notes.append(spread_note)
+        confirm_s = tp.confirm_duration_s(tail, s.duration_s)
         resid_log: list[float] = []
-        n_req = max(50, int(s.rate_per_s * s.duration_s))
+        n_req = max(50, int(s.rate_per_s * confirm_s))
         # 2. predict and pick; 3. confirm
         excluded: list[tuple[float, int, int]] = []  # measured above the objective
         fallback: TuneChoice | None = None  # measured within it, not certified
@@ -367,7 +373,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 res.rounds.append(choice)
                 idx = live("measure the closest", window_us=probe.window_us,
                            mb=probe.max_batch_size, instances=[probe.instances],
-                           load=f"open:{s.rate_per_s:g}", seed_off=10 + rnd)[0]
+                           load=f"open:{s.rate_per_s:g}", seed_off=10 + rnd,
+                           duration_s=confirm_s)[0]
                 m = tp.measured_of(res.runs[idx])
                 choice.measured = _measured(m, idx, probe)
                 met = m["p99_ms"] <= float(s.slo_p99_ms)  # type: ignore[arg-type]
@@ -400,7 +407,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 break
             idx = live("confirm", window_us=pick.window_us, mb=pick.max_batch_size,
                        instances=[pick.instances], load=f"open:{s.rate_per_s:g}",
-                       seed_off=10 + rnd)[0]
+                       seed_off=10 + rnd, duration_s=confirm_s)[0]
             m = tp.measured_of(res.runs[idx])
             choice.measured = _measured(m, idx, pick)
             say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "

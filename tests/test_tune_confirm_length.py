@@ -1,0 +1,53 @@
+"""How long ``trtcheck tune`` measures a pick: ``--duration-s`` when the calibration's
+P99 held between its repeats, longer when it did not (the P99 of a few seconds hinges on
+one stall more or less). The live wiring (the confirming run's recorded sending time)
+is checked in tests/test_tune_cli.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trtcheck.analyze import tune_plan as tp
+
+
+class _Rep:
+    def __init__(self, lat):
+        self.latencies_ms = lat
+
+
+def test_a_calm_tail_keeps_the_run_length():
+    assert tp.confirm_duration_s(tp.Drift(0.05, 3), 3.0) == 3.0
+    assert tp.confirm_duration_s(tp.Drift(tp.P99_DRIFT_MAX, 3), 3.0) == 3.0
+
+
+def test_a_spread_tail_lengthens_the_run_by_the_square_of_the_spread_ratio():
+    # the spread of a quantile falls as 1 / sqrt(requests): 1.2x the spread the
+    # intervals assume needs 1.44x the requests
+    d = tp.Drift(1.2 * tp.P99_DRIFT_MAX, 3)
+    assert tp.confirm_duration_s(d, 3.0) == pytest.approx(3.0 * 1.44)
+    assert tp.confirm_duration_s(d, 10.0) == pytest.approx(14.4)
+
+
+def test_the_lengthening_is_bounded():
+    # ResNet-18 on an H200: P99 pairs spread 2.3 (one repeat had a stall, the other none)
+    d = tp.Drift(2.3, 3)
+    assert tp.confirm_duration_s(d, 3.0) == pytest.approx(3.0 * tp.CONFIRM_LENGTHEN_MAX)
+
+
+def test_the_note_names_the_confirming_run_length():
+    rng = np.random.default_rng(5)
+    a, b = (list(rng.lognormal(1.8, 0.1, 1000)) for _ in range(2))
+    a[500:] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(a[500:])]
+    b[:500] = [x + 60.0 if i % 50 == 0 else x for i, x in enumerate(b[:500])]
+    tail = tp.tail_drift([_Rep(a), _Rep(b)])
+    assert tail.sd_log > tp.P99_DRIFT_MAX
+    want = tp.confirm_duration_s(tail, 3.0)
+    assert want > 3.0
+    note = tp.p99_spread_note(tail, 3.0)
+    assert note is not None and f"send for {want:.3g} s instead" in note
+    assert ("at most 4x" in note) == (want == pytest.approx(12.0))
+    # a spread just above the bound: lengthened, not capped, so no remedy is named
+    mild = tp.p99_spread_note(tp.Drift(0.4, 3), 3.0)
+    assert mild is not None and "send for 3.92 s instead" in mild
+    assert "--duration-s" not in mild
