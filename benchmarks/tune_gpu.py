@@ -1220,7 +1220,8 @@ def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: s
     dr50, dr99 = tp.repeat_drifts(runs[open_idx].configs[0].repeats)
     curves = tp.instance_curves(runs, N)
     queueing, stall = tp.queueing_and_stalls(runs, open_idx, curves=curves)
-    n_req = max(50, int(rate * 3.0))
+    tail = tp.tail_drift(runs[open_idx].configs[0].repeats)
+    n_req = max(50, int(rate * tp.confirm_duration_s(tail, 3.0, rate)))
     search = tp.Search(queueing, curves, dr50.sd_log, dr99.sd_log, rate,
                        n_req, B, N, drift_dof=dr99.dof, stall=stall)
     preds = tp.predict_all(search)

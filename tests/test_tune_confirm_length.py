@@ -1,7 +1,8 @@
 """How long ``trtcheck tune`` measures a pick: ``--duration-s`` when the calibration's
-P99 held between its repeats, longer when it did not (the P99 of a few seconds hinges on
-one stall more or less). The live wiring (the confirming run's recorded sending time)
-is checked in tests/test_tune_cli.py."""
+P99 held between its repeats and the run holds 1,000 requests, longer when it did not
+(the P99 of a few seconds hinges on one stall more or less) or holds fewer, at most 4x.
+The live wiring (the confirming run's recorded sending time) is checked in
+tests/test_tune_cli.py."""
 
 from __future__ import annotations
 
@@ -51,3 +52,23 @@ def test_the_note_names_the_confirming_run_length():
     mild = tp.p99_spread_note(tp.Drift(0.4, 3), 3.0)
     assert mild is not None and "send for 3.92 s instead" in mild
     assert "--duration-s" not in mild
+
+
+def test_a_low_rate_lengthens_the_run_to_a_thousand_requests():
+    calm = tp.Drift(0.05, 3)
+    assert tp.confirm_duration_s(calm, 3.0, 1000.0) == 3.0  # 3,000 requests already
+    # ResNet-101 on an H100 at 84 req/s: 252 requests in 3 s; 1,000 take 11.9 s
+    assert tp.confirm_duration_s(calm, 3.0, 84.0) == pytest.approx(1000 / 84)
+    assert tp.confirm_duration_s(calm, 3.0, 50.0) == pytest.approx(12.0)  # the 4x bound
+    # the longer of the two reasons
+    spread = tp.Drift(2 * tp.P99_DRIFT_MAX, 3)
+    assert tp.confirm_duration_s(spread, 2.0, 200.0) == pytest.approx(8.0)
+    assert tp.confirm_duration_s(spread, 2.0, 125.0) == pytest.approx(8.0)
+
+
+def test_a_run_short_of_a_thousand_requests_is_named_with_its_remedy():
+    assert tp.short_confirm_note(3.0, 84.0, 1000 / 84) is None
+    note = tp.short_confirm_note(3.0, 50.0, 12.0)
+    assert note is not None
+    assert "about 600 requests, about 6 of them above its P99" in note
+    assert "--duration-s of 5 s or more" in note

@@ -739,33 +739,43 @@ CONFIRM_LENGTHEN_MAX = 4.0
 """Most a confirming run is lengthened over ``--duration-s`` (:func:`confirm_duration_s`):
 4x halves the P99's sampling spread; the search's default budget stays under 3 minutes."""
 
+CONFIRM_MIN_REQUESTS = 1000
+"""Requests a run that measures a pick's P99 aims to hold (:func:`confirm_duration_s`):
+10 of them above the P99. With 300 the P99 is the third-slowest request: ResNet-101 on
+an H100 at 84 req/s, tune's 3.8 s run of its pick measured P99 21 ms, perf_analyzer's
+1,200 requests 55 ms."""
 
-def confirm_duration_s(tail: Drift, duration_s: float) -> float:
+
+def confirm_duration_s(tail: Drift, duration_s: float, rate_per_s: float = 0.0) -> float:
     """Sending time (s) of a run that measures a pick's P99 (a confirming run, or the
     run of the configuration that comes closest to the objective).
 
-    ``duration_s`` when the calibration's P99 pairs (``tail``: :func:`tail_drift`)
-    spread at most :data:`P99_DRIFT_MAX`; else ``duration_s x (sd / P99_DRIFT_MAX)^2``,
-    at most :data:`CONFIRM_LENGTHEN_MAX` times ``duration_s``: the spread of a quantile
-    falls as one over the square root of the requests, so this brings the confirming
-    run's spread down to the one its interval assumes. A run of a few seconds at a rate
-    whose tail comes from rare stalls may hold none: VGG-16 on an H100 at 938 req/s
-    (P99 pairs spread 0.49), tune's 3 s confirming run of its pick measured P99 7.5 ms,
-    perf_analyzer 22.2 and 28.2 ms in the same session; ResNet-18 on an H200 spread
-    1.4-2.3 (one repeat of the calibration had a stall, the other none)."""
-    if tail.sd_log <= P99_DRIFT_MAX:
-        return float(duration_s)
-    return float(duration_s) * min(CONFIRM_LENGTHEN_MAX, (tail.sd_log / P99_DRIFT_MAX) ** 2)
+    The longest of ``duration_s``; ``duration_s x (sd / P99_DRIFT_MAX)^2`` when the
+    calibration's P99 pairs (``tail``: :func:`tail_drift`) spread more than
+    :data:`P99_DRIFT_MAX` (the spread of a quantile falls as one over the square root
+    of the requests, so this brings the run's spread down to the one its interval
+    assumes); and :data:`CONFIRM_MIN_REQUESTS` / ``rate_per_s`` (req/s; 0: not used);
+    at most :data:`CONFIRM_LENGTHEN_MAX` times ``duration_s``. A run of a few seconds
+    at a rate whose tail comes from rare stalls may hold none: VGG-16 on an H100 at
+    938 req/s (P99 pairs spread 0.49), tune's 3 s confirming run of its pick measured
+    P99 7.5 ms, perf_analyzer 22.2 and 28.2 ms in the same session; ResNet-18 on an
+    H200 spread 1.4-2.3 (one repeat of the calibration had a stall, the other none)."""
+    want = float(duration_s)
+    if tail.sd_log > P99_DRIFT_MAX:
+        want = max(want, duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2)
+    if rate_per_s > 0:
+        want = max(want, CONFIRM_MIN_REQUESTS / rate_per_s)
+    return min(want, CONFIRM_LENGTHEN_MAX * float(duration_s))
 
 
-def p99_spread_note(tail: Drift, duration_s: float) -> str | None:
+def p99_spread_note(tail: Drift, duration_s: float, rate_per_s: float = 0.0) -> str | None:
     """The note a tune document carries when the calibration's P99 pairs spread beyond
     :data:`P99_DRIFT_MAX` (``tail``: :func:`tail_drift`; ``duration_s``: the sending
-    time of one live run, s), else ``None``. It names the confirming runs' length
-    (:func:`confirm_duration_s`)."""
+    time of one live run, s; ``rate_per_s``: the target rate), else ``None``. It names
+    the confirming runs' length (:func:`confirm_duration_s`)."""
     if tail.sd_log <= P99_DRIFT_MAX:
         return None
-    longer = confirm_duration_s(tail, duration_s)
+    longer = confirm_duration_s(tail, duration_s, rate_per_s)
     capped = longer < duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2
     return (f"P99 moved with a log-scale spread of {tail.sd_log:.2f} between the repeats "
             f"and halves of the calibration run at the rate: the P99 of a {duration_s:g} s "
@@ -774,6 +784,22 @@ def p99_spread_note(tail: Drift, duration_s: float) -> str | None:
                                           "--duration-s measures it better)" if capped
                                           else "")
             + f", and the P99 intervals take {P99_DRIFT_MAX:g}")
+
+
+def short_confirm_note(duration_s: float, rate_per_s: float, confirm_s: float
+                       ) -> str | None:
+    """The note a tune document carries when a run that measures a pick holds fewer
+    than :data:`CONFIRM_MIN_REQUESTS` requests even at its longest
+    (:func:`confirm_duration_s` ``confirm_s`` s at ``rate_per_s`` req/s;
+    ``duration_s``: ``--duration-s``), else ``None``."""
+    n = int(rate_per_s * confirm_s)
+    if n >= CONFIRM_MIN_REQUESTS:
+        return None
+    return (f"a run that measures a pick sends {confirm_s:.3g} s at {rate_per_s:g} req/s: "
+            f"about {n} requests, about {max(1, round(0.01 * n))} of them above its P99, so "
+            f"it may miss a rare stall (a --duration-s of "
+            f"{CONFIRM_MIN_REQUESTS / rate_per_s / CONFIRM_LENGTHEN_MAX:.3g} s or more "
+            f"lets it hold {CONFIRM_MIN_REQUESTS})")
 
 
 def repeat_drifts(repeats: Sequence[Any], residuals_log: Sequence[float] = ()

@@ -51,7 +51,7 @@ the largest)."""
 @click.option("--max-batch", type=click.IntRange(1, 65536), default=None,
               help="Largest max batch searched [default: the server's max_batch_size].")
 @click.option("--duration-s", type=FiniteFloatRange(min=0.5, max=MAX_DURATION_S), default=3.0,
-              show_default=True, help="Sending time of each live run, s (a run that measures a pick sends up to 4x longer when the calibration's P99 moved between its repeats).")
+              show_default=True, help="Sending time of each live run, s (a run that measures a pick sends up to 4x longer, for 1,000 requests or when the calibration's P99 moved between its repeats).")
 @click.option("--max-runs", type=click.IntRange(4, 50), default=6, show_default=True,
               help="Live runs the search may use (a repeat counts; at least 4, 5 with more than one instance).")
 @click.option("--shapes", "shapes", multiple=True, metavar="NAME:DIMS",
