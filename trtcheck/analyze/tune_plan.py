@@ -768,38 +768,49 @@ def confirm_duration_s(tail: Drift, duration_s: float, rate_per_s: float = 0.0) 
     return min(want, CONFIRM_LENGTHEN_MAX * float(duration_s))
 
 
-def p99_spread_note(tail: Drift, duration_s: float, rate_per_s: float = 0.0) -> str | None:
+def p99_spread_note(tail: Drift, duration_s: float) -> str | None:
     """The note a tune document carries when the calibration's P99 pairs spread beyond
     :data:`P99_DRIFT_MAX` (``tail``: :func:`tail_drift`; ``duration_s``: the sending
-    time of one live run, s; ``rate_per_s``: the target rate), else ``None``. It names
-    the confirming runs' length (:func:`confirm_duration_s`)."""
+    time of one live run, s), else ``None``."""
     if tail.sd_log <= P99_DRIFT_MAX:
         return None
-    longer = confirm_duration_s(tail, duration_s, rate_per_s)
-    capped = longer < duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2
     return (f"P99 moved with a log-scale spread of {tail.sd_log:.2f} between the repeats "
             f"and halves of the calibration run at the rate: the P99 of a {duration_s:g} s "
-            f"run hinges on one stall more or less; the runs that measure a pick send for "
-            f"{longer:.3g} s instead" + (f" (at most {CONFIRM_LENGTHEN_MAX:g}x; a longer "
-                                          "--duration-s measures it better)" if capped
-                                          else "")
-            + f", and the P99 intervals take {P99_DRIFT_MAX:g}")
+            f"run hinges on one stall more or less; the P99 intervals take "
+            f"{P99_DRIFT_MAX:g}")
 
 
-def short_confirm_note(duration_s: float, rate_per_s: float, confirm_s: float
-                       ) -> str | None:
-    """The note a tune document carries when a run that measures a pick holds fewer
-    than :data:`CONFIRM_MIN_REQUESTS` requests even at its longest
-    (:func:`confirm_duration_s` ``confirm_s`` s at ``rate_per_s`` req/s;
-    ``duration_s``: ``--duration-s``), else ``None``."""
-    n = int(rate_per_s * confirm_s)
-    if n >= CONFIRM_MIN_REQUESTS:
+def confirm_length_note(tail: Drift, duration_s: float, rate_per_s: float) -> str | None:
+    """The note a tune document carries when the runs that measure a pick send longer
+    than ``duration_s`` (``--duration-s``, s; :func:`confirm_duration_s` at the target
+    rate ``rate_per_s``, req/s, and the calibration's P99 pairs ``tail``), with each
+    reason and, when the run still holds fewer than :data:`CONFIRM_MIN_REQUESTS`, the
+    ``--duration-s`` that reaches them; else ``None``."""
+    confirm = confirm_duration_s(tail, duration_s, rate_per_s)
+    if confirm <= duration_s:
         return None
-    return (f"a run that measures a pick sends {confirm_s:.3g} s at {rate_per_s:g} req/s: "
-            f"about {n} requests, about {max(1, round(0.01 * n))} of them above its P99, so "
-            f"it may miss a rare stall (a --duration-s of "
-            f"{CONFIRM_MIN_REQUESTS / rate_per_s / CONFIRM_LENGTHEN_MAX:.3g} s or more "
-            f"lets it hold {CONFIRM_MIN_REQUESTS})")
+    reasons, wanted = [], duration_s
+    if tail.sd_log > P99_DRIFT_MAX:
+        t = duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2
+        wanted = max(wanted, t)
+        reasons.append(f"the calibration's P99 spread of {tail.sd_log:.2f} asks for "
+                       f"{t:.3g} s")
+    if rate_per_s > 0 and CONFIRM_MIN_REQUESTS / rate_per_s > duration_s:
+        t = CONFIRM_MIN_REQUESTS / rate_per_s
+        wanted = max(wanted, t)
+        reasons.append(f"{CONFIRM_MIN_REQUESTS:,} requests at {rate_per_s:g} req/s take "
+                       f"{t:.3g} s")
+    text = (f"the runs that measure a pick send for {confirm:.3g} s instead of "
+            f"{duration_s:g} s: " + "; ".join(reasons))
+    if confirm < wanted:
+        text += f" (at most {CONFIRM_LENGTHEN_MAX:g}x --duration-s)"
+    n = int(rate_per_s * confirm)
+    if n < CONFIRM_MIN_REQUESTS:
+        text += (f"; about {n} requests, about {max(1, round(0.01 * n))} of them above the "
+                 f"P99, so a rare stall may be missed (a --duration-s of "
+                 f"{CONFIRM_MIN_REQUESTS / rate_per_s / CONFIRM_LENGTHEN_MAX:.3g} s or more "
+                 f"lets the run hold {CONFIRM_MIN_REQUESTS:,})")
+    return text
 
 
 def repeat_drifts(repeats: Sequence[Any], residuals_log: Sequence[float] = ()

@@ -323,13 +323,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         dr50, dr99 = calibrated(lambda: tp.repeat_drifts(reps))
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
         tail = tp.tail_drift(reps)
-        spread_note = tp.p99_spread_note(tail, s.duration_s, s.rate_per_s)
-        if spread_note:
-            res.notes.append(spread_note)
         confirm_s = tp.confirm_duration_s(tail, s.duration_s, s.rate_per_s)
-        short_note = tp.short_confirm_note(s.duration_s, s.rate_per_s, confirm_s)
-        if short_note:
-            res.notes.append(short_note)
+        for note in (tp.p99_spread_note(tail, s.duration_s),
+                     tp.confirm_length_note(tail, s.duration_s, s.rate_per_s)):
+            if note:
+                res.notes.append(note)
         resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * confirm_s))
         # 2. predict and pick; 3. confirm
