@@ -48,8 +48,11 @@ def test_the_markdown_tune_section_is_tables_and_lists(tune_doc):
                      sec, re.MULTILINE)
     assert "**Why**\n\n- objective p99: " in sec
     assert re.search(r"^\| 3 \| 1: 4\.83, 2: 5\.15, .* \| x1\.22 \| fitted \|$", sec, re.MULTILINE)
-    assert re.search(r"^\| 3 \| confirm \| open:478 \| 1 \| 2 \| 3 \| 4\.99 \| 8\.39 \| 1\.41 \|$",
+    # live runs numbered as tune's progress lines and notes count them (a repeat counts)
+    assert re.search(r"^\| 5 \| confirm \| open:478 \| 1 \| 2 \| 3 \| 4\.99 \| 8\.39 \| 1\.41 \|$",
                      sec, re.MULTILINE)
+    assert re.search(r"^\| 2-3 \| calibration at the rate, with a repeat \| open:478 \|", sec,
+                     re.MULTILINE), sec
     assert "**Notes**\n\n- 4 instances share 1 GPU" in sec
     # every table row has as many cells as its header
     for block in re.findall(r"(?:^\|.*\|\n)+", sec, re.MULTILINE):

@@ -87,13 +87,14 @@ def tune_lines(t: Any) -> list[str]:
                        f", {ic.source})")
     out.append(f"live runs: {t.live_runs} in {t.wall_s:.1f} s; original configuration "
                f"{'restored' if t.restored else 'NOT restored (check the server)'}")
-    for i, (run, why) in enumerate(zip(t.runs, t.run_purposes)):
+    for label, run, why in zip(live_run_labels(t.runs), t.runs, t.run_purposes):
         cfg = run.configs[0]
         lat = [r.latency for r in cfg.repeats if r.latency]
         p50 = "/".join(f"{x.median_ms:.3g}" for x in lat) or "n/a"
         p99 = "/".join(f"{x.p99_ms:.3g}" for x in lat) or "n/a"
         mb = "/".join(f"{r.mean_batch_size:.3g}" for r in cfg.repeats)
-        out.append(f"  run {i}: {why}: {cfg.load.label}, window {us_to_ms(cfg.window_us):g} "
+        word = "runs" if "-" in label else "run"
+        out.append(f"  {word} {label}: {why}: {cfg.load.label}, window {us_to_ms(cfg.window_us):g} "
                    f"ms, max batch {cfg.max_batch_size}, {cfg.instances or 1} instance(s): "
                    f"P50 {p50} ms, P99 {p99} ms, mean batch {mb}")
     if t.notes:
@@ -153,11 +154,22 @@ def _predicted_row(what: str, p: Any) -> TuneConfigRow:
         detail=f"capacity {p.capacity_queries_per_s:.4g} req/s")
 
 
-def _run_row(i: int, run: Any, purpose: str) -> TuneRunRow:
+def live_run_labels(runs: Any) -> list[str]:
+    """The live-run numbers of each of ``runs`` (``tune.runs``) as tune's progress
+    lines and notes count them: from 1, one per repeat (``["1", "2-3", "4", "5"]``)."""
+    out, k = [], 1
+    for run in runs:
+        n = max(1, len(run.configs[0].repeats)) if run.configs else 1
+        out.append(f"{k}" if n == 1 else f"{k}-{k + n - 1}")
+        k += n
+    return out
+
+
+def _run_row(label: str, run: Any, purpose: str) -> TuneRunRow:
     cfg = run.configs[0]
     lat = [r.latency for r in cfg.repeats if r.latency]
     return TuneRunRow(
-        index=i, purpose=purpose, load=cfg.load.label,
+        live_runs=label, purpose=purpose, load=cfg.load.label,
         window_ms=f"{us_to_ms(cfg.window_us):g}", max_batch=cfg.max_batch_size,
         instances=cfg.instances or 1,
         p50_ms="/".join(f"{x.median_ms:.3g}" for x in lat) or "n/a",
@@ -195,5 +207,6 @@ def tune_view(t: Any) -> TuneView:
         runs_summary=(f"{t.live_runs} live run(s) in {t.wall_s:.1f} s; original "
                       "configuration "
                       f"{'restored' if t.restored else 'NOT restored (check the server)'}"),
-        runs=[_run_row(i, run, why) for i, (run, why) in enumerate(zip(t.runs, t.run_purposes))],
+        runs=[_run_row(label, run, why) for label, run, why in
+              zip(live_run_labels(t.runs), t.runs, t.run_purposes)],
         notes=list(t.notes))

@@ -1124,10 +1124,11 @@ class TuneCalibrationRow:
 
 @dataclass(frozen=True)
 class TuneRunRow:
-    """One live run of the search: its index, purpose (``calibration``, ``confirm``),
-    load, configuration and P50/P99/mean batch per repeat (``10.7/9.18``)."""
+    """One run of the search: its live-run number(s) as the progress lines counted them
+    (``"4"``; ``"2-3"`` for a run with two repeats), purpose (``calibration``,
+    ``confirm``), load, configuration and P50/P99/mean batch per repeat (``10.7/9.18``)."""
 
-    index: int
+    live_runs: str
     purpose: str
     load: str
     window_ms: str
