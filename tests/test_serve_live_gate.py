@@ -116,8 +116,11 @@ baseline:
   - metric: serve.configs[max_batch_size=32].repeats[*].server_stats.avg_batch_size
     max_regression: 10%
     direction: higher
-  - serve.configs[max_batch_size=32].repeats[*].p50_ms: 50%
+  - serve.configs[max_batch_size=32].repeats[*].p50_ms: 10%
 """
+    # the 20 ms window adds about 18 ms to every request of the closed loop; relative to
+    # a P50 that a loaded 2-core machine stretches (a: 16.8 ms), that was +41% in one CI
+    # run, so the latency rule's limit sits well below any such ratio
     code, out = _gate(tmp_path, policy, live_files["b"], "-b", str(live_files["a"]))
     assert code == 1, [c["message"] for c in out["checks"]]
     by_rule: dict[int, list[dict]] = {}
