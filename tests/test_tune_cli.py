@@ -101,7 +101,8 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     if not (first["p50_inside"] and first["p99_inside"]):
         assert len(t["rounds"]) >= 2 or t["live_runs"] >= 6, (t["rounds"], t["notes"])
     assert pred["max_batch_size"] <= 4 and pred["instances"] <= 2
-    # a run that measures a pick sends as long as the calibration's P99 spread asks
+    # a run that measures a pick sends for 1,000 requests or as long as the
+    # calibration's P99 spread asks, at most 4x --duration-s
     from trtcheck.analyze import tune_plan as tp
     from trtcheck.results import load_results
 

@@ -746,6 +746,20 @@ an H100 at 84 req/s, tune's 3.8 s run of its pick measured P99 21 ms, perf_analy
 1,200 requests 55 ms."""
 
 
+def _confirm_wants_s(tail: Drift, duration_s: float, rate_per_s: float
+                     ) -> list[tuple[str, float]]:
+    """What asks a run that measures a pick to send longer than ``duration_s``:
+    ``[(reason in words, seconds)]`` (see :func:`confirm_duration_s`)."""
+    out = []
+    if tail.sd_log > P99_DRIFT_MAX:
+        out.append((f"the calibration's P99 spread of {tail.sd_log:.2f} asks for",
+                    duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2))
+    if rate_per_s > 0 and CONFIRM_MIN_REQUESTS / rate_per_s > duration_s:
+        out.append((f"{CONFIRM_MIN_REQUESTS:,} requests at {rate_per_s:g} req/s take",
+                    CONFIRM_MIN_REQUESTS / rate_per_s))
+    return out
+
+
 def confirm_duration_s(tail: Drift, duration_s: float, rate_per_s: float = 0.0) -> float:
     """Sending time (s) of a run that measures a pick's P99 (a confirming run, or the
     run of the configuration that comes closest to the objective).
@@ -760,11 +774,8 @@ def confirm_duration_s(tail: Drift, duration_s: float, rate_per_s: float = 0.0) 
     938 req/s (P99 pairs spread 0.49), tune's 3 s confirming run of its pick measured
     P99 7.5 ms, perf_analyzer 22.2 and 28.2 ms in the same session; ResNet-18 on an
     H200 spread 1.4-2.3 (one repeat of the calibration had a stall, the other none)."""
-    want = float(duration_s)
-    if tail.sd_log > P99_DRIFT_MAX:
-        want = max(want, duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2)
-    if rate_per_s > 0:
-        want = max(want, CONFIRM_MIN_REQUESTS / rate_per_s)
+    want = max([float(duration_s)] + [t for _, t in _confirm_wants_s(tail, duration_s,
+                                                                      rate_per_s)])
     return min(want, CONFIRM_LENGTHEN_MAX * float(duration_s))
 
 
@@ -786,23 +797,13 @@ def confirm_length_note(tail: Drift, duration_s: float, rate_per_s: float) -> st
     rate ``rate_per_s``, req/s, and the calibration's P99 pairs ``tail``), with each
     reason and, when the run still holds fewer than :data:`CONFIRM_MIN_REQUESTS`, the
     ``--duration-s`` that reaches them; else ``None``."""
+    wants = _confirm_wants_s(tail, duration_s, rate_per_s)
     confirm = confirm_duration_s(tail, duration_s, rate_per_s)
     if confirm <= duration_s:
         return None
-    reasons, wanted = [], duration_s
-    if tail.sd_log > P99_DRIFT_MAX:
-        t = duration_s * (tail.sd_log / P99_DRIFT_MAX) ** 2
-        wanted = max(wanted, t)
-        reasons.append(f"the calibration's P99 spread of {tail.sd_log:.2f} asks for "
-                       f"{t:.3g} s")
-    if rate_per_s > 0 and CONFIRM_MIN_REQUESTS / rate_per_s > duration_s:
-        t = CONFIRM_MIN_REQUESTS / rate_per_s
-        wanted = max(wanted, t)
-        reasons.append(f"{CONFIRM_MIN_REQUESTS:,} requests at {rate_per_s:g} req/s take "
-                       f"{t:.3g} s")
     text = (f"the runs that measure a pick send for {confirm:.3g} s instead of "
-            f"{duration_s:g} s: " + "; ".join(reasons))
-    if confirm < wanted:
+            f"{duration_s:g} s: " + "; ".join(f"{why} {t:.3g} s" for why, t in wants))
+    if confirm < max(t for _, t in wants):
         text += f" (at most {CONFIRM_LENGTHEN_MAX:g}x --duration-s)"
     n = int(rate_per_s * confirm)
     if n < CONFIRM_MIN_REQUESTS:
