@@ -104,6 +104,8 @@ class AdviseRequest:
             process): it then caps the rate at ``1000 / overhead`` per process and
             queues like a single server (the serving measurement's front stage).
         per_batch_overhead_ms: instance time added per execution (executor hop etc.).
+        per_batch_overhead_calibrated: ``per_batch_overhead_ms`` was fitted by a live
+            Triton calibration (not given by the user).
         per_item_overhead_ms: instance time per request in a batch (gather/scatter).
         timer_slack_us: how late window timers fire (event-loop timer granularity).
         batch_excess_ms: measured per-execution extra instance time samples (see
@@ -167,6 +169,7 @@ class AdviseRequest:
     per_request_overhead_ms: float = 0.0
     serial_overhead: bool = False
     per_batch_overhead_ms: float = 0.0
+    per_batch_overhead_calibrated: bool = False
     per_item_overhead_ms: float = 0.0
     timer_slack_us: float = 0.0
     instances: list[int] | None = None
@@ -865,7 +868,8 @@ def _effective_service(req: AdviseRequest, service: ServiceModel, fit: LinearFit
         bits.append(f"x {spread:.2f} (mean over median of the measured spread)")
     ob = req.per_batch_overhead_ms + service.mean_batch_excess_ms
     if ob > 0:
-        src = ("given" if req.batch_excess_ms == () else
+        src = ("calibrated from the serving run" if req.per_batch_overhead_calibrated
+               else "given" if req.batch_excess_ms == () else
                "calibrated from the serving run" if req.per_batch_overhead_ms == 0 else
                "given plus calibrated")
         bits.append(f"+ per-batch overhead {ob:.3g} ms ({src})")

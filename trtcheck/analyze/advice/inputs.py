@@ -543,6 +543,8 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
     from trtcheck.analyze.advice.advise import AdviseRequest
 
     excess = measured.get("batch_excess_ms", ()) if per_batch_overhead_ms is None else ()
+    fitted = (measured.get("calibrated_per_batch_overhead_ms")
+              if per_batch_overhead_ms is None else None)
     delay = measured.get("request_delay_ms", ()) if per_request_overhead_ms is None else ()
     notes: list[str] = []
     if excess and float(np.mean(excess)) < -IMPLAUSIBLE_NEGATIVE_EXCESS * curve.t1_ms:
@@ -579,12 +581,13 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
     return AdviseRequest(
         curve=curve, rate_per_s=rate_per_s, arrival_process=arrival_process,
         slo_p99_ms=slo_p99_ms, per_request_overhead_ms=c_req, serial_overhead=serial,
-        per_batch_overhead_ms=per_batch_overhead_ms or 0.0,
+        per_batch_overhead_ms=(per_batch_overhead_ms or 0.0) + float(fitted or 0.0),
+        per_batch_overhead_calibrated=fitted is not None,
         per_item_overhead_ms=per_item_overhead_ms or 0.0,
         timer_slack_us=timer_slack_us or 0.0,
         instances=instances, max_utilisation=max_utilisation, requests=requests, seed=seed,
         overheads_source=(measured.get("source", "measured")
-                          if excess or delay or measured.get("serial_overhead")
+                          if excess or delay or fitted or measured.get("serial_overhead")
                           else "not calibrated: the serving run had no usable configuration"
                           if measured.get("calibration_notes") and per_batch_overhead_ms is None
                           and per_request_overhead_ms is None else "given"),

@@ -589,7 +589,9 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
     """T(b) and the measured inputs of ``advise`` from a live Triton run, in the form of
     :func:`trtcheck.analyze.advice.inputs.inputs_from_results`: ``measured`` holds
     ``request_delay_ms`` (the calibrated per-request delay quantiles),
-    ``batch_excess_ms`` (the fitted per-execution overhead, one value), ``model_name``,
+    ``calibrated_per_batch_overhead_ms`` (the fitted per-execution overhead, ms, simulated
+    as :attr:`~trtcheck.analyze.advice.simulator.ServiceModel.per_batch_overhead_ms`, as
+    the calibration fitted it), ``model_name``,
     ``server_max_batch_size`` (the served model's configured ``max_batch_size``, which
     may exceed the largest batch the run formed), ``client_network_ms`` (the run's mean
     client + network time per request: client latency from the send - the server's
@@ -617,8 +619,7 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "model_name": live.model_name or "model",
         "source": f"calibrated from a live Triton run ({source})",
         "request_delay_ms": cal.request_delay_ms,
-        "batch_excess_ms": (cal.per_batch_overhead_ms,) if cal.per_batch_overhead_ms > 0
-        else (),
+        "calibrated_per_batch_overhead_ms": cal.per_batch_overhead_ms,
         "live_calibration": cal,
         "server_max_batch_size": int(o.max_batch_size),
         "client_network_ms": max(0.0, float(np.mean(o.client_latencies_ms))

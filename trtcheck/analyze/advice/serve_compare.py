@@ -63,7 +63,8 @@ def service_from_results(results: Any, adv: Advice) -> ServiceModel:
         # T(b) too disturbed to rebuild (the demo flattened it to advise at all): the
         # advice's own recorded overheads are the model it simulated
         return service_from_advice(adv)
-    if not measured.get("batch_excess_ms"):
+    if not measured.get("batch_excess_ms") and \
+            measured.get("calibrated_per_batch_overhead_ms") is None:
         return service_from_advice(adv)
     i = adv.inputs
     req = build_request(curve, measured, rate_per_s=i.arrival_rate_per_s,

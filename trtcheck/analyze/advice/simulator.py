@@ -20,7 +20,12 @@ The model (the same structure as the embedded batcher in :mod:`trtcheck.measure`
    lognormal fitted to it, or 1 (``spread="none"``).
 5. **Response**: each request's latency is its batch's completion minus its arrival,
    plus ``per_request_overhead_ms`` (work outside the queue that does not hold the
-   instance: HTTP parsing, serialisation, the response; a pure delay).
+   instance: HTTP parsing, serialisation, the response; a pure delay). With Triton's
+   batcher in an open loop, the responses leave ``per_batch_overhead_ms`` before the
+   instance is free again: that overhead is the instance's work after the batch
+   (Triton's request time held 0.005 ms per request outside queue and compute where
+   the fit to its queue time gave 2.2 ms per execution, a python-backend model on a
+   CPU host), so it delays the batches behind, not the batch's own requests.
 
 Cost: one Python iteration per batch and per arrival that meets a free instance;
 arrival bookkeeping while all instances are busy is a ``bisect`` (the queue is the
@@ -63,7 +68,8 @@ class ServiceModel:
     Attributes:
         curve: T(b) in ms with raw samples (for the spread) when measured.
         per_batch_overhead_ms: instance time added to every execution (executor thread
-            hop, launch), >= 0.
+            hop, launch; with Triton's batcher in an open loop, after the batch's
+            responses: see the module text, step 5), >= 0.
         per_item_overhead_ms: instance time per request in a batch (gathering inputs,
             slicing outputs), >= 0.
         per_request_overhead_ms: latency added to every request outside the queue
@@ -105,8 +111,10 @@ class ServiceModel:
             ``"triton"`` (Triton's batcher thread, :meth:`BatchingPolicy.triton_step`).
         idle_slowdown: relative extra time of an execution that starts on an instance
             idle for long, >= 0 (0: none). An execution that starts ``g`` ms after its
-            instance's previous one ended takes ``1 + a (1 - exp(-g / tau))`` times its
-            time (``a`` this, ``tau`` :attr:`idle_tau_ms`); the instance that takes the
+            instance's previous one ended computes ``1 + a (1 - exp(-g / tau))`` times its
+            T(b) (``a`` this, ``tau`` :attr:`idle_tau_ms`; the per-execution overheads
+            outside compute and the measured excess are not scaled: the slowdown is
+            fitted to Triton's compute times); the instance that takes the
             next batch is the one idle longest (Triton's instance threads wait in turn).
             A GPU model in Triton's python backend ran batch 1 in 4.38 ms at 96 req/s and
             3.25 ms at 319 req/s on one instance (ResNet-18, H200), 9.1 ms at concurrency
@@ -293,7 +301,8 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
                  slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
                  b_qlen: list[int], b_now: list[float], b_reason: list[str],
                  finished: list[int] | None = None, idle_slowdown: float = 0.0,
-                 idle_tau_s: float = 0.003, b_idle: list[float] | None = None):
+                 idle_tau_s: float = 0.003, b_idle: list[float] | None = None,
+                 post_s: float = 0.0):
     """Triton's per-model dynamic batcher (``DynamicBatchScheduler::BatcherThread`` and
     ``Enqueue`` in src/dynamic_batch_scheduler.cc, ``RateLimiter::PayloadSlotAvailable``
     and ``DequeuePayload`` in src/rate_limiter.cc, ``InstanceQueue::Dequeue`` in
@@ -314,19 +323,24 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
     Args:
         enq: enqueue times (s), non-decreasing; request ``i`` is ``enq[i]``. The driver may
             append to it as requests reach the queue (a closed loop), never reorder it.
-        service_ms: ``service_ms(size, k, now)``: execution time (ms) of the ``k``-th
-            execution, of ``size`` requests, started at ``now`` (s).
+        service_ms: ``service_ms(size, k, now, idle_fac=f)``: execution time (ms) of the
+            ``k``-th execution, of ``size`` requests, started at ``now`` (s), its compute
+            T(b) times the idle factor ``f``.
         slack_s: how late the batcher's delay timer fires (s).
         b_start, b_size, b_done, b_qlen, b_now, b_reason: each execution appends its first
             request (its requests are ``b_start .. b_start + b_size - 1``), size,
             completion (s), queue length when its payload was formed, start (s) and reason.
         finished: when given, the index (into the ``b_*`` lists) of every execution that
             completes is appended to it, in completion order.
-        idle_slowdown, idle_tau_s: an execution on an instance idle for ``g`` s takes
-            ``1 + idle_slowdown (1 - exp(-g / idle_tau_s))`` times ``service_ms``
+        idle_slowdown, idle_tau_s: an execution on an instance idle for ``g`` s computes
+            ``1 + idle_slowdown (1 - exp(-g / idle_tau_s))`` times its T(b) (the overheads
+            outside compute and the excess are not scaled)
             (:attr:`ServiceModel.idle_slowdown`); the instance idle longest takes the
             next payload; an instance that never ran counts as idle for long.
         b_idle: when given, each execution's idle factor is appended to it.
+        post_s: of each execution's time, the part after its responses left (s): the
+            instance stays busy for it, ``b_done`` is the response (not before the
+            start); 0 in a closed loop, whose clients send again when the instance frees.
 
     Returns:
         ``(next_time, advance, drained)``: ``next_time()`` is the time (s) of the core's
@@ -377,8 +391,9 @@ def _triton_core(policy: BatchingPolicy, instances: int, enq: list[float], servi
             fac = 1.0 + a_idle * (1.0 - exp((since - now) / idle_tau_s)) if a_idle else 1.0
             if b_idle is not None:
                 b_idle.append(fac)
-            done = now + service_ms(p[1], k, now) * fac * 1e-3
+            done = now + service_ms(p[1], k, now, idle_fac=fac) * 1e-3
             heappush(busy, (done, k, inst))
+            done = max(now, done - post_s)
             k += 1
             free -= 1
             b_start.append(p[0])
@@ -455,7 +470,7 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
                 slack_s: float, b_start: list[int], b_size: list[int], b_done: list[float],
                 b_qlen: list[int], b_now: list[float], b_reason: list[str],
                 idle_slowdown: float = 0.0, idle_tau_s: float = 0.003,
-                b_idle: list[float] | None = None) -> None:
+                b_idle: list[float] | None = None, post_s: float = 0.0) -> None:
     """Triton's batcher (:func:`_triton_core`) over the open-loop enqueue times ``enq``
     (s, increasing, all known in advance), appending each execution to the lists."""
     n = len(enq)
@@ -463,7 +478,7 @@ def _triton_run(policy: BatchingPolicy, instances: int, enq: list[float], servic
     next_time, advance, drained = _triton_core(policy, instances, enq, service_ms, slack_s,
                                                b_start, b_size, b_done, b_qlen, b_now,
                                                b_reason, None, idle_slowdown, idle_tau_s,
-                                               b_idle)
+                                               b_idle, post_s)
     tail = 0
     while True:
         t_arr = enq[tail] if tail < n else inf
@@ -583,11 +598,14 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     heappush, heappop, bis = heapq.heappush, heapq.heappop, bisect.bisect_right
     now = 0.0
 
-    def service_ms(m: int, k: int, now: float, lo_hint: int = 0) -> float:
+    def service_ms(m: int, k: int, now: float, lo_hint: int = 0,
+                   idle_fac: float = 1.0) -> float:
         """Execution time (ms) of the ``k``-th batch, of ``m`` requests, started at ``now``
-        (s): T(m) with its drawn spread, the measured excess, and the contention of the
-        arrivals during the execution (``lo_hint``: a queue index at or before ``now``)."""
+        (s): T(m) with its drawn spread times the idle factor ``idle_fac``, the
+        overheads, the measured excess, and the contention of the arrivals during the
+        execution (``lo_hint``: a queue index at or before ``now``)."""
         svc = fixed_list[m]
+        compute = t_med_list[m]
         if has_spread:
             fl = fac_by_b[m]
             if fl is None:
@@ -596,6 +614,9 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
                 fac_by_b[m] = fl
             if fl:
                 svc += t_med_list[m] * (fl[k] - 1.0)
+                compute = t_med_list[m] * fl[k]
+        if idle_fac != 1.0:
+            svc += compute * (idle_fac - 1.0)
         if excess is not None:
             svc += excess[k]
         if svc < 0.0:  # a measured excess below -T(b) (noisy bench): no time travel
@@ -615,7 +636,7 @@ def simulate(policy: BatchingPolicy, instances: int, service: ServiceModel,
     if service.batcher == "triton":
         _triton_run(policy, instances, enq, service_ms, slack, b_start, b_size, b_done,
                     b_qlen, b_now, b_reason, service.idle_slowdown,
-                    service.idle_tau_ms * 1e-3, b_idle)
+                    service.idle_tau_ms * 1e-3, b_idle, service.per_batch_overhead_ms * 1e-3)
         head = n
     while head < n:
         if free == 0:
@@ -782,10 +803,12 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
     has_spread = service.spread != "none"
     inf = math.inf
 
-    def service_ms(m: int, k: int, now: float = 0.0) -> float:
+    def service_ms(m: int, k: int, now: float = 0.0, idle_fac: float = 1.0) -> float:
         """Execution time (ms) of the ``k``-th execution, of ``m`` requests: T(m) with
-        its drawn spread and the measured excess (no contention in a closed loop)."""
+        its drawn spread times the idle factor ``idle_fac``, the overheads and the
+        measured excess (no contention in a closed loop)."""
         svc = fixed[m]
+        compute = t_med[m]
         if has_spread:
             fl = fac_by_b.get(m)
             if fl is None:
@@ -794,6 +817,9 @@ def simulate_closed(policy: BatchingPolicy, instances: int, service: ServiceMode
                 fac_by_b[m] = fl
             if fl:
                 svc += t_med[m] * (fl[k % len(fl)] - 1.0)
+                compute = t_med[m] * fl[k % len(fl)]
+        if idle_fac != 1.0:
+            svc += compute * (idle_fac - 1.0)
         if excess is not None:
             svc += excess[k % len(excess)]
         return svc if svc > 0.0 else 0.0
