@@ -468,3 +468,30 @@ def test_an_uncertified_tune_pick_is_a_warning_and_a_certified_one_is_not():
     res.tune.pick.certified = False
     v = judge(res)
     assert _reasons(v, "tune-not-certified") and v.status == "ready_with_warnings", v
+
+
+def test_tune_runs_that_fell_short_of_their_schedule_are_named_in_the_verdict():
+    """The H200 ResNet-34 search at 427 req/s, with a generator-limited finding put on
+    a calibration run and then on the run that measured the pick: the calibration's is a
+    warning naming the live run as the progress lines number it; the pick's makes the
+    verdict cannot-tell (its latencies cannot certify a budget). Before: no reason, and
+    the pick stood "ready"."""
+    from trtcheck.results.stats import Finding
+
+    res = _tune_record_doc("h200-host-resnet34-tune.json.xz", 427.0)
+    assert judge(res).status == "ready"
+    short = Finding(code="generator-limited", severity="error", where="open:427",
+                    message="the load generator limited this run: 12% of sends were late; "
+                            "its latencies cannot certify a budget", remedy="lower the rate")
+    purposes = res.tune.run_purposes
+    cal = purposes.index("calibration at the rate, with a repeat")
+    res.tune.runs[cal].configs[0].validity.append(short)
+    v = judge(res)
+    (r,) = _reasons(v, "tune-calibration-load-short")
+    assert r.effect == "warning" and "live run(s) 2-3 " in r.message, r.message
+    assert v.status == "ready_with_warnings" and not _reasons(v, "tune-pick-load-short")
+    res.tune.runs[res.tune.pick.measured.run].configs[0].validity.append(short)
+    v = judge(res)
+    (p,) = _reasons(v, "tune-pick-load-short")
+    assert p.effect == "cannot_tell" and v.status == "cannot_tell", v
+    assert _reasons(v, "tune-calibration-load-short")

@@ -36,7 +36,8 @@ from trtcheck.analyze.advice.live_calibration import OverloadedCalibration
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
-from trtcheck.results.tune import TuneChoice, TuneMeasured, TunePrediction, TuneResult
+from trtcheck.results.tune import (
+    LOAD_SHORTFALL_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
 from trtcheck.units import us_to_ms
 
 T = TypeVar("T")
@@ -52,10 +53,6 @@ CLOSED_WINDOW_US = 1000.0
 partial one waits at most 1 ms."""
 
 
-LOAD_SHORTFALL_CODES = ("load-share-lost", "generator-limited")
-"""Findings of a live run whose load fell short of its schedule (a Ray actor lost, a
-generator that could not keep up): tune names them in its notes, since what it
-calibrates from such a run is another rate than the target."""
 
 
 @dataclass

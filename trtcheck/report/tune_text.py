@@ -9,6 +9,7 @@ from typing import Any
 
 from trtcheck.analyze.tune_plan import IDLE_SLOWDOWN_MAX
 from trtcheck.report.views import TuneCalibrationRow, TuneConfigRow, TuneRunRow, TuneView
+from trtcheck.results.tune import live_run_labels
 from trtcheck.units import us_to_ms
 
 #: the report section's title
@@ -152,17 +153,6 @@ def _predicted_row(what: str, p: Any) -> TuneConfigRow:
         p99=interval_words(p.p99), throughput=_n(p.throughput_queries_per_s, ".4g", " q/s"),
         mean_batch=_n(p.mean_batch, ".3g"),
         detail=f"capacity {p.capacity_queries_per_s:.4g} req/s")
-
-
-def live_run_labels(runs: Any) -> list[str]:
-    """The live-run numbers of each of ``runs`` (``tune.runs``) as tune's progress
-    lines and notes count them: from 1, one per repeat (``["1", "2-3", "4", "5"]``)."""
-    out, k = [], 1
-    for run in runs:
-        n = max(1, len(run.configs[0].repeats)) if run.configs else 1
-        out.append(f"{k}" if n == 1 else f"{k}-{k + n - 1}")
-        k += n
-    return out
 
 
 def _run_row(label: str, run: Any, purpose: str) -> TuneRunRow:

@@ -14,6 +14,35 @@ from trtcheck.results.base import Record
 from trtcheck.results.serve import ServeRun
 
 
+LOAD_SHORTFALL_CODES = ("load-share-lost", "generator-limited")
+"""Findings of a live run whose load fell short of its schedule (a Ray actor lost, a
+generator that could not keep up): what such a run calibrates or measures is another
+rate than the target."""
+
+
+def live_run_labels(runs: Any) -> list[str]:
+    """The live-run numbers of each of ``runs`` (``tune.runs``) as tune's progress
+    lines and notes count them: from 1, one per repeat (``["1", "2-3", "4", "5"]``)."""
+    out, k = [], 1
+    for run in runs:
+        n = max(1, len(run.configs[0].repeats)) if run.configs else 1
+        out.append(f"{k}" if n == 1 else f"{k}-{k + n - 1}")
+        k += n
+    return out
+
+
+def load_short_runs(runs: Any) -> list[int]:
+    """Indices into ``runs`` (``tune.runs``) of the runs that did not send their
+    schedule (a finding of :data:`LOAD_SHORTFALL_CODES` on the run or its
+    configuration)."""
+    out = []
+    for i, run in enumerate(runs):
+        found = [*run.warnings, *(f for c in run.configs for f in c.validity)]
+        if any(f.code in LOAD_SHORTFALL_CODES for f in found):
+            out.append(i)
+    return out
+
+
 class TuneInterval(Record):
     """A predicted latency with its prediction interval, ms.
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.results.stats import Finding
+from trtcheck.results.tune import live_run_labels, load_short_runs
 from trtcheck.stats import CV_WARN
 from trtcheck.results.verdict import DEPLOYMENT_TARGETS, REASON_EFFECTS, Verdict, VerdictReason
 
@@ -516,12 +517,12 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
                               remedy="raise --slo-p99-ms, allow more --max-instances, or "
                                      "lower the rate")]
     if pick.measured is None:
-        return [VerdictReason(kind="tune-not-confirmed", effect="cannot_tell", section="tune",
-                              title="the pick was not measured",
-                              message="tune's pick rests on its prediction alone",
-                              remedy=remedy)]
+        return _tune_load_short_reasons(tune, None) + [VerdictReason(
+            kind="tune-not-confirmed", effect="cannot_tell", section="tune",
+            title="the pick was not measured",
+            message="tune's pick rests on its prediction alone", remedy=remedy)]
     m = pick.measured
-    out = []
+    out = _tune_load_short_reasons(tune, m.run)
     if tune.slo_p99_ms is not None and m.p99_ms > tune.slo_p99_ms:
         out.append(VerdictReason(
             kind="tune-pick-misses-objective", effect="not_ready", section="tune",
@@ -551,6 +552,38 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
                                       "against the predicted intervals: the measurement, "
                                       "not the prediction, is what the pick is known by",
                               remedy=remedy)]
+    return out
+
+
+def _tune_load_short_reasons(tune: Any, pick_run: int | None) -> list[VerdictReason]:
+    """Live runs of a tune document that did not send their schedule: the run that
+    measured the pick (index ``pick_run`` into ``tune.runs``) cannot certify it
+    (*cannot tell*); calibration runs calibrated another rate than the target (a
+    warning)."""
+    short = load_short_runs(tune.runs)
+    if not short:
+        return []
+    labels = live_run_labels(tune.runs)
+    remedy = ("run `trtcheck tune` again with the load generator on a less loaded machine, "
+              "more --client-processes, or a lower rate")
+    out = []
+    if pick_run is not None and pick_run in short:
+        out.append(VerdictReason(
+            kind="tune-pick-load-short", effect="cannot_tell", section="tune",
+            title="the run that measured the pick did not send its schedule",
+            message=f"live run {labels[pick_run]} fell short of the target rate's schedule "
+                    "(see its findings): its latencies cannot certify the pick",
+            remedy=remedy))
+    others = [i for i in short if i != pick_run]
+    if others:
+        names = ", ".join(labels[i] for i in others)
+        out.append(VerdictReason(
+            kind="tune-calibration-load-short", effect="warning", section="tune",
+            title=f"{len(others)} live run(s) of the search did not send their schedule",
+            message=f"live run(s) {names} fell short of the target rate's schedule (see "
+                    "their findings): what they calibrated or measured is another rate "
+                    "than the target, and the predictions rest on it",
+            remedy=remedy))
     return out
 
 
