@@ -488,7 +488,8 @@ def test_tune_runs_that_fell_short_of_their_schedule_are_named_in_the_verdict():
     res.tune.runs[cal].configs[0].validity.append(short)
     v = judge(res)
     (r,) = _reasons(v, "tune-calibration-load-short")
-    assert r.effect == "warning" and "live run(s) 2-3 " in r.message, r.message
+    assert r.effect == "warning" and r.message.startswith("live runs 2-3 fell short"), r
+    assert r.title == "live runs 2-3 of the search did not send their schedule"
     assert v.status == "ready_with_warnings" and not _reasons(v, "tune-pick-load-short")
     res.tune.runs[res.tune.pick.measured.run].configs[0].validity.append(short)
     v = judge(res)

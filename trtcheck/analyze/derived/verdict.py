@@ -572,17 +572,19 @@ def _tune_load_short_reasons(tune: Any, pick_run: int | None) -> list[VerdictRea
             kind="tune-pick-load-short", effect="cannot_tell", section="tune",
             title="the run that measured the pick did not send its schedule",
             message=f"live run {labels[pick_run]} fell short of the target rate's schedule "
-                    "(see its findings): its latencies cannot certify the pick",
+                    "(tune's notes give the finding): its latencies cannot certify the pick",
             remedy=remedy))
     others = [i for i in short if i != pick_run]
     if others:
         names = ", ".join(labels[i] for i in others)
+        many = len(others) > 1 or "-" in names
+        runs = f"live run{'s' if many else ''} {names}"
         out.append(VerdictReason(
             kind="tune-calibration-load-short", effect="warning", section="tune",
-            title=f"{len(others)} live run(s) of the search did not send their schedule",
-            message=f"live run(s) {names} fell short of the target rate's schedule (see "
-                    "their findings): what they calibrated or measured is another rate "
-                    "than the target, and the predictions rest on it",
+            title=f"{runs} of the search did not send {'their' if many else 'its'} schedule",
+            message=f"{runs} fell short of the target rate's schedule (tune's notes give "
+                    f"the finding): what {'they' if many else 'it'} calibrated or measured "
+                    "is another rate than the target, and the predictions rest on it",
             remedy=remedy))
     return out
 
