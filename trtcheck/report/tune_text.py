@@ -72,8 +72,8 @@ def tune_lines(t: Any) -> list[str]:
         out.append(f"calibration: {c.device}, contention per extra instance "
                    f"{c.contention_per_instance:.3g} ({c.contention_source}), run-to-run "
                    f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
-                   f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute, "
-                   f"per-request delay median {c.request_delay_median_ms:.3g} ms")
+                   f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute (after "
+                   f"its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
         if c.idle_source == "fitted":
             clipped = c.idle_slowdown >= IDLE_SLOWDOWN_MAX
             how = (f"fitted, clipped at its upper bound {IDLE_SLOWDOWN_MAX:g}: the rest is "
@@ -177,8 +177,8 @@ def tune_view(t: Any) -> TuneView:
         calibration = (f"{c.device}, contention per extra instance "
                        f"{c.contention_per_instance:.3g} ({c.contention_source}), run-to-run "
                        f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
-                       f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute, "
-                       f"per-request delay median {c.request_delay_median_ms:.3g} ms")
+                       f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute "
+                       f"(after its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
         if c.idle_source == "fitted":
             idle = (f"idle slowdown {c.idle_slowdown:.3g} (fitted): an execution on an "
                     f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
