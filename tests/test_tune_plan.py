@@ -170,3 +170,49 @@ def test_stalls_leave_the_delay_body_and_are_drawn_per_execution():
                            per_batch_overhead_ms=0.0, observation=obs)
     same, none = tp.split_stalls(calm)
     assert none.per_execution == 0.0 and same.request_delay_ms == calm.request_delay_ms
+
+
+def test_the_p99_interval_starts_no_lower_than_the_p50_interval():
+    """With a P99 drift far wider than the P50's, the P99 interval's lower end would
+    fall below the P50 interval's (a run's P99 below its P50): it is raised to it."""
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+    from trtcheck.analyze.advice.simulator import Candidate
+
+    rng = np.random.default_rng(0)
+    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
+                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
+                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
+    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
+    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
+                          per_batch_overhead_ms=0.0, observation=obs)
+    curves = tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)
+    s = tp.Search(cal, curves, 0.02, 1.0, 100.0, 300, 8, 1, drift_dof=3)
+    p = tp.predict_one(s, Candidate(0.0, 1, 1))
+    assert p.p99.lo_ms == p.p50.lo_ms < p.p50_ms <= p.p99_ms
+    wide = math.exp(-tp.Drift(1.0, 3).half_width_log) * p.p99_ms
+    assert wide < p.p50.lo_ms  # without the rule the P99 interval would start lower
+
+
+def test_an_overhead_fit_at_its_bound_is_named_in_a_note():
+    """The per-execution overhead stops at T(1) of the run's own T(b) when the run queued
+    more than the model explains (a python-backend model on a CPU host: 2.24 ms at T(1)
+    2.24 ms, Triton's queue 2.16 ms against 2.0 ms simulated): tune says so."""
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+
+    obs = LiveObservation(window_us=2000.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=20.0, batch_stats={1: (100, 224.0)},
+                          queue_mean_ms=2.16, compute_mean_ms=2.24, server_request_mean_ms=4.4,
+                          mean_batch=1.0, client_latencies_ms=np.full(100, 5.3))
+    curve = make_curve([(1, 2.24), (8, 6.5)], source="test")
+    at = LiveCalibration(curve=curve, request_delay_ms=(0.0,), per_batch_overhead_ms=2.24,
+                         observation=obs, check={"queue_mean_ms": 2.0,
+                                                 "measured_queue_mean_ms": 2.16})
+    note = tp.overhead_bound_note(at)
+    assert note is not None and "upper bound, T(1) = 2.24 ms" in note
+    assert "2.16 ms against 2 ms simulated" in note
+    below = LiveCalibration(curve=curve, request_delay_ms=(0.0,), per_batch_overhead_ms=0.3,
+                            observation=obs)
+    assert tp.overhead_bound_note(below) is None

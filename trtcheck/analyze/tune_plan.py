@@ -31,6 +31,7 @@ import numpy as np
 
 from trtcheck.analyze.advice.curve import LatencyCurve, make_curve
 from trtcheck.analyze.advice.live_calibration import (
+    MAX_PER_BATCH_OVERHEAD_SHARE,
     LiveCalibration,
     calibrate,
     curve_from_batch_stats,
@@ -954,7 +955,9 @@ def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
 
 
 def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
-    """One candidate with intervals (Triton's batcher, T(b) at its instance count)."""
+    """One candidate with intervals (Triton's batcher, T(b) at its instance count;
+    :func:`interval` for P50 and P99, the P99 interval's lower end raised to the P50
+    interval's where the wider P99 drift would put it below)."""
     service = prediction_service(s.queueing, s.curves, c.instances, s.stall, seed)
     arrivals = make_arrivals("poisson", s.rate_per_s, PREDICTION_REQUESTS, seed)
     lat: list[float] = []
@@ -984,6 +987,10 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
                             s.drift_dof)
         pred.p99 = interval(arr, 0.99, s.run_requests,
                             math.sqrt(s.drift_p99_rel ** 2 + extra), s.drift_dof)
+        if pred.p99.lo_ms < pred.p50.lo_ms:
+            # a run's P99 is never below its P50: the P99 interval starts no lower than
+            # the P50 interval does (its wider drift term would put it there)
+            pred.p99 = pred.p99.model_copy(update={"lo_ms": pred.p50.lo_ms})
         pred.p50_ms, pred.p99_ms = pred.p50.point_ms, pred.p99.point_ms
     return pred
 
@@ -1083,6 +1090,24 @@ def idle_clip_note(curves: InstanceCurves) -> str | None:
             f"run at the rate was still x{curves.idle_residual:.3g} slower per execution "
             "than that explains; the rest is treated as contention between instances, and "
             "T(b) is a busy instance's under the clipped slowdown (it may be too low)")
+
+
+def overhead_bound_note(cal: LiveCalibration) -> str | None:
+    """The note a tune document carries when the per-execution overhead fitted to
+    Triton's queue time (:func:`~trtcheck.analyze.advice.live_calibration.calibrate`)
+    stopped at its upper bound, ``MAX_PER_BATCH_OVERHEAD_SHARE x T(1)`` of the
+    calibration run's own T(b), else ``None``."""
+    bound = MAX_PER_BATCH_OVERHEAD_SHARE * float(cal.curve.t1_ms)
+    if bound <= 0 or cal.per_batch_overhead_ms < bound * (1.0 - 1e-9):
+        return None
+    q_sim = cal.check.get("queue_mean_ms")
+    q_meas = cal.check.get("measured_queue_mean_ms")
+    queue = (f"Triton's mean queue time {q_meas:.3g} ms against {q_sim:.3g} ms simulated"
+             if q_sim is not None and q_meas is not None else "Triton's mean queue time")
+    return (f"the per-execution overhead fitted to Triton's queue time stopped at its upper "
+            f"bound, T(1) = {bound:.3g} ms ({queue}): the calibration run queued more than "
+            "the model explains (a disturbed run, or a window timer that fires late), so "
+            "queue times at other configurations may be off")
 
 
 def device_of(config: dict[str, Any]) -> tuple[str, int]:

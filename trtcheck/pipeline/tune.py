@@ -52,7 +52,11 @@ CLOSED_WINDOW_US = 1000.0
 """Window of the closed-loop calibration runs (µs): a full batch goes at once, a
 partial one waits at most 1 ms."""
 
-
+OVERLOAD_REFUSE_FACTOR = 1.5
+"""tune stops after its first calibration run when the target rate is above this many
+times what ``--max-instances`` instances serve by that run's T(b) at the max batch (a
+closed loop's batches; the margin covers contention and T(b) the closed loop
+overstated): a run at such a rate only builds a backlog."""
 
 
 @dataclass
@@ -305,6 +309,16 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             if s.rate_per_s <= 0.8 * cap:
                 n0 = n
                 break
+        if s.rate_per_s > OVERLOAD_REFUSE_FACTOR * cap:
+            # a run at the rate would only queue (and its backlog outlast the run):
+            # nothing to calibrate, and the server is not at fault
+            res.notes.append(f"stopped after the first calibration run: {N} instance(s) "
+                             f"serve about {cap:.3g} req/s by its T(b), below the rate")
+            raise InputError(
+                f"--arrival-rate {s.rate_per_s:g} req/s is more than {N} instance(s) serve: "
+                f"about {cap:.3g} req/s at max batch {B} by the first calibration run's "
+                "T(b)" + (" and the assumed contention between instances" if N > 1 else ""),
+                f"lower --arrival-rate below {cap:.3g}, or raise --max-instances")
         w_cal = tp.calibration_window_us(s.rate_per_s, B)
         open_idx = live("calibration at the rate, with a repeat", window_us=w_cal, mb=B,
                         instances=[n0], load=f"open:{s.rate_per_s:g}", repeats=2,
@@ -342,6 +356,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                          "the per-request delay and the queue-time fit")
             if obs.transient_share > 0 and transient not in res.notes:
                 res.notes.append(transient)
+            bound_note = tp.overhead_bound_note(queueing)
+            if bound_note is not None and bound_note not in res.notes:
+                res.notes.append(bound_note)
             res.calibration = tp.calibration_record(search, device, devices)
             clip_note = tp.idle_clip_note(curves)
             preds = tp.predict_all(search, seed=s.seed)
