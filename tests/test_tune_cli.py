@@ -156,7 +156,8 @@ def test_tune_resnet_picks_measures_exports_and_restores(server, tmp_path):
     a = run_cli("advise", "--from", str(out), "--arrival-rate", "4", "--format", "json",
                 "--export-dir", str(tmp_path / "adv"))
     assert a.returncode == 0, a.stderr
-    assert "tune run" in a.stdout and "calibration at the rate" in a.stdout
+    # named as tune's progress lines number it
+    assert "tune live run 2-3 (calibration at the rate" in a.stdout, a.stdout
     # its export keeps the served model's backend, tensors and instance kind, and loads
     adv = (tmp_path / "adv" / RESNET / "config.pbtxt").read_text()
     assert 'backend: "python"' in adv and "KIND_CPU" in adv and "input" in adv, adv

@@ -89,10 +89,12 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
                              "target rate, so there is nothing to calibrate from",
                              "run trtcheck tune again until its calibration finishes")
         from trtcheck.analyze.advice.live_calibration import inputs_from_live
+        from trtcheck.results.tune import live_run_labels
 
         curve, measured = inputs_from_live(
             results.model_copy(update={"serve": tune.runs[i]}),
-            source=f"{source}, tune run {i} ({tune.run_purposes[i]})", seed=seed)
+            source=f"{source}, tune live run {live_run_labels(tune.runs)[i]} "
+                   f"({tune.run_purposes[i]})", seed=seed)
         note = tune_curve_note(tune, curve, source)
         return (curve.with_notes([note]) if note else curve), measured
     imported = getattr(results, "imported", None)
