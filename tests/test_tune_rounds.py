@@ -97,3 +97,23 @@ def test_a_probed_configuration_certified_by_the_next_round_becomes_the_pick():
     assert take_round(res, _choice(again, 2), runner) is True
     assert res.pick is probed and res.pick.certified and res.runner_up == runner
     assert res.pick.measured is not None and res.pick.measured.p99_ms == 90.0
+
+
+def test_the_probe_follows_the_users_objective():
+    """Among the configurations whose point prediction meets 25 ms (no interval does):
+    fewest-instances measures the 1-instance one though 2 instances come closer, the
+    throughput objective the highest capacity, p99 the closest. Before, every objective
+    measured the closest, and the pick then contradicted the objective its `why` named
+    (2 instances under fewest-instances, where 1 instance had met the objective)."""
+    from trtcheck.analyze.tune_plan import probe_candidate
+
+    one = _pred(2, 60.0, 30.0)                                      # 1 instance, 24 / 30
+    two = _pred(2, 120.0, 24.0).model_copy(update={"instances": 2})  # closer, 2 instances
+    wide = _pred(8, 300.0, 28.0)                                    # 1 instance, capacity
+    preds = [one, two, wide]
+    assert probe_candidate(preds, 25.0, objective=get_objective("fewest-instances")) is wide
+    assert probe_candidate([one, two], 25.0,
+                           objective=get_objective("fewest-instances")) is one
+    assert probe_candidate(preds, 25.0, objective=get_objective("throughput")) is wide
+    assert probe_candidate(preds, 25.0, objective=get_objective("p99")) is two
+    assert probe_candidate(preds, 25.0) is two

@@ -1022,13 +1022,17 @@ def choose(preds: Sequence[TunePrediction], objective: Objective, slo_p99_ms: fl
 
 def probe_candidate(preds: Sequence[TunePrediction], slo_p99_ms: float | None,
                     max_utilisation: float = DEFAULT_MAX_UTILISATION,
-                    exclude: Sequence[tuple[float, int, int]] = ()
-                    ) -> TunePrediction | None:
+                    exclude: Sequence[tuple[float, int, int]] = (),
+                    objective: Objective | None = None) -> TunePrediction | None:
     """The configuration to measure when no interval is within the objective: among the
     stable predictions at most ``max_utilisation`` busy, not in ``exclude``, whose P99
-    point prediction is at most ``slo_p99_ms`` (ms), the one whose P99 interval comes
-    closest (lowest upper end; ties to the simpler). ``None`` when there is no objective
-    or no point prediction meets it: then no measurement is likely to."""
+    point prediction is at most ``slo_p99_ms`` (ms), the first by ``objective``'s
+    ranking (:meth:`~trtcheck.analyze.objectives.Objective.rank`: the fewest instances,
+    the highest capacity or the lowest P99, each with the P99 interval's upper end as
+    its P99), so the measured configuration is the one the objective would pick if its
+    interval were within; without ``objective``, the one whose P99 interval comes
+    closest (lowest upper end; ties to the simpler). ``None`` when there is no P99
+    objective or no point prediction meets it: then no measurement is likely to."""
     if slo_p99_ms is None:
         return None
     cands = [p for p in preds
@@ -1037,6 +1041,8 @@ def probe_candidate(preds: Sequence[TunePrediction], slo_p99_ms: float | None,
              and (p.window_us, p.max_batch_size, p.instances) not in exclude]
     if not cands:
         return None
+    if objective is not None:
+        return objective.rank(cands)[0]
     return min(cands, key=lambda p: (p.p99.hi_ms, p.instances,  # type: ignore[union-attr]
                                      p.window_us, p.max_batch_size))
 

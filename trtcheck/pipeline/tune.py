@@ -371,14 +371,18 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 # the drift estimate); a measurement within the objective is kept
                 probe = (None if fallback is not None or res.live_runs >= s.max_runs
                          else tp.probe_candidate(preds, s.slo_p99_ms, s.max_utilisation,
-                                                 excluded))
+                                                 excluded, objective))
                 if probe is None:
                     break
+                closest = tp.probe_candidate(preds, s.slo_p99_ms, s.max_utilisation,
+                                             excluded)
                 assert probe.p50 is not None and probe.p99 is not None
                 assert probe.p50_ms is not None and probe.p99_ms is not None
+                assert closest is not None and closest.p99 is not None
                 say(f"tune: round {rnd}: no configuration's P99 interval is within "
-                    f"{s.slo_p99_ms:g} ms (the closest reaches {probe.p99.hi_ms:.3g} ms); "
-                    f"measuring {tp.config_text(probe, unit)}, whose point prediction is: "
+                    f"{s.slo_p99_ms:g} ms (the closest reaches {closest.p99.hi_ms:.3g} ms); "
+                    f"measuring {tp.config_text(probe, unit)}, the objective's choice among "
+                    "those whose point prediction meets it: "
                     f"P50 {probe.p50_ms:.3g} ms, P99 {probe.p99_ms:.3g} ms "
                     f"[{probe.p99.lo_ms:.3g}, {probe.p99.hi_ms:.3g}]")
                 choice = TuneChoice(window_us=probe.window_us,
