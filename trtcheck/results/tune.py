@@ -66,7 +66,9 @@ class TunePrediction(Record):
     Attributes:
         window_us, max_batch_size, instances: the configuration.
         stable: the offered rate is below its capacity.
-        utilisation: offered rate / capacity (>= 1: unstable).
+        utilisation: offered rate / capacity (the configuration's capacity at its max
+            batch: its headroom, not the share of time an instance is busy; >= 1:
+            unstable).
         p50_ms, p99_ms: predicted P50/P99 (``None`` when unstable).
         p50, p99: the same with their prediction intervals.
         throughput_queries_per_s: predicted completed requests per second at the rate.
@@ -228,7 +230,9 @@ class TuneResult(Record):
             configuration and one load each).
         run_purposes: what each run was for (``calibration``, ``repeat``, ``confirm``).
         calibration: the calibration (``None`` when it did not finish).
-        predictions: every candidate as predicted in the last round.
+        predictions: every candidate as predicted in the last round (the pick's own
+            ``predicted`` is its round's, ``pick.round``: after a measured run joined the
+            calibration, the last round's prediction of the same configuration differs).
         pick: the chosen configuration with predicted and measured.
         runner_up: the objective's second choice (predicted).
         rounds: every confirmed pick, in order (the last is ``pick``).
