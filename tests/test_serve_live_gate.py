@@ -46,6 +46,16 @@ def _results(path) -> Results:
     return Results.model_validate_json(path.read_text())
 
 
+def _split_or_finding(c) -> bool:
+    """Whether configuration ``c``'s first repeat has its latency split; one left out
+    (a part came out negative, which a loaded machine's timing can make of a short
+    burst) carries the ``live-split-inconsistent`` finding that says so."""
+    if c.repeats[0].live_split is not None:
+        return True
+    assert any(w.code == "live-split-inconsistent" for w in c.warnings), c.warnings
+    return False
+
+
 def _name(c) -> str:
     """How the gate names a configuration: the filter of its key fields."""
     inst = f",instances={c.instances}" if c.instances is not None else ""
@@ -95,11 +105,13 @@ budgets:
     # two closed-loop clients and a 20 ms window: the server batches both
     assert batch["value"] == pytest.approx(rep.server_stats.avg_batch_size)
     assert batch["verdict"] == "pass"
-    queue = checks[f"{_name(closed)}.repeats[0].live_split.server_queue_mean_ms"]
-    assert queue["value"] == pytest.approx(rep.live_split.server_queue_mean_ms)
-    assert queue["verdict"] == "fail"  # the requests wait out the 20 ms window
+    if _split_or_finding(closed):
+        queue = checks[f"{_name(closed)}.repeats[0].live_split.server_queue_mean_ms"]
+        assert queue["value"] == pytest.approx(rep.live_split.server_queue_mean_ms)
+        assert queue["verdict"] == "fail"  # the requests wait out the 20 ms window
     net = [c for c in out["checks"] if c["metric"].endswith("client_network_mean_ms")]
-    assert len(net) == len(b.configs) and all(c["verdict"] == "pass" for c in net)
+    with_split = [c for c in b.configs if _split_or_finding(c)]
+    assert len(net) == len(with_split) and all(c["verdict"] == "pass" for c in net)
     # the model as loaded (2 ms window) meets the queue budget; its command's statistics
     policy_a = policy.replace(">= 1.8", ">= 1") + \
         "  - serve.live.command_stats.avg_batch_size >= 1\n"
@@ -128,8 +140,11 @@ baseline:
         by_rule.setdefault(c["line"], []).append(c)
     queue, batch, p50 = by_rule[3], by_rule[4], by_rule[7]
     a, b = _results(live_files["a"]).serve, _results(live_files["b"]).serve
-    assert len(queue) == len(batch) == len(p50) == len(a.configs) == 2
-    for chk, ca, cb in zip(queue, a.configs, b.configs):
+    assert len(batch) == len(p50) == len(a.configs) == 2
+    split = [(ca, cb) for ca, cb in zip(a.configs, b.configs)
+             if _split_or_finding(ca) & _split_or_finding(cb)]
+    assert len(queue) == len(split)
+    for chk, (ca, cb) in zip(queue, split):
         assert chk["value"] == pytest.approx(cb.repeats[0].live_split.server_queue_mean_ms)
         assert chk["baseline_value"] == pytest.approx(
             ca.repeats[0].live_split.server_queue_mean_ms)
