@@ -244,6 +244,16 @@ def test_no_interval_within_the_objective_measures_the_closest_candidate(server,
                   "--arrival-rate", "10", "--slo-p99-ms", "45", "--max-instances", "2",
                   "--duration-s", "1.5", "-o", str(out), timeout=600)
     t = json.loads(out.read_text())["tune"]
+    if "measure the closest" not in t["run_purposes"] and res.returncode == 2:
+        # a loaded machine measured the calibration above the objective (P99 55-60 ms
+        # with a quarter of the sends late was seen): no point prediction meets 45 ms,
+        # so there is nothing likely to measure within it, and the search ends as its
+        # rule says, naming the closest
+        assert_one_line_error(res, 2, "no configuration searched meets the objective")
+        assert all(p["p99_ms"] is None or p["p99_ms"] > 45.0 or p["utilisation"] > 0.9
+                   for p in t["predictions"]), t["predictions"]
+        assert t["pick"] is None and t["restored"]
+        return
     if "measure the closest" not in t["run_purposes"]:
         # the intervals rest on this run's own measurements: when the calibration came out
         # tight enough that one interval reached within 45 ms (44.1 ms was seen), the
