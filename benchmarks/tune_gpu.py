@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from _harness import add_machine_argument, format_table, result_path, write_json
+from trtcheck.testing.pb_numpy import PB_NUMPY_PY
 
 GOALS = {"mean_batch": 0.10, "p50_ms": 0.10, "p99_ms": 0.20}
 #: share of configurations that must meet each goal
@@ -83,9 +84,7 @@ MODEL_PY = '''\
 import json
 import time
 
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
+''' + PB_NUMPY_PY + '''
 
 class TritonPythonModel:
     """A torchvision model (parameter ``arch``) in FP16 on cuda:0, eager PyTorch, random
@@ -125,7 +124,7 @@ class TritonPythonModel:
         torch.cuda.synchronize()
 
     def execute(self, requests):
-        xs = [pb_utils.get_input_tensor_by_name(r, "INPUT__0").as_numpy() for r in requests]
+        xs = [input_array(r, "INPUT__0") for r in requests]
         sizes = [int(x.shape[0]) for x in xs]
         if self.arch == "sleep":
             end = time.perf_counter() + 0.003 + 0.0005 * sum(sizes)
@@ -136,13 +135,10 @@ class TritonPythonModel:
             torch = self.torch
             x = torch.from_numpy(np.concatenate(xs)).to(self.dev)
             with torch.inference_mode():
-                y = self.model(x).float().cpu().contiguous()
+                y = self.model(x).float().cpu().numpy()
         out, i = [], 0
         for n in sizes:
-            part = y[i:i + n]
-            part = np.ascontiguousarray(part) if isinstance(part, np.ndarray) else part.contiguous()
-            out.append(pb_utils.InferenceResponse(
-                [pb_utils.Tensor.from_dlpack("OUTPUT__0", part)]))
+            out.append(pb_utils.InferenceResponse([output_tensor("OUTPUT__0", y[i:i + n])]))
             i += n
         return out
 '''
@@ -367,8 +363,10 @@ class Recorder:
         self.check_outputs(CAL[1].name)
 
     def check_outputs(self, name: str) -> None:
-        """One request through tritonclient: the answer has the right shape and finite
-        values (the numpy-2 trap returns empty outputs)."""
+        """One request of two different images through tritonclient: the answer has the
+        right shape and finite values (the numpy-2 trap returns empty outputs), and its
+        two rows differ (the model computed on the request's data, not on a misread
+        input)."""
         import tritonclient.http as httpclient
 
         c = httpclient.InferenceServerClient(self.srv.http_url.removeprefix("http://"))
@@ -377,8 +375,9 @@ class Recorder:
         inp.set_data_from_numpy(x)
         r = c.infer(name, [inp]).as_numpy("OUTPUT__0")
         ok = r is not None and r.shape == (2, 1000) and bool(np.isfinite(r).all())
+        differ = ok and self.args.arch != "sleep" and not np.allclose(r[0], r[1])
         self.doc["output_check"] = {"model": name, "shape": None if r is None else
-                                    list(r.shape), "finite": ok,
+                                    list(r.shape), "finite": ok, "rows_differ": differ,
                                     "first": None if r is None else r.ravel()[:4].tolist()}
         self.log(f"output check {name}: {self.doc['output_check']}")
 

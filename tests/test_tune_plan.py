@@ -216,3 +216,24 @@ def test_an_overhead_fit_at_its_bound_is_named_in_a_note():
     below = LiveCalibration(curve=curve, request_delay_ms=(0.0,), per_batch_overhead_ms=0.3,
                             observation=obs)
     assert tp.overhead_bound_note(below) is None
+
+
+def test_a_count_without_its_own_run_is_named_interpolated_or_extrapolated():
+    """ResNet-34 on an H200 (tune record): a closed loop and a target-rate run at one
+    instance, a target-rate run at four. Counts 2-3 lie between the calibrated counts,
+    5-6 beyond the largest; both are widened, neither is "measured"."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from trtcheck.results import results_from_json
+
+    path = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / "h200-host-resnet34-tune.json.xz"
+    doc = json.loads(lzma.decompress(path.read_bytes()))["tunes"][0]["tune_json"]
+    runs = results_from_json(json.dumps(doc)).tune.runs[:3]
+    assert [tp.run_instances(r) for r in runs] == [1, 1, 4]
+    curves = tp.instance_curves(runs, 6)
+    assert curves.sources == {1: "none", 2: "interpolated", 3: "interpolated", 4: "measured",
+                              5: "extrapolated", 6: "extrapolated"}
+    assert 1.0 < curves.factors[2] < curves.factors[3] < curves.factors[4] < curves.factors[5]
+    assert set(tp.INFERRED_CONTENTION) == {"interpolated", "extrapolated", "assumed"}

@@ -69,6 +69,13 @@ EXTRAPOLATION_REL = 0.10
 """Relative standard deviation added where the max batch exceeds the calibrated sizes
 (T(b) extrapolated along the fit's slope)."""
 
+INFERRED_CONTENTION = ("interpolated", "extrapolated", "assumed")
+"""Contention sources of an instance count that no live run calibrated
+(:attr:`InstanceCurves.sources`): ``"interpolated"`` (between one instance and the
+largest measured count, :func:`contention_interp`), ``"extrapolated"`` (above it, along
+the same curve) and ``"assumed"`` (no multi-instance run, :func:`assumed_contention`).
+Their intervals are widened by :data:`ASSUMED_CONTENTION_REL`."""
+
 SEARCH_WINDOWS_US = (0.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0)
 """Windows searched (µs)."""
 
@@ -488,7 +495,8 @@ def instance_curves(runs: Sequence[Any], max_instances: int, seed: int = 0
         if n in measured:
             factors[n], sources[n] = measured[n], "measured"
         elif measured:
-            factors[n], sources[n] = contention_interp(measured[top], n, top), "fitted"
+            factors[n] = contention_interp(measured[top], n, top)
+            sources[n] = "interpolated" if n < top else "extrapolated"
         else:
             factors[n], sources[n] = assumed_contention(n), "assumed"
     return InstanceCurves(curve_1, factors, sources, k, k_source, by_n, open_top,
@@ -967,7 +975,7 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
                             for b in range(1, c.max_batch_size + 1))
     top = s.curves.curve_1.max_batch_measured
     extra = 0.0
-    if s.curves.sources[c.instances] in ("fitted", "assumed"):
+    if s.curves.sources[c.instances] in INFERRED_CONTENTION:
         extra += ASSUMED_CONTENTION_REL ** 2
     extrap = c.max_batch_size > top
     # sizes the target-rate runs did not form come from the closed loop's line

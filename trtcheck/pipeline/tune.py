@@ -583,7 +583,7 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
         why.append(f"not certified: no P99 interval was within {res.slo_p99_ms:g} ms; this "
                    f"configuration's point prediction met it (P99 {p.p99_ms:.3g} ms), and "
                    f"so did its measurement (P99 {m.p99_ms:.3g} ms, one run)")
-    if p.contention_source in ("fitted", "assumed"):
+    if p.contention_source in tp.INFERRED_CONTENTION:
         why.append(f"{p.instances} instances: T(b) x {p.contention_factor:.3g} "
                    f"({p.contention_source} contention; the interval is widened)")
     if p.extrapolated_above is not None:

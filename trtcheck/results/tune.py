@@ -76,9 +76,10 @@ class TunePrediction(Record):
         capacity_queries_per_s: the most requests per second the configuration carries
             (``instances x max_b b / T_n(b)`` up to its max batch).
         contention_factor: T(b) at this instance count / T(b) at one instance.
-        contention_source: ``"measured"`` (T(b) calibrated at this count), ``"fitted"``
-            (a factor fitted from another multi-instance run, scaled by instance
-            count), ``"assumed"`` (no multi-instance run: the default factor) or
+        contention_source: ``"measured"`` (T(b) calibrated at this count),
+            ``"interpolated"`` or ``"extrapolated"`` (the factor measured at the
+            largest calibrated count, scaled by instance count to a count below or
+            above it), ``"assumed"`` (no multi-instance run: the default factor) or
             ``"none"`` (one instance).
         extrapolated_above: the largest calibrated batch size when this configuration's
             max batch exceeds it (T(b) above it extrapolated along the fit's slope),
@@ -162,7 +163,7 @@ class TuneInstanceCalibration(Record):
         batch_sizes, t_ms: T(b) per calibrated batch size, ms per execution.
         contention_factor: T(b) here / T(b) at one instance (weighted median of the
             ratios at the batch sizes both hold; 1 at one instance).
-        source: ``"measured"``, ``"fitted"`` or ``"assumed"`` (as
+        source: ``"measured"``, ``"interpolated"``, ``"extrapolated"`` or ``"assumed"`` (as
             :attr:`TunePrediction.contention_source`).
         runs: indices into ``tune.runs`` that calibrated it.
     """

@@ -9,12 +9,10 @@ Runtime session per Triton instance (``intra_op_num_threads`` from the config's
 runs them as one batch and splits the outputs back per request. Instances of one model
 on one host share its CPU cores, so they contend for real.
 
-Outputs are built with ``pb_utils.Tensor.from_dlpack`` of a contiguous array under
-numpy 2 in the stub, where ``pb_utils.Tensor(name, ndarray)`` answers empty tensors (the
-stub's pybind11 numpy path miscounts numpy 2 array sizes); under numpy 1 with
-``pb_utils.Tensor(name, ndarray)``, as numpy 1's DLPack capsules have a name the stub
-refuses ("PyCapsule_GetPointer called with incorrect name"). The same choice as
-:mod:`trtcheck.testing.triton_server`'s models.
+Inputs are read and outputs built with :mod:`trtcheck.testing.pb_numpy`'s helpers
+(DLPack under numpy 2 in the stub, where ``.as_numpy()`` reads wrong values and
+``pb_utils.Tensor(name, ndarray)`` answers empty tensors), so the model computes on the
+request's data and answers it: the outputs equal ONNX Runtime's on the same input.
 
 Used by the ``tune`` tests and ``benchmarks/tune_cpu.py`` (the demo ResNet-18 from
 :func:`trtcheck.load.demo.demo_model_path`, the PP-OCR cls model).
@@ -25,6 +23,8 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+
+from trtcheck.testing.pb_numpy import PB_NUMPY_PY
 
 ONNX_MODEL_PY = '''\
 import json
@@ -38,18 +38,7 @@ for _p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     if _p and _p not in sys.path:
         sys.path.append(_p)
 
-import numpy as np  # noqa: E402
-import triton_python_backend_utils as pb_utils  # noqa: E402
-
-NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
-
-
-def _tensor(name, array):
-    array = np.ascontiguousarray(array)
-    if NUMPY_2:
-        return pb_utils.Tensor.from_dlpack(name, array)
-    return pb_utils.Tensor(name, array)
-
+''' + PB_NUMPY_PY + '''
 
 class TritonPythonModel:
     """Runs model.onnx with ONNX Runtime on the CPU, one batch per execution."""
@@ -71,8 +60,7 @@ class TritonPythonModel:
         self.outputs = [o.name for o in self.sess.get_outputs()]
 
     def execute(self, requests):
-        per = [[pb_utils.get_input_tensor_by_name(r, n).as_numpy() for n in self.inputs]
-               for r in requests]
+        per = [[input_array(r, n) for n in self.inputs] for r in requests]
         sizes = [int(p[0].shape[0]) for p in per]
         feed = {n: np.concatenate([p[k] for p in per], axis=0)
                 for k, n in enumerate(self.inputs)}
@@ -80,7 +68,7 @@ class TritonPythonModel:
         answers = []
         start = 0
         for s in sizes:
-            tensors = [_tensor(n, o[start:start + s]) for n, o in zip(self.outputs, outs)]
+            tensors = [output_tensor(n, o[start:start + s]) for n, o in zip(self.outputs, outs)]
             answers.append(pb_utils.InferenceResponse(tensors))
             start += s
         return answers

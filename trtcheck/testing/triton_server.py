@@ -29,16 +29,15 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trtcheck.testing.pb_numpy import PB_NUMPY_PY
+
 REPO = Path(__file__).resolve().parents[2]  # the repository checkout (engines/ lives there)
 
 MODEL_PY = '''\
 import json
 import time
 
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+''' + PB_NUMPY_PY + '''
 
 class TritonPythonModel:
     """Busy-waits T(b) = a_ms + b_ms * b per execution of b requests (scripted)."""
@@ -62,7 +61,7 @@ class TritonPythonModel:
                 f"scripted refusal: max_batch_size {cfg_mb} > {limit}")
 
     def execute(self, requests):
-        xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
+        xs = [input_array(r, "INPUT0") for r in requests]
         b = sum(int(x.shape[0]) if x.ndim else 1 for x in xs)
         end = time.perf_counter() + self.a_s + self.b_s * b
         if b not in self.seen:  # a one-time cost per new batch size (a cold shape)
@@ -83,15 +82,7 @@ class TritonPythonModel:
             if self.mode == "numpy_tensor":  # the numpy-2 trap, on purpose
                 out.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", y)]))
                 continue
-            # numpy 2: from_dlpack, so the arrays reach the stub intact (its pybind11 numpy
-            # path reads numpy 1 array descriptors and miscounts numpy 2 array sizes);
-            # numpy 1: that pybind11 path (its DLPack capsules have the name the stub
-            # refuses)
-            if NUMPY_2:
-                tensor = pb_utils.Tensor.from_dlpack("OUTPUT0", np.ascontiguousarray(y))
-            else:
-                tensor = pb_utils.Tensor("OUTPUT0", np.ascontiguousarray(y))
-            out.append(pb_utils.InferenceResponse([tensor]))
+            out.append(pb_utils.InferenceResponse([output_tensor("OUTPUT0", y)]))
         return out
 '''
 
