@@ -78,3 +78,35 @@ def test_sizes_the_search_measured_but_the_rate_run_did_not_are_noted():
     # nothing to say when the run at the rate formed those sizes itself
     assert tune_curve_note(tune, make_curve([(1, 36.0), (7, 160.0)], source="live"),
                             "tune.json") is None
+
+
+def test_the_what_if_of_tunes_pick_has_an_interval_of_the_same_kind_as_tunes(tmp_path):
+    """ResNet-34 on an H200 at 142 req/s (a recorded tune search): advise's what-if of
+    tune's pick takes its P50/P99 spreads from the same repeated run at the rate, for a
+    run as long as one repeat. Before, its P99 interval was about 10x narrower than
+    tune's for the same configuration (the simulated request count, the P50 spread)."""
+    import lzma
+    import math
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / "h200-host-resnet34-tune.json.xz"
+    entry = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+                 if t["rate_per_s"] == 142.0)
+    doc = entry["tune_json"]
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(doc))
+    pick = doc["tune"]["pick"]
+    res = run_cli("advise", "--from", str(path), "--arrival-rate", "142", "--window-ms",
+                  f"{pick['window_us'] / 1000:g}", "--max-batch", str(pick["max_batch_size"]),
+                  "--instances", str(pick["instances"]), "--replicas", "0", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    what_if = json.loads(res.stdout)["what_if"][0]
+
+    def log_width(lo: float, hi: float) -> float:
+        return math.log(hi / lo)
+
+    for q in ("p50", "p99"):
+        tune_iv = pick["predicted"][q]
+        advise_iv = what_if[f"{q}_interval_ms"]
+        ratio = log_width(*advise_iv) / log_width(tune_iv["lo_ms"], tune_iv["hi_ms"])
+        assert 0.5 < ratio < 3.0, (q, advise_iv, tune_iv)

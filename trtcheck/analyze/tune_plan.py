@@ -719,7 +719,14 @@ def repeat_log_ratios(repeats: Sequence[Any], q: float = 0.5) -> list[float]:
     """The pairs of a repeated calibration run (its repeats, each with ``latencies_ms``
     in send order) at quantile ``q``: consecutive repeats, and the two halves of each
     repeat (three pairs from two repeats)."""
-    series = [list(r.latencies_ms) for r in repeats if len(r.latencies_ms) >= 10]
+    return series_log_ratios([list(r.latencies_ms) for r in repeats], q)
+
+
+def series_log_ratios(latency_series_ms: Sequence[Sequence[float]], q: float = 0.5
+                      ) -> list[float]:
+    """:func:`repeat_log_ratios` of the repeats' latency series (ms, send order; series
+    of fewer than 10 requests are left out)."""
+    series = [list(s) for s in latency_series_ms if len(s) >= 10]
     pairs = [log_ratio(percentile(series[i], q), percentile(series[i + 1], q))
              for i in range(len(series) - 1)]
     return pairs + half_pairs(series, q)
@@ -836,8 +843,14 @@ def repeat_drifts(repeats: Sequence[Any], residuals_log: Sequence[float] = ()
     P99 intervals held 127 of 163 measured configurations on the GPU records (26 of 40
     on VGG-16, 20 of 37 on ResNet-18); with the P99 pairs' spread, bounded, 149 of 163
     (34 of 40, 30 of 37)."""
-    level = drift_from_pairs(repeat_log_ratios(repeats, 0.5), residuals_log)
-    tail = tail_drift(repeats)
+    return series_drifts([list(r.latencies_ms) for r in repeats], residuals_log)
+
+
+def series_drifts(latency_series_ms: Sequence[Sequence[float]],
+                  residuals_log: Sequence[float] = ()) -> tuple[Drift, Drift]:
+    """:func:`repeat_drifts` of the repeats' latency series (ms, send order)."""
+    level = drift_from_pairs(series_log_ratios(latency_series_ms, 0.5), residuals_log)
+    tail = drift_from_pairs(series_log_ratios(latency_series_ms, 0.99))
     return level, Drift(max(level.sd_log, min(P99_DRIFT_MAX, tail.sd_log)), level.dof)
 
 

@@ -13,7 +13,12 @@ a note naming the factor, and widens the interval by
 the factor instead.
 
 The interval formula is :func:`trtcheck.analyze.tune_plan.interval` (docs/advise.md,
-"Prediction intervals"), for a measurement as long as the simulation.
+"Prediction intervals"), as ``trtcheck tune`` applies it: for a measurement as long as
+one repeat of the calibration run, with the P50 and P99 run-to-run spreads of its
+repeats and their halves (:func:`trtcheck.analyze.tune_plan.series_drifts`) at their
+degrees of freedom. Without the calibration's latencies (a typed curve, a bench run), the
+interval is for a measurement as long as the simulation, with the P50 spread of the
+repeats (or the floor) for both.
 """
 
 from __future__ import annotations
@@ -72,7 +77,15 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
     """Each configuration simulated (T(b) scaled at an uncalibrated instance count) with
     its P50/P99 intervals; one note per uncalibrated count on ``req.notes``."""
     n_cal = int(req.calibrated_instances)
-    drift = max(tp.DRIFT_FLOOR_REL, float(req.run_to_run_rel or 0.0))
+    series = [s for s in (req.calibration_latencies_ms or ()) if len(s) >= 10]
+    if series:
+        d50, d99 = tp.series_drifts(series)
+        dof: int | None = d50.dof if len(series) >= 2 else None
+        run_requests: int | None = int(np.median([len(s) for s in series]))
+    else:
+        level = max(tp.DRIFT_FLOOR_REL, float(req.run_to_run_rel or 0.0))
+        d50 = d99 = tp.Drift(level)
+        dof, run_requests = None, None
     out = []
     noted: set[int] = set()
     for c in configs:
@@ -93,10 +106,11 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
             p.contention_source = "assumed"
         if p.stable and lat:
             arr = np.asarray(lat, dtype=np.float64)
-            rel = math.sqrt(drift ** 2 + extra ** 2)
-            n = max(1, int(p.requests))
-            i50 = tp.interval(arr, 0.5, n, rel)
-            i99 = tp.interval(arr, 0.99, n, rel)
+            n = max(1, int(run_requests or p.requests))
+            i50 = tp.interval(arr, 0.5, n, math.sqrt(d50.sd_log ** 2 + extra ** 2), dof)
+            i99 = tp.interval(arr, 0.99, n, math.sqrt(d99.sd_log ** 2 + extra ** 2), dof)
+            if i99.lo_ms < i50.lo_ms:  # a run's P99 is never below its P50
+                i99 = i99.model_copy(update={"lo_ms": i50.lo_ms})
             p.p50_interval_ms = [round(i50.lo_ms, 4), round(i50.hi_ms, 4)]
             p.p99_interval_ms = [round(i99.lo_ms, 4), round(i99.hi_ms, 4)]
         out.append(p)

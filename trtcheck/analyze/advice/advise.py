@@ -152,8 +152,13 @@ class AdviseRequest:
             (:func:`trtcheck.analyze.what_if_intervals.contention_for`), said in a note,
             and its interval widened; ``None``: no such calibration.
         run_to_run_rel: the calibration's run-to-run relative spread (repeats), for the
-            what-if intervals; ``None``: the floor of
-            :data:`trtcheck.analyze.tune_plan.DRIFT_FLOOR_REL`.
+            what-if intervals when ``calibration_latencies_ms`` is empty; ``None``: the
+            floor of :data:`trtcheck.analyze.tune_plan.DRIFT_FLOOR_REL`.
+        calibration_latencies_ms: the calibration run's client latencies per repeat (ms,
+            send order): the what-if intervals take their P50 and P99 run-to-run spreads
+            and the length of the measurement they are for from them, as ``trtcheck
+            tune`` does (:func:`trtcheck.analyze.tune_plan.series_drifts`); ``()``: no
+            live calibration.
         objective: the objective's name (:mod:`trtcheck.analyze.objectives`):
             ``fewest-instances`` (the default: the fewest instances with a feasible
             configuration, then the bootstrap tie-break), ``p99`` or ``throughput``
@@ -195,6 +200,7 @@ class AdviseRequest:
     objective: str = "fewest-instances"
     calibrated_instances: int | None = None
     run_to_run_rel: float | None = None
+    calibration_latencies_ms: tuple[tuple[float, ...], ...] = ()
     per_request_overhead_recorded: bool = False
 
     @property

@@ -601,6 +601,7 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         client_network_ms=measured.get("client_network_ms"),
         calibrated_instances=measured.get("calibrated_instances"),
         run_to_run_rel=measured.get("run_to_run_rel"),
+        calibration_latencies_ms=tuple(measured.get("calibration_latencies_ms") or ()),
         per_request_overhead_recorded=(per_request_overhead_ms is None
                                        and bool(measured.get("serial_overhead"))
                                        and c_req > 0),

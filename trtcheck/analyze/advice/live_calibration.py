@@ -631,8 +631,20 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "delay_per_execution": True,
         "calibrated_instances": int(o.instances),
         "run_to_run_rel": _repeat_spread(serve),
+        "calibration_latencies_ms": _repeat_series(serve),
     }
     return curve, measured
+
+
+def _repeat_series(serve: Any) -> tuple[tuple[float, ...], ...]:
+    """Each repeat's client latencies (ms, send order) of the calibration configuration
+    (the open-loop configuration :func:`_repeat_spread` reads), for the what-if
+    intervals' run-to-run spread of P50 and P99; ``()`` without one."""
+    for cfg in serve.configs:
+        reps = [r for r in cfg.repeats if r.server_stats is not None and r.latency is not None]
+        if cfg.load.kind == "open" and reps:
+            return tuple(tuple(float(x) for x in r.latencies_ms) for r in reps)
+    return ()
 
 
 def _repeat_spread(serve: Any) -> float | None:
