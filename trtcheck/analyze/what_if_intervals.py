@@ -40,11 +40,33 @@ def contention_for(n: int, n_cal: int) -> float:
     return tp.assumed_contention(n) / tp.assumed_contention(n_cal)
 
 
-def contention_note(req: Any, n: int) -> str:
-    """The warning for ``n`` instances on a calibration at another count (naming GPUs or
-    CPU cores as the calibration's device is)."""
+def contention_of(req: Any, n: int) -> tuple[float, str]:
+    """``(T(b) multiplier, source)`` at ``n`` instances for ``req``'s calibration at
+    ``req.calibrated_instances``: the factors a tune search calibrated
+    (``req.instance_contention``, relative to one instance: ``f_n / f_cal``) where it
+    holds both counts, else :func:`contention_for` with source ``"assumed"``."""
     n_cal = int(req.calibrated_instances)
-    f = contention_for(n, n_cal)
+    known = getattr(req, "instance_contention", None) or {}
+    if n in known and n_cal in known and known[n_cal][0] > 0:
+        return known[n][0] / known[n_cal][0], known[n][1]
+    return contention_for(n, n_cal), "assumed"
+
+
+def contention_note(req: Any, n: int) -> str:
+    """The note for ``n`` instances on a calibration at another count (naming GPUs or
+    CPU cores as the calibration's device is): the factor a tune search calibrated, or
+    a warning naming the assumed one."""
+    n_cal = int(req.calibrated_instances)
+    f, source = contention_of(req, n)
+    if source not in tp.INFERRED_CONTENTION:
+        return (f"{n} instances: T(b) x {f:.3g} against {n_cal} instance"
+                f"{'s' if n_cal != 1 else ''}, as the tune search measured it at {n} "
+                f"instances")
+    if source != "assumed":
+        return (f"warning: {n} instances: T(b) x {f:.3g} against {n_cal} instance"
+                f"{'s' if n_cal != 1 else ''}, {source} by the tune search from the "
+                f"instance counts it ran; the prediction interval is widened by "
+                f"{tp.ASSUMED_CONTENTION_REL:.0%}")
     share = ("share one GPU" if req.device == "gpu" else "share the host's CPU cores"
              if req.device == "cpu" else "share one device")
     return (f"warning: {n} instances: T(b) was calibrated at {n_cal} instance"
@@ -68,7 +90,7 @@ def service_at(req: Any, service: Any, n: int) -> Any:
     if req.calibrated_instances is None or n == int(req.calibrated_instances):
         return service
     note_contention(req, n)
-    f = contention_for(n, int(req.calibrated_instances))
+    f, _ = contention_of(req, n)
     return replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
 
 
@@ -89,11 +111,11 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
     out = []
     noted: set[int] = set()
     for c in configs:
-        sv, extra, f = service, 0.0, None
+        sv, extra, f, source = service, 0.0, None, "assumed"
         if c.instances != n_cal:
-            f = contention_for(c.instances, n_cal)
+            f, source = contention_of(req, c.instances)
             sv = replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
-            extra = tp.ASSUMED_CONTENTION_REL
+            extra = tp.ASSUMED_CONTENTION_REL if source in tp.INFERRED_CONTENTION else 0.0
             if c.instances not in noted:
                 noted.add(c.instances)
                 note_contention(req, c.instances)
@@ -103,7 +125,7 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
                      latencies_out=lat)
         if f is not None:
             p.contention_factor = round(f, 4)
-            p.contention_source = "assumed"
+            p.contention_source = source
         if p.stable and lat:
             arr = np.asarray(lat, dtype=np.float64)
             n = max(1, int(run_requests or p.requests))

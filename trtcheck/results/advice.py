@@ -39,7 +39,9 @@ class SimPrediction(Record):
             prediction (docs/advise.md, "Prediction intervals"); ``None``: not computed.
         contention_factor: T(b) multiplier applied for instances sharing a device when the
             instance count differs from the calibrated one (``None``: none applied).
-        contention_source: ``"assumed"`` when that factor is the default, not measured.
+        contention_source: where that factor comes from: ``"assumed"`` (the default,
+            not measured), or as a tune search calibrated it (``"measured"``,
+            ``"interpolated"``, ``"extrapolated"``; ``advise --from tune.json``).
     """
 
     #: What identifies a prediction across two results files: the gate pairs

@@ -159,6 +159,12 @@ class AdviseRequest:
             and the length of the measurement they are for from them, as ``trtcheck
             tune`` does (:func:`trtcheck.analyze.tune_plan.series_drifts`); ``()``: no
             live calibration.
+        instance_contention: T(b) at each instance count over T(b) at one instance and
+            its source (``"measured"``, ``"interpolated"``, ...) as a ``trtcheck tune``
+            search calibrated them (``advise --from tune.json``); a what-if at such a
+            count uses that factor instead of the assumed one, and only an inferred
+            source (:data:`trtcheck.analyze.tune_plan.INFERRED_CONTENTION`) widens its
+            interval; ``{}``: none.
         objective: the objective's name (:mod:`trtcheck.analyze.objectives`):
             ``fewest-instances`` (the default: the fewest instances with a feasible
             configuration, then the bootstrap tie-break), ``p99`` or ``throughput``
@@ -201,6 +207,7 @@ class AdviseRequest:
     calibrated_instances: int | None = None
     run_to_run_rel: float | None = None
     calibration_latencies_ms: tuple[tuple[float, ...], ...] = ()
+    instance_contention: dict[int, tuple[float, str]] = field(default_factory=dict)
     per_request_overhead_recorded: bool = False
 
     @property

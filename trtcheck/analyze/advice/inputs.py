@@ -96,6 +96,13 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
             source=f"{source}, tune live run {live_run_labels(tune.runs)[i]} "
                    f"({tune.run_purposes[i]})", seed=seed)
         note = tune_curve_note(tune, curve, source)
+        cal = getattr(tune, "calibration", None)
+        if cal is not None and cal.per_instances:
+            # T(b) per instance count as the search calibrated it (relative to one
+            # instance): a what-if at a count the search ran uses its factor
+            measured["instance_contention"] = {
+                int(c.instances): (float(c.contention_factor), str(c.source))
+                for c in cal.per_instances}
         return (curve.with_notes([note]) if note else curve), measured
     imported = getattr(results, "imported", None)
     if imported is not None and results.primary_bench is None and \
@@ -602,6 +609,7 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         calibrated_instances=measured.get("calibrated_instances"),
         run_to_run_rel=measured.get("run_to_run_rel"),
         calibration_latencies_ms=tuple(measured.get("calibration_latencies_ms") or ()),
+        instance_contention=dict(measured.get("instance_contention") or {}),
         per_request_overhead_recorded=(per_request_overhead_ms is None
                                        and bool(measured.get("serial_overhead"))
                                        and c_req > 0),
