@@ -345,6 +345,44 @@ def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path)
     assert _key(_config(server, "tb_linear")) == before
 
 
+@pytest.mark.parametrize("second_after_s", [0.5, 2.5])
+def test_a_second_ctrl_c_while_the_original_config_goes_back_still_restores_it(
+        server, tmp_path, second_after_s):
+    """Ctrl-C twice in a row: the second lands while the run stops or the original
+    configuration is loaded again. Before, it cut that load short and left the model on
+    the search's last configuration (window 2 ms instead of the original), or the check
+    after it, recording ``restored`` false for a restored model."""
+    before = _key(_config(server, RESNET))
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
+                             server.http_url, "--model", RESNET, "--arrival-rate", "10",
+                             "--duration-s", "4", "-o", str(out)], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=interruptible)
+    assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # the second measure call has started
+        line = proc.stderr.readline()
+        seen.append(line)
+        if "tune: run 2/" in line or not line:
+            break
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(second_after_s)  # a double press
+    proc.send_signal(signal.SIGINT)
+    _stdout, rest = proc.communicate(timeout=120)
+    err = "".join(seen) + rest
+    # 130, or killed by the second SIGINT after everything was done (a shell shows 130)
+    assert proc.returncode in (130, -signal.SIGINT), err
+    assert "Traceback" not in err
+    doc = json.loads(out.read_text())
+    assert doc["tune"]["restored"] is True
+    assert _key(_config(server, RESNET)) == before
+
+
 def test_unknown_objective_is_refused_before_any_work(server):
     res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear",
                   "--arrival-rate", "100", "--objective", "cheapest")

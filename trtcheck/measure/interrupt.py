@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _last_signal: list[str] = []
 
@@ -42,3 +42,48 @@ def interrupt_name(exc: BaseException) -> str:
     """``"SIGTERM"`` for an interrupt raised by :func:`sigterm_as_interrupt`, else
     ``"SIGINT"`` (Ctrl-C)."""
     return "SIGTERM" if exc.args and exc.args[0] == "SIGTERM" else "SIGINT"
+
+
+class HeldInterrupts:
+    """What :func:`interrupts_held` caught: ``names`` of the signals that arrived
+    (``"SIGINT"``, ``"SIGTERM"``), in order."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    @property
+    def first(self) -> str | None:
+        """The first signal held, or ``None``."""
+        return self.names[0] if self.names else None
+
+
+@contextlib.contextmanager
+def interrupts_held(on_signal: Callable[[str], None] | None = None
+                    ) -> Iterator[HeldInterrupts]:
+    """Within the block, SIGINT and SIGTERM do not interrupt: they are recorded
+    (:class:`HeldInterrupts`) and ``on_signal(name)`` is called for the first one. For a
+    bounded step that puts something of the user's back (the model's original
+    configuration on their server) after an interrupt: a second Ctrl-C would otherwise
+    leave the server on a configuration the user never chose. The caller bounds the
+    step's time and decides what a held signal means afterwards (nothing is re-raised).
+
+    Only in the main thread (where Python runs signal handlers); elsewhere a no-op. The
+    previous handlers are restored on exit.
+    """
+    held = HeldInterrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        held.names.append(name)
+        if len(held.names) == 1 and on_signal is not None:
+            on_signal(name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield held
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

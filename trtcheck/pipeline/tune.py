@@ -35,7 +35,7 @@ from trtcheck.analyze.advice import MIN_CALIBRATION_OK
 from trtcheck.analyze.advice.live_calibration import OverloadedCalibration
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
-from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_as_interrupt
 from trtcheck.results.tune import (
     LOAD_SHORTFALL_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
 from trtcheck.units import us_to_ms
@@ -477,11 +477,15 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         if clip_note is not None:  # the last calibration's
             res.notes.append(clip_note)
         res.wall_s = round(time.monotonic() - t0, 3)
-        try:
-            res.restored = _same_config(read_model_config(s.url, s.model,
-                                                          s.model_version)[1], base)
-        except BaseException:  # noqa: BLE001 - a check, never the search's error
-            res.restored = False
+        # a check, never the search's error; a second Ctrl-C during it must not record
+        # a restored configuration as lost
+        with interrupts_held() as held:
+            try:
+                res.restored = _same_config(read_model_config(s.url, s.model,
+                                                              s.model_version)[1], base)
+            except Exception:  # noqa: BLE001
+                res.restored = False
+        del held  # a signal during the check: the search is over either way
     if res.pick is not None:
         res.why = _why(res, objective, unit)
     return out

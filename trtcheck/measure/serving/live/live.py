@@ -47,7 +47,7 @@ from trtcheck.errors import EnvironmentProblem, InputError, UsageError
 from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
-from trtcheck.measure.interrupt import interrupt_name, sigterm_as_interrupt
+from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_as_interrupt
 from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.serving.live.live_record import LiveRunRecord
@@ -1190,20 +1190,31 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
             if progress:
                 progress(f"warning: {invalid}")
     finally:
-        skip = None
-        if loaded is not None:
-            skip = (fault.reason if fault is not None and fault.kind in (
-                "server-gone", "model-unloaded", "config-changed")
-                else lf.restore_skip_reason(ep, model, model_version, expected))
-            if skip and progress:
-                progress(f"warning: not loading {model} with its original configuration "
-                         f"again: {skip}")
-        if loaded is not None and not skip:
-            late = _restore(ep, model, base_cfg, progress,
-                            interrupted=incomplete is not None)
-            if late and incomplete is None:  # every run finished; the restore did not
-                incomplete = (f"interrupted by {late}: {len(configs)} of {total} "
-                              "configuration(s) measured")
+        # a second Ctrl-C (or a SIGTERM) while the original configuration goes back
+        # would leave the server on one the user never chose: held until it is back
+        # (the restore after an interrupt is bounded by RESTORE_TIMEOUT_S)
+        def on_signal(name: str) -> None:
+            if progress:
+                progress(f"{name}: loading {model} with its original configuration again "
+                         "first")
+
+        with interrupts_held(on_signal) as held:
+            skip = None
+            if loaded is not None:
+                skip = (fault.reason if fault is not None and fault.kind in (
+                    "server-gone", "model-unloaded", "config-changed")
+                    else lf.restore_skip_reason(ep, model, model_version, expected))
+                if skip and progress:
+                    progress(f"warning: not loading {model} with its original "
+                             f"configuration again: {skip}")
+            late = None
+            if loaded is not None and not skip:
+                late = _restore(ep, model, base_cfg, progress,
+                                interrupted=incomplete is not None)
+        late = late or held.first
+        if late and incomplete is None:  # every run finished; an interrupt came after
+            incomplete = (f"interrupted by {late}: {len(configs)} of {total} "
+                          "configuration(s) measured")
     if not configs and skipped and incomplete is None:
         raise skipped[0][1]
     dtypes = sorted({str(t.get("datatype", "")).lower() for t in md.get("inputs", [])})
@@ -1279,7 +1290,9 @@ def _restore(ep: Endpoint, model: str, base_cfg: dict[str, Any],
              progress: Callable[[str], None] | None, *, interrupted: bool) -> str | None:
     """Load the model's original configuration again after a sweep (best effort: a
     failure is a warning, never the command's error; after an interrupt at most
-    :data:`RESTORE_TIMEOUT_S`). An interrupt during it skips it.
+    :data:`RESTORE_TIMEOUT_S`). The caller holds interrupts during it
+    (:func:`~trtcheck.measure.interrupt.interrupts_held`); an interrupt that still
+    reaches it (outside the main thread) skips it.
 
     Returns:
         the name of the signal that interrupted the restore (``"SIGINT"``,
