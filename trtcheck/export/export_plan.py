@@ -86,6 +86,13 @@ def plan_export(p: SimPrediction, *, batch_axis: bool = True,
             "calibration measured), so larger sizes are unknown, not worse; calibrate at a "
             "higher rate or a longer window to assess them")
         mbs = kept
+    if (batch_axis and kept is None and configured_max_batch_size is not None
+            and mbs < configured_max_batch_size):
+        notes["all"].append(
+            f"max batch {mbs}, below the measured server's {configured_max_batch_size}: "
+            f"the max batch also bounds each request, so a client that sends requests of "
+            f"more than {mbs} row{'s' if mbs != 1 else ''} is refused; keep "
+            f"{configured_max_batch_size} if clients send batched requests")
     pref = sorted({int(b) for b in preferred_batch_sizes if 1 <= b <= mbs})
     if pref and mbs > 1:
         for t in ("ray", "torchserve"):

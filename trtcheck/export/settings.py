@@ -308,7 +308,8 @@ def triton_config(p: SimPrediction, model_name: str = "model",
                   device_kind: str | None = None, *, spec: TritonModelSpec | None = None,
                   preferred_batch_sizes: Sequence[int] = (), advised: bool = True,
                   settings_given: bool = False,
-                  assessed_max_batch_size: int | None = None) -> str:
+                  assessed_max_batch_size: int | None = None,
+                  measured_batcher: bool = False) -> str:
     """A whole ``config.pbtxt`` for the configuration ``p``.
 
     Fields (docs: user_guide/model_configuration.md): ``name``; ``platform`` or
@@ -334,6 +335,10 @@ def triton_config(p: SimPrediction, model_name: str = "model",
     * CPU: ``kind: KIND_CPU``, one instance per host (T(b) used the host's cores).
     * ``spec.co_located`` (a live Triton's own instance group): ``count: N`` of the
       recorded kind in one server.
+
+    ``measured_batcher``: ``p`` was measured behind Triton's dynamic batcher (``trtcheck
+    tune``'s pick): the ``dynamic_batching`` block is written at max batch 1 too, so the
+    export is the configuration that was measured.
 
     ``advised`` says whether ``p`` came from an advice or a measurement (the comments
     then give its reasons); ``False`` (defaults or the user's flags, nothing analysed)
@@ -369,6 +374,10 @@ def triton_config(p: SimPrediction, model_name: str = "model",
         lines += [f"  max_queue_delay_microseconds: {int(round(p.window_us))}", "}"]
     elif not spec.batch_axis:
         lines.append("# max_batch_size 0: the model has no batch axis Triton can batch on")
+    elif measured_batcher:
+        lines += ["# max batch 1 behind the dynamic batcher, as measured",
+                  "dynamic_batching {",
+                  f"  max_queue_delay_microseconds: {int(round(p.window_us))}", "}"]
     elif advised:
         lines.append("# no dynamic_batching block: batching does not pay here")
     elif settings_given:

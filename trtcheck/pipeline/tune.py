@@ -590,6 +590,12 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
     if p.contention_source in tp.INFERRED_CONTENTION:
         why.append(f"{p.instances} instances: T(b) x {p.contention_factor:.3g} "
                    f"({p.contention_source} contention; the interval is widened)")
+    live_mb = int(res.original_config.get("max_batch_size", 0) or 0)
+    if 0 < p.max_batch_size < live_mb:
+        why.append(f"max batch {p.max_batch_size} is below the live model's {live_mb}: the "
+                   f"max batch also bounds each request, so clients that send requests of "
+                   f"more than {p.max_batch_size} row{'s' if p.max_batch_size != 1 else ''} "
+                   "would be refused (the export says so)")
     if p.extrapolated_above is not None:
         why.append(f"max batch {p.max_batch_size} is above the largest calibrated batch "
                    f"size {p.extrapolated_above}: T(b) above it is extrapolated along the "
@@ -632,5 +638,6 @@ def export_config_text(res: TuneResult) -> tuple[str, Any]:
     spec = spec_from_triton_config(res.original_config)
     text = triton_config(prediction_as_sim(res.pick.predicted, res.arrival_rate_per_s),
                          res.model, spec.device_kind, spec=spec,
-                         assessed_max_batch_size=res.max_batch_size)
+                         assessed_max_batch_size=res.max_batch_size,
+                         measured_batcher="dynamic_batching" in res.original_config)
     return text, spec
