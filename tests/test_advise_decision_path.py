@@ -280,3 +280,18 @@ def test_a_max_batch_beyond_the_measured_sizes_says_it_extrapolates():
             "known, so this assumes T(b) = T(1)") in rec.summary
     assert "Only T(1) is known" not in rec.summary  # said once
     assert "max batch 1 is a limit of the data" not in advice_text(adv)
+
+
+@pytest.mark.parametrize("batcher", ["embedded", "triton"])
+def test_a_python_layers_overhead_on_triton_does_not_say_move_to_triton(batcher):
+    """12 ms per request outside the batch: the step names a C++ server such as Triton,
+    unless the target is Triton already; then it names the model's own per-request work
+    and the client path."""
+    req = _req([(1, 0.29), (8, 0.4), (32, 1.0)], 200.0, per_request_overhead_ms=12.0)
+    req.batcher = batcher
+    step = next(n for n in advise(req).path if n.step == "replace-python-layer")
+    assert step.answer == "yes"
+    if batcher == "triton":
+        assert "Triton already" in step.conclusion and "C++ server" not in step.conclusion
+    else:
+        assert step.conclusion.startswith("move serving to a C++ server")

@@ -119,3 +119,25 @@ def test_the_what_if_of_tunes_pick_uses_its_contention_and_interval_kind(tmp_pat
     assert 0.7 < ratio < 1.4, (what_if["p50_interval_ms"], iv)
     lo, hi = what_if["p99_interval_ms"]
     assert lo <= what_if["p99_ms"] <= hi
+
+
+def test_without_slo_a_tune_document_gives_its_recorded_objective(tmp_path):
+    """The recorded ResNet-34 search (H200, 142 req/s) had a P99 objective: advise takes
+    it as it takes the rate, and says so."""
+    import lzma
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / "h200-host-resnet34-tune.json.xz"
+    entry = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+                 if t["rate_per_s"] == 142.0)
+    doc = entry["tune_json"]
+    slo = doc["tune"]["slo_p99_ms"]
+    assert slo
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(doc))
+    res = run_cli("advise", "--from", str(path), "--replicas", "0", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["inputs"]["slo_p99_ms"] == slo
+    text = run_cli("advise", "--from", str(path), "--replicas", "0")
+    assert text.returncode == 0, text.stderr
+    assert f"P99 objective {slo:g} ms: the tune search's recorded in" in text.stdout

@@ -59,7 +59,7 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
     from trtcheck.analyze.advice import parse_curve_text
     from trtcheck.pipeline import advise_from_source
     from trtcheck.pipeline.advice_request import (advise_settings, export_advice,
-                                                  recorded_arrival_rate)
+                                                  recorded_arrival_rate, recorded_slo_p99_ms)
 
     measure = model_input_values(o)
     gpu_list = check_advise_options(model, {**o, "output": output}, measure)
@@ -71,6 +71,13 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
         if recorded is not None:
             o["arrival_rate"] = recorded[0]
             notes.append(recorded[1])
+    if o["from_path"] is not None and o["slo_p99_ms"] is None:  # and its objective
+        if results_in is None:
+            results_in = load_results_input(o["from_path"])
+        slo = recorded_slo_p99_ms(results_in, str(o["from_path"]))
+        if slo is not None:
+            o["slo_p99_ms"] = slo[0]
+            notes.append(slo[1])
     instances = parse_instances(o["instances_text"])
     load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
     arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],

@@ -53,6 +53,23 @@ def recorded_arrival_rate(results: Any, source: str) -> tuple[float, str] | None
                   f"{source} (tune.arrival_rate_per_s), as no --arrival-rate was given")
 
 
+def recorded_slo_p99_ms(results: Any, source: str) -> tuple[float, str] | None:
+    """``(objective ms, note)``: the P99 objective a tune document recorded
+    (``tune.slo_p99_ms``), the default of ``advise --from tune.json`` without
+    ``--slo-p99-ms``, and the note the advice carries about it; ``None`` for any other
+    document or a search without one."""
+    import math
+
+    tune = getattr(results, "tune", None)
+    if getattr(results, "kind", None) != "tune" or tune is None:
+        return None
+    slo = getattr(tune, "slo_p99_ms", None)
+    if slo is None or not (math.isfinite(float(slo)) and float(slo) > 0):
+        return None
+    return float(slo), (f"P99 objective {float(slo):g} ms: the tune search's recorded in "
+                        f"{source} (tune.slo_p99_ms), as no --slo-p99-ms was given")
+
+
 def export_advice(adv: Any, results: Any, *, model: str | None, model_file: str | None,
                   name: str, device_kind: str | None, gpus: tuple[int, ...] | None,
                   torchserve_version: str, export_dir: str | None, overwrite: bool,

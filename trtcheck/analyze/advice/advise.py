@@ -1108,8 +1108,13 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
             "of a Python serving layer (>= 1 ms; a Python HTTP layer typically costs ~10 ms, "
             "a C++ server far less)?",
             value=c_req, threshold=PYTHON_LAYER_OVERHEAD_MS, answer="yes" if yes else "no",
-            conclusion=("move serving to a C++ server (Triton, gRPC, shared memory): "
-                        f"{c_req:.3g} ms per request is what a Python layer costs"
+            conclusion=(("the server is Triton already: "
+                         f"{c_req:.3g} ms per request is what a Python layer costs, so look "
+                         "at the model's own per-request work (a python-backend model.py) "
+                         "and the client path (gRPC, shared memory, more client processes)"
+                         if req.batcher == "triton" else
+                         "move serving to a C++ server (Triton, gRPC, shared memory): "
+                         f"{c_req:.3g} ms per request is what a Python layer costs")
                         if yes else f"{c_req:.3g} ms per request is already below a Python "
                         "layer's cost")))
     # step 3: more execution contexts (all of the load on one context at batch 1)
