@@ -41,6 +41,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -252,26 +253,36 @@ def _label(c: dict | None) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_machine_argument(ap)
-    ap.add_argument("--model", choices=("cls", "resnet18"), default="cls")
-    ap.add_argument("--rate", type=float, default=40.0, help="target rate, req/s")
-    ap.add_argument("--slo-p99-ms", type=float, default=200.0)
-    ap.add_argument("--objective", choices=sorted(OBJECTIVES), default="p99")
+    ap.add_argument("--model", choices=("cls", "resnet18"), default="cls",
+                    help="the PP-OCR cls model or the demo ResNet-18, through the ONNX "
+                    "Runtime wrapper (default: %(default)s)")
+    ap.add_argument("--rate", type=float, default=40.0, help="target rate, req/s (default: %(default)s)")
+    ap.add_argument("--slo-p99-ms", type=float, default=200.0,
+                    help="the P99 objective (Model Analyzer's constraint), ms (default: %(default)s)")
+    ap.add_argument("--objective", choices=sorted(OBJECTIVES), default="p99",
+                    help="what both rank by under the objective (default: %(default)s)")
     ap.add_argument("--max-batch-sizes", type=lambda s: [int(x) for x in s.split(",")],
                     default=[4, 8], help="Model Analyzer's max batch sizes (tune searches "
-                    "up to the largest)")
+                    "up to the largest; default: 4,8)")
     ap.add_argument("--windows-us", type=lambda s: [int(x) for x in s.split(",")],
-                    default=[0, 1000, 5000], help="Model Analyzer's windows, µs")
-    ap.add_argument("--max-instances", type=int, default=2)
-    ap.add_argument("--duration-s", type=float, default=3.0, help="tune's live run length")
+                    default=[0, 1000, 5000], help="Model Analyzer's windows, µs (default: 0,1000,5000)")
+    ap.add_argument("--max-instances", type=int, default=2,
+                    help="instance counts 1..N, for both (default: %(default)s)")
+    ap.add_argument("--duration-s", type=float, default=3.0, help="tune's live run length, s (default: %(default)s)")
     ap.add_argument("--ab-requests", type=int, default=900,
-                    help="requests per A/B perf_analyzer measurement")
+                    help="requests per A/B perf_analyzer measurement (default: %(default)s)")
     ap.add_argument("--model-analyzer", default=shutil.which("model-analyzer") or "",
                     help="the model-analyzer executable (its own virtual environment)")
-    ap.add_argument("--ma-timeout-s", type=float, default=3600.0)
+    ap.add_argument("--ma-timeout-s", type=float, default=3600.0,
+                    help="the most Model Analyzer may take, s (default: %(default)s)")
     args = ap.parse_args()
-    if not args.model_analyzer or not Path(args.model_analyzer).is_file():
-        ap.error("give --model-analyzer PATH (pip install triton-model-analyzer==1.58.0 in "
-                 "its own virtual environment)")
+    exe = args.model_analyzer
+    if not exe or not Path(exe).is_file() or not os.access(exe, os.X_OK):
+        why = ("no model-analyzer on PATH" if not exe else
+               f"{exe} is not an executable file")
+        print(f"error: {why}: give --model-analyzer PATH (python -m venv .ma-venv && "
+              ".ma-venv/bin/pip install triton-model-analyzer==1.58.0)", file=sys.stderr)
+        return 2
 
     from trtcheck.pipeline.tune import TuneSettings, run_tune
     from trtcheck.testing.triton_server import TritonServer
