@@ -195,6 +195,32 @@ def test_the_p99_interval_starts_no_lower_than_the_p50_interval():
     assert wide < p.p50.lo_ms  # without the rule the P99 interval would start lower
 
 
+def test_no_interval_starts_below_what_one_request_takes_alone():
+    """A wide P50 drift (0.7 on the log scale, a busy host) would put the P50 interval's
+    lower end far below the fastest request the calibration measured: it is raised to
+    that floor, and the P99 interval with it."""
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+    from trtcheck.analyze.advice.simulator import Candidate
+
+    rng = np.random.default_rng(0)
+    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
+                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
+                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
+    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
+    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
+                          per_batch_overhead_ms=0.0, observation=obs)
+    curves = tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)
+    free = tp.predict_one(tp.Search(cal, curves, 0.7, 0.7, 100.0, 300, 8, 1, drift_dof=3),
+                          Candidate(0.0, 1, 1))
+    assert free.p50.lo_ms < 1.0  # the drift term alone: far below one request's 2.5 ms
+    held = tp.predict_one(tp.Search(cal, curves, 0.7, 0.7, 100.0, 300, 8, 1, drift_dof=3,
+                                    floor_ms=2.5), Candidate(0.0, 1, 1))
+    assert held.p50.lo_ms == held.p99.lo_ms == 2.5
+    assert held.p50.hi_ms == free.p50.hi_ms and held.p50_ms == free.p50_ms
+
+
 def test_an_overhead_fit_at_its_bound_is_named_in_a_note():
     """The per-execution overhead stops at T(1) of the run's own T(b) when the run queued
     more than the model explains (a python-backend model on a CPU host: 2.24 ms at T(1)

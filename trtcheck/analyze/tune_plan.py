@@ -941,6 +941,8 @@ class Search:
         windows_us: windows searched.
         drift_dof: degrees of freedom of the drift estimates (the t quantile).
         stall: the server stalls (:func:`split_stalls`), drawn per execution.
+        floor_ms: what one request takes at least (:func:`latency_floor_ms`, ms; 0: not
+            known): no interval's lower end lies below it.
     """
 
     queueing: LiveCalibration
@@ -954,6 +956,7 @@ class Search:
     windows_us: tuple[float, ...] = SEARCH_WINDOWS_US
     drift_dof: int = 1
     stall: StallFit = field(default_factory=StallFit)
+    floor_ms: float = 0.0
 
 
 def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
@@ -977,8 +980,9 @@ def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
 
 def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
     """One candidate with intervals (Triton's batcher, T(b) at its instance count;
-    :func:`interval` for P50 and P99, the P99 interval's lower end raised to the P50
-    interval's where the wider P99 drift would put it below)."""
+    :func:`interval` for P50 and P99; the P50 interval's lower end raised to
+    ``s.floor_ms`` and the P99 interval's to the P50 interval's where the drift terms
+    would put them below)."""
     service = prediction_service(s.queueing, s.curves, c.instances, s.stall, seed)
     arrivals = make_arrivals("poisson", s.rate_per_s, PREDICTION_REQUESTS, seed)
     lat: list[float] = []
@@ -1008,6 +1012,10 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
                             s.drift_dof)
         pred.p99 = interval(arr, 0.99, s.run_requests,
                             math.sqrt(s.drift_p99_rel ** 2 + extra), s.drift_dof)
+        if 0.0 < s.floor_ms <= pred.p50.point_ms and pred.p50.lo_ms < s.floor_ms:
+            # no request is faster than the fastest one alone: a wide drift term must not
+            # put the lower end below it
+            pred.p50 = pred.p50.model_copy(update={"lo_ms": s.floor_ms})
         if pred.p99.lo_ms < pred.p50.lo_ms:
             # a run's P99 is never below its P50: the P99 interval starts no lower than
             # the P50 interval does (its wider drift term would put it there)

@@ -349,7 +349,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
                 res.runs, open_idx, seed=s.seed, curves=curves))
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
-                               drift_dof=dof, stall=stall)
+                               drift_dof=dof, stall=stall,
+                               floor_ms=floor[0] if floor is not None else 0.0)
             obs = queueing.observation
             transient = (f"{obs.transient_share:.0%} of the calibration run's requests fell in "
                          "a transient (a backlog the server worked off); they are left out of "
