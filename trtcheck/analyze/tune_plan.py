@@ -1120,11 +1120,13 @@ def idle_clip_note(curves: InstanceCurves) -> str | None:
     if not curves.idle_clipped:
         return None
     n = curves.idle_high_instances
+    f = float(curves.factors.get(n, 1.0))
     return (f"the idle slowdown fit is clipped at its upper bound {IDLE_SLOWDOWN_MAX:g} (an "
             f"idle instance at most {1 + IDLE_SLOWDOWN_MAX:g}x slower): the {n}-instance "
             f"run at the rate was still x{curves.idle_residual:.3g} slower per execution "
-            "than that explains; the rest is treated as contention between instances, and "
-            "T(b) is a busy instance's under the clipped slowdown (it may be too low)")
+            "than that explains (over the whole run); the rest is left to the contention "
+            f"factor, measured per batch size at x{f:.3g} for {n} instances, and T(b) is a "
+            "busy instance's under the clipped slowdown (it may be too low)")
 
 
 def overhead_bound_note(cal: LiveCalibration) -> str | None:

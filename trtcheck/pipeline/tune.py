@@ -255,7 +255,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             raise EnvironmentProblem(run.incomplete.removeprefix("invalid: "),
                                      "check the server, then run again")
         if run.incomplete:
-            raise KeyboardInterrupt(run.incomplete)
+            # "interrupted by SIGINT: 0 of 1 configuration(s) measured" counts the
+            # configurations of one live run; the search counts live runs
+            raise KeyboardInterrupt(run.incomplete.split(":")[0]
+                                    + f" during live run {k} ({purpose})")
         return idx
 
     def calibrated(step: Callable[[], T]) -> T:

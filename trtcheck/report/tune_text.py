@@ -75,10 +75,8 @@ def tune_lines(t: Any) -> list[str]:
                    f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute (after "
                    f"its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
         if c.idle_source == "fitted":
-            clipped = c.idle_slowdown >= IDLE_SLOWDOWN_MAX
-            how = (f"fitted, clipped at its upper bound {IDLE_SLOWDOWN_MAX:g}: the rest is "
-                   "treated as contention, see notes" if clipped else "fitted")
-            out.append(f"  idle slowdown {c.idle_slowdown:.3g} ({how}): an execution on an "
+            out.append(f"  idle slowdown {c.idle_slowdown:.3g} ({_idle_how(c)}): an "
+                       "execution on an "
                        f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
                        f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                        "instance's")
@@ -180,7 +178,7 @@ def tune_view(t: Any) -> TuneView:
                        f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute "
                        f"(after its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
         if c.idle_source == "fitted":
-            idle = (f"idle slowdown {c.idle_slowdown:.3g} (fitted): an execution on an "
+            idle = (f"idle slowdown {c.idle_slowdown:.3g} ({_idle_how(c)}): an execution on an "
                     f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
                     f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                     "instance's")
@@ -200,3 +198,12 @@ def tune_view(t: Any) -> TuneView:
         runs=[_run_row(label, run, why) for label, run, why in
               zip(live_run_labels(t.runs), t.runs, t.run_purposes)],
         notes=list(t.notes))
+
+
+def _idle_how(c: Any) -> str:
+    """How the idle slowdown of a tune calibration was obtained, in words (the text and
+    the Markdown say the same)."""
+    if c.idle_slowdown >= IDLE_SLOWDOWN_MAX:
+        return (f"fitted, clipped at its upper bound {IDLE_SLOWDOWN_MAX:g}: the rest is left "
+                "to the contention factor, see notes")
+    return "fitted"
