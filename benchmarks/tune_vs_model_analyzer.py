@@ -114,9 +114,11 @@ def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path, shapes: dic
         "triton_launch_mode": "local",
         "triton_server_path": str(inst.server),
         "triton_server_flags": {"backend-directory": str(inst.backends)},
-        "triton_server_environment": {"LD_LIBRARY_PATH": ld,
-                                      "PYTHONHOME": server_env["PYTHONHOME"],
-                                      "PYTHONPATH": server_env["PYTHONPATH"]},
+        # the environment engines/fetch_triton.py gives its tritonserver (the test
+        # Triton's), with perf_analyzer's libraries added
+        "triton_server_environment": {**{k: v for k, v in server_env.items()
+                                         if os.environ.get(k) != v},
+                                      "LD_LIBRARY_PATH": ld},
         "triton_http_endpoint": f"localhost:{http}",
         "triton_grpc_endpoint": f"localhost:{grpc}",
         "triton_metrics_url": f"http://localhost:{metrics}/metrics",

@@ -314,25 +314,32 @@ def test_an_objective_below_one_request_stops_after_the_first_run(server, tmp_pa
     assert t["restored"] and _key(_config(server, RESNET)) == before
 
 
-def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path):
-    before = _key(_config(server, "tb_linear"))
-    out = tmp_path / "t.json"
+def _tune_into_run_2(server, model: str, rate: float, out: Path):
+    """``trtcheck tune`` started as a child that Ctrl-C reaches, read until its second
+    live run has sent for 2 s: ``(process, stderr lines so far)``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
-                             server.http_url, "--model", "tb_linear", "--arrival-rate", "100",
+                             server.http_url, "--model", model, "--arrival-rate", f"{rate:g}",
                              "--duration-s", "4", "-o", str(out)], stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env,
                             preexec_fn=interruptible)
-    deadline = time.monotonic() + 300
-    seen = []
     assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:  # the second measure call has started
         line = proc.stderr.readline()
         seen.append(line)
         if "tune: run 2/" in line or not line:
             break
     time.sleep(2.0)
+    return proc, seen
+
+
+def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path):
+    before = _key(_config(server, "tb_linear"))
+    out = tmp_path / "t.json"
+    proc, seen = _tune_into_run_2(server, "tb_linear", 100, out)
     proc.send_signal(signal.SIGINT)
     _stdout, rest = proc.communicate(timeout=120)
     err = "".join(seen) + rest
@@ -354,22 +361,7 @@ def test_a_second_ctrl_c_while_the_original_config_goes_back_still_restores_it(
     after it, recording ``restored`` false for a restored model."""
     before = _key(_config(server, RESNET))
     out = tmp_path / "t.json"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "tune", "--url",
-                             server.http_url, "--model", RESNET, "--arrival-rate", "10",
-                             "--duration-s", "4", "-o", str(out)], stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=interruptible)
-    assert proc.stderr is not None
-    seen = []
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:  # the second measure call has started
-        line = proc.stderr.readline()
-        seen.append(line)
-        if "tune: run 2/" in line or not line:
-            break
-    time.sleep(2.0)
+    proc, seen = _tune_into_run_2(server, RESNET, 10, out)
     proc.send_signal(signal.SIGINT)
     time.sleep(second_after_s)  # a double press
     proc.send_signal(signal.SIGINT)

@@ -99,7 +99,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
 
     shape_map = parse_shapes(list(shapes)) if shapes else None
     from trtcheck.pipeline.tune import (TuneSettings, broken_search_error,
-                                        export_config_text, run_tune)
+                                        export_config_text, interrupted_line, run_tune)
 
     with ray_load(ray_address, ray_actors, log) as distributed:
         outcome = run_tune(TuneSettings(
@@ -121,11 +121,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
         save_results_file(results, output)
         log(f"tune results saved to {output} ({res.live_runs} live run(s))")
     if outcome.incomplete:
-        log(outcome.incomplete + (
-            "; the original configuration is loaded again" if res.restored else
-            f"; warning: {model}'s original configuration is not loaded again: load it "
-            f"yourself (unload {model}, then load it with the repository's config"
-            + (f", or with tune.original_config from {output}" if output else "") + ")"))
+        log(interrupted_line(outcome, model, output))
         raise click.exceptions.Exit(130)
     if outcome.invalid is not None:
         raise broken_search_error(outcome, output)

@@ -562,6 +562,18 @@ def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | Non
     return False
 
 
+def interrupted_line(outcome: TuneOutcome, model: str, output: str | None) -> str:
+    """The line an interrupted search ends with (``outcome.incomplete`` set): why it
+    stopped, the runs kept, and whether the model's original configuration is back; when
+    it is not, how to load it (``output``: the ``-o`` file holding
+    ``tune.original_config``, or ``None``)."""
+    if outcome.result.restored:
+        return f"{outcome.incomplete}; the original configuration is loaded again"
+    src = f", or with tune.original_config from {output}" if output else ""
+    return (f"{outcome.incomplete}; warning: {model}'s original configuration is not "
+            f"loaded again: unload {model}, then load it with the repository's config{src}")
+
+
 def broken_search_error(outcome: TuneOutcome, output: str | None) -> Exception:
     """The one-line error of a search a server fault broke (``outcome.invalid`` set):
     what broke, where the finished runs went (``output``: the ``-o`` file or ``None``)
