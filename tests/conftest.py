@@ -381,8 +381,9 @@ def triton_no_control(tmp_path_factory):
     srv.stop()
 
 
-def procs_named(word: str) -> list[int]:
-    """Pids whose command line contains ``word`` (read from /proc)."""
+def procs_named(word: str, *more: str) -> list[int]:
+    """Pids whose command line contains ``word`` and every one of ``more`` (read from
+    /proc)."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -392,7 +393,7 @@ def procs_named(word: str) -> list[int]:
             state = (d / "stat").read_text().rpartition(")")[2].split()[0]
         except OSError:
             continue
-        if word in cmd and state != "Z":
+        if word in cmd and all(w in cmd for w in more) and state != "Z":
             out.append(int(d.name))
     return out
 
@@ -402,10 +403,11 @@ def ray_cluster():
     """Three Ray nodes on this host (head + 2 workers, 1 CPU each), shut down after."""
     from trtcheck.testing.ray_cluster import local_ray_cluster
 
-    before = set(procs_named("raylet"))
     with local_ray_cluster(3) as cluster:
+        address = cluster.address
         yield cluster
+    # this cluster's raylets only (another test worker may run its own cluster meanwhile)
     deadline = time.monotonic() + 30
-    while set(procs_named("raylet")) - before and time.monotonic() < deadline:
+    while procs_named("raylet", address) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not set(procs_named("raylet")) - before, "a raylet outlived the cluster"
+    assert not procs_named("raylet", address), "a raylet outlived the cluster"
