@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from trtcheck.errors import InputError
+from trtcheck.units import sig
 
 MAX_TRACE_BYTES = 1 << 30
 """Largest trace file read (1 GiB: about 60 million arrival times as text)."""
@@ -79,7 +80,7 @@ def arrival_times_from_text(text: str, where: str = "<trace>",
     if any(not math.isfinite(v) for v in vals):
         raise InputError(f"{p} holds a non-finite arrival time", _HINT)
     if vals and max(vals) - min(vals) > MAX_TRACE_SPAN_S:
-        raise InputError(f"the trace {p} spans {max(vals) - min(vals):.3g} s, more than "
+        raise InputError(f"the trace {p} spans {sig(max(vals) - min(vals))} s, more than "
                          f"{MAX_TRACE_SPAN_S:.0e} s (times are in seconds)", _HINT)
     if len(vals) < max(1, min_arrivals):
         raise InputError(f"the trace {p} has {len(vals)} arrival(s); need at least "

@@ -28,6 +28,19 @@ def si(value: float | None, unit: str = "") -> str:
     return str(value)  # pragma: no cover
 
 
+def sig(value: float | None, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, never in exponent notation where it
+    is at least 1: ``1184.2`` -> ``"1184"``, ``0.6891`` -> ``"0.689"``, ``12.0`` -> ``"12"``;
+    ``None`` -> ``"-"``. Values of ``10 ** digits`` and above keep every integer digit."""
+    if value is None:
+        return "-"
+    v = float(value)
+    text = format(v, f".{digits}g")
+    if "e+" in text:
+        return f"{v:.0f}"
+    return text
+
+
 def human_bytes(n: int | float | None) -> str:
     """Bytes in binary units (IEC): ``535412`` -> ``"522.9 KiB"``; ``None`` -> ``"-"``."""
     if n is None:

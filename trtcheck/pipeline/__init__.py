@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import InputError, UsageError
+from trtcheck.units import sig
 
 Log = Callable[[str], None]
 """A progress callback: one human-readable line per call."""
@@ -194,7 +195,7 @@ def _demo_rate(curve: Any, measured: dict[str, Any], device: str | None) -> tupl
     rho_busy = busy * s1 / 1000.0  # queue-formation ratio lambda x S(1) at the busy rate
     busy_queue = busy_queue_words(rho_busy)
     lesson = (f"demo: the arrival rate {rate_per_s:g} req/s is {DEMO_LOAD_SHARE:.0%} of "
-              f"what one instance serves at batch 1 here (1 / S(1) = {cap:.3g} req/s, "
+              f"what one instance serves at batch 1 here (1 / S(1) = {sig(cap)} req/s, "
               "from this machine's measurement), a sparse-arrival case: no queue "
               "forms, so a batching window only adds latency and the serving layer's "
               f"per-request cost matters more. At {busy:g} req/s ({busy_queue}) the "

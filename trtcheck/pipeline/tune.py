@@ -39,6 +39,7 @@ from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_
 from trtcheck.results.tune import (
     LOAD_SHORTFALL_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
 from trtcheck.units import us_to_ms
+from trtcheck.units import sig
 
 T = TypeVar("T")
 
@@ -222,7 +223,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             f"{us_to_ms(window_us):g} ms, max batch {mb}, "
             f"{'/'.join(map(str, instances))} instance(s)"
             + (f", {repeats} repeats" if repeats > 1 else "")
-            + (f", {dur:.3g} s" if dur != s.duration_s else "") + " ...")
+            + (f", {sig(dur)} s" if dur != s.duration_s else "") + " ...")
         run = measure_live(s.url, s.model, model_version=s.model_version,
                            windows_us=[window_us], max_batch_sizes=[mb],
                            instances=instances, loads=[load], repeats=repeats,
@@ -296,13 +297,13 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         if s.slo_p99_ms is not None and floor is not None and floor[0] > s.slo_p99_ms:
             # no window, instance count or rate makes one request faster: stop now
             res.notes.append(f"stopped after the first calibration run: one request takes "
-                             f"at least {floor[0]:.3g} ms ({floor[1]}), above the P99 "
+                             f"at least {sig(floor[0])} ms ({floor[1]}), above the P99 "
                              f"objective {s.slo_p99_ms:g} ms")
             raise InputError(
                 f"no configuration searched meets the objective ({objective.describe(s.slo_p99_ms)})"
-                f": one request alone takes at least {floor[0]:.3g} ms (the first "
+                f": one request alone takes at least {sig(floor[0])} ms (the first "
                 f"calibration run: {floor[1]})",
-                f"raise --slo-p99-ms above {floor[0]:.3g} ms, or make the model faster "
+                f"raise --slo-p99-ms above {sig(floor[0])} ms, or make the model faster "
                 "(more instances or a lower rate cannot)")
         # the fewest instances whose capacity at B carries the rate with headroom
         n0 = N
@@ -316,12 +317,12 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             # a run at the rate would only queue (and its backlog outlast the run):
             # nothing to calibrate, and the server is not at fault
             res.notes.append(f"stopped after the first calibration run: {N} instance(s) "
-                             f"serve about {cap:.3g} req/s by its T(b), below the rate")
+                             f"serve about {sig(cap)} req/s by its T(b), below the rate")
             raise InputError(
                 f"--arrival-rate {s.rate_per_s:g} req/s is more than {N} instance(s) serve: "
-                f"about {cap:.3g} req/s at max batch {B} by the first calibration run's "
+                f"about {sig(cap)} req/s at max batch {B} by the first calibration run's "
                 "T(b)" + (" and the assumed contention between instances" if N > 1 else ""),
-                f"lower --arrival-rate below {cap:.3g}, or raise --max-instances")
+                f"lower --arrival-rate below {sig(cap)}, or raise --max-instances")
         w_cal = tp.calibration_window_us(s.rate_per_s, B)
         open_idx = live("calibration at the rate, with a repeat", window_us=w_cal, mb=B,
                         instances=[n0], load=f"open:{s.rate_per_s:g}", repeats=2,
@@ -384,11 +385,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 assert probe.p50_ms is not None and probe.p99_ms is not None
                 assert closest is not None and closest.p99 is not None
                 say(f"tune: round {rnd}: no configuration's P99 interval is within "
-                    f"{s.slo_p99_ms:g} ms (the closest reaches {closest.p99.hi_ms:.3g} ms); "
+                    f"{s.slo_p99_ms:g} ms (the closest reaches {sig(closest.p99.hi_ms)} ms); "
                     f"measuring {tp.config_text(probe, unit)}, the objective's choice among "
                     "those whose point prediction meets it: "
-                    f"P50 {probe.p50_ms:.3g} ms, P99 {probe.p99_ms:.3g} ms "
-                    f"[{probe.p99.lo_ms:.3g}, {probe.p99.hi_ms:.3g}]")
+                    f"P50 {sig(probe.p50_ms)} ms, P99 {sig(probe.p99_ms)} ms "
+                    f"[{sig(probe.p99.lo_ms)}, {sig(probe.p99.hi_ms)}]")
                 choice = TuneChoice(window_us=probe.window_us,
                                     max_batch_size=probe.max_batch_size,
                                     instances=probe.instances, predicted=probe, round=rnd,
@@ -401,9 +402,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 m = tp.measured_of(res.runs[idx])
                 choice.measured = _measured(m, idx, probe)
                 met = m["p99_ms"] <= float(s.slo_p99_ms)  # type: ignore[arg-type]
-                say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "
+                say(f"tune: measured P50 {sig(m['p50_ms'])} ms, P99 {sig(m['p99_ms'])} ms, "
                     f"{m['throughput_queries_per_s']:.4g} q/s, mean batch "
-                    f"{m['mean_batch']:.3g}: "
+                    f"{sig(m['mean_batch'])}: "
                     + ("within the objective" if met else "above the objective"))
                 if met:
                     fallback = choice
@@ -418,8 +419,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             assert pick.p50 is not None and pick.p99 is not None
             assert pick.p50_ms is not None and pick.p99_ms is not None
             say(f"tune: round {rnd}: picked {tp.config_text(pick, unit)}: predicted P50 "
-                f"{pick.p50_ms:.3g} ms [{pick.p50.lo_ms:.3g}, {pick.p50.hi_ms:.3g}], P99 "
-                f"{pick.p99_ms:.3g} ms [{pick.p99.lo_ms:.3g}, {pick.p99.hi_ms:.3g}]")
+                f"{sig(pick.p50_ms)} ms [{sig(pick.p50.lo_ms)}, {sig(pick.p50.hi_ms)}], P99 "
+                f"{sig(pick.p99_ms)} ms [{sig(pick.p99.lo_ms)}, {sig(pick.p99.hi_ms)}]")
             choice = TuneChoice(window_us=pick.window_us, max_batch_size=pick.max_batch_size,
                                 instances=pick.instances, predicted=pick, round=rnd)
             if take_round(res, choice, runner):
@@ -433,8 +434,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                        seed_off=10 + rnd, duration_s=confirm_s)[0]
             m = tp.measured_of(res.runs[idx])
             choice.measured = _measured(m, idx, pick)
-            say(f"tune: measured P50 {m['p50_ms']:.3g} ms, P99 {m['p99_ms']:.3g} ms, "
-                f"{m['throughput_queries_per_s']:.4g} q/s, mean batch {m['mean_batch']:.3g}"
+            say(f"tune: measured P50 {sig(m['p50_ms'])} ms, P99 {sig(m['p99_ms'])} ms, "
+                f"{m['throughput_queries_per_s']:.4g} q/s, mean batch {sig(m['mean_batch'])}"
                 + ("" if choice.measured.p50_inside and choice.measured.p99_inside else
                    ": outside the predicted interval"))
             if choice.measured.p50_inside and choice.measured.p99_inside:
@@ -499,9 +500,9 @@ def _nothing_meets(res: TuneResult, objective: Any, slo_p99_ms: float | None,
                    best: TunePrediction | None, unit: str) -> InputError:
     """The error of a search that found nothing within the objective: the
     configurations it measured for it and their P99, else the closest prediction."""
-    tried = "".join(f"; measured {tp.config_text(c, unit)}: P99 {c.measured.p99_ms:.3g} ms"
+    tried = "".join(f"; measured {tp.config_text(c, unit)}: P99 {sig(c.measured.p99_ms)} ms"
                     for c in res.rounds if not c.certified and c.measured is not None)
-    near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to {best.p99.hi_ms:.3g} ms"
+    near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to {sig(best.p99.hi_ms)} ms"
             if best is not None and best.p99 else "")
     return InputError(
         f"no configuration searched meets the objective ({objective.describe(slo_p99_ms)})"
@@ -516,8 +517,8 @@ def _uncertified_note(c: TuneChoice, slo_p99_ms: float | None, drift_p99: float,
     assert c.measured is not None
     return (f"no configuration's P99 interval was within the objective {slo_p99_ms:g} ms "
             f"(run-to-run drift {100 * drift_p99:.2g}%); {tp.config_text(c, unit)} was "
-            f"measured because its point prediction met it (P99 {c.predicted.p99_ms:.3g} "
-            f"ms), and so did the measurement: P99 {c.measured.p99_ms:.3g} ms in one run; "
+            f"measured because its point prediction met it (P99 {sig(c.predicted.p99_ms)} "
+            f"ms), and so did the measurement: P99 {sig(c.measured.p99_ms)} ms in one run; "
             "not certified by an interval")
 
 
@@ -552,8 +553,8 @@ def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | Non
         assert p.p50 is not None and p.p99 is not None
         res.notes.append(
             "recalibrated with the confirming run, the search picked the same "
-            f"configuration again (P50 {p.p50.lo_ms:.3g}-{p.p50.hi_ms:.3g} ms, "
-            f"P99 {p.p99.lo_ms:.3g}-{p.p99.hi_ms:.3g} ms now); the pick is "
+            f"configuration again (P50 {sig(p.p50.lo_ms)}-{sig(p.p50.hi_ms)} ms, "
+            f"P99 {sig(p.p99.lo_ms)}-{sig(p.p99.hi_ms)} ms now); the pick is "
             f"shown with the prediction it was measured against (round {prev.round}), "
             "and the runner-up of that round")
         return True
@@ -601,10 +602,10 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
     m = res.pick.measured  # type: ignore[union-attr]
     if not res.pick.certified and m is not None:  # type: ignore[union-attr]
         why.append(f"not certified: no P99 interval was within {res.slo_p99_ms:g} ms; this "
-                   f"configuration's point prediction met it (P99 {p.p99_ms:.3g} ms), and "
-                   f"so did its measurement (P99 {m.p99_ms:.3g} ms, one run)")
+                   f"configuration's point prediction met it (P99 {sig(p.p99_ms)} ms), and "
+                   f"so did its measurement (P99 {sig(m.p99_ms)} ms, one run)")
     if p.contention_source in tp.INFERRED_CONTENTION:
-        why.append(f"{p.instances} instances: T(b) x {p.contention_factor:.3g} "
+        why.append(f"{p.instances} instances: T(b) x {sig(p.contention_factor)} "
                    f"({p.contention_source} contention; the interval is widened)")
     live_mb = int(res.original_config.get("max_batch_size", 0) or 0)
     if 0 < p.max_batch_size < live_mb:
@@ -622,8 +623,8 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
                     f"{res.pick.round}'s predictions)")  # type: ignore[union-attr]
     r = res.runner_up
     if r is not None and r.p99 is not None and p.p99 is not None:
-        why.append(f"runner-up {tp.config_text(r, unit)}: P99 up to {r.p99.hi_ms:.3g} ms "
-                   f"against {p.p99.hi_ms:.3g} ms, capacity {r.capacity_queries_per_s:.4g} "
+        why.append(f"runner-up {tp.config_text(r, unit)}: P99 up to {sig(r.p99.hi_ms)} ms "
+                   f"against {sig(p.p99.hi_ms)} ms, capacity {r.capacity_queries_per_s:.4g} "
                    f"against {p.capacity_queries_per_s:.4g} req/s")
     return why
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from trtcheck.analyze.advice.advise import capacity_batch_words
 from trtcheck.results.advice import Advice, SimPrediction
-from trtcheck.units import us_to_ms
+from trtcheck.units import sig, us_to_ms
 
 
 RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) of the "
@@ -24,7 +24,7 @@ RUN_QPS_NOTE = ("run q/s: completed requests / (first arrival to last response) 
 def _ms(x: float | None) -> str:
     if x is None:
         return "-"
-    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+    return sig(x)
 
 
 def prediction_rows(adv: Advice) -> list[tuple[str, SimPrediction]]:
@@ -45,7 +45,7 @@ def load_label(adv: Advice) -> str:
     """The load in words: ``"200 req/s (poisson)"``, ``"burst:64"``, ``"closed:32:2000"``."""
     i = adv.inputs
     if i.load.startswith(("burst:", "closed:")):
-        return (f"{i.load} (requests reach the queue at {i.arrival_rate_per_s:.4g} req/s "
+        return (f"{i.load} (requests reach the queue at {sig(i.arrival_rate_per_s, 4)} req/s "
                 "in the recommended run)")
     return f"{i.arrival_rate_per_s:g} req/s ({i.arrival_process})"
 
@@ -159,20 +159,20 @@ def advice_text(adv: Advice) -> str:
     ``cannot-tell`` the recommendation's latencies are shown as replica ranges only."""
     i, c, f, r = adv.inputs, adv.curve, adv.formulas, adv.recommendation
     undecided = r.stability is not None and r.stability.status == "cannot-tell"
-    pts = ", ".join(f"{b}: {t:.4g} ms" for b, t in sorted(c.points_ms.items()))
+    pts = ", ".join(f"{b}: {sig(t, 4)} ms" for b, t in sorted(c.points_ms.items()))
     r2 = f"R^2 {c.r2:.3f}, " if c.r2 is not None else ""
     lines = [
         f"trtcheck advise: {load_label(adv)}"
         + (f", P99 objective {i.slo_p99_ms:g} ms" if i.slo_p99_ms else ""),
         f"T(b) from {c.source}: {pts}",
-        f"  fit T(b) = {c.tau0_ms:.4g} ms + {c.alpha_ms_per_sample:.4g} ms x b "
+        f"  fit T(b) = {sig(c.tau0_ms, 4)} ms + {sig(c.alpha_ms_per_sample, 4)} ms x b "
         f"({r2}largest residual {c.max_rel_residual:.1%})",
-        f"overheads ({i.overheads_source}): per request {i.per_request_overhead_ms:.3g} ms"
+        f"overheads ({i.overheads_source}): per request {sig(i.per_request_overhead_ms)} ms"
         + (" (serial)" if i.ingress_per_request_us > 0 else "")
-        + f", per batch {i.per_batch_overhead_ms:.3g} ms"
+        + f", per batch {sig(i.per_batch_overhead_ms)} ms"
         + (" (executions ran faster than the bench's T(b))" if i.per_batch_overhead_ms < 0
            else "")
-        + f", per item {i.per_item_overhead_ms:.3g} ms"
+        + f", per item {sig(i.per_item_overhead_ms)} ms"
         + (f", timer slack {i.timer_slack_us:g} us" if i.timer_slack_us else ""),
         "",
         f"Recommendation [{'cannot-tell' if undecided else r.kind}]: {r.summary}",
@@ -182,9 +182,9 @@ def advice_text(adv: Advice) -> str:
         "Decision path:",
     ]
     for k, n in enumerate(adv.path, 1):
-        val = "" if n.value is None else f" [{n.value:.4g}"
+        val = "" if n.value is None else f" [{sig(n.value, 4)}"
         if val and n.threshold is not None:
-            val += f" vs {n.threshold:.4g}"
+            val += f" vs {sig(n.threshold, 4)}"
         val += "]" if val else ""
         lines.append(f"  {k}. ({n.step}) {n.question} -> {n.answer}{val}")
         lines.append(f"     {n.conclusion}")
@@ -235,20 +235,20 @@ def advice_text(adv: Advice) -> str:
                              f"P99 {_ms(f99[0])}-{_ms(f99[1])} ms{extra}")
     lines += ["", "Formulas (trtcheck.analyze.advice.queueing):",
               f"  queue-formation ratio lambda x S(1) (per instance) = "
-              f"{f.queue_formation_ratio:.4g}"
-              + (f", S(1) = {f.s1_ms:.4g} ms simulated execution at batch 1"
+              f"{sig(f.queue_formation_ratio, 4)}"
+              + (f", S(1) = {sig(f.s1_ms, 4)} ms simulated execution at batch 1"
                  if f.s1_ms is not None else ""),
-              f"  waiting pays index lambda x tau0 (per instance) = {f.waiting_pays_index:.4g}"
+              f"  waiting pays index lambda x tau0 (per instance) = {sig(f.waiting_pays_index, 4)}"
               + _waiting_words(adv),
               f"  longest paying window at max batch (b-1) x tau0 = "
-              f"{us_to_ms(f.break_even_window_us_at_max_batch):.4g} ms"]
+              f"{sig(us_to_ms(f.break_even_window_us_at_max_batch), 4)} ms"]
     if f.single_request_batch_share_at_window is not None:
         lines.append(f"  single-request windows e^(-lambda W) = "
-                     f"{f.single_request_batch_share_at_window:.3g}")
+                     f"{sig(f.single_request_batch_share_at_window)}")
     if f.natural_batch_no_wait is not None:
         nb = f.natural_batch_no_wait
         lines.append(f"  natural batch without waiting lambda tau0 / (1 - lambda alpha) = "
-                     f"{nb:.3g}" + (" (< 1: the queue is mostly empty, batches of one)"
+                     f"{sig(nb)}" + (" (< 1: the queue is mostly empty, batches of one)"
                                     if nb < 1 and f.queue_formation_ratio < 1 else ""))
     cap = (f"  capacity per instance = {f.capacity_per_instance_per_s:.0f} req/s at "
            + capacity_batch_words(sorted(adv.curve.points_ms), f.capacity_batch_size,
@@ -256,7 +256,7 @@ def advice_text(adv: Advice) -> str:
                                       for p in adv.pitfalls)))
     if i.ingress_per_request_us > 0:  # a serial per-request overhead caps each process first
         serial_cap = 1e6 / i.ingress_per_request_us
-        cap += (f" (execution alone); with the {i.ingress_per_request_us / 1000:.3g} ms serial "
+        cap += (f" (execution alone); with the {sig(i.ingress_per_request_us / 1000)} ms serial "
                 f"per-request overhead one serving process passes at most {serial_cap:.0f} "
                 f"req/s, so {min(serial_cap, f.capacity_per_instance_per_s):.0f} req/s per "
                 "process in all")

@@ -10,7 +10,7 @@ from typing import Any
 from trtcheck.analyze.tune_plan import IDLE_SLOWDOWN_MAX
 from trtcheck.report.views import TuneCalibrationRow, TuneConfigRow, TuneRunRow, TuneView
 from trtcheck.results.tune import live_run_labels
-from trtcheck.units import us_to_ms
+from trtcheck.units import sig, us_to_ms
 
 #: the report section's title
 TITLE = "Tune: calibrate, predict, confirm"
@@ -25,7 +25,7 @@ def config_words(p: Any) -> str:
 
 def interval_words(iv: Any) -> str:
     """``6.12 ms [3.92, 8.32]`` (a prediction interval), ``n/a`` without one."""
-    return "n/a" if iv is None else f"{iv.point_ms:.3g} ms [{iv.lo_ms:.3g}, {iv.hi_ms:.3g}]"
+    return "n/a" if iv is None else f"{sig(iv.point_ms)} ms [{sig(iv.lo_ms)}, {sig(iv.hi_ms)}]"
 
 
 def headline(t: Any) -> str:
@@ -50,48 +50,48 @@ def tune_lines(t: Any) -> list[str]:
             def mark(ok: bool) -> str:
                 return "inside" if ok else "OUTSIDE"
 
-            out.append(f"  measured:  P50 {m.p50_ms:.3g} ms, P99 {m.p99_ms:.3g} ms, "
-                       f"{m.throughput_queries_per_s:.4g} q/s, mean batch {m.mean_batch:.3g} "
+            out.append(f"  measured:  P50 {sig(m.p50_ms)} ms, P99 {sig(m.p99_ms)} ms, "
+                       f"{sig(m.throughput_queries_per_s, 4)} q/s, mean batch {sig(m.mean_batch)} "
                        f"({m.requests} requests; P50 {mark(m.p50_inside)}, P99 "
                        f"{mark(m.p99_inside)} the interval)")
         else:
             out.append("  measured:  not measured")
         out.append(f"  predicted: P50 {interval_words(p.p50)}, P99 {interval_words(p.p99)}, "
-                   f"{(p.throughput_queries_per_s or 0):.4g} q/s, mean batch "
-                   f"{(p.mean_batch or 0):.3g}, capacity {p.capacity_queries_per_s:.4g} req/s")
+                   f"{sig((p.throughput_queries_per_s or 0), 4)} q/s, mean batch "
+                   f"{sig((p.mean_batch or 0))}, capacity {sig(p.capacity_queries_per_s, 4)} req/s")
     r = t.runner_up
     if r is not None:
         out.append(f"runner-up: {config_words(r)}: predicted P50 {interval_words(r.p50)}, "
                    f"P99 {interval_words(r.p99)}, "
-                   f"capacity {r.capacity_queries_per_s:.4g} req/s")
+                   f"capacity {sig(r.capacity_queries_per_s, 4)} req/s")
     if t.why:
         out.append("why:")
         out += [f"  - {w}" for w in t.why]
     c = t.calibration
     if c is not None:
         out.append(f"calibration: {c.device}, contention per extra instance "
-                   f"{c.contention_per_instance:.3g} ({c.contention_source}), run-to-run "
+                   f"{sig(c.contention_per_instance)} ({c.contention_source}), run-to-run "
                    f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
-                   f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute (after "
-                   f"its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
+                   f"{sig(c.per_batch_overhead_ms)} ms per execution outside compute (after "
+                   f"its responses), per-request delay median {sig(c.request_delay_median_ms)} ms")
         if c.idle_source == "fitted":
-            out.append(f"  idle slowdown {c.idle_slowdown:.3g} ({_idle_how(c)}): an "
+            out.append(f"  idle slowdown {sig(c.idle_slowdown)} ({_idle_how(c)}): an "
                        "execution on an "
-                       f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
+                       f"instance idle for g ms takes 1 + {sig(c.idle_slowdown)} x "
                        f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                        "instance's")
         for ic in c.per_instances:
-            pts = ", ".join(f"{b}:{v:.3g}" for b, v in zip(ic.batch_sizes, ic.t_ms))
-            out.append(f"  {ic.instances} instance(s): T(b) ms {pts} (x{ic.contention_factor:.3g}"
+            pts = ", ".join(f"{b}:{sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms))
+            out.append(f"  {ic.instances} instance(s): T(b) ms {pts} (x{sig(ic.contention_factor)}"
                        f", {ic.source})")
     out.append(f"live runs: {t.live_runs} in {t.wall_s:.1f} s; original configuration "
                f"{'restored' if t.restored else 'NOT restored (check the server)'}")
     for label, run, why in zip(live_run_labels(t.runs), t.runs, t.run_purposes):
         cfg = run.configs[0]
         lat = [r.latency for r in cfg.repeats if r.latency]
-        p50 = "/".join(f"{x.median_ms:.3g}" for x in lat) or "n/a"
-        p99 = "/".join(f"{x.p99_ms:.3g}" for x in lat) or "n/a"
-        mb = "/".join(f"{r.mean_batch_size:.3g}" for r in cfg.repeats)
+        p50 = "/".join(f"{sig(x.median_ms)}" for x in lat) or "n/a"
+        p99 = "/".join(f"{sig(x.p99_ms)}" for x in lat) or "n/a"
+        mb = "/".join(f"{sig(r.mean_batch_size)}" for r in cfg.repeats)
         word = "runs" if "-" in label else "run"
         out.append(f"  {word} {label}: {why}: {cfg.load.label}, window {us_to_ms(cfg.window_us):g} "
                    f"ms, max batch {cfg.max_batch_size}, {cfg.instances or 1} instance(s): "
@@ -135,10 +135,10 @@ def _pick_rows(t: Any) -> list[TuneConfigRow]:
 
             rows.append(TuneConfigRow(
                 what="measured", config=config_words(pick),
-                p50=f"{m.p50_ms:.3g} ms ({mark(m.p50_inside)})",
-                p99=f"{m.p99_ms:.3g} ms ({mark(m.p99_inside)})",
-                throughput=f"{m.throughput_queries_per_s:.4g} q/s",
-                mean_batch=f"{m.mean_batch:.3g}", detail=f"{m.requests} requests"))
+                p50=f"{sig(m.p50_ms)} ms ({mark(m.p50_inside)})",
+                p99=f"{sig(m.p99_ms)} ms ({mark(m.p99_inside)})",
+                throughput=f"{sig(m.throughput_queries_per_s, 4)} q/s",
+                mean_batch=f"{sig(m.mean_batch)}", detail=f"{m.requests} requests"))
         rows.append(_predicted_row("predicted", p))
     if t.runner_up is not None:
         rows.append(_predicted_row("runner-up (predicted)", t.runner_up))
@@ -150,7 +150,7 @@ def _predicted_row(what: str, p: Any) -> TuneConfigRow:
         what=what, config=config_words(p), p50=interval_words(p.p50),
         p99=interval_words(p.p99), throughput=_n(p.throughput_queries_per_s, ".4g", " q/s"),
         mean_batch=_n(p.mean_batch, ".3g"),
-        detail=f"capacity {p.capacity_queries_per_s:.4g} req/s")
+        detail=f"capacity {sig(p.capacity_queries_per_s, 4)} req/s")
 
 
 def _run_row(label: str, run: Any, purpose: str) -> TuneRunRow:
@@ -160,9 +160,9 @@ def _run_row(label: str, run: Any, purpose: str) -> TuneRunRow:
         live_runs=label, purpose=purpose, load=cfg.load.label,
         window_ms=f"{us_to_ms(cfg.window_us):g}", max_batch=cfg.max_batch_size,
         instances=cfg.instances or 1,
-        p50_ms="/".join(f"{x.median_ms:.3g}" for x in lat) or "n/a",
-        p99_ms="/".join(f"{x.p99_ms:.3g}" for x in lat) or "n/a",
-        mean_batch="/".join(f"{r.mean_batch_size:.3g}" for r in cfg.repeats))
+        p50_ms="/".join(f"{sig(x.median_ms)}" for x in lat) or "n/a",
+        p99_ms="/".join(f"{sig(x.p99_ms)}" for x in lat) or "n/a",
+        mean_batch="/".join(f"{sig(r.mean_batch_size)}" for r in cfg.repeats))
 
 
 def tune_view(t: Any) -> TuneView:
@@ -173,19 +173,19 @@ def tune_view(t: Any) -> TuneView:
     cal_rows: list[TuneCalibrationRow] = []
     if c is not None:
         calibration = (f"{c.device}, contention per extra instance "
-                       f"{c.contention_per_instance:.3g} ({c.contention_source}), run-to-run "
+                       f"{sig(c.contention_per_instance)} ({c.contention_source}), run-to-run "
                        f"drift P50 {c.drift_p50_rel:.1%} P99 {c.drift_p99_rel:.1%}, "
-                       f"{c.per_batch_overhead_ms:.3g} ms per execution outside compute "
-                       f"(after its responses), per-request delay median {c.request_delay_median_ms:.3g} ms")
+                       f"{sig(c.per_batch_overhead_ms)} ms per execution outside compute "
+                       f"(after its responses), per-request delay median {sig(c.request_delay_median_ms)} ms")
         if c.idle_source == "fitted":
-            idle = (f"idle slowdown {c.idle_slowdown:.3g} ({_idle_how(c)}): an execution on an "
-                    f"instance idle for g ms takes 1 + {c.idle_slowdown:.3g} x "
+            idle = (f"idle slowdown {sig(c.idle_slowdown)} ({_idle_how(c)}): an execution on an "
+                    f"instance idle for g ms takes 1 + {sig(c.idle_slowdown)} x "
                     f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                     "instance's")
         cal_rows = [TuneCalibrationRow(
             instances=ic.instances,
-            points=", ".join(f"{b}: {v:.3g}" for b, v in zip(ic.batch_sizes, ic.t_ms)) or "-",
-            contention=f"x{ic.contention_factor:.3g}", source=ic.source)
+            points=", ".join(f"{b}: {sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms)) or "-",
+            contention=f"x{sig(ic.contention_factor)}", source=ic.source)
             for ic in c.per_instances]
     return TuneView(
         headline=headline(t),

@@ -46,6 +46,7 @@ from trtcheck.results.stats import Finding
 from trtcheck.results.tune import live_run_labels, load_short_runs
 from trtcheck.stats import CV_WARN
 from trtcheck.results.verdict import DEPLOYMENT_TARGETS, REASON_EFFECTS, Verdict, VerdictReason
+from trtcheck.units import sig
 
 MEDIAN_CI_LIMIT = 0.10
 """A timed batch size whose median is known only to worse than +-10% (half the width of
@@ -319,7 +320,7 @@ def _advice_reasons(results: Any) -> list[VerdictReason]:
         out.append(VerdictReason(
             kind="advice-slo", effect="not_ready", section="advice",
             title=f"the P99 objective of {slo:g} ms is missed",
-            message=(f"the best configuration found predicts P99 {pred.p99_ms:.3g} ms at "
+            message=(f"the best configuration found predicts P99 {sig(pred.p99_ms)} ms at "
                      f"{rate:g} req/s, over the {slo:g} ms objective"),
             remedy="add instances or hardware, or relax the objective", codes=[rec.kind]))
     out.append(VerdictReason(kind="advice", effect="info", section="advice",
@@ -381,8 +382,8 @@ def _unstable_reasons(results: Any, gpu: bool) -> list[VerdictReason]:
         worst, hw, ci = max(bad, key=lambda x: x[1])
         sizes = ", ".join(str(b.batch_size) for b, _, _ in bad)
         head = (f"the median latency of {run.label} at batch {worst.batch_size} is "
-                f"{worst.stats.median_ms:.3g} ms with a 95% interval of "
-                f"{ci[0]:.3g}-{ci[1]:.3g} ms (+-{hw:.0%}, the limit is "
+                f"{sig(worst.stats.median_ms)} ms with a 95% interval of "
+                f"{sig(ci[0])}-{sig(ci[1])} ms (+-{hw:.0%}, the limit is "
                 f"+-{MEDIAN_CI_LIMIT:.0%}) after {worst.stats.count} runs in "
                 f"{worst.measured_duration_s:.1f} s")
         held = _advice_decided_on_replicas(results)
@@ -527,8 +528,8 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
         out.append(VerdictReason(
             kind="tune-pick-misses-objective", effect="not_ready", section="tune",
             title="the pick measured above the P99 objective",
-            message=f"measured P99 {m.p99_ms:.3g} ms against the objective "
-                    f"{tune.slo_p99_ms:g} ms (predicted {pick.predicted.p99_ms:.3g} ms): "
+            message=f"measured P99 {sig(m.p99_ms)} ms against the objective "
+                    f"{tune.slo_p99_ms:g} ms (predicted {sig(pick.predicted.p99_ms)} ms): "
                     "the search's live runs were spent before a configuration met it",
             remedy="run `trtcheck tune` again with more --max-runs, raise --slo-p99-ms, "
                    "or lower the rate"))
@@ -537,7 +538,7 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
             kind="tune-not-certified", effect="warning", section="tune",
             title="the pick met the objective in one measurement; no prediction interval "
                   "certified it",
-            message=f"measured P99 {m.p99_ms:.3g} ms against the objective "
+            message=f"measured P99 {sig(m.p99_ms)} ms against the objective "
                     f"{tune.slo_p99_ms:g} ms; the run-to-run drift left every P99 interval "
                     "above it",
             remedy="measure the pick again (`trtcheck serve --url ...`), or run `trtcheck "
@@ -548,7 +549,7 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
         return out + [VerdictReason(kind="tune-outside-interval", effect="warning", section="tune",
                               title=f"the pick's measured {off} fell outside its prediction "
                                     "interval",
-                              message=f"measured P50 {m.p50_ms:.3g} ms, P99 {m.p99_ms:.3g} ms "
+                              message=f"measured P50 {sig(m.p50_ms)} ms, P99 {sig(m.p99_ms)} ms "
                                       "against the predicted intervals: the measurement, "
                                       "not the prediction, is what the pick is known by",
                               remedy=remedy)]
