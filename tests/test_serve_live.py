@@ -156,6 +156,10 @@ def test_unreachable_url_is_environment(tmp_path):
     for url in (f"http://127.0.0.1:{port}", f"grpc://127.0.0.1:{port}"):
         res = _serve(url, "m", tmp_path / "x.json", "--load", "burst:1")
         assert_one_line_error(res, 3, "cannot reach a KServe v2 server")
+        # the cause in words, not the HTTP client's own text (aiohttp names "ssl:default")
+        assert "ssl:" not in res.stderr, res.stderr
+        if url.startswith("http"):
+            assert "Connection refused" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000", "http://127.0.0.1", "127.0.0.1:8000",

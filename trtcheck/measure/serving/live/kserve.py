@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -146,6 +147,13 @@ def _model_path(name: str, version: str) -> str:
 def error_text(exc: BaseException) -> str:
     """The message of a tritonclient/network exception, one line."""
     message = getattr(exc, "message", None)  # tritonclient's exceptions: a method
+    os_error = getattr(exc, "os_error", None)  # aiohttp's connector errors
+    if isinstance(os_error, OSError) and getattr(exc, "host", None):
+        # aiohttp's own text names its TLS context ("ssl:default"), not the cause
+        code = os_error.errno
+        why = (os.strerror(code) if isinstance(code, int) and code > 0
+               else os_error.strerror or str(os_error))
+        return f"cannot connect to {exc.host}:{exc.port}: {why}"[:300]  # type: ignore[attr-defined]
     msg = message() if callable(message) else str(exc)
     msg = " ".join(str(msg or type(exc).__name__).split())
     return msg[:300]
