@@ -867,7 +867,8 @@ PREDICTORS = [
      "recorded runs of its design: a closed loop of 64 clients at 1 instance (w2ms here, "
      "tune uses 1 ms), the 1-instance open run nearest the row's rate (0.7 / T(1) with its "
      "repeat, or 2.2 / T(1)) and the same open load at 4 instances; drift from the repeat "
-     "pair; intervals for the measured run's request count"),
+     "pair; intervals for the measured run's request count, no lower end below the closed "
+     "loop's latency floor"),
 ]
 
 
@@ -896,6 +897,7 @@ def _tune_design_predictor(rec: dict, work: Path):
 
     top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "open"))
     closed = [serve_of(_calibration(rec, 1, "closed64"))]
+    floor = tp.latency_floor_ms(closed[0])  # as tune: no interval starts below it
     base, rep = serve_of(_calibration(rec, 1, "open")), _calibration(rec, 1, "open-repeat")
     reps = list(base.configs[0].repeats)
     if rep is not None:
@@ -923,7 +925,8 @@ def _tune_design_predictor(rec: dict, work: Path):
         cal_rate = min(searches, key=lambda r: abs(math.log(r / rate)))
         curves, q, stall = searches[cal_rate]
         srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4,
-                         drift_dof=dr99.dof, stall=stall)
+                         drift_dof=dr99.dof, stall=stall,
+                         floor_ms=floor[0] if floor is not None else 0.0)
         return tp.predict_one(srch, Candidate(float(row["window_us"]),
                                               int(row["max_batch_size"]),
                                               int(row["instances"])))

@@ -2,7 +2,18 @@
 
 import json
 
-from trtcheck.report.templating import md_escape
+from trtcheck.report.templating import md_escape, md_prose
+
+
+def test_md_prose_keeps_code_spans_and_escapes_the_rest():
+    # a remedy's command stays a code span; markup and HTML around it are escaped
+    assert md_prose("run `trtcheck tune --max-runs 8` *now* <b>") == \
+        "run `trtcheck tune --max-runs 8` \\*now\\* &lt;b&gt;"
+    # a pipe inside a span cannot split a table cell; a stray backtick is escaped
+    assert md_prose("`a|b` and ` one") == "`a\\|b` and \\` one"
+    # a span never runs over a line break (the newline folds into a space, escaped)
+    assert md_prose("`a\nb`") == "\\`a b\\`"
+    assert md_prose(None) == ""
 
 
 def test_md_escape_escapes_ampersands_so_entities_show_literally():

@@ -33,6 +33,26 @@ def md_escape(value: Any) -> str:
     return text
 
 
+_CODE_SPAN = re.compile(r"`([^`\r\n]+)`")
+
+
+def md_prose(value: Any) -> str:
+    """Escape prose written by trtcheck (a message, a remedy) for Markdown, keeping its
+    code spans: each balanced `` `...` `` on one line stays a code span (Markdown shows
+    its content literally; ``|`` becomes ``\\|`` so a table cell stays one cell), and
+    the text between spans passes :func:`md_escape`. Untrusted names inside a span cannot
+    form markup or HTML there; an unbalanced backtick is escaped like any other."""
+    text = "" if value is None else str(value)
+    out, last = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out.append(md_escape(text[last:m.start()]))
+        code = terminal_safe(m.group(1)).replace("|", "\\|")
+        out.append(f"`{code}`")
+        last = m.end()
+    out.append(md_escape(text[last:]))
+    return "".join(out)
+
+
 def templates_dir() -> Path:
     """Folder holding ``report.html.j2`` and ``sections/``.
 
@@ -75,6 +95,7 @@ def environment(markdown: bool) -> Any:
         keep_trailing_newline=True,
     )
     env.filters["md"] = md_escape
+    env.filters["md_prose"] = md_prose
     env.filters["num"] = _fmt
     env.filters["bytes"] = human_bytes
     return env
