@@ -1002,6 +1002,20 @@ def _aa_spread(rows: list[dict]) -> dict[tuple, dict[str, float]]:
     return out
 
 
+def aa_agreement(models: list[dict]) -> dict[str, Any]:
+    """The noise floor over every configuration measured twice (``aa_spread`` of each
+    evaluated model): how many second measurements fall within the goal of the first
+    (``max / min - 1`` within :data:`GOALS`; a spread ``s = |a - b| / mean`` is that
+    when ``s <= 2 g / (2 + g)``). No predictor can be asked to do better on a
+    measurement than the measurement does on itself."""
+    pairs = [x for m in models for x in m["aa_spread"]]
+    out: dict[str, Any] = {"pairs": len(pairs)}
+    for k, g in GOALS.items():
+        lim = 2 * g / (2 + g)
+        out[k] = sum(1 for x in pairs if k in x and x[k] <= lim + 1e-12)
+    return out
+
+
 def evaluate_record(rec: dict, work: Path) -> dict:
     """Every predictor of :data:`PREDICTORS` against one record's measured rows."""
     rows = [r for r in rec["rows"] if r.get("p50_ms") is not None and r.get("keeps_up")]
@@ -1506,6 +1520,13 @@ def evaluate(args: argparse.Namespace) -> int:
             row["coverage_share"] = both / wi
             row["coverage_met"] = both / wi >= GOAL_SHARE["coverage"]
         goals.append(row)
+    aa = aa_agreement(models)
+    if aa["pairs"]:
+        print(f"\nthe noise floor: {aa['pairs']} configurations measured twice; the second "
+              f"measurement within the goal of the first in: mean batch {aa['mean_batch']}, "
+              f"P50 {aa['p50_ms']}, P99 {aa['p99_ms']} "
+              f"({aa['p50_ms'] / aa['pairs']:.0%} and {aa['p99_ms'] / aa['pairs']:.0%} "
+              "for P50 and P99)")
     print("\ngoals over both models (share of configurations within goal; goal share in "
           "brackets):")
     print(format_table([{**g, "mb": f"{g['mean_batch']}/{g['configurations']} "
@@ -1526,7 +1547,8 @@ def evaluate(args: argparse.Namespace) -> int:
     doc = {"benchmark": "tune_gpu", "machine": args.machine,
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "goals": GOALS, "goal_share": GOAL_SHARE,
-           "predictors": dict(PREDICTORS), "summary": goals, "models": models,
+           "predictors": dict(PREDICTORS), "summary": goals, "aa_agreement": aa,
+           "models": models,
            "tune": tune_evs}
     from _harness import environment_record
 
