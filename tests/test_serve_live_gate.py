@@ -3,7 +3,7 @@ measured against a real tritonserver.
 
 Values asserted: the live fields (the mean batch the server formed, the latency split,
 the whole command's statistics) are metric paths with the values of the file; budgets
-and baseline rules on them pass and fail as the measured numbers say (a 20 ms window
+and baseline rules on them pass and fail as the measured numbers say (a 100 ms window
 against the model's own 2 ms window: ten times the server queue time, a larger server
 batch); compare pairs the configurations of two live runs, an instance sweep's counts
 kept apart.
@@ -27,9 +27,9 @@ LOADS = "closed:2:60,burst:16"
 @pytest.fixture(scope="module")
 def live_files(triton, tmp_path_factory):
     """``a``/``a2``: the model as loaded (window 2 ms, max batch 32), twice; ``b``: window
-    20 ms; ``sweep``: instances 1 and 2 (burst:8)."""
+    100 ms; ``sweep``: instances 1 and 2 (burst:8)."""
     d = tmp_path_factory.mktemp("live-gate")
-    runs = {"a": (), "a2": (), "b": ("--window-ms", "20"),
+    runs = {"a": (), "a2": (), "b": ("--window-ms", "100"),
             "sweep": ("--instances", "1,2", "--load", "burst:8")}
     out = {}
     for name, extra in runs.items():
@@ -102,13 +102,13 @@ budgets:
     closed = next(c for c in b.configs if c.load.label == "closed:2:60")
     rep = closed.repeats[0]
     batch = checks[f"{_name(closed)}.repeats[0].server_stats.avg_batch_size"]
-    # two closed-loop clients and a 20 ms window: the server batches both
+    # two closed-loop clients and a 100 ms window: the server batches both
     assert batch["value"] == pytest.approx(rep.server_stats.avg_batch_size)
     assert batch["verdict"] == "pass"
     if _split_or_finding(closed):
         queue = checks[f"{_name(closed)}.repeats[0].live_split.server_queue_mean_ms"]
         assert queue["value"] == pytest.approx(rep.live_split.server_queue_mean_ms)
-        assert queue["verdict"] == "fail"  # the requests wait out the 20 ms window
+        assert queue["verdict"] == "fail"  # the requests wait out the 100 ms window
     net = [c for c in out["checks"] if c["metric"].endswith("client_network_mean_ms")]
     with_split = [c for c in b.configs if _split_or_finding(c)]
     assert len(net) == len(with_split) and all(c["verdict"] == "pass" for c in net)
@@ -120,7 +120,7 @@ budgets:
 
 
 def test_baseline_rules_catch_a_longer_window(live_files, tmp_path):
-    # `[*]` pairs configurations by key (a 20 ms window is another configuration than a
+    # `[*]` pairs configurations by key (a 100 ms window is another configuration than a
     # 2 ms one); a filter chooses the configurations on both sides and pairs them in order
     policy = """version: 1
 baseline:
@@ -130,9 +130,10 @@ baseline:
     direction: higher
   - serve.configs[max_batch_size=32].repeats[*].p50_ms: 10%
 """
-    # the 20 ms window adds about 18 ms to every request of the closed loop; relative to
-    # a P50 that a loaded 2-core machine stretches (a: 16.8 ms), that was +41% in one CI
-    # run, so the latency rule's limit sits well below any such ratio
+    # the 100 ms window adds about 98 ms to every request of the closed loop; a loaded
+    # 2-core machine stretched the 2 ms window's P50 to 16.8 and 21.3 ms in CI runs (a
+    # 20 ms window then came out only +9% slower), so the ratio stays far above the
+    # latency rule's 10% limit however loaded the machine is
     code, out = _gate(tmp_path, policy, live_files["b"], "-b", str(live_files["a"]))
     assert code == 1, [c["message"] for c in out["checks"]]
     by_rule: dict[int, list[dict]] = {}
@@ -198,8 +199,8 @@ def test_compare_pairs_live_configurations(live_files):
     assert out["serve"] == []
     assert sorted(out["serve_only_in_a"]) == ["burst:16 W=2 ms B=32 I=1",
                                               "closed:2:60 W=2 ms B=32 I=1"]
-    assert sorted(out["serve_only_in_b"]) == ["burst:16 W=20 ms B=32 I=1",
-                                              "closed:2:60 W=20 ms B=32 I=1"]
+    assert sorted(out["serve_only_in_b"]) == ["burst:16 W=100 ms B=32 I=1",
+                                              "closed:2:60 W=100 ms B=32 I=1"]
 
 
 def test_compare_keeps_an_instance_sweep_apart(live_files):

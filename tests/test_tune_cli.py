@@ -344,7 +344,7 @@ def test_ctrl_c_in_the_middle_keeps_finished_runs_and_restores(server, tmp_path)
     _stdout, rest = proc.communicate(timeout=120)
     err = "".join(seen) + rest
     assert proc.returncode == 130, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     assert sum(ln.startswith("error:") for ln in err.splitlines()) == 0
     assert "interrupted by SIGINT" in err
     doc = json.loads(out.read_text())
@@ -369,7 +369,7 @@ def test_a_second_ctrl_c_while_the_original_config_goes_back_still_restores_it(
     err = "".join(seen) + rest
     # 130, or killed by the second SIGINT after everything was done (a shell shows 130)
     assert proc.returncode in (130, -signal.SIGINT), err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     doc = json.loads(out.read_text())
     assert doc["tune"]["restored"] is True
     assert _key(_config(server, RESNET)) == before
@@ -431,16 +431,19 @@ def test_a_server_fault_mid_search_keeps_the_finished_runs_marked(own_server, tm
                              str(out)],  # loads as fast as before: the fault hits the run
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     seen = []
+    actor = threading.Thread(target=act, daemon=True)
     assert proc.stderr is not None
     for line in proc.stderr:
         seen.append(line)
         if "tune: run 2/" in line:
-            threading.Thread(target=act, daemon=True).start()
+            actor.start()
             break
     try:
         _stdout, rest = proc.communicate(timeout=300)
     finally:
         done.set()
+        if actor.is_alive():  # a restart still starting must not race the fixture's stop
+            actor.join(timeout=120)
     assert time.monotonic() - t0 < 300
 
     class R:

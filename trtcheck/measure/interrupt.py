@@ -87,3 +87,19 @@ def interrupts_held(on_signal: Callable[[str], None] | None = None
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM wait: the first one that arrived is raised
+    again (``signal.raise_signal``) once the block is done, to the handlers in place
+    before it, so it interrupts as it would have, just after the block. For a step an
+    interrupt must not cut in half: starting a spawned process, whose parent writes the
+    child's pickled start data through a pipe (cut short, the child prints an
+    ``UnpicklingError`` traceback on the user's terminal). Keep the block short.
+
+    Only in the main thread; elsewhere a no-op (:func:`interrupts_held`)."""
+    with interrupts_held() as held:
+        yield
+    if held.first is not None:
+        signal.raise_signal(signal.Signals[held.first])

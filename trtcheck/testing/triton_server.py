@@ -266,17 +266,19 @@ class TritonServer:
         self.log_path = self.log_path or Path(tempfile.mkstemp(prefix="tritonserver-",
                                                                suffix=".log")[1])
         log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                     env=inst.server_env(), start_new_session=True,
-                                     preexec_fn=_die_with_parent)
+        proc = self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                            env=inst.server_env(), start_new_session=True,
+                                            preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if self.proc is not proc:  # stop() or kill() from another thread meanwhile
+                raise RuntimeError("tritonserver was stopped while it started")
+            if proc.poll() is not None:
                 if "already in use" in self.log_tail(200).lower():
                     self.proc = None
                     raise _PortTaken
-                raise RuntimeError(f"tritonserver exited with {self.proc.returncode}:\n"
+                raise RuntimeError(f"tritonserver exited with {proc.returncode}:\n"
                                    + self.log_tail())
             try:
                 if self._get(self.wait_for, 1.0)[0] == 200:

@@ -47,7 +47,12 @@ from trtcheck.errors import EnvironmentProblem, InputError, UsageError
 from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
-from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_as_interrupt
+from trtcheck.measure.interrupt import (
+    interrupt_name,
+    interrupts_deferred,
+    interrupts_held,
+    sigterm_as_interrupt,
+)
 from trtcheck.measure.progress import begin_steps, step_done
 from trtcheck.measure.serving.live.kserve_http import MAX_CONNECTIONS
 from trtcheck.measure.serving.live.live_record import LiveRunRecord
@@ -546,9 +551,10 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, args=(child, job), daemon=True,
                             name="trtcheck-load")
-            p.start()
+            with interrupts_deferred():  # Ctrl-C after the start: the child is whole
+                p.start()
+                procs.append(p)
             child.close()
-            procs.append(p)
             conns.append(parent)
         deadline = time.monotonic() + START_TIMEOUT_S
         for c in conns:
