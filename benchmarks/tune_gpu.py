@@ -39,8 +39,10 @@ recorded calibration, exactly as ``trtcheck advise --from live.json --arrival-ra
 functions, in process), and compares with perf_analyzer's measurement. Goals (issue
 "tune_gpu"): mean batch within 10% in >= 95% of configurations; P50 within 10% and P99
 within 20% (or within that configuration's A/A spread, whichever is larger) in >= 90%;
-interval coverage >= 90% (when the predictions carry intervals). Prints a table per model
-and writes ``benchmarks/results/tune_gpu-<machine>.json``.
+interval coverage >= 90% (when the predictions carry intervals). Also prints the noise
+floor: of the configurations measured twice, how often the second measurement is within
+the goal of the first. Prints a table per model and writes
+``benchmarks/results/tune_gpu-<machine>.json``.
 
 Run on the GPU machine (what travels: the Triton cache as tar.xz, cp312 wheels of the
 client side; see ../shared/docs/environment.md)::
