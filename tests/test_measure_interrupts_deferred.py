@@ -34,3 +34,29 @@ def test_without_a_signal_nothing_happens_and_handlers_are_back():
     with interrupts_deferred():
         pass
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def _child_status(q) -> None:
+    with open("/proc/self/status") as f:
+        q.put(next(ln for ln in f if ln.startswith("SigBlk:")))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status") or
+                    not hasattr(signal, "pthread_sigmask"), reason="Linux signal masks")
+def test_a_process_started_with_ctrl_c_blocked_never_sees_it_and_the_parent_gets_it_after():
+    import multiprocessing as mp
+
+    from trtcheck.measure.interrupt import ctrl_c_blocked_for_children
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_blocked_for_children():
+            p = ctx.Process(target=_child_status, args=(q,))
+            p.start()
+            os.kill(os.getpid(), signal.SIGINT)  # pending here until the block ends
+        pytest.fail("the Ctrl-C was not delivered after the block")  # pragma: no cover
+    blocked = int(q.get(timeout=60).split()[1], 16)
+    p.join(timeout=60)
+    assert blocked & (1 << (signal.SIGINT - 1))  # the child's mask holds SIGINT
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, set())  # ours is back

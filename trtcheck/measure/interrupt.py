@@ -103,3 +103,22 @@ def interrupts_deferred() -> Iterator[None]:
         yield
     if held.first is not None:
         signal.raise_signal(signal.Signals[held.first])
+
+
+@contextlib.contextmanager
+def ctrl_c_blocked_for_children() -> Iterator[None]:
+    """Within the block, SIGINT is blocked in the calling thread's signal mask: a Ctrl-C
+    that arrives stays pending and reaches this process when the block ends, and every
+    process started within it inherits the blocked mask (across fork and exec) and never
+    sees a Ctrl-C. For starting helper processes that a terminal's Ctrl-C, sent to the
+    whole foreground process group, would otherwise hit while Python is still importing
+    in them (a ``KeyboardInterrupt`` traceback on the user's terminal); the process
+    that started them stops them itself. A no-op where the platform has no signal mask."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

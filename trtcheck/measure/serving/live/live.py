@@ -48,6 +48,7 @@ from trtcheck.measure.serving.live.kserve import (
     Endpoint, KServeClient, error_text, is_unreachable, make_client, parse_url,
 )
 from trtcheck.measure.interrupt import (
+    ctrl_c_blocked_for_children,
     interrupt_name,
     interrupts_deferred,
     interrupts_held,
@@ -470,9 +471,10 @@ def _worker(conn: Any, job: LoadJob) -> None:
     """Entry point of one load process: connect, warm up, report ready, wait for go, run,
     send the :class:`LoadResult` (or ``("error", text)``) back.
 
-    Ctrl-C at a terminal reaches the whole process group: a load process ignores it and
-    the measuring process stops it (SIGTERM). It exits by itself when the measuring
-    process is gone."""
+    Ctrl-C at a terminal reaches the whole process group: a load process starts with
+    SIGINT blocked (:func:`~trtcheck.measure.interrupt.ctrl_c_blocked_for_children`),
+    ignores it besides, and the measuring process stops it (SIGTERM). It exits by
+    itself when the measuring process is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
 
@@ -551,7 +553,9 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, args=(child, job), daemon=True,
                             name="trtcheck-load")
-            with interrupts_deferred():  # Ctrl-C after the start: the child is whole
+            # an interrupt waits until the child is started whole, and the child never
+            # sees a terminal's Ctrl-C (this process stops it)
+            with interrupts_deferred(), ctrl_c_blocked_for_children():
                 p.start()
                 procs.append(p)
             child.close()
@@ -1372,14 +1376,31 @@ def cold_sizes_finding(cold: list[tuple[int, float]], where: str) -> Finding:
                "run whose results you discard), then measure again")
 
 
+def _retrieve(task: asyncio.Future) -> None:
+    """Read ``task``'s outcome (now, or when it ends) so asyncio never logs "Task
+    exception was never retrieved" for it: an interrupt that cuts a request short leaves
+    its task ended with the client's error or the interrupt itself."""
+    def read(t: asyncio.Future) -> None:
+        if not t.cancelled():
+            t.exception()
+
+    if task.done():
+        read(task)
+    else:
+        task.add_done_callback(read)
+
+
 def _load(ep: Endpoint, model: str, cfg: dict[str, Any],
           timeout_s: float | None = None) -> None:
     async def go() -> None:
         async with open_target(ep) as c:
-            if timeout_s is None:
-                await c.load_model(model, cfg)
-            else:
-                await asyncio.wait_for(c.load_model(model, cfg), timeout_s)
+            task = asyncio.ensure_future(c.load_model(model, cfg))
+            try:
+                await (task if timeout_s is None else asyncio.wait_for(task, timeout_s))
+            finally:
+                if not task.done():
+                    task.cancel()
+                _retrieve(task)
 
     asyncio.run(go())
 
