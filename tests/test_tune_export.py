@@ -35,3 +35,19 @@ def test_a_max_batch_below_the_live_models_says_what_it_refuses():
     assert ("# max batch 1, below the measured server's 64: the max batch also bounds "
             "each request, so a client that sends requests of more than 1 row is "
             "refused; keep 64 if clients send batched requests") in text
+
+
+def test_an_existing_export_entry_is_refused_before_any_live_run(tmp_path):
+    """Refused at once (exit 2), before tune contacts the server: the URL here answers
+    nothing, so a check made after the search would have said 'cannot reach' instead."""
+    from conftest import assert_one_line_error, run_cli
+    from trtcheck.testing.triton_server import free_ports
+
+    entry = tmp_path / "out" / "tb_linear"
+    entry.mkdir(parents=True)
+    (entry / "config.pbtxt").write_text("name: \"tb_linear\"\n")
+    res = run_cli("tune", "--url", f"http://127.0.0.1:{free_ports(1)[0]}", "--model",
+                  "tb_linear", "--arrival-rate", "50", "--export-dir", str(tmp_path / "out"))
+    line = assert_one_line_error(res, 2, "config.pbtxt exists", "--export-dir")
+    assert "--model-name" not in line  # tune has no such option
+    assert (entry / "config.pbtxt").read_text() == "name: \"tb_linear\"\n"  # untouched

@@ -83,6 +83,7 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     batch x instance count with an interval, pick by the objective, measure the pick."""
     from trtcheck.errors import InputError
     from trtcheck.measure.serving.live.kserve import import_client, parse_url
+    from trtcheck.export.triton_repository import check_repository_entry, write_model_repository
 
     check_number("--arrival-rate", arrival_rate, low=0.0, low_open=True,
                  high=MAX_ARRIVAL_RATE_PER_S, unit=" req/s", example="200")
@@ -95,6 +96,8 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     refuse_output_over_inputs([("-o", output)], [])
     if output:
         check_output_file(output, overwrite)
+    if export_dir is not None:  # refused now, not after the live runs
+        check_repository_entry(export_dir, model, overwrite, "another --export-dir")
     from trtcheck.load.shapes import parse_shapes
 
     shape_map = parse_shapes(list(shapes)) if shapes else None
@@ -128,8 +131,6 @@ def cli(url: str, model: str, model_version: str, arrival_rate: float,
     if outcome.error is not None:
         raise outcome.error
     if export_dir is not None and res.pick is not None:
-        from trtcheck.export.triton_repository import write_model_repository
-
         text, spec = export_config_text(res)
         for path in write_model_repository(export_dir, model, text, None, spec.model_file,
                                            overwrite):

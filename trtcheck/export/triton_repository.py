@@ -126,6 +126,23 @@ def model_spec(model: str | None, *, device_kind: str | None, gpus: tuple[int, .
                      "with --from live.json")
 
 
+def check_repository_entry(repo: str, name: str, overwrite: bool,
+                           instead: str = "another repository folder or --model-name") -> None:
+    """Refuse, before any work, an export over an existing ``repo/name/config.pbtxt``
+    (unless ``overwrite``): what :func:`write_model_repository` would refuse at the end.
+    ``instead``: what the hint offers besides ``--overwrite``.
+
+    Raises:
+        InputError: the entry's ``config.pbtxt`` exists and ``overwrite`` is false.
+    """
+    from trtcheck.errors import InputError
+
+    config = Path(repo) / name / "config.pbtxt"
+    if not overwrite and config.exists():
+        raise InputError(f"{config} exists", f"pass --overwrite to replace it, or choose "
+                         f"{instead}")
+
+
 def write_model_repository(repo: str, name: str, config_text: str, model: str | None,
                            model_file: str, overwrite: bool) -> list[str]:
     """Write ``repo/name/config.pbtxt`` and copy ``model`` to ``repo/name/1/model_file``
