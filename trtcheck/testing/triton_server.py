@@ -421,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="load every model at start (no explicit model control)")
     ap.add_argument("--dir", type=Path, default=None,
                     help="folder for the model repository, written as DIR/models (an existing "
-                         "DIR/models is replaced; default: a new temporary folder)")
+                         "DIR/models is replaced; default: a new temporary folder, "
+                         "removed at exit)")
     args = ap.parse_args(argv)
     root = args.dir or Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
     loads = () if args.all_models else tuple(args.load_model or ("tb_linear",))
@@ -451,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         srv.stop()
+        if args.dir is None:  # the temporary repository this call made
+            import shutil
+
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":  # manual: start the test server and print its URLs
