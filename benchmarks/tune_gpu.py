@@ -23,8 +23,8 @@ running eagerly on ``cuda:0`` inside the python backend (``KIND_GPU``, ``gpus: [
    (mean batch, per-batch-size compute, queue time); a rate a configuration could not
    keep up with ends that configuration's rates;
 5. measures a few configurations again later in the run (the A/A spread: the noise
-   floor); ``--grid holdout2`` measures every configuration twice, the whole grid in
-   order and then again, so every configuration has its own A/A spread.
+   floor); ``--grid holdout2`` and ``holdout3`` measure every configuration twice, the
+   whole grid in order and then again, so every configuration has its own A/A spread.
 
 Everything goes to ``$OUT/tune_gpu_record.json`` (rewritten after every measurement, so a
 timeout still leaves data; ``complete`` says whether the run finished), with the
@@ -233,9 +233,22 @@ GRID_HOLDOUT2: list[tuple[Variant, tuple[float, ...]]] = [
 #: each configuration's own A/A spread, minutes apart (the issue's per-configuration
 #: tolerance: "within 10%, or within that configuration's A/A spread")
 AA_ALL = "all"
+#: ``--grid holdout3``: windows, max batch sizes and instance pairings of no other grid
+#: (0.75 and 3 ms; 6, 10, 20, 24 and 40), every measurement taken twice
+GRID_HOLDOUT3: list[tuple[Variant, tuple[float, ...]]] = [
+    (CAL[1], (0.6, 1.2, 2.0)),
+    (CAL[4], (0.9, 1.8)),
+    (Variant(1, 750, 20), (0.7, 1.6)),
+    (Variant(2, 3000, 40), (0.8, 2.2)),
+    (Variant(3, 0, 6), (1.0, 2.0)),
+    (Variant(4, 750, 24), (0.6, 1.5)),
+    (Variant(2, 0, 10), (1.2, 2.4)),
+    (Variant(3, 3000, 40), (0.9,)),
+]
 GRIDS: dict[str, tuple[list[tuple[Variant, tuple[float, ...]]], Any]] = {
     "full": (GRID, AA), "small": (GRID_SMALL, AA_SMALL),
-    "holdout": (GRID_HOLDOUT, AA_HOLDOUT), "holdout2": (GRID_HOLDOUT2, AA_ALL)}
+    "holdout": (GRID_HOLDOUT, AA_HOLDOUT), "holdout2": (GRID_HOLDOUT2, AA_ALL),
+    "holdout3": (GRID_HOLDOUT3, AA_ALL)}
 
 
 # ----------------------------------------------------------------------------- record
@@ -808,7 +821,9 @@ def main() -> int:
                    "for a model with a T(1) two to three times longer; holdout: 10 "
                    "configurations, 24 rates, none of them in the other grids but the "
                    "calibration ones; holdout2: 9 configurations, 20 rates, again none of "
-                   "the others', every measurement taken twice [full]")
+                   "the others', every measurement taken twice; holdout3: 8 configurations, "
+                   "16 rates, again none of the others', every measurement taken twice "
+                   "[full]")
     r.add_argument("--warm-sizes", choices=["pow2", "all"], default="pow2",
                    help="batch sizes each instance runs once at load: powers of two and "
                    "the max, or every size up to the max (a model whose every new shape "
