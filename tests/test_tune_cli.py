@@ -231,6 +231,10 @@ def test_an_objective_nothing_meets_is_one_line_and_keeps_the_runs(server, tmp_p
     t = json.loads(out.read_text())["tune"]
     assert t["pick"] is None and t["live_runs"] >= 3 and t["predictions"]
     assert t["restored"]
+    # the note on the length of the runs that measure a pick only where one was made
+    measured = any(r.get("measured") for r in t["rounds"])
+    assert measured == any(n.startswith("the runs that measure a pick") for n in t["notes"]), (
+        t["rounds"], t["notes"])
 
 
 def test_no_interval_within_the_objective_measures_the_closest_candidate(server, tmp_path):

@@ -339,10 +339,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
         tail = tp.tail_drift(reps)
         confirm_s = tp.confirm_duration_s(tail, s.duration_s, s.rate_per_s)
-        for note in (tp.p99_spread_note(tail, s.duration_s),
-                     tp.confirm_length_note(tail, s.duration_s, s.rate_per_s)):
-            if note:
-                res.notes.append(note)
+        spread_note = tp.p99_spread_note(tail, s.duration_s)
+        if spread_note:
+            res.notes.append(spread_note)
+        # said once a run of that length was made (a search that measures no pick makes none)
+        length_note = tp.confirm_length_note(tail, s.duration_s, s.rate_per_s)
         resid_log: list[float] = []
         n_req = max(50, int(s.rate_per_s * confirm_s))
         # 2. predict and pick; 3. confirm
@@ -457,6 +458,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 # against 17.9 ms, and its refitted interval was 2-15 ms): the next
                 # round picks another
                 excluded.append((pick.window_us, pick.max_batch_size, pick.instances))
+        if length_note and any(c.measured is not None for c in res.rounds):
+            res.notes.append(length_note)
         above = (res.pick is not None and res.pick.measured is not None
                  and s.slo_p99_ms is not None and res.pick.measured.p99_ms > s.slo_p99_ms)
         if res.pick is None or (above and fallback is not None):
