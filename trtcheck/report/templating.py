@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import TrtcheckError
-from trtcheck.units import human_bytes, terminal_safe
+from trtcheck.units import human_bytes, sig, terminal_safe
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>#&])")
 
@@ -97,6 +97,7 @@ def environment(markdown: bool) -> Any:
     env.filters["md"] = md_escape
     env.filters["md_prose"] = md_prose
     env.filters["num"] = _fmt
+    env.filters["sig"] = sig
     env.filters["bytes"] = human_bytes
     return env
 
