@@ -488,3 +488,45 @@ def test_statistics_that_count_nothing_are_the_servers_problem(tmp_path):
     assert_one_line_error(res, 3, "cannot calibrate tune", "marked invalid")
     doc = json.loads(out.read_text())
     assert doc["incomplete"].startswith("invalid: ") and doc["tune"]["live_runs"] >= 1
+
+
+def _load_config(srv, name: str, cfg: dict) -> None:
+    import urllib.request
+
+    body = json.dumps({"parameters": {"config": json.dumps(cfg)}}).encode()
+    req = urllib.request.Request(f"{srv.http_url}/v2/repository/models/{name}/load",
+                                 data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        assert r.status == 200
+
+
+def test_warm_up_entries_an_earlier_run_left_are_not_restored_as_the_original(
+        server, tmp_path):
+    """A run stopped hard (SIGKILL) before it loaded the original configuration again
+    leaves the model on its search's configuration, with trtcheck's own warm-up entries.
+    The next search records and restores the configuration without them, and says so.
+    Before, it took them for the user's and kept them for good."""
+    from trtcheck.measure.serving.live.live import WARMUP_PREFIX, with_batch_warmup
+
+    clean = _config(server, "tb_linear")
+    left, why = with_batch_warmup(clean)
+    assert why is None
+    _load_config(server, "tb_linear", left)
+    assert any(w["name"].startswith(WARMUP_PREFIX)
+               for w in _config(server, "tb_linear").get("model_warmup", []))
+    out = tmp_path / "t.json"
+    res = run_cli("tune", "--url", server.http_url, "--model", "tb_linear", "--arrival-rate",
+                  "50", "--slo-p99-ms", "0.001", "--duration-s", "1.5", "-o", str(out),
+                  timeout=600)
+    assert_one_line_error(res, 2, "no configuration searched meets the objective")
+    t = json.loads(out.read_text())["tune"]
+    ours = [w for w in t["original_config"].get("model_warmup", [])
+            if w["name"].startswith(WARMUP_PREFIX)]
+    assert not ours
+    assert any(f"{WARMUP_PREFIX}* that an earlier trtcheck run left behind" in n
+               for n in t["notes"]), t["notes"]
+    assert t["restored"]
+    after = _config(server, "tb_linear")
+    assert not any(w["name"].startswith(WARMUP_PREFIX) for w in after.get("model_warmup", []))
+    assert _key(after) == _key(clean)

@@ -117,6 +117,12 @@ def ctrl_c_blocked_for_children() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
+    # multiprocessing starts its resource tracker with the first spawned process and
+    # unblocks SIGINT and SIGTERM after it (resource_tracker.ensure_running): started
+    # here first, it cannot unblock them inside the block
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield

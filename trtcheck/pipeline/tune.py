@@ -168,7 +168,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             control (before any run), a model without dynamic batching dimension.
         EnvironmentProblem: the server or model is unreachable or not ready.
     """
-    from trtcheck.measure.serving.live.live import measure_live
+    from trtcheck.measure.serving.live.live import (
+        WARMUP_PREFIX,
+        measure_live,
+        without_batch_warmup,
+    )
 
     say = progress or (lambda _m: None)
     objective = get_objective(s.objective)
@@ -184,6 +188,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             f"raise --duration-s to {math.ceil(need / s.rate_per_s)} or more")
     t0 = time.monotonic()
     smd, base = read_model_config(s.url, s.model, s.model_version)
+    base, leftover = without_batch_warmup(base)
     exts = [str(x) for x in smd.get("extensions", [])]
     if exts and "model_repository" not in exts:
         raise InputError(f"the server at {s.url} has no model-repository API (its extensions: "
@@ -204,6 +209,12 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                      max_batch_size=B, max_batch_source="user" if s.max_batch else "server",
                      original_config=base)
     out = TuneOutcome(res)
+    if leftover:
+        res.notes.append(
+            f"the model's configuration held {leftover} warm-up entries named "
+            f"{WARMUP_PREFIX}* that an earlier trtcheck run left behind (it was stopped "
+            "before it could load the original configuration again); the configuration "
+            "recorded and restored as the original leaves them out")
     if s.max_batch and s.max_batch > server_mb:
         res.notes.append(f"searching max batch up to {B} (--max-batch), above the server's "
                          f"configured {server_mb}")

@@ -467,9 +467,10 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="trtcheck-parent-watch").start()
 
 
-def _worker(conn: Any, job: LoadJob) -> None:
-    """Entry point of one load process: connect, warm up, report ready, wait for go, run,
-    send the :class:`LoadResult` (or ``("error", text)``) back.
+def _worker(conn: Any) -> None:
+    """Entry point of one load process: receive its :class:`LoadJob` through ``conn``,
+    connect, warm up, report ready, wait for go, run, send the :class:`LoadResult` (or
+    ``("error", text)``) back.
 
     Ctrl-C at a terminal reaches the whole process group: a load process starts with
     SIGINT blocked (:func:`~trtcheck.measure.interrupt.ctrl_c_blocked_for_children`),
@@ -477,6 +478,11 @@ def _worker(conn: Any, job: LoadJob) -> None:
     itself when the measuring process is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
+    try:
+        job: LoadJob = conn.recv()
+    except (EOFError, OSError):  # the measuring process stopped before sending it
+        conn.close()
+        return
 
     def ready(warm_errors: dict[str, str]) -> None:
         conn.send(("ready", warm_errors))
@@ -551,7 +557,7 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
     try:
         for job in jobs:
             parent, child = ctx.Pipe()
-            p = ctx.Process(target=_worker, args=(child, job), daemon=True,
+            p = ctx.Process(target=_worker, args=(child,), daemon=True,
                             name="trtcheck-load")
             # an interrupt waits until the child is started whole, and the child never
             # sees a terminal's Ctrl-C (this process stops it)
@@ -560,6 +566,18 @@ def run_processes(jobs: list[LoadJob], between: Callable[[], None],
                 procs.append(p)
             child.close()
             conns.append(parent)
+            # the job (request data, schedule: up to megabytes) goes through the
+            # connection, not the start data: a child that dies while starting closes
+            # its end and the send fails, where the start data's pipe, whose read end
+            # the starting process keeps open while it writes, would block for good
+            try:
+                parent.send(job)
+            except OSError:
+                p.join(timeout=STOP_TIMEOUT_S)
+                raise EnvironmentProblem(
+                    "a load generator process ended while starting"
+                    + (f" (exit code {p.exitcode})" if p.exitcode is not None else ""),
+                    "check memory and the Python environment") from None
         deadline = time.monotonic() + START_TIMEOUT_S
         for c in conns:
             msg = _recv(c, deadline, "start and warm up")
@@ -944,6 +962,23 @@ def with_batch_warmup(cfg: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return out, None
 
 
+def without_batch_warmup(cfg: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``(copy of Triton config cfg without the model_warmup entries that
+    with_batch_warmup adds, how many there were)``: a configuration read from a server
+    that an interrupted run left on its search's configuration holds them, and they are
+    not the user's. ``cfg`` itself when there are none."""
+    import copy
+
+    warm = cfg.get("model_warmup") or []
+    ours = [w for w in warm if str(w.get("name", "")).startswith(WARMUP_PREFIX)]
+    if not ours:
+        return cfg, 0
+    out = copy.deepcopy(cfg)
+    out["model_warmup"] = [w for w in warm
+                           if not str(w.get("name", "")).startswith(WARMUP_PREFIX)]
+    return out, len(ours)
+
+
 def _device_of(config: dict[str, Any]) -> str:
     config = _checked(check_model_config, config, "model configuration")
     kinds = sorted({str(g.get("kind", "KIND_AUTO")) for g in config.get("instance_group", [])})
@@ -1038,6 +1073,8 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
             return smd, md, cfg, st
 
     smd, md, base_cfg, first_stats = asyncio.run(inspect())
+    if sweep:  # the original to load again: never trtcheck's own leftover warm-up
+        base_cfg, _ = without_batch_warmup(base_cfg)
     if windows_us is not None and any(w > 0 for w in windows_us) \
             and int(base_cfg.get("max_batch_size", 0) or 0) == 0 \
             and not any(m > 0 for m in (max_batch_sizes or [])):
