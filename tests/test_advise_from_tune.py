@@ -141,3 +141,24 @@ def test_without_slo_a_tune_document_gives_its_recorded_objective(tmp_path):
     text = run_cli("advise", "--from", str(path), "--replicas", "0")
     assert text.returncode == 0, text.stderr
     assert f"P99 objective {slo:g} ms: the tune search's recorded in" in text.stdout
+
+
+def test_an_objective_no_searched_configuration_meets_is_named_not_the_capacity(tmp_path):
+    """ResNeXt-50 on an H100 at 250 req/s (a recorded tune search): a P99 objective of
+    9 ms, below what its calibrated stalls allow at any instance count, is the error,
+    with the best P99 reached. Before: "250 req/s is above the capacity of every
+    searched configuration ...: at least 1 instances are needed" (the P99 search kept
+    no prediction of the counts it screened)."""
+    import lzma
+    from pathlib import Path
+
+    raw = (Path(__file__).resolve().parent / "data" / "tune-gpu-raw"
+           / "h100-host-resnext50_32x4d-tune.json.xz")
+    entry = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+                 if t["rate_per_s"] == 250.0)
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(entry["tune_json"]))
+    res = run_cli("advise", "--from", str(path), "--slo-p99-ms", "9", timeout=600)
+    line = assert_one_line_error(res, 2, "no searched configuration meets P99 <= 9 ms at "
+                                 "250 req/s", "the best reached is P99")
+    assert "above the capacity" not in line

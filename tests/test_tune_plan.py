@@ -260,3 +260,19 @@ def test_a_count_without_its_own_run_is_named_interpolated_or_extrapolated():
                               5: "extrapolated", 6: "extrapolated"}
     assert 1.0 < curves.factors[2] < curves.factors[3] < curves.factors[4] < curves.factors[5]
     assert set(tp.INFERRED_CONTENTION) == {"interpolated", "extrapolated", "assumed"}
+
+
+def test_when_no_configuration_keeps_up_the_one_that_carries_most_is_named():
+    from trtcheck.results.tune import TunePrediction
+
+    def pred(mb, n, util, cap, stable):
+        return TunePrediction(window_us=0.0, max_batch_size=mb, instances=n, stable=stable,
+                              utilisation=util, capacity_queries_per_s=cap)
+
+    busy = [pred(1, 1, 2.2, 27.0, False), pred(8, 2, 1.1, 55.0, False),
+            pred(4, 2, 0.95, 63.0, True)]  # stable, but past the 90% headroom
+    top = tp.none_keeps_up(busy, 0.9)
+    assert top is not None and (top.max_batch_size, top.instances) == (4, 2)
+    # one configuration that keeps up with headroom: the rate is not what stops a search
+    assert tp.none_keeps_up([*busy, pred(8, 4, 0.5, 120.0, True)], 0.9) is None
+    assert tp.none_keeps_up([], 0.9) is None

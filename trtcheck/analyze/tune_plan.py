@@ -1076,6 +1076,18 @@ def probe_candidate(preds: Sequence[TunePrediction], slo_p99_ms: float | None,
                                      p.window_us, p.max_batch_size))
 
 
+def none_keeps_up(preds: Sequence[TunePrediction],
+                  max_utilisation: float = DEFAULT_MAX_UTILISATION
+                  ) -> TunePrediction | None:
+    """When no prediction keeps up with the rate at most ``max_utilisation`` busy (0-1),
+    the one that carries the most (its ``capacity_queries_per_s``): the rate, not the P99
+    objective, is what no configuration searched meets. ``None`` when one keeps up or
+    there are no predictions."""
+    if not preds or any(p.stable and p.utilisation <= max_utilisation for p in preds):
+        return None
+    return max(preds, key=lambda p: p.capacity_queries_per_s or 0.0)
+
+
 def best_p99(preds: Sequence[TunePrediction]) -> TunePrediction | None:
     """The stable prediction with the lowest P99 upper end (what an unmet objective
     came closest to)."""

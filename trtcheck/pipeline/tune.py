@@ -478,7 +478,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             # the objective while another measured within it
             if fallback is None:
                 out.error = _nothing_meets(res, objective, s.slo_p99_ms,
-                                           tp.best_p99(res.predictions), unit)
+                                           tp.best_p99(res.predictions), unit,
+                                           s.max_utilisation)
             else:  # one measured within the objective
                 res.pick, res.runner_up = fallback, None
                 res.notes.append(_uncertified_note(fallback, s.slo_p99_ms, d99, unit))
@@ -511,9 +512,24 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
 
 
 def _nothing_meets(res: TuneResult, objective: Any, slo_p99_ms: float | None,
-                   best: TunePrediction | None, unit: str) -> InputError:
-    """The error of a search that found nothing within the objective: the
-    configurations it measured for it and their P99, else the closest prediction."""
+                   best: TunePrediction | None, unit: str,
+                   max_utilisation: float = tp.DEFAULT_MAX_UTILISATION) -> InputError:
+    """The error of a search that found nothing within the objective: when no
+    configuration keeps up with the rate at most ``max_utilisation`` busy, that (the
+    objective is not what stops it), with the most any carries; else the configurations
+    it measured for it and their P99, else the closest prediction."""
+    rate = res.arrival_rate_per_s
+    top = tp.none_keeps_up(res.predictions, max_utilisation)
+    if top is not None:
+        cap = float(top.capacity_queries_per_s or 0.0)
+        headroom = ("" if not any(p.stable for p in res.predictions) else
+                    f" at most {max_utilisation:.0%} busy")
+        return InputError(
+            f"no configuration searched keeps up with {sig(rate)} req/s{headroom}: the most "
+            f"any carries is about {sig(cap)} req/s ({tp.config_text(top, unit)}, by the "
+            "calibration's T(b))",
+            f"lower --arrival-rate below {sig(max_utilisation * cap)}, or allow more "
+            "--max-instances")
     tried = "".join(f"; measured {tp.config_text(c, unit)}: P99 {sig(c.measured.p99_ms)} ms"
                     for c in res.rounds if not c.certified and c.measured is not None)
     near = (f"; the closest: {tp.config_text(best, unit)}, P99 up to {sig(best.p99.hi_ms)} ms"

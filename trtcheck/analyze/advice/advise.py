@@ -560,6 +560,7 @@ def advise(req: AdviseRequest) -> Advice:
     chosen: SimPrediction | None = None
     feasible_at: list[SimPrediction] = []
     searched: list[int] = []
+    screened: list[SimPrediction] = []  # what the screens simulated (not kept in preds)
     stopped = ""
 
     def probe(n: int, screen: bool = False) -> list[SimPrediction]:
@@ -578,8 +579,7 @@ def advise(req: AdviseRequest) -> Advice:
             return []
         arr = load.head(max(SLO_SCREEN_REQUESTS, len(load) // 3)) if screen else arrivals
         res = sweep(cands, sv, arr, seed=req.seed, rate_per_s=rate)
-        if not screen:
-            preds.extend(res)
+        (screened if screen else preds).extend(res)
         return [p for p in res if p.stable and p.utilisation <= req.max_utilisation + 1e-12
                 and (req.slo_p99_ms is None or (p.p99_ms or math.inf) <= req.slo_p99_ms)]
 
@@ -621,7 +621,8 @@ def advise(req: AdviseRequest) -> Advice:
             feasible_at, chosen = _objective_choice(req, feas, n, inst_list, probe)
             break
     if chosen is None:
-        stable = [p for p in preds if p.stable]
+        # a P99 search that found no feasible count kept only its screens' predictions
+        stable = [p for p in preds if p.stable] or [p for p in screened if p.stable]
         if req.instances is not None and stable and req.slo_p99_ms is None:
             # fixed instances, stable but above the utilisation target: still advise
             feasible_at = [p for p in stable if p.instances == max(q.instances for q in stable)]
