@@ -6,7 +6,7 @@ The live loop against a real tritonserver is in tests/test_tune_cli.py."""
 from __future__ import annotations
 
 from trtcheck.analyze.objectives import get_objective
-from trtcheck.pipeline.tune import _why, take_round
+from trtcheck.pipeline.tune import _why, passed_over_note, take_round
 from trtcheck.results.tune import (TuneChoice, TuneInterval, TuneMeasured, TunePrediction,
                                    TuneResult)
 
@@ -117,3 +117,18 @@ def test_the_probe_follows_the_users_objective():
     assert probe_candidate(preds, 25.0, objective=get_objective("throughput")) is wide
     assert probe_candidate(preds, 25.0, objective=get_objective("p99")) is two
     assert probe_candidate(preds, 25.0) is two
+
+
+def test_a_configuration_measured_within_but_never_certified_is_explained():
+    """Round 1 measured its closest candidate within the objective (no interval was);
+    a later round certified another configuration, which is the pick. The note says why
+    the measured one was passed over, with its numbers."""
+    probe = _pred(1, 66.74, 320.0)
+    probed = _choice(probe, 1).model_copy(update={"certified": False})
+    probed.measured = TuneMeasured(p50_ms=50.0, p99_ms=225.0, throughput_queries_per_s=10.0,
+                                   mean_batch=1.0, requests=120, run=4, p50_inside=True,
+                                   p99_inside=True)
+    note = passed_over_note(probed, "instance")
+    assert note.startswith("window 1 ms, max batch 1, 1 instance measured P99 225 ms within "
+                           "the objective in one run (round 1)"), note
+    assert "[192, 320] ms was not within it" in note, note

@@ -483,6 +483,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             else:  # one measured within the objective
                 res.pick, res.runner_up = fallback, None
                 res.notes.append(_uncertified_note(fallback, s.slo_p99_ms, d99, unit))
+        elif fallback is not None and res.pick is not None and _key(fallback) != _key(
+                res.pick):
+            res.notes.append(passed_over_note(fallback, unit))
     except KeyboardInterrupt as exc:
         why = exc.args[0] if exc.args and str(exc.args[0]).startswith("interrupted") else \
             f"interrupted by {interrupt_name(exc)}"
@@ -550,6 +553,20 @@ def _uncertified_note(c: TuneChoice, slo_p99_ms: float | None, drift_p99: float,
             f"measured because its point prediction met it (P99 {sig(c.predicted.p99_ms)} "
             f"ms), and so did the measurement: P99 {sig(c.measured.p99_ms)} ms in one run; "
             "not certified by an interval")
+
+
+def _key(c: Any) -> tuple[float, int, int]:
+    return (c.window_us, c.max_batch_size, c.instances)
+
+
+def passed_over_note(c: TuneChoice, unit: str) -> str:
+    """Why ``c``, measured within the objective but never certified by its interval, is
+    not the pick (a later round certified another)."""
+    assert c.measured is not None and c.predicted.p99 is not None
+    return (f"{tp.config_text(c, unit)} measured P99 {sig(c.measured.p99_ms)} ms within the "
+            f"objective in one run (round {c.round}), but its P99 interval "
+            f"[{sig(c.predicted.p99.lo_ms)}, {sig(c.predicted.p99.hi_ms)}] ms was not within "
+            "it; the pick's interval is, and tune chooses on intervals, not on one run")
 
 
 def _measured(m: dict[str, Any], run: int, pred: TunePrediction) -> TuneMeasured:
