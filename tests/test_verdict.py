@@ -496,3 +496,19 @@ def test_tune_runs_that_fell_short_of_their_schedule_are_named_in_the_verdict():
     (p,) = _reasons(v, "tune-pick-load-short")
     assert p.effect == "cannot_tell" and v.status == "cannot_tell", v
     assert _reasons(v, "tune-calibration-load-short")
+
+
+def test_a_tune_pick_measured_in_a_short_run_is_a_warning():
+    """The H200 ResNet-34 search at 427 req/s measured its pick with 1,000 requests or
+    more: no reason. The same measurement with 116 requests (a search at a low rate on a
+    short --duration-s) rests its P99 on about one request: a warning that says so.
+    Before: "Ready: no warnings" beside tune's own note that a rare stall may be
+    missed."""
+    res = _tune_record_doc("h200-host-resnet34-tune.json.xz", 427.0)
+    assert res.tune.pick.measured.requests >= 1000
+    assert not _reasons(judge(res), "tune-pick-short-run")
+    res.tune.pick.measured.requests = 116
+    v = judge(res)
+    (r,) = _reasons(v, "tune-pick-short-run")
+    assert r.effect == "warning" and v.status == "ready_with_warnings", v
+    assert "held 116 requests, about 1 of them above its P99" in r.message, r.message

@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trtcheck.analyze.tune_plan import CONFIRM_MIN_REQUESTS
 from trtcheck.results.stats import Finding
 from trtcheck.results.tune import live_run_labels, load_short_runs
 from trtcheck.stats import CV_WARN
@@ -543,6 +544,16 @@ def _tune_reasons(results: Any) -> list[VerdictReason]:
                     "above it",
             remedy="measure the pick again (`trtcheck serve --url ...`), or run `trtcheck "
                    "tune` with a longer --duration-s"))
+    if m.requests < CONFIRM_MIN_REQUESTS:
+        above = max(1, round(0.01 * m.requests))
+        out.append(VerdictReason(
+            kind="tune-pick-short-run", effect="warning", section="tune",
+            title="the pick's P99 rests on a short run",
+            message=f"the run that measured the pick held {m.requests} requests, about "
+                    f"{above} of them above its P99 (tune aims at "
+                    f"{CONFIRM_MIN_REQUESTS:,}): a rare stall may be missing from it",
+            remedy="measure the pick again with more requests (`trtcheck serve --url ... "
+                   "--duration-s`), or run `trtcheck tune` with a longer --duration-s"))
     if not (m.p50_inside and m.p99_inside):
         off = " and ".join(q for q, ok in (("P50", m.p50_inside), ("P99", m.p99_inside))
                            if not ok)
