@@ -401,7 +401,8 @@ def make_repository(root: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Start the test server (:func:`make_repository`) by hand and print its URLs at once.
 
-    ``python -m trtcheck.testing.triton_server [--load-model NAME ...] [--all-models]``;
+    ``python -m trtcheck.testing.triton_server [--load-model NAME ...] [--all-models]
+    [--onnx NAME=PATH ...] [--demo-resnet18]``;
     prints the HTTP URL, the gRPC URL and the log path (one line each, flushed) as soon
     as the server is ready, then serves until Ctrl-C or SIGTERM. Returns the exit code
     (0 after a clean stop, 3 when the server could not start).
@@ -416,18 +417,49 @@ def main(argv: list[str] | None = None) -> int:
                     "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow, tb_numpy2) on free "
                     "loopback ports, print its URLs at once, and serve until Ctrl-C.")
     ap.add_argument("--load-model", action="append", metavar="NAME", default=None,
-                    help="model to load at start (repeatable; default: tb_linear)")
+                    help="model to load at start (repeatable; default: tb_linear, or none beside "
+                         "--onnx and --demo-resnet18)")
     ap.add_argument("--all-models", action="store_true",
                     help="load every model at start (no explicit model control)")
     ap.add_argument("--dir", type=Path, default=None,
                     help="folder for the model repository, written as DIR/models (an existing "
                          "DIR/models is replaced; default: a new temporary folder, "
                          "removed at exit)")
+    ap.add_argument("--onnx", action="append", metavar="NAME=PATH", default=[],
+                    help="also serve the ONNX model at PATH as NAME through the ONNX "
+                         "Runtime python-backend wrapper (CPU; its axis 0 is the batch), "
+                         "loaded at start (repeatable)")
+    ap.add_argument("--demo-resnet18", action="store_true",
+                    help="also serve trtcheck's demo ResNet-18 (built on first use) as "
+                         "'resnet18' through the same wrapper, loaded at start")
+    ap.add_argument("--onnx-max-batch", type=int, default=8, metavar="N",
+                    help="max_batch_size of the --onnx and --demo-resnet18 models [8]")
+    ap.add_argument("--onnx-window-us", type=int, default=1000, metavar="US",
+                    help="their dynamic batching window, microseconds [1000]")
     args = ap.parse_args(argv)
+    onnx: list[tuple[str, Path]] = []
+    for spec in args.onnx:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not Path(path).is_file():
+            ap.error(f"--onnx {spec!r}: give NAME=PATH with an existing ONNX file")
+        onnx.append((name, Path(path)))
+    if args.onnx_max_batch < 1 or args.onnx_window_us < 0:
+        ap.error("--onnx-max-batch must be >= 1 and --onnx-window-us >= 0")
+    if args.demo_resnet18:
+        from trtcheck.load.demo import demo_model_path
+
+        onnx.append(("resnet18", demo_model_path()))
     root = args.dir or Path(tempfile.mkdtemp(prefix="trtcheck-triton-"))
-    loads = () if args.all_models else tuple(args.load_model or ("tb_linear",))
-    srv = TritonServer(make_repository(root), explicit=not args.all_models,
-                       load_models=loads)
+    repo = make_repository(root)
+    if onnx:
+        from trtcheck.testing.onnx_model import write_onnx_model
+
+        for name, path in onnx:
+            write_onnx_model(repo, name, path, max_batch_size=args.onnx_max_batch,
+                             max_queue_delay_us=args.onnx_window_us)
+    loads = () if args.all_models else (
+        tuple(args.load_model or (() if onnx else ("tb_linear",))) + tuple(n for n, _ in onnx))
+    srv = TritonServer(repo, explicit=not args.all_models, load_models=loads)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         srv.start()
