@@ -162,3 +162,37 @@ def test_an_objective_no_searched_configuration_meets_is_named_not_the_capacity(
     line = assert_one_line_error(res, 2, "no searched configuration meets P99 <= 9 ms at "
                                  "250 req/s", "the best reached is P99")
     assert "above the capacity" not in line
+
+
+def test_a_count_above_the_searched_ones_follows_the_measured_contention(tmp_path):
+    """The recorded ResNet-34 search (H200, 142 req/s) measured contention up to 4
+    instances: a what-if at 6 extrapolates that curve and says so (a warning, interval
+    widened). Before: "T(b) was calibrated at 1 instance only" and the assumed
+    1 + 0.25 log2 n, as if the search had measured no other count."""
+    import lzma
+    from pathlib import Path
+
+    from trtcheck.analyze import tune_plan as tp
+
+    raw = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / "h200-host-resnet34-tune.json.xz"
+    doc = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+               if t["rate_per_s"] == 142.0)["tune_json"]
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(doc))
+    per = {c["instances"]: c for c in doc["tune"]["calibration"]["per_instances"]}
+    assert 6 not in per and per[4]["source"] == "measured"
+    res = run_cli("advise", "--from", str(path), "--window-ms", "0", "--max-batch", "4",
+                  "--instances", "6", "--replicas", "0", "--format", "json", timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    what_if = out["what_if"][0]
+    assert what_if["contention_source"] == "extrapolated"
+    t = doc["tune"]
+    cal_run = t["runs"][t["run_purposes"].index("calibration at the rate, with a repeat")]
+    n_cal = cal_run["configs"][0]["instances"] or 1
+    want = tp.contention_interp(per[4]["contention_factor"], 6, 4) / per[
+        n_cal]["contention_factor"]
+    assert what_if["contention_factor"] == pytest.approx(want, rel=1e-3)
+    notes = " ".join(out["curve"]["notes"])
+    assert "6 instances: T(b) x" in notes and "extrapolated from the instance counts" in notes
+    assert "calibrated at 1 instance only" not in notes

@@ -44,11 +44,22 @@ def contention_of(req: Any, n: int) -> tuple[float, str]:
     """``(T(b) multiplier, source)`` at ``n`` instances for ``req``'s calibration at
     ``req.calibrated_instances``: the factors a tune search calibrated
     (``req.instance_contention``, relative to one instance: ``f_n / f_cal``) where it
-    holds both counts, else :func:`contention_for` with source ``"assumed"``."""
+    holds both counts; at a count it did not reach, along the curve of its largest
+    measured count (:func:`trtcheck.analyze.tune_plan.contention_interp`, source
+    ``"interpolated"`` or ``"extrapolated"``); else :func:`contention_for` with source
+    ``"assumed"``."""
     n_cal = int(req.calibrated_instances)
     known = getattr(req, "instance_contention", None) or {}
-    if n in known and n_cal in known and known[n_cal][0] > 0:
-        return known[n][0] / known[n_cal][0], known[n][1]
+    if n_cal in known and known[n_cal][0] > 0:
+        if n in known:
+            return known[n][0] / known[n_cal][0], known[n][1]
+        # a count the search did not reach: along the curve of its largest measured
+        # count, as the search itself interpolates (tune_plan.contention_interp)
+        measured = {k: f for k, (f, src) in known.items() if src == "measured" and k > 1}
+        if measured:
+            top = max(measured)
+            f = tp.contention_interp(measured[top], n, top)
+            return f / known[n_cal][0], "interpolated" if n < top else "extrapolated"
     return contention_for(n, n_cal), "assumed"
 
 
@@ -64,8 +75,8 @@ def contention_note(req: Any, n: int) -> str:
                 f"instances")
     if source != "assumed":
         return (f"warning: {n} instances: T(b) x {f:.3g} against {n_cal} instance"
-                f"{'s' if n_cal != 1 else ''}, {source} by the tune search from the "
-                f"instance counts it ran; the prediction interval is widened by "
+                f"{'s' if n_cal != 1 else ''}, {source} from the instance counts the tune "
+                f"search measured; the prediction interval is widened by "
                 f"{tp.ASSUMED_CONTENTION_REL:.0%}")
     share = ("share one GPU" if req.device == "gpu" else "share the host's CPU cores"
              if req.device == "cpu" else "share one device")
