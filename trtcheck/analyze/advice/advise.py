@@ -1277,8 +1277,13 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
     nodes.append(DecisionNode(
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
-        value=cap1, threshold=rate / req.max_utilisation, answer="yes" if yes else "no",
-        conclusion=(f"one instance serves at most {cap1:.0f} req/s "
+        value=cap1, threshold=rate / req.max_utilisation,
+        # more instances that the user's objective chose: one does not fall short
+        answer="yes" if yes and not (req.objective != "fewest-instances" and _beyond_capacity_text(
+            req, chosen, rate, cap1)) else "no",
+        conclusion=(f"{beyond}; {_headroom_text(req, chosen, rate, cap1)}"
+                    if yes and (beyond := _beyond_capacity_text(req, chosen, rate, cap1))
+                    else f"one instance serves at most {cap1:.0f} req/s "
                     f"({_cap_batch(req, cap_b)}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "
                     f"needs at least {gpus} instance{'s' if gpus != 1 else ''} "
@@ -1457,6 +1462,20 @@ def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
             f"{req.max_utilisation:g} target: {need} instances keep it below")
 
 
+def _beyond_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
+                          cap1: float) -> str | None:
+    """Why ``chosen`` has more than one instance when one would carry ``rate`` (req/s)
+    with headroom (``cap1``: one instance's capacity at its best batch, req/s): the
+    user's objective ranked it first, or one instance misses the P99 objective; ``None``
+    when one instance falls short of the rate (capacity is the reason)."""
+    if chosen.instances <= 1 or cap1 * req.max_utilisation < rate:
+        return None
+    one = f"one instance would carry {rate:g} req/s (capacity {cap1:.0f} req/s)"
+    if req.objective != "fewest-instances":
+        return f"{one}; the objective {req.objective} chose {chosen.instances} (see its rule)"
+    return f"{one} but misses the P99 objective; {chosen.instances} meet it"
+
+
 def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction,
              f: Formulas, eff: EffectiveService, c_req: float, stability: Any) -> str:
     """The headline: the configuration, why (from the same numbers as the path), the
@@ -1509,9 +1528,12 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
     if kind == "window":
         return (f"Window {us_to_ms(chosen.window_us):g} ms with max batch "
                 f"{chosen.max_batch_size}. Predicted: {pred}.{stab}")
-    return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: one instance "
-            f"serves at most {f.capacity_per_instance_per_s:.0f} req/s "
-            f"({_cap_batch(req, f.capacity_batch_size)}). Predicted: {pred}.{stab}")
+    why = _beyond_capacity_text(req, chosen, chosen.arrival_rate_per_s,
+                                f.capacity_per_instance_per_s) or (
+        f"one instance serves at most {f.capacity_per_instance_per_s:.0f} req/s "
+        f"({_cap_batch(req, f.capacity_batch_size)})")
+    return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: {why}. "
+            f"Predicted: {pred}.{stab}")
 
 
 def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:
