@@ -295,14 +295,20 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
             # a serve configuration's field is the median over its repeats: each repeat
             # keeps the raw latencies behind its own value
             where = f"gate {head}.repeats[*].{leaf} (each repeat's raw latencies)"
+        elif head.startswith("tune.") and ".runs[" not in v.path:
+            # a tune measurement is a summary of one of the search's live runs, which
+            # keeps its raw latencies
+            where = (f"gate tune.runs[N].configs[0].repeats[*].{leaf} (the raw latencies of "
+                     "the live run that measured it; N is its measured.run)")
         else:
             where = f"gate a path with raw samples (bench.batch[N].{leaf})"
+        if rule.on_uncertified != "warn":
+            where += " or set on_uncertified: warn under the policy's settings"
         return Check(**base, metric=v.path, verdict="not-certified",
                      outcome=rule.on_uncertified, value=_plain(val), certified=False,
                      message=(f"{v.path} = {shown} meets {rule.bound_text} but no raw samples "
                               f"are kept for it, so trtcheck cannot certify {qname} (MLPerf "
-                              f"early stopping counts samples); {where} or set "
-                              f"on_uncertified: warn under the policy's settings"))
+                              f"early stopping counts samples); {where}"))
     if stat is not None and v.samples is not None and func is None and \
             stat.kind in ("quantile", "inverse_median") and 0.0 < stat.q < 1.0 and \
             all(op in ("<=", "<", ">=", ">") for op, _ in limits):
