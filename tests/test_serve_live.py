@@ -162,6 +162,15 @@ def test_unreachable_url_is_environment(tmp_path):
             assert "Connection refused" in res.stderr, res.stderr
 
 
+def test_http_at_the_grpc_port_says_so(triton, tmp_path):
+    # the gRPC port answers HTTP/1.1 with an HTTP/2 frame: named, not its raw bytes
+    url = "http://" + triton.grpc_url.split("://", 1)[1]
+    res = _serve(url, "tb_linear", tmp_path / "x.json", "--load", "burst:1")
+    msg = assert_one_line_error(res, 3, "the port looks like a gRPC endpoint",
+                                "use grpc://HOST:PORT")
+    assert "\\x00" not in msg, msg
+
+
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000", "http://127.0.0.1", "127.0.0.1:8000",
                                  "http://127.0.0.1:8000/v2/models", "http:/127.0.0.1:8000"])
 def test_bad_url_is_input(url, tmp_path):

@@ -194,6 +194,11 @@ def unreadable_answer(exc: BaseException) -> str | None:
         text = error_text(exc)
         if type(exc).__name__ == "TooManyRedirects":
             return f"redirects without end ({text})"
+        if "bad status line" in text.lower() and re.search(r"\\+x00\\+x00", text):
+            # an HTTP/2 server's first frame (SETTINGS) where an HTTP/1.1 status line goes
+            return ("an HTTP/2 frame, not an HTTP/1.1 answer: the port looks like a gRPC "
+                    "endpoint (use grpc://HOST:PORT, or the server's HTTP port, 8000 by "
+                    "default)")
         return f"not an HTTP answer the client can read ({type(exc).__name__}: {text})"
     return None
 
