@@ -148,3 +148,19 @@ def test_a_tune_pick_without_its_configuration_in_the_serving_run_gets_a_note(pa
     res = invoke("compare", tmp_path / "live.json", tmp_path / "tune.json")
     assert res.returncode == 0, res.stderr
     assert "note: nothing paired: A holds a serving run" in res.stdout
+
+
+def test_two_tune_documents_with_different_picks_say_so(pair):
+    """tune vs tune: one row of the two measured picks; when the searches picked
+    different configurations the row says so, and the serving table says it is a point
+    comparison (no better/worse)."""
+    from trtcheck.analyze.compare.compare import compare
+    from trtcheck.report.compare_render import render_text
+
+    a, _ = pair
+    same = compare(_tune_of(a, 2000.0, 8), _tune_of(a, 2000.0, 8))
+    assert [d.config for d in same.serve] == ["tune pick W=2 ms B=8 I=1"]
+    c = compare(_tune_of(a, 2000.0, 8, 2), _tune_of(a, 2000.0, 8, 1))
+    assert [d.config for d in c.serve] == [
+        "tune pick W=2 ms B=8 I=2 / W=2 ms B=8 I=1 (different picks)"]
+    assert "point comparisons: no interval, so no better/worse" in render_text(c)

@@ -208,7 +208,8 @@ def render_text(c: Comparison) -> str:
             out.append(f"  unmatched: {len(L.only_in_a)} layer(s) only in A, "
                        f"{len(L.only_in_b)} only in B")
     if v.serve:
-        out.append("serving (headline medians over repeats; A / B, change B vs A):")
+        out.append("serving (headline medians over repeats; A / B, change B vs A; point "
+                   "comparisons: no interval, so no better/worse):")
         out += _table(["configuration", "QPS", "change", "mean batch", "P50 ms", "change",
                        "P99 ms", "change"],
                       [[x.config, x.qps, x.qps_change, x.batch, x.p50,
@@ -280,7 +281,8 @@ def render_markdown(c: Comparison) -> str:
             out.append(f"| {e(x.name)} | {e(x.layer_type)} | {e(x.precision)} | "
                        f"{e(x.a)} | {e(x.b)} | {e(x.delta)} | {e(x.change_pct)} |")
     if v.serve:
-        out += ["", "### Serving (headline medians over repeats, A / B)", "",
+        out += ["", "### Serving (headline medians over repeats, A / B; point comparisons: "
+                "no interval, so no better/worse)", "",
                 "| configuration | QPS | change | mean batch | P50 ms | change | P99 ms | change |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for x in v.serve:

@@ -542,7 +542,8 @@ def compare_tune(a: Any, b: Any) -> list[ServeConfigDelta]:
         pb.window_us, pb.max_batch_size, pb.instances)
     ma, mb = pa.measured, pb.measured
     return [ServeConfigDelta(
-        config=f"tune pick {label(pa)}" + ("" if same else f" / {label(pb)}"),
+        config=f"tune pick {label(pa)}" + ("" if same else f" / {label(pb)} (different "
+                                                            "picks)"),
         qps_a=ma.throughput_queries_per_s, qps_b=mb.throughput_queries_per_s,
         batch_a=ma.mean_batch, batch_b=mb.mean_batch, p50_a_ms=ma.p50_ms,
         p50_b_ms=mb.p50_ms, p99_a_ms=ma.p99_ms, p99_b_ms=mb.p99_ms)]
