@@ -10,6 +10,18 @@ import time
 import urllib.request
 
 
+def _stop_cleanly(proc: subprocess.Popen) -> None:
+    """SIGTERM stops the server with exit code 0."""
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+
+
+def _kill_if_running(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_help_prints_usage_and_starts_nothing():
     res = subprocess.run([sys.executable, "-m", "trtcheck.testing.triton_server", "--help"],
                          capture_output=True, text=True, timeout=60)
@@ -36,12 +48,9 @@ def test_prints_urls_while_serving_and_stops_on_sigterm(tmp_path):
         http_url = lines[0].split(None, 1)[1]
         with urllib.request.urlopen(http_url + "/v2/models/tb_linear/ready", timeout=10) as r:
             assert r.status == 200
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        _stop_cleanly(proc)
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _kill_if_running(proc)
 
 
 def test_serves_the_demo_resnet18_through_the_onnx_wrapper(tmp_path):
@@ -80,9 +89,6 @@ def test_serves_the_demo_resnet18_through_the_onnx_wrapper(tmp_path):
         with urllib.request.urlopen(req, timeout=60) as r:
             out = json.loads(r.read())["outputs"][0]
         assert out["shape"][0] == 1 and len(out["data"]) == int(np.prod(out["shape"]))
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        _stop_cleanly(proc)
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _kill_if_running(proc)
