@@ -185,3 +185,42 @@ def test_load_processes_die_with_a_parent_killed_hard(triton, tmp_path):
         os.kill(p, signal.SIGKILL)
     assert not left, "load processes outlived a parent killed hard"
     assert not out.exists()
+
+
+def test_ctrl_c_while_a_configuration_loads_still_restores_the_original(triton, tmp_path):
+    """A Ctrl-C that lands while the sweep's first configuration loads (``tb_slowload``
+    takes 3 s a load): exit 130, no traceback, and the original configuration (window
+    2 ms) is what the server runs afterwards. (After such an interrupt the server may run
+    either configuration, both trtcheck's: the check before the restore accepts both.)"""
+    req = urllib.request.Request(f"{triton.http_url}/v2/repository/models/tb_slowload/load",
+                                 data=b"{}", method="POST")
+    with urllib.request.urlopen(req, timeout=120) as r:
+        assert r.status == 200
+
+    def window_us() -> int:
+        with urllib.request.urlopen(f"{triton.http_url}/v2/models/tb_slowload/config",
+                                    timeout=30) as r:
+            cfg = json.loads(r.read())
+        return int(cfg["dynamic_batching"]["max_queue_delay_microseconds"])
+
+    assert window_us() == 2000
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "serve", "--url",
+                             triton.http_url, "--model", "tb_slowload", "--window-ms", "1,3",
+                             "--load", "burst:4", "-o", str(tmp_path / "x.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, preexec_fn=interruptible)
+    try:
+        seen = _wait_line(proc, "loading tb_slowload with window 1 ms")
+        time.sleep(1.0)  # inside the 3 s load
+        proc.send_signal(signal.SIGINT)
+        _out, rest = proc.communicate(timeout=HANG_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = "".join(seen) + rest
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert window_us() == 2000, err

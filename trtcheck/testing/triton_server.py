@@ -59,6 +59,7 @@ class TritonPythonModel:
         if limit and int(cfg_mb) > limit:
             raise pb_utils.TritonModelException(
                 f"scripted refusal: max_batch_size {cfg_mb} > {limit}")
+        time.sleep(float(get("load_ms", "0")) / 1e3)  # a slow load, as a real model's
 
     def execute(self, requests):
         xs = [input_array(r, "INPUT0") for r in requests]
@@ -91,7 +92,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
                 max_batch_size: int = 32, max_queue_delay_us: int = 2000,
                 instances: int = 1, preferred_batch_sizes: tuple[int, ...] = (),
                 mode: str = "ok", dynamic_batching: bool = True,
-                refuse_max_batch_above: int = 0, first_ms: float = 0.0) -> Path:
+                refuse_max_batch_above: int = 0, first_ms: float = 0.0,
+                load_ms: float = 0.0) -> Path:
     """Write ``repo/name/config.pbtxt`` and ``repo/name/1/model.py`` (python backend).
 
     Args:
@@ -107,6 +109,8 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
             ``max_batch_size`` (0: never), to script a refused configuration.
         first_ms: extra busy wait of the first execution of each batch size in an
             instance, ms (a cold shape: what eager frameworks pay per new shape).
+        load_ms: how long each instance takes to load, ms (a real model's load: a load
+            an interrupt can land in).
 
     Returns:
         the model's folder.
@@ -123,7 +127,7 @@ def write_model(repo: Path, name: str, *, a_ms: float = 1.0, b_ms: float = 0.25,
     params = "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
                      for k, v in (("a_ms", a_ms), ("b_ms", b_ms), ("mode", mode),
                                   ("refuse_max_batch_above", refuse_max_batch_above),
-                                  ("first_ms", first_ms)))
+                                  ("first_ms", first_ms), ("load_ms", load_ms)))
     (d / "config.pbtxt").write_text(
         f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
         f'input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: {dims} }} ]\n'
@@ -382,7 +386,7 @@ def make_repository(root: Path) -> Path:
     ``tb_every2`` (every second request errors), ``tb_picky`` (fails to load with a max
     batch above 8), ``tb_slow`` (T(b) = 400 ms: requests
     outlive short bounds), ``tb_numpy2`` (outputs built from numpy arrays: empty under
-    numpy 2). Only ``tb_linear`` is meant to load at start; tests load the
+    numpy 2), ``tb_slowload`` (each load takes 3 s: an interrupt can land in one). Only ``tb_linear`` is meant to load at start; tests load the
     others when they need them."""
     repo = root / "models"
     if repo.exists():
@@ -390,6 +394,7 @@ def make_repository(root: Path) -> Path:
     repo.mkdir(parents=True)
     write_model(repo, "tb_linear", a_ms=1.0, b_ms=0.25)
     write_model(repo, "tb_fail", mode="fail")
+    write_model(repo, "tb_slowload", load_ms=3000.0)
     write_model(repo, "tb_badshape", mode="badshape")
     write_model(repo, "tb_every2", mode="every2")
     write_model(repo, "tb_picky", max_batch_size=8, refuse_max_batch_above=8)
@@ -414,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m trtcheck.testing.triton_server",
         description="Start a real Triton server over the test model repository "
-                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow, tb_numpy2) on free "
+                    "(tb_linear, tb_fail, tb_badshape, tb_every2, tb_picky, tb_slow, tb_numpy2, tb_slowload) on free "
                     "loopback ports, print its URLs at once, and serve until Ctrl-C.")
     ap.add_argument("--load-model", action="append", metavar="NAME", default=None,
                     help="model to load at start (repeatable; default: tb_linear, or none beside "

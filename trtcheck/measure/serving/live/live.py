@@ -1104,6 +1104,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
     k = 0
     begin_steps(progress, total * repeats, "run", "serve")
     loaded: dict[str, Any] | None = None
+    loading: dict[str, Any] | None = None  # a load in flight (an interrupt may cut it)
     skipped: list[tuple[dict[str, Any], InputError]] = []
     incomplete: str | None = None
     fault: lf.Fault | None = None
@@ -1134,7 +1135,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                                  f"{us_to_ms(window_us_of(cfg)):g} ms, max "
                                  f"batch {cfg.get('max_batch_size')}, "
                                  f"{instances_of(cfg)} instance(s) ...")
-                    loaded = cfg
+                    loaded = loading = cfg
                     try:
                         _load(ep, model, cfg)
                     except InputError as exc:
@@ -1143,10 +1144,12 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         if "refuses to load models" in str(exc):
                             raise
                         skipped.append((cfg, exc))
+                        loading = None  # refused: the server kept what it ran
                         step_done(progress, f"warning: {exc}; skipping this configuration",
                                   steps=len(shapes_) * repeats)
                         k += len(shapes_)
                         continue
+                    loading = None
                     cfg = _current_config(ep, model, model_version) or cfg
                 window_note = lf.window_not_applied(w, cfg)
                 applied_note = (lf.settings_not_applied(mb, n_inst, cfg, instances_of(cfg))
@@ -1251,6 +1254,10 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                 skip = (fault.reason if fault is not None and fault.kind in (
                     "server-gone", "model-unloaded", "config-changed")
                     else lf.restore_skip_reason(ep, model, model_version, expected))
+                if skip and loading is not None:
+                    # interrupted while a configuration loaded: the server runs either
+                    # the one before or that one, both trtcheck's
+                    skip = lf.restore_skip_reason(ep, model, model_version, loading)
                 if skip and progress:
                     progress(f"warning: not loading {model} with its original "
                              f"configuration again: {skip}")
