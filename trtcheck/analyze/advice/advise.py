@@ -1274,15 +1274,15 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                                   value=float(chosen.instances), threshold=None,
                                   answer="given", conclusion=s_concl))
         return nodes
+    beyond = _beyond_capacity_text(req, chosen, rate, cap1)
+    # more instances that the user's objective chose: one instance does not fall short
+    by_objective = beyond is not None and req.objective != "fewest-instances"
     nodes.append(DecisionNode(
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
         value=cap1, threshold=rate / req.max_utilisation,
-        # more instances that the user's objective chose: one does not fall short
-        answer="yes" if yes and not (req.objective != "fewest-instances" and _beyond_capacity_text(
-            req, chosen, rate, cap1)) else "no",
-        conclusion=(f"{beyond}; {_headroom_text(req, chosen, rate, cap1)}"
-                    if yes and (beyond := _beyond_capacity_text(req, chosen, rate, cap1))
+        answer="yes" if yes and not by_objective else "no",
+        conclusion=(f"{beyond}; {_headroom_text(req, chosen, rate, cap1)}" if beyond
                     else f"one instance serves at most {cap1:.0f} req/s "
                     f"({_cap_batch(req, cap_b)}, simulated "
                     f"execution {float(chosen_time(eff, cap_b, curve)):.3g} ms); {rate:g} req/s "

@@ -954,11 +954,10 @@ def with_batch_warmup(cfg: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         inputs[name] = {"data_type": dtype, "dims": dims, "random_data": True}
     if not inputs:
         return cfg, "the configuration lists no inputs"
-    out = copy.deepcopy(cfg)
-    own = [w for w in out.get("model_warmup") or []
-           if not str(w.get("name", "")).startswith(WARMUP_PREFIX)]
-    out["model_warmup"] = own + [{"name": f"{WARMUP_PREFIX}{b}", "batch_size": b,
-                                  "count": 1, "inputs": inputs} for b in range(1, mb + 1)]
+    out = copy.deepcopy(without_batch_warmup(cfg)[0])
+    out["model_warmup"] = (out.get("model_warmup") or []) + [
+        {"name": f"{WARMUP_PREFIX}{b}", "batch_size": b, "count": 1, "inputs": inputs}
+        for b in range(1, mb + 1)]
     return out, None
 
 
