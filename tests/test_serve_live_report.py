@@ -69,7 +69,17 @@ def test_markdown_shows_server_statistics_config_and_split(live_report):
     stats = {tuple(r[:4]): r for r in _md_table(md, "Server statistics (Triton, median repeat)")}
     split = {tuple(r[:4]): r for r in _md_table(md, "Where each request's time went (means, "
                                                     "ms)")}
-    assert len(stats) == len(split) == len(run.configs) == 4
+    assert len(stats) == len(run.configs) == 4
+    # a split whose parts the server's timestamps make negative is left out with a
+    # warning (the python backend can release a request before its execute returns on a
+    # loaded machine): every other configuration has its row
+    dropped = {tuple(_key(c)) for c in run.configs
+               if c.repeats[c.median_repeat].live_split is None}
+    for c in run.configs:
+        if tuple(_key(c)) in dropped:
+            assert any(w.code == "live-split-inconsistent" for w in c.warnings), _key(c)
+    assert "live-split-inconsistent" in md or not dropped
+    assert set(split) == set(stats) - dropped
     for c in run.configs:
         rep = c.repeats[c.median_repeat]
         st, sp = rep.server_stats, rep.live_split
@@ -81,6 +91,8 @@ def test_markdown_shows_server_statistics_config_and_split(live_report):
         assert row[7] == ", ".join(f"{b.batch_size}\u00d7{b.execution_count}"
                                    for b in st.batch_stats)
         assert row[8] == f"{st.queue.mean_ms:.3f}"
+        if sp is None:
+            continue
         row = split[tuple(_key(c))]
         parts = [sp.client_network_mean_ms, sp.server_queue_mean_ms,
                  sp.server_compute_mean_ms, sp.server_other_mean_ms]
