@@ -70,6 +70,9 @@ def test_server_mean_batch_equals_triton_stats_delta(triton, tmp_path, scheme):
     assert cfg["mean_batch_size"] == pytest.approx(inf / exe, rel=0.05)
     # the split adds up: client+network + server request = client mean from send
     sp = rep["live_split"]
+    if sp is None:  # left out as inconsistent (a loaded machine), and said so
+        assert "live-split-inconsistent" in json.dumps(cfg["warnings"])
+        return
     assert sp["client_network_mean_ms"] + sp["server_request_mean_ms"] == pytest.approx(
         sp["client_mean_ms"])
     assert sp["server_compute_mean_ms"] >= 1.0  # T(1) = 1.25 ms busy wait
