@@ -59,25 +59,62 @@ def test_advise_from_a_real_tune_search_defaults_to_its_target_rate(triton, tmp_
     assert json.loads(b.stdout)["recommendation"]["prediction"]["arrival_rate_per_s"] == 30.0
 
 
-def test_sizes_the_search_measured_but_the_rate_run_did_not_are_noted():
+def test_sizes_the_search_measured_above_the_rate_run_extend_its_curve():
     """tune.json held a measured T(7) from its closed loop while `advise --from tune.json`
-    (calibrated from the run at the rate, batches of 1) quoted capacity at T(8) = T(1):
-    the advice says those sizes are extrapolated, and names the measured values."""
+    (calibrated from the run at the rate, batches of 1) extrapolated T(b) above 1 and
+    said sizes above 1 were not assessed: the curve now takes the search's T(b) above
+    the run's largest size, scaled to the run's level at that size, and says so."""
     from types import SimpleNamespace
 
     from trtcheck.analyze.advice.curve import make_curve
-    from trtcheck.analyze.advice.inputs import tune_curve_note
+    from trtcheck.analyze.advice.inputs import tune_extended_curve
 
     tune = SimpleNamespace(calibration=SimpleNamespace(per_instances=[
         SimpleNamespace(instances=1, batch_sizes=[1, 7], t_ms=[36.06, 159.5]),
         SimpleNamespace(instances=2, batch_sizes=[1, 7], t_ms=[40.0, 170.0])]))
-    note = tune_curve_note(tune, make_curve([(1, 36.06)], source="live"), "tune.json")
-    assert note is not None
-    assert note.startswith("tune.json's search also measured T(7) = 159.5 ms at 1 instance")
-    assert "sizes above 1 are extrapolated as T(b) = T(1)" in note
-    # nothing to say when the run at the rate formed those sizes itself
-    assert tune_curve_note(tune, make_curve([(1, 36.0), (7, 160.0)], source="live"),
-                            "tune.json") is None
+    curve, note = tune_extended_curve(tune, make_curve([(1, 40.0)], source="live"),
+                                      "tune.json")
+    k = 40.0 / 36.06  # this run's T(1) over the search's
+    assert curve.points() == [(1, 40.0), (7, pytest.approx(159.5 * k))]
+    assert curve.max_batch_measured == 7 and curve.source == "live"
+    assert note is not None and note.startswith(
+        "T(b) above batch 1 (the largest the run at the rate formed) comes from tune.json's "
+        "search, which measured batch sizes up to 7 at 1 instance")
+    assert f"times {k:.3f}" in note and f"T(7) = {159.5 * k:.4g} ms" in note
+    # between two of the search's sizes, its T is interpolated for the ratio
+    curve, note = tune_extended_curve(tune, make_curve([(1, 36.06), (4, 97.78)],
+                                                       source="live"), "tune.json")
+    assert curve.points()[-1] == (7, pytest.approx(159.5))
+    # nothing to add when the run at the rate formed those sizes itself
+    same = make_curve([(1, 36.0), (7, 160.0)], source="live")
+    assert tune_extended_curve(tune, same, "tune.json") == (same, None)
+
+
+def test_advice_from_a_recorded_search_assesses_the_sizes_its_closed_loop_measured(tmp_path):
+    """ResNet-152 on an H100 at 107 req/s (a recorded tune search): its run at the rate
+    formed batches up to 4, its closed loop measured up to 44. The advice's T(b) reaches
+    44: sizes above 44, not above 4, are the ones it says it did not assess."""
+    import lzma
+    from pathlib import Path
+
+    raw = (Path(__file__).resolve().parent / "data" / "tune-gpu-raw"
+           / "h100-host-resnet152-tune.json.xz")
+    entry = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+                 if t["rate_per_s"] == 107.0)
+    doc = entry["tune_json"]
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(doc))
+    one = next(c for c in doc["tune"]["calibration"]["per_instances"] if c["instances"] == 1)
+    res = run_cli("advise", "--from", str(path), "--replicas", "0", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    sizes = sorted(int(b) for b in out["curve"]["points_ms"])
+    assert sizes[-1] == max(one["batch_sizes"]) == 44 and 4 in sizes
+    text = json.dumps(out)
+    # the cap is the closed loop's (the server allows 64), not the run at the rate's
+    assert "batch sizes above 44, the largest the calibration run measured" in text
+    assert "above 4," not in text and "max batch 4 is" not in text.lower()
+    assert "T(b) above batch 4 (the largest the run at the rate formed)" in text
 
 
 def test_the_what_if_of_tunes_pick_uses_its_contention_and_interval_kind(tmp_path):

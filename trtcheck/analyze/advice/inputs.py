@@ -4,6 +4,7 @@ serving overheads from the serve section (when present)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
             results.model_copy(update={"serve": tune.runs[i]}),
             source=f"{source}, tune live run {live_run_labels(tune.runs)[i]} "
                    f"({tune.run_purposes[i]})", seed=seed)
-        note = tune_curve_note(tune, curve, source)
+        curve, note = tune_extended_curve(tune, curve, source)
         cal = getattr(tune, "calibration", None)
         if cal is not None and cal.per_instances:
             # T(b) per instance count as the search calibrated it (relative to one
@@ -118,28 +119,57 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
     return inputs_from_results(results, source=source)
 
 
-def tune_curve_note(tune: Any, curve: LatencyCurve, source: str) -> str | None:
-    """A note when the tune search measured T(b) at batch sizes above the ones its run at
-    the rate formed (its closed-loop calibration; ``tune.calibration``) that the advice,
-    calibrated from the run at the rate alone, does not use: those sizes are
-    extrapolated here, and the note gives the measured values to compare with."""
+TUNE_CURVE_POINTS_SHOWN = 6
+"""Batch sizes of the search's T(b) that the note of :func:`tune_extended_curve` names."""
+
+
+def tune_extended_curve(tune: Any, curve: LatencyCurve, source: str
+                        ) -> tuple[LatencyCurve, str | None]:
+    """T(b) of ``advise --from tune.json``: ``curve`` (calibrated from the search's run at
+    the rate) extended with the batch sizes above its largest that the search measured
+    at one instance (its closed-loop calibration, ``tune.calibration.per_instances``),
+    and a note saying so; ``(curve, None)`` when the search measured nothing above.
+
+    The search's T(b) is that of a busy instance; the run at the rate may run each
+    execution slower (idle gaps between executions), so the added points are the
+    search's values times ``k = T_rate(top) / T_search(top)`` (``top`` the largest size
+    the run at the rate formed, ``T_search(top)`` interpolated on the search's points):
+    the shape the search measured, at the level of the run the advice calibrates from.
+
+    Raises:
+        InputError: the extended curve decreases beyond the noise tolerance (as
+            :func:`~trtcheck.analyze.advice.curve.make_curve`).
+    """
+    from trtcheck.analyze.advice.curve import MONOTONE_NOISE_TOLERANCE, make_curve
+
     cal = getattr(tune, "calibration", None)
     per = [p for p in (getattr(cal, "per_instances", None) or [])
            if int(getattr(p, "instances", 0)) == 1]
-    if not per:
-        return None
+    if not per or not per[0].batch_sizes:
+        return curve, None
     top = curve.max_batch_measured
-    above = [(int(b), float(t)) for b, t in zip(per[0].batch_sizes, per[0].t_ms)
-             if int(b) > top]
+    bs = np.asarray(per[0].batch_sizes, dtype=np.float64)
+    ts = np.asarray(per[0].t_ms, dtype=np.float64)
+    above = [(int(b), float(t)) for b, t in zip(bs, ts) if int(b) > top]
     if not above:
-        return None
-    pts = ", ".join(f"T({b}) = {t:.4g} ms" for b, t in above)
-    how = (f"as T(b) = T({top}), the best case for batching" if curve.batch_sizes.size == 1
-           else "along the fit's slope")
-    return (f"{source}'s search also measured {pts} at 1 instance (its closed-loop "
-            f"calibration); this advice calibrates from the run at the rate alone, which "
-            f"formed batches up to {top}, so sizes above {top} are extrapolated {how}, not "
-            "those measured values (trtcheck tune's own pick uses them)")
+        return curve, None
+    t_search_top = float(np.interp(top, bs, ts))
+    t_rate_top = float(curve.t_ms(top))
+    k = t_rate_top / t_search_top if t_search_top > 0 else 1.0
+    added = [(b, t * k) for b, t in above]
+    extended = make_curve(curve.points() + added, source=curve.source,
+                          samples_ms=curve.samples_ms,
+                          noise_tolerance=MONOTONE_NOISE_TOLERANCE)
+    extended = replace(extended, notes=tuple(curve.notes) + tuple(extended.notes))
+    shown = added if len(added) <= TUNE_CURVE_POINTS_SHOWN else (
+        added[:TUNE_CURVE_POINTS_SHOWN - 1] + added[-1:])
+    pts = ", ".join(f"T({b}) = {t:.4g} ms" for b, t in shown)
+    note = (f"T(b) above batch {top} (the largest the run at the rate formed) comes from "
+            f"{source}'s search, which measured batch sizes up to {above[-1][0]} at 1 "
+            f"instance (its closed-loop calibration): its values times {k:.3f}, the ratio "
+            f"of this run's T({top}) {t_rate_top:.4g} ms to the search's "
+            f"{t_search_top:.4g} ms ({pts})")
+    return extended, note
 
 
 def tune_calibration_run(tune: Any) -> int | None:
