@@ -158,7 +158,7 @@ def tune_extended_curve(tune: Any, curve: LatencyCurve, source: str
     k = t_rate_top / t_search_top if t_search_top > 0 else 1.0
     added = [(b, t * k) for b, t in above]
     extended = make_curve(curve.points() + added, source=curve.source,
-                          samples_ms=curve.samples_ms,
+                          samples_ms={b: list(v) for b, v in curve.samples_ms.items()},
                           noise_tolerance=MONOTONE_NOISE_TOLERANCE)
     extended = replace(extended, notes=tuple(curve.notes) + tuple(extended.notes))
     shown = added if len(added) <= TUNE_CURVE_POINTS_SHOWN else (
