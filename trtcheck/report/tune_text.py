@@ -80,6 +80,8 @@ def tune_lines(t: Any) -> list[str]:
                        f"instance idle for g ms takes 1 + {sig(c.idle_slowdown)} x "
                        f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                        "instance's")
+        elif c.idle_source == "rejected":
+            out.append(f"  idle slowdown: none ({_IDLE_REJECTED})")
         for ic in c.per_instances:
             pts = ", ".join(f"{b}:{sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms))
             out.append(f"  {ic.instances} instance(s): T(b) ms {pts} (x{sig(ic.contention_factor)}"
@@ -182,6 +184,8 @@ def tune_view(t: Any) -> TuneView:
                     f"instance idle for g ms takes 1 + {sig(c.idle_slowdown)} x "
                     f"(1 - exp(-g / {c.idle_tau_ms:g})) times T(b) below, which is a busy "
                     "instance's")
+        elif c.idle_source == "rejected":
+            idle = f"idle slowdown: none ({_IDLE_REJECTED})"
         cal_rows = [TuneCalibrationRow(
             instances=ic.instances,
             points=", ".join(f"{b}: {sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms)) or "-",
@@ -198,6 +202,11 @@ def tune_view(t: Any) -> TuneView:
         runs=[_run_row(label, run, why) for label, run, why in
               zip(live_run_labels(t.runs), t.runs, t.run_purposes)],
         notes=list(t.notes))
+
+
+_IDLE_REJECTED = (f"its fit reached the upper bound {IDLE_SLOWDOWN_MAX:g} without explaining "
+                  "the run at more instances: that run's whole ratio is the contention "
+                  "factor, see notes")
 
 
 def _idle_how(c: Any) -> str:

@@ -192,8 +192,9 @@ class TuneCalibration(Record):
         idle_slowdown: relative extra time of an execution on an instance idle for long
             (``1 + a (1 - exp(-g / tau))`` after ``g`` ms idle), >= 0; 0 when not fitted.
         idle_tau_ms: its time constant, ms.
-        idle_source: ``"fitted"`` (from target-rate runs at two instance counts) or
-            ``"none"``.
+        idle_source: ``"fitted"`` (from target-rate runs at two instance counts),
+            ``"rejected"`` (the fit reached its upper bound without explaining the
+            slower run: none applied) or ``"none"``.
         largest_batch_measured: largest batch size with a T(b) point.
         device: ``"GPU"`` or ``"CPU"``: where the instances run (from instance_group).
         devices: how many devices the instances share (``gpus`` of ``KIND_GPU``; 1 on CPU).
