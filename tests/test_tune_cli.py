@@ -281,6 +281,16 @@ def test_no_interval_within_the_objective_measures_the_closest_candidate(server,
         assert pick["certified"] or pick["measured"]["p99_ms"] <= 45.0
         if not pick["certified"]:  # no later round certified a configuration
             assert pick in met
+            # the predictions, the pick's prediction and the runner-up are one round's
+            key = (pick["window_us"], pick["max_batch_size"], pick["instances"])
+            same = [p for p in t["predictions"]
+                    if (p["window_us"], p["max_batch_size"], p["instances"]) == key]
+            assert same == [pick["predicted"]], (same, pick["predicted"])
+            r = t["runner_up"]
+            if r is not None:  # the configuration that round would have measured next
+                assert (r["window_us"], r["max_batch_size"], r["instances"]) != key
+                assert r in t["predictions"] and r["p99_ms"] <= 45.0
+                assert "runner-up:" in res.stdout
             assert any("not certified by an interval" in n for n in t["notes"])
             assert any(w.startswith("not certified") for w in t["why"])
             assert "not certified" in res.stdout

@@ -132,3 +132,27 @@ def test_a_configuration_measured_within_but_never_certified_is_explained():
     assert note.startswith("window 1 ms, max batch 1, 1 instance measured P99 225 ms within "
                            "the objective in one run (round 1)"), note
     assert "[192, 320] ms was not within it" in note, note
+
+
+def test_an_uncertified_pick_takes_its_rounds_predictions_and_runner_up():
+    """Round 1 certified nothing and measured its closest candidate within a 40 ms
+    objective; round 2, recalibrated, still certified nothing and found nothing more to
+    measure. The measured configuration is the pick with round 1's predictions (round
+    2's gave the same configuration other numbers: P99 325 ms [109, 1279] in tune.json
+    beside 321 ms [91.5, 1477] printed) and, as runner-up, the candidate round 1 would
+    have measured next. Before: round 2's predictions and no runner-up."""
+    from trtcheck.pipeline.tune import take_uncertified
+
+    res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0, slo_p99_ms=40.0,
+                     objective="p99", objective_rule="rule")
+    probe, second, above = _pred(1, 60.0, 45.0), _pred(2, 60.0, 48.0), _pred(4, 60.0, 46.0)
+    probed = _choice(probe, 1).model_copy(update={"certified": False})
+    res.rounds.append(probed)
+    res.predictions = [_pred(1, 61.0, 50.0), _pred(2, 61.0, 52.0)]  # round 2's
+    take_uncertified(res, probed, [probe, second, above], [(1000.0, 4, 1)], 40.0, 0.9,
+                     get_objective("p99"))
+    assert res.pick is probed and res.predictions == [probe, second, above]
+    assert res.runner_up == second  # not the pick, not the one measured above
+    # nothing else a round would measure: no runner-up
+    take_uncertified(res, probed, [probe], [], 40.0, 0.9, get_objective("p99"))
+    assert res.runner_up is None

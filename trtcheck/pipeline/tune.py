@@ -359,6 +359,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         n_req = max(50, int(s.rate_per_s * confirm_s))
         # 2. predict and pick; 3. confirm
         excluded: list[tuple[float, int, int]] = []  # measured above the objective
+        round_preds: dict[int, list[TunePrediction]] = {}  # each round's predictions
         fallback: TuneChoice | None = None  # measured within it, not certified
         for rnd in range(1, s.max_rounds + 1):
             curves = calibrated(lambda: tp.instance_curves(res.runs, N))
@@ -380,6 +381,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             clip_note = tp.idle_clip_note(curves)
             preds = tp.predict_all(search, seed=s.seed)
             res.predictions = preds
+            round_preds[rnd] = preds
             pick, runner = tp.choose(preds, objective, s.slo_p99_ms, s.max_utilisation,
                                      excluded)
             if pick is None:
@@ -481,7 +483,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                                            tp.best_p99(res.predictions), unit,
                                            s.max_utilisation)
             else:  # one measured within the objective
-                res.pick, res.runner_up = fallback, None
+                take_uncertified(res, fallback, round_preds.get(fallback.round, res.predictions),
+                                 excluded, s.slo_p99_ms, s.max_utilisation, objective)
                 res.notes.append(_uncertified_note(fallback, s.slo_p99_ms, d99, unit))
         elif fallback is not None and res.pick is not None and _key(fallback) != _key(
                 res.pick):
@@ -608,6 +611,21 @@ def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | Non
     res.pick = choice
     res.runner_up = runner
     return False
+
+
+def take_uncertified(res: TuneResult, choice: TuneChoice, preds: list[TunePrediction],
+                     excluded: list[tuple[float, int, int]], slo_p99_ms: float | None,
+                     max_utilisation: float, objective: Any) -> None:
+    """Make ``choice`` (measured within the objective, never certified by an interval)
+    the pick, with ``preds`` (the predictions of its own round) as ``res.predictions``
+    and, as its runner-up, the configuration that round would have measured next
+    (:func:`~trtcheck.analyze.tune_plan.probe_candidate` without ``choice`` and the
+    configurations in ``excluded``, measured above the objective): pick, runner-up and
+    predictions always come from one round."""
+    res.predictions = preds
+    res.pick = choice
+    res.runner_up = tp.probe_candidate(preds, slo_p99_ms, max_utilisation,
+                                       [*excluded, _key(choice)], objective)
 
 
 def interrupted_line(outcome: TuneOutcome, model: str, output: str | None) -> str:
