@@ -291,3 +291,12 @@ def format_quantity(value: Any, unit: Unit) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{v:.4g}"
+
+
+MAX_DURATION_MS = 1e7
+"""Longest duration accepted for a latency-curve time, an overhead or a P99 objective, ms
+(10^7 ms = 2.8 hours: longer is no serving latency)."""
+
+MAX_DURATION_S = MAX_DURATION_MS / 1000.0
+"""The same bound in seconds, for the measuring time options (``--warmup``,
+``--min-duration``, ``--max-duration``, ``--duration-s``, ``--drain-timeout-s``)."""

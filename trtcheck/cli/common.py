@@ -24,6 +24,7 @@ from trtcheck.files import (  # noqa: F401  (re-exported: safe writes live in tr
     write_text_atomic,
 )
 from trtcheck.results.documents import results_input_kind
+from trtcheck.units import MAX_DURATION_MS, MAX_DURATION_S  # noqa: F401  (re-exported)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,13 +45,6 @@ MAX_ARRIVAL_RATE_PER_S = 1e9
 """Highest ``--arrival-rate`` accepted, requests per second (a billion: far above any
 single deployment; larger values only overflow the arithmetic and print absurd counts)."""
 
-MAX_DURATION_MS = 1e7
-"""Longest duration accepted for a latency-curve time, an overhead or a P99 objective, ms
-(10^7 ms = 2.8 hours: longer is no serving latency)."""
-
-MAX_DURATION_S = MAX_DURATION_MS / 1000.0
-"""The same bound in seconds, for the measuring time options (``--warmup``,
-``--min-duration``, ``--max-duration``, ``--duration-s``, ``--drain-timeout-s``)."""
 
 MAX_COUNT = 10**8
 """Largest count option (``--min-samples``, ``--repeats``, ``--warmup-requests``, closed

@@ -38,7 +38,7 @@ from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_as_interrupt
 from trtcheck.results.tune import (
     LOAD_SHORTFALL_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
-from trtcheck.units import us_to_ms
+from trtcheck.units import MAX_DURATION_S, us_to_ms
 from trtcheck.units import sig
 
 T = TypeVar("T")
@@ -185,7 +185,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             f"--arrival-rate {s.rate_per_s:g} req/s for --duration-s {s.duration_s:g} sends "
             f"about {s.rate_per_s * s.duration_s:.0f} requests per run, too few to calibrate "
             f"from (at least {need})",
-            f"raise --duration-s to {math.ceil(need / s.rate_per_s)} or more")
+            f"raise --duration-s to {math.ceil(need / s.rate_per_s)} or more"
+            if need / s.rate_per_s <= MAX_DURATION_S else
+            f"even --duration-s {MAX_DURATION_S:g}, its largest, is too short: tune a rate "
+            f"of at least {sig(need / MAX_DURATION_S)} req/s")
     t0 = time.monotonic()
     smd, base = read_model_config(s.url, s.model, s.model_version)
     base, leftover = without_batch_warmup(base)
@@ -269,8 +272,9 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         if run.incomplete:
             # "interrupted by SIGINT: 0 of 1 configuration(s) measured" counts the
             # configurations of one live run; the search counts live runs
-            raise KeyboardInterrupt(run.incomplete.split(":")[0]
-                                    + f" during live run {k} ({purpose})")
+            raise KeyboardInterrupt(run.incomplete.split(":")[0] + " " + interrupted_where(
+                k, sum(len(c.repeats) for c in run.configs), repeats * len(instances),
+                purpose))
         return idx
 
     def calibrated(step: Callable[[], T]) -> T:
@@ -611,6 +615,17 @@ def take_round(res: TuneResult, choice: TuneChoice, runner: TunePrediction | Non
     res.pick = choice
     res.runner_up = runner
     return False
+
+
+def interrupted_where(first: int, done: int, planned: int, purpose: str) -> str:
+    """Where in a search a stop landed, in words: ``during live run N (purpose)`` for the
+    run it cut short, or ``after live run(s) ... (purpose)`` when every planned run of
+    that step had finished (``first``: the step's first run number, 1-based; ``done``
+    and ``planned``: its runs finished and planned)."""
+    if done < planned:
+        return f"during live run {first + done} ({purpose})"
+    runs = f"run {first}" if done == 1 else f"runs {first}-{first + done - 1}"
+    return f"after live {runs} ({purpose})"
 
 
 def take_uncertified(res: TuneResult, choice: TuneChoice, preds: list[TunePrediction],
