@@ -164,3 +164,37 @@ def test_two_tune_documents_with_different_picks_say_so(pair):
     assert [d.config for d in c.serve] == [
         "tune pick W=2 ms B=8 I=2 / W=2 ms B=8 I=1 (different picks)"]
     assert "point comparisons: no interval, so no better/worse" in render_text(c)
+
+
+def test_two_tune_searches_at_different_target_rates_say_so(pair, tmp_path):
+    """Searches at 100 and 200 req/s: the row names both rates (two loads, not a change
+    of the model), with or without the same pick; gate --baseline warns. Before, the
+    row and the gate read like a +82% throughput change."""
+    from trtcheck.analyze.compare.compare import compare
+    from trtcheck.results import results_to_json
+    from tests.cli_helper import invoke
+
+    a, _ = pair
+    t100 = _tune_of(a, 2000.0, 8)
+    t200 = _tune_of(a, 2000.0, 8)
+    t200.tune.arrival_rate_per_s = 200.0
+    c = compare(t100, t200)
+    assert [d.config for d in c.serve] == [
+        "tune pick W=2 ms B=8 I=1 (different target rates (100 / 200 req/s))"]
+    other = _tune_of(a, 2000.0, 8, 2)
+    other.tune.arrival_rate_per_s = 200.0
+    assert [d.config for d in compare(t100, other).serve] == [
+        "tune pick W=2 ms B=8 I=1 / W=2 ms B=8 I=2 (different picks, different target rates "
+        "(100 / 200 req/s))"]
+    (tmp_path / "a.json").write_text(results_to_json(t100))
+    (tmp_path / "b.json").write_text(results_to_json(t200))
+    (tmp_path / "g.yaml").write_text("version: 1\nbaseline:\n"
+                                     "  - tune.pick.measured.p50_ms: 50%\n")
+    res = invoke("gate", tmp_path / "b.json", "--policy", tmp_path / "g.yaml", "--baseline",
+                 tmp_path / "a.json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ("the tune searches of the baseline and the results had different target rates "
+            "(100 / 200 req/s)") in res.stdout + res.stderr
+    same = invoke("gate", tmp_path / "a.json", "--policy", tmp_path / "g.yaml", "--baseline",
+                  tmp_path / "a.json")
+    assert "different target rates" not in same.stdout + same.stderr

@@ -43,6 +43,19 @@ def load_short_runs(runs: Any) -> list[int]:
     return out
 
 
+def tune_target_difference(a: Any, b: Any) -> str | None:
+    """Why the picks of two ``trtcheck tune`` documents were not measured under one load:
+    ``"different target rates (5 / 10 req/s)"`` when their target rates differ (by more
+    than 0.1%), else ``None`` (also when either is no tune document)."""
+    ta, tb = getattr(a, "tune", None), getattr(b, "tune", None)
+    if ta is None or tb is None:
+        return None
+    ra, rb = float(ta.arrival_rate_per_s), float(tb.arrival_rate_per_s)
+    if abs(ra - rb) <= 1e-3 * max(abs(ra), abs(rb)):
+        return None
+    return f"different target rates ({ra:g} / {rb:g} req/s)"
+
+
 class TuneInterval(Record):
     """A predicted latency with its prediction interval, ms.
 

@@ -532,18 +532,24 @@ def _pick_load(res: Any) -> Any:
 def compare_tune(a: Any, b: Any) -> list[ServeConfigDelta]:
     """The measured picks of two ``trtcheck tune`` documents as one row, paired by pick
     (labelled ``tune pick W=.. B=.. I=..``, both configurations named when they
-    differ); empty unless both picks were measured."""
+    differ, and the target rates when they differ: two loads, not a change); empty
+    unless both picks were measured."""
     pa, pb = _measured_pick(a), _measured_pick(b)
     if pa is None or pb is None:
         return []
     label = _pick_label
 
+    from trtcheck.results.tune import tune_target_difference
+
     same = (pa.window_us, pa.max_batch_size, pa.instances) == (
         pb.window_us, pb.max_batch_size, pb.instances)
     ma, mb = pa.measured, pb.measured
+    why = [] if same else ["different picks"]
+    if (loads := tune_target_difference(a, b)) is not None:
+        why.append(loads)
     return [ServeConfigDelta(
-        config=f"tune pick {label(pa)}" + ("" if same else f" / {label(pb)} (different "
-                                                            "picks)"),
+        config=f"tune pick {label(pa)}" + ("" if same else f" / {label(pb)}")
+        + (f" ({', '.join(why)})" if why else ""),
         qps_a=ma.throughput_queries_per_s, qps_b=mb.throughput_queries_per_s,
         batch_a=ma.mean_batch, batch_b=mb.mean_batch, p50_a_ms=ma.p50_ms,
         p50_b_ms=mb.p50_ms, p99_a_ms=ma.p99_ms, p99_b_ms=mb.p99_ms)]

@@ -657,6 +657,11 @@ def evaluate(policy: Policy, results: Any, baseline: Any | None = None,
                                 message="environments differ: " + "; ".join(env_diff)))
         if not policy.has_baseline_rules:
             warnings.append("a baseline was given but the policy has no baseline rules")
+        from trtcheck.results.tune import tune_target_difference
+
+        if (loads := tune_target_difference(baseline, results)) is not None:
+            warnings.append(f"the tune searches of the baseline and the results had {loads}: "
+                            "a change of tune.* between them is also a change of load")
     for rule in policy.rules:
         src = f"{policy.source}:{rule.line}"
         if rule.kind == "budget":
