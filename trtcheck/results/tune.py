@@ -128,7 +128,9 @@ class TuneMeasured(Record):
         throughput_queries_per_s: completed requests per second.
         mean_batch: the server's inferences / executions.
         requests: ok requests measured.
-        run: index into ``tune.runs`` of the run measured.
+        run: index into ``tune.runs`` of the run measured, from 0 (the progress lines
+            and the report number live runs from 1, one per repeat:
+            :func:`live_run_labels`).
         p50_inside, p99_inside: whether each lies inside its predicted interval.
     """
 
