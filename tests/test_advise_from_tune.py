@@ -233,3 +233,35 @@ def test_a_count_above_the_searched_ones_follows_the_measured_contention(tmp_pat
     notes = " ".join(out["curve"]["notes"])
     assert "6 instances: T(b) x" in notes and "extrapolated from the instance counts" in notes
     assert "calibrated at 1 instance only" not in notes
+
+
+def test_without_objective_a_tune_document_gives_its_objective(tmp_path):
+    """ResNet-152 on an H100 (a recorded tune search with objective p99): without
+    --objective the advice chooses by the search's objective and says so; an explicit
+    one still wins; any other document keeps fewest-instances. Before, the advice chose
+    by fewest-instances beside the search's P99 objective it did take."""
+    import lzma
+    from pathlib import Path
+
+    raw = (Path(__file__).resolve().parent / "data" / "tune-gpu-raw"
+           / "h100-host-resnet152-tune.json.xz")
+    doc = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+               if t["rate_per_s"] == 107.0)["tune_json"]
+    assert doc["tune"]["objective"] == "p99"
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(doc))
+    res = run_cli("advise", "--from", str(path), "--replicas", "0", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["inputs"]["objective"] == "p99"
+    assert ("objective p99: the tune search's recorded in " + str(path)
+            + " (tune.objective), as no --objective was given") in json.dumps(out)
+    given = run_cli("advise", "--from", str(path), "--replicas", "0", "--objective",
+                    "fewest-instances", "--format", "json")
+    assert given.returncode == 0, given.stderr
+    assert json.loads(given.stdout)["inputs"]["objective"] == "fewest-instances"
+    assert "(tune.objective)" not in given.stdout
+    typed = run_cli("advise", "--latency-curve", "1:1,8:2", "--arrival-rate", "100",
+                    "--replicas", "0", "--format", "json")
+    assert typed.returncode == 0, typed.stderr
+    assert json.loads(typed.stdout)["inputs"]["objective"] == "fewest-instances"

@@ -57,9 +57,11 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
           --model-file model.py
     """
     from trtcheck.analyze.advice import parse_curve_text
+    from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE
     from trtcheck.pipeline import advise_from_source
     from trtcheck.pipeline.advice_request import (advise_settings, export_advice,
-                                                  recorded_arrival_rate, recorded_slo_p99_ms)
+                                                  recorded_arrival_rate, recorded_objective,
+                                                  recorded_slo_p99_ms)
 
     measure = model_input_values(o)
     gpu_list = check_advise_options(model, {**o, "output": output}, measure)
@@ -78,6 +80,17 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
         if slo is not None:
             o["slo_p99_ms"] = slo[0]
             notes.append(slo[1])
+    if o.get("objective") is None:  # and the objective it chose by
+        recorded_obj = None
+        if o["from_path"] is not None:
+            if results_in is None:
+                results_in = load_results_input(o["from_path"])
+            recorded_obj = recorded_objective(results_in, str(o["from_path"]))
+        if recorded_obj is not None:
+            o["objective"] = recorded_obj[0]
+            notes.append(recorded_obj[1])
+        else:
+            o["objective"] = DEFAULT_OBJECTIVE
     instances = parse_instances(o["instances_text"])
     load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
     arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],
@@ -91,7 +104,7 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
         serial_overhead=o["serial_overhead"], per_batch_overhead_ms=o["per_batch_overhead_ms"],
         per_item_overhead_ms=o["per_item_overhead_ms"], timer_slack_us=o["timer_slack_us"],
         max_utilisation=o["max_utilisation"], seed=o["seed"], replicas=o["replicas"],
-        device_kind=o["device_kind"], objective=o.get("objective", "fewest-instances"),
+        device_kind=o["device_kind"], objective=o["objective"],
         notes=notes)
     if o["latency_curve"] is not None:
         with quiet_numerics():

@@ -161,18 +161,25 @@ def gpu_ids(ids: list[int] | None) -> tuple[int, ...] | None:
     return tuple(ids)
 
 
-def objective_option(what: str) -> Any:
+def objective_option(what: str, recorded: str | None = None) -> Any:
     """The ``--objective NAME`` option of ``tune`` and ``advise``: its choices and help
     come from the objective registry (:data:`trtcheck.analyze.objectives.OBJECTIVES`), so
     a registered objective appears in both commands with no edit here. ``what`` names
-    what is chosen ("the configuration", "the recommendation")."""
+    what is chosen ("the configuration", "the recommendation"). With ``recorded`` (the
+    input that may carry an objective, e.g. "--from tune.json"), the option's value is
+    ``None`` when not given, so the command can take that input's objective; its help
+    names both defaults."""
     from trtcheck.analyze.objectives import OBJECTIVES
 
     names = list(OBJECTIVES)
     rules = "; ".join(f"{name}: {obj.summary}" for name, obj in OBJECTIVES.items())
-    return click.option("--objective", default=names[0], show_default=True,
-                        type=click.Choice(names),
-                        help=f"How {what} is chosen ({rules}).")
+    if recorded is None:
+        return click.option("--objective", default=names[0], show_default=True,
+                            type=click.Choice(names),
+                            help=f"How {what} is chosen ({rules}).")
+    return click.option("--objective", default=None, type=click.Choice(names),
+                        help=f"How {what} is chosen ({rules}). [default: {names[0]}; with "
+                             f"{recorded}, its objective]")
 
 
 def apply_options(f: F, decorators: list[Callable[[F], F]]) -> F:

@@ -108,7 +108,7 @@ def advise_options(f: F) -> F:
                      help="Save a results JSON with the advice section here."),
         overwrite_option("Replace an existing --output file (and the "
                          "files --export-dir writes)."),
-        objective_option("the recommendation"),
+        objective_option("the recommendation", recorded="--from tune.json"),
     ])
 
 

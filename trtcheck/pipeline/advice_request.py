@@ -70,6 +70,23 @@ def recorded_slo_p99_ms(results: Any, source: str) -> tuple[float, str] | None:
                         f"{source} (tune.slo_p99_ms), as no --slo-p99-ms was given")
 
 
+def recorded_objective(results: Any, source: str) -> tuple[str, str] | None:
+    """``(objective name, note)``: the objective a tune document's search used
+    (``tune.objective``), the default of ``advise --from tune.json`` without
+    ``--objective``, and the note the advice carries about it; ``None`` for any other
+    document or an objective this version does not know."""
+    from trtcheck.analyze.objectives import OBJECTIVES
+
+    tune = getattr(results, "tune", None)
+    if getattr(results, "kind", None) != "tune" or tune is None:
+        return None
+    name = str(getattr(tune, "objective", "") or "")
+    if name not in OBJECTIVES:
+        return None
+    return name, (f"objective {name}: the tune search's recorded in {source} "
+                  "(tune.objective), as no --objective was given")
+
+
 def export_advice(adv: Any, results: Any, *, model: str | None, model_file: str | None,
                   name: str, device_kind: str | None, gpus: tuple[int, ...] | None,
                   torchserve_version: str, export_dir: str | None, overwrite: bool,

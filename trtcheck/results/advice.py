@@ -91,7 +91,9 @@ class AdviceInputs(Record):
 
     ``load`` is the load in ``serve --load`` syntax (``open:200:poisson``, ``burst:64``,
     ``closed:32:2000``); for a burst or closed loop ``arrival_rate_per_s`` is the rate at
-    which requests reached the queue in the recommended configuration's simulation."""
+    which requests reached the queue in the recommended configuration's simulation.
+    ``objective`` is the name of the objective the recommendation was chosen by
+    (:mod:`trtcheck.analyze.objectives`)."""
 
     arrival_rate_per_s: float
     arrival_process: str
@@ -105,6 +107,7 @@ class AdviceInputs(Record):
     overheads_source: str = "given"
     load: str = ""
     device: str | None = None
+    objective: str = "fewest-instances"
 
 
 class DecisionNode(Record):
