@@ -395,6 +395,18 @@ def test_unknown_objective_is_refused_before_any_work(server):
     assert res.returncode == 2 and "cheapest" in res.stderr
 
 
+@pytest.mark.parametrize("shape", ["bogus:1x3", "input:1x3x10x10"])
+def test_a_request_the_model_cannot_take_is_refused_before_any_live_run(server, shape):
+    """A wrong --shapes is one line, exit 2, before the first live run (before, the
+    search started its closed loop, then stopped with the same line)."""
+    before = _key(_config(server, RESNET))
+    res = run_cli("tune", "--url", server.http_url, "--model", RESNET, "--arrival-rate",
+                  "10", "--shapes", shape, timeout=120)
+    assert_one_line_error(res, 2, "--shapes")
+    assert "tune: run 1/" not in res.stderr
+    assert _key(_config(server, RESNET)) == before
+
+
 @pytest.fixture
 def own_server(tmp_path):
     """A tritonserver of this test alone (the test breaks it), serving ``tb_linear``."""

@@ -129,8 +129,8 @@ class TuneOutcome:
     invalid: str | None = None
 
 
-def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, dict]:
-    """``(server metadata, model config)`` of a live model.
+def read_model(url: str, model: str, version: str = "") -> tuple[dict, dict, dict]:
+    """``(server metadata, model metadata, model config)`` of a live model.
 
     Raises:
         InputError / EnvironmentProblem: as :class:`trtcheck.measure.serving.live.kserve.KServeClient`.
@@ -139,13 +139,20 @@ def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, di
 
     ep = parse_url(url)
 
-    async def go() -> tuple[dict, dict]:
+    async def go() -> tuple[dict, dict, dict]:
         async with KServeClient(ep) as c:
             smd = await c.server_metadata()
             await c.model_ready(model, version)
-            return smd, await c.model_config(model, version)
+            md = await c.model_metadata(model, version)
+            return smd, md, await c.model_config(model, version)
 
     return asyncio.run(go())
+
+
+def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, dict]:
+    """``(server metadata, model config)`` of a live model (:func:`read_model`)."""
+    smd, _md, cfg = read_model(url, model, version)
+    return smd, cfg
 
 
 def _same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -171,6 +178,7 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
     from trtcheck.measure.serving.live.live import (
         WARMUP_PREFIX,
         measure_live,
+        request_tensors,
         without_batch_warmup,
     )
 
@@ -190,8 +198,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             f"even --duration-s {MAX_DURATION_S:g}, its largest, is too short: tune a rate "
             f"of at least {sig(need / MAX_DURATION_S)} req/s")
     t0 = time.monotonic()
-    smd, base = read_model_config(s.url, s.model, s.model_version)
+    smd, md, base = read_model(s.url, s.model, s.model_version)
     base, leftover = without_batch_warmup(base)
+    # the request the runs will send, checked before any run (--shapes, --inputs)
+    request_tensors(md, base, s.shapes, s.arrays, s.seed)
     exts = [str(x) for x in smd.get("extensions", [])]
     if exts and "model_repository" not in exts:
         raise InputError(f"the server at {s.url} has no model-repository API (its extensions: "
