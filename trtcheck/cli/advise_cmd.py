@@ -60,37 +60,24 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
     from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE
     from trtcheck.pipeline import advise_from_source
     from trtcheck.pipeline.advice_request import (advise_settings, export_advice,
-                                                  recorded_arrival_rate, recorded_objective,
-                                                  recorded_slo_p99_ms)
+                                                  recorded_defaults)
 
     measure = model_input_values(o)
     gpu_list = check_advise_options(model, {**o, "output": output}, measure)
     results_in, notes = None, []
-    if o["from_path"] is not None and o["arrival_rate"] is None and o["load_spec"] is None \
-            and not o["arrival"].startswith("trace:"):  # a tune document knows its rate
-        results_in = load_results_input(o["from_path"])
-        recorded = recorded_arrival_rate(results_in, str(o["from_path"]))
-        if recorded is not None:
-            o["arrival_rate"] = recorded[0]
-            notes.append(recorded[1])
-    if o["from_path"] is not None and o["slo_p99_ms"] is None:  # and its objective
-        if results_in is None:
+    if o["from_path"] is not None:  # a tune document knows its rate, P99 objective and
+        wanted = [k for k, missing in (  # objective: defaults for those not given
+            ("arrival_rate", o["arrival_rate"] is None and o["load_spec"] is None
+             and not o["arrival"].startswith("trace:")),
+            ("slo_p99_ms", o["slo_p99_ms"] is None), ("objective", o["objective"] is None))
+            if missing]
+        if wanted:
             results_in = load_results_input(o["from_path"])
-        slo = recorded_slo_p99_ms(results_in, str(o["from_path"]))
-        if slo is not None:
-            o["slo_p99_ms"] = slo[0]
-            notes.append(slo[1])
-    if o.get("objective") is None:  # and the objective it chose by
-        recorded_obj = None
-        if o["from_path"] is not None:
-            if results_in is None:
-                results_in = load_results_input(o["from_path"])
-            recorded_obj = recorded_objective(results_in, str(o["from_path"]))
-        if recorded_obj is not None:
-            o["objective"] = recorded_obj[0]
-            notes.append(recorded_obj[1])
-        else:
-            o["objective"] = DEFAULT_OBJECTIVE
+            for key, (value, note) in recorded_defaults(results_in, str(o["from_path"]),
+                                                        wanted).items():
+                o[key] = value
+                notes.append(note)
+    o["objective"] = o["objective"] or DEFAULT_OBJECTIVE
     instances = parse_instances(o["instances_text"])
     load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
     arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],

@@ -87,6 +87,21 @@ def recorded_objective(results: Any, source: str) -> tuple[str, str] | None:
                   "(tune.objective), as no --objective was given")
 
 
+def recorded_defaults(results: Any, source: str, keys: list[str]
+                      ) -> dict[str, tuple[Any, str]]:
+    """The defaults a tune document gives ``advise --from`` for the options not given,
+    ``keys`` among ``"arrival_rate"`` (:func:`recorded_arrival_rate`), ``"slo_p99_ms"``
+    (:func:`recorded_slo_p99_ms`) and ``"objective"`` (:func:`recorded_objective`):
+    ``{key: (value, note)}`` for those the document records, in that order."""
+    readers = {"arrival_rate": recorded_arrival_rate, "slo_p99_ms": recorded_slo_p99_ms,
+               "objective": recorded_objective}
+    out: dict[str, tuple[Any, str]] = {}
+    for key, read in readers.items():
+        if key in keys and (got := read(results, source)) is not None:
+            out[key] = got
+    return out
+
+
 def export_advice(adv: Any, results: Any, *, model: str | None, model_file: str | None,
                   name: str, device_kind: str | None, gpus: tuple[int, ...] | None,
                   torchserve_version: str, export_dir: str | None, overwrite: bool,
