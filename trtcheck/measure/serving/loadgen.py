@@ -78,6 +78,9 @@ class LoadShape:
         arrival: ``"poisson"``, ``"constant"`` or ``"trace"`` (open loop only).
         trace_s: arrival offsets in seconds (trace only), non-decreasing, first 0.
         label: the spec text, e.g. ``"open:3000"``.
+        count_from_duration: an open loop whose count is ``round(RATE x duration)``
+            (no COUNT given): its sending bound stretches to the schedule's last send
+            (:func:`sending_bound_s`).
     """
 
     kind: str
@@ -87,6 +90,7 @@ class LoadShape:
     arrival: str = ""
     trace_s: tuple[float, ...] = ()
     label: str = ""
+    count_from_duration: bool = False
 
     def schedule_s(self, seed: int) -> np.ndarray:
         """Send offsets (s from start) of an open loop, shape ``[count]``, float64
@@ -95,6 +99,28 @@ class LoadShape:
             raise ValueError("only open-loop shapes have a schedule")
         return open_loop_offsets_s(self.arrival, self.rate_per_s, self.count, seed,
                                    self.trace_s)
+
+
+OPEN_OVERRUN_MAX = 2.0
+"""Most an open loop sized by its duration (``open:RATE`` without COUNT) may send past
+that duration, as a multiple of it: its Poisson schedule of ``round(RATE x D)`` sends
+ends after ``D`` about half the time (relative spread ``1 / sqrt(n)``; 2x is 3.2 spreads
+at the fewest, 10 sends)."""
+
+
+def sending_bound_s(shape: LoadShape, max_duration_s: float,
+                    offsets_s: np.ndarray | None = None) -> float:
+    """How long ``shape`` may send, s: ``max_duration_s``, or for an open loop sized by
+    its duration the later of that and its last scheduled send (``offsets_s``; ``None``:
+    the largest it can be), at most :data:`OPEN_OVERRUN_MAX` x ``max_duration_s``.
+    Cutting such a schedule at ``max_duration_s`` sent fewer requests than asked (on 20
+    requests of ``open:10`` for 2 s, 14: 6.8 req/s), always the same ones."""
+    if shape.kind != "open" or not shape.count_from_duration:
+        return max_duration_s
+    top = OPEN_OVERRUN_MAX * max_duration_s
+    if offsets_s is None or not len(offsets_s):
+        return top
+    return min(max(max_duration_s, float(offsets_s[-1]) + 0.002), top)
 
 
 MAX_CLOSED_CLIENTS = 100_000
@@ -154,10 +180,12 @@ def parse_load(spec: str, default_duration_s: float = 2.0) -> LoadShape:
                 arrival = p
             else:
                 count = num(p, "request count")
+        from_duration = count is None
         if count is None:
             count = max(1, round(rate * default_duration_s))
         count = bounded(count)
-        return LoadShape("open", count, rate_per_s=rate, arrival=arrival, label=text)
+        return LoadShape("open", count, rate_per_s=rate, arrival=arrival, label=text,
+                         count_from_duration=from_duration)
     if kind == "trace" and rest:
         offs = read_trace(rest)
         span = offs[-1] - offs[0]
@@ -337,6 +365,7 @@ async def run_load(shape: LoadShape, start: StartFn, *, max_duration_s: float = 
             fire(i, now)
     elif shape.kind == "open":
         offs = shape.schedule_s(seed)
+        stop_at = t0 + sending_bound_s(shape, max_duration_s, offs)
         base = t0 + 0.001
         i = 0
         while i < n:
@@ -483,6 +512,7 @@ async def _run_load_streamed(shape: LoadShape, start: StartFn, on_end: EndFn, *,
             fire(i, _clock())
     elif shape.kind == "open":
         offs = shape.schedule_s(seed)
+        stop_at = t0 + sending_bound_s(shape, max_duration_s, offs)
         base = t0 + 0.001
         i = 0
         while i < n:

@@ -534,7 +534,8 @@ def process_share(shape: LoadShape, seed: int, k: int, n: int) -> LoadShape | No
     if not len(offs):
         return None
     return LoadShape("open", len(offs), rate_per_s=shape.rate_per_s / n, arrival="trace",
-                     trace_s=tuple(float(x) for x in offs), label=shape.label)
+                     trace_s=tuple(float(x) for x in offs), label=shape.label,
+                     count_from_duration=shape.count_from_duration)
 
 
 def run_processes(jobs: list[LoadJob], between: Callable[[], None],
@@ -1499,12 +1500,13 @@ def _one_run(ep: Endpoint, model: str, version: str, feed: dict[str, np.ndarray]
                 break
         before.update(prev)
 
+    from trtcheck.measure.serving.loadgen import sending_bound_s
+
+    bound_s = sending_bound_s(shape, max_duration_s) + drain_timeout_s + 30.0
     if distributed is None:
-        results = run_processes(jobs, read_before,
-                                timeout_s=max_duration_s + drain_timeout_s + 30.0)
+        results = run_processes(jobs, read_before, timeout_s=bound_s)
     else:  # the shares of actors that died or did not answer are lost, counted there
-        results = distributed.run(jobs, read_before,
-                                  timeout_s=max_duration_s + drain_timeout_s + 30.0,
+        results = distributed.run(jobs, read_before, timeout_s=bound_s,
                                   late_threshold_ms=late_threshold_ms)
     rec, msgs = merge_results(shape, results)
     oks = rec.outcomes[OK]
