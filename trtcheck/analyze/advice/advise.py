@@ -526,24 +526,27 @@ def advise(req: AdviseRequest) -> Advice:
     if req.instances is not None:
         inst_list = sorted(set(req.instances))
         top = inst_list[-1]
-        if cap1 * top <= rate:
-            need = qf.instances_needed(rate, cap1)
+        if (need := instances_needed(req, rate, cap1)) > top:
+            f_top = instance_factor(req, top)
+            each = (f"{cap1:.3g} req/s each" if f_top == 1.0 else
+                    f"{cap1 / f_top:.3g} req/s each: T(b) x {f_top:.3g} as {top} instances "
+                    "share a device")
             raise InputError(
                 f"{rate:g} req/s is above the capacity of {top} instance"
-                f"{'s' if top != 1 else ''} ({cap1 * top:.3g} req/s at batch {cap_b}, "
-                f"{cap1:.3g} req/s each): at least {need} instances are needed",
+                f"{'s' if top != 1 else ''} ({cap1 * top / f_top:.3g} req/s at batch "
+                f"{cap_b}, {each}): at least {need} instances are needed",
                 _instances_hint(need, "or leave --instances out to search"))
     else:
         inst_list = []
         batches = sorted({c.max_batch_size for c in default_grid(max_b, [1])})
         for bb in batches:
             cap_bb, _ = service.capacity_per_instance_per_s(bb, rate)
-            n0 = qf.instances_needed(rate, cap_bb, req.max_utilisation)
+            n0 = instances_needed(req, rate, cap_bb, req.max_utilisation)
             for n in (n0, n0 + 1):
                 if n <= MAX_AUTO_INSTANCES:
                     inst_list.append(n)
         if not inst_list:
-            need = qf.instances_needed(rate, cap1, req.max_utilisation)
+            need = instances_needed(req, rate, cap1, req.max_utilisation)
             raise InputError(
                 f"{rate:g} req/s needs {need:,} instances at {cap1:.3g} req/s each (batch "
                 f"{cap_b}), more than the {MAX_AUTO_INSTANCES} this search covers",
@@ -644,7 +647,7 @@ def advise(req: AdviseRequest) -> Advice:
             raise InputError(f"no searched configuration keeps utilisation under "
                              f"{req.max_utilisation:.0%}", "allow more instances")
         else:
-            need = qf.instances_needed(rate, cap1)
+            need = instances_needed(req, rate, cap1)
             raise InputError(
                 f"{rate:g} req/s is above the capacity of every searched configuration "
                 f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
@@ -686,8 +689,42 @@ def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
         rate = chosen.throughput_queries_per_s or 1.0
     cap1, cap_b = service.capacity_per_instance_per_s(max_b, None)
     return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
-                   qf.instances_needed(rate, cap1), _c_req(req),
+                   instances_needed(req, rate, cap1), _c_req(req),
                    service.ingress_capacity_per_s(), inst_list, t_start)
+
+
+def instances_needed(req: AdviseRequest, rate: float, cap_per_instance: float,
+                     max_utilisation: float = 1.0) -> int:
+    """Fewest instances for ``rate`` (req/s) at ``cap_per_instance`` req/s each (the
+    capacity of one instance at the calibrated instance count), ``max_utilisation``
+    busy: :func:`~trtcheck.analyze.advice.queueing.instances_needed`, and with a live
+    calibration at ``req.calibrated_instances`` the smallest ``n`` whose capacity
+    ``n x cap / f(n)`` carries it, ``f(n)`` the T(b) multiplier the search simulates
+    ``n`` instances with (:func:`~trtcheck.analyze.what_if_intervals.contention_of`:
+    instances sharing a device run each execution slower). Without it, the count
+    refused its own hint: "at least 10 instances" for 200 req/s where 10 instances at
+    1.83x carried 113 req/s."""
+    naive = qf.instances_needed(rate, cap_per_instance, max_utilisation)
+    if req.calibrated_instances is None or naive > MAX_AUTO_INSTANCES:
+        return naive
+    n = 1
+    while n < 64 * naive:
+        f = instance_factor(req, n)
+        if n * cap_per_instance / f * max_utilisation >= rate * (1.0 - 1e-12):
+            return n
+        n += 1
+    return n
+
+
+def instance_factor(req: AdviseRequest, n: int) -> float:
+    """The T(b) multiplier the search simulates ``n`` instances with: 1 without a live
+    calibration or at its own count, else
+    :func:`~trtcheck.analyze.what_if_intervals.contention_of`."""
+    if req.calibrated_instances is None or n == int(req.calibrated_instances):
+        return 1.0
+    from trtcheck.analyze.what_if_intervals import contention_of
+
+    return float(contention_of(req, n)[0])
 
 
 def _c_req(req: AdviseRequest) -> float:
@@ -735,7 +772,7 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                     "capacity; "
                     "instances that share a device contend, so compare with --instances 1.")
     if not load.finite and chosen.utilisation > req.max_utilisation + 1e-12:
-        need = qf.instances_needed(rate, cap1, req.max_utilisation)
+        need = instances_needed(req, rate, cap1, req.max_utilisation)
         summary += (f" Above the {req.max_utilisation:.0%} utilisation target with "
                     f"{chosen.instances} instance{'s' if chosen.instances != 1 else ''}: {need} "
                     "keep it below.")
@@ -1457,7 +1494,7 @@ def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
     if chosen.utilisation <= req.max_utilisation + 1e-12:
         return (f"{n} with headroom (utilisation {chosen.utilisation:.2f} <= "
                 f"{req.max_utilisation:g})" + (" and the objective" if req.slo_p99_ms else ""))
-    need = qf.instances_needed(rate, cap1, req.max_utilisation)
+    need = instances_needed(req, rate, cap1, req.max_utilisation)
     return (f"{n} as given, at utilisation {chosen.utilisation:.2f}, above the "
             f"{req.max_utilisation:g} target: {need} instances keep it below")
 
