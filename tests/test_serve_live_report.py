@@ -105,6 +105,22 @@ def test_markdown_shows_server_statistics_config_and_split(live_report):
     assert not (out / "charts" / "serve-waterfall.png").exists()  # the embedded one
 
 
+def test_each_loads_table_tells_instance_counts_apart(live_report):
+    """Instances 1 and 2 under one load: its table has an instances column, so the two
+    rows of one window and max batch are told apart (they were not)."""
+    results, out = live_report
+    md = (out / "report.md").read_text()
+    rows = _md_table(md, "Load open:80")
+    got = sorted((r[0], r[1], r[2], r[3]) for r in rows)
+    want = sorted((f"{c.window_us / 1000:g}", str(c.max_batch_size), str(c.instances),
+                   f"{c.mean_batch_size:.2f}")
+                  for c in results.serve.configs if c.load.label == "open:80")
+    assert got == want and len(got) == 2
+    assert "| window ms | max batch | instances | mean batch |" in md
+    html = (out / "report.html").read_text()
+    assert "<th>max batch</th><th>instances</th><th>mean batch</th>" in html
+
+
 def test_html_shows_the_same_numbers_and_the_split_chart(live_report):
     results, out = live_report
     html = (out / "report.html").read_text()

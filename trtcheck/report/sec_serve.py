@@ -183,6 +183,7 @@ def serve_view(run: ServeRun) -> ServeView:
                 e2e_median_ms=rep.latency.median_ms if rep.latency else None,
                 residual_median_ms=rep.residual_median_ms,
                 residual_p99_ms=rep.residual_p99_ms,
+                instances=int(c.instances if c.instances is not None else s.instances),
             ))
         loads.append(ServeLoadView(label=load, rows=rows))
     live = run.live is not None

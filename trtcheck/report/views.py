@@ -563,6 +563,7 @@ class ServeRow:
         parts: the waterfall of the median repeat.
         e2e_median_ms: its end-to-end median latency (ms).
         residual_median_ms, residual_p99_ms: latency minus the sum of the parts (ms).
+        instances: model instances (workers) serving it.
     """
 
     window_ms: float
@@ -579,15 +580,24 @@ class ServeRow:
     e2e_median_ms: float | None
     residual_median_ms: float | None
     residual_p99_ms: float | None
+    instances: int = 1
 
 
 @dataclass(frozen=True)
 class ServeLoadView:
-    """One load shape: its label, one row per configuration, and its QPS/P99 chart."""
+    """One load shape: its label, one row per configuration, and its QPS/P99 chart.
+
+    ``show_instances``: the rows differ in instance count, or run more than one (the
+    tables then carry an instances column)."""
 
     label: str
     rows: list[ServeRow]
     chart: Chart | None = None
+
+    @property
+    def show_instances(self) -> bool:
+        """Whether the load's tables need an instances column."""
+        return any(r.instances != 1 for r in self.rows)
 
 
 @dataclass(frozen=True)
