@@ -512,3 +512,30 @@ def test_a_tune_pick_measured_in_a_short_run_is_a_warning():
     (r,) = _reasons(v, "tune-pick-short-run")
     assert r.effect == "warning" and v.status == "ready_with_warnings", v
     assert "held 116 requests, about 1 of them above its P99" in r.message, r.message
+
+
+def test_a_serving_sweep_with_valid_configurations_left_is_judged_on_them():
+    """A recorded live sweep of the demo ResNet-18 on 2 CPU cores (16 configurations, 8
+    open-loop; one generator-limited, late sends in all 8). Before: "Cannot tell ... no
+    valid open-loop configuration is left" (any file without a bench run), "The medians
+    are still known to +-10%" (no bench median was measured) and "raise --min-duration"
+    (an option serve does not have)."""
+    import lzma
+
+    from trtcheck.results import results_from_json
+
+    raw = Path(__file__).resolve().parent / "data" / "serve-live-raw" / \
+        "dev-cpu-demo-resnet18-sweep.json.xz"
+    results = results_from_json(lzma.decompress(raw.read_bytes()).decode())
+    limited = [c for c in results.serve.configs
+               if any(f.code == "generator-limited" for f in c.validity)]
+    assert len(limited) == 1 and not results.bench
+    v = judge(results)
+    assert v.status == "ready_with_warnings"
+    (gen,) = _reasons(v, "measurement-invalid")
+    assert gen.effect == "warning" and "no valid open-loop configuration" not in gen.message
+    assert gen.where == ["open:10 window 0 ms max batch 4 instances 2"]
+    (noise,) = _reasons(v, "noisy-machine")
+    assert "medians are still known" not in noise.message
+    assert "--min-duration" not in (noise.remedy or "")
+    assert "--duration-s" in (noise.remedy or "")

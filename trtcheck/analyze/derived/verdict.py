@@ -437,10 +437,13 @@ def _validity_reasons(results: Any) -> list[VerdictReason]:
     if not limited:
         return out
     open_loop = [c for c in serve.configs if c.load.kind == "open"]
+    counts = {c.instances for c in serve.configs}
     names = [f"{c.load.label} window {c.window_us / 1000:g} ms max batch {c.max_batch_size}"
-             for c in limited]
+             + (f" instances {c.instances}" if len(counts) > 1 else "") for c in limited]
     first = next(f for f in limited[0].validity if f.code == "generator-limited")
-    nothing_left = len(limited) >= len(open_loop) or not results.bench
+    # valid open-loop configurations left decide the serving numbers, with or without a
+    # bench run beside them
+    nothing_left = len(limited) >= len(open_loop)
     out.append(VerdictReason(
         kind="measurement-invalid", effect="cannot_tell" if nothing_left else "warning",
         section="serve", title="the load generator limited the serving runs",
@@ -684,15 +687,19 @@ def _noise_reason(noise: list[ShownFinding], gpu: bool,
         symptoms.append(f"{_NOISE_WORDS.get(code, code)} ({where})" if where
                         else _NOISE_WORDS.get(code, code))
     sections = _where_list([sf.section for sf in noise])
+    # the medians' precision and --min-duration are the bench runs'; a serving run is
+    # lengthened with --duration-s
+    bench = "bench" in sections
+    longer = (["raise --min-duration"] if bench else []) + (
+        ["give serve a longer --duration-s"] if any(x != "bench" for x in sections) else [])
     return VerdictReason(
         kind="noisy-machine", effect="warning", section=sections[0],
         title="the machine was noisy",
         message=("the machine was noisy while measuring: " + "; ".join(symptoms)
-                 + (f". The medians are still known to +-{MEDIAN_CI_LIMIT:.0%} or better"
-                    if medians_precise else "")),
+                 + (f". The bench medians are still known to +-{MEDIAN_CI_LIMIT:.0%} or "
+                    "better" if medians_precise and bench else "")),
         remedy=fit_remedy("close other programs, pin the process (taskset) and CPU "
-                          "frequency (cpupower / nvidia-smi -lgc), and raise --min-duration",
-                          gpu),
+                          f"frequency {_NOISE_REMEDY_GPU}, and " + " and ".join(longer), gpu),
         codes=codes, where=_where_list([sf.finding.where for sf in noise]))
 
 

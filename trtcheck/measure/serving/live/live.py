@@ -1215,6 +1215,11 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         c.warnings.append(applied_note)
                     c.warnings += split_notes
                     c.instances = instances_of(cfg)
+                    if len(insts) > 1:  # the findings name the count that ran them
+                        for w in [*c.warnings, *c.validity]:
+                            if w.where and w.where.startswith(shape.label) \
+                                    and "instances" not in w.where:
+                                w.where = f"{w.where} instances {c.instances}"
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
                                                                 or {}).get(
                         "preferred_batch_size", [])]
