@@ -86,10 +86,7 @@ def serve_table_text(run: Any) -> str:
                          f"{p50:>9} {p99:>9} {c.ok_share:>6.1%} {late:>6}")
     lines += _grouped_lines([w for c in run.configs for w in c.warnings],
                             device_is_gpu(run.backend.device))
-    for c in run.configs:
-        for v in getattr(c, "validity", []):
-            if v.severity == "error":
-                lines.append(f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; "))
+    lines += _invalid_lines(run)
     if getattr(run, "incomplete", None):
         lines.append(f"incomplete: {run.incomplete}")
     return "\n".join(lines)
@@ -144,7 +141,15 @@ def live_table_text(run: Any) -> str:
     # one line per warning kind, naming every configuration it applies to
     lines += _grouped_lines([*run.warnings, *[w for c in run.configs for w in c.warnings]],
                             device_is_gpu(run.backend.device))
+    lines += _invalid_lines(run)
     return "\n".join(lines)
+
+
+def _invalid_lines(run: Any) -> list[str]:
+    """One ``invalid [where] message; remedy`` line per error-severity validity mark of
+    a serving run's configurations (``generator-limited``...): what no budget may pass."""
+    return [f"invalid [{v.where}] {v.message}; {v.remedy or ''}".rstrip("; ")
+            for c in run.configs for v in getattr(c, "validity", []) if v.severity == "error"]
 
 
 def _num(v: float | None, fmt: str = ".3g") -> str:
