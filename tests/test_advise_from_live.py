@@ -1,7 +1,8 @@
 """``advise --from live.json``: what a recorded live Triton run (tests/gold/inputs/live.json,
-``serve --url ... --model tb_linear`` against a server configured with max batch 8, whose
-run formed batches of at most 2 often enough to calibrate) lets the advice say, and what
-its export keeps of the server's configuration."""
+``serve --url ... --model tb_linear --max-batch 8`` against a model configured with max
+batch 32, whose run formed batches of at most 2 often enough to calibrate) lets the advice
+say, and what its export keeps of the server's configuration: the model's own 32 is what
+the server allows, not the 8 the sweep loaded for its run."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_sizes_above_the_largest_calibrated_batch_are_reported_as_not_assessed(a
     found = [p for p in adv["pitfalls"] if p["code"] == "uncalibrated-batch-sizes"]
     assert len(found) == 1
     assert "batch sizes above 2" in found[0]["message"]
-    assert "the server allows 8" in found[0]["message"]
+    assert "the server allows 32" in found[0]["message"]
     assert "--load open:RATE --window-ms" in found[0]["remedy"]
     assert "trtcheck serve --url http://" in found[0]["remedy"]
     assert "--model tb_linear" in found[0]["remedy"]
@@ -47,7 +48,7 @@ def test_sizes_above_the_largest_calibrated_batch_are_reported_as_not_assessed(a
 def test_the_export_keeps_the_servers_max_batch_and_writes_no_preferred_size(advised):
     _, adv, cfg = advised
     assert adv["recommendation"]["prediction"]["max_batch_size"] <= 2
-    assert "max_batch_size: 8\n" in cfg
+    assert "max_batch_size: 32\n" in cfg
     assert "the server's own, kept" in cfg
     assert "preferred_batch_size" not in cfg  # the recommendation chose none
 

@@ -122,15 +122,16 @@ def live_advice(tmp_path_factory):
 
 
 def test_a_live_advice_exports_the_same_settings_everywhere(live_advice):
-    """The live run's server allows 8; the advice measured no batch above 2 and
-    recommends 2: every target deploys the server's 8, each saying why."""
+    """The live run's model allows 32 (its sweep ran max batch 8); the advice measured no
+    batch above 2 and recommends 2: every target deploys the model's 32, each saying
+    why."""
     adv = live_advice
     assert adv["recommendation"]["prediction"]["max_batch_size"] == 2
     exp = adv["export"]
     t = _triton(exp["triton_config_pbtxt"])
     r = _ray(exp["ray_serve_python"])
     s = _torchserve(exp["torchserve_config"])
-    assert t[0] == r[0] == s[0] == 8
+    assert t[0] == r[0] == s[0] == 32
     assert t[2] == r[2] == s[2] == adv["recommendation"]["prediction"]["instances"]
     for text in exp.values():
         assert "the server's own, kept" in text

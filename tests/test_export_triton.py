@@ -258,9 +258,10 @@ def test_advise_gpus_lists_the_ids_asked_for(tmp_path):
 
 
 def test_an_advice_from_a_live_run_does_not_lower_the_servers_max_batch(tmp_path):
-    """The recorded live run formed no batch above 2 on a server with max batch 8: the
-    advice's max batch 2 is a limit of the data, so ``export triton --from advice.json``
-    keeps 8 (and parses as Triton's config); ``--max-batch`` still sets it."""
+    """The recorded live run formed no batch above 2 on a model with max batch 32 (its
+    sweep ran 8): the advice's max batch 2 is a limit of the data, so ``export triton
+    --from advice.json`` keeps the model's 32 (and parses as Triton's config);
+    ``--max-batch`` still sets it."""
     from pathlib import Path
     import shutil
 
@@ -276,7 +277,7 @@ def test_an_advice_from_a_live_run_does_not_lower_the_servers_max_batch(tmp_path
     assert res.returncode == 0, res.stderr
     text = (tmp_path / "r" / "tb_linear" / "config.pbtxt").read_text()
     cfg = _parse(text)
-    assert cfg.max_batch_size == 8 and "the server's own, kept" in text
+    assert cfg.max_batch_size == 32 and "the server's own, kept" in text
     assert not cfg.dynamic_batching.preferred_batch_size
     res = run_cli("export", "triton", "--from", str(adv), "-o", str(tmp_path / "s"),
                   "--max-batch", "4")

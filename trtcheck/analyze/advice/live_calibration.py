@@ -592,8 +592,9 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
     ``calibrated_per_batch_overhead_ms`` (the fitted per-execution overhead, ms, simulated
     as :attr:`~trtcheck.analyze.advice.simulator.ServiceModel.per_batch_overhead_ms`, as
     the calibration fitted it), ``model_name``,
-    ``server_max_batch_size`` (the served model's configured ``max_batch_size``, which
-    may exceed the largest batch the run formed), ``client_network_ms`` (the run's mean
+    ``server_max_batch_size`` (the served model's configured ``max_batch_size``, the
+    larger of the run's and the model's own configuration before a sweep loaded
+    another; it may exceed the largest batch the run formed), ``client_network_ms`` (the run's mean
     client + network time per request: client latency from the send - the server's
     request time), ``calibration_command`` (the serve
     command that calibrates again, RATE and MS left to fill in),
@@ -621,7 +622,10 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "request_delay_ms": cal.request_delay_ms,
         "calibrated_per_batch_overhead_ms": cal.per_batch_overhead_ms,
         "live_calibration": cal,
-        "server_max_batch_size": int(o.max_batch_size),
+        # the model's own max batch (a sweep's run may have loaded a smaller one)
+        "server_max_batch_size": max(int(o.max_batch_size), int(
+            (getattr(live, "model_config_json", None) or {}).get("max_batch_size", 0)
+            or 0)),
         "client_network_ms": max(0.0, float(np.mean(o.client_latencies_ms))
                                  - o.server_request_mean_ms),
         "calibration_command": (f"trtcheck serve --url {live.url} --model "
