@@ -54,9 +54,9 @@ def advise_options(f: F) -> F:
         click.option("--timer-slack-us", type=float, default=None,
                      help="How late window timers fire, us, 0 to 1e10 [default: 0, or as "
                           "measured]."),
-        click.option("--instances", "instances_text", default=None, metavar="N|LO..HI",
-                     help="Instance count or range to search, at most 100000 [default: as many "
-                          "as needed]."),
+        click.option("--instances", "instances_text", default=None, metavar="N|LO..HI|N,M",
+                     help="Instance counts to search: a count, a range or a list (1,2,4), "
+                          "at most 100000 [default: as many as needed]."),
         click.option("--max-utilisation", type=FiniteFloatRange(0.01, 1.0), default=0.9,
                      show_default=True, help="Highest utilisation a recommended setting may run at."),
         click.option("--requests", "n_requests", type=click.IntRange(min=100, max=10**7), default=None,
@@ -118,28 +118,35 @@ time; beyond this it is no single deployment)."""
 
 
 def parse_instances(text: str | None) -> list[int] | None:
-    """``"4"`` -> [4]; ``"1..8"`` -> [1..8]; ``None`` -> automatic."""
+    """``"4"`` -> [4]; ``"1..8"`` -> [1..8]; ``"1,2"`` / ``"1..4,8"`` -> those counts,
+    sorted (as ``serve --instances`` takes them); ``None`` -> automatic.
+
+    Raises:
+        InputError: a part that is no count or range, a count below 1, or above
+            :data:`MAX_INSTANCES`.
+    """
     from trtcheck.errors import InputError
 
     if text is None:
         return None
-    t = text.strip()
-    hint = "give a count (--instances 2) or a range (--instances 1..8)"
-    try:
-        if ".." in t:
-            lo, hi = (int(x) for x in t.split("..", 1))
-            if lo < 1 or hi < lo:
-                raise ValueError
-        else:
-            lo = hi = int(t)
-            if lo < 1:
-                raise ValueError
-    except ValueError:
-        raise InputError(f"cannot read --instances {text!r}", hint) from None
-    if hi > MAX_INSTANCES:
-        raise InputError(f"--instances {text} goes above {MAX_INSTANCES:,} instances",
-                         f"give at most {MAX_INSTANCES}, e.g. --instances 1..64")
-    return list(range(lo, hi + 1))
+    hint = ("give a count (--instances 2), a range (--instances 1..8) or a list "
+            "(--instances 1,2,4)")
+    counts: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            lo, hi = ((int(x) for x in part.split("..", 1)) if ".." in part
+                      else (int(part), int(part)))
+        except ValueError:
+            raise InputError(f"cannot read --instances {text!r}", hint) from None
+        if lo < 1 or hi < 1:
+            raise InputError(f"--instances {text} holds a count below 1", hint)
+        if hi < lo:
+            raise InputError(f"--instances {text}: the range {part} runs backwards", hint)
+        if hi > MAX_INSTANCES:
+            raise InputError(f"--instances {text} goes above {MAX_INSTANCES:,} instances",
+                             f"give at most {MAX_INSTANCES}, e.g. --instances 1..64")
+        counts.update(range(lo, hi + 1))
+    return sorted(counts)
 
 
 MAX_CURVE_BATCH = 65536
