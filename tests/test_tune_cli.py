@@ -407,6 +407,29 @@ def test_a_request_the_model_cannot_take_is_refused_before_any_live_run(server, 
     assert _key(_config(server, RESNET)) == before
 
 
+def test_the_end_check_loads_the_original_again_over_the_searchs_own_config(server):
+    """tune's last check (:func:`trtcheck.pipeline.tune.ensure_restored`): a model left on
+    one of the search's configurations (a restore cut short by a second Ctrl-C) gets its
+    original again and counts as restored; one on a configuration the search never
+    loaded (someone else's) is left alone and is not. Before, the check only read the
+    configuration, and a restore cut short was recorded as lost for good."""
+    from trtcheck.pipeline.tune import ensure_restored
+
+    base = _config(server, "tb_linear")
+    ours = {**base, "dynamic_batching": {"max_queue_delay_microseconds": 5000}}
+    theirs = {**base, "dynamic_batching": {"max_queue_delay_microseconds": 7000}}
+    try:
+        server.load("tb_linear", ours)
+        assert _key(_config(server, "tb_linear")) != _key(base)
+        assert ensure_restored(server.http_url, "tb_linear", "", base, [ours]) is True
+        assert _key(_config(server, "tb_linear")) == _key(base)
+        server.load("tb_linear", theirs)
+        assert ensure_restored(server.http_url, "tb_linear", "", base, [ours]) is False
+        assert _key(_config(server, "tb_linear")) == _key(theirs)  # left alone
+    finally:
+        server.load("tb_linear", base)
+
+
 @pytest.fixture
 def own_server(tmp_path):
     """A tritonserver of this test alone (the test breaks it), serving ``tb_linear``."""

@@ -155,6 +155,39 @@ def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, di
     return smd, cfg
 
 
+RESTORE_CHECK_S = 30.0
+"""Longest tune waits for the original configuration to be back when its sweep's own
+restore was cut short (s): a second load of it included."""
+
+
+def ensure_restored(url: str, model: str, version: str, base: dict[str, Any],
+                    ours: list[dict[str, Any]]) -> bool:
+    """Whether ``model`` runs its original configuration ``base`` again after a search
+    (window, max batch and instances as :func:`_same_config` compares them). When it
+    still runs one of the search's own configurations (``ours``: a restore cut short by
+    a second Ctrl-C, or one whose answer came late), ``base`` is loaded again (bounded
+    by :data:`RESTORE_CHECK_S`) and checked once more; a configuration that is neither
+    (someone else's) is left alone and is not the original: ``False``.
+
+    Raises:
+        InputError / EnvironmentProblem: the server or model cannot be read.
+    """
+    from trtcheck.measure.serving.live import open_target, parse_endpoint
+
+    now = read_model_config(url, model, version)[1]
+    if _same_config(now, base):
+        return True
+    if not any(_same_config(now, c) for c in ours):
+        return False
+
+    async def load() -> None:
+        async with open_target(parse_endpoint(url)) as c:
+            await asyncio.wait_for(c.load_model(model, base), RESTORE_CHECK_S)
+
+    asyncio.run(load())
+    return _same_config(read_model_config(url, model, version)[1], base)
+
+
 def _same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two Triton configs agree on what tune changes."""
     from trtcheck.measure.serving.live.live import instances_of, window_us_of
@@ -521,8 +554,10 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         # a restored configuration as lost
         with interrupts_held() as held:
             try:
-                res.restored = _same_config(read_model_config(s.url, s.model,
-                                                              s.model_version)[1], base)
+                res.restored = ensure_restored(
+                    s.url, s.model, s.model_version, base,
+                    [c.server_model_config for r in res.runs for c in r.configs
+                     if c.server_model_config])
             except Exception:  # noqa: BLE001
                 res.restored = False
         del held  # a signal during the check: the search is over either way
