@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from trtcheck.analyze.advice.advise import (AdviseRequest, advise, instance_factor,
-                                            instances_needed)
+from trtcheck.analyze.advice.advise import AdviseRequest, advise, instances_needed
 from trtcheck.analyze.advice.curve import make_curve
+from trtcheck.analyze.what_if_intervals import factor_at as instance_factor
 from trtcheck.errors import InputError
 
 

@@ -95,14 +95,23 @@ def note_contention(req: Any, n: int) -> None:
         req.notes.append(text)
 
 
+def factor_at(req: Any, n: int) -> float:
+    """The T(b) multiplier ``n`` instances are simulated with: 1 without a live
+    calibration (``req.calibrated_instances`` None) or at its own count, else
+    :func:`contention_of`'s."""
+    if req.calibrated_instances is None or n == int(req.calibrated_instances):
+        return 1.0
+    return float(contention_of(req, n)[0])
+
+
 def service_at(req: Any, service: Any, n: int) -> Any:
     """``service`` with T(b) scaled for ``n`` instances when the calibration ran another
     count (noted), else ``service``."""
     if req.calibrated_instances is None or n == int(req.calibrated_instances):
         return service
     note_contention(req, n)
-    f, _ = contention_of(req, n)
-    return replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
+    return replace(service, curve=tp.scaled_curve(service.curve, factor_at(req, n),
+                                                  service.curve.source))
 
 
 def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,

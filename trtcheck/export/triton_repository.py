@@ -222,18 +222,14 @@ def live_config_from_results(results: Any) -> dict[str, Any] | None:
         return original if isinstance(original, dict) and original else None
     live = getattr(serve, "live", None) if serve is not None else None
     cfg = getattr(live, "model_config_json", None) if live is not None else None
-    own = cfg if isinstance(cfg, dict) else {}
     if serve is not None and live is not None:  # the calibration config's own, when swept
-        for c in serve.configs:
-            if c.server_model_config:
-                cfg = c.server_model_config
-                break
-    if isinstance(cfg, dict) and cfg and own and cfg is not own:
-        # a sweep may have loaded a smaller max batch than the model's own: the server
-        # allows the model's (the export keeps it where larger sizes were not assessed)
-        mbs = max(int(str(cfg.get("max_batch_size", 0) or 0)),
-                  int(str(own.get("max_batch_size", 0) or 0)))
-        cfg = {**cfg, "max_batch_size": mbs}
+        swept = next((c.server_model_config for c in serve.configs
+                      if c.server_model_config), None)
+        if swept:
+            # a sweep may have loaded a smaller max batch than the model's own: the server
+            # allows the model's (the export keeps it where larger sizes were not assessed)
+            cfg = {**swept, "max_batch_size": max(
+                int(str(swept.get("max_batch_size", 0) or 0)), live.model_max_batch_size)}
     return cfg if isinstance(cfg, dict) and cfg else None
 
 

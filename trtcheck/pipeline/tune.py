@@ -129,8 +129,10 @@ class TuneOutcome:
     invalid: str | None = None
 
 
-def read_model(url: str, model: str, version: str = "") -> tuple[dict, dict, dict]:
-    """``(server metadata, model metadata, model config)`` of a live model.
+def read_model(url: str, model: str, version: str = "", metadata: bool = True
+               ) -> tuple[dict, dict, dict]:
+    """``(server metadata, model metadata, model config)`` of a live model (the model
+    metadata ``{}`` unless ``metadata``).
 
     Raises:
         InputError / EnvironmentProblem: as :class:`trtcheck.measure.serving.live.kserve.KServeClient`.
@@ -143,7 +145,7 @@ def read_model(url: str, model: str, version: str = "") -> tuple[dict, dict, dic
         async with KServeClient(ep) as c:
             smd = await c.server_metadata()
             await c.model_ready(model, version)
-            md = await c.model_metadata(model, version)
+            md = await c.model_metadata(model, version) if metadata else {}
             return smd, md, await c.model_config(model, version)
 
     return asyncio.run(go())
@@ -151,7 +153,7 @@ def read_model(url: str, model: str, version: str = "") -> tuple[dict, dict, dic
 
 def read_model_config(url: str, model: str, version: str = "") -> tuple[dict, dict]:
     """``(server metadata, model config)`` of a live model (:func:`read_model`)."""
-    smd, _md, cfg = read_model(url, model, version)
+    smd, _md, cfg = read_model(url, model, version, metadata=False)
     return smd, cfg
 
 

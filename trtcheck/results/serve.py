@@ -323,6 +323,16 @@ class LiveTarget(Record):
     ray_actors: int = 0
     command_stats: TritonStatsDelta | None = None
 
+    @property
+    def model_max_batch_size(self) -> int:
+        """The model's own ``max_batch_size`` (its configuration before a sweep loaded
+        others: what the server allows it; 0 when none is recorded or it does not
+        batch)."""
+        try:
+            return int(str(self.model_config_json.get("max_batch_size", 0) or 0))
+        except ValueError:
+            return 0
+
 
 class WaterfallPart(Record):
     """One part of the per-request latency waterfall (statistics over ok requests)."""

@@ -527,7 +527,9 @@ def advise(req: AdviseRequest) -> Advice:
         inst_list = sorted(set(req.instances))
         top = inst_list[-1]
         if (need := instances_needed(req, rate, cap1)) > top:
-            f_top = instance_factor(req, top)
+            from trtcheck.analyze.what_if_intervals import factor_at
+
+            f_top = factor_at(req, top)
             each = (f"{cap1:.3g} req/s each" if f_top == 1.0 else
                     f"{cap1 / f_top:.3g} req/s each: T(b) x {f_top:.3g} as {top} instances "
                     "share a device")
@@ -707,24 +709,15 @@ def instances_needed(req: AdviseRequest, rate: float, cap_per_instance: float,
     naive = qf.instances_needed(rate, cap_per_instance, max_utilisation)
     if req.calibrated_instances is None or naive > MAX_AUTO_INSTANCES:
         return naive
+    from trtcheck.analyze.what_if_intervals import factor_at
+
     n = 1
     while n < 64 * naive:
-        f = instance_factor(req, n)
+        f = factor_at(req, n)
         if n * cap_per_instance / f * max_utilisation >= rate * (1.0 - 1e-12):
             return n
         n += 1
     return n
-
-
-def instance_factor(req: AdviseRequest, n: int) -> float:
-    """The T(b) multiplier the search simulates ``n`` instances with: 1 without a live
-    calibration or at its own count, else
-    :func:`~trtcheck.analyze.what_if_intervals.contention_of`."""
-    if req.calibrated_instances is None or n == int(req.calibrated_instances):
-        return 1.0
-    from trtcheck.analyze.what_if_intervals import contention_of
-
-    return float(contention_of(req, n)[0])
 
 
 def _c_req(req: AdviseRequest) -> float:

@@ -623,9 +623,7 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "calibrated_per_batch_overhead_ms": cal.per_batch_overhead_ms,
         "live_calibration": cal,
         # the model's own max batch (a sweep's run may have loaded a smaller one)
-        "server_max_batch_size": max(int(o.max_batch_size), int(
-            (getattr(live, "model_config_json", None) or {}).get("max_batch_size", 0)
-            or 0)),
+        "server_max_batch_size": max(int(o.max_batch_size), live.model_max_batch_size),
         "client_network_ms": max(0.0, float(np.mean(o.client_latencies_ms))
                                  - o.server_request_mean_ms),
         "calibration_command": (f"trtcheck serve --url {live.url} --model "

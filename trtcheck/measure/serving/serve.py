@@ -563,10 +563,13 @@ def _median(vals: Sequence[float | None]) -> float | None:
 
 
 def config_result(window_us: float, mb: int, shape: LoadShape,
-                   reps: list[ServeRepeat]) -> ServeConfigResult:
+                   reps: list[ServeRepeat], instances: int | None = None
+                   ) -> ServeConfigResult:
     """One serving configuration from its repeats: medians over the repeats (throughput in
     queries/s, batch sizes, P50/P99 in ms, ok share, late sends), the repeat of median
-    throughput, and warnings for requests that did not succeed or sends that were late."""
+    throughput, and warnings for requests that did not succeed or sends that were late
+    (placed at ``LOAD window W ms max batch B``, ``... instances N`` when ``instances`` is
+    given: a sweep over instance counts)."""
     qps = [r.throughput_queries_per_s for r in reps]
     order = sorted(range(len(reps)), key=lambda k: qps[k])
     med_idx = order[(len(order) - 1) // 2]
@@ -588,7 +591,8 @@ def config_result(window_us: float, mb: int, shape: LoadShape,
         ok_share=ok_share,
         late_send_share=_median([r.late_send_share for r in reps]),
         send_lag_p99_ms=_median([r.send_lag_p99_ms for r in reps]))
-    where = f"{shape.label} window {us_to_ms(window_us):g} ms max batch {mb}"
+    where = (f"{shape.label} window {us_to_ms(window_us):g} ms max batch {mb}"
+             + (f" instances {instances}" if instances is not None else ""))
     bad = {k: sum(r.outcomes.get(k, 0) for r in reps) for k in ("error", "rejected", "timeout")}
     if any(bad.values()):
         cfg.warnings.append(Finding(

@@ -1185,6 +1185,9 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                                       f"{lat.median_ms if lat else float('nan'):.2f} ms")
                     from trtcheck.measure.serving.serve import config_result
 
+                    # a sweep over instance counts names the count in every place
+                    n_named = instances_of(cfg) if len(insts) > 1 else None
+                    at = f" instances {n_named}" if n_named is not None else ""
                     split_notes = []
                     for rep in reps:  # a split with a negative part is not kept
                         if rep.live_split is not None and (
@@ -1192,7 +1195,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                             rep.live_split = None
                             split_notes.append(Finding(
                                 code="live-split-inconsistent", severity="warning",
-                                where=f"{shape.label} repeat {rep.repeat + 1}",
+                                where=f"{shape.label}{at} repeat {rep.repeat + 1}",
                                 message=f"{why}; the split is left out",
                                 remedy="check that nothing else uses the model and that "
                                        "the server's statistics count this model's "
@@ -1201,7 +1204,7 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                     # Triton's max_batch_size 0 (no batch axis: one request per
                     # execution) is max batch 1 for the batching quantities
                     c = config_result(window_us_of(cfg), max(1, int(cfg.get(
-                        "max_batch_size", 0) or 0)), shape, reps)
+                        "max_batch_size", 0) or 0)), shape, reps, instances=n_named)
                     for w in [*c.warnings, *c.validity]:  # --uvloop is not for --url
                         if w.code in ("late-sends", "generator-limited"):
                             w.remedy = ("lower the rate, add --client-processes, or run the "
@@ -1215,11 +1218,6 @@ def measure_live(url: str | Endpoint, model: str, *, model_version: str = "",
                         c.warnings.append(applied_note)
                     c.warnings += split_notes
                     c.instances = instances_of(cfg)
-                    if len(insts) > 1:  # the findings name the count that ran them
-                        for w in [*c.warnings, *c.validity]:
-                            if w.where and w.where.startswith(shape.label) \
-                                    and "instances" not in w.where:
-                                w.where = f"{w.where} instances {c.instances}"
                     c.preferred_batch_sizes = [int(p) for p in (cfg.get("dynamic_batching")
                                                                 or {}).get(
                         "preferred_batch_size", [])]
