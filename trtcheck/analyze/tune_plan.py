@@ -23,7 +23,7 @@ intervals".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -75,6 +75,22 @@ INFERRED_CONTENTION = ("interpolated", "extrapolated", "assumed")
 largest measured count, :func:`contention_interp`), ``"extrapolated"`` (above it, along
 the same curve) and ``"assumed"`` (no multi-instance run, :func:`assumed_contention`).
 Their intervals are widened by :data:`ASSUMED_CONTENTION_REL`."""
+
+ELASTICITY_STEP = 0.10
+"""Relative step of T(b) by which :func:`elasticity` differentiates a simulated
+quantile (both simulations draw the same arrivals and service samples)."""
+
+ELASTICITY_FLOOR = 0.5
+"""Smallest elasticity taken for the configuration whose repeat measured the drift: a
+quantile that barely moves with T(b) there (a run whose latency is mostly the window)
+says little about how much T(b) drifted, so the drift is not scaled up by dividing by
+a value near zero (our bound)."""
+
+DRIFT_SCALE_MAX = 2.0
+"""Largest factor by which a candidate's drift term exceeds the measured one: one
+repeat pair is carried to other configurations by a local derivative, which says more
+about the direction than the size of a large change (our bound, checked on the GPU
+records: 2 and 3 cover the same measurements)."""
 
 SEARCH_WINDOWS_US = (0.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0)
 """Windows searched (µs)."""
@@ -950,6 +966,10 @@ class Search:
         stall: the server stalls (:func:`split_stalls`), drawn per execution.
         floor_ms: what one request takes at least (:func:`latency_floor_ms`, ms; 0: not
             known): no interval's lower end lies below it.
+        drift_at: the configuration whose repeated run measured the drift and its
+            arrival rate (req/s); ``None``: the drift term is the same for every
+            candidate. Given, each candidate's drift term is scaled by
+            :func:`drift_scale`.
     """
 
     queueing: LiveCalibration
@@ -964,6 +984,18 @@ class Search:
     drift_dof: int = 1
     stall: StallFit = field(default_factory=StallFit)
     floor_ms: float = 0.0
+    drift_at: tuple[Candidate, float] | None = None
+    _drift_elasticity: tuple[float, float] | None = field(default=None, repr=False)
+
+    def drift_elasticity(self, seed: int = 0) -> tuple[float, float]:
+        """:func:`elasticity` of P50 and P99 at :attr:`drift_at` (computed once)."""
+        if self._drift_elasticity is None:
+            assert self.drift_at is not None
+            c, rate = self.drift_at
+            e = elasticity(self, c, rate, seed)
+            # an unstable drift run has no finite derivative: the drift is taken as it is
+            self._drift_elasticity = e if e is not None else (1.0, 1.0)
+        return self._drift_elasticity
 
 
 def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
@@ -983,6 +1015,73 @@ def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
         for bb in sizes[1:]:
             out += [Candidate(float(w), bb, n) for w in windows_us]
     return out
+
+
+def _quantiles_at(s: Search, c: Candidate, rate_per_s: float, scale: float,
+                  seed: int) -> tuple[float, float] | None:
+    """Simulated P50 and P99 (ms) of ``c`` at ``rate_per_s`` with T(b) times ``scale``
+    (``None``: unstable)."""
+    service = prediction_service(s.queueing, s.curves, c.instances, s.stall, seed)
+    if scale != 1.0:
+        service = replace(service, curve=scaled_curve(service.curve, scale, "scaled"))
+    arrivals = make_arrivals("poisson", rate_per_s, PREDICTION_REQUESTS, seed)
+    lat: list[float] = []
+    p = simulate(c.policy(), c.instances, service, arrivals, seed=seed, warmup_fraction=0.1,
+                 rate_per_s=rate_per_s, latencies_out=lat)
+    if not p.stable or not lat:
+        return None
+    arr = np.asarray(lat, dtype=np.float64)
+    return percentile(arr, 0.5), percentile(arr, 0.99)
+
+
+def elasticity_of(quantiles_at: Callable[[float], tuple[float, float] | None],
+                  base: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """``d ln L(q) / d ln T`` of P50 and P99 by a forward difference of
+    :data:`ELASTICITY_STEP`: ``quantiles_at(scale)`` simulates P50 and P99 (ms) with
+    T(b) times ``scale`` and the same random draws (``None``: unstable); ``base`` is
+    ``quantiles_at(1.0)`` when already known. ``None`` where either is unstable."""
+    a = base if base is not None else quantiles_at(1.0)
+    b = quantiles_at(1.0 + ELASTICITY_STEP)
+    if a is None or b is None or min(*a, *b) <= 0:
+        return None
+    step = math.log1p(ELASTICITY_STEP)
+    return math.log(b[0] / a[0]) / step, math.log(b[1] / a[1]) / step
+
+
+def drift_factors(e: tuple[float, float] | None, at: tuple[float, float]
+                  ) -> tuple[float, float]:
+    """The drift terms' factors of a prediction of elasticity ``e`` when the drift was
+    measured where the elasticity was ``at`` (see :func:`drift_scale`)."""
+    if e is None:
+        return DRIFT_SCALE_MAX, DRIFT_SCALE_MAX
+    f50, f99 = (min(DRIFT_SCALE_MAX, max(1.0, ei / max(ai, ELASTICITY_FLOOR)))
+                for ei, ai in zip(e, at))
+    return f50, f99
+
+
+def elasticity(s: Search, c: Candidate, rate_per_s: float, seed: int = 0,
+               base: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """How strongly the simulated P50 and P99 of ``c`` at ``rate_per_s`` follow T(b)
+    (:func:`elasticity_of`). About 1 where a request's latency is mostly its own
+    execution, above 1 where a queue forms (a slower T(b) also lengthens the waits),
+    below 1 where the window or fixed overheads dominate."""
+    return elasticity_of(lambda k: _quantiles_at(s, c, rate_per_s, k, seed), base)
+
+
+def drift_scale(s: Search, c: Candidate, seed: int = 0,
+                base: tuple[float, float] | None = None) -> tuple[float, float]:
+    """Factors on the P50 and P99 drift terms of ``c``: the run-to-run drift measured
+    at :attr:`Search.drift_at` is read as a drift of T(b) (``drift /
+    elasticity there``, the elasticity floored at :data:`ELASTICITY_FLOOR`) and
+    carried to ``c`` by its own :func:`elasticity` (first-order propagation of
+    uncertainty), clipped to ``[1, DRIFT_SCALE_MAX]``: a candidate's interval is never
+    narrower than the measured drift. A candidate that turns unstable with T(b) 10%
+    slower is next to its capacity and gets the largest factor. ``(1, 1)`` without
+    :attr:`Search.drift_at`. ``base``: as for :func:`elasticity`."""
+    if s.drift_at is None:
+        return 1.0, 1.0
+    return drift_factors(elasticity(s, c, s.rate_per_s, seed, base),
+                         s.drift_elasticity(seed))
 
 
 def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
@@ -1015,10 +1114,11 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
         extrapolated_above=int(top) if extrap else None)
     if p.stable and lat:
         arr = np.asarray(lat, dtype=np.float64)
-        pred.p50 = interval(arr, 0.5, s.run_requests, math.sqrt(s.drift_p50_rel ** 2 + extra),
-                            s.drift_dof)
+        f50, f99 = drift_scale(s, c, seed, (percentile(arr, 0.5), percentile(arr, 0.99)))
+        pred.p50 = interval(arr, 0.5, s.run_requests,
+                            math.sqrt((f50 * s.drift_p50_rel) ** 2 + extra), s.drift_dof)
         pred.p99 = interval(arr, 0.99, s.run_requests,
-                            math.sqrt(s.drift_p99_rel ** 2 + extra), s.drift_dof)
+                            math.sqrt((f99 * s.drift_p99_rel) ** 2 + extra), s.drift_dof)
         if 0.0 < s.floor_ms <= pred.p50.point_ms and pred.p50.lo_ms < s.floor_ms:
             # no request is faster than the fastest one alone: a wide drift term must not
             # put the lower end below it

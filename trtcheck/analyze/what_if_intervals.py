@@ -16,7 +16,8 @@ The interval formula is :func:`trtcheck.analyze.tune_plan.interval` (docs/advise
 "Prediction intervals"), as ``trtcheck tune`` applies it: for a measurement as long as
 one repeat of the calibration run, with the P50 and P99 run-to-run spreads of its
 repeats and their halves (:func:`trtcheck.analyze.tune_plan.series_drifts`) at their
-degrees of freedom. Without the calibration's latencies (a typed curve, a bench run), the
+degrees of freedom, each carried to the configuration by its elasticity to T(b)
+against the calibration configuration's (:func:`trtcheck.analyze.tune_plan.drift_factors`). Without the calibration's latencies (a typed curve, a bench run), the
 interval is for a measurement as long as the simulation, with the P50 spread of the
 repeats (or the floor) for both.
 """
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from trtcheck.analyze import tune_plan as tp
-from trtcheck.analyze.advice.simulator import simulate
+from trtcheck.analyze.advice.simulator import make_arrivals, simulate
+from trtcheck.stats import percentile
 
 
 def contention_for(n: int, n_cal: int) -> float:
@@ -114,6 +116,25 @@ def service_at(req: Any, service: Any, n: int) -> Any:
                                                   service.curve.source))
 
 
+def _scaled(service: Any, k: float) -> Any:
+    """``service`` with T(b) times ``k``."""
+    if k == 1.0:
+        return service
+    return replace(service, curve=tp.scaled_curve(service.curve, k, service.curve.source))
+
+
+def _quantiles(req: Any, c: Any, service: Any, arrivals: Any, rate_per_s: float | None,
+               warmup_fraction: float) -> tuple[float, float] | None:
+    """Simulated P50 and P99 (ms) of ``c``; ``None``: unstable."""
+    lat: list[float] = []
+    p = simulate(c.policy(), c.instances, service, arrivals, seed=req.seed,
+                 warmup_fraction=warmup_fraction, rate_per_s=rate_per_s, latencies_out=lat)
+    if not p.stable or not lat:
+        return None
+    arr = np.asarray(lat, dtype=np.float64)
+    return percentile(arr, 0.5), percentile(arr, 0.99)
+
+
 def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,
                            rate_per_s: float | None, warmup_fraction: float) -> list[Any]:
     """Each configuration simulated (T(b) scaled at an uncalibrated instance count) with
@@ -128,6 +149,13 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
         level = max(tp.DRIFT_FLOOR_REL, float(req.run_to_run_rel or 0.0))
         d50 = d99 = tp.Drift(level)
         dof, run_requests = None, None
+    drift_at = None  # the elasticity where the drift was measured (tune_plan.drift_scale)
+    if series and req.calibration_config is not None:
+        cal_c, cal_rate = req.calibration_config
+        drift_at = tp.elasticity_of(lambda k: _quantiles(
+            req, cal_c, _scaled(service, k), make_arrivals(
+                "poisson", cal_rate, len(arrivals), req.seed), cal_rate, warmup_fraction))
+        drift_at = drift_at if drift_at is not None else (1.0, 1.0)
     out = []
     noted: set[int] = set()
     for c in configs:
@@ -149,8 +177,16 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
         if p.stable and lat:
             arr = np.asarray(lat, dtype=np.float64)
             n = max(1, int(run_requests or p.requests))
-            i50 = tp.interval(arr, 0.5, n, math.sqrt(d50.sd_log ** 2 + extra ** 2), dof)
-            i99 = tp.interval(arr, 0.99, n, math.sqrt(d99.sd_log ** 2 + extra ** 2), dof)
+            f50 = f99 = 1.0
+            if drift_at is not None:
+                base = (percentile(arr, 0.5), percentile(arr, 0.99))
+                f50, f99 = tp.drift_factors(tp.elasticity_of(lambda k: _quantiles(
+                    req, c, _scaled(sv, k), arrivals, rate_per_s, warmup_fraction), base),
+                    drift_at)
+            i50 = tp.interval(arr, 0.5, n, math.sqrt((f50 * d50.sd_log) ** 2 + extra ** 2),
+                              dof)
+            i99 = tp.interval(arr, 0.99, n, math.sqrt((f99 * d99.sd_log) ** 2 + extra ** 2),
+                              dof)
             if i99.lo_ms < i50.lo_ms:  # a run's P99 is never below its P50
                 i99 = i99.model_copy(update={"lo_ms": i50.lo_ms})
             p.p50_interval_ms = [round(i50.lo_ms, 4), round(i50.hi_ms, 4)]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trtcheck.analyze import tune_plan as tp
-from trtcheck.analyze.advice import MIN_CALIBRATION_OK
+from trtcheck.analyze.advice import MIN_CALIBRATION_OK, Candidate
 from trtcheck.analyze.advice.live_calibration import OverloadedCalibration
 from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
@@ -416,7 +416,8 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 res.runs, open_idx, seed=s.seed, curves=curves))
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall,
-                               floor_ms=floor[0] if floor is not None else 0.0)
+                               floor_ms=floor[0] if floor is not None else 0.0,
+                               drift_at=(Candidate(w_cal, B, n0), s.rate_per_s))
             obs = queueing.observation
             transient = (f"{obs.transient_share:.0%} of the calibration run's requests fell in "
                          "a transient (a backlog the server worked off); they are left out of "

@@ -159,6 +159,11 @@ class AdviseRequest:
             and the length of the measurement they are for from them, as ``trtcheck
             tune`` does (:func:`trtcheck.analyze.tune_plan.series_drifts`); ``()``: no
             live calibration.
+        calibration_config: the live calibration run's configuration and its arrival
+            rate (req/s): the what-if intervals carry the drift measured there to each
+            configuration by its elasticity to T(b)
+            (:func:`trtcheck.analyze.tune_plan.drift_factors`); ``None``: the drift is
+            taken as measured for every configuration.
         instance_contention: T(b) at each instance count over T(b) at one instance and
             its source (``"measured"``, ``"interpolated"``, ...) as a ``trtcheck tune``
             search calibrated them (``advise --from tune.json``); a what-if at such a
@@ -207,6 +212,7 @@ class AdviseRequest:
     calibrated_instances: int | None = None
     run_to_run_rel: float | None = None
     calibration_latencies_ms: tuple[tuple[float, ...], ...] = ()
+    calibration_config: tuple[Candidate, float] | None = None
     instance_contention: dict[int, tuple[float, str]] = field(default_factory=dict)
     per_request_overhead_recorded: bool = False
 

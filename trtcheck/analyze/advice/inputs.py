@@ -639,6 +639,7 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         calibrated_instances=measured.get("calibrated_instances"),
         run_to_run_rel=measured.get("run_to_run_rel"),
         calibration_latencies_ms=tuple(measured.get("calibration_latencies_ms") or ()),
+        calibration_config=measured.get("calibration_config"),
         instance_contention=dict(measured.get("instance_contention") or {}),
         per_request_overhead_recorded=(per_request_overhead_ms is None
                                        and bool(measured.get("serial_overhead"))

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from trtcheck.analyze.advice.curve import LatencyCurve, isotonic_fit, make_curve
-from trtcheck.analyze.advice.simulator import ServiceModel, make_arrivals, simulate
+from trtcheck.analyze.advice.simulator import Candidate, ServiceModel, make_arrivals, simulate
 from trtcheck.errors import InputError
 from trtcheck.policy import BatchingPolicy
 from trtcheck.stats import percentile
@@ -634,6 +634,8 @@ def inputs_from_live(results: Any, source: str = "results.json", *, seed: int = 
         "calibrated_instances": int(o.instances),
         "run_to_run_rel": _repeat_spread(serve),
         "calibration_latencies_ms": _repeat_series(serve),
+        "calibration_config": (Candidate(float(o.window_us), int(o.max_batch_size),
+                                         int(o.instances)), float(o.rate_per_s)),
     }
     return curve, measured
 

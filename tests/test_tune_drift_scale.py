@@ -1,0 +1,88 @@
+"""tune's drift term follows each candidate's elasticity to T(b)
+(:func:`trtcheck.analyze.tune_plan.drift_scale`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from trtcheck.analyze import tune_plan as tp
+from trtcheck.analyze.advice.simulator import Candidate
+
+
+def _calibration():
+    """One instance, T(1) 2 ms, T(8) 4 ms; the repeated run at 100 req/s, no window."""
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+
+    rng = np.random.default_rng(0)
+    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
+                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
+                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
+    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
+    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
+                          per_batch_overhead_ms=0.0, observation=obs)
+    return cal, tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)
+
+
+def _search(rate_per_s: float, drift_at=None) -> tp.Search:
+    cal, curves = _calibration()
+    return tp.Search(cal, curves, 0.1, 0.2, rate_per_s, 2000, 8, 1, drift_dof=5,
+                     drift_at=drift_at)
+
+
+def test_elasticity_is_about_one_without_a_queue_and_larger_with_one():
+    """At 20 req/s a request is mostly its own 2 ms execution (elasticity near 1, below
+    it by the fixed 0.5 ms delay); at 450 req/s of batch 1 (90% busy) a slower T(b)
+    also lengthens the waits."""
+    s = _search(20.0)
+    e50, _ = tp.elasticity(s, Candidate(0.0, 1, 1), 20.0)
+    assert 0.6 < e50 < 1.0
+    busy50, busy99 = tp.elasticity(s, Candidate(0.0, 1, 1), 450.0)
+    assert busy50 > 1.5 and busy99 > 1.5
+
+
+def test_a_candidate_past_its_capacity_with_a_slower_t_has_no_elasticity():
+    """At 480 req/s of batch 1 a T(1) 10% slower (2.2 ms) carries at most 455 req/s."""
+    assert tp.elasticity(_search(480.0), Candidate(0.0, 1, 1), 480.0) is None
+
+
+def test_without_a_drift_source_every_candidate_keeps_the_measured_drift():
+    s = _search(450.0)
+    assert tp.drift_scale(s, Candidate(0.0, 1, 1)) == (1.0, 1.0)
+
+
+def test_a_busier_candidate_than_the_drift_run_gets_a_wider_interval():
+    """The drift was measured at 20 req/s (a light load); at 450 req/s the same T(b)
+    drift moves P50 and P99 more: the interval widens, up to DRIFT_SCALE_MAX, and the
+    point stays where it was."""
+    light = Candidate(0.0, 1, 1)
+    plain = tp.predict_one(_search(450.0), light)
+    s = _search(450.0, drift_at=(light, 20.0))
+    f50, f99 = tp.drift_scale(s, light)
+    assert 1.0 < f50 <= tp.DRIFT_SCALE_MAX and 1.0 < f99 <= tp.DRIFT_SCALE_MAX
+    wide = tp.predict_one(s, light)
+    assert wide.p50_ms == plain.p50_ms and wide.p99_ms == plain.p99_ms
+    assert wide.p50.lo_ms < plain.p50.lo_ms and wide.p50.hi_ms > plain.p50.hi_ms
+    assert wide.p99.hi_ms > plain.p99.hi_ms
+    # the drift term alone, on the log scale: scaled by f50
+    t = tp.Drift(0.1, 5).t_quantile
+    ratio = math.log(wide.p50.hi_ms / plain.p50.hi_ms)
+    assert math.isclose(ratio, t * 0.1 * (f50 - 1.0), rel_tol=1e-6)
+
+
+def test_a_calmer_candidate_is_never_narrower_than_the_measured_drift():
+    """The drift measured at 450 req/s, a candidate at 20 req/s: its elasticity is lower,
+    but the factor stays 1 (the measured spread is a floor)."""
+    busy = Candidate(0.0, 1, 1)
+    s = _search(20.0, drift_at=(busy, 450.0))
+    assert tp.drift_scale(s, busy) == (1.0, 1.0)
+    assert tp.predict_one(s, busy).p50 == tp.predict_one(_search(20.0), busy).p50
+
+
+def test_next_to_its_capacity_a_candidate_gets_the_largest_factor():
+    s = _search(470.0, drift_at=(Candidate(0.0, 1, 1), 20.0))
+    assert tp.drift_scale(s, Candidate(0.0, 1, 1)) == (tp.DRIFT_SCALE_MAX,
+                                                         tp.DRIFT_SCALE_MAX)
