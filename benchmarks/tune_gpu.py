@@ -112,7 +112,12 @@ class TritonPythonModel:
         # first-call costs out of the measurement: eager PyTorch pays a one-time cost per
         # new input shape (cuDNN engine choice, allocator growth): 0.2-1.4 s per batch
         # size for mobilenet_v3_large on an H100, so "all" warms every size up to the max
-        warm = cfg.get("parameters", {}).get("warm_sizes", {}).get("string_value", "pow2")
+        params = cfg.get("parameters", {})
+        self.graphs = {}
+        if params.get("execution", {}).get("string_value", "eager") == "cuda-graphs":
+            self._capture(mb)
+            return
+        warm = params.get("warm_sizes", {}).get("string_value", "pow2")
         sizes = range(1, mb + 1) if warm == "all" else {1, 2, 4, 8, 16, 32, 64, mb}
         with torch.inference_mode():
             for b in sorted(sizes):
@@ -125,6 +130,42 @@ class TritonPythonModel:
         torch.cuda.empty_cache()
         torch.cuda.synchronize()
 
+    def _capture(self, mb):
+        """One CUDA graph per captured size (:data:`GRAPH_SIZES` up to the max, and the
+        max): a batch runs the smallest graph that holds it, padded, as a GPU-bound
+        engine does (no per-kernel launches from Python)."""
+        torch = self.torch
+        pool = torch.cuda.graph_pool_handle()
+        sizes = sorted({b for b in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if b < mb} | {mb})
+        with torch.inference_mode():
+            for b in sorted(sizes, reverse=True):  # the largest first: the pool's size
+                x = torch.zeros(b, 3, 224, 224, device=self.dev, dtype=torch.float16)
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(2):
+                        self.model(x)
+                torch.cuda.current_stream().wait_stream(side)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, pool=pool):
+                    y = self.model(x)
+                self.graphs[b] = (g, x, y)
+        torch.cuda.synchronize()
+
+    def _run(self, x_np):
+        torch = self.torch
+        n = int(x_np.shape[0])
+        if not self.graphs:
+            x = torch.from_numpy(x_np).to(self.dev)
+            with torch.inference_mode():
+                return self.model(x).float().cpu().numpy()
+        b = min(k for k in self.graphs if k >= n)
+        g, x, y = self.graphs[b]
+        with torch.inference_mode():
+            x[:n].copy_(torch.from_numpy(x_np), non_blocking=False)
+            g.replay()
+            return y[:n].float().cpu().numpy()
+
     def execute(self, requests):
         xs = [input_array(r, "INPUT__0") for r in requests]
         sizes = [int(x.shape[0]) for x in xs]
@@ -134,10 +175,7 @@ class TritonPythonModel:
                 pass
             y = np.zeros((sum(sizes), 1000), dtype=np.float32)
         else:
-            torch = self.torch
-            x = torch.from_numpy(np.concatenate(xs)).to(self.dev)
-            with torch.inference_mode():
-                y = self.model(x).float().cpu().numpy()
+            y = self._run(np.concatenate(xs))
         out, i = [], 0
         for n in sizes:
             out.append(pb_utils.InferenceResponse([output_tensor("OUTPUT__0", y[i:i + n])]))
@@ -149,6 +187,9 @@ class TritonPythonModel:
 #: which batch sizes each instance runs once at load (``--warm-sizes``): "pow2" (1, 2, 4,
 #: ..., 64 and the max) or "all" (1 .. max batch)
 WARM_SIZES = "pow2"
+#: how each instance runs the model (``--execution``): "eager" (PyTorch launches every
+#: kernel from Python) or "cuda-graphs" (one captured graph per padded size)
+EXECUTION = "eager"
 
 
 @dataclass(frozen=True)
@@ -265,7 +306,8 @@ def model_config(name: str, arch: str, v: Variant, kind: str = "KIND_GPU") -> di
             "instance_group": [group],
             "dynamic_batching": {"max_queue_delay_microseconds": v.window_us},
             "parameters": {"arch": {"string_value": arch},
-                           "warm_sizes": {"string_value": WARM_SIZES}}}
+                           "warm_sizes": {"string_value": WARM_SIZES},
+                           "execution": {"string_value": EXECUTION}}}
 
 
 def stats_delta(before: dict, after: dict) -> dict:
@@ -313,6 +355,7 @@ class Recorder:
         self.doc: dict[str, Any] = {
             "kind": "tune_gpu_record", "complete": False, "arch": args.arch,
             "host": platform.node(), "cpus": os.cpu_count(),
+            "execution": getattr(args, "execution", "eager"),
             "requests_per_window": args.requests_per_window, "grid_name": args.grid,
             "grid": [
                 {"variant": v.name, "instances": v.instances, "window_us": v.window_us,
@@ -653,6 +696,7 @@ class TuneRecorder(Recorder):
                 + group + f"dynamic_batching {{ max_queue_delay_microseconds: "
                 f"{v.window_us} }}\n"
                 f'parameters {{ key: "arch" value: {{ string_value: "{a.arch}" }} }}\n'
+                f'parameters {{ key: "execution" value: {{ string_value: "{EXECUTION}" }} }}\n'
                 # every measured reference runs each batch size once at load (as tune's
                 # model_warmup does for the configurations it loads)
                 + ('parameters { key: "warm_sizes" value: { string_value: "all" } }\n'
@@ -829,6 +873,10 @@ def main() -> int:
                    "the max, or every size up to the max (a model whose every new shape "
                    "costs a one-time stall) [pow2]")
     r.add_argument("--out", required=True, help="the record file (JSON)")
+    r.add_argument("--execution", choices=["eager", "cuda-graphs"], default="eager",
+                   help="eager PyTorch (every kernel launched from Python: CPU-bound at "
+                   "small batches) or one CUDA graph per padded batch size (GPU-bound, as an "
+                   "engine runs) [eager]")
     r.add_argument("--budget-s", type=float, default=520.0,
                    help="wall-clock bound of the whole run, s [520]")
     r.add_argument("--requests-per-window", type=int, default=700,
@@ -853,6 +901,8 @@ def main() -> int:
                    help="bound of one trtcheck tune, s [170]")
     t.add_argument("--instance-kind", choices=["KIND_GPU", "KIND_CPU"], default="KIND_GPU")
     t.add_argument("--out", required=True, help="the record file (JSON)")
+    t.add_argument("--execution", choices=["eager", "cuda-graphs"], default="eager",
+                   help="as for record [eager]")
     t.add_argument("--budget-s", type=float, default=540.0, help="wall-clock bound, s [540]")
     t.add_argument("--requests-per-window", type=int, default=700,
                    help="perf_analyzer count window (3 windows are kept) [700]")
@@ -868,6 +918,8 @@ def main() -> int:
         global WARM_SIZES
         # tune-record: the pick, like the references, runs every batch size once at load
         WARM_SIZES = getattr(args, "warm_sizes", "all")
+        global EXECUTION
+        EXECUTION = args.execution
         return record(args)
     return evaluate(args)
 
@@ -923,6 +975,10 @@ def _tune_design_predictor(rec: dict, work: Path):
         update={"repeats": reps})]})
     dr50, dr99 = tp.repeat_drifts(reps)
     d50, d99 = dr50.sd_log, dr99.sd_log
+    # the drift comes from the 1-instance calibration configuration at its open rate
+    cal = CAL[1]
+    drift_at = (Candidate(float(cal.window_us), cal.max_batch_size, 1),
+                float(_calibration(rec, 1, "open")["load"].split(":")[1]))
     searches = {}
     for design in ("open", "open-high"):
         e = _calibration(rec, 1, design)
@@ -943,7 +999,8 @@ def _tune_design_predictor(rec: dict, work: Path):
         curves, q, stall = searches[cal_rate]
         srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4,
                          drift_dof=dr99.dof, stall=stall,
-                         floor_ms=floor[0] if floor is not None else 0.0)
+                         floor_ms=floor[0] if floor is not None else 0.0,
+                         drift_at=drift_at)
         return tp.predict_one(srch, Candidate(float(row["window_us"]),
                                               int(row["max_batch_size"]),
                                               int(row["instances"])))
@@ -1237,6 +1294,7 @@ def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: s
     :func:`trtcheck.pipeline.tune.run_tune`), its pick, and its predictions of the
     configurations perf_analyzer measured in the same run (``measured``)."""
     from trtcheck.analyze import tune_plan as tp
+    from trtcheck.analyze.advice import Candidate
     from trtcheck.analyze.objectives import get_objective
     from trtcheck.results import load_results
 
@@ -1255,8 +1313,11 @@ def repredict_tune(tj_doc: dict, measured: list[dict], rate: float, objective: s
     queueing, stall = tp.queueing_and_stalls(runs, open_idx, curves=curves)
     tail = tp.tail_drift(runs[open_idx].configs[0].repeats)
     n_req = max(50, int(rate * tp.confirm_duration_s(tail, 3.0, rate)))
+    obs = queueing.observation  # the repeated run: the drift's source
     search = tp.Search(queueing, curves, dr50.sd_log, dr99.sd_log, rate,
-                       n_req, B, N, drift_dof=dr99.dof, stall=stall)
+                       n_req, B, N, drift_dof=dr99.dof, stall=stall,
+                       drift_at=(Candidate(obs.window_us, obs.max_batch_size, obs.instances),
+                                 rate))
     preds = tp.predict_all(search)
     pick, _ = tp.choose(preds, get_objective(objective), slo_p99_ms)
     by = {(round(p.window_us), p.max_batch_size, p.instances): p for p in preds}
