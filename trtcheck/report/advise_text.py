@@ -240,8 +240,9 @@ def advice_text(adv: Advice) -> str:
                  if f.s1_ms is not None else ""),
               f"  waiting pays index lambda x tau0 (per instance) = {sig(f.waiting_pays_index, 4)}"
               + _waiting_words(adv),
-              f"  longest paying window at max batch (b-1) x tau0 = "
-              f"{sig(us_to_ms(f.break_even_window_us_at_max_batch), 4)} ms"]
+              f"  break-even window of a full max batch (b-1) x tau0 = "
+              f"{sig(us_to_ms(f.break_even_window_us_at_max_batch), 4)} ms (a longer wait "
+              "costs more than a full batch saves; a batch that does not fill saves less)"]
     if f.single_request_batch_share_at_window is not None:
         lines.append(f"  single-request windows e^(-lambda W) = "
                      f"{sig(f.single_request_batch_share_at_window)}")
