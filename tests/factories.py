@@ -30,3 +30,24 @@ def make_results(samples=(1.0, 1.1, 0.9, 1.05)) -> Results:
     return Results(tool=ToolInfo(version="0.1.0", command=["trtcheck", "bench"]),
                    created_utc="2026-11-29T00:00:00Z", environment=collect_environment(),
                    bench=[run])
+
+
+def one_instance_tune_calibration():
+    """A tune search's queueing calibration and T(b) of one instance (T(1) 2 ms, T(8)
+    4 ms, no window, 100 req/s, client P50 about 3 ms, a fixed 0.5 ms per-request delay):
+    ``(LiveCalibration, InstanceCurves)``."""
+    import numpy as np
+
+    from trtcheck.analyze import tune_plan as tp
+    from trtcheck.analyze.advice.curve import make_curve
+    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
+
+    rng = np.random.default_rng(0)
+    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
+                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
+                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
+                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
+    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
+    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
+                          per_batch_overhead_ms=0.0, observation=obs)
+    return cal, tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)

@@ -5,30 +5,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from tests.factories import one_instance_tune_calibration
 
 from trtcheck.analyze import tune_plan as tp
 from trtcheck.analyze.advice.simulator import Candidate
 
 
-def _calibration():
-    """One instance, T(1) 2 ms, T(8) 4 ms; the repeated run at 100 req/s, no window."""
-    from trtcheck.analyze.advice.curve import make_curve
-    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
-
-    rng = np.random.default_rng(0)
-    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
-                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
-                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
-                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
-    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
-    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
-                          per_batch_overhead_ms=0.0, observation=obs)
-    return cal, tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)
-
-
 def _search(rate_per_s: float, drift_at=None) -> tp.Search:
-    cal, curves = _calibration()
+    cal, curves = one_instance_tune_calibration()
     return tp.Search(cal, curves, 0.1, 0.2, rate_per_s, 2000, 8, 1, drift_dof=5,
                      drift_at=drift_at)
 

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from tests.factories import one_instance_tune_calibration
+
 from trtcheck.analyze import tune_plan as tp
 
 
@@ -172,29 +174,12 @@ def test_stalls_leave_the_delay_body_and_are_drawn_per_execution():
     assert none.per_execution == 0.0 and same.request_delay_ms == calm.request_delay_ms
 
 
-def _one_instance_calibration():
-    """A queueing calibration and T(b) of one instance (T(1) 2 ms, T(8) 4 ms, 100 req/s,
-    client P50 about 3 ms): ``(LiveCalibration, InstanceCurves)``."""
-    from trtcheck.analyze.advice.curve import make_curve
-    from trtcheck.analyze.advice.live_calibration import LiveCalibration, LiveObservation
-
-    rng = np.random.default_rng(0)
-    obs = LiveObservation(window_us=0.0, max_batch_size=8, preferred_batch_sizes=(),
-                          instances=1, rate_per_s=100.0, batch_stats={1: (1000, 2000.0)},
-                          queue_mean_ms=0.1, compute_mean_ms=2.0, server_request_mean_ms=2.2,
-                          mean_batch=1.0, client_latencies_ms=rng.normal(3.0, 0.2, 500))
-    curve = make_curve([(1, 2.0), (8, 4.0)], source="test")
-    cal = LiveCalibration(curve=curve, request_delay_ms=(0.5,) * 200,
-                          per_batch_overhead_ms=0.0, observation=obs)
-    return cal, tp.InstanceCurves(curve, {1: 1.0}, {1: "none"}, 0.0, "assumed", {1: [0]}, 8)
-
-
 def test_the_p99_interval_starts_no_lower_than_the_p50_interval():
     """With a P99 drift far wider than the P50's, the P99 interval's lower end would
     fall below the P50 interval's (a run's P99 below its P50): it is raised to it."""
     from trtcheck.analyze.advice.simulator import Candidate
 
-    cal, curves = _one_instance_calibration()
+    cal, curves = one_instance_tune_calibration()
     s = tp.Search(cal, curves, 0.02, 1.0, 100.0, 300, 8, 1, drift_dof=3)
     p = tp.predict_one(s, Candidate(0.0, 1, 1))
     assert p.p99.lo_ms == p.p50.lo_ms < p.p50_ms <= p.p99_ms
@@ -208,7 +193,7 @@ def test_no_interval_starts_below_what_one_request_takes_alone():
     that floor, and the P99 interval with it."""
     from trtcheck.analyze.advice.simulator import Candidate
 
-    cal, curves = _one_instance_calibration()
+    cal, curves = one_instance_tune_calibration()
     free = tp.predict_one(tp.Search(cal, curves, 0.7, 0.7, 100.0, 300, 8, 1, drift_dof=3),
                           Candidate(0.0, 1, 1))
     assert free.p50.lo_ms < 1.0  # the drift term alone: far below one request's 2.5 ms
