@@ -17,9 +17,10 @@ The interval formula is :func:`trtcheck.analyze.tune_plan.interval` (docs/advise
 one repeat of the calibration run, with the P50 and P99 run-to-run spreads of its
 repeats and their halves (:func:`trtcheck.analyze.tune_plan.series_drifts`) at their
 degrees of freedom, each carried to the configuration by its elasticity to T(b)
-against the calibration configuration's (:func:`trtcheck.analyze.tune_plan.drift_factors`). Without the calibration's latencies (a typed curve, a bench run), the
-interval is for a measurement as long as the simulation, with the P50 spread of the
-repeats (or the floor) for both.
+against the calibration configuration's
+(:func:`trtcheck.analyze.tune_plan.drift_factors`). Without the calibration's latencies
+(a typed curve, a bench run), the interval is for a measurement as long as the
+simulation, with the P50 spread of the repeats (or the floor) for both.
 """
 
 from __future__ import annotations
