@@ -295,3 +295,17 @@ def test_a_python_layers_overhead_on_triton_does_not_say_move_to_triton(batcher)
         assert "Triton already" in step.conclusion and "C++ server" not in step.conclusion
     else:
         assert step.conclusion.startswith("move serving to a C++ server")
+
+
+def test_scale_out_for_the_p99_objective_shows_the_p99_that_decided_it():
+    """One instance carries 60 req/s (capacity 400 req/s at batch 8) but its best
+    simulated P99 misses 18 ms: the scale-out step's number is that P99 against the
+    objective, not the capacity against the rate, and its sentence names both."""
+    req = AdviseRequest(curve=make_curve([(1, 10.0), (8, 20.0)]), rate_per_s=60.0,
+                        slo_p99_ms=18.0, replicas=0)
+    adv = advise(req)
+    assert adv.recommendation.prediction.instances == 2
+    node = [n for n in adv.path if n.step == "scale-out"][-1]
+    assert node.answer == "yes" and node.threshold == 18.0
+    assert node.value is not None and node.value > 18.0
+    assert f"its best simulated P99 {node.value:.3g} ms against 18 ms" in node.conclusion

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ from trtcheck.results.advice import (
     SimPrediction,
 )
 from trtcheck.results.stats import Finding
-from trtcheck.units import int_ranges, ms_to_us, us_to_ms
+from trtcheck.units import int_ranges, ms_to_us, sig, us_to_ms
 
 OVERHEAD_DOMINATES_RATIO = 1.0
 """Step 1 threshold: serving overhead per request >= T(1) means the serving layer, not
@@ -662,7 +663,7 @@ def advise(req: AdviseRequest) -> Advice:
                 "instances are needed", _instances_hint(need))
 
     return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
-                   gpus_implied, c_req, front_cap, inst_list, t_start)
+                   gpus_implied, c_req, front_cap, inst_list, t_start, screened)
 
 
 def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
@@ -736,9 +737,10 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             service: ServiceModel, chosen: SimPrediction, feasible_at: list[SimPrediction],
             preds: list[SimPrediction], cap1: float, cap_b: int, gpus_implied: int,
             c_req: float, front_cap: float, inst_list: list[int],
-            t_start: float) -> Advice:
+            t_start: float, screened: Sequence[SimPrediction] = ()) -> Advice:
     """The noise check, runner-up, formulas, decision path, summary and record of a
-    chosen configuration (shared by the open and the finite loads)."""
+    chosen configuration (shared by the open and the finite loads); ``screened``: the
+    shorter screening runs of a P99 search (they decided which counts fall short)."""
     from trtcheck.analyze.advice.advise_noise import stabilise
 
     curve = req.curve
@@ -760,8 +762,15 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     eff = _effective_service(req, service, fit, rate, chosen)
     formulas = _formulas(rate, curve, eff, service, chosen, cap1, cap_b, gpus_implied,
                          c_req, req.max_utilisation)
+    def one_instance_p99s(ps: Sequence[SimPrediction]) -> list[float]:
+        return [p.p99_ms for p in ps if p.instances == 1 and p.stable
+                and p.p99_ms is not None and p.utilisation <= req.max_utilisation + 1e-12]
+
+    # the full-length runs decide when there are any (a screen's P99 is noisier)
+    ones = one_instance_p99s(preds) or one_instance_p99s(screened)
     path = _path(req, load, rate, curve, eff, formulas, chosen, runner, cap1, cap_b,
-                 gpus_implied, single_point, c_req, stability)
+                 gpus_implied, single_point, c_req, stability,
+                 best_one_p99_ms=min(ones) if ones else None)
     extra = _instances_given_beyond_need(req, rate, chosen, cap1)
     kind = "add-instances" if chosen.instances > 1 and extra is None else _kind(chosen)
     summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
@@ -1070,10 +1079,13 @@ def _load_words(req: AdviseRequest, rate: float) -> str:
 def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
           eff: EffectiveService, f: Formulas, chosen: SimPrediction,
           runner: SimPrediction | None, cap1: float, cap_b: int, gpus: int,
-          single_point: bool, c_req: float, stability: Any) -> list[DecisionNode]:
+          single_point: bool, c_req: float, stability: Any,
+          best_one_p99_ms: float | None = None) -> list[DecisionNode]:
     """The decision path. Every step uses the rate, T(b) and overheads the simulation
     used (``eff``: the simulated execution time) and says which; ``c_req``: per-request
-    overhead in all (given + measured), ms."""
+    overhead in all (given + measured), ms; ``best_one_p99_ms``: the lowest simulated
+    P99 of a stable one-instance configuration (the scale-out step's number when one
+    instance carries the rate but misses the P99 objective)."""
     t1 = curve.t1_ms
     s1 = eff.s1_ms
     units, contexts = _unit_words(req.device, "triton" if req.batcher == "triton"
@@ -1310,13 +1322,17 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                                   value=float(chosen.instances), threshold=None,
                                   answer="given", conclusion=s_concl))
         return nodes
-    beyond = _beyond_capacity_text(req, chosen, rate, cap1)
+    beyond = _beyond_capacity_text(req, chosen, rate, cap1, best_one_p99_ms)
     # more instances that the user's objective chose: one instance does not fall short
     by_objective = beyond is not None and req.objective != "fewest-instances"
+    # one instance carries the rate but misses the P99 objective: that half decided
+    by_p99 = (beyond is not None and not by_objective and req.slo_p99_ms is not None
+              and best_one_p99_ms is not None)
     nodes.append(DecisionNode(
         step="scale-out", question="Does one instance fall short (capacity at its best batch "
         f"x {req.max_utilisation:g} < lambda, or the P99 objective missed)?",
-        value=cap1, threshold=rate / req.max_utilisation,
+        value=best_one_p99_ms if by_p99 else cap1,
+        threshold=req.slo_p99_ms if by_p99 else rate / req.max_utilisation,
         answer="yes" if yes and not by_objective else "no",
         conclusion=(f"{beyond}; {_headroom_text(req, chosen, rate, cap1)}" if beyond
                     else f"one instance serves at most {cap1:.0f} req/s "
@@ -1499,17 +1515,21 @@ def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
 
 
 def _beyond_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
-                          cap1: float) -> str | None:
+                          cap1: float, best_one_p99_ms: float | None = None) -> str | None:
     """Why ``chosen`` has more than one instance when one would carry ``rate`` (req/s)
     with headroom (``cap1``: one instance's capacity at its best batch, req/s): the
-    user's objective ranked it first, or one instance misses the P99 objective; ``None``
-    when one instance falls short of the rate (capacity is the reason)."""
+    user's objective ranked it first, or one instance misses the P99 objective (by
+    ``best_one_p99_ms``, its lowest simulated P99, when given); ``None`` when one
+    instance falls short of the rate (capacity is the reason)."""
     if chosen.instances <= 1 or cap1 * req.max_utilisation < rate:
         return None
     one = f"one instance would carry {rate:g} req/s (capacity {cap1:.0f} req/s)"
     if req.objective != "fewest-instances":
         return f"{one}; the objective {req.objective} chose {chosen.instances} (see its rule)"
-    return f"{one} but misses the P99 objective; {chosen.instances} meet it"
+    by = ("" if best_one_p99_ms is None or req.slo_p99_ms is None else
+          f" (its best simulated P99 {sig(best_one_p99_ms)} ms against "
+          f"{req.slo_p99_ms:g} ms)")
+    return f"{one} but misses the P99 objective{by}; {chosen.instances} meet it"
 
 
 def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction,
