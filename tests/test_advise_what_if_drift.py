@@ -53,3 +53,20 @@ def test_no_what_if_interval_is_narrower_than_the_measured_drift():
             continue
         for key in ("p50_interval_ms", "p99_interval_ms"):
             assert _log_width(scaled, key) >= _log_width(flat, key) * (1 - 1e-9)
+
+
+def test_no_what_if_interval_starts_below_the_calibrations_fastest_request():
+    """A second repeat three times slower than the first makes a drift wide enough to
+    put the P50 interval's lower end far below what one request took alone: it is
+    raised to the fastest request the calibration measured, as tune does."""
+    req = _request(100.0)
+    fast = req.calibration_latencies_ms[0]
+    half = len(fast) // 2  # each repeat drifts threefold between its halves as well
+    drifting = fast[:half] + tuple(3.0 * x for x in fast[half:])
+    slow = tuple(3.0 * x for x in drifting)
+    wide = replace(req, calibration_latencies_ms=(drifting, slow))
+    cands = [Candidate(0.0, 1, 1), Candidate(2000.0, 8, 1)]
+    for p, free in zip(what_if(wide, cands), what_if(replace(
+            wide, calibration_latencies_ms=(fast, fast)), cands)):
+        assert p.p50_interval_ms[0] == round(min(fast), 4) == p.p99_interval_ms[0]
+        assert p.p50_interval_ms[1] > free.p50_interval_ms[1]  # the drift is wide

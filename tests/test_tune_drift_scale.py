@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from tests.factories import one_instance_tune_calibration
 
 from trtcheck.analyze import tune_plan as tp
@@ -70,3 +72,13 @@ def test_next_to_its_capacity_a_candidate_gets_the_largest_factor():
     s = _search(470.0, drift_at=(Candidate(0.0, 1, 1), 20.0))
     assert tp.drift_scale(s, Candidate(0.0, 1, 1)) == (tp.DRIFT_SCALE_MAX,
                                                          tp.DRIFT_SCALE_MAX)
+
+
+def test_the_p99_bound_holds_after_scaling():
+    """A P99 spread at the bound (0.35 on the log scale) is not doubled to 0.7 (with
+    t = 3.18, a high end 9x the point); a P50 spread is scaled in full."""
+    t50, t99 = tp.scaled_drift_terms(0.1, tp.P99_DRIFT_MAX, 2.0, 2.0)
+    assert t50 == 0.2 and t99 == tp.P99_DRIFT_MAX
+    assert tp.scaled_drift_terms(0.1, 0.1, 1.5, 1.5) == pytest.approx((0.15, 0.15))
+    # a measured P99 spread above the bound (none is kept so, but the rule holds) stays
+    assert tp.scaled_drift_terms(0.1, 0.5, 1.0, 2.0)[1] == 0.5

@@ -1059,6 +1059,15 @@ def drift_factors(e: tuple[float, float] | None, at: tuple[float, float]
     return f50, f99
 
 
+def scaled_drift_terms(d50: float, d99: float, f50: float, f99: float
+                       ) -> tuple[float, float]:
+    """The P50 and P99 drift terms (log scale) of a prediction: ``d50 x f50`` and ``d99
+    x f99`` (:func:`drift_factors`), the P99 term at most :data:`P99_DRIFT_MAX` (or
+    ``d99`` where that is larger): the bound on the P99 spread holds after the scaling,
+    as it does for the measured spread."""
+    return d50 * f50, min(d99 * f99, max(d99, P99_DRIFT_MAX))
+
+
 def elasticity(s: Search, c: Candidate, rate_per_s: float, seed: int = 0,
                base: tuple[float, float] | None = None) -> tuple[float, float] | None:
     """How strongly the simulated P50 and P99 of ``c`` at ``rate_per_s`` follow T(b)
@@ -1114,11 +1123,12 @@ def predict_one(s: Search, c: Candidate, seed: int = 0) -> TunePrediction:
         extrapolated_above=int(top) if extrap else None)
     if p.stable and lat:
         arr = np.asarray(lat, dtype=np.float64)
-        f50, f99 = drift_scale(s, c, seed, (percentile(arr, 0.5), percentile(arr, 0.99)))
-        pred.p50 = interval(arr, 0.5, s.run_requests,
-                            math.sqrt((f50 * s.drift_p50_rel) ** 2 + extra), s.drift_dof)
-        pred.p99 = interval(arr, 0.99, s.run_requests,
-                            math.sqrt((f99 * s.drift_p99_rel) ** 2 + extra), s.drift_dof)
+        t50, t99 = scaled_drift_terms(s.drift_p50_rel, s.drift_p99_rel, *drift_scale(
+            s, c, seed, (percentile(arr, 0.5), percentile(arr, 0.99))))
+        pred.p50 = interval(arr, 0.5, s.run_requests, math.sqrt(t50 ** 2 + extra),
+                            s.drift_dof)
+        pred.p99 = interval(arr, 0.99, s.run_requests, math.sqrt(t99 ** 2 + extra),
+                            s.drift_dof)
         if 0.0 < s.floor_ms <= pred.p50.point_ms and pred.p50.lo_ms < s.floor_ms:
             # no request is faster than the fastest one alone: a wide drift term must not
             # put the lower end below it

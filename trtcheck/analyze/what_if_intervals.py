@@ -20,7 +20,9 @@ degrees of freedom, each carried to the configuration by its elasticity to T(b)
 against the calibration configuration's
 (:func:`trtcheck.analyze.tune_plan.drift_factors`). Without the calibration's latencies
 (a typed curve, a bench run), the interval is for a measurement as long as the
-simulation, with the P50 spread of the repeats (or the floor) for both.
+simulation, with the P50 spread of the repeats (or the floor) for both. No interval at
+the calibrated instance count or above starts below the calibration's fastest request
+(what one request takes alone), as in tune.
 """
 
 from __future__ import annotations
@@ -150,6 +152,8 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
         level = max(tp.DRIFT_FLOOR_REL, float(req.run_to_run_rel or 0.0))
         d50 = d99 = tp.Drift(level)
         dof, run_requests = None, None
+    # the fastest request the calibration measured: no interval starts below it
+    floor_ms = min((min(x) for x in series), default=0.0)
     drift_at = None  # the elasticity where the drift was measured (tune_plan.drift_scale)
     if series and req.calibration_config is not None:
         cal_c, cal_rate = req.calibration_config
@@ -184,10 +188,15 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
                 f50, f99 = tp.drift_factors(tp.elasticity_of(lambda k: _quantiles(
                     req, c, _scaled(sv, k), arrivals, rate_per_s, warmup_fraction), base),
                     drift_at)
-            i50 = tp.interval(arr, 0.5, n, math.sqrt((f50 * d50.sd_log) ** 2 + extra ** 2),
-                              dof)
-            i99 = tp.interval(arr, 0.99, n, math.sqrt((f99 * d99.sd_log) ** 2 + extra ** 2),
-                              dof)
+            t50, t99 = tp.scaled_drift_terms(d50.sd_log, d99.sd_log, f50, f99)
+            i50 = tp.interval(arr, 0.5, n, math.sqrt(t50 ** 2 + extra ** 2), dof)
+            i99 = tp.interval(arr, 0.99, n, math.sqrt(t99 ** 2 + extra ** 2), dof)
+            if (c.instances >= n_cal and 0.0 < floor_ms <= i50.point_ms
+                    and i50.lo_ms < floor_ms):
+                # no request is faster than the calibration's fastest one alone (more
+                # instances and windows only add to it; fewer instances contend less),
+                # as tune bounds its intervals
+                i50 = i50.model_copy(update={"lo_ms": floor_ms})
             if i99.lo_ms < i50.lo_ms:  # a run's P99 is never below its P50
                 i99 = i99.model_copy(update={"lo_ms": i50.lo_ms})
             p.p50_interval_ms = [round(i50.lo_ms, 4), round(i50.hi_ms, 4)]
