@@ -148,11 +148,11 @@ def test_the_what_if_of_tunes_pick_uses_its_contention_and_interval_kind(tmp_pat
     assert "as the tune search measured it at 4 instances" in notes
     assert "assumed contention" not in notes
 
-    def log_width(lo: float, hi: float) -> float:
-        return math.log(hi / lo)
-
+    # the upper halves on the log scale: the lower ends stop at each one's floor (tune:
+    # its closed loop's latency floor; advise: the calibration's fastest request)
     iv = pick["predicted"]["p50"]
-    ratio = log_width(*what_if["p50_interval_ms"]) / log_width(iv["lo_ms"], iv["hi_ms"])
+    ratio = (math.log(what_if["p50_interval_ms"][1] / what_if["p50_ms"])
+             / math.log(iv["hi_ms"] / iv["point_ms"]))
     assert 0.7 < ratio < 1.4, (what_if["p50_interval_ms"], iv)
     lo, hi = what_if["p99_interval_ms"]
     assert lo <= what_if["p99_ms"] <= hi

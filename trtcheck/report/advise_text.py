@@ -297,15 +297,27 @@ def advice_extras_markdown(adv: Advice) -> str:
         out.append("")
     rows = what_if_rows(adv)
     if rows:
-        out += ["### What-if", "", f"Simulated at {load_label(adv)}.", "",
-                "| config | P50 ms | P95 ms | P99 ms | run q/s | mean batch | utilisation |",
-                "|---|---:|---:|---:|---:|---:|---:|"]
-        for r in rows:
+        # the 95% prediction intervals beside the points, as the text output lists them
+        ivs = any(p.p50_interval_ms and p.p99_interval_ms for p in adv.what_if)
+        out += ["### What-if", "", f"Simulated at {load_label(adv)}"
+                + ("; intervals 95% (docs/advise.md)" if ivs else "") + ".", "",
+                "| config | P50 ms | P95 ms | P99 ms | run q/s | mean batch | utilisation |"
+                + (" P50 interval ms | P99 interval ms | contention |" if ivs else ""),
+                "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---|" if ivs else "")]
+        for r, p in zip(rows, adv.what_if):
             if not r["stable"]:
-                out.append(f"| {r['config']} | unstable | | | | | {r['util']:.2f} |")
+                out.append(f"| {r['config']} | unstable | | | | | {r['util']:.2f} |"
+                           + (" | | |" if ivs else ""))
                 continue
-            out.append(f"| {r['config']} | {_ms(r['p50'])} | {_ms(r['p95'])} | "  # type: ignore[arg-type]
-                       f"{_ms(r['p99'])} | {r['qps'] or 0:.1f} | {r['batch'] or 0:.2f} | "  # type: ignore[arg-type]
-                       f"{r['util']:.2f} |")
+            line = (f"| {r['config']} | {_ms(r['p50'])} | {_ms(r['p95'])} | "  # type: ignore[arg-type]
+                    f"{_ms(r['p99'])} | {r['qps'] or 0:.1f} | {r['batch'] or 0:.2f} | "  # type: ignore[arg-type]
+                    f"{r['util']:.2f} |")
+            if ivs:
+                f50, f99 = p.p50_interval_ms, p.p99_interval_ms
+                line += (f" {_ms(f50[0])}-{_ms(f50[1])} | {_ms(f99[0])}-{_ms(f99[1])} | "
+                         if f50 and f99 else " | | ")
+                line += (f"T(b) x {p.contention_factor:g} ({p.contention_source}) |"
+                         if p.contention_factor else " |")
+            out.append(line)
         out.append("")
     return "\n".join(out)

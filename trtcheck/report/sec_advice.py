@@ -25,7 +25,12 @@ def advice_view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
                           p50_ms=p.p50_ms, p95_ms=p.p95_ms, p99_ms=p.p99_ms,
                           queries_per_s=p.throughput_queries_per_s, mean_batch=p.mean_batch,
                           max_batch=p.max_batch, mean_queue_len=p.mean_queue_len,
-                          utilisation=p.utilisation)
+                          utilisation=p.utilisation,
+                          p50_interval_ms=_pair(p.p50_interval_ms),
+                          p99_interval_ms=_pair(p.p99_interval_ms),
+                          contention=(f"T(b) x {p.contention_factor:g} "
+                                      f"({p.contention_source} contention)"
+                                      if p.contention_factor else ""))
             for label, p in prediction_rows(adv)]
     path = [DecisionStep(n=k, step=n.step, question=n.question, answer=n.answer,
                          value=n.value, threshold=n.threshold, conclusion=n.conclusion)
@@ -35,7 +40,14 @@ def advice_view(adv: Advice, comparison: list[ComparisonRow]) -> AdviceView:
                                   c.predicted_p50_ms, c.predicted_p99_ms) for c in comparison)
     return AdviceView(adv=adv, rows=rows, path=path, run_qps_note=RUN_QPS_NOTE,
                       points=sorted(adv.curve.points_ms.items()),
-                      comparison=comparison, predicted_dash=predicted_dash)
+                      comparison=comparison, predicted_dash=predicted_dash,
+                      interval_rows=[r for r in rows if r.p50_interval_ms is not None
+                                     and r.p99_interval_ms is not None])
+
+
+def _pair(iv: list[float] | None) -> tuple[float, float] | None:
+    """``[lo, hi]`` as a pair; ``None`` stays."""
+    return (float(iv[0]), float(iv[1])) if iv else None
 
 
 def serve_comparison(adv: Advice) -> list[ComparisonRow]:

@@ -826,6 +826,10 @@ class PredictionRow:
         max_batch: largest batch executed.
         mean_queue_len: time-averaged requests waiting.
         utilisation: offered load / capacity (0..1 and above).
+        p50_interval_ms, p99_interval_ms: the 95% prediction intervals ``(lo, hi)``
+            of a live calibration's prediction (docs/advise.md); ``None``: none.
+        contention: the T(b) factor applied for instances sharing a device, in words
+            (empty: none).
     """
 
     label: str
@@ -839,6 +843,9 @@ class PredictionRow:
     max_batch: int | None
     mean_queue_len: float | None
     utilisation: float
+    p50_interval_ms: tuple[float, float] | None = None
+    p99_interval_ms: tuple[float, float] | None = None
+    contention: str = ""
 
 
 @dataclass(frozen=True)
@@ -893,6 +900,7 @@ class AdviceView:
         points: the measured curve ``(batch size, T(b) ms)``, by batch size.
         comparison: predicted vs measured (report only; empty in ``advise`` output).
         predicted_dash: some prediction in ``comparison`` is unstable (shown as ``-``).
+        interval_rows: the rows of ``rows`` with prediction intervals.
     """
 
     adv: Advice
@@ -902,6 +910,7 @@ class AdviceView:
     points: list[tuple[int, float]]
     comparison: list[ComparisonRow] = field(default_factory=list)
     predicted_dash: bool = False
+    interval_rows: list[PredictionRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
