@@ -576,3 +576,25 @@ def test_late_sends_mark_the_run_only_when_their_lag_moves_the_latency(lag_p99_m
     assert bool(marks) is limited
     if limited:
         assert "13.0% of sends were late" in marks[0].message and "p99 send lag" in marks[0].message
+
+
+def test_a_count_the_sending_bound_cut_short_is_a_warning():
+    """``open:8:120`` needs 15 s; a run that sent 10 and 19 of them says how many were
+    not sent and what the COUNT needs; a run that sent all says nothing."""
+    from trtcheck.measure.serving.loadgen import parse_load
+    from trtcheck.measure.serving.serve import config_result
+
+    shape = parse_load("open:8:120")
+    short = [_open_repeat(10, 8.0), _open_repeat(19, 8.0)]
+    short[0].outcomes = {"ok": 10, "not_sent": 110}
+    short[1].outcomes = {"ok": 19, "not_sent": 101}
+    cfg = config_result(0.0, 8, shape, short)
+    w = [x for x in cfg.warnings if x.code == "requests-not-sent"]
+    assert len(w) == 1
+    assert "110 of 120 requests were not sent" in w[0].message
+    assert "110, 101 over 2 repeat(s)" in w[0].message and "about 15 s" in w[0].message
+    assert "--duration-s" in w[0].remedy
+    full = _open_repeat(120, 8.0)
+    full.outcomes = {"ok": 120}
+    assert not [x for x in config_result(0.0, 8, shape, [full]).warnings
+                if x.code == "requests-not-sent"]

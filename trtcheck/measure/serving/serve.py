@@ -600,6 +600,18 @@ def config_result(window_us: float, mb: int, shape: LoadShape,
             message="requests did not succeed: " + ", ".join(
                 f"{v} {k}" for k, v in bad.items() if v) + f" over {len(reps)} repeat(s)",
             remedy="lower the load, raise --max-queue or --drain-timeout-s, or add --instances"))
+    not_sent = [r.outcomes.get("not_sent", 0) for r in reps]
+    if any(not_sent) and shape.count < 10**9:
+        # a COUNT the sending bound cut short: the run is shorter than asked
+        need = (f"; {shape.label} needs about {shape.count / shape.rate_per_s:.3g} s to "
+                "send" if shape.kind == "open" and shape.rate_per_s > 0 else "")
+        cfg.warnings.append(Finding(
+            code="requests-not-sent", where=where,
+            message=f"{max(not_sent)} of {shape.count} requests were not sent in the "
+                    f"repeat that sent fewest ({', '.join(map(str, not_sent))} over "
+                    f"{len(reps)} repeat(s)): the sending bound (--duration-s) ended the "
+                    f"run first{need}",
+            remedy="raise --duration-s, or lower COUNT"))
     if cfg.late_send_share is not None and cfg.late_send_share > 0.01:
         cfg.warnings.append(Finding(
             code="late-sends", where=where,
