@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from trtcheck.report.findings_view import device_is_gpu, group_findings
 from trtcheck.units import us_to_ms
 
@@ -118,8 +120,10 @@ def live_table_text(run: Any) -> str:
             rep = c.repeats[c.median_repeat]
             sp = rep.live_split
             late = "-" if c.late_send_share is None else f"{c.late_send_share:.1%}"
-            rate = ("-" if rep.achieved_send_rate_per_s is None
-                    else f"{rep.achieved_send_rate_per_s:.1f}")
+            # the same statistic as QPS beside it: the median over the repeats
+            sent = [r.achieved_send_rate_per_s for r in c.repeats
+                    if r.achieved_send_rate_per_s is not None]
+            rate = "-" if not sent else f"{float(np.median(sent)):.1f}"
             p50 = "-" if c.p50_ms is None else f"{c.p50_ms:.2f}"
             p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f}"
             split = (f"{'-':>7} {'-':>8} {'-':>10}" if sp is None else
@@ -137,7 +141,8 @@ def live_table_text(run: Any) -> str:
     lines += ["", "srv_batch: the server's inferences / executions during the run (its "
                   "statistics); sent/s, late: achieved send rate and late sends; net_ms, "
                   "queue_ms, compute_ms: mean client + network, server queue and server "
-                  "compute time per request."]
+                  "compute time per request, in the repeat of median throughput (the "
+                  "other columns: medians over the repeats)."]
     # one line per warning kind, naming every configuration it applies to
     lines += _grouped_lines([*run.warnings, *[w for c in run.configs for w in c.warnings]],
                             device_is_gpu(run.backend.device))
