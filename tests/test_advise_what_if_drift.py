@@ -70,3 +70,16 @@ def test_no_what_if_interval_starts_below_the_calibrations_fastest_request():
             wide, calibration_latencies_ms=(fast, fast)), cands)):
         assert p.p50_interval_ms[0] == round(min(fast), 4) == p.p99_interval_ms[0]
         assert p.p50_interval_ms[1] > free.p50_interval_ms[1]  # the drift is wide
+
+
+def test_the_runner_up_carries_its_interval_as_the_recommendation_does():
+    """As tune's runner-up has one: ``advise --from live.json`` gives the runner-up a
+    P50 and P99 interval that holds its point."""
+    from trtcheck.analyze.advice.advise import advise
+
+    adv = advise(replace(_request(300.0), replicas=0))
+    ru = adv.recommendation.runner_up
+    assert ru is not None and ru.stable
+    for key in ("p50", "p99"):
+        lo, hi = getattr(ru, f"{key}_interval_ms")
+        assert lo <= getattr(ru, f"{key}_ms") <= hi

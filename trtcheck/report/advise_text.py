@@ -210,6 +210,8 @@ def advice_text(adv: Advice) -> str:
                      f"{_ms(p.p99_ms):>8} {p.throughput_queries_per_s or 0:>8.0f} "
                      f"{p.mean_batch or 0:>6.2f} {p.max_batch or 0:>4} "
                      f"{p.mean_queue_len or 0:>6.2f} {p.utilisation:>5.2f}")
+        if label != "recommended":  # the recommendation's interval stands under it above
+            lines += [f"  {'':{lw}} {ln.strip()}" for ln in _interval_lines(p)]
     lines.append(f"  {RUN_QPS_NOTE}")
     lines += serve_prediction_lines(adv)
     if adv.what_if:

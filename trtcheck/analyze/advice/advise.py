@@ -819,14 +819,15 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     if req.calibrated_instances is not None and not load.finite and chosen.stable:
         from trtcheck.analyze.what_if_intervals import predict_with_intervals
 
-        again = predict_with_intervals(req, [Candidate(
-            chosen.window_us, chosen.max_batch_size, chosen.instances,
-            tuple(chosen.preferred_batch_sizes))], service, load.arrivals, rate,
-            load.warmup_fraction)[0]
-        chosen.p50_interval_ms, chosen.p99_interval_ms = (again.p50_interval_ms,
-                                                          again.p99_interval_ms)
-        chosen.contention_factor = again.contention_factor
-        chosen.contention_source = again.contention_source
+        # the recommendation and its runner-up with their intervals, as tune gives both
+        shown = [p for p in (chosen, runner) if p is not None and p.stable]
+        for p, again in zip(shown, predict_with_intervals(req, [Candidate(
+                p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
+                for p in shown], service, load.arrivals, rate, load.warmup_fraction)):
+            p.p50_interval_ms, p.p99_interval_ms = (again.p50_interval_ms,
+                                                    again.p99_interval_ms)
+            p.contention_factor = again.contention_factor
+            p.contention_source = again.contention_source
     notes = (list(fit.notes) + list(curve.notes)
              + _per_request_findings(service, None if load.finite else rate, curve)
              + req.notes)
