@@ -11,6 +11,17 @@ import pytest
 from trtcheck.measure.interrupt import interrupts_deferred, sigterm_as_interrupt
 
 
+@pytest.fixture(autouse=True)
+def _python_ctrl_c_handler():
+    """Python's own Ctrl-C handler in place: a test run started in the background of a
+    shell without job control inherits SIGINT ignored, and Python then installs none
+    (no KeyboardInterrupt at all); these tests are about deferring Python's."""
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_a_ctrl_c_inside_the_block_interrupts_after_it():
     steps = []
     with pytest.raises(KeyboardInterrupt):
