@@ -20,7 +20,7 @@ def test_only_a_count_from_the_duration_stretches_the_bound():
     shape = parse_load("open:10", 2.0)
     assert shape.count == 20 and shape.count_from_duration
     assert not parse_load("open:10:20", 2.0).count_from_duration
-    assert sending_bound_s(shape, 2.0, np.array([0.1, 2.6])) == pytest.approx(2.602)
+    assert sending_bound_s(shape, 2.0, np.array([0.1, 2.6])) == pytest.approx(2.7)
     assert sending_bound_s(shape, 2.0, np.array([0.1, 1.5])) == 2.0
     assert sending_bound_s(shape, 2.0, np.array([0.1, 9.0])) == OPEN_OVERRUN_MAX * 2.0
     assert sending_bound_s(shape, 2.0) == OPEN_OVERRUN_MAX * 2.0  # the largest it can be

@@ -108,10 +108,18 @@ ends after ``D`` about half the time (relative spread ``1 / sqrt(n)``; 2x is 3.2
 at the fewest, 10 sends)."""
 
 
+LAST_SEND_SLACK_S = 0.1
+"""How long past its last scheduled send an open loop sized by its duration may still
+send (s): a sender a few milliseconds behind on a loaded machine still sends its last
+request (with 2 ms of slack, one of 20 was left unsent on a loaded CI machine); late
+sends are marked late, not dropped."""
+
+
 def sending_bound_s(shape: LoadShape, max_duration_s: float,
                     offsets_s: np.ndarray | None = None) -> float:
     """How long ``shape`` may send, s: ``max_duration_s``, or for an open loop sized by
-    its duration the later of that and its last scheduled send (``offsets_s``; ``None``:
+    its duration the later of that and its last scheduled send plus
+    :data:`LAST_SEND_SLACK_S` (``offsets_s``; ``None``:
     the largest it can be), at most :data:`OPEN_OVERRUN_MAX` x ``max_duration_s``.
     Cutting such a schedule at ``max_duration_s`` sent fewer requests than asked (on 20
     requests of ``open:10`` for 2 s, 14: 6.8 req/s), always the same ones."""
@@ -120,7 +128,7 @@ def sending_bound_s(shape: LoadShape, max_duration_s: float,
     top = OPEN_OVERRUN_MAX * max_duration_s
     if offsets_s is None or not len(offsets_s):
         return top
-    return min(max(max_duration_s, float(offsets_s[-1]) + 0.002), top)
+    return min(max(max_duration_s, float(offsets_s[-1]) + LAST_SEND_SLACK_S), top)
 
 
 MAX_CLOSED_CLIENTS = 100_000
