@@ -136,3 +136,18 @@ def test_serve_help_imports_no_heavy_module():
     heavy = ("onnxruntime", "tensorrt", "torch", "matplotlib", "scipy", "aiohttp", "uvloop")
     assert "trtcheck.cli.serve_cmd" in mods
     assert not [m for m in mods if m.split(".")[0] in heavy]
+
+
+def test_the_report_sweep_sends_every_request_of_its_own_counts():
+    """A model of T(1) 30 ms: open loops of 16 requests at about 10 req/s, whose Poisson
+    schedules can run past 2 s; the sweep's bound lets each schedule run out by its count
+    (the demo's sweep sent 14 of 16 with a bound of 1.25x the mean span)."""
+    from trtcheck.backends.synthetic import SyntheticBackend
+    from trtcheck.measure.serving.serve import default_report_sweep
+
+    run = default_report_sweep(SyntheticBackend("1:30,8:60"))
+    opens = [c for c in run.configs if c.load.kind == "open"]
+    assert opens
+    for c in opens:
+        assert all(not r.outcomes.get("not_sent") for r in c.repeats), c.load.label
+        assert not [w for w in c.warnings if w.code == "requests-not-sent"]

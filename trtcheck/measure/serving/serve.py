@@ -69,6 +69,11 @@ GENERATOR_LIMITED_RATE_SHARE = 0.90
 REPORT_SWEEP_LOAD_SHARES = (0.3, 0.7)
 #: ... and the fewest requests an open-loop run of that sweep sends.
 REPORT_SWEEP_MIN_REQUESTS = 16
+REPORT_SWEEP_SPAN_MARGIN = 2.5
+"""The report's serving sweep bounds each open-loop run at this multiple of its
+schedule's mean span (COUNT / RATE): a Poisson schedule of 16 arrivals runs past 2.5
+times its mean about 5 times in 10^6, so the sweep's own COUNT is sent whole (1.25x
+cut 2 of 16 requests at 9 req/s)."""
 #: A batching window whose mean batch stays at or below this formed no batches.
 NO_BATCHING_MEAN_BATCH = 1.1
 
@@ -992,19 +997,20 @@ def default_report_sweep(backend: Backend, *, progress: Callable[[str], None] | 
         burst = int(max(8, min(64, time_budget_s / 12 / max(t1, 1e-4))))
         dur = max(0.2, min(1.0, time_budget_s / 12))
         loads = [f"burst:{burst}"]
-        rates = []
+        spans = []
         for share in REPORT_SWEEP_LOAD_SHARES:
             rate = min(2000.0, share / t1)
             rate = round(rate) if rate >= 10 else round(rate, 1)
-            rates.append(rate)
             count = max(REPORT_SWEEP_MIN_REQUESTS, int(rate * dur))
+            spans.append(count / max(rate, 1e-3))
             loads.append(f"open:{rate:g}:poisson:{count}")
-        # the time bound leaves room for the slowest Poisson schedule to run out by count
-        bound_s = max(2 * dur, 1.25 * REPORT_SWEEP_MIN_REQUESTS / max(min(rates), 1e-3))
+        # the time bound lets every Poisson schedule run out by its count (COUNT arrivals
+        # take a Gamma(COUNT)-distributed span)
+        bound_s = max(2 * dur, REPORT_SWEEP_SPAN_MARGIN * max(spans))
         return measure_serving(backend, windows_us=(0, 2000, 10_000), max_batch_sizes=(8,),
                                payload=payload,
                                loads=loads, repeats=1,
-                               max_duration_s=min(bound_s, max(2 * dur, time_budget_s / 6)),
+                               max_duration_s=min(bound_s, max(2 * dur, time_budget_s / 3)),
                                drain_timeout_s=min(5.0, time_budget_s / 6),
                                warmup_requests=4, progress=progress)
     finally:
