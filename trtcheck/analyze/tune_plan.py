@@ -1017,21 +1017,33 @@ def grid(max_batch: int, max_instances: int, windows_us: Sequence[float]
     return out
 
 
-def _quantiles_at(s: Search, c: Candidate, rate_per_s: float, scale: float,
-                  seed: int) -> tuple[float, float] | None:
-    """Simulated P50 and P99 (ms) of ``c`` at ``rate_per_s`` with T(b) times ``scale``
-    (``None``: unstable)."""
-    service = prediction_service(s.queueing, s.curves, c.instances, s.stall, seed)
-    if scale != 1.0:
-        service = replace(service, curve=scaled_curve(service.curve, scale, "scaled"))
-    arrivals = make_arrivals("poisson", rate_per_s, PREDICTION_REQUESTS, seed)
+def scaled_service(service: ServiceModel, factor: float) -> ServiceModel:
+    """``service`` with every T(b) multiplied by ``factor`` (``service`` itself at 1)."""
+    if factor == 1.0:
+        return service
+    return replace(service, curve=scaled_curve(service.curve, factor, service.curve.source))
+
+
+def simulated_quantiles(c: Candidate, service: ServiceModel, arrivals: Any, seed: int,
+                        rate_per_s: float | None, warmup_fraction: float = 0.1
+                        ) -> tuple[float, float] | None:
+    """Simulated P50 and P99 (ms) of ``c`` under Triton's batcher (``None``: unstable)."""
     lat: list[float] = []
-    p = simulate(c.policy(), c.instances, service, arrivals, seed=seed, warmup_fraction=0.1,
-                 rate_per_s=rate_per_s, latencies_out=lat)
+    p = simulate(c.policy(), c.instances, service, arrivals, seed=seed,
+                 warmup_fraction=warmup_fraction, rate_per_s=rate_per_s, latencies_out=lat)
     if not p.stable or not lat:
         return None
     arr = np.asarray(lat, dtype=np.float64)
     return percentile(arr, 0.5), percentile(arr, 0.99)
+
+
+def _quantiles_at(s: Search, c: Candidate, rate_per_s: float, scale: float,
+                  seed: int) -> tuple[float, float] | None:
+    """:func:`simulated_quantiles` of ``c`` at ``rate_per_s`` as the search predicts it,
+    T(b) times ``scale``."""
+    service = prediction_service(s.queueing, s.curves, c.instances, s.stall, seed)
+    return simulated_quantiles(c, scaled_service(service, scale), make_arrivals(
+        "poisson", rate_per_s, PREDICTION_REQUESTS, seed), seed, rate_per_s)
 
 
 def elasticity_of(quantiles_at: Callable[[float], tuple[float, float] | None],

@@ -28,7 +28,6 @@ the calibrated instance count or above starts below the calibration's fastest re
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -115,27 +114,7 @@ def service_at(req: Any, service: Any, n: int) -> Any:
     if req.calibrated_instances is None or n == int(req.calibrated_instances):
         return service
     note_contention(req, n)
-    return replace(service, curve=tp.scaled_curve(service.curve, factor_at(req, n),
-                                                  service.curve.source))
-
-
-def _scaled(service: Any, k: float) -> Any:
-    """``service`` with T(b) times ``k``."""
-    if k == 1.0:
-        return service
-    return replace(service, curve=tp.scaled_curve(service.curve, k, service.curve.source))
-
-
-def _quantiles(req: Any, c: Any, service: Any, arrivals: Any, rate_per_s: float | None,
-               warmup_fraction: float) -> tuple[float, float] | None:
-    """Simulated P50 and P99 (ms) of ``c``; ``None``: unstable."""
-    lat: list[float] = []
-    p = simulate(c.policy(), c.instances, service, arrivals, seed=req.seed,
-                 warmup_fraction=warmup_fraction, rate_per_s=rate_per_s, latencies_out=lat)
-    if not p.stable or not lat:
-        return None
-    arr = np.asarray(lat, dtype=np.float64)
-    return percentile(arr, 0.5), percentile(arr, 0.99)
+    return tp.scaled_service(service, factor_at(req, n))
 
 
 def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals: Any,
@@ -157,9 +136,10 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
     drift_at = None  # the elasticity where the drift was measured (tune_plan.drift_scale)
     if series and req.calibration_config is not None:
         cal_c, cal_rate = req.calibration_config
-        drift_at = tp.elasticity_of(lambda k: _quantiles(
-            req, cal_c, _scaled(service, k), make_arrivals(
-                "poisson", cal_rate, len(arrivals), req.seed), cal_rate, warmup_fraction))
+        cal_arrivals = make_arrivals("poisson", cal_rate, len(arrivals), req.seed)
+        drift_at = tp.elasticity_of(lambda k: tp.simulated_quantiles(
+            cal_c, tp.scaled_service(service, k), cal_arrivals, req.seed, cal_rate,
+            warmup_fraction))
         drift_at = drift_at if drift_at is not None else (1.0, 1.0)
     out = []
     noted: set[int] = set()
@@ -167,7 +147,7 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
         sv, extra, f, source = service, 0.0, None, "assumed"
         if c.instances != n_cal:
             f, source = contention_of(req, c.instances)
-            sv = replace(service, curve=tp.scaled_curve(service.curve, f, service.curve.source))
+            sv = tp.scaled_service(service, f)
             extra = tp.ASSUMED_CONTENTION_REL if source in tp.INFERRED_CONTENTION else 0.0
             if c.instances not in noted:
                 noted.add(c.instances)
@@ -185,9 +165,9 @@ def predict_with_intervals(req: Any, configs: list[Any], service: Any, arrivals:
             f50 = f99 = 1.0
             if drift_at is not None:
                 base = (percentile(arr, 0.5), percentile(arr, 0.99))
-                f50, f99 = tp.drift_factors(tp.elasticity_of(lambda k: _quantiles(
-                    req, c, _scaled(sv, k), arrivals, rate_per_s, warmup_fraction), base),
-                    drift_at)
+                f50, f99 = tp.drift_factors(tp.elasticity_of(lambda k: tp.simulated_quantiles(
+                    c, tp.scaled_service(sv, k), arrivals, req.seed, rate_per_s,
+                    warmup_fraction), base), drift_at)
             t50, t99 = tp.scaled_drift_terms(d50.sd_log, d99.sd_log, f50, f99)
             i50 = tp.interval(arr, 0.5, n, math.sqrt(t50 ** 2 + extra ** 2), dof)
             i99 = tp.interval(arr, 0.99, n, math.sqrt(t99 ** 2 + extra ** 2), dof)
