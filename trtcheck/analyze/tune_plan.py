@@ -1290,6 +1290,46 @@ def overhead_bound_note(cal: LiveCalibration) -> str | None:
             "queue times at other configurations may be off")
 
 
+CONTENTION_EXECUTIONS_RATIO = 2.0
+"""A pick on 2+ instances whose predicted executions per second reach this multiple of
+the contention run's gets :func:`contention_load_note` (our threshold: the live picks
+on the GPU records that lost to a configuration batching wider ran about 3x)."""
+
+
+def contention_load_note(pick: TunePrediction, rate_per_s: float, contention_run: Any,
+                         unit: str = "instance") -> str | None:
+    """The note a tune document carries when the pick shares a device among 2 or more
+    instances and runs at least :data:`CONTENTION_EXECUTIONS_RATIO` times the executions
+    per second of the contention run (the target rate at the largest instance count),
+    else ``None``.
+
+    Executions per second: the pick's ``rate_per_s / mean batch`` (predicted, req/s)
+    against the contention run's measured throughput over its mean batch. The contention
+    factor is calibrated on that run; how much instances that share a device slow each
+    other grows with how often they execute together (docs/tune.md, "Measured on GPUs":
+    ConvNeXt-Tiny from CUDA graphs on an H100 ran each batch 2.37x its one-instance time
+    at 1,120 executions/s on 4 instances, against 1.23-1.32x at 315-375/s), so such a
+    pick's prediction leans optimistic until its confirming run measures it."""
+    mb = pick.mean_batch
+    if pick.instances < 2 or not mb or mb <= 0 or rate_per_s <= 0:
+        return None
+    m = measured_of(contention_run)
+    if m["mean_batch"] <= 0 or m["throughput_queries_per_s"] <= 0:
+        return None
+    e_cal = m["throughput_queries_per_s"] / m["mean_batch"]
+    e_pick = rate_per_s / float(mb)
+    ratio = e_pick / e_cal
+    if ratio < CONTENTION_EXECUTIONS_RATIO:
+        return None
+    n_cal = run_instances(contention_run)
+    return (f"the pick runs about {e_pick:.4g} executions/s on {pick.instances} "
+            f"{unit}s, {ratio:.2g}x the {e_cal:.4g}/s of the contention run ({n_cal} "
+            f"{unit}s at the rate, mean batch {m['mean_batch']:.3g}) that calibrated how "
+            "much they slow each other: that slowdown grows with how often they execute "
+            "together, so its prediction may be optimistic; the confirming run measures it, "
+            "and a configuration that batches wider runs fewer executions")
+
+
 def device_of(config: dict[str, Any]) -> tuple[str, int]:
     """``("GPU", gpus)`` when every instance group is ``KIND_GPU`` (the GPUs its
     ``gpus`` lists, else 1: Triton's default places them on every visible GPU, which

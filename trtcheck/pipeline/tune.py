@@ -387,13 +387,14 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
         open_idx = live("calibration at the rate, with a repeat", window_us=w_cal, mb=B,
                         instances=[n0], load=f"open:{s.rate_per_s:g}", repeats=2,
                         seed_off=1)[0]
+        cont_idx: int | None = None
         if N > 1 and N != n0:
             # contention at the target load: instances overlap as often as the rate
             # makes them (a saturating closed loop keeps all of them busy at once and
             # overstates it: 1.97x at 4 instances on an H200 against 1.1-1.37x under
             # Poisson load)
-            live("contention at the rate", window_us=w_cal, mb=B, instances=[N],
-                 load=f"open:{s.rate_per_s:g}", seed_off=3)
+            cont_idx = live("contention at the rate", window_us=w_cal, mb=B, instances=[N],
+                            load=f"open:{s.rate_per_s:g}", seed_off=3)[0]
         reps = res.runs[open_idx].configs[0].repeats
         dr50, dr99 = calibrated(lambda: tp.repeat_drifts(reps))
         d50, d99, dof = dr50.sd_log, dr99.sd_log, dr99.dof
@@ -523,6 +524,11 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 excluded.append((pick.window_us, pick.max_batch_size, pick.instances))
         if length_note and any(c.measured is not None for c in res.rounds):
             res.notes.append(length_note)
+        if res.pick is not None and res.pick.predicted is not None and cont_idx is not None:
+            load_note = tp.contention_load_note(res.pick.predicted, s.rate_per_s,
+                                                res.runs[cont_idx], unit)
+            if load_note is not None:
+                res.notes.append(load_note)
         above = (res.pick is not None and res.pick.measured is not None
                  and s.slo_p99_ms is not None and res.pick.measured.p99_ms > s.slo_p99_ms)
         if res.pick is None or (above and fallback is not None):
