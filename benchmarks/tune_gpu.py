@@ -936,8 +936,8 @@ PREDICTORS = [
      "recorded runs of its design: a closed loop of 64 clients at 1 instance (w2ms here, "
      "tune uses 1 ms), the 1-instance open run nearest the row's rate (0.7 / T(1) with its "
      "repeat, or 2.2 / T(1)) and the same open load at 4 instances; drift from the repeat "
-     "pair; intervals for the measured run's request count, no lower end below the closed "
-     "loop's latency floor"),
+     "pair; intervals for the measured run's request count, no lower end below the latency "
+     "floor of those runs"),
 ]
 
 
@@ -966,7 +966,6 @@ def _tune_design_predictor(rec: dict, work: Path):
 
     top_n = max(n for n in (1, 2, 4) if _calibration(rec, n, "open"))
     closed = [serve_of(_calibration(rec, 1, "closed64"))]
-    floor = tp.latency_floor_ms(closed[0])  # as tune: no interval starts below it
     base, rep = serve_of(_calibration(rec, 1, "open")), _calibration(rec, 1, "open-repeat")
     reps = list(base.configs[0].repeats)
     if rep is not None:
@@ -980,6 +979,7 @@ def _tune_design_predictor(rec: dict, work: Path):
     drift_at = (Candidate(float(cal.window_us), cal.max_batch_size, 1),
                 float(_calibration(rec, 1, "open")["load"].split(":")[1]))
     searches = {}
+    floors = {}  # as tune: no interval starts below what any of its runs bounds
     for design in ("open", "open-high"):
         e = _calibration(rec, 1, design)
         top = _calibration(rec, top_n, design)
@@ -992,11 +992,13 @@ def _tune_design_predictor(rec: dict, work: Path):
         rate = float(e["load"].split(":")[1])
         curves = tp.instance_curves(runs, 4)
         searches[rate] = (curves, *tp.queueing_and_stalls(runs, open_idx, curves=curves))
+        floors[rate] = tp.lowest_latency_floor_ms(runs)
 
     def predict(row: dict):
         rate = float(row.get("achieved_rate_per_s") or row["rate_per_s"])
         cal_rate = min(searches, key=lambda r: abs(math.log(r / rate)))
         curves, q, stall = searches[cal_rate]
+        floor = floors[cal_rate]
         srch = tp.Search(q, curves, d50, d99, rate, int(row.get("requests") or 2000), 64, 4,
                          drift_dof=dr99.dof, stall=stall,
                          floor_ms=floor[0] if floor is not None else 0.0,

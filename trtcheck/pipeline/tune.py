@@ -415,9 +415,12 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
             curves = calibrated(lambda: tp.instance_curves(res.runs, N))
             queueing, stall = calibrated(lambda: tp.queueing_and_stalls(
                 res.runs, open_idx, seed=s.seed, curves=curves))
+            # every run so far bounds what one request takes (a mean T(1) under one load
+            # is no floor under another)
+            low = tp.lowest_latency_floor_ms(res.runs)
             search = tp.Search(queueing, curves, d50, d99, s.rate_per_s, n_req, B, N,
                                drift_dof=dof, stall=stall,
-                               floor_ms=floor[0] if floor is not None else 0.0,
+                               floor_ms=low[0] if low is not None else 0.0,
                                drift_at=(Candidate(w_cal, B, n0), s.rate_per_s))
             obs = queueing.observation
             transient = (f"{obs.transient_share:.0%} of the calibration run's requests fell in "

@@ -82,6 +82,8 @@ def tune_lines(t: Any) -> list[str]:
                        "instance's")
         elif c.idle_source == "rejected":
             out.append(f"  idle slowdown: none ({_IDLE_REJECTED})")
+        elif c.idle_source == "contradicted":
+            out.append(f"  idle slowdown: none ({_IDLE_CONTRADICTED})")
         for ic in c.per_instances:
             pts = ", ".join(f"{b}:{sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms))
             out.append(f"  {ic.instances} instance(s): T(b) ms {pts} (x{sig(ic.contention_factor)}"
@@ -186,6 +188,8 @@ def tune_view(t: Any) -> TuneView:
                     "instance's")
         elif c.idle_source == "rejected":
             idle = f"idle slowdown: none ({_IDLE_REJECTED})"
+        elif c.idle_source == "contradicted":
+            idle = f"idle slowdown: none ({_IDLE_CONTRADICTED})"
         cal_rows = [TuneCalibrationRow(
             instances=ic.instances,
             points=", ".join(f"{b}: {sig(v)}" for b, v in zip(ic.batch_sizes, ic.t_ms)) or "-",
@@ -204,6 +208,9 @@ def tune_view(t: Any) -> TuneView:
         notes=list(t.notes))
 
 
+_IDLE_CONTRADICTED = ("the closed loop at 1 instance, which keeps its instance busy, ran "
+                      "slower than its fit's busy T(b): the run at more instances' whole "
+                      "ratio is the contention factor, see notes")
 _IDLE_REJECTED = (f"its fit reached the upper bound {IDLE_SLOWDOWN_MAX:g} without explaining "
                   "the run at more instances: that run's whole ratio is the contention "
                   "factor, see notes")

@@ -209,7 +209,8 @@ class TuneCalibration(Record):
         idle_tau_ms: its time constant, ms.
         idle_source: ``"fitted"`` (from target-rate runs at two instance counts),
             ``"rejected"`` (the fit reached its upper bound without explaining the
-            slower run: none applied) or ``"none"``.
+            slower run: none applied), ``"contradicted"`` (the one-instance closed loop
+            ran slower than the fitted busy T(b): none applied) or ``"none"``.
         largest_batch_measured: largest batch size with a T(b) point.
         device: ``"GPU"`` or ``"CPU"``: where the instances run (from instance_group).
         devices: how many devices the instances share (``gpus`` of ``KIND_GPU``; 1 on CPU).
