@@ -5,9 +5,10 @@
   ``nvidia-pytriton==0.7.0`` (Apache-2.0; 55 MB, manylinux_2_35). The wheel is downloaded
   with ``pip download --no-deps`` and only its files are unpacked into the trtcheck cache
   (``trtcheck.load.cache.cache_dir("triton", ...)``); pytriton itself is never installed
-  (it pins numpy < 2). The python backend stub built for the running Python
-  (``python_backend_stubs/3.X/triton_python_backend_stub``) is copied into
-  ``backends/python/``, where the backend looks for it.
+  (it pins numpy < 2). Each Python version gets a backend directory of its own,
+  ``backends-py3.X/python/``: links to the wheel's python backend and a copy of the stub
+  built for that Python (``python_backend_stubs/3.X/triton_python_backend_stub``), where
+  the backend looks for it; servers of several Python versions run side by side.
 * ``perf_analyzer``, Triton's reference load generator, ships inside the
   ``tritonclient==2.41.0`` manylinux1 wheel (``tritonclient-2.41.0.data/data/bin/``). It
   needs the Debian package ``libb64-0d`` (``apt-get install libb64-0d``) and a
@@ -146,8 +147,9 @@ class TritonInstall:
 
     @property
     def backends(self) -> Path:
-        """The ``--backend-directory`` (holds ``python/``)."""
-        return self.root / "pytriton" / "tritonserver" / "backends"
+        """The ``--backend-directory`` of the running Python (holds ``python/``: the
+        wheel's python backend with this Python's stub, made by :func:`fetch`)."""
+        return backends_dir(self.root)
 
     @property
     def libs(self) -> Path:
@@ -185,26 +187,52 @@ class TritonInstall:
         return cmd + list(extra)
 
 
-def _stub_for_running_python(root: Path) -> None:
+def backends_dir(root: Path) -> Path:
+    """The backend directory of the running Python's version under the install ``root``:
+    ``pytriton/tritonserver/backends-py3.X``."""
     ver = f"{sys.version_info.major}.{sys.version_info.minor}"
-    stub = root / "pytriton" / "tritonserver" / "python_backend_stubs" / ver \
-        / "triton_python_backend_stub"
+    return root / "pytriton" / "tritonserver" / f"backends-py{ver}"
+
+
+def _backends_for_running_python(root: Path) -> None:
+    """Make :func:`backends_dir` for the running Python once: ``python/`` holds links to
+    the wheel's python backend files and a copy of this Python's stub. One directory per
+    Python version, so a server started from one Python keeps its stub while another
+    Python (a second virtual environment, a test run) starts its own; a single stub that
+    each fetch overwrote broke a running 3.12 server's next model load (numpy's C
+    extensions for 3.11)."""
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    tritonserver = root / "pytriton" / "tritonserver"
+    stub = tritonserver / "python_backend_stubs" / ver / "triton_python_backend_stub"
     if not stub.is_file():
         raise RuntimeError(f"{SERVER_PACKAGE} has no python backend stub for Python {ver}")
-    dest = root / "pytriton" / "tritonserver" / "backends" / "python" / \
-        "triton_python_backend_stub"
-    # a name of its own: several processes (test workers) may copy it at once
-    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.{threading.get_ident()}.part")
-    shutil.copyfile(stub, tmp)
-    os.chmod(tmp, tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    tmp.replace(dest)
+    dest = backends_dir(root)
+    if (dest / "python" / "triton_python_backend_stub").is_file():
+        return
+    wheel_python = tritonserver / "backends" / "python"
+    # built aside and renamed into place: several processes (test workers) may build it
+    part = dest.with_name(f"{dest.name}.{os.getpid()}.{threading.get_ident()}.part")
+    shutil.rmtree(part, ignore_errors=True)
+    (part / "python").mkdir(parents=True)
+    for f in wheel_python.iterdir():
+        if f.name != "triton_python_backend_stub" and f.name != "__pycache__":
+            (part / "python" / f.name).symlink_to(f.resolve())
+    copy = part / "python" / "triton_python_backend_stub"
+    shutil.copyfile(stub, copy)
+    os.chmod(copy, copy.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    try:
+        part.rename(dest)
+    except OSError:  # another process made it first
+        shutil.rmtree(part, ignore_errors=True)
+        if not (dest / "python" / "triton_python_backend_stub").is_file():
+            raise
 
 
 def fetch(force: bool = False) -> TritonInstall:
     """Download (once) the tritonserver files and return the :class:`TritonInstall`.
 
-    The python backend stub of the running Python is (re)copied every call, so one cache
-    serves several Python versions in turn.
+    Each Python version gets a backend directory of its own with its python backend stub
+    (:func:`backends_dir`), so one cache serves several Python versions, also at once.
 
     Raises:
         RuntimeError: pip could not download the wheel, or it lacks the server or a stub.
@@ -235,7 +263,7 @@ def _fetch_server(force: bool) -> TritonInstall:
         (part / ".complete").write_text(SERVER_PACKAGE + "\n")
         shutil.rmtree(root, ignore_errors=True)
         part.replace(root)
-    _stub_for_running_python(root)
+    _backends_for_running_python(root)
     return inst
 
 

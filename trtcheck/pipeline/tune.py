@@ -37,7 +37,7 @@ from trtcheck.analyze.objectives import DEFAULT_OBJECTIVE, get_objective
 from trtcheck.errors import EnvironmentProblem, InputError, TrtcheckError
 from trtcheck.measure.interrupt import interrupt_name, interrupts_held, sigterm_as_interrupt
 from trtcheck.results.tune import (
-    LOAD_SHORTFALL_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
+    LOAD_SHORTFALL_CODES, RUN_NOISE_CODES, TuneChoice, TuneMeasured, TunePrediction, TuneResult)
 from trtcheck.units import MAX_DURATION_S, us_to_ms
 from trtcheck.units import sig
 
@@ -308,6 +308,12 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
                 # the search goes on with it: a warning here, whatever the run's own
                 # finding says (an error would make two error lines when a search ends)
+                say(f"warning: {note}")
+                if note not in res.notes:
+                    res.notes.append(note)
+        for w in (f for c in run.configs for f in c.warnings):
+            if w.code in RUN_NOISE_CODES:
+                note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
                 say(f"warning: {note}")
                 if note not in res.notes:
                     res.notes.append(note)
@@ -723,10 +729,11 @@ def broken_search_error(outcome: TuneOutcome, output: str | None) -> Exception:
             f"{res.live_runs} finished live run(s) not written (no -o)")
     restored = ("" if res.restored else "; the model's original configuration was not "
                 "loaded again (the server is gone, or someone else unloaded or changed "
-                "the model): check it on the server")
+                "the model)")
+    last = ("check the server and the model's configuration on it, then run again"
+            if not res.restored else "check the server, then run again")
     return EnvironmentProblem(f"the search broke: {outcome.invalid}",
-                              f"{kept}, marked invalid{restored}; check the server, then "
-                              "run again")
+                              f"{kept}, marked invalid{restored}; {last}")
 
 
 def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:

@@ -14,6 +14,11 @@ from trtcheck.results.base import Record
 from trtcheck.results.serve import ServeRun
 
 
+RUN_NOISE_CODES = ("late-sends", "unstable-repeats")
+"""Findings of a live run that say its measurement is noisier than it looks (the load
+generator fell behind its schedule, the repeats disagreed): tune names them in its notes
+and warnings with the run they came from."""
+
 LOAD_SHORTFALL_CODES = ("load-share-lost", "generator-limited")
 """Findings of a live run whose load fell short of its schedule (a Ray actor lost, a
 generator that could not keep up): what such a run calibrates or measures is another

@@ -828,6 +828,9 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                                                     again.p99_interval_ms)
             p.contention_factor = again.contention_factor
             p.contention_source = again.contention_source
+        uncertified = _interval_above_objective(chosen, req.slo_p99_ms)
+        if uncertified is not None:
+            pitfalls.append(uncertified)
     notes = (list(fit.notes) + list(curve.notes)
              + _per_request_findings(service, None if load.finite else rate, curve)
              + req.notes)
@@ -1591,6 +1594,29 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         f"({_cap_batch(req, f.capacity_batch_size)})")
     return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: {why}. "
             f"Predicted: {pred}.{stab}")
+
+
+def _interval_above_objective(chosen: SimPrediction, slo_p99_ms: float | None
+                              ) -> Finding | None:
+    """The warning when the recommendation's P99 point meets the objective but its
+    prediction interval reaches above it (``None`` otherwise, or without an objective or
+    an interval): advise recommends on the point with bootstrap stability, ``trtcheck
+    tune`` only picks on an interval within the objective and otherwise measures."""
+    iv = chosen.p99_interval_ms
+    if slo_p99_ms is None or iv is None or chosen.p99_ms is None:
+        return None
+    if chosen.p99_ms > slo_p99_ms or iv[1] <= slo_p99_ms:
+        return None
+    return Finding(
+        code="p99-interval-above-objective", severity="warning",
+        message=(f"the recommendation's P99 prediction interval reaches {iv[1]:.3g} ms, "
+                 f"above the {slo_p99_ms:g} ms objective: its point prediction "
+                 f"({chosen.p99_ms:.3g} ms) meets the objective, its interval does not "
+                 "certify it (the calibration's run-to-run spread and its run's few "
+                 "slowest requests)"),
+        remedy=("measure it before relying on it: trtcheck tune --url URL --model NAME "
+                f"--arrival-rate R --slo-p99-ms {slo_p99_ms:g} measures its pick; or "
+                "calibrate from a longer run (serve --duration-s) to narrow the interval"))
 
 
 def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[Finding]:

@@ -567,6 +567,29 @@ def _median(vals: Sequence[float | None]) -> float | None:
     return float(_med(v)) if v else None
 
 
+UNSTABLE_REPEATS_SPREAD = 0.2
+"""Spread of the repeats' throughput, ``(max - min) / median``, above which a
+configuration is ``unstable`` (``unstable-repeats``)."""
+
+
+def repeat_throughput_spread(kind: str, reps: Sequence[ServeRepeat]) -> float | None:
+    """``(max - min) / median`` over the repeats of what the server's throughput varied by
+    (``None`` with fewer than two repeats that measured it). A closed or burst load: the
+    throughput (queries/s) itself. An open load: the throughput over each repeat's own
+    achieved send rate, since a Poisson schedule of a fixed duration holds a random count
+    (30 arrivals in 3 s vary by 26% between two schedules, one standard deviation) and
+    the server's throughput follows what was sent; where a repeat has no send rate, the
+    throughput."""
+    vals = [r.throughput_queries_per_s for r in reps]
+    if kind == "open":
+        sent = [r.achieved_send_rate_per_s for r in reps]
+        if all(x is not None and x > 0 for x in sent):
+            vals = [v / float(x) for v, x in zip(vals, sent)]  # type: ignore[arg-type]
+    if len(vals) < 2 or min(vals) <= 0:
+        return None
+    return (max(vals) - min(vals)) / _med(vals)
+
+
 def config_result(window_us: float, mb: int, shape: LoadShape,
                    reps: list[ServeRepeat], instances: int | None = None
                    ) -> ServeConfigResult:
@@ -624,15 +647,20 @@ def config_result(window_us: float, mb: int, shape: LoadShape,
                     f"{cfg.send_lag_p99_ms:.2f} ms): the load generator could not keep the "
                     "schedule; latencies still count from the scheduled time",
             remedy="lower the rate, use --uvloop, or run on a less loaded machine"))
-    if len(qps) > 1 and min(qps) > 0 and (max(qps) - min(qps)) / _med(qps) > 0.2:
+    spread = repeat_throughput_spread(shape.kind, reps)
+    if spread is not None and spread > UNSTABLE_REPEATS_SPREAD:
+        per_sent = (" per request sent" if shape.kind == "open"
+                    and all(r.achieved_send_rate_per_s for r in reps) else "")
         cfg.warnings.append(Finding(
             code="unstable-repeats", where=where,
-            message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across repeats",
+            message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across "
+                    f"repeats ({spread:.0%}{per_sent})",
             remedy="raise --repeats and close other programs"))
         cfg.validity.append(Finding(
             code="unstable", severity="warning", where=where,
             message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across "
-                    "repeats (more than 20% of the median)",
+                    f"repeats ({spread:.0%}{per_sent}, more than "
+                    f"{UNSTABLE_REPEATS_SPREAD:.0%} of the median)",
             remedy="raise --repeats and close other programs"))
     cfg.validity.extend(generator_validity(shape, reps, where))
     cfg.warnings.extend(no_batching_findings(window_us, mb, shape, cfg.mean_batch_size, where))

@@ -264,6 +264,19 @@ class KServeClient:
         """
         live = await self._call("the liveness check", self._c.is_server_live())
         if not live:
+            # a server that is not live still answers GET /v2; one that does not is no
+            # KServe v2 server at all (a web server on that port answers 404 to both)
+            kw0 = {"as_json": True} if self.grpc else {}
+            try:
+                await self._call("its metadata", self._c.get_server_metadata(**kw0))
+            except EnvironmentProblem:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise EnvironmentProblem(
+                    f"the server at {self.ep.url} answers neither /v2/health/live nor GET "
+                    f"/v2 as a KServe v2 server does ({error_text(exc)})",
+                    "check that the URL is a Triton (KServe v2) endpoint: HTTP on port 8000, "
+                    "gRPC on 8001 by default") from None
             raise EnvironmentProblem(f"the server at {self.ep.url} is not live",
                                      "wait until /v2/health/live answers 200, then retry")
         ready = await self._call("the readiness check", self._c.is_server_ready())
