@@ -202,7 +202,10 @@ class InstanceCurves:
     time constant :data:`IDLE_TAU_MS`) is the fitted slowdown of an execution on an
     instance that was idle; with it, ``curve_1`` is T(b) of a busy instance and the
     target-rate runs' T(b) were divided by their simulated idle factors
-    (:func:`fit_idle_slowdown`)."""
+    (:func:`fit_idle_slowdown`). ``idle_fitted`` is the fit's value before any check set
+    it aside, ``idle_closed_ratio`` the one-instance closed loop's T(b) over the fitted
+    busy T(b) (:func:`closed_to_busy_ratio`; ``idle_source`` ``"contradicted"`` above
+    :data:`IDLE_CLOSED_RATIO_MAX`)."""
 
     curve_1: LatencyCurve
     factors: dict[int, float]
