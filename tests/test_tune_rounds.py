@@ -49,6 +49,29 @@ def test_the_same_pick_again_keeps_the_runner_up_of_its_own_round():
     assert "runner-up of that round" in res.notes[-1]
 
 
+def test_the_rounds_provenance_stays_on_the_count_of_feasible_configurations():
+    """With a max batch below the live model's, a line about it follows the count of
+    feasible configurations; the round's provenance belongs to the count (on the demo
+    it ended the max-batch line: "... would be refused (the export says so) (round 2's
+    recalibration; ...)")."""
+    res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0, slo_p99_ms=1000.0,
+                     objective="fewest-instances", objective_rule="rule",
+                     original_config={"max_batch_size": 8})
+    pick1, runner1 = _pred(1, 66.74, 120.0), _pred(2, 80.12, 130.0)
+    take_round(res, _choice(pick1, 1), runner1)
+    res.pick.measured = TuneMeasured(  # type: ignore[union-attr]
+        p50_ms=60.0, p99_ms=200.0, throughput_queries_per_s=2.0, mean_batch=1.0,
+        requests=16, run=3, p50_inside=True, p99_inside=False)
+    res.predictions = [pick1, runner1]
+    assert take_round(res, _choice(pick1, 2), runner1) is True
+    why = _why(res, get_objective("fewest-instances"), "instance")
+    count = next(w for w in why if "configurations predicted feasible" in w)
+    assert count.endswith("(round 2's recalibration; the pick and runner-up are round 1's "
+                          "predictions)"), why
+    below = next(w for w in why if w.startswith("max batch 1 is below the live model's 8"))
+    assert below.endswith("(the export says so)"), why
+
+
 def test_a_new_pick_brings_its_own_runner_up():
     res = TuneResult(url="http://h:1", model="m", arrival_rate_per_s=2.0,
                      objective="fewest-instances")

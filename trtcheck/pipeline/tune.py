@@ -743,6 +743,7 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
     feas = [q for q in res.predictions if q.feasible]
     why.append(f"{len(feas)} of {len(res.predictions)} configurations predicted feasible "
                f"at {res.arrival_rate_per_s:g} req/s")
+    counted = len(why) - 1  # the line the round's provenance belongs to
     m = res.pick.measured  # type: ignore[union-attr]
     if not res.pick.certified and m is not None:  # type: ignore[union-attr]
         why.append(f"not certified: no P99 interval was within {res.slo_p99_ms:g} ms; this "
@@ -763,7 +764,7 @@ def _why(res: TuneResult, objective: Any, unit: str) -> list[str]:
                    "fit's slope (the interval is widened)")
     last = res.rounds[-1].round if res.rounds else 1
     if res.pick.round != last:  # type: ignore[union-attr]
-        why[-1] += (f" (round {last}'s recalibration; the pick and runner-up are round "
+        why[counted] += (f" (round {last}'s recalibration; the pick and runner-up are round "
                     f"{res.pick.round}'s predictions)")  # type: ignore[union-attr]
     r = res.runner_up
     if r is not None and r.p99 is not None and p.p99 is not None:
