@@ -530,16 +530,17 @@ def instance_curves(runs: Sequence[Any], max_instances: int, seed: int = 0
     ones = [runs[i] for i in ones_idx]
     closed_1 = pooled_batch_stats([r for r in ones if not _is_open(r)])
     open_1_idx = [i for i in ones_idx if _is_open(runs[i])]
+    open_1 = [runs[i] for i in open_1_idx]
+    open_stats = stats_of(open_1, open_1_idx)
     idle_fitted, idle_closed_ratio = idle, 1.0
-    if idle > 0 and closed_1 and open_1_idx:
+    if idle > 0 and closed_1 and open_stats:
         # the closed loop keeps its instance busy: a busy T(b) far below what it measured
         # at the sizes both ran contradicts the fit
-        busy = curve_from_batch_stats(stats_of([runs[i] for i in open_1_idx], open_1_idx))
-        idle_closed_ratio = closed_to_busy_ratio(closed_1, busy)
+        idle_closed_ratio = closed_to_busy_ratio(closed_1, curve_from_batch_stats(open_stats))
         if idle_closed_ratio > IDLE_CLOSED_RATIO_MAX:
             idle, idle_source = 0.0, "contradicted"
-    curve_1, open_top = blended_curve(stats_of([runs[i] for i in open_1_idx], open_1_idx),
-                                      closed_1, "Triton batch_stats, 1 instance"
+            open_stats = stats_of(open_1, open_1_idx)  # as measured, no idle factors
+    curve_1, open_top = blended_curve(open_stats, closed_1, "Triton batch_stats, 1 instance"
                                       + (", busy" if idle > 0 else ""))
     ref = curve_from_batch_stats(closed_1) if closed_1 else curve_1
     factors: dict[int, float] = {1: 1.0}

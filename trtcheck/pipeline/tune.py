@@ -302,21 +302,17 @@ def run_tune(s: TuneSettings, progress: Callable[[str], None] | None = None) -> 
                 raise InputError(f"{w.message} ({w.where})", w.remedy)
             if w.code in ("cold-batch-sizes", "warmup-not-possible"):  # the user should know
                 say(f"{w.severity}: {purpose}: {w.message}; {w.remedy}")
-        # a run that did not send its schedule calibrates a rate other than the target
-        for w in [*run.warnings, *(f for c in run.configs for f in c.validity)]:
-            if w.code in LOAD_SHORTFALL_CODES:
+        # a run that did not send its schedule calibrates a rate other than the target,
+        # and one whose sends ran late or whose repeats disagreed is noisier than it looks
+        for w in [*run.warnings, *(f for c in run.configs for f in (*c.warnings, *c.validity))]:
+            if w.code in LOAD_SHORTFALL_CODES or w.code in RUN_NOISE_CODES:
                 note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
+                if note in res.notes:
+                    continue
                 # the search goes on with it: a warning here, whatever the run's own
                 # finding says (an error would make two error lines when a search ends)
                 say(f"warning: {note}")
-                if note not in res.notes:
-                    res.notes.append(note)
-        for w in (f for c in run.configs for f in c.warnings):
-            if w.code in RUN_NOISE_CODES:
-                note = f"run {k} ({purpose}): {w.message}; {w.remedy}"
-                say(f"warning: {note}")
-                if note not in res.notes:
-                    res.notes.append(note)
+                res.notes.append(note)
         if run.incomplete and run.incomplete.startswith("invalid: "):
             raise EnvironmentProblem(run.incomplete.removeprefix("invalid: "),
                                      "check the server, then run again")

@@ -572,6 +572,13 @@ UNSTABLE_REPEATS_SPREAD = 0.2
 configuration is ``unstable`` (``unstable-repeats``)."""
 
 
+def per_request_sent(kind: str, reps: Sequence[ServeRepeat]) -> bool:
+    """Whether :func:`repeat_throughput_spread` judges these repeats per request sent: an
+    open load whose every repeat has an achieved send rate."""
+    return kind == "open" and all(r.achieved_send_rate_per_s is not None
+                                  and r.achieved_send_rate_per_s > 0 for r in reps)
+
+
 def repeat_throughput_spread(kind: str, reps: Sequence[ServeRepeat]) -> float | None:
     """``(max - min) / median`` over the repeats of what the server's throughput varied by
     (``None`` with fewer than two repeats that measured it). A closed or burst load: the
@@ -581,10 +588,9 @@ def repeat_throughput_spread(kind: str, reps: Sequence[ServeRepeat]) -> float | 
     the server's throughput follows what was sent; where a repeat has no send rate, the
     throughput."""
     vals = [r.throughput_queries_per_s for r in reps]
-    if kind == "open":
-        sent = [r.achieved_send_rate_per_s for r in reps]
-        if all(x is not None and x > 0 for x in sent):
-            vals = [v / float(x) for v, x in zip(vals, sent)]  # type: ignore[arg-type]
+    if per_request_sent(kind, reps):
+        vals = [v / float(r.achieved_send_rate_per_s)  # type: ignore[arg-type]
+                for v, r in zip(vals, reps)]
     if len(vals) < 2 or min(vals) <= 0:
         return None
     return (max(vals) - min(vals)) / _med(vals)
@@ -649,8 +655,7 @@ def config_result(window_us: float, mb: int, shape: LoadShape,
             remedy="lower the rate, use --uvloop, or run on a less loaded machine"))
     spread = repeat_throughput_spread(shape.kind, reps)
     if spread is not None and spread > UNSTABLE_REPEATS_SPREAD:
-        per_sent = (" per request sent" if shape.kind == "open"
-                    and all(r.achieved_send_rate_per_s for r in reps) else "")
+        per_sent = " per request sent" if per_request_sent(shape.kind, reps) else ""
         cfg.warnings.append(Finding(
             code="unstable-repeats", where=where,
             message=f"throughput varied {min(qps):.1f}..{max(qps):.1f} queries/s across "
