@@ -97,8 +97,14 @@ def _rendered_advice_says_one_thing(adv, req, undecided: bool) -> None:
         if p.stable:  # as the advice prints ms: 3 significant digits below 10, else whole
             shown = f"{p.p99_ms:.3g} ms" if p.p99_ms < 10 else f"{p.p99_ms:.0f} ms"
             assert f"P99 {shown}" in rec.summary, rec.summary
-        assert "Cannot tell" not in rec.summary and "cannot-tell" not in full.split(
-            "Decision path")[0].split("Stability:")[1].split("\n")[0]
+        head = full.split("Decision path")[0]
+        assert "Cannot tell" not in rec.summary
+        if rec.interval_rule is not None:  # chosen on the intervals: no replicas
+            assert rec.stability is None and "Stability:" not in head
+            assert "Chosen on: the P99 prediction interval" in head
+            assert "Chosen on the P99 prediction interval" in rec.summary, rec.summary
+        else:
+            assert "cannot-tell" not in head.split("Stability:")[1].split("\n")[0]
         # the capacity beside the utilisation is that configuration's own
         scale = next((n for n in adv.path if n.step == "scale-out"), None)
         if scale is not None and scale.answer == "no" and p.utilisation > 0:

@@ -8,11 +8,11 @@ Adding an objective is one module with an :class:`Objective` subclass and one
 :func:`register` call.
 
 The choice is made on the prediction **interval** where the prediction has one (tune's
-:class:`~trtcheck.results.tune.TunePrediction`): a configuration meets the P99
-objective when the upper end of its P99 interval does, and P99 is compared by that
-upper end (the latency the configuration stays under with the interval's confidence).
-A prediction without an interval (advise's
-:class:`~trtcheck.results.advice.SimPrediction`) is compared by its point.
+:class:`~trtcheck.results.tune.TunePrediction`, and advise's
+:class:`~trtcheck.results.advice.SimPrediction` from a live calibration): a configuration
+meets the P99 objective when the upper end of its P99 interval does, and P99 is compared
+by that upper end (the latency the configuration stays under with the interval's
+confidence). A prediction without an interval is compared by its point.
 
 Shipped: ``fewest-instances`` (the fewest instances meeting the P99 objective; among
 those the lowest P99, the simpler within 2%), ``p99`` (the lowest P99 within the
@@ -45,6 +45,9 @@ def p99_upper_ms(p: Any) -> float:
     iv = getattr(p, "p99", None)
     if iv is not None and getattr(iv, "hi_ms", None) is not None:
         return float(iv.hi_ms)
+    pair = getattr(p, "p99_interval_ms", None)
+    if pair:
+        return float(pair[1])
     v = getattr(p, "p99_ms", None)
     return math.inf if v is None else float(v)
 

@@ -121,7 +121,8 @@ def stability_lines(adv: Advice) -> list[str]:
     """The recommendation's stability under the measurement noise, in lines of text."""
     st = adv.recommendation.stability
     if st is None:
-        return []
+        rule = adv.recommendation.interval_rule
+        return [f"Chosen on: {rule}"] if rule else []
     if any(r.startswith("simulation only") for r in st.resampled):
         lines = [f"Stability: {st.status} - exact input: chosen on the median P99 of "
                  f"{st.replicas} simulation replicas (they differ only in the simulation "

@@ -216,6 +216,10 @@ class Recommendation(Record):
         runner_up_kind: its kind.
         stability: how stable the choice is under measurement noise (``None``: not
             assessed).
+        interval_rule: the rule in words when the choice was made on the P99 prediction
+            intervals (a live calibration: the objective ranks by the interval's upper
+            end, as ``trtcheck tune`` does; no bootstrap replicas then); ``None``: chosen
+            on the point prediction.
     """
 
     kind: str
@@ -224,6 +228,7 @@ class Recommendation(Record):
     runner_up: SimPrediction | None = None
     runner_up_kind: str | None = None
     stability: AdviceStability | None = None
+    interval_rule: str | None = None
 
 
 class ExportedSettings(Record):

@@ -746,7 +746,12 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     curve = req.curve
     single_point = curve.batch_sizes.size == 1
     stability = None
-    if req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
+    interval_rule: str | None = None
+    if req.calibrated_instances is not None and not load.finite and chosen.stable:
+        # a live calibration gives every prediction an interval: choose on it, as tune does
+        chosen, interval_rule = _choose_on_intervals(req, load, service, rate, feasible_at,
+                                                     chosen)
+    elif req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
         def feasible(p: SimPrediction) -> bool:
             if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
                 return False
@@ -770,10 +775,13 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     ones = one_instance_p99s(preds) or one_instance_p99s(screened)
     path = _path(req, load, rate, curve, eff, formulas, chosen, runner, cap1, cap_b,
                  gpus_implied, single_point, c_req, stability,
-                 best_one_p99_ms=min(ones) if ones else None)
+                 best_one_p99_ms=min(ones) if ones else None,
+                 on_intervals=interval_rule is not None)
     extra = _instances_given_beyond_need(req, rate, chosen, cap1)
     kind = "add-instances" if chosen.instances > 1 and extra is None else _kind(chosen)
     summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
+    if interval_rule is not None:
+        summary += " " + _interval_choice_words(chosen, req.slo_p99_ms)
     if extra is not None:
         summary += (f" {chosen.instances} instances as given (--instances): one instance "
                     f"would carry {rate:g} req/s, so the extra instances are not needed for "
@@ -820,7 +828,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         from trtcheck.analyze.what_if_intervals import predict_with_intervals
 
         # the recommendation and its runner-up with their intervals, as tune gives both
-        shown = [p for p in (chosen, runner) if p is not None and p.stable]
+        shown = [p for p in (chosen, runner) if p is not None and p.stable
+                 and p.p99_interval_ms is None]
         for p, again in zip(shown, predict_with_intervals(req, [Candidate(
                 p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
                 for p in shown], service, load.arrivals, rate, load.warmup_fraction)):
@@ -853,7 +862,7 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         recommendation=Recommendation(kind=kind, summary=summary, prediction=chosen,
                                       runner_up=runner,
                                       runner_up_kind=_kind(runner) if runner else None,
-                                      stability=stability),
+                                      stability=stability, interval_rule=interval_rule),
         candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
         simulated_requests=int(len(load)),
         what_if=wi,
@@ -972,12 +981,77 @@ def _objective_choice(req: AdviseRequest, feas: list[SimPrediction], n: int,
 
 
 def _pick(feas: list[SimPrediction]) -> SimPrediction:
+    """The fewest instances, then the lowest P99 (the interval's upper end where the
+    predictions have intervals: :func:`~trtcheck.analyze.objectives.p99_upper_ms`), ties
+    within :data:`TIE_REL` to no or the shorter window, then the smaller max batch."""
+    from trtcheck.analyze.objectives import p99_upper_ms
+
     n_min = min(p.instances for p in feas)
-    at = [p for p in feas if p.instances == n_min]
-    best = min(p.p99_ms for p in at if p.p99_ms is not None)
-    ties = [p for p in at if p.p99_ms is not None
-            and p.p99_ms <= best * (1 + TIE_REL) + TIE_ABS_MS]
+    at = [p for p in feas if p.instances == n_min and p.p99_ms is not None]
+    best = min(p99_upper_ms(p) for p in at)
+    ties = [p for p in at if p99_upper_ms(p) <= best * (1 + TIE_REL) + TIE_ABS_MS]
     return min(ties, key=lambda p: (p.window_us, p.max_batch_size))
+
+
+def _choose_on_intervals(req: AdviseRequest, load: SimLoad, service: ServiceModel,
+                         rate: float, feasible: list[SimPrediction], chosen: SimPrediction
+                         ) -> tuple[SimPrediction, str]:
+    """The recommendation chosen on the P99 prediction intervals, by the objective's own
+    rule as ``trtcheck tune`` applies it (:mod:`trtcheck.analyze.objectives`).
+
+    Every stable configuration of ``feasible`` (the instance count searched, point P99
+    within the objective) gets its P50 and P99 intervals
+    (:func:`~trtcheck.analyze.what_if_intervals.predict_with_intervals`, set on the
+    predictions); the objective then ranks those whose P99 interval's upper end is within
+    the objective (all of them without one) by that upper end. When no upper end is
+    within, the objective's first by upper end is recommended uncertified (the
+    ``p99-interval-above-objective`` warning says so). The bootstrap replicas are not run
+    then: the interval already holds the calibration's run-to-run spread and the
+    sampling noise they would estimate.
+
+    Returns:
+        ``(chosen, rule)``: the recommended prediction (with its intervals) and the rule
+        in words (``Recommendation.interval_rule``).
+    """
+    from trtcheck.analyze.objectives import get_objective, p99_upper_ms
+    from trtcheck.analyze.what_if_intervals import predict_with_intervals
+
+    cands = [p for p in feasible if p.stable]
+    if chosen not in cands:
+        cands.append(chosen)
+    again = predict_with_intervals(req, [Candidate(
+        p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
+        for p in cands], service, load.arrivals, rate, load.warmup_fraction)
+    for p, q in zip(cands, again):
+        p.p50_interval_ms, p.p99_interval_ms = q.p50_interval_ms, q.p99_interval_ms
+        p.contention_factor, p.contention_source = q.contention_factor, q.contention_source
+    ranked = [p for p in cands if p.p99_interval_ms is not None] or [chosen]
+    obj = get_objective(req.objective)
+    within = [p for p in ranked if obj.feasible(p, slo_p99_ms=req.slo_p99_ms,
+                                                max_utilisation=req.max_utilisation)]
+    pick = obj.pick(within or ranked)
+    counts = int_ranges(sorted({p.instances for p in ranked}))
+    rule = (f"the P99 prediction interval, as trtcheck tune chooses: "
+            f"{obj.describe(req.slo_p99_ms)}; {len(within)} of the {len(ranked)} "
+            f"configurations searched at {counts} instance"
+            f"{'s' if counts != '1' else ''} qualify")
+    if not within and req.slo_p99_ms is not None:
+        rule += (f"; none does (the lowest upper end is {p99_upper_ms(pick):.3g} ms, above "
+                 f"the {req.slo_p99_ms:g} ms objective), so the objective's first by the upper "
+                 "end is recommended uncertified")
+    return pick, rule
+
+
+def _interval_choice_words(chosen: SimPrediction, slo_p99_ms: float | None) -> str:
+    """One sentence for the summary: the recommendation was chosen on its P99 interval."""
+    iv = chosen.p99_interval_ms
+    if not iv:
+        return ""
+    where = ("" if slo_p99_ms is None else
+             f", within the {slo_p99_ms:g} ms objective" if iv[1] <= slo_p99_ms else
+             f", above the {slo_p99_ms:g} ms objective: uncertified")
+    return (f"Chosen on the P99 prediction interval (upper end {iv[1]:.3g} ms{where}), "
+            "as trtcheck tune chooses.")
 
 
 def _runner_up(chosen: SimPrediction, feasible: list[SimPrediction],
@@ -1084,7 +1158,8 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
           eff: EffectiveService, f: Formulas, chosen: SimPrediction,
           runner: SimPrediction | None, cap1: float, cap_b: int, gpus: int,
           single_point: bool, c_req: float, stability: Any,
-          best_one_p99_ms: float | None = None) -> list[DecisionNode]:
+          best_one_p99_ms: float | None = None, on_intervals: bool = False
+          ) -> list[DecisionNode]:
     """The decision path. Every step uses the rate, T(b) and overheads the simulation
     used (``eff``: the simulated execution time) and says which; ``c_req``: per-request
     overhead in all (given + measured), ms; ``best_one_p99_ms``: the lowest simulated
@@ -1289,14 +1364,22 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                       f"{stability.chosen_share:.0%})")
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
-            concl += _runner_up_text(chosen, runner, req, load.finite)
+            concl += _runner_up_text(chosen, runner, req, load.finite, on_intervals)
         if kind == "window" and lam_tau <= 1:
             concl += ("; the window's gain is in the tail (P99), which the average estimate "
                       "above does not see")
+    if on_intervals and chosen.p99_interval_ms:
+        question = ("Which batching configuration gives the lowest upper end of the P99 "
+                    "prediction interval " + ("at the fewest instances?"
+                                              if req.objective == "fewest-instances" else
+                                              f"by the {req.objective} objective's rule?"))
+        value = chosen.p99_interval_ms[1]
+    else:
+        question = ("Which batching configuration gives the lowest simulated P99 at the "
+                    "fewest instances, beyond the noise?")
+        value = None if undecided else chosen.p99_ms
     nodes.append(DecisionNode(
-        step="batching", question="Which batching configuration gives the lowest simulated "
-        "P99 at the fewest instances, beyond the noise?", value=None if undecided
-        else chosen.p99_ms, threshold=req.slo_p99_ms,
+        step="batching", question=question, value=value, threshold=req.slo_p99_ms,
         answer="cannot-tell" if undecided else kind, conclusion=concl))
     # step 5: scale out
     yes = chosen.instances > 1
@@ -1459,11 +1542,12 @@ def runner_up_shortfall(runner: SimPrediction, req: AdviseRequest,
 
 
 def _runner_up_text(chosen: SimPrediction, runner: SimPrediction, req: AdviseRequest,
-                    finite: bool) -> str:
+                    finite: bool, on_intervals: bool = False) -> str:
     """Why the recommendation is kept over the runner-up: the runner-up is not feasible
     (never "within the noise" then), or it reads better on a number within the noise
     (a more complex runner-up), or the recommendation's lower P99 beat it beyond the
-    noise (a simpler runner-up)."""
+    noise (a simpler runner-up); ``on_intervals``: the choice was on the P99 intervals'
+    upper ends (:func:`_choose_on_intervals`), which the text then compares."""
     from trtcheck.analyze.advice.advise_noise import MATERIAL_GAIN, simplicity
 
     better = [name for name, a, b in (("P50", runner.p50_ms, chosen.p50_ms),
@@ -1473,9 +1557,17 @@ def _runner_up_text(chosen: SimPrediction, runner: SimPrediction, req: AdviseReq
     if short is not None:
         return (f"; the runner-up {short}, so it is no choice"
                 + (f" (its lower {' and '.join(better)} does not count)" if better else ""))
+    verb = "are" if len(better) > 1 else "is"
+    if on_intervals and chosen.p99_interval_ms and runner.p99_interval_ms:
+        ends = (f"the P99 interval's upper end, {chosen.p99_interval_ms[1]:.3g} ms "
+                f"against the runner-up's {runner.p99_interval_ms[1]:.3g} ms")
+        if better:
+            return (f"; the runner-up's lower {' and '.join(better)} in this one simulated run "
+                    f"{verb} within the noise of the prediction intervals: the choice is on "
+                    f"{ends}")
+        return f"; the choice is on {ends}"
     if not better:
         return ""
-    verb = "are" if len(better) > 1 else "is"
     if simplicity(runner) < simplicity(chosen):
         if "P99" in better:  # the replicas decided, not this one simulated run
             return (f"; the runner-up's lower {' and '.join(better)} in this one simulated "
