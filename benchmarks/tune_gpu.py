@@ -64,6 +64,7 @@ import json
 import lzma
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -754,13 +755,28 @@ class TuneRecorder(Recorder):
         if self.doc["slo_p99_ms"]:
             cmd += ["--slo-p99-ms", f"{self.doc['slo_p99_ms']:g}"]
         t = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=min(a.tune_timeout_s, max(self.left() - 20, 10)))
-            rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc, stdout, stderr = 124, str(exc.stdout or ""), str(exc.stderr or "")
+            stdout, stderr = proc.communicate(
+                timeout=min(a.tune_timeout_s, max(self.left() - 20, 10)))
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            # Ctrl-C, as a user stops it: tune loads the original configuration back
+            # (a kill would leave its last one loaded for the next rate's search)
+            proc.send_signal(signal.SIGINT)
+            try:
+                stdout, stderr = proc.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = proc.communicate()
+            rc = 124
         wall = time.monotonic() - t
+        if rc != 0:  # whatever the search left, the next one starts from the same config
+            try:
+                self.srv.load(a.model, timeout_s=240)
+            except RuntimeError as exc:
+                self.log(f"reloading {a.model} from its repository failed: {exc}")
         entry: dict[str, Any] = {"rate_per_s": rate, "returncode": rc,
                                  "wall_s": round(wall, 1), "command": cmd[2:],
                                  "stdout_tail": stdout[-3000:], "stderr_tail": stderr[-3000:],
@@ -1251,7 +1267,9 @@ def evaluate_tune(tr: dict, truth: dict | None, work: Path | None = None) -> dic
                           "inside": bool(iv and iv["lo_ms"] <= m[k] <= iv["hi_ms"])}
             same_run.append(row)
         entry["same_run_predictions"] = same_run
-        if t.get("tune_json") and work is not None:
+        if t.get("tune_json") and work is not None and t["returncode"] == 0:
+            # a search that ended in an error (rc 2: its calibration refused) has no
+            # first round to replay
             rp = repredict_tune(t["tune_json"], meas, rate, tr.get("objective") or "p99",
                                 tr.get("slo_p99_ms") or None, work)
             if rp is not None and rp["pick"] is not None and best is not None:

@@ -23,6 +23,14 @@ measured P99 under the objective (its mean over the A/B/A/B runs at most Model
 Analyzer's mean times one plus the larger run-to-run spread of the two), in under a
 tenth of Model Analyzer's wall time.
 
+``--gpu-arch ARCH`` serves a torchvision model in FP16 on ``cuda:0`` instead (the GPU
+model of ``benchmarks/tune_gpu.py``: the python backend, ``KIND_GPU`` with ``gpus: [0]``,
+eager PyTorch or one CUDA graph per padded batch size with ``--execution cuda-graphs``,
+every batch size up to the max run once at load), for the run on the GPU machine; Model
+Analyzer then searches ``KIND_GPU`` instance groups and runs with ``NUMBA_DISABLE_CUDA=1``
+(its numba import probes the GPU otherwise). ``--gpu-arch sleep --instance-kind KIND_CPU``
+tries the GPU path on a machine without one (a busy-waiting stand-in).
+
 Model Analyzer lives in its own virtual environment (its dependencies pin versions that
 trtcheck's do not)::
 
@@ -69,12 +77,33 @@ def _model_path(model: str) -> tuple[Path, dict[str, list[int]] | None]:
     return Path(mod.fetch()["cls"]), {"x": [1, 3, 48, 192]}
 
 
-def _write_repo(root: Path, model: str, onnx: Path, shapes: dict | None,
-                max_batch: int) -> Path:
-    from trtcheck.testing.onnx_model import write_onnx_model
-
+def _write_repo(root: Path, model: str, onnx: Path | None, shapes: dict | None,
+                max_batch: int, gpu: argparse.Namespace | None = None) -> Path:
+    """A model repository holding ``model``: the ONNX file through the ONNX Runtime
+    wrapper, or with ``gpu`` (``--gpu-arch``) the torchvision model of
+    ``benchmarks/tune_gpu.py`` (one instance, no window, ``max_batch`` as given)."""
     repo = root / "models"
     repo.mkdir(parents=True, exist_ok=True)
+    if gpu is not None:
+        from tune_gpu import MODEL_PY
+
+        (repo / model / "1").mkdir(parents=True, exist_ok=True)
+        (repo / model / "1" / "model.py").write_text(MODEL_PY)
+        kind = gpu.instance_kind
+        (repo / model / "config.pbtxt").write_text(
+            f'name: "{model}"\nbackend: "python"\nmax_batch_size: {max_batch}\n'
+            'input [ { name: "INPUT__0" data_type: TYPE_FP16 dims: [ 3, 224, 224 ] } ]\n'
+            'output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] } ]\n'
+            f"instance_group [ {{ count: 1 kind: {kind}"
+            + (" gpus: [ 0 ]" if kind == "KIND_GPU" else "") + " } ]\n"
+            "dynamic_batching { max_queue_delay_microseconds: 0 }\n"
+            f'parameters {{ key: "arch" value: {{ string_value: "{gpu.gpu_arch}" }} }}\n'
+            f'parameters {{ key: "execution" value: {{ string_value: "{gpu.execution}" }} }}\n'
+            'parameters { key: "warm_sizes" value: { string_value: "all" } }\n')
+        return repo
+    from trtcheck.testing.onnx_model import write_onnx_model
+
+    assert onnx is not None
     write_onnx_model(repo, model, onnx, max_batch_size=max_batch, shapes=shapes)
     return repo
 
@@ -86,8 +115,8 @@ def _pa_shape_flags(shapes: dict | None) -> dict[str, str]:
     return {"shape": " ".join(f"{k}:{','.join(map(str, v[1:]))}" for k, v in shapes.items())}
 
 
-def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path, shapes: dict | None,
-                       args: argparse.Namespace) -> dict[str, Any]:
+def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path | None,
+                       shapes: dict | None, args: argparse.Namespace) -> dict[str, Any]:
     """Model Analyzer's brute-force search (see the module text): its pick, every
     configuration it measured, and its wall time."""
     import yaml
@@ -97,7 +126,9 @@ def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path, shapes: dic
     ft = load_fetch_triton()
     inst = ft.fetch()
     pa = ft.fetch_perf_analyzer()
-    repo = _write_repo(work / "ma", model, onnx, shapes, max(args.max_batch_sizes))
+    gpu = args if args.gpu_arch else None
+    kind = args.instance_kind if gpu is not None else "KIND_CPU"
+    repo = _write_repo(work / "ma", model, onnx, shapes, max(args.max_batch_sizes), gpu)
     server_env = inst.server_env({})
     # Model Analyzer hands triton_server_environment to perf_analyzer as well (which
     # needs its own libcudart), and its first server start ignores it: both library
@@ -128,12 +159,13 @@ def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path, shapes: dic
         "request_rate_search_enable": True,
         "skip_detailed_reports": True,
         "profile_models": {model: {
-            "cpu_only": True,
+            "cpu_only": kind == "KIND_CPU",
             "model_config_parameters": {
                 "max_batch_size": list(args.max_batch_sizes),
                 "dynamic_batching": {"max_queue_delay_microseconds": list(args.windows_us)},
-                "instance_group": [{"kind": "KIND_CPU",
-                                    "count": list(range(1, args.max_instances + 1))}]},
+                "instance_group": [{"kind": kind,
+                                    "count": list(range(1, args.max_instances + 1)),
+                                    **({"gpus": [0]} if kind == "KIND_GPU" else {})}]},
             "parameters": {"request_rate": [int(round(args.rate))], "batch_sizes": [1]},
             "perf_analyzer_flags": {"request-distribution": "poisson",
                                     **_pa_shape_flags(shapes)}}},
@@ -143,6 +175,8 @@ def run_model_analyzer(exe: str, work: Path, model: str, onnx: Path, shapes: dic
     cfg_path = work / "ma-config.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg))
     env = dict(os.environ, LD_LIBRARY_PATH=ld)
+    if gpu is not None:
+        env["NUMBA_DISABLE_CUDA"] = "1"
     log = work / "ma.log"
     t0 = time.monotonic()
     with open(log, "w") as out:
@@ -258,6 +292,13 @@ def main() -> int:
     ap.add_argument("--model", choices=("cls", "resnet18"), default="cls",
                     help="the PP-OCR cls model or the demo ResNet-18, through the ONNX "
                     "Runtime wrapper (default: %(default)s)")
+    ap.add_argument("--gpu-arch", default=None,
+                    help="serve this torchvision model (FP16, cuda:0) instead, as "
+                    "benchmarks/tune_gpu.py does; 'sleep' is its stand-in without a GPU")
+    ap.add_argument("--execution", choices=("eager", "cuda-graphs"), default="eager",
+                    help="with --gpu-arch: eager PyTorch or CUDA graphs (default: %(default)s)")
+    ap.add_argument("--instance-kind", choices=("KIND_GPU", "KIND_CPU"), default="KIND_GPU",
+                    help="with --gpu-arch: Triton's instance kind (default: %(default)s)")
     ap.add_argument("--rate", type=float, default=40.0, help="target rate, req/s (default: %(default)s)")
     ap.add_argument("--slo-p99-ms", type=float, default=200.0,
                     help="the P99 objective (Model Analyzer's constraint), ms (default: %(default)s)")
@@ -285,12 +326,18 @@ def main() -> int:
         print(f"error: {why}: give --model-analyzer PATH (python -m venv .ma-venv && "
               ".ma-venv/bin/pip install triton-model-analyzer==1.58.0)", file=sys.stderr)
         return 2
+    args.model_analyzer = str(Path(exe).resolve())  # it runs in a work folder of its own
 
     from trtcheck.pipeline.tune import TuneSettings, run_tune
     from trtcheck.testing.triton_server import TritonServer
 
     work = Path(tempfile.mkdtemp(prefix="tune-vs-ma-"))
-    onnx, shapes = _model_path(args.model)
+    gpu = args if args.gpu_arch else None
+    if gpu is not None:
+        args.model = f"{args.gpu_arch}_fp16".replace("-", "_")
+        onnx, shapes = None, None
+    else:
+        onnx, shapes = _model_path(args.model)
     print(f"Model Analyzer: brute force over max batch {args.max_batch_sizes} x windows "
           f"{args.windows_us} us x 1..{args.max_instances} instances at {args.rate:g} req/s",
           flush=True)
@@ -299,7 +346,8 @@ def main() -> int:
           f"{ma.get('measured', 0)} configurations, pick {_label(ma.get('pick'))}",
           flush=True)
 
-    repo = _write_repo(work / "tune", args.model, onnx, shapes, max(args.max_batch_sizes))
+    repo = _write_repo(work / "tune", args.model, onnx, shapes, max(args.max_batch_sizes),
+                       gpu)
     srv = TritonServer(repo, load_models=(args.model,)).start(timeout_s=180)
     ab: list[dict[str, Any]] = []
     try:
@@ -369,7 +417,10 @@ def main() -> int:
           f"{'met' if p99_met else 'NOT met'}; wall time under a tenth of Model Analyzer's "
           f"({tune_s:.1f} s against {ma['wall_s']:g} s): {'met' if time_met else 'NOT met'}")
     write_result("tune_vs_model_analyzer", args.machine, {
-        "settings": {"model": args.model, "rate_per_s": args.rate,
+        "settings": {"model": args.model, "gpu_arch": args.gpu_arch,
+                     "execution": args.execution if gpu is not None else None,
+                     "instance_kind": args.instance_kind if gpu is not None else "KIND_CPU",
+                     "rate_per_s": args.rate,
                      "slo_p99_ms": args.slo_p99_ms, "objective": args.objective,
                      "max_batch_sizes": args.max_batch_sizes, "windows_us": args.windows_us,
                      "max_instances": args.max_instances, "duration_s": args.duration_s,
