@@ -198,3 +198,15 @@ def test_two_tune_searches_at_different_target_rates_say_so(pair, tmp_path):
     same = invoke("gate", tmp_path / "a.json", "--policy", tmp_path / "g.yaml", "--baseline",
                   tmp_path / "a.json")
     assert "different target rates" not in same.stdout + same.stderr
+
+
+def test_serving_rows_alone_carry_no_bootstrap_method_line(pair):
+    """The serving rows are point comparisons ("no interval"): the bench runs' bootstrap
+    method is not printed beside them when no bench run is compared."""
+    from trtcheck.analyze.compare.compare import compare
+    from trtcheck.report.compare_render import render_html, render_markdown, render_text
+
+    c = compare(*pair)
+    assert not c.runs
+    for text in (render_text(c), render_markdown(c), render_html(c)):
+        assert "no interval" in text and "bootstrap" not in text

@@ -236,7 +236,8 @@ def render_text(c: Comparison) -> str:
     for lbl in v.precision_only_in_b:
         out.append(f"precision {lbl}: only in B")
     out.append(f"note: {v.layers_note}")
-    out.append(f"method: {v.method}")
+    if v.runs:  # the bootstrap interval is the bench runs'; the serving rows have none
+        out.append(f"method (bench runs): {v.method}")
     return "\n".join(out) + "\n"
 
 
@@ -308,7 +309,9 @@ def render_markdown(c: Comparison) -> str:
         out += ["", (f"Precision variants only in A: "
                 f"{e(', '.join(v.precision_only_in_a)) or '-'}; only in B: "
                 f"{e(', '.join(v.precision_only_in_b)) or '-'}")]
-    out += ["", f"_{e(v.layers_note)}_", "", f"_Method: {e(v.method)}_"]
+    out += ["", f"_{e(v.layers_note)}_"]
+    if v.runs:  # the bootstrap interval is the bench runs'; the serving rows have none
+        out += ["", f"_Method (bench runs): {e(v.method)}_"]
     return "\n".join(out) + "\n"
 
 
