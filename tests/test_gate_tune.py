@@ -31,6 +31,8 @@ def test_a_tune_pick_p99_points_to_the_raw_latencies_of_its_run():
     pick = by["pick"]
     assert pick.verdict == "not-certified" and pick.outcome == "warn"
     assert "gate tune.runs[N].configs[0].repeats[*].p99_ms" in pick.message, pick.message
+    # and how many requests that run must hold to certify p99 (MLPerf early stopping)
+    assert "takes at least 459 requests with none past the bound" in pick.message
     # already a warning: no advice to make it one
     assert "set on_uncertified: warn" not in pick.message, pick.message
     # the run's own latencies are what certifies (or not, by their count)

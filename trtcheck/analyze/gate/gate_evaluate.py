@@ -297,9 +297,14 @@ def _budget_one(rule: Rule, v: Value, st: Settings, base: dict[str, Any]) -> Che
             where = f"gate {head}.repeats[*].{leaf} (each repeat's raw latencies)"
         elif head.startswith("tune.") and ".runs[" not in v.path:
             # a tune measurement is a summary of one of the search's live runs, which
-            # keeps its raw latencies
+            # keeps its raw latencies; a short confirming run holds too few of them
+            from trtcheck.stats import min_samples_to_certify
+
+            need = min_samples_to_certify(sk[1], st.certify_confidence)
             where = (f"gate tune.runs[N].configs[0].repeats[*].{leaf} (the raw latencies of "
-                     "the live run that measured it; N is its measured.run)")
+                     f"the live run that measured it; N is its measured.run): certifying "
+                     f"{qname} takes at least {need} requests with none past the bound; a "
+                     "confirming run with fewer cannot, and tune --duration-s lengthens it")
         else:
             where = f"gate a path with raw samples (bench.batch[N].{leaf})"
         if rule.on_uncertified != "warn":
