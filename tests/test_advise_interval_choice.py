@@ -89,3 +89,36 @@ def test_no_replicas_are_run_when_the_intervals_decide():
     assert a.recommendation.prediction.window_us == b.recommendation.prediction.window_us
     assert a.recommendation.prediction.max_batch_size == \
         b.recommendation.prediction.max_batch_size
+
+
+def test_fewest_instances_adds_an_instance_when_no_interval_at_one_is_within():
+    """At 300 req/s no one-instance upper end is within 30 ms, a two-instance one is: the
+    rule (fewest instances among those whose upper end meets the objective) takes 2."""
+    adv = _advice(300.0, 30.0)
+    rec = adv.recommendation
+    assert rec.prediction.instances == 2 and rec.certified is True
+    assert rec.prediction.p99_interval_ms[1] <= 30.0
+    ones = [p for p in adv.candidates if p.instances == 1 and p.p99_interval_ms]
+    assert ones and min(p.p99_interval_ms[1] for p in ones) > 30.0
+    assert "1-2 instances" in rec.interval_rule
+    scale = next(n for n in adv.path if n.step == "scale-out")
+    assert scale.answer == "yes" and "lowest P99 interval upper end" in scale.conclusion
+
+
+def test_an_uncertified_recommendation_is_marked_in_the_record():
+    rec = _advice(300.0, 20.0).recommendation
+    assert rec.certified is False
+    assert _advice(300.0, None).recommendation.certified is None
+
+
+def test_the_runner_up_meets_the_objective_when_one_of_its_kind_does():
+    adv = _advice(300.0, 30.0, instances=[1, 2, 3], objective="p99")
+    run = adv.recommendation.runner_up
+    assert run is not None and run.p99_interval_ms[1] <= 30.0
+
+
+def test_the_throughput_objective_is_explained_by_capacity():
+    adv = _advice(300.0, 100.0, objective="throughput")
+    last = [n for n in adv.path if n.step == "batching"][-1]
+    assert "throughput objective" in last.question
+    assert "the choice is on capacity" in last.conclusion, last.conclusion

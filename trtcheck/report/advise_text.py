@@ -290,14 +290,17 @@ def advice_text(adv: Advice) -> str:
 
 
 def advice_extras_markdown(adv: Advice) -> str:
-    """Markdown of the stability record and the what-if table (appended to the report
-    section's advice Markdown by ``advise --format md``); empty when neither exists."""
+    """Markdown of the stability record (or the interval rule the choice was made by)
+    and the what-if table (appended to the report section's advice Markdown by
+    ``advise --format md``); empty when none exists."""
     out: list[str] = []
     st = adv.recommendation.stability
     if st is not None:
         out += ["### Stability", ""]
         out += [f"- {ln.strip()}" for ln in stability_lines(adv)]
         out.append("")
+    elif adv.recommendation.interval_rule:
+        out += ["### Chosen on", "", f"- {adv.recommendation.interval_rule}", ""]
     rows = what_if_rows(adv)
     if rows:
         # the 95% prediction intervals beside the points, as the text output lists them

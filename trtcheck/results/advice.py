@@ -220,6 +220,10 @@ class Recommendation(Record):
             intervals (a live calibration: the objective ranks by the interval's upper
             end, as ``trtcheck tune`` does; no bootstrap replicas then); ``None``: chosen
             on the point prediction.
+        certified: with ``interval_rule`` and a P99 objective, whether the
+            recommendation's P99 interval upper end is within it (``False``: recommended
+            uncertified, with the ``p99-interval-above-objective`` warning); ``None``
+            otherwise.
     """
 
     kind: str
@@ -229,6 +233,7 @@ class Recommendation(Record):
     runner_up_kind: str | None = None
     stability: AdviceStability | None = None
     interval_rule: str | None = None
+    certified: bool | None = None
 
 
 class ExportedSettings(Record):

@@ -44,7 +44,7 @@ from trtcheck.results.serve import ServeRun
 from trtcheck.results.tune import TuneResult
 from trtcheck.results.verdict import Verdict
 
-SCHEMA_VERSION = "3.7"
+SCHEMA_VERSION = "3.8"
 """Current version of the results JSON schema, ``"MAJOR.MINOR"`` (rewritten by
 ``python -m trtcheck.results.schema --write``; history in docs/results-schema.md)."""
 

@@ -662,8 +662,17 @@ def advise(req: AdviseRequest) -> Advice:
                 f"({cap1:.3g} req/s per instance at batch {cap_b}): at least {need} "
                 "instances are needed", _instances_hint(need))
 
+    interval_rule: str | None = None
+    if req.calibrated_instances is not None and chosen.stable:
+        # a live calibration gives every prediction an interval: choose on it, as tune does
+        n0 = chosen.instances
+        more = ([m for m in inst_list if m > n0] if req.instances is not None else
+                list(range(n0 + 1, min(n0 + 2, MAX_AUTO_INSTANCES) + 1)))
+        feasible_at, chosen, interval_rule = _choose_on_intervals(
+            req, load, service, rate, feasible_at, chosen, probe, more)
     return _finish(req, load, rate, fit, service, chosen, feasible_at, preds, cap1, cap_b,
-                   gpus_implied, c_req, front_cap, inst_list, t_start, screened)
+                   gpus_implied, c_req, front_cap, inst_list, t_start, screened,
+                   interval_rule)
 
 
 def _advise_finite(req: AdviseRequest, load: SimLoad, fit: LinearFit,
@@ -737,21 +746,19 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             service: ServiceModel, chosen: SimPrediction, feasible_at: list[SimPrediction],
             preds: list[SimPrediction], cap1: float, cap_b: int, gpus_implied: int,
             c_req: float, front_cap: float, inst_list: list[int],
-            t_start: float, screened: Sequence[SimPrediction] = ()) -> Advice:
+            t_start: float, screened: Sequence[SimPrediction] = (),
+            interval_rule: str | None = None) -> Advice:
     """The noise check, runner-up, formulas, decision path, summary and record of a
     chosen configuration (shared by the open and the finite loads); ``screened``: the
-    shorter screening runs of a P99 search (they decided which counts fall short)."""
+    shorter screening runs of a P99 search (they decided which counts fall short);
+    ``interval_rule``: set when the choice was made on the P99 intervals
+    (:func:`_choose_on_intervals`; no bootstrap replicas then)."""
     from trtcheck.analyze.advice.advise_noise import stabilise
 
     curve = req.curve
     single_point = curve.batch_sizes.size == 1
     stability = None
-    interval_rule: str | None = None
-    if req.calibrated_instances is not None and not load.finite and chosen.stable:
-        # a live calibration gives every prediction an interval: choose on it, as tune does
-        chosen, interval_rule = _choose_on_intervals(req, load, service, rate, feasible_at,
-                                                     chosen)
-    elif req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
+    if interval_rule is None and req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
         def feasible(p: SimPrediction) -> bool:
             if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
                 return False
@@ -763,13 +770,19 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
             rate = chosen.arrival_rate_per_s
             if not math.isfinite(rate):
                 rate = chosen.throughput_queries_per_s or rate
-    runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation)
+    runner = _runner_up(chosen, feasible_at, preds, req.max_utilisation,
+                        req.slo_p99_ms if interval_rule is not None else None)
     eff = _effective_service(req, service, fit, rate, chosen)
     formulas = _formulas(rate, curve, eff, service, chosen, cap1, cap_b, gpus_implied,
                          c_req, req.max_utilisation)
+    from trtcheck.analyze.objectives import p99_upper_ms
+
     def one_instance_p99s(ps: Sequence[SimPrediction]) -> list[float]:
-        return [p.p99_ms for p in ps if p.instances == 1 and p.stable
-                and p.p99_ms is not None and p.utilisation <= req.max_utilisation + 1e-12]
+        # on the intervals, one instance misses the objective by its upper ends
+        return [p99_upper_ms(p) if interval_rule is not None else p.p99_ms
+                for p in ps if p.instances == 1 and p.stable
+                and p.p99_ms is not None and p.utilisation <= req.max_utilisation + 1e-12
+                and (interval_rule is None or p.p99_interval_ms is not None)]
 
     # the full-length runs decide when there are any (a screen's P99 is noisier)
     ones = one_instance_p99s(preds) or one_instance_p99s(screened)
@@ -777,6 +790,9 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
                  gpus_implied, single_point, c_req, stability,
                  best_one_p99_ms=min(ones) if ones else None,
                  on_intervals=interval_rule is not None)
+    certified = None
+    if interval_rule is not None and req.slo_p99_ms is not None and chosen.p99_interval_ms:
+        certified = chosen.p99_interval_ms[1] <= req.slo_p99_ms
     extra = _instances_given_beyond_need(req, rate, chosen, cap1)
     kind = "add-instances" if chosen.instances > 1 and extra is None else _kind(chosen)
     summary = _summary(req, load, kind, chosen, formulas, eff, c_req, stability)
@@ -862,7 +878,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         recommendation=Recommendation(kind=kind, summary=summary, prediction=chosen,
                                       runner_up=runner,
                                       runner_up_kind=_kind(runner) if runner else None,
-                                      stability=stability, interval_rule=interval_rule),
+                                      stability=stability, interval_rule=interval_rule,
+                                      certified=certified),
         candidates=preds, pitfalls=pitfalls, gpus_implied=gpus_implied,
         simulated_requests=int(len(load)),
         what_if=wi,
@@ -994,52 +1011,83 @@ def _pick(feas: list[SimPrediction]) -> SimPrediction:
 
 
 def _choose_on_intervals(req: AdviseRequest, load: SimLoad, service: ServiceModel,
-                         rate: float, feasible: list[SimPrediction], chosen: SimPrediction
-                         ) -> tuple[SimPrediction, str]:
+                         rate: float, feasible: list[SimPrediction], chosen: SimPrediction,
+                         probe: Any = None, more_counts: Sequence[int] = ()
+                         ) -> tuple[list[SimPrediction], SimPrediction, str]:
     """The recommendation chosen on the P99 prediction intervals, by the objective's own
     rule as ``trtcheck tune`` applies it (:mod:`trtcheck.analyze.objectives`).
 
-    Every stable configuration of ``feasible`` (the instance count searched, point P99
-    within the objective) gets its P50 and P99 intervals
+    Every stable configuration of ``feasible`` (the configurations searched whose point
+    P99 meets the objective) gets its P50 and P99 intervals
     (:func:`~trtcheck.analyze.what_if_intervals.predict_with_intervals`, set on the
     predictions); the objective then ranks those whose P99 interval's upper end is within
-    the objective (all of them without one) by that upper end. When no upper end is
-    within, the objective's first by upper end is recommended uncertified (the
-    ``p99-interval-above-objective`` warning says so). The bootstrap replicas are not run
-    then: the interval already holds the calibration's run-to-run spread and the
-    sampling noise they would estimate.
+    the objective (all of them without one) by its rule, P99 compared by that upper end.
+    For ``fewest-instances``, when no upper end at the count searched is within the
+    objective, the larger counts ``more_counts`` are simulated in turn (``probe(n)``: the
+    configurations at ``n`` instances whose point meets the objective) until one has a
+    configuration whose upper end is. When none is, the objective's first by the upper end
+    is recommended uncertified (the ``p99-interval-above-objective`` warning says so).
+    The bootstrap replicas are not run then: the interval already holds the calibration's
+    run-to-run spread and the sampling noise they would estimate.
 
     Returns:
-        ``(chosen, rule)``: the recommended prediction (with its intervals) and the rule
-        in words (``Recommendation.interval_rule``).
+        ``(candidates, chosen, rule)``: every configuration ranked (with intervals), the
+        recommendation, and the rule in words (``Recommendation.interval_rule``).
     """
     from trtcheck.analyze.objectives import get_objective, p99_upper_ms
     from trtcheck.analyze.what_if_intervals import predict_with_intervals
 
-    cands = [p for p in feasible if p.stable]
-    if chosen not in cands:
-        cands.append(chosen)
-    again = predict_with_intervals(req, [Candidate(
-        p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
-        for p in cands], service, load.arrivals, rate, load.warmup_fraction)
-    for p, q in zip(cands, again):
-        p.p50_interval_ms, p.p99_interval_ms = q.p50_interval_ms, q.p99_interval_ms
-        p.contention_factor, p.contention_source = q.contention_factor, q.contention_source
-    ranked = [p for p in cands if p.p99_interval_ms is not None] or [chosen]
     obj = get_objective(req.objective)
-    within = [p for p in ranked if obj.feasible(p, slo_p99_ms=req.slo_p99_ms,
-                                                max_utilisation=req.max_utilisation)]
-    pick = obj.pick(within or ranked)
+
+    def with_intervals(ps: list[SimPrediction]) -> list[SimPrediction]:
+        again = predict_with_intervals(req, [Candidate(
+            p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
+            for p in ps], service, load.arrivals, rate, load.warmup_fraction)
+        for p, q in zip(ps, again):
+            p.p50_interval_ms, p.p99_interval_ms = q.p50_interval_ms, q.p99_interval_ms
+            p.contention_factor, p.contention_source = q.contention_factor, q.contention_source
+        return [p for p in ps if p.p99_interval_ms is not None]
+
+    def within(ps: list[SimPrediction]) -> list[SimPrediction]:
+        return [p for p in ps if obj.feasible(p, slo_p99_ms=req.slo_p99_ms,
+                                              max_utilisation=req.max_utilisation)]
+
+    first = [p for p in feasible if p.stable]
+    if chosen not in first:
+        first.append(chosen)
+    ranked = with_intervals(first) or [chosen]
+    ok = within(ranked)
+    if (not ok and probe is not None and req.slo_p99_ms is not None
+            and req.objective == "fewest-instances"):
+        for m in more_counts:
+            extra = with_intervals([p for p in probe(m) if p.stable])
+            ranked += extra
+            ok = within(extra)
+            if ok:
+                break
+    pick = obj.pick(ok or ranked)
     counts = int_ranges(sorted({p.instances for p in ranked}))
+    plural = "s" if counts != "1" else ""
+    pool = ("whose point P99 meets the objective" if req.slo_p99_ms is not None else
+            "that keep up")
     rule = (f"the P99 prediction interval, as trtcheck tune chooses: "
-            f"{obj.describe(req.slo_p99_ms)}; {len(within)} of the {len(ranked)} "
-            f"configurations searched at {counts} instance"
-            f"{'s' if counts != '1' else ''} qualify")
-    if not within and req.slo_p99_ms is not None:
-        rule += (f"; none does (the lowest upper end is {p99_upper_ms(pick):.3g} ms, above "
-                 f"the {req.slo_p99_ms:g} ms objective), so the objective's first by the upper "
-                 "end is recommended uncertified")
-    return pick, rule
+            f"{obj.describe(req.slo_p99_ms)}; ")
+    if req.slo_p99_ms is not None:
+        rule += (f"of the {len(ranked)} configurations searched at {counts} instance{plural} "
+                 f"{pool}, {len(ok)} {'has' if len(ok) == 1 else 'have'} the interval's upper "
+                 f"end within the {req.slo_p99_ms:g} ms objective")
+    else:
+        rule += (f"the {len(ranked)} configurations searched at {counts} instance{plural} "
+                 f"{pool} were ranked by it")
+    if not ok and req.slo_p99_ms is not None:
+        rule += (f"; as none does (the lowest upper end is {_ms_sig(p99_upper_ms(pick))} ms), "
+                 "the objective's first by the upper end is recommended uncertified")
+    return ranked, pick, rule
+
+
+def _ms_sig(x_ms: float) -> str:
+    """A latency in ms with 3 significant digits, whole ms from 1,000 up (no exponent)."""
+    return f"{x_ms:.3g}" if abs(x_ms) < 1000 else f"{x_ms:,.0f}"
 
 
 def _interval_choice_words(chosen: SimPrediction, slo_p99_ms: float | None) -> str:
@@ -1050,16 +1098,27 @@ def _interval_choice_words(chosen: SimPrediction, slo_p99_ms: float | None) -> s
     where = ("" if slo_p99_ms is None else
              f", within the {slo_p99_ms:g} ms objective" if iv[1] <= slo_p99_ms else
              f", above the {slo_p99_ms:g} ms objective: uncertified")
-    return (f"Chosen on the P99 prediction interval (upper end {iv[1]:.3g} ms{where}), "
-            "as trtcheck tune chooses.")
+    assumed = ""
+    if chosen.contention_source in ("interpolated", "extrapolated", "assumed"):
+        assumed = (f"; T(b) x {chosen.contention_factor:.3g} for {chosen.instances} instances "
+                   f"is {chosen.contention_source}, not measured")
+    return (f"Chosen on the P99 prediction interval (upper end {_ms_sig(iv[1])} ms{where}"
+            f"{assumed}), as trtcheck tune chooses.")
 
 
 def _runner_up(chosen: SimPrediction, feasible: list[SimPrediction],
-               preds: list[SimPrediction], max_util: float) -> SimPrediction | None:
-    """Best configuration of another kind at the same instance count: the best feasible
-    one by P99, else the best stable one, else the least loaded."""
+               preds: list[SimPrediction], max_util: float,
+               slo_upper_ms: float | None = None) -> SimPrediction | None:
+    """Best configuration of another kind: the best feasible one by P99 (the fewest
+    instances first; by the interval's upper end where the predictions have intervals,
+    one whose upper end is within ``slo_upper_ms`` first), else the best stable one at
+    the same instance count, else the least loaded."""
+    from trtcheck.analyze.objectives import p99_upper_ms
+
     k = _kind(chosen)
     others = [p for p in feasible if _kind(p) != k]
+    if slo_upper_ms is not None:
+        others = [p for p in others if p99_upper_ms(p) <= slo_upper_ms] or others
     if others:
         return _pick(others)
     same_n = [p for p in preds if p.instances == chosen.instances and _kind(p) != k]
@@ -1334,7 +1393,7 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                    f"{probe_words}; the recommended {us_to_ms(chosen.window_us):g} ms window "
                    "pays in the tail instead: the simulation (next step), with the measured "
                    "spread and the queue that builds up in bursts, finds it gives the lowest "
-                   "P99")
+                   + ("upper end of the P99 interval" if on_intervals else "P99"))
     else:
         w_answer = "no"
         w_concl = "by this estimate a window waits longer than it saves" + probe_words
@@ -1365,14 +1424,17 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
         if runner is not None:
             concl += f"; runner-up {_cfg(runner)}: {_pred_text(runner, load.finite)}"
             concl += _runner_up_text(chosen, runner, req, load.finite, on_intervals)
-        if kind == "window" and lam_tau <= 1:
+        if kind == "window" and lam_tau <= 1 and not on_intervals:
             concl += ("; the window's gain is in the tail (P99), which the average estimate "
                       "above does not see")
     if on_intervals and chosen.p99_interval_ms:
         question = ("Which batching configuration gives the lowest upper end of the P99 "
-                    "prediction interval " + ("at the fewest instances?"
-                                              if req.objective == "fewest-instances" else
-                                              f"by the {req.objective} objective's rule?"))
+                    "prediction interval at the fewest instances?"
+                    if req.objective == "fewest-instances" else
+                    "Which batching configuration gives the lowest upper end of the P99 "
+                    "prediction interval?" if req.objective == "p99" else
+                    f"Which configuration does the {req.objective} objective choose on the "
+                    "P99 prediction intervals?")
         value = chosen.p99_interval_ms[1]
     else:
         question = ("Which batching configuration gives the lowest simulated P99 at the "
@@ -1409,7 +1471,7 @@ def _path(req: AdviseRequest, load: SimLoad, rate: float, curve: LatencyCurve,
                                   value=float(chosen.instances), threshold=None,
                                   answer="given", conclusion=s_concl))
         return nodes
-    beyond = _beyond_capacity_text(req, chosen, rate, cap1, best_one_p99_ms)
+    beyond = _beyond_capacity_text(req, chosen, rate, cap1, best_one_p99_ms, on_intervals)
     # more instances that the user's objective chose: one instance does not fall short
     by_objective = beyond is not None and req.objective != "fewest-instances"
     # one instance carries the rate but misses the P99 objective: that half decided
@@ -1559,8 +1621,21 @@ def _runner_up_text(chosen: SimPrediction, runner: SimPrediction, req: AdviseReq
                 + (f" (its lower {' and '.join(better)} does not count)" if better else ""))
     verb = "are" if len(better) > 1 else "is"
     if on_intervals and chosen.p99_interval_ms and runner.p99_interval_ms:
-        ends = (f"the P99 interval's upper end, {chosen.p99_interval_ms[1]:.3g} ms "
-                f"against the runner-up's {runner.p99_interval_ms[1]:.3g} ms")
+        from trtcheck.analyze.objectives import capacity_per_s
+
+        c_hi, r_hi = chosen.p99_interval_ms[1], runner.p99_interval_ms[1]
+        if req.objective == "throughput":
+            ends = (f"capacity, {capacity_per_s(chosen):.4g} against the runner-up's "
+                    f"{capacity_per_s(runner):.4g} req/s, among the configurations whose P99 "
+                    "interval's upper end meets the objective")
+        else:
+            ends = (f"the P99 interval's upper end, {_ms_sig(c_hi)} ms against the "
+                    f"runner-up's {_ms_sig(r_hi)} ms"
+                    + (f" (within {TIE_REL:.0%}, the simpler or fewer-instance one wins)"
+                       if c_hi > r_hi else ""))
+        slo = req.slo_p99_ms
+        if slo is not None and r_hi > slo >= c_hi:
+            ends += f"; the runner-up's upper end is above the {slo:g} ms objective"
         if better:
             return (f"; the runner-up's lower {' and '.join(better)} in this one simulated run "
                     f"{verb} within the noise of the prediction intervals: the choice is on "
@@ -1611,7 +1686,8 @@ def _headroom_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
 
 
 def _beyond_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float,
-                          cap1: float, best_one_p99_ms: float | None = None) -> str | None:
+                          cap1: float, best_one_p99_ms: float | None = None,
+                          on_intervals: bool = False) -> str | None:
     """Why ``chosen`` has more than one instance when one would carry ``rate`` (req/s)
     with headroom (``cap1``: one instance's capacity at its best batch, req/s): the
     user's objective ranked it first, or one instance misses the P99 objective (by
@@ -1622,9 +1698,9 @@ def _beyond_capacity_text(req: AdviseRequest, chosen: SimPrediction, rate: float
     one = f"one instance would carry {rate:g} req/s (capacity {cap1:.0f} req/s)"
     if req.objective != "fewest-instances":
         return f"{one}; the objective {req.objective} chose {chosen.instances} (see its rule)"
+    what = "lowest P99 interval upper end" if on_intervals else "best simulated P99"
     by = ("" if best_one_p99_ms is None or req.slo_p99_ms is None else
-          f" (its best simulated P99 {sig(best_one_p99_ms)} ms against "
-          f"{req.slo_p99_ms:g} ms)")
+          f" (its {what} {sig(best_one_p99_ms)} ms against {req.slo_p99_ms:g} ms)")
     return f"{one} but misses the P99 objective{by}; {chosen.instances} meet it"
 
 
