@@ -265,3 +265,54 @@ def test_without_objective_a_tune_document_gives_its_objective(tmp_path):
                     "--replicas", "0", "--format", "json")
     assert typed.returncode == 0, typed.stderr
     assert json.loads(typed.stdout)["inputs"]["objective"] == "fewest-instances"
+
+
+def _recorded_tune(tmp_path, record: str, rate: float):
+    import lzma
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parent / "data" / "tune-gpu-raw" / record
+    entry = next(t for t in json.loads(lzma.decompress(raw.read_bytes()))["tunes"]
+                 if t["rate_per_s"] == rate)
+    path = tmp_path / "tune.json"
+    path.write_text(json.dumps(entry["tune_json"]))
+    return path, entry["tune_json"]["tune"]
+
+
+def test_advice_from_a_search_covers_its_instance_counts_and_quotes_its_measurement(tmp_path):
+    """ResNet-152 on an H100 at 107 req/s (a recorded search up to 4 instances, pick
+    w0 b1 x4 measured at P99 24.7 ms): without --instances the advice searches 1-4 as the
+    search did, and where it recommends the configuration the search measured, it quotes
+    that measurement."""
+    path, tune = _recorded_tune(tmp_path, "h100-host-resnet152-tune.json.xz", 107.0)
+    res = run_cli("advise", "--from", str(path), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["inputs"]["instances_searched"] == [1, 2, 3, 4]
+    assert any("instance counts 1-4: the tune search's" in n for n in out["curve"]["notes"])
+    p = out["recommendation"]["prediction"]
+    pick = tune["pick"]
+    found = {f["code"]: f for f in out["pitfalls"]}
+    assert (p["window_us"], p["max_batch_size"], p["instances"]) == (
+        pick["window_us"], pick["max_batch_size"], pick["instances"])
+    msg = found["tune-measured-recommendation"]["message"]
+    assert f"P99 {pick['measured']['p99_ms']:.3g} ms" in msg, msg
+    assert "tune-pick-differs" not in found
+
+
+def test_advice_that_differs_from_the_searchs_pick_names_the_pick_and_its_measurement(
+        tmp_path):
+    """VGG-16 on an H100 at 313 req/s: the search measured its pick (w0 b1 x4, P99 6.7 ms);
+    advice that recommends another configuration names it beside its own."""
+    path, tune = _recorded_tune(tmp_path, "h100-host-vgg16-tune.json.xz", 313.0)
+    res = run_cli("advise", "--from", str(path), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    p = out["recommendation"]["prediction"]
+    pick = tune["pick"]
+    assert (p["window_us"], p["max_batch_size"], p["instances"]) != (
+        pick["window_us"], pick["max_batch_size"], pick["instances"])
+    found = {f["code"]: f for f in out["pitfalls"]}
+    msg = found["tune-pick-differs"]["message"]
+    assert "the search picked window 0 ms, max batch 1, 4 instances" in msg, msg
+    assert f"P99 {pick['measured']['p99_ms']:.3g} ms" in msg, msg

@@ -69,7 +69,8 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
         wanted = [k for k, missing in (  # objective: defaults for those not given
             ("arrival_rate", o["arrival_rate"] is None and o["load_spec"] is None
              and not o["arrival"].startswith("trace:")),
-            ("slo_p99_ms", o["slo_p99_ms"] is None), ("objective", o["objective"] is None))
+            ("slo_p99_ms", o["slo_p99_ms"] is None), ("objective", o["objective"] is None),
+            ("instances", o["instances_text"] is None))
             if missing]
         if wanted:
             results_in = load_results_input(o["from_path"])
@@ -78,7 +79,7 @@ def cli(model: str | None, output: str | None, output_format: str, **o: Any) -> 
                 o[key] = value
                 notes.append(note)
     o["objective"] = o["objective"] or DEFAULT_OBJECTIVE
-    instances = parse_instances(o["instances_text"])
+    instances = o.get("instances") or parse_instances(o["instances_text"])
     load = parse_load_option(o["load_spec"], o["arrival_rate"], o["arrival"])
     arrival_rate, arrival, n_requests = rate_from_load(load, o["load_spec"], o["arrival_rate"],
                                                        o["arrival"], o["n_requests"])

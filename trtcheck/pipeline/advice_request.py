@@ -87,14 +87,32 @@ def recorded_objective(results: Any, source: str) -> tuple[str, str] | None:
                   "(tune.objective), as no --objective was given")
 
 
+def recorded_instances(results: Any, source: str) -> tuple[list[int], str] | None:
+    """``(instance counts, note)``: 1 to the search's ``tune.max_instances``, the default
+    of ``advise --from tune.json`` without ``--instances`` (so the advice searches the
+    counts the search did, its pick's among them); ``None`` for any other document."""
+    tune = getattr(results, "tune", None)
+    if getattr(results, "kind", None) != "tune" or tune is None:
+        return None
+    top = int(getattr(tune, "max_instances", 0) or 0)
+    if top < 1:
+        return None
+    return list(range(1, top + 1)), (
+        f"instance counts 1-{top}: the tune search's in {source} (tune.max_instances), as "
+        "no --instances was given" if top > 1 else
+        f"1 instance: the tune search's in {source} (tune.max_instances), as no "
+        "--instances was given")
+
+
 def recorded_defaults(results: Any, source: str, keys: list[str]
                       ) -> dict[str, tuple[Any, str]]:
     """The defaults a tune document gives ``advise --from`` for the options not given,
     ``keys`` among ``"arrival_rate"`` (:func:`recorded_arrival_rate`), ``"slo_p99_ms"``
-    (:func:`recorded_slo_p99_ms`) and ``"objective"`` (:func:`recorded_objective`):
-    ``{key: (value, note)}`` for those the document records, in that order."""
+    (:func:`recorded_slo_p99_ms`), ``"objective"`` (:func:`recorded_objective`) and
+    ``"instances"`` (:func:`recorded_instances`): ``{key: (value, note)}`` for those the
+    document records, in that order."""
     readers = {"arrival_rate": recorded_arrival_rate, "slo_p99_ms": recorded_slo_p99_ms,
-               "objective": recorded_objective}
+               "objective": recorded_objective, "instances": recorded_instances}
     out: dict[str, tuple[Any, str]] = {}
     for key, read in readers.items():
         if key in keys and (got := read(results, source)) is not None:

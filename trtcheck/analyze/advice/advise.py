@@ -177,6 +177,12 @@ class AdviseRequest:
             (every searched instance count, picked by that objective; no tie-break).
         per_request_overhead_recorded: ``per_request_overhead_ms`` is the serial front
             stage a serving run recorded in its settings (not given by the user).
+        tune_measured: configurations a ``trtcheck tune`` search measured at its target
+            rate (``advise --from tune.json``): ``(window_us, max_batch, instances)`` ->
+            ``(p50_ms, p99_ms, throughput req/s, live run label)``; a recommendation the
+            search measured quotes that measurement; ``{}``: none.
+        tune_pick: the search's own pick ``(window_us, max_batch, instances)`` and its
+            target rate (req/s); ``None``: not from a search.
     """
 
     curve: LatencyCurve
@@ -216,6 +222,9 @@ class AdviseRequest:
     calibration_config: tuple[Candidate, float] | None = None
     instance_contention: dict[int, tuple[float, str]] = field(default_factory=dict)
     per_request_overhead_recorded: bool = False
+    tune_measured: dict[tuple[float, int, int], tuple[float, float, float, str]] = field(
+        default_factory=dict)
+    tune_pick: tuple[tuple[float, int, int], float] | None = None
 
     @property
     def unassessed_above(self) -> int | None:
@@ -856,6 +865,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         uncertified = _interval_above_objective(chosen, req.slo_p99_ms)
         if uncertified is not None:
             pitfalls.append(uncertified)
+    if not load.finite:
+        pitfalls += _tune_measured_findings(req, rate, chosen)
     notes = (list(fit.notes) + list(curve.notes)
              + _per_request_findings(service, None if load.finite else rate, curve)
              + req.notes)
@@ -1762,6 +1773,47 @@ def _summary(req: AdviseRequest, load: SimLoad, kind: str, chosen: SimPrediction
         f"({_cap_batch(req, f.capacity_batch_size)})")
     return (f"{chosen.instances} instances, {_cfg(chosen).rsplit(',', 1)[0]}: {why}. "
             f"Predicted: {pred}.{stab}")
+
+
+def _tune_measured_findings(req: AdviseRequest, rate: float, chosen: SimPrediction
+                            ) -> list[Finding]:
+    """What a ``trtcheck tune`` search measured, beside advice from its document
+    (``req.tune_measured``, ``req.tune_pick``), at the search's own target rate (within
+    1%): the recommendation's measurement when the search ran it (a warning when it missed
+    the P99 objective), and the search's pick when the advice recommends another."""
+    if req.tune_pick is None:
+        return []
+    (pick_cfg, tune_rate) = req.tune_pick
+    if abs(rate - tune_rate) > 0.01 * tune_rate:
+        return []
+    out: list[Finding] = []
+    key = (float(chosen.window_us), int(chosen.max_batch_size), int(chosen.instances))
+    slo = req.slo_p99_ms
+    m = req.tune_measured.get(key)
+    if m is not None:
+        p50, p99, q, run = m
+        missed = slo is not None and p99 > slo
+        out.append(Finding(
+            code="tune-measured-recommendation", severity="warning" if missed else "info",
+            message=(f"trtcheck tune measured the recommended configuration in live run {run} "
+                     f"at {tune_rate:g} req/s: P50 {_ms_sig(p50)} ms, P99 {_ms_sig(p99)} ms, "
+                     f"{q:.4g} req/s"
+                     + (f", above the {slo:g} ms objective" if missed else "")),
+            remedy=("prefer the search's pick, or measure again (its run is one measurement)"
+                    if missed else None)))
+    if pick_cfg != key:
+        pm = req.tune_measured.get(pick_cfg)
+        w, b, n = pick_cfg
+        what = (f"window {us_to_ms(w):g} ms, max batch {b}, {n} instance{'s' if n != 1 else ''}")
+        out.append(Finding(
+            code="tune-pick-differs", severity="info",
+            message=(f"the search picked {what}"
+                     + (f", measured at P50 {_ms_sig(pm[0])} ms, P99 {_ms_sig(pm[1])} ms "
+                        f"(live run {pm[3]})" if pm is not None else "")
+                     + "; this advice simulates every configuration from the search's "
+                     "calibration and chooses among them by its own search"),
+            remedy="the search's measured pick is the stronger evidence at its target rate"))
+    return out
 
 
 def _interval_above_objective(chosen: SimPrediction, slo_p99_ms: float | None

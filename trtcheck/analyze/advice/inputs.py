@@ -97,6 +97,18 @@ def advice_inputs(results: Any, source: str = "results.json", *, seed: int = 0
             source=f"{source}, tune live run {live_run_labels(tune.runs)[i]} "
                    f"({tune.run_purposes[i]})", seed=seed)
         curve, note = tune_extended_curve(tune, curve, source)
+        labels = live_run_labels(tune.runs)
+        measured["tune_measured"] = {
+            (float(c.window_us), int(c.max_batch_size), int(c.instances)): (
+                c.measured.p50_ms, c.measured.p99_ms, c.measured.throughput_queries_per_s,
+                labels[c.measured.run] if 0 <= c.measured.run < len(labels)
+                else str(c.measured.run + 1))
+            for c in [*tune.rounds, *([tune.pick] if tune.pick is not None else [])]
+            if c.measured is not None}
+        if tune.pick is not None:
+            measured["tune_pick"] = ((float(tune.pick.window_us), int(tune.pick.max_batch_size),
+                                      int(tune.pick.instances)),
+                                     float(tune.arrival_rate_per_s))
         cal = getattr(tune, "calibration", None)
         if cal is not None and cal.per_instances:
             # T(b) per instance count as the search calibrated it (relative to one
@@ -641,6 +653,8 @@ def build_request(curve: LatencyCurve, measured: dict[str, Any], *,
         calibration_latencies_ms=tuple(measured.get("calibration_latencies_ms") or ()),
         calibration_config=measured.get("calibration_config"),
         instance_contention=dict(measured.get("instance_contention") or {}),
+        tune_measured=dict(measured.get("tune_measured") or {}),
+        tune_pick=measured.get("tune_pick"),
         per_request_overhead_recorded=(per_request_overhead_ms is None
                                        and bool(measured.get("serial_overhead"))
                                        and c_req > 0),
