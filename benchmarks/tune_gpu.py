@@ -1094,6 +1094,42 @@ def _aa_spread(rows: list[dict]) -> dict[tuple, dict[str, float]]:
     return out
 
 
+def interval_choice(models: list[dict], name: str = "tune-design") -> dict[str, Any]:
+    """The choice on the interval against the choice on the point, on the grid: at each
+    rate of each record where 3 or more configurations kept up, the one with the lowest
+    upper end of predictor ``name``'s P99 interval (as ``trtcheck tune`` and ``advise``
+    from a live calibration choose) and the one with the lowest P99 point, each against
+    the lowest P99 measured at that rate (the first measurement of each configuration).
+    Returns the counts within 10% of the best and one row per rate."""
+    out: dict[str, Any] = {"predictor": name, "rates": 0, "upper_end_within_10pct": 0,
+                           "point_within_10pct": 0, "rows": []}
+    for m in models:
+        rows = (m["predictors"].get(name) or {}).get("rows")
+        if not isinstance(rows, list):
+            continue
+        by: dict[float, dict[str, dict]] = {}
+        for x in rows:
+            if x["p99_interval_ms"] and x["predicted"]["p99_ms"] is not None:
+                by.setdefault(x["rate_per_s"], {}).setdefault(x["variant"], x)
+        for rate, cfgs in sorted(by.items()):
+            xs = list(cfgs.values())
+            if len(xs) < 3:
+                continue
+            best = min(x["measured"]["p99_ms"] for x in xs)
+            up = min(xs, key=lambda x: x["p99_interval_ms"][1])
+            pt = min(xs, key=lambda x: x["predicted"]["p99_ms"])
+            gap_up = up["measured"]["p99_ms"] / best - 1.0
+            gap_pt = pt["measured"]["p99_ms"] / best - 1.0
+            out["rates"] += 1
+            out["upper_end_within_10pct"] += gap_up <= 0.10
+            out["point_within_10pct"] += gap_pt <= 0.10
+            out["rows"].append({"arch": m["arch"], "rate_per_s": rate,
+                                "configurations": len(xs), "upper_end_pick": up["config"],
+                                "upper_end_gap": gap_up, "point_pick": pt["config"],
+                                "point_gap": gap_pt})
+    return out
+
+
 def aa_agreement(models: list[dict]) -> dict[str, Any]:
     """The noise floor over every configuration measured twice (``aa_spread`` of each
     evaluated model): how many second measurements fall within the goal of the first
@@ -1625,6 +1661,13 @@ def evaluate(args: argparse.Namespace) -> int:
               f"P50 {aa['p50_ms']}, P99 {aa['p99_ms']} "
               f"({aa['p50_ms'] / aa['pairs']:.0%} and {aa['p99_ms'] / aa['pairs']:.0%} "
               "for P50 and P99)")
+    choice = interval_choice(models)
+    if choice["rates"]:
+        print(f"\nchoosing on the interval (tune-design predictor, every rate with 3 or more "
+              f"configurations that kept up; the pick within 10% of the best measured P99): "
+              f"lowest P99 interval upper end {choice['upper_end_within_10pct']} of "
+              f"{choice['rates']} rates, lowest P99 point {choice['point_within_10pct']} of "
+              f"{choice['rates']}")
     print("\ngoals over both models (share of configurations within goal; goal share in "
           "brackets):")
     print(format_table([{**g, "mb": f"{g['mean_batch']}/{g['configurations']} "
@@ -1646,6 +1689,7 @@ def evaluate(args: argparse.Namespace) -> int:
            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "goals": GOALS, "goal_share": GOAL_SHARE,
            "predictors": dict(PREDICTORS), "summary": goals, "aa_agreement": aa,
+           "interval_choice": choice,
            "models": models,
            "tune": tune_evs}
     from _harness import environment_record
