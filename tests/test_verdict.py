@@ -539,3 +539,25 @@ def test_a_serving_sweep_with_valid_configurations_left_is_judged_on_them():
     assert "medians are still known" not in noise.message
     assert "--min-duration" not in (noise.remedy or "")
     assert "--duration-s" in (noise.remedy or "")
+
+
+def test_advice_recommended_uncertified_is_a_warning():
+    """Advice chosen on the intervals whose recommendation's P99 interval reaches above
+    the objective (its point meets it) leaves a warning in the verdict, not a pass."""
+    from pathlib import Path
+
+    from trtcheck.analyze.advice import build_request, inputs_from_live
+    from trtcheck.results import load_results
+
+    live = Path(__file__).resolve().parent / "gold" / "inputs" / "live.json"
+    curve, measured = inputs_from_live(load_results(live), source=str(live))
+    r = _steady()
+    r.advice = advise(build_request(curve, measured, rate_per_s=300.0, slo_p99_ms=20.0))
+    assert r.advice.recommendation.certified is False
+    v = judge(r)
+    assert v.status != "ready"
+    (u,) = _reasons(v, "advice-uncertified")
+    assert u.effect == "warning" and "above the 20 ms objective" in u.message
+    r.advice = advise(build_request(curve, measured, rate_per_s=300.0, slo_p99_ms=40.0))
+    assert r.advice.recommendation.certified is True
+    assert not _reasons(judge(r), "advice-uncertified")

@@ -324,6 +324,19 @@ def _advice_reasons(results: Any) -> list[VerdictReason]:
             message=(f"the best configuration found predicts P99 {sig(pred.p99_ms)} ms at "
                      f"{rate:g} req/s, over the {slo:g} ms objective"),
             remedy="add instances or hardware, or relax the objective", codes=[rec.kind]))
+    iv = pred.p99_interval_ms
+    if getattr(rec, "certified", None) is False and iv and slo is not None \
+            and pred.p99_ms is not None and pred.p99_ms <= slo:
+        # chosen on the intervals: the point meets the objective, the interval does not
+        out.append(VerdictReason(
+            kind="advice-uncertified", effect="warning", section="advice",
+            title="the serving advice's P99 interval reaches above the objective",
+            message=(f"the recommendation's P99 prediction interval reaches {sig(iv[1])} ms "
+                     f"at {rate:g} req/s, above the {slo:g} ms objective (its point "
+                     f"{sig(pred.p99_ms)} ms meets it)"),
+            remedy=("measure it before relying on it (trtcheck tune measures its pick), or "
+                    "calibrate from a longer run to narrow the interval"),
+            codes=["p99-interval-above-objective"]))
     out.append(VerdictReason(kind="advice", effect="info", section="advice",
                              title="serving advice",
                              message=f"serving advice at {rate:g} req/s: {rec.summary}",
