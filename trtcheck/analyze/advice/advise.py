@@ -767,7 +767,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
     curve = req.curve
     single_point = curve.batch_sizes.size == 1
     stability = None
-    if interval_rule is None and req.replicas > 0 and len(feasible_at) > 1 and req.objective == "fewest-instances":
+    if (interval_rule is None and req.replicas > 0 and len(feasible_at) > 1
+            and req.objective == "fewest-instances"):
         def feasible(p: SimPrediction) -> bool:
             if not load.finite and p.utilisation > req.max_utilisation + 1e-12:
                 return False
