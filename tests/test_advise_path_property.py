@@ -261,6 +261,8 @@ def _live_calibrated_advice_says_one_thing(adv, req) -> None:
     else:
         assert "serves at most" not in rec.summary, rec.summary
     # the recommended max batch against the sizes measured
+    if p.max_batch_size < top:  # below the largest measured: the data did not cap it
+        assert f"its max batch {top} is a limit of the data" not in full, full
     if p.max_batch_size > top:
         assert f"Max batch {top} is the largest batch size" not in rec.summary, rec.summary
         assert f"its max batch {top} is a limit of the data" not in full, full

@@ -1857,8 +1857,10 @@ def _pitfalls(chosen: SimPrediction, c_req: float, req: AdviseRequest) -> list[F
                      f"batch sizes above {top}, the largest the calibration run measured "
                      "(formed often enough to time), were not assessed (the server allows "
                      f"{req.server_max_batch_size}): this advice "
-                     f"cannot say whether larger batches pay, and its max batch {top} is a "
-                     "limit of the data, not of the model") + (
+                     "cannot say whether larger batches pay"
+                     + (f", and its max batch {top} is a limit of the data, not of the model"
+                        if chosen.max_batch_size >= top else
+                        f" (its max batch {chosen.max_batch_size} is below them)")) + (
                 "; the what-if rows above it extrapolate T(b) along the fitted line"
                 if any(c.max_batch_size > top for c in req.what_if) else ""),
             remedy="calibrate at a higher rate or with a longer window, so that larger "
