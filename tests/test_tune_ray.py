@@ -26,8 +26,11 @@ def _config(triton) -> dict:
 def test_tune_over_ray_splits_every_run_and_restores_the_model(triton, ray_cluster, tmp_path):
     before = _config(triton)
     out = tmp_path / "tune.json"
+    # what is under test is the split and the restore, not the pick: an objective that
+    # a loaded machine also meets (the search's P99 upper end reached 643 ms on a CI
+    # machine running other jobs, whose load generator sent 88% of requests late)
     res = run_cli("tune", "--url", triton.http_url, "--model", "tb_linear", "--arrival-rate",
-                  "60", "--slo-p99-ms", "200", "--max-instances", "1", "--duration-s", "2",
+                  "60", "--slo-p99-ms", "5000", "--max-instances", "1", "--duration-s", "2",
                   "--ray", ray_cluster.address, "--ray-actors", "3", "-o", str(out))
     assert res.returncode == 0, res.stderr
     assert "3 load actor(s) on 3 node(s)" in res.stderr
