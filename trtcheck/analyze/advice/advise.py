@@ -854,15 +854,8 @@ def _finish(req: AdviseRequest, load: SimLoad, rate: float, fit: LinearFit,
         from trtcheck.analyze.what_if_intervals import predict_with_intervals
 
         # the recommendation and its runner-up with their intervals, as tune gives both
-        shown = [p for p in (chosen, runner) if p is not None and p.stable
-                 and p.p99_interval_ms is None]
-        for p, again in zip(shown, predict_with_intervals(req, [Candidate(
-                p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
-                for p in shown], service, load.arrivals, rate, load.warmup_fraction)):
-            p.p50_interval_ms, p.p99_interval_ms = (again.p50_interval_ms,
-                                                    again.p99_interval_ms)
-            p.contention_factor = again.contention_factor
-            p.contention_source = again.contention_source
+        _set_intervals(req, [p for p in (chosen, runner) if p is not None and p.stable
+                             and p.p99_interval_ms is None], service, load, rate)
         uncertified = _interval_above_objective(chosen, req.slo_p99_ms)
         if uncertified is not None:
             pitfalls.append(uncertified)
@@ -1047,17 +1040,11 @@ def _choose_on_intervals(req: AdviseRequest, load: SimLoad, service: ServiceMode
         recommendation, and the rule in words (``Recommendation.interval_rule``).
     """
     from trtcheck.analyze.objectives import get_objective, p99_upper_ms
-    from trtcheck.analyze.what_if_intervals import predict_with_intervals
 
     obj = get_objective(req.objective)
 
     def with_intervals(ps: list[SimPrediction]) -> list[SimPrediction]:
-        again = predict_with_intervals(req, [Candidate(
-            p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
-            for p in ps], service, load.arrivals, rate, load.warmup_fraction)
-        for p, q in zip(ps, again):
-            p.p50_interval_ms, p.p99_interval_ms = q.p50_interval_ms, q.p99_interval_ms
-            p.contention_factor, p.contention_source = q.contention_factor, q.contention_source
+        _set_intervals(req, ps, service, load, rate)
         return [p for p in ps if p.p99_interval_ms is not None]
 
     def within(ps: list[SimPrediction]) -> list[SimPrediction]:
@@ -1092,14 +1079,26 @@ def _choose_on_intervals(req: AdviseRequest, load: SimLoad, service: ServiceMode
         rule += (f"the {len(ranked)} configurations searched at {counts} instance{plural} "
                  f"{pool} were ranked by it")
     if not ok and req.slo_p99_ms is not None:
-        rule += (f"; as none does (the lowest upper end is {_ms_sig(p99_upper_ms(pick))} ms), "
+        rule += (f"; as none does (the lowest upper end is {sig(p99_upper_ms(pick))} ms), "
                  "the objective's first by the upper end is recommended uncertified")
     return ranked, pick, rule
 
 
-def _ms_sig(x_ms: float) -> str:
-    """A latency in ms with 3 significant digits, whole ms from 1,000 up (no exponent)."""
-    return f"{x_ms:.3g}" if abs(x_ms) < 1000 else f"{x_ms:,.0f}"
+def _set_intervals(req: AdviseRequest, ps: list[SimPrediction], service: ServiceModel,
+                   load: SimLoad, rate: float) -> None:
+    """Give each of ``ps`` its P50 and P99 prediction intervals and the contention factor
+    they were simulated with (:func:`~trtcheck.analyze.what_if_intervals.predict_with_intervals`
+    on the same configurations; the points stay the search's)."""
+    from trtcheck.analyze.what_if_intervals import predict_with_intervals
+
+    if not ps:
+        return
+    again = predict_with_intervals(req, [Candidate(
+        p.window_us, p.max_batch_size, p.instances, tuple(p.preferred_batch_sizes))
+        for p in ps], service, load.arrivals, rate, load.warmup_fraction)
+    for p, q in zip(ps, again):
+        p.p50_interval_ms, p.p99_interval_ms = q.p50_interval_ms, q.p99_interval_ms
+        p.contention_factor, p.contention_source = q.contention_factor, q.contention_source
 
 
 def _interval_choice_words(chosen: SimPrediction, slo_p99_ms: float | None) -> str:
@@ -1114,7 +1113,7 @@ def _interval_choice_words(chosen: SimPrediction, slo_p99_ms: float | None) -> s
     if chosen.contention_source in ("interpolated", "extrapolated", "assumed"):
         assumed = (f"; T(b) x {chosen.contention_factor:.3g} for {chosen.instances} instances "
                    f"is {chosen.contention_source}, not measured")
-    return (f"Chosen on the P99 prediction interval (upper end {_ms_sig(iv[1])} ms{where}"
+    return (f"Chosen on the P99 prediction interval (upper end {sig(iv[1])} ms{where}"
             f"{assumed}), as trtcheck tune chooses.")
 
 
@@ -1641,8 +1640,8 @@ def _runner_up_text(chosen: SimPrediction, runner: SimPrediction, req: AdviseReq
                     f"{capacity_per_s(runner):.4g} req/s, among the configurations whose P99 "
                     "interval's upper end meets the objective")
         else:
-            ends = (f"the P99 interval's upper end, {_ms_sig(c_hi)} ms against the "
-                    f"runner-up's {_ms_sig(r_hi)} ms"
+            ends = (f"the P99 interval's upper end, {sig(c_hi)} ms against the "
+                    f"runner-up's {sig(r_hi)} ms"
                     + (f" (within {TIE_REL:.0%}, the simpler or fewer-instance one wins)"
                        if c_hi > r_hi else ""))
         slo = req.slo_p99_ms
@@ -1797,7 +1796,7 @@ def _tune_measured_findings(req: AdviseRequest, rate: float, chosen: SimPredicti
         out.append(Finding(
             code="tune-measured-recommendation", severity="warning" if missed else "info",
             message=(f"trtcheck tune measured the recommended configuration in live run {run} "
-                     f"at {tune_rate:g} req/s: P50 {_ms_sig(p50)} ms, P99 {_ms_sig(p99)} ms, "
+                     f"at {tune_rate:g} req/s: P50 {sig(p50)} ms, P99 {sig(p99)} ms, "
                      f"{q:.4g} req/s"
                      + (f", above the {slo:g} ms objective" if missed else "")),
             remedy=("prefer the search's pick, or measure again (its run is one measurement)"
@@ -1809,7 +1808,7 @@ def _tune_measured_findings(req: AdviseRequest, rate: float, chosen: SimPredicti
         out.append(Finding(
             code="tune-pick-differs", severity="info",
             message=(f"the search picked {what}"
-                     + (f", measured at P50 {_ms_sig(pm[0])} ms, P99 {_ms_sig(pm[1])} ms "
+                     + (f", measured at P50 {sig(pm[0])} ms, P99 {sig(pm[1])} ms "
                         f"(live run {pm[3]})" if pm is not None else "")
                      + "; this advice simulates every configuration from the search's "
                      "calibration and chooses among them by its own search"),
